@@ -1,0 +1,1 @@
+//! Goblin Store: the object cache.

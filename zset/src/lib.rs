@@ -1,0 +1,1 @@
+//! Goblin's sorted-set engine (no I/O).
