@@ -1,1 +1,485 @@
-//! Goblin's sorted-set engine (no I/O).
+//! Goblin's sorted-set engine: a library with no I/O.
+//!
+//! * `entry`: the byte encoding of one `(member, score)` pair, integer scores
+//!   narrowed losslessly.
+//! * `small`: the small form ("listpack"), all entries in one packed buffer.
+//! * `arena`: the large form's member storage, entries addressed by offset.
+//! * `hash`: the member hash.
+//! * `swiss`: the large form's member index, a Swiss table of arena ids.
+//! * `fenwick`: prefix counts over block sizes.
+//! * `blocks`: the large form's score index, sorted blocks of ids.
+//! * `large`: the large form ("skiplist"), the last three kept in step.
+//! * `order`: key order and range bounds, shared by both forms.
+//!
+//! # Layout and bytes per member
+//!
+//! ```text
+//! small form (<= 128 members of <= 64 bytes, by default)
+//!   buf: [hdr|score|member][hdr|score|member]...   in (score, member) order
+//!        hdr   = varint (len << 1 | int)           1 byte for members < 64 B
+//!        score = zigzag varint if a lossless integer, else 8 bytes f64
+//!   cost: member + 1 + (1..=8 score bytes); 20 B for "m:" + 12 hex, score < 2^32
+//!
+//! large form
+//!   arena (Vec<u8>): [hdr|score|member]...          member + 1 + (1..=8)
+//!                     ^ id = u32 byte offset
+//!   swiss (ctrl: Vec<u8>, ids: Vec<u32>), whole 16-slot groups,
+//!     home group = (hash * groups) >> 64           (1 + 4) / load
+//!                                                  = 5.15 B at load 0.97
+//!   blocks: Vec<Vec<u32>>, <= 512 ids each, (score, member) order
+//!                                                  4 / fill; 4.0 B repacked
+//!     maxes: Vec<f64>, one per block                ~0.02 B
+//!     sizes: Fenwick tree (u32 per block)           ~0.01 B
+//!     block headers: 24 B per block                 ~0.05 B
+//!
+//!   "m:" + 12 hex, integer score < 2^32, optimized:
+//!     arena 1 + 5 + 14 = 20, swiss 5.15, blocks 4.1   => ~29.3 B/member
+//!   "0".."999999" with score = member, optimized:
+//!     arena 1 + ~3 + ~5.9 = ~9.9, swiss 5.15, blocks 4.1 => ~19.2 B/member
+//!   random non-integer f64 scores add 3 B (8 raw bytes instead of 5).
+//! ```
+//!
+//! The member bytes and the score are stored once, in the arena: the swiss
+//! table holds only ids and the blocks hold only ids, so a member costs its
+//! bytes plus about 11 bytes of overhead. The price is that ordering
+//! comparisons read the arena: a rank query does a binary search over the
+//! dense block maxima and then one over the ids of a single block.
+//!
+//! Limits: one set's arena is capped at 4 GiB (ids are `u32` offsets); a
+//! member may be any length below that.
+
+mod arena;
+mod blocks;
+mod entry;
+mod fenwick;
+mod hash;
+mod large;
+mod order;
+mod small;
+mod swiss;
+
+use std::fmt;
+use std::ops::Range;
+
+use large::{LargeIter, LargeSet};
+use small::{SmallIter, SmallSet};
+
+/// Thresholds for the small form, as Redis's `zset-max-listpack-*`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// A set with more members than this uses the large form
+    /// (`zset-max-listpack-entries`, default 128).
+    pub max_listpack_entries: usize,
+    /// A set with a member longer than this many bytes uses the large form
+    /// (`zset-max-listpack-value`, default 64).
+    pub max_listpack_value: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_listpack_entries: 128,
+            max_listpack_value: 64,
+        }
+    }
+}
+
+/// The representation of a set, named as Redis's `OBJECT ENCODING` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// The small form: one packed buffer.
+    Listpack,
+    /// The large form: arena, member index and block-sorted score index.
+    Skiplist,
+}
+
+impl Encoding {
+    /// The name `OBJECT ENCODING` replies with.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Encoding::Listpack => "listpack",
+            Encoding::Skiplist => "skiplist",
+        }
+    }
+}
+
+/// One end of a score range.
+#[derive(Clone, Copy, Debug)]
+pub struct ScoreBound {
+    /// The bound; may be infinite, never NaN.
+    pub value: f64,
+    /// Whether a score equal to `value` is outside the range (`(` syntax).
+    pub exclusive: bool,
+}
+
+/// A score range as ZRANGEBYSCORE takes it.
+#[derive(Clone, Copy, Debug)]
+pub struct ScoreRange {
+    /// Lower end.
+    pub min: ScoreBound,
+    /// Upper end.
+    pub max: ScoreBound,
+}
+
+/// One end of a member range as ZRANGEBYLEX takes it.
+#[derive(Clone, Debug)]
+pub enum LexBound {
+    /// `-`: before every member.
+    NegInf,
+    /// `+`: after every member.
+    PosInf,
+    /// `[member`: the member itself is in range.
+    Inclusive(Vec<u8>),
+    /// `(member`: the member itself is out of range.
+    Exclusive(Vec<u8>),
+}
+
+/// A member range; meaningful when all scores are equal, as in Redis.
+#[derive(Clone, Debug)]
+pub struct LexRange {
+    /// Lower end.
+    pub min: LexBound,
+    /// Upper end.
+    pub max: LexBound,
+}
+
+/// A sorted set: unique byte-string members ordered by `(score, member)`.
+#[derive(Clone)]
+pub struct ZSet {
+    repr: Repr,
+}
+
+#[derive(Clone)]
+enum Repr {
+    Small(SmallSet),
+    Large(Box<LargeSet>),
+}
+
+impl Default for ZSet {
+    fn default() -> ZSet {
+        ZSet::new()
+    }
+}
+
+impl fmt::Debug for ZSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ZSet")
+            .field("encoding", &self.encoding())
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl ZSet {
+    /// An empty set in the small form.
+    pub fn new() -> ZSet {
+        ZSet {
+            repr: Repr::Small(SmallSet::default()),
+        }
+    }
+
+    /// An empty set in the form Redis would choose for a set about to
+    /// receive `len` members, the longest `max_member_len` bytes (for STORE
+    /// commands and loading); the large form reserves its member index.
+    pub fn with_expected(len: usize, max_member_len: usize, cfg: &Config) -> ZSet {
+        if len <= cfg.max_listpack_entries && max_member_len <= cfg.max_listpack_value {
+            ZSet::new()
+        } else {
+            ZSet {
+                repr: Repr::Large(Box::new(LargeSet::with_capacity(len))),
+            }
+        }
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Small(s) => s.len(),
+            Repr::Large(l) => l.len(),
+        }
+    }
+
+    /// Whether the set has no members.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The current representation.
+    pub fn encoding(&self) -> Encoding {
+        match &self.repr {
+            Repr::Small(_) => Encoding::Listpack,
+            Repr::Large(_) => Encoding::Skiplist,
+        }
+    }
+
+    /// The score of `member`.
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        match &self.repr {
+            Repr::Small(s) => s.score(member),
+            Repr::Large(l) => l.score(member),
+        }
+    }
+
+    /// Inserts `member` or updates its score; returns the previous score.
+    ///
+    /// `score` must not be NaN. Updating to a numerically equal score keeps
+    /// the stored one (so `0` stays `0` when set to `-0`), as Redis does.
+    /// Adding a member converts a small set to the large form when the set
+    /// would pass `cfg.max_listpack_entries` or the member is longer than
+    /// `cfg.max_listpack_value`; updates never convert, and nothing converts
+    /// back.
+    pub fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> Option<f64> {
+        debug_assert!(!score.is_nan(), "NaN scores are refused by the caller");
+        match &mut self.repr {
+            Repr::Large(l) => l.insert(member, score),
+            Repr::Small(s) => {
+                if let Some(old) = s.update(member, score) {
+                    return Some(old);
+                }
+                if s.len() < cfg.max_listpack_entries && member.len() <= cfg.max_listpack_value {
+                    s.insert_new(member, score);
+                    return None;
+                }
+                let mut large = LargeSet::with_capacity(s.len() + 1);
+                for e in s.entries() {
+                    large.insert(e.member, e.score);
+                }
+                large.insert(member, score);
+                self.repr = Repr::Large(Box::new(large));
+                None
+            }
+        }
+    }
+
+    /// Removes `member`, returning its score.
+    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        match &mut self.repr {
+            Repr::Small(s) => s.remove(member),
+            Repr::Large(l) => l.remove(member),
+        }
+    }
+
+    /// The 0-based ascending rank of `member`.
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        match &self.repr {
+            Repr::Small(s) => s.rank(member),
+            Repr::Large(l) => l.rank(member),
+        }
+    }
+
+    /// The member and score at ascending rank `rank`.
+    pub fn get_by_rank(&self, rank: usize) -> Option<(&[u8], f64)> {
+        match &self.repr {
+            Repr::Small(s) => s.get_by_rank(rank),
+            Repr::Large(l) => l.get_by_rank(rank),
+        }
+    }
+
+    /// Members and scores at ascending ranks `ranks` (clamped to the set),
+    /// in O(log n + k); `.rev()` walks them descending.
+    pub fn iter_ranks(&self, ranks: Range<usize>) -> Iter<'_> {
+        Iter {
+            inner: match &self.repr {
+                Repr::Small(s) => IterInner::Small(s.range(ranks)),
+                Repr::Large(l) => IterInner::Large(l.range(ranks)),
+            },
+        }
+    }
+
+    /// Every member and score in ascending order.
+    pub fn iter(&self) -> Iter<'_> {
+        self.iter_ranks(0..self.len())
+    }
+
+    /// The ascending ranks of the members whose scores lie in `range`;
+    /// empty when none do, including when `min > max`.
+    pub fn score_range_ranks(&self, range: &ScoreRange) -> Range<usize> {
+        match &self.repr {
+            Repr::Small(s) => s.score_range_ranks(range),
+            Repr::Large(l) => l.score_range_ranks(range),
+        }
+    }
+
+    /// The ascending ranks of the members within `range` by bytes
+    /// (meaningful when all scores are equal, as in Redis).
+    pub fn lex_range_ranks(&self, range: &LexRange) -> Range<usize> {
+        match &self.repr {
+            Repr::Small(s) => s.lex_range_ranks(range),
+            Repr::Large(l) => l.lex_range_ranks(range),
+        }
+    }
+
+    /// Removes the members at ascending ranks `ranks` (clamped); returns how
+    /// many were removed.
+    pub fn remove_rank_range(&mut self, ranks: Range<usize>) -> usize {
+        match &mut self.repr {
+            Repr::Small(s) => s.remove_rank_range(ranks),
+            Repr::Large(l) => l.remove_rank_range(ranks),
+        }
+    }
+
+    /// One ZSCAN step: appends some members to `out` and returns the cursor
+    /// to pass next, 0 when the scan is complete (start with 0).
+    ///
+    /// A small set returns everything at once. A large set returns about
+    /// `count` members per step; a member present for the whole scan is
+    /// returned, whatever inserts, removals, resizes or `optimize` calls
+    /// happen between steps. The cursor is a threshold on the member hash.
+    pub fn scan(&self, cursor: u64, count: usize, out: &mut Vec<(Vec<u8>, f64)>) -> u64 {
+        match &self.repr {
+            Repr::Small(s) => {
+                out.extend(s.entries().map(|e| (e.member.to_vec(), e.score)));
+                0
+            }
+            Repr::Large(l) => l.scan(cursor, count, out),
+        }
+    }
+
+    /// Heap bytes this set holds: the capacity of every allocation it owns.
+    /// The inline `size_of::<ZSet>()` header is the caller's to count.
+    pub fn memory_bytes(&self) -> usize {
+        match &self.repr {
+            Repr::Small(s) => s.memory_bytes(),
+            Repr::Large(l) => l.memory_bytes(),
+        }
+    }
+
+    /// Repacks for memory: the member index to load `density` (in `(0, 1]`,
+    /// validated by the caller; 0.97 is the default of GOBLIN.OPTIMIZE), the
+    /// score index into full blocks and the arena to its live bytes.
+    ///
+    /// At 1.0 the member index may have no empty slot; then every lookup of
+    /// a missing member walks as many groups as the farthest-displaced
+    /// member, which grows with the set. Reserve 1.0 for read-mostly sets
+    /// queried for present members.
+    pub fn optimize(&mut self, density: f64) {
+        match &mut self.repr {
+            Repr::Small(s) => s.shrink_to_fit(),
+            Repr::Large(l) => l.optimize(density),
+        }
+    }
+
+    /// Checks every internal invariant (order, block maxima, the positional
+    /// index, the member index, arena accounting), panicking on the first
+    /// violation. O(n log n); for tests.
+    pub fn validate(&self) {
+        match &self.repr {
+            Repr::Small(s) => s.validate(),
+            Repr::Large(l) => l.validate(),
+        }
+    }
+}
+
+/// Members and scores over a rank range, from either end
+/// (see [`ZSet::iter_ranks`]).
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    inner: IterInner<'a>,
+}
+
+#[derive(Clone, Debug)]
+enum IterInner<'a> {
+    Small(SmallIter<'a>),
+    Large(LargeIter<'a>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a [u8], f64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            IterInner::Small(i) => i.next(),
+            IterInner::Large(i) => i.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.inner {
+            IterInner::Small(i) => i.size_hint(),
+            IterInner::Large(i) => i.size_hint(),
+        }
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            IterInner::Small(i) => i.next_back(),
+            IterInner::Large(i) => i.next_back(),
+        }
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync_clone<T: Send + Sync + Clone>() {}
+
+    #[test]
+    fn zset_is_send_sync_clone() {
+        assert_send_sync_clone::<ZSet>();
+    }
+
+    #[test]
+    fn converts_like_redis() {
+        let cfg = Config {
+            max_listpack_entries: 3,
+            max_listpack_value: 4,
+        };
+        let mut z = ZSet::new();
+        for m in [&b"a"[..], b"b", b"c"] {
+            z.insert(m, 1.0, &cfg);
+        }
+        assert_eq!(z.encoding(), Encoding::Listpack);
+        z.insert(b"a", 2.0, &cfg);
+        assert_eq!(z.encoding(), Encoding::Listpack, "updates never convert");
+        z.insert(b"d", 1.0, &cfg);
+        assert_eq!(z.encoding(), Encoding::Skiplist);
+        z.validate();
+        z.remove_rank_range(0..4);
+        assert_eq!(z.encoding(), Encoding::Skiplist, "never converts back");
+
+        let mut long = ZSet::new();
+        long.insert(b"abcde", 1.0, &cfg);
+        assert_eq!(long.encoding().as_str(), "skiplist");
+        assert_eq!(
+            ZSet::with_expected(3, 4, &cfg).encoding(),
+            Encoding::Listpack
+        );
+        assert_eq!(
+            ZSet::with_expected(4, 4, &cfg).encoding(),
+            Encoding::Skiplist
+        );
+        assert_eq!(
+            ZSet::with_expected(1, 5, &cfg).encoding(),
+            Encoding::Skiplist
+        );
+    }
+
+    #[test]
+    fn negative_zero_keeps_its_sign_but_equal_updates_do_not_change_it() {
+        let cfg = Config::default();
+        let mut z = ZSet::new();
+        z.insert(b"a", -0.0, &cfg);
+        assert!(z.score(b"a").unwrap().is_sign_negative());
+        assert_eq!(
+            z.insert(b"a", 0.0, &cfg).map(f64::to_bits),
+            Some((-0.0f64).to_bits())
+        );
+        assert!(z.score(b"a").unwrap().is_sign_negative());
+    }
+
+    #[test]
+    fn small_scan_returns_everything_at_once() {
+        let cfg = Config::default();
+        let mut z = ZSet::new();
+        z.insert(b"x", 1.0, &cfg);
+        z.insert(b"y", 2.0, &cfg);
+        let mut out = Vec::new();
+        assert_eq!(z.scan(0, 1, &mut out), 0);
+        assert_eq!(out.len(), 2);
+    }
+}

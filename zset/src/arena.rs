@@ -1,0 +1,156 @@
+//! The member arena of a large set: one contiguous byte buffer of entries
+//! (see `entry`), each addressed by its `u32` byte offset, its *id*.
+//!
+//! Removing a member only counts its bytes as garbage; the owner rewrites the
+//! arena (and every id it holds) once garbage exceeds half of it. Offsets are
+//! `u32`, which caps one set's arena at 4 GiB.
+
+use crate::entry::{self, Entry};
+
+/// Arena ids are byte offsets, so the arena may not grow past this.
+const MAX_BYTES: usize = u32::MAX as usize;
+
+/// Arenas smaller than this are never compacted (not worth a rewrite).
+const COMPACT_MIN_BYTES: usize = 4096;
+
+/// Packed, length-prefixed `(member, score)` entries addressed by offset.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Arena {
+    bytes: Vec<u8>,
+    garbage: usize,
+}
+
+impl Arena {
+    /// An empty arena with room for `capacity` bytes.
+    pub(crate) fn with_capacity(capacity: usize) -> Arena {
+        Arena {
+            bytes: Vec::with_capacity(capacity),
+            garbage: 0,
+        }
+    }
+
+    /// Appends an entry and returns its id.
+    ///
+    /// # Panics
+    /// If the arena would pass 4 GiB.
+    pub(crate) fn push(&mut self, member: &[u8], score: f64) -> u32 {
+        let n = entry::encoded_len(member, score);
+        let at = self.bytes.len();
+        assert!(at + n <= MAX_BYTES, "sorted set arena exceeds 4 GiB");
+        if self.bytes.capacity() - at < n {
+            // Grow by half, not double: the slack is memory the set holds.
+            let extra = n.max(self.bytes.capacity() / 2).max(64);
+            self.bytes.reserve_exact(extra.min(MAX_BYTES - at));
+        }
+        self.bytes.resize(at + n, 0);
+        entry::encode(&mut self.bytes[at..], member, score);
+        at as u32
+    }
+
+    /// Rewrites the score of entry `id` in place when the new encoding has
+    /// the same length; returns false (and changes nothing) otherwise.
+    pub(crate) fn overwrite_score(&mut self, id: u32, member: &[u8], score: f64) -> bool {
+        let start = id as usize;
+        let old = self.get(id);
+        if entry::encoded_len(member, score) != old.end - start {
+            return false;
+        }
+        let end = old.end;
+        entry::encode(&mut self.bytes[start..end], member, score);
+        true
+    }
+
+    /// The entry with id `id`.
+    #[inline]
+    pub(crate) fn get(&self, id: u32) -> Entry<'_> {
+        entry::decode(&self.bytes, id as usize)
+    }
+
+    /// The score of entry `id`.
+    #[inline]
+    pub(crate) fn score(&self, id: u32) -> f64 {
+        self.get(id).score
+    }
+
+    /// The member bytes of entry `id`.
+    #[inline]
+    pub(crate) fn member(&self, id: u32) -> &[u8] {
+        self.get(id).member
+    }
+
+    /// Marks entry `id` as dead; its bytes become garbage.
+    pub(crate) fn free(&mut self, id: u32) {
+        self.garbage += self.get(id).end - id as usize;
+    }
+
+    /// Copies entry `id` of `other` to the end of this arena, returning the new id.
+    pub(crate) fn copy_from(&mut self, other: &Arena, id: u32) -> u32 {
+        let e = other.get(id);
+        let at = self.bytes.len();
+        assert!(
+            at + (e.end - id as usize) <= MAX_BYTES,
+            "sorted set arena exceeds 4 GiB"
+        );
+        self.bytes
+            .extend_from_slice(&other.bytes[id as usize..e.end]);
+        at as u32
+    }
+
+    /// Bytes of live entries.
+    pub(crate) fn live_bytes(&self) -> usize {
+        self.bytes.len() - self.garbage
+    }
+
+    /// Whether dead entries make up more than half of a non-trivial arena.
+    pub(crate) fn wants_compaction(&self) -> bool {
+        self.bytes.len() >= COMPACT_MIN_BYTES && self.garbage * 2 > self.bytes.len()
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.bytes.capacity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_get_free_copy() {
+        let mut a = Arena::with_capacity(0);
+        let x = a.push(b"alpha", 1.5);
+        let y = a.push(b"b", -0.0);
+        assert_eq!(a.member(x), b"alpha");
+        assert_eq!(a.score(x), 1.5);
+        assert!(a.score(y).is_sign_negative());
+        a.free(x);
+        assert_eq!(a.garbage, 5 + 1 + 8);
+        assert_eq!(a.live_bytes(), a.get(y).end - y as usize);
+        let mut b = Arena::with_capacity(a.live_bytes());
+        let y2 = b.copy_from(&a, y);
+        assert_eq!(b.member(y2), b"b");
+        assert_eq!(b.memory_bytes(), b.live_bytes());
+    }
+
+    #[test]
+    fn overwrite_only_when_same_length() {
+        let mut a = Arena::with_capacity(0);
+        let x = a.push(b"m", 3.0);
+        assert!(a.overwrite_score(x, b"m", 7.0));
+        assert_eq!(a.score(x), 7.0);
+        assert!(!a.overwrite_score(x, b"m", 0.25));
+        assert_eq!(a.score(x), 7.0);
+    }
+
+    #[test]
+    fn compaction_threshold() {
+        let mut a = Arena::with_capacity(0);
+        let ids: Vec<u32> = (0..1000).map(|i| a.push(b"member", f64::from(i))).collect();
+        assert!(!a.wants_compaction());
+        for &id in &ids[..600] {
+            a.free(id);
+        }
+        assert!(a.wants_compaction());
+    }
+}

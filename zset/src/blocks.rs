@@ -1,0 +1,395 @@
+//! The score index of a large set, after Python's SortedContainers: the ids
+//! in `(score, member)` order, cut into small sorted blocks.
+//!
+//! * `blocks`: each block is a `Vec<u32>` of arena ids, 1 to `BLOCK_MAX`
+//!   long; an insert or remove shifts ids inside one block only.
+//! * `maxes`: the score of each block's last entry, a dense array searched
+//!   first so that locating a block rarely touches the arena.
+//! * `sizes`: a Fenwick tree over block lengths, so the rank of a position
+//!   and the position of a rank are O(log blocks).
+//!
+//! A full block splits in two before an insert; a block that drops below
+//! `BLOCK_MIN` merges into a neighbour. `repack` fills every block to
+//! `BLOCK_MAX` with no spare capacity (the optimized layout).
+
+use std::ops::Range;
+
+use crate::arena::Arena;
+use crate::fenwick::Fenwick;
+use crate::order::cmp_key;
+
+/// Most ids in one block.
+pub(crate) const BLOCK_MAX: usize = 512;
+/// Blocks shorter than this merge into a neighbour.
+const BLOCK_MIN: usize = BLOCK_MAX / 8;
+
+/// Sorted blocks of ids with per-block maxima and a positional index.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Blocks {
+    blocks: Vec<Vec<u32>>,
+    maxes: Vec<f64>,
+    sizes: Fenwick,
+    len: usize,
+}
+
+/// Grows a block's capacity by a quarter (not double) when it is full.
+fn reserve_one(block: &mut Vec<u32>) {
+    if block.len() == block.capacity() {
+        let extra = (block.capacity() / 4).max(8).min(BLOCK_MAX - block.len());
+        block.reserve_exact(extra.max(1));
+    }
+}
+
+/// Gives back capacity a block no longer needs.
+fn trim(block: &mut Vec<u32>) {
+    if block.capacity() > 16 && block.capacity() > block.len() * 2 {
+        block.shrink_to(block.len() + block.len() / 4);
+    }
+}
+
+impl Blocks {
+    /// Number of ids held.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The first position (block, offset) at which `pred` fails. `pred`
+    /// receives an entry's score and id and must hold on a prefix of the
+    /// order; block maxima answer the block-level search. Past the end is
+    /// `(blocks, 0)`.
+    pub(crate) fn partition_point(
+        &self,
+        arena: &Arena,
+        pred: impl Fn(f64, u32) -> bool,
+    ) -> (usize, usize) {
+        let (mut lo, mut hi) = (0, self.blocks.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let last = *self.blocks[mid].last().expect("blocks are never empty");
+            if pred(self.maxes[mid], last) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == self.blocks.len() {
+            return (lo, 0);
+        }
+        let p = self.blocks[lo].partition_point(|&id| pred(arena.score(id), id));
+        (lo, p)
+    }
+
+    /// The rank of position `(block, offset)`.
+    pub(crate) fn rank_at(&self, (block, offset): (usize, usize)) -> usize {
+        if block == self.blocks.len() {
+            self.len
+        } else {
+            self.sizes.prefix(block) + offset
+        }
+    }
+
+    /// How many entries satisfy `pred` (a prefix predicate, as above).
+    pub(crate) fn count_where(&self, arena: &Arena, pred: impl Fn(f64, u32) -> bool) -> usize {
+        self.rank_at(self.partition_point(arena, pred))
+    }
+
+    /// Position of the first entry not less than `(score, member)`.
+    fn locate(&self, arena: &Arena, score: f64, member: &[u8]) -> (usize, usize) {
+        self.partition_point(arena, |s, id| {
+            cmp_key(s, arena.member(id), score, member).is_lt()
+        })
+    }
+
+    /// Rank of `(score, member)`: the number of entries before it.
+    pub(crate) fn rank_of(&self, arena: &Arena, score: f64, member: &[u8]) -> usize {
+        self.rank_at(self.locate(arena, score, member))
+    }
+
+    /// The id at `rank`.
+    pub(crate) fn id_at(&self, rank: usize) -> Option<u32> {
+        if rank >= self.len {
+            return None;
+        }
+        let (b, p) = self.sizes.select(rank);
+        Some(self.blocks[b][p])
+    }
+
+    /// Inserts `id`, whose key is read from the arena and must be absent.
+    pub(crate) fn insert(&mut self, arena: &Arena, id: u32) {
+        let e = arena.get(id);
+        if self.blocks.is_empty() {
+            self.blocks.push(vec![id]);
+            self.maxes.push(e.score);
+            self.len = 1;
+            self.reindex();
+            return;
+        }
+        let (mut b, mut p) = self.locate(arena, e.score, e.member);
+        if b == self.blocks.len() {
+            b -= 1;
+            p = self.blocks[b].len();
+        }
+        let mut structural = false;
+        if self.blocks[b].len() == BLOCK_MAX {
+            let right = self.blocks[b].split_off(BLOCK_MAX / 2);
+            self.blocks[b].shrink_to(BLOCK_MAX / 2 + BLOCK_MAX / 8);
+            self.maxes[b] = arena.score(*self.blocks[b].last().expect("half a block"));
+            self.maxes.insert(b + 1, self.maxes[b]);
+            self.blocks.insert(b + 1, right);
+            self.set_max(arena, b + 1);
+            if p > BLOCK_MAX / 2 {
+                b += 1;
+                p -= BLOCK_MAX / 2;
+            }
+            structural = true;
+        }
+        let block = &mut self.blocks[b];
+        reserve_one(block);
+        block.insert(p, id);
+        if p + 1 == block.len() {
+            self.maxes[b] = e.score;
+        }
+        self.len += 1;
+        if structural {
+            self.reindex();
+        } else {
+            self.sizes.add(b, 1);
+        }
+    }
+
+    /// Removes `id`, whose key is read from the arena and must be present.
+    pub(crate) fn remove(&mut self, arena: &Arena, id: u32) {
+        let e = arena.get(id);
+        let (b, p) = self.locate(arena, e.score, e.member);
+        debug_assert_eq!(self.blocks[b][p], id, "removed entry is present");
+        self.blocks[b].remove(p);
+        self.len -= 1;
+        if self.blocks[b].len() < BLOCK_MIN {
+            self.rebalance(arena, b);
+            return;
+        }
+        if p == self.blocks[b].len() {
+            self.set_max(arena, b);
+        }
+        trim(&mut self.blocks[b]);
+        self.sizes.add(b, -1);
+    }
+
+    /// Removes the entries at `ranks`, returning their ids in order.
+    pub(crate) fn remove_range(&mut self, arena: &Arena, ranks: Range<usize>) -> Vec<u32> {
+        let end = ranks.end.min(self.len);
+        if ranks.start >= end {
+            return Vec::new();
+        }
+        let mut removed = Vec::with_capacity(end - ranks.start);
+        let (first, mut p) = self.sizes.select(ranks.start);
+        let mut b = first;
+        while removed.len() < end - ranks.start {
+            let block = &mut self.blocks[b];
+            let take = (end - ranks.start - removed.len()).min(block.len() - p);
+            removed.extend(block.drain(p..p + take));
+            if !block.is_empty() {
+                trim(block);
+                self.set_max(arena, b);
+            }
+            b += 1;
+            p = 0;
+        }
+        self.len -= removed.len();
+        // Drop emptied blocks (their maxima with them), then mend the seam.
+        let mut keep = self.blocks.iter().map(|blk| !blk.is_empty());
+        self.maxes.retain(|_| keep.next().unwrap_or(true));
+        self.blocks.retain(|blk| !blk.is_empty());
+        self.shrink_lists();
+        // Only the blocks at the seam were cut short; merge the later first
+        // so the earlier index stays valid.
+        self.merge_if_short(arena, first + 1);
+        self.merge_if_short(arena, first);
+        self.reindex();
+        removed
+    }
+
+    /// Drops block `b` if empty or merges it into a neighbour if short,
+    /// then reindexes.
+    fn rebalance(&mut self, arena: &Arena, b: usize) {
+        if self.blocks[b].is_empty() {
+            self.blocks.remove(b);
+            self.maxes.remove(b);
+        } else if !self.merge_if_short(arena, b) {
+            self.set_max(arena, b);
+            trim(&mut self.blocks[b]);
+        }
+        self.shrink_lists();
+        self.reindex();
+    }
+
+    /// Merges block `b` (if it exists, is short and has a neighbour) with
+    /// the next block, or the previous one for the last block, splitting an
+    /// overfull result in two. Does not reindex. Returns whether it merged.
+    fn merge_if_short(&mut self, arena: &Arena, b: usize) -> bool {
+        if b >= self.blocks.len() || self.blocks[b].len() >= BLOCK_MIN || self.blocks.len() < 2 {
+            return false;
+        }
+        let left = if b + 1 < self.blocks.len() { b } else { b - 1 };
+        let right = self.blocks.remove(left + 1);
+        self.maxes.remove(left + 1);
+        let block = &mut self.blocks[left];
+        block.reserve_exact(right.len());
+        block.extend_from_slice(&right);
+        if block.len() > BLOCK_MAX {
+            let tail = block.split_off(block.len() / 2);
+            trim(block);
+            self.blocks.insert(left + 1, tail);
+            self.maxes.insert(left + 1, 0.0);
+            self.set_max(arena, left + 1);
+        }
+        self.set_max(arena, left);
+        true
+    }
+
+    fn set_max(&mut self, arena: &Arena, b: usize) {
+        self.maxes[b] = arena.score(*self.blocks[b].last().expect("blocks are never empty"));
+    }
+
+    /// Gives back spare room in the block list and maxima after shrinking.
+    fn shrink_lists(&mut self) {
+        if self.blocks.capacity() > 8 && self.blocks.capacity() > self.blocks.len() * 2 {
+            self.blocks
+                .shrink_to(self.blocks.len() + self.blocks.len() / 4);
+            self.maxes
+                .shrink_to(self.blocks.len() + self.blocks.len() / 4);
+        }
+    }
+
+    fn reindex(&mut self) {
+        self.sizes.rebuild(self.blocks.iter().map(Vec::len));
+    }
+
+    /// Every id in order, mutably (for rewriting ids after compaction).
+    pub(crate) fn ids_mut(&mut self) -> impl Iterator<Item = &mut u32> + '_ {
+        self.blocks.iter_mut().flatten()
+    }
+
+    /// Every id in order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks.iter().flatten().copied()
+    }
+
+    /// Refills every block to `BLOCK_MAX` with exactly the capacity used.
+    pub(crate) fn repack(&mut self, arena: &Arena) {
+        let ids: Vec<u32> = self.ids().collect();
+        self.blocks = ids.chunks(BLOCK_MAX).map(<[u32]>::to_vec).collect();
+        self.maxes = self
+            .blocks
+            .iter()
+            .map(|blk| arena.score(*blk.last().expect("chunks are non-empty")))
+            .collect();
+        self.reindex();
+        self.sizes.shrink_to_fit();
+    }
+
+    /// Ids at `ranks` (clamped), front to back.
+    pub(crate) fn range(&self, ranks: Range<usize>) -> BlockIter<'_> {
+        let end = ranks.end.min(self.len);
+        let start = ranks.start.min(end);
+        BlockIter {
+            blocks: &self.blocks,
+            front: self.sizes.select(start),
+            back: self.sizes.select(end),
+            remaining: end - start,
+        }
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.blocks.capacity() * std::mem::size_of::<Vec<u32>>()
+            + self.blocks.iter().map(|b| b.capacity() * 4).sum::<usize>()
+            + self.maxes.capacity() * std::mem::size_of::<f64>()
+            + self.sizes.memory_bytes()
+    }
+
+    /// Checks order, block sizes, maxima and the positional index.
+    pub(crate) fn validate(&self, arena: &Arena) {
+        assert_eq!(self.blocks.len(), self.maxes.len(), "one maximum per block");
+        let mut total = 0;
+        for (b, block) in self.blocks.iter().enumerate() {
+            assert!(
+                !block.is_empty() && block.len() <= BLOCK_MAX,
+                "block {b} size"
+            );
+            assert!(block.capacity() <= BLOCK_MAX, "block {b} over-allocated");
+            let last = arena.score(*block.last().expect("non-empty"));
+            assert_eq!(
+                self.maxes[b].to_bits(),
+                last.to_bits(),
+                "maximum of block {b}"
+            );
+            assert_eq!(self.rank_at((b, 0)), total, "Fenwick prefix at block {b}");
+            assert_eq!(
+                self.sizes.select(total),
+                (b, 0),
+                "Fenwick select at block {b}"
+            );
+            total += block.len();
+        }
+        assert_eq!(total, self.len, "length");
+        let mut prev: Option<u32> = None;
+        for id in self.ids() {
+            if let Some(p) = prev {
+                let (a, b) = (arena.get(p), arena.get(id));
+                assert!(
+                    cmp_key(a.score, a.member, b.score, b.member).is_lt(),
+                    "entries out of order"
+                );
+            }
+            prev = Some(id);
+        }
+    }
+}
+
+/// Ids over a rank range, from either end.
+#[derive(Clone, Debug)]
+pub(crate) struct BlockIter<'a> {
+    blocks: &'a [Vec<u32>],
+    front: (usize, usize),
+    back: (usize, usize),
+    remaining: usize,
+}
+
+impl Iterator for BlockIter<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.remaining == 0 {
+            return None;
+        }
+        while self.front.1 == self.blocks[self.front.0].len() {
+            self.front = (self.front.0 + 1, 0);
+        }
+        let id = self.blocks[self.front.0][self.front.1];
+        self.front.1 += 1;
+        self.remaining -= 1;
+        Some(id)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl DoubleEndedIterator for BlockIter<'_> {
+    fn next_back(&mut self) -> Option<u32> {
+        if self.remaining == 0 {
+            return None;
+        }
+        while self.back.1 == 0 {
+            self.back.0 -= 1;
+            self.back.1 = self.blocks[self.back.0].len();
+        }
+        self.back.1 -= 1;
+        self.remaining -= 1;
+        Some(self.blocks[self.back.0][self.back.1])
+    }
+}
+
+impl ExactSizeIterator for BlockIter<'_> {}

@@ -1,0 +1,443 @@
+//! The member index of a large set: a Swiss table of `u32` arena ids.
+//!
+//! Slots come in groups of 16, each with a control byte: `EMPTY`, `DELETED`
+//! (a tombstone) or the low 7 bits of the member's hash (the tag). The table
+//! stores no keys and no hashes; a tag match is confirmed by comparing the
+//! member bytes in the arena, and resizing re-hashes them from there.
+//!
+//! The table holds a whole number of groups, any number, not a power of two:
+//! the home group of hash `h` is `(h * groups) >> 64` (a multiply-shift, or
+//! "fastrange", reduction), and probing walks the following groups in order,
+//! wrapping at the end. Two consequences:
+//!
+//! * Home groups are monotone in the hash, which makes ZSCAN cursors hash
+//!   thresholds that survive any resize (see [`SwissIndex::scan`]).
+//! * The table records the farthest any id sits from its home group
+//!   (`max_disp`), so a lookup stops at a group with an `EMPTY` slot or after
+//!   `max_disp + 1` groups, whichever comes first. Packed to density 1.0 there
+//!   is no `EMPTY` slot at all and every lookup of a missing member walks
+//!   `max_disp + 1` groups, which grows with the table; 0.97 keeps empties.
+//!
+//! Normal growth happens when an insert would fill past 7/8 of the slots and
+//! grows the table by half; removals shrink it below a quarter full.
+
+/// Slots per group.
+pub(crate) const GROUP: usize = 16;
+/// Control byte of a never-used slot.
+const EMPTY: u8 = 0x80;
+/// Control byte of a slot whose id was removed.
+const DELETED: u8 = 0xFE;
+/// Normal growth keeps at most this many ids per 16-slot group (7/8).
+const MAX_PER_GROUP: usize = 14;
+
+/// Which of the 16 bytes of `group` equal `byte`, as a bit mask.
+#[inline]
+fn match_byte(group: &[u8], byte: u8) -> u16 {
+    let mut mask = 0u16;
+    for (i, &c) in group[..GROUP].iter().enumerate() {
+        mask |= u16::from(c == byte) << i;
+    }
+    mask
+}
+
+/// The tag stored in the control byte for `hash`.
+#[inline]
+fn tag(hash: u64) -> u8 {
+    (hash & 0x7f) as u8
+}
+
+/// Groups needed to hold `items` at a load of at most `density`.
+pub(crate) fn groups_for(items: usize, density: f64) -> usize {
+    ((items as f64 / (GROUP as f64 * density)).ceil() as usize).max(1)
+}
+
+/// A Swiss table of arena ids; keys live elsewhere and are reached through
+/// the closures the caller passes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SwissIndex {
+    ctrl: Vec<u8>,
+    ids: Vec<u32>,
+    groups: usize,
+    items: usize,
+    growth_left: usize,
+    max_disp: usize,
+}
+
+impl SwissIndex {
+    /// An empty table sized for `items` ids at the normal load.
+    pub(crate) fn with_capacity(items: usize) -> SwissIndex {
+        let mut t = SwissIndex::default();
+        if items > 0 {
+            t.resize(items.div_ceil(MAX_PER_GROUP), std::iter::empty(), |_| 0);
+        }
+        t
+    }
+
+    /// Number of ids held.
+    pub(crate) fn len(&self) -> usize {
+        self.items
+    }
+
+    /// Number of 16-slot groups.
+    pub(crate) fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// The id in slot `slot`.
+    #[inline]
+    pub(crate) fn id(&self, slot: usize) -> u32 {
+        self.ids[slot]
+    }
+
+    /// Replaces the id in an occupied slot (same member, moved in the arena).
+    pub(crate) fn set_id(&mut self, slot: usize, id: u32) {
+        debug_assert!(self.ctrl[slot] < EMPTY);
+        self.ids[slot] = id;
+    }
+
+    #[inline]
+    fn home(&self, hash: u64) -> usize {
+        ((u128::from(hash) * self.groups as u128) >> 64) as usize
+    }
+
+    /// The smallest hash whose home group is `group` (for `group < groups`).
+    fn group_floor(&self, group: usize) -> u64 {
+        ((group as u128) << 64).div_ceil(self.groups as u128) as u64
+    }
+
+    #[inline]
+    fn next_group(&self, g: usize) -> usize {
+        if g + 1 == self.groups {
+            0
+        } else {
+            g + 1
+        }
+    }
+
+    /// The slot of the id with hash `hash` for which `eq` holds.
+    #[inline]
+    pub(crate) fn find(&self, hash: u64, eq: impl Fn(u32) -> bool) -> Option<usize> {
+        if self.groups == 0 {
+            return None;
+        }
+        let t = tag(hash);
+        let mut g = self.home(hash);
+        for _ in 0..=self.max_disp {
+            let group = &self.ctrl[g * GROUP..(g + 1) * GROUP];
+            let mut m = match_byte(group, t);
+            while m != 0 {
+                let slot = g * GROUP + m.trailing_zeros() as usize;
+                if eq(self.ids[slot]) {
+                    return Some(slot);
+                }
+                m &= m - 1;
+            }
+            if match_byte(group, EMPTY) != 0 {
+                return None;
+            }
+            g = self.next_group(g);
+        }
+        None
+    }
+
+    /// First free (empty or deleted) slot on the probe path of `hash`, with
+    /// its distance in groups from home.
+    fn free_slot(&self, hash: u64) -> Option<(usize, usize)> {
+        let mut g = self.home(hash);
+        for disp in 0..self.groups {
+            let group = &self.ctrl[g * GROUP..(g + 1) * GROUP];
+            let m = match_byte(group, EMPTY) | match_byte(group, DELETED);
+            if m != 0 {
+                return Some((g * GROUP + m.trailing_zeros() as usize, disp));
+            }
+            g = self.next_group(g);
+        }
+        None
+    }
+
+    /// Inserts `id` (which must not be present) under `hash`; `rehash`
+    /// recomputes the hash of any held id when the table is resized.
+    pub(crate) fn insert(&mut self, hash: u64, id: u32, rehash: impl Fn(u32) -> u64) {
+        let mut found = if self.groups == 0 {
+            None
+        } else {
+            self.free_slot(hash)
+        };
+        let needs_room = match found {
+            None => true,
+            Some((slot, _)) => self.ctrl[slot] == EMPTY && self.growth_left == 0,
+        };
+        if needs_room {
+            let want = self.items + 1;
+            let groups = if want <= self.groups * MAX_PER_GROUP / 2 {
+                // Mostly tombstones: rehash at the same size.
+                self.groups
+            } else {
+                (want * 3 / 2).div_ceil(MAX_PER_GROUP).max(self.groups + 1)
+            };
+            self.rehash_to(groups, &rehash);
+            found = self.free_slot(hash);
+        }
+        let (slot, disp) = found.expect("resized table has a free slot");
+        self.place(slot, disp, hash, id);
+    }
+
+    fn place(&mut self, slot: usize, disp: usize, hash: u64, id: u32) {
+        if self.ctrl[slot] == EMPTY {
+            self.growth_left -= 1;
+        }
+        self.ctrl[slot] = tag(hash);
+        self.ids[slot] = id;
+        self.items += 1;
+        self.max_disp = self.max_disp.max(disp);
+    }
+
+    /// Empties slot `slot`.
+    pub(crate) fn remove_slot(&mut self, slot: usize) {
+        let g = slot / GROUP;
+        let group = &self.ctrl[g * GROUP..(g + 1) * GROUP];
+        // A group that still has an EMPTY slot never made a probe walk past
+        // it, so the freed slot can become EMPTY too; otherwise it must stay
+        // a tombstone to keep later ids reachable.
+        if match_byte(group, EMPTY) != 0 {
+            self.ctrl[slot] = EMPTY;
+            self.growth_left += 1;
+        } else {
+            self.ctrl[slot] = DELETED;
+        }
+        self.items -= 1;
+    }
+
+    /// Shrinks the table when it is less than a quarter full.
+    pub(crate) fn maybe_shrink(&mut self, rehash: impl Fn(u32) -> u64) {
+        if self.groups > 1 && self.items * 4 < self.groups * GROUP {
+            let groups = (self.items * 2).div_ceil(MAX_PER_GROUP).max(1);
+            self.rehash_to(groups, &rehash);
+        }
+    }
+
+    /// Rebuilds the table with `groups` groups from its own ids.
+    pub(crate) fn rehash_to(&mut self, groups: usize, rehash: &impl Fn(u32) -> u64) {
+        let ctrl = std::mem::take(&mut self.ctrl);
+        let ids = std::mem::take(&mut self.ids);
+        let live = ctrl
+            .iter()
+            .zip(ids)
+            .filter(|(&c, _)| c < EMPTY)
+            .map(|(_, id)| id);
+        self.resize(groups, live, rehash);
+    }
+
+    /// Rebuilds the table with `groups` groups (at least enough for `ids`)
+    /// holding exactly `ids`.
+    pub(crate) fn resize(
+        &mut self,
+        groups: usize,
+        ids: impl Iterator<Item = u32>,
+        rehash: impl Fn(u32) -> u64,
+    ) {
+        let slots = groups * GROUP;
+        self.ctrl = vec![EMPTY; slots];
+        self.ids = vec![0; slots];
+        self.groups = groups;
+        self.items = 0;
+        self.max_disp = 0;
+        self.growth_left = slots;
+        for id in ids {
+            let h = rehash(id);
+            let (slot, disp) = self.free_slot(h).expect("table sized for its ids");
+            self.place(slot, disp, h, id);
+        }
+        self.growth_left = (groups * MAX_PER_GROUP).saturating_sub(self.items);
+    }
+
+    /// One ZSCAN step: calls `emit` for every id whose hash lies in
+    /// `[cursor, next)` and returns `next`, or 0 after the last step.
+    ///
+    /// The hash range covers about `count` ids' worth of home groups. Because
+    /// home groups are monotone in the hash, consecutive steps partition the
+    /// hash space whatever happened to the table in between, so every id
+    /// present for a whole scan is emitted exactly once. Ids displaced from
+    /// their home are found by looking `max_disp` groups past the range.
+    pub(crate) fn scan(
+        &self,
+        cursor: u64,
+        count: usize,
+        hash_of: impl Fn(u32) -> u64,
+        mut emit: impl FnMut(u32),
+    ) -> u64 {
+        if self.groups == 0 {
+            return 0;
+        }
+        let first = self.home(cursor);
+        let last = (first + count.div_ceil(MAX_PER_GROUP).max(1)).min(self.groups);
+        let next = (last < self.groups).then(|| self.group_floor(last));
+        let span = (last - first + self.max_disp).min(self.groups);
+        let mut g = first;
+        for _ in 0..span {
+            for slot in g * GROUP..(g + 1) * GROUP {
+                if self.ctrl[slot] < EMPTY {
+                    let id = self.ids[slot];
+                    let h = hash_of(id);
+                    if h >= cursor && next.is_none_or(|n| h < n) {
+                        emit(id);
+                    }
+                }
+            }
+            g = self.next_group(g);
+        }
+        next.unwrap_or(0)
+    }
+
+    /// Every held id, in slot order.
+    pub(crate) fn iter_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.ctrl
+            .iter()
+            .zip(&self.ids)
+            .filter(|(&c, _)| c < EMPTY)
+            .map(|(_, &id)| id)
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.ctrl.capacity() + self.ids.capacity() * std::mem::size_of::<u32>()
+    }
+
+    /// Checks the table's own invariants: counts, tags and displacement.
+    pub(crate) fn validate(&self, hash_of: impl Fn(u32) -> u64) {
+        assert_eq!(self.ctrl.len(), self.groups * GROUP);
+        assert_eq!(self.ids.len(), self.groups * GROUP);
+        let full = self.ctrl.iter().filter(|&&c| c < EMPTY).count();
+        let empty = self.ctrl.iter().filter(|&&c| c == EMPTY).count();
+        assert_eq!(full, self.items, "item count");
+        assert!(empty >= self.growth_left, "growth_left exceeds empty slots");
+        for slot in 0..self.groups * GROUP {
+            if self.ctrl[slot] >= EMPTY {
+                continue;
+            }
+            let h = hash_of(self.ids[slot]);
+            assert_eq!(self.ctrl[slot], tag(h), "tag of slot {slot}");
+            let home = self.home(h);
+            let g = slot / GROUP;
+            let disp = (g + self.groups - home) % self.groups;
+            assert!(disp <= self.max_disp, "slot {slot} beyond max_disp");
+            let mut p = home;
+            while p != g {
+                let group = &self.ctrl[p * GROUP..(p + 1) * GROUP];
+                assert_eq!(
+                    match_byte(group, EMPTY),
+                    0,
+                    "EMPTY on the probe path of slot {slot}"
+                );
+                p = self.next_group(p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids are the keys; a cheap mix stands in for the member hash.
+    fn h(id: u32) -> u64 {
+        crate::hash::hash(&id.to_le_bytes())
+    }
+
+    fn find(t: &SwissIndex, id: u32) -> Option<usize> {
+        t.find(h(id), |x| x == id)
+    }
+
+    #[test]
+    fn insert_find_remove_grow_shrink() {
+        let mut t = SwissIndex::with_capacity(0);
+        for id in 0..5000 {
+            assert!(find(&t, id).is_none());
+            t.insert(h(id), id, h);
+        }
+        t.validate(h);
+        assert_eq!(t.len(), 5000);
+        for id in 0..5000 {
+            assert_eq!(t.id(find(&t, id).unwrap()), id);
+        }
+        for id in (0..5000).step_by(2) {
+            let slot = find(&t, id).unwrap();
+            t.remove_slot(slot);
+        }
+        t.validate(h);
+        for id in 0..5000 {
+            assert_eq!(find(&t, id).is_some(), id % 2 == 1);
+        }
+        for id in (1..5000).step_by(2).take(2000) {
+            let slot = find(&t, id).unwrap();
+            t.remove_slot(slot);
+        }
+        let before = t.groups();
+        t.maybe_shrink(h);
+        assert!(t.groups() < before);
+        t.validate(h);
+        assert_eq!(t.len(), 500);
+    }
+
+    #[test]
+    fn tombstones_are_recycled_without_growth() {
+        let mut t = SwissIndex::with_capacity(100);
+        let groups = t.groups();
+        for round in 0..50u32 {
+            for id in 0..50 {
+                t.insert(h(round * 1000 + id), round * 1000 + id, h);
+            }
+            for id in 0..50 {
+                let slot = find(&t, round * 1000 + id).unwrap();
+                t.remove_slot(slot);
+            }
+        }
+        t.validate(h);
+        assert_eq!(t.groups(), groups);
+    }
+
+    #[test]
+    fn packed_to_full_density_still_finds_and_misses() {
+        let mut t = SwissIndex::with_capacity(0);
+        for id in 0..1600 {
+            t.insert(h(id), id, h);
+        }
+        t.rehash_to(groups_for(1600, 1.0), &h);
+        assert_eq!(t.groups(), 100);
+        t.validate(h);
+        for id in 0..1600 {
+            assert!(find(&t, id).is_some());
+        }
+        for id in 1600..3200 {
+            assert!(find(&t, id).is_none());
+        }
+        // The next insert needs room and grows the table.
+        t.insert(h(5000), 5000, h);
+        assert!(t.groups() > 100);
+        t.validate(h);
+    }
+
+    #[test]
+    fn scan_partitions_hash_space_across_resizes() {
+        let mut t = SwissIndex::with_capacity(0);
+        for id in 0..3000 {
+            t.insert(h(id), id, h);
+        }
+        let mut seen = vec![0u32; 3000];
+        let mut cursor = 0;
+        let mut steps = 0;
+        loop {
+            cursor = t.scan(cursor, 50, h, |id| seen[id as usize] += 1);
+            steps += 1;
+            match steps {
+                5 => t.rehash_to(t.groups() * 3, &h),
+                9 => t.rehash_to(groups_for(3000, 1.0), &h),
+                _ => {}
+            }
+            if cursor == 0 {
+                break;
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1), "every id exactly once");
+    }
+}
