@@ -131,6 +131,16 @@ impl Blocks {
         }
         let mut structural = false;
         if self.blocks[b].len() == BLOCK_MAX {
+            if p == 0 || p == BLOCK_MAX {
+                // At either edge of a full block (sorted loads, pops):
+                // start a new block there and keep this one full.
+                let at = if p == 0 { b } else { b + 1 };
+                self.blocks.insert(at, vec![id]);
+                self.maxes.insert(at, e.score);
+                self.len += 1;
+                self.reindex();
+                return;
+            }
             let right = self.blocks[b].split_off(BLOCK_MAX / 2);
             self.blocks[b].shrink_to(BLOCK_MAX / 2 + BLOCK_MAX / 8);
             self.maxes[b] = arena.score(*self.blocks[b].last().expect("half a block"));

@@ -2,18 +2,21 @@
 //! form's packed buffer and the large form's member arena.
 //!
 //! ```text
-//! +----------------------------+-----------------------------+--------------+
-//! | header: LEB128 varint      | score                       | member bytes |
-//! |   (member_len << 1) | int  |   int=1: zigzag LEB128 i64  |              |
-//! |   1 byte when len < 64     |   int=0: 8 bytes f64 bits LE|              |
-//! +----------------------------+-----------------------------+--------------+
+//! +-------------------------------+------------------------+--------------+
+//! | header: LEB128 varint         | score: 0 to 8 bytes LE | member bytes |
+//! |   (member_len << 3) | kind    |   width set by kind    |              |
+//! |   1 byte when member < 16 B   |                        |              |
+//! +-------------------------------+------------------------+--------------+
+//! kind 0: f64 (8)   1: zero (0)   2: i8 (1)   3: i16 (2)   4: i24 (3)
+//!      5: i32 (4)   6: u32 (4)    7: i56 (7)
 //! ```
 //!
 //! A score is stored as an integer when that is lossless: it has no fraction,
 //! its magnitude is at most 2^53 and it is not `-0.0` (whose sign Redis
-//! prints). Integer scores below 64 in magnitude then cost 1 byte, below 8192
-//! 2 bytes, below 2^31 at most 5 bytes, instead of 8. Everything else keeps
-//! the exact 8 bytes of the `f64`.
+//! prints). An integer score then costs 0 to 4 bytes instead of 8 when it is
+//! within `[-2^31, 2^32)` (0 bytes for `0`, which lex-ordered sets use
+//! throughout), and 7 above that. Everything else keeps the exact 8 bytes of
+//! the `f64`.
 
 /// Largest integer magnitude stored in the integer form (every integer up to
 /// 2^53 is exactly representable as an `f64`).
@@ -40,12 +43,25 @@ fn int_score(score: f64) -> Option<i64> {
     }
 }
 
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
+/// Score bytes stored for each kind.
+const WIDTH: [usize; 8] = [8, 0, 1, 2, 3, 4, 4, 7];
+const KIND_F64: u64 = 0;
+const KIND_U32: u64 = 6;
 
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
+/// The smallest kind holding `score`.
+fn kind_of(score: f64) -> u64 {
+    let Some(v) = int_score(score) else {
+        return KIND_F64;
+    };
+    match v {
+        0 => 1,
+        -0x80..=0x7f => 2,
+        -0x8000..=0x7fff => 3,
+        -0x80_0000..=0x7f_ffff => 4,
+        -0x8000_0000..=0x7fff_ffff => 5,
+        0x8000_0000..=0xffff_ffff => KIND_U32,
+        _ => 7,
+    }
 }
 
 fn varint_len(v: u64) -> usize {
@@ -66,6 +82,7 @@ fn put_varint(dst: &mut [u8], mut v: u64) -> usize {
 }
 
 /// Reads a varint at `pos`, returning it and the offset after it.
+#[inline]
 fn get_varint(buf: &[u8], mut pos: usize) -> (u64, usize) {
     let mut v = 0u64;
     let mut shift = 0;
@@ -80,43 +97,24 @@ fn get_varint(buf: &[u8], mut pos: usize) -> (u64, usize) {
     }
 }
 
-/// The header and score fields of an entry, computed once for encoding.
-struct Fields {
-    header: u64,
-    int: Option<i64>,
-}
-
-impl Fields {
-    fn new(member: &[u8], score: f64) -> Fields {
-        let int = int_score(score);
-        Fields {
-            header: ((member.len() as u64) << 1) | u64::from(int.is_some()),
-            int,
-        }
-    }
-
-    fn score_len(&self) -> usize {
-        self.int.map_or(8, |v| varint_len(zigzag(v)))
-    }
-}
-
 /// Bytes the entry for `(member, score)` occupies.
 pub(crate) fn encoded_len(member: &[u8], score: f64) -> usize {
-    let f = Fields::new(member, score);
-    varint_len(f.header) + f.score_len() + member.len()
+    let kind = kind_of(score);
+    varint_len(((member.len() as u64) << 3) | kind) + WIDTH[kind as usize] + member.len()
 }
 
 /// Encodes the entry into `dst`, which must be exactly `encoded_len` long.
 pub(crate) fn encode(dst: &mut [u8], member: &[u8], score: f64) {
-    let f = Fields::new(member, score);
-    let mut pos = put_varint(dst, f.header);
-    match f.int {
-        Some(v) => pos += put_varint(&mut dst[pos..], zigzag(v)),
-        None => {
-            dst[pos..pos + 8].copy_from_slice(&score.to_bits().to_le_bytes());
-            pos += 8;
-        }
-    }
+    let kind = kind_of(score);
+    let mut pos = put_varint(dst, ((member.len() as u64) << 3) | kind);
+    let width = WIDTH[kind as usize];
+    let bits = if kind == KIND_F64 {
+        score.to_bits()
+    } else {
+        score as i64 as u64
+    };
+    dst[pos..pos + width].copy_from_slice(&bits.to_le_bytes()[..width]);
+    pos += width;
     dst[pos..pos + member.len()].copy_from_slice(member);
     debug_assert_eq!(pos + member.len(), dst.len());
 }
@@ -124,22 +122,27 @@ pub(crate) fn encode(dst: &mut [u8], member: &[u8], score: f64) {
 /// Decodes the entry starting at `pos`.
 #[inline]
 pub(crate) fn decode(buf: &[u8], pos: usize) -> Entry<'_> {
-    let (header, mut pos) = get_varint(buf, pos);
-    let score = if header & 1 == 1 {
-        let (v, next) = get_varint(buf, pos);
-        pos = next;
-        unzigzag(v) as f64
-    } else {
-        let mut bits = [0u8; 8];
-        bits.copy_from_slice(&buf[pos..pos + 8]);
-        pos += 8;
-        f64::from_bits(u64::from_le_bytes(bits))
+    let (header, pos) = get_varint(buf, pos);
+    let kind = header & 7;
+    let width = WIDTH[kind as usize];
+    let mut bytes = [0u8; 8];
+    bytes[..width].copy_from_slice(&buf[pos..pos + width]);
+    let raw = u64::from_le_bytes(bytes);
+    let score = match kind {
+        KIND_F64 => f64::from_bits(raw),
+        KIND_U32 => raw as f64,
+        _ => {
+            // Sign-extend the stored width (0 bytes decodes to 0).
+            let shift = 64 - 8 * width as u32;
+            raw.checked_shl(shift).map_or(0, |v| (v as i64) >> shift) as f64
+        }
     };
-    let len = (header >> 1) as usize;
+    let start = pos + width;
+    let end = start + (header >> 3) as usize;
     Entry {
         score,
-        member: &buf[pos..pos + len],
-        end: pos + len,
+        member: &buf[start..end],
+        end,
     }
 }
 
@@ -165,10 +168,18 @@ mod tests {
             -0.0,
             1.0,
             -1.0,
-            63.0,
-            64.0,
-            -64.0,
+            127.0,
+            128.0,
+            -129.0,
+            32767.0,
+            -32769.0,
+            8388607.0,
+            -8388609.0,
+            2147483647.0,
+            2147483648.0,
+            -2147483649.0,
             4294967295.0,
+            4294967296.0,
             INT_LIMIT,
             -INT_LIMIT,
             INT_LIMIT * 2.0,
@@ -185,12 +196,18 @@ mod tests {
 
     #[test]
     fn narrow_scores_save_bytes() {
+        assert_eq!(round_trip(b"a", 0.0), 2);
         assert_eq!(round_trip(b"a", 5.0), 3);
-        assert_eq!(round_trip(b"a", 100.0), 4);
-        assert_eq!(round_trip(b"a", 4294967295.0), 7);
+        assert_eq!(round_trip(b"a", -128.0), 3);
+        assert_eq!(round_trip(b"a", 200.0), 4);
+        assert_eq!(round_trip(b"a", 999_999.0), 5);
+        assert_eq!(round_trip(b"a", -2147483648.0), 6);
+        assert_eq!(round_trip(b"a", 4294967295.0), 6);
+        assert_eq!(round_trip(b"a", 4294967296.0), 9);
         assert_eq!(round_trip(b"a", -0.0), 10);
         assert_eq!(round_trip(b"a", 0.5), 10);
-        assert_eq!(round_trip(&[7u8; 64], 1.0), 2 + 1 + 64);
+        assert_eq!(round_trip(&[7u8; 15], 1.0), 1 + 1 + 15);
+        assert_eq!(round_trip(&[7u8; 16], 1.0), 2 + 1 + 16);
         assert_eq!(round_trip(b"", 1.0), 2);
     }
 

@@ -16,12 +16,13 @@
 //! ```text
 //! small form (<= 128 members of <= 64 bytes, by default)
 //!   buf: [hdr|score|member][hdr|score|member]...   in (score, member) order
-//!        hdr   = varint (len << 1 | int)           1 byte for members < 64 B
-//!        score = zigzag varint if a lossless integer, else 8 bytes f64
-//!   cost: member + 1 + (1..=8 score bytes); 20 B for "m:" + 12 hex, score < 2^32
+//!        hdr   = varint (len << 3 | score kind)    1 byte for members < 16 B
+//!        score = 0..=4 bytes for integers in [-2^31, 2^32), 7 for larger
+//!                integers, 8 for any other f64 (see `entry`)
+//!   cost: member + 1 + score; 19 B for "m:" + 12 hex with a score < 2^32
 //!
 //! large form
-//!   arena (Vec<u8>): [hdr|score|member]...          member + 1 + (1..=8)
+//!   arena (Vec<u8>): [hdr|score|member]...          member + 1 + score
 //!                     ^ id = u32 byte offset
 //!   swiss (ctrl: Vec<u8>, ids: Vec<u32>), whole 16-slot groups,
 //!     home group = (hash * groups) >> 64           (1 + 4) / load
@@ -33,10 +34,10 @@
 //!     block headers: 24 B per block                 ~0.05 B
 //!
 //!   "m:" + 12 hex, integer score < 2^32, optimized:
-//!     arena 1 + 5 + 14 = 20, swiss 5.15, blocks 4.1   => ~29.3 B/member
+//!     arena 1 + 4 + 14 = 19, swiss 5.15, blocks 4.1   => ~28.2 B/member
 //!   "0".."999999" with score = member, optimized:
-//!     arena 1 + ~3 + ~5.9 = ~9.9, swiss 5.15, blocks 4.1 => ~19.2 B/member
-//!   random non-integer f64 scores add 3 B (8 raw bytes instead of 5).
+//!     arena 1 + ~3 + ~5.9 = ~9.9, swiss 5.15, blocks 4.1 => ~19.1 B/member
+//!   random non-integer f64 scores add 4 B (8 bytes instead of 4).
 //! ```
 //!
 //! The member bytes and the score are stored once, in the arena: the swiss
