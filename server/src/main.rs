@@ -1,1 +1,93 @@
-fn main() {}
+//! Goblin: a Redis-compatible sorted-set server (Goblin Core) with a co-hosted object cache
+//! (Goblin Store) in the same process.
+//!
+//! - [`net`]: the mio event loop and connections.
+//! - [`resp`]: request parsing and reply encoding.
+//! - [`commands`]: the command table, dispatch and the generic commands.
+//! - [`zset_commands`]: the sorted-set commands on the `goblin-zset` engine.
+//! - [`server`], [`db`]: server state, databases, expiry, WATCH and blocking bookkeeping.
+//! - [`config`], [`log`]: command line, redis.conf and CONFIG; Redis-style logging.
+
+mod client;
+mod commands;
+mod config;
+mod db;
+mod glob;
+mod log;
+mod net;
+mod numbers;
+mod resp;
+mod server;
+mod stats;
+mod zset_commands;
+
+use clap::Parser;
+use config::{Args, Config};
+
+/// Rewrites Redis-style `--directive value...` flags that clap does not know into
+/// `--set directive value`, so `goblin-server --enable-debug-command yes` works as with Redis.
+fn redis_style_args() -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = Args::command();
+    let known: Vec<String> = cli
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_owned))
+        .chain(["help".into(), "version".into()])
+        .collect();
+    let mut out = Vec::new();
+    let mut args = std::env::args().peekable();
+    while let Some(arg) = args.next() {
+        match arg.strip_prefix("--") {
+            Some(name)
+                if !name.is_empty()
+                    && !known
+                        .iter()
+                        .any(|k| k == name || name.starts_with(&format!("{k}="))) =>
+            {
+                out.push("--set".into());
+                out.push(name.to_owned());
+                let mut values = Vec::new();
+                while let Some(v) = args.peek() {
+                    if v.starts_with("--") {
+                        break;
+                    }
+                    values.push(args.next().expect("peeked"));
+                }
+                out.push(values.join(" "));
+            }
+            _ => out.push(arg),
+        }
+    }
+    out
+}
+
+fn main() {
+    let args = Args::parse_from(redis_style_args());
+    if let Err(e) = run(args) {
+        eprintln!("goblin-server: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let (config, ignored) = Config::from_args(&args)?;
+    log::init(config.loglevel, &config.logfile)?;
+    for name in ignored {
+        warning!("Configuration directive '{name}' is not supported by Goblin and was ignored.");
+    }
+    // SAFETY: ignoring SIGPIPE so a client that goes away mid-write yields EPIPE, not death.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let listeners = net::bind(&config.bind, config.port)?;
+    notice!(
+        "Goblin {} (Redis {} compatible), pid={}, port {}",
+        env!("CARGO_PKG_VERSION"),
+        commands::REDIS_VERSION,
+        std::process::id(),
+        config.port
+    );
+    let mut server = server::Server::new(config);
+    notice!("Ready to accept connections tcp");
+    net::run(&mut server, listeners)
+}

@@ -1,0 +1,133 @@
+//! Per-connection client state: everything about a client except its socket and buffers.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// CLIENT REPLY modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyMode {
+    /// Replies are sent.
+    On,
+    /// No reply is sent until CLIENT REPLY ON.
+    Off,
+    /// The reply of the next command is dropped (set by CLIENT REPLY SKIP, armed after it).
+    SkipNext,
+    /// The reply of the current command is dropped.
+    Skip,
+}
+
+/// A command queued inside MULTI: the resolved command and its arguments.
+pub type Queued = (&'static crate::commands::Command, Vec<Vec<u8>>);
+
+/// A client blocked in a blocking pop.
+#[derive(Debug, Clone)]
+pub struct Blocked {
+    /// Database the keys live in.
+    pub db: usize,
+    /// Keys the client waits on, in the order given.
+    pub keys: Vec<Vec<u8>>,
+    /// The whole command, re-run when a key becomes ready.
+    pub command: Vec<Vec<u8>>,
+    /// When the wait ends with a null reply, in Unix milliseconds (None: forever).
+    pub deadline_ms: Option<u64>,
+}
+
+/// State of one client.
+pub struct Client {
+    /// CLIENT ID.
+    pub id: u64,
+    /// Selected database.
+    pub db: usize,
+    /// Whether HELLO 3 was negotiated.
+    pub resp3: bool,
+    /// CLIENT SETNAME.
+    pub name: Option<Vec<u8>>,
+    /// CLIENT SETINFO LIB-NAME.
+    pub lib_name: Option<Vec<u8>>,
+    /// CLIENT SETINFO LIB-VER.
+    pub lib_ver: Option<Vec<u8>>,
+    /// Whether the client passed AUTH (or no password is required).
+    pub authenticated: bool,
+    /// Commands queued after MULTI.
+    pub multi: Option<Vec<Queued>>,
+    /// A command was refused while queuing: EXEC answers EXECABORT.
+    pub multi_failed: bool,
+    /// WATCHed keys: database, key, and whether the key was alive when watched.
+    pub watched: Vec<(usize, Vec<u8>, bool)>,
+    /// CLIENT REPLY state.
+    pub reply_mode: ReplyMode,
+    /// CLIENT NO-EVICT.
+    pub no_evict: bool,
+    /// CLIENT NO-TOUCH.
+    pub no_touch: bool,
+    /// The socket's file descriptor (CLIENT LIST fd=).
+    pub fd: i32,
+    /// Peer address.
+    pub addr: SocketAddr,
+    /// Local address.
+    pub laddr: SocketAddr,
+    /// When the connection was accepted.
+    pub created: Instant,
+    /// When the client last sent a command.
+    pub last_interaction: Instant,
+    /// Name of the last command run ("client|list" style).
+    pub last_command: &'static str,
+    /// Close the connection once pending replies are written.
+    pub close_after_reply: bool,
+    /// Set while in a blocking pop.
+    pub blocked: Option<Blocked>,
+}
+
+impl Client {
+    /// A fresh client for an accepted connection.
+    pub fn new(id: u64, fd: i32, addr: SocketAddr, laddr: SocketAddr, authenticated: bool) -> Self {
+        let now = Instant::now();
+        Client {
+            id,
+            db: 0,
+            resp3: false,
+            name: None,
+            lib_name: None,
+            lib_ver: None,
+            authenticated,
+            multi: None,
+            multi_failed: false,
+            watched: Vec::new(),
+            reply_mode: ReplyMode::On,
+            no_evict: false,
+            no_touch: false,
+            fd,
+            addr,
+            laddr,
+            created: now,
+            last_interaction: now,
+            last_command: "NULL",
+            close_after_reply: false,
+            blocked: None,
+        }
+    }
+
+    /// The `flags=` letters of CLIENT LIST.
+    pub fn flags(&self) -> String {
+        let mut f = String::new();
+        if self.blocked.is_some() {
+            f.push('b');
+        }
+        if self.close_after_reply {
+            f.push('c');
+        }
+        if self.multi.is_some() {
+            f.push('x');
+        }
+        if self.no_evict {
+            f.push('e');
+        }
+        if self.no_touch {
+            f.push('T');
+        }
+        if f.is_empty() {
+            f.push('N');
+        }
+        f
+    }
+}

@@ -1,0 +1,200 @@
+//! Blocked clients: registering a wait, serving clients when their keys become ready,
+//! timeouts, CLIENT UNBLOCK, and cleanup when a client goes away.
+//!
+//! A blocking command that finds nothing to pop sets `Ctx::block`; the client is then
+//! queued on each key (FIFO per key) and reads no further requests. When a write makes a
+//! key non-empty, [`serve_ready_keys`] re-runs the waiting clients' commands in arrival
+//! order until the key is empty again, as Redis 7 does.
+
+use super::{call, lookup, Ctx};
+use crate::client::{Blocked, Client};
+use crate::resp::reply::ReplyWriter;
+use crate::server::{unix_ms, Server};
+
+/// Registers `client` as blocked on `keys` until `deadline_ms`.
+pub fn block_client(
+    server: &mut Server,
+    client: &mut Client,
+    keys: Vec<Vec<u8>>,
+    deadline_ms: Option<u64>,
+    args: &[&[u8]],
+) {
+    for key in &keys {
+        let queue = server
+            .blocked_on
+            .entry((client.db, key.clone()))
+            .or_default();
+        if !queue.contains(&client.id) {
+            queue.push_back(client.id);
+        }
+    }
+    server.blocked_clients += 1;
+    client.blocked = Some(Blocked {
+        db: client.db,
+        keys,
+        command: args.iter().map(|a| a.to_vec()).collect(),
+        deadline_ms,
+    });
+}
+
+/// Removes a client from every key queue it waits in.
+fn unblock(server: &mut Server, client: &mut Client) {
+    let Some(blocked) = client.blocked.take() else {
+        return;
+    };
+    server.blocked_clients -= 1;
+    for key in blocked.keys {
+        let k = (blocked.db, key);
+        if let Some(queue) = server.blocked_on.get_mut(&k) {
+            queue.retain(|&id| id != client.id);
+            if queue.is_empty() {
+                server.blocked_on.remove(&k);
+            }
+        }
+    }
+}
+
+/// Re-runs the blocked commands of clients waiting on keys that became ready; the
+/// connections that got a reply are queued in `Server::wake`.
+pub fn serve_ready_keys(server: &mut Server) {
+    while !server.ready_keys.is_empty() {
+        let ready = std::mem::take(&mut server.ready_keys);
+        for (db, key) in ready {
+            let waiting: Vec<u64> = server
+                .blocked_on
+                .get(&(db, key.clone()))
+                .map(|q| q.iter().copied().collect())
+                .unwrap_or_default();
+            for id in waiting {
+                if server.dbs[db].get(&key).is_none() {
+                    break;
+                }
+                let Some(&token) = server.tokens.get(&id) else {
+                    continue;
+                };
+                let Some(mut conn) = server.conns.get_mut(token).and_then(Option::take) else {
+                    continue;
+                };
+                if rerun(server, &mut conn) {
+                    server.wake.push(token);
+                }
+                server.conns[token] = Some(conn);
+            }
+        }
+    }
+}
+
+/// Runs a blocked client's command again. Returns true when it completed.
+fn rerun(server: &mut Server, conn: &mut crate::net::Conn) -> bool {
+    let (client, wbuf) = conn.parts();
+    let Some(blocked) = client.blocked.clone() else {
+        return false;
+    };
+    let args: Vec<&[u8]> = blocked.command.iter().map(Vec::as_slice).collect();
+    let Some(cmd) = lookup(args[0]) else {
+        return false;
+    };
+    let resp3 = client.resp3;
+    let mut ctx = Ctx {
+        server,
+        client,
+        out: ReplyWriter::new(wbuf, resp3),
+        now_ms: unix_ms(),
+        failed: false,
+        in_exec: false,
+        block: None,
+    };
+    let mark = ctx.out.len();
+    call(&mut ctx, cmd, &args);
+    if ctx.block.is_some() {
+        ctx.out.truncate(mark);
+        return false;
+    }
+    let Ctx { server, client, .. } = ctx;
+    unblock(server, client);
+    true
+}
+
+/// Ends the waits whose timeout passed with the null reply; their connections are queued
+/// in `Server::wake`.
+pub fn expire_blocked(server: &mut Server, now_ms: u64) {
+    if server.blocked_clients == 0 {
+        return;
+    }
+    let mut expired = Vec::new();
+    for token in 0..server.conns.capacity() {
+        let Some(Some(conn)) = server.conns.get(token) else {
+            continue;
+        };
+        if conn
+            .client
+            .blocked
+            .as_ref()
+            .and_then(|b| b.deadline_ms)
+            .is_some_and(|d| d <= now_ms)
+        {
+            expired.push(token);
+        }
+    }
+    for &token in &expired {
+        let mut conn = server.conns[token].take().expect("present");
+        let (client, wbuf) = conn.parts();
+        ReplyWriter::new(wbuf, client.resp3).null_array();
+        unblock(server, client);
+        server.conns[token] = Some(conn);
+    }
+    server.wake.extend(expired);
+}
+
+/// The nearest blocking deadline, for the poll timeout.
+pub fn next_deadline(server: &Server) -> Option<u64> {
+    server
+        .conns
+        .iter()
+        .filter_map(|(_, c)| c.as_ref()?.client.blocked.as_ref()?.deadline_ms)
+        .min()
+}
+
+/// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(id) = ctx.int_arg(args[2]) else {
+        return;
+    };
+    let as_error = match args.get(3) {
+        None => false,
+        Some(a) if a.eq_ignore_ascii_case(b"TIMEOUT") => false,
+        Some(a) if a.eq_ignore_ascii_case(b"ERROR") => true,
+        Some(_) => return ctx.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+    };
+    if args.len() > 4 {
+        return ctx.syntax_error();
+    }
+    let token = ctx.server.tokens.get(&(id as u64)).copied();
+    let Some(Some(conn)) = token.and_then(|t| ctx.server.conns.get_mut(t)) else {
+        return ctx.out.int(0);
+    };
+    if conn.client.blocked.is_none() {
+        return ctx.out.int(0);
+    }
+    let mut conn = ctx.server.conns[token.expect("found")]
+        .take()
+        .expect("present");
+    let (client, wbuf) = conn.parts();
+    let mut out = ReplyWriter::new(wbuf, client.resp3);
+    if as_error {
+        out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else {
+        out.null_array();
+    }
+    unblock(ctx.server, client);
+    ctx.server.conns[token.expect("found")] = Some(conn);
+    ctx.server.wake.extend(token);
+    ctx.out.int(1);
+}
+
+/// Cleans up after a closed connection: WATCHes and blocking waits.
+pub fn client_gone(server: &mut Server, client: &mut Client) {
+    let id = client.id;
+    server.unwatch_all(id, &mut client.watched);
+    unblock(server, client);
+}

@@ -1,0 +1,152 @@
+//! PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT.
+
+use super::Ctx;
+use crate::client::ReplyMode;
+
+/// PING [message]
+pub fn ping(ctx: &mut Ctx, args: &[&[u8]]) {
+    match args {
+        [_] => ctx.out.simple("PONG"),
+        [_, msg] => ctx.out.bulk(msg),
+        _ => ctx.error("ERR wrong number of arguments for 'ping' command"),
+    }
+}
+
+/// ECHO message
+pub fn echo(ctx: &mut Ctx, args: &[&[u8]]) {
+    ctx.out.bulk(args[1]);
+}
+
+/// QUIT: reply OK, then close.
+pub fn quit(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.out.ok();
+    ctx.client.close_after_reply = true;
+}
+
+/// RESET: back to a fresh connection's state.
+pub fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.client.multi = None;
+    ctx.client.multi_failed = false;
+    let id = ctx.client.id;
+    ctx.server.unwatch_all(id, &mut ctx.client.watched);
+    ctx.client.db = 0;
+    ctx.client.resp3 = false;
+    ctx.out.set_resp3(false);
+    ctx.client.name = None;
+    ctx.client.reply_mode = ReplyMode::On;
+    ctx.client.no_evict = false;
+    ctx.client.no_touch = false;
+    ctx.client.authenticated = ctx.server.config.requirepass.is_none();
+    ctx.out.simple("RESET");
+}
+
+/// Checks a username/password pair against requirepass (the only user is "default").
+fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, password: &[u8]) -> bool {
+    let user_ok = user.is_none_or(|u| u == b"default");
+    let pass_ok = match &ctx.server.config.requirepass {
+        Some(p) => p.as_slice() == password,
+        None => true,
+    };
+    if user_ok && pass_ok {
+        ctx.client.authenticated = true;
+        true
+    } else {
+        ctx.error("WRONGPASS invalid username-password pair or user is disabled.");
+        false
+    }
+}
+
+/// AUTH [username] password
+pub fn auth(ctx: &mut Ctx, args: &[&[u8]]) {
+    match args {
+        [_, password] => {
+            if ctx.server.config.requirepass.is_none() {
+                ctx.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+            } else if check_password(ctx, None, password) {
+                ctx.out.ok();
+            }
+        }
+        [_, user, password] => {
+            if check_password(ctx, Some(user), password) {
+                ctx.out.ok();
+            }
+        }
+        _ => ctx.syntax_error(),
+    }
+}
+
+/// HELLO [protover [AUTH username password] [SETNAME clientname]]
+pub fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
+    let mut version = None;
+    if args.len() >= 2 {
+        match crate::numbers::parse_i64(args[1]) {
+            None => return ctx.error("ERR Protocol version is not an integer or out of range"),
+            Some(v) if !(2..=3).contains(&v) => {
+                return ctx.error("NOPROTO unsupported protocol version")
+            }
+            Some(v) => version = Some(v),
+        }
+    }
+    let mut auth = None;
+    let mut name = None;
+    let mut i = 2;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if args[i].eq_ignore_ascii_case(b"AUTH") && more >= 2 {
+            auth = Some((args[i + 1], args[i + 2]));
+            i += 3;
+        } else if args[i].eq_ignore_ascii_case(b"SETNAME") && more >= 1 {
+            name = Some(args[i + 1]);
+            i += 2;
+        } else {
+            let opt = String::from_utf8_lossy(args[i]).into_owned();
+            return ctx.error(&format!("ERR Syntax error in HELLO option '{opt}'"));
+        }
+    }
+    if let Some((user, password)) = auth {
+        if !check_password(ctx, Some(user), password) {
+            return;
+        }
+    }
+    if !ctx.client.authenticated {
+        return ctx.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    if let Some(name) = name {
+        if !super::client_cmd::valid_name(name) {
+            return ctx
+                .error("ERR Client names cannot contain spaces, newlines or special characters.");
+        }
+        ctx.client.name = (!name.is_empty()).then(|| name.to_vec());
+    }
+    if let Some(v) = version {
+        ctx.client.resp3 = v == 3;
+        ctx.out.set_resp3(v == 3);
+    }
+    ctx.out.map(7);
+    ctx.out.bulk(b"server");
+    ctx.out.bulk(b"redis");
+    ctx.out.bulk(b"version");
+    ctx.out.bulk(super::info::REDIS_VERSION.as_bytes());
+    ctx.out.bulk(b"proto");
+    ctx.out.int(if ctx.client.resp3 { 3 } else { 2 });
+    ctx.out.bulk(b"id");
+    ctx.out.int(ctx.client.id as i64);
+    ctx.out.bulk(b"mode");
+    ctx.out.bulk(b"standalone");
+    ctx.out.bulk(b"role");
+    ctx.out.bulk(b"master");
+    ctx.out.bulk(b"modules");
+    ctx.out.array(0);
+}
+
+/// SELECT index
+pub fn select(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(index) = ctx.int_arg(args[1]) else {
+        return;
+    };
+    if index < 0 || index as usize >= ctx.server.dbs.len() {
+        return ctx.error("ERR DB index is out of range");
+    }
+    ctx.client.db = index as usize;
+    ctx.out.ok();
+}

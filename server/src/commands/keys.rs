@@ -1,0 +1,463 @@
+//! Keyspace commands: DEL, EXISTS, TYPE, RENAME, COPY, MOVE, KEYS, SCAN, RANDOMKEY, DBSIZE,
+//! FLUSHDB, FLUSHALL, SWAPDB, OBJECT, MEMORY.
+
+use super::Ctx;
+use crate::db::{Db, Value};
+use crate::glob::glob_match;
+
+/// Whether `key` exists (not expired) in `db`, for writers.
+fn alive(ctx: &mut Ctx, db: usize, key: &[u8]) -> bool {
+    ctx.server.lookup_write(db, key, ctx.now_ms).is_some()
+}
+
+/// DEL / UNLINK key [key ...]
+pub fn del(ctx: &mut Ctx, args: &[&[u8]]) {
+    let db = ctx.db();
+    let mut n = 0;
+    for key in &args[1..] {
+        if alive(ctx, db, key) && ctx.server.delete(db, key) {
+            n += 1;
+        }
+    }
+    ctx.out.int(n);
+}
+
+/// EXISTS / TOUCH key [key ...]
+pub fn exists(ctx: &mut Ctx, args: &[&[u8]]) {
+    let db = ctx.db();
+    let touch = !ctx.client.no_touch;
+    let mut n = 0;
+    for key in &args[1..] {
+        if ctx.server.lookup_read(db, key, ctx.now_ms, touch).is_some() {
+            n += 1;
+        }
+    }
+    ctx.out.int(n);
+}
+
+/// TYPE key
+pub fn type_of(ctx: &mut Ctx, args: &[&[u8]]) {
+    let db = ctx.db();
+    let touch = !ctx.client.no_touch;
+    let name = ctx
+        .server
+        .lookup_read(db, args[1], ctx.now_ms, touch)
+        .map(|e| e.value.type_name())
+        .unwrap_or("none");
+    ctx.out.simple(name);
+}
+
+/// Moves `src` of database `from` to `dst` of database `to`, keeping its expiry.
+fn move_entry(ctx: &mut Ctx, from: usize, src: &[u8], to: usize, dst: &[u8]) {
+    let entry = ctx.server.dbs[from]
+        .remove(src)
+        .expect("caller checked the source exists");
+    let expire = entry.expire_at();
+    ctx.server.signal_modified(from, src);
+    ctx.server.store_value(to, dst, entry.value);
+    if let Some(at) = expire {
+        ctx.server.dbs[to].set_expiry(dst, at);
+    }
+}
+
+fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
+    let db = ctx.db();
+    let (src, dst) = (args[1], args[2]);
+    if !alive(ctx, db, src) {
+        return ctx.error("ERR no such key");
+    }
+    if src == dst {
+        return if nx { ctx.out.int(0) } else { ctx.out.ok() };
+    }
+    if alive(ctx, db, dst) {
+        if nx {
+            return ctx.out.int(0);
+        }
+        ctx.server.delete(db, dst);
+    }
+    move_entry(ctx, db, src, db, dst);
+    if nx {
+        ctx.out.int(1)
+    } else {
+        ctx.out.ok()
+    }
+}
+
+/// RENAME key newkey
+pub fn rename(ctx: &mut Ctx, args: &[&[u8]]) {
+    rename_generic(ctx, args, false);
+}
+
+/// RENAMENX key newkey
+pub fn renamenx(ctx: &mut Ctx, args: &[&[u8]]) {
+    rename_generic(ctx, args, true);
+}
+
+/// Parses a database index argument.
+fn db_index(ctx: &mut Ctx, arg: &[u8]) -> Option<usize> {
+    let index = ctx.int_arg(arg)?;
+    if index < 0 || index as usize >= ctx.server.dbs.len() {
+        ctx.error("ERR DB index is out of range");
+        return None;
+    }
+    Some(index as usize)
+}
+
+/// COPY source destination [DB destination-db] [REPLACE]
+pub fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
+    let src_db = ctx.db();
+    let mut dst_db = src_db;
+    let mut replace = false;
+    let mut i = 3;
+    while i < args.len() {
+        if args[i].eq_ignore_ascii_case(b"REPLACE") {
+            replace = true;
+            i += 1;
+        } else if args[i].eq_ignore_ascii_case(b"DB") && i + 1 < args.len() {
+            let Some(d) = db_index(ctx, args[i + 1]) else {
+                return;
+            };
+            dst_db = d;
+            i += 2;
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    let (src, dst) = (args[1], args[2]);
+    if src_db == dst_db && src == dst {
+        return ctx.error("ERR source and destination objects are the same");
+    }
+    let Some(entry) = ctx.server.lookup_write(src_db, src, ctx.now_ms) else {
+        return ctx.out.int(0);
+    };
+    let (value, expire) = (entry.value.clone(), entry.expire_at());
+    if alive(ctx, dst_db, dst) {
+        if !replace {
+            return ctx.out.int(0);
+        }
+        ctx.server.delete(dst_db, dst);
+    }
+    ctx.server.store_value(dst_db, dst, value);
+    if let Some(at) = expire {
+        ctx.server.dbs[dst_db].set_expiry(dst, at);
+    }
+    ctx.out.int(1);
+}
+
+/// MOVE key db
+pub fn move_key(ctx: &mut Ctx, args: &[&[u8]]) {
+    let src_db = ctx.db();
+    let Some(dst_db) = db_index(ctx, args[2]) else {
+        return;
+    };
+    if src_db == dst_db {
+        return ctx.error("ERR source and destination objects are the same");
+    }
+    if !alive(ctx, src_db, args[1]) || alive(ctx, dst_db, args[1]) {
+        return ctx.out.int(0);
+    }
+    move_entry(ctx, src_db, args[1], dst_db, args[1]);
+    ctx.out.int(1);
+}
+
+/// KEYS pattern
+pub fn keys(ctx: &mut Ctx, args: &[&[u8]]) {
+    let db = &ctx.server.dbs[ctx.client.db];
+    let now = ctx.now_ms;
+    let all = args[1] == b"*";
+    let found: Vec<&[u8]> = db
+        .iter()
+        .filter(|e| e.expire_at().is_none_or(|at| at > now))
+        .map(|e| e.key())
+        .filter(|k| all || glob_match(args[1], k, false))
+        .collect();
+    ctx.out.array(found.len());
+    for k in found {
+        ctx.out.bulk(k);
+    }
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(cursor) = std::str::from_utf8(args[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    else {
+        return ctx.error("ERR invalid cursor");
+    };
+    let Some(opts) = ScanOptions::parse(ctx, &args[2..], true) else {
+        return;
+    };
+    let db = ctx.db();
+    let now = ctx.now_ms;
+    let mut found = Vec::new();
+    let next = ctx.server.dbs[db].scan(cursor, opts.count, |e| {
+        let live = e.expire_at().is_none_or(|at| at > now);
+        let type_ok = opts
+            .type_name
+            .as_ref()
+            .is_none_or(|t| t.eq_ignore_ascii_case(e.value.type_name().as_bytes()));
+        let matched = opts
+            .pattern
+            .as_ref()
+            .is_none_or(|p| glob_match(p, e.key(), false));
+        if live && type_ok && matched {
+            found.push(e.key().to_vec());
+        }
+    });
+    write_scan_reply(ctx, next, found.iter().map(Vec::as_slice));
+}
+
+/// Writes `[cursor, [items...]]`.
+pub fn write_scan_reply<'a>(
+    ctx: &mut Ctx,
+    next: u64,
+    items: impl ExactSizeIterator<Item = &'a [u8]>,
+) {
+    ctx.out.array(2);
+    ctx.out.bulk(next.to_string().as_bytes());
+    ctx.out.array(items.len());
+    for item in items {
+        ctx.out.bulk(item);
+    }
+}
+
+/// MATCH / COUNT (/ TYPE) options of the SCAN family.
+pub struct ScanOptions {
+    /// MATCH pattern.
+    pub pattern: Option<Vec<u8>>,
+    /// COUNT hint.
+    pub count: usize,
+    /// TYPE filter (SCAN only).
+    pub type_name: Option<Vec<u8>>,
+}
+
+impl ScanOptions {
+    /// Parses the options after the cursor; replies with the error and returns None when bad.
+    pub fn parse(ctx: &mut Ctx, opts: &[&[u8]], allow_type: bool) -> Option<ScanOptions> {
+        let mut o = ScanOptions {
+            pattern: None,
+            count: 10,
+            type_name: None,
+        };
+        let mut i = 0;
+        while i < opts.len() {
+            let has_value = i + 1 < opts.len();
+            if opts[i].eq_ignore_ascii_case(b"COUNT") && has_value {
+                let n = ctx.int_arg(opts[i + 1])?;
+                if n < 1 {
+                    ctx.syntax_error();
+                    return None;
+                }
+                o.count = n as usize;
+            } else if opts[i].eq_ignore_ascii_case(b"MATCH") && has_value {
+                o.pattern = (opts[i + 1] != b"*").then(|| opts[i + 1].to_vec());
+            } else if allow_type && opts[i].eq_ignore_ascii_case(b"TYPE") && has_value {
+                o.type_name = Some(opts[i + 1].to_vec());
+            } else {
+                ctx.syntax_error();
+                return None;
+            }
+            i += 2;
+        }
+        Some(o)
+    }
+}
+
+/// RANDOMKEY
+pub fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let db = ctx.db();
+    for _ in 0..100 {
+        let server = &mut *ctx.server;
+        let mut seed = server.random();
+        let key = server.dbs[db].random_key(|| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 11
+        });
+        let Some(key) = key.map(<[u8]>::to_vec) else {
+            return ctx.out.null();
+        };
+        if !ctx.server.expire_if_needed(db, &key, ctx.now_ms) {
+            return ctx.out.bulk(&key);
+        }
+    }
+    ctx.out.null();
+}
+
+/// DBSIZE
+pub fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.out.int(ctx.server.dbs[ctx.client.db].len() as i64);
+}
+
+/// Checks the optional ASYNC|SYNC argument of FLUSHDB / FLUSHALL.
+fn flush_mode_ok(ctx: &mut Ctx, args: &[&[u8]]) -> bool {
+    let ok = match args {
+        [_] => true,
+        [_, mode] => mode.eq_ignore_ascii_case(b"ASYNC") || mode.eq_ignore_ascii_case(b"SYNC"),
+        _ => false,
+    };
+    if !ok {
+        ctx.syntax_error();
+    }
+    ok
+}
+
+/// FLUSHDB [ASYNC|SYNC]
+pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
+    if flush_mode_ok(ctx, args) {
+        ctx.server.flush_db(ctx.client.db);
+        ctx.out.ok();
+    }
+}
+
+/// FLUSHALL [ASYNC|SYNC]
+pub fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
+    if flush_mode_ok(ctx, args) {
+        for db in 0..ctx.server.dbs.len() {
+            ctx.server.flush_db(db);
+        }
+        ctx.out.ok();
+    }
+}
+
+/// SWAPDB index1 index2
+pub fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
+    let parse = |arg: &[u8]| crate::numbers::parse_i64(arg);
+    let Some(a) = parse(args[1]) else {
+        return ctx.error("ERR invalid first DB index");
+    };
+    let Some(b) = parse(args[2]) else {
+        return ctx.error("ERR invalid second DB index");
+    };
+    let count = ctx.server.dbs.len() as i64;
+    if a < 0 || a >= count || b < 0 || b >= count {
+        return ctx.error("ERR DB index is out of range");
+    }
+    let (a, b) = (a as usize, b as usize);
+    if a != b {
+        ctx.server.signal_flushed(a);
+        ctx.server.signal_flushed(b);
+        ctx.server.dbs.swap(a, b);
+        ctx.server.signal_flushed(a);
+        ctx.server.signal_flushed(b);
+        let waiting: Vec<(usize, Vec<u8>)> = ctx
+            .server
+            .blocked_on
+            .keys()
+            .filter(|(d, _)| *d == a || *d == b)
+            .cloned()
+            .collect();
+        for (d, key) in waiting {
+            if ctx.server.dbs[d].get(&key).is_some() {
+                ctx.server.signal_ready(d, &key);
+            }
+        }
+    }
+    ctx.out.ok();
+}
+
+/// Looks a key up for OBJECT / MEMORY without touching its access time or statistics.
+fn peek(ctx: &mut Ctx, key: &[u8]) -> Option<usize> {
+    let db = ctx.db();
+    ctx.server.expire_if_needed(db, key, ctx.now_ms);
+    ctx.server.dbs[db].get(key).map(|_| db)
+}
+
+/// OBJECT ENCODING key
+pub fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(db) = peek(ctx, args[2]) else {
+        return ctx.out.null();
+    };
+    let encoding = match &ctx.server.dbs[db].get(args[2]).expect("peeked").value {
+        Value::ZSet(z) => z.encoding().as_str(),
+    };
+    ctx.out.bulk(encoding.as_bytes());
+}
+
+/// OBJECT REFCOUNT key (values are never shared: 1)
+pub fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) {
+    match peek(ctx, args[2]) {
+        Some(_) => ctx.out.int(1),
+        None => ctx.out.null(),
+    }
+}
+
+/// OBJECT IDLETIME key
+pub fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(db) = peek(ctx, args[2]) else {
+        return ctx.out.null();
+    };
+    let accessed = ctx.server.dbs[db].get(args[2]).expect("peeked").accessed;
+    ctx.out
+        .int(ctx.server.clock_secs().saturating_sub(accessed) as i64);
+}
+
+/// OBJECT FREQ key: Goblin has no LFU policy, so, as Redis under an LRU policy, it refuses.
+pub fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) {
+    if peek(ctx, args[2]).is_none() {
+        return ctx.out.null();
+    }
+    ctx.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+}
+
+/// OBJECT HELP
+pub fn object_help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    super::server_cmds::help_reply(
+        ctx,
+        "OBJECT",
+        &[
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+        ],
+    );
+}
+
+/// MEMORY USAGE key [SAMPLES count]: the engine's tracked bytes plus the key's own cost.
+pub fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) {
+    match args.len() {
+        3 => {}
+        5 if args[3].eq_ignore_ascii_case(b"SAMPLES") => {
+            if ctx.int_arg(args[4]).is_none() {
+                return;
+            }
+        }
+        _ => return ctx.syntax_error(),
+    }
+    let Some(db) = peek(ctx, args[2]) else {
+        return ctx.out.null();
+    };
+    let entry = ctx.server.dbs[db].get(args[2]).expect("peeked");
+    let bytes =
+        entry.value.memory_bytes() + entry.key().len() + std::mem::size_of::<crate::db::Entry>();
+    ctx.out.int(bytes as i64);
+}
+
+/// MEMORY HELP
+pub fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    super::server_cmds::help_reply(
+        ctx,
+        "MEMORY",
+        &[
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+        ],
+    );
+}
+
+/// Count of keys in a database, for INFO keyspace: (keys, expires).
+pub fn db_counts(db: &Db) -> (usize, usize) {
+    (db.len(), db.volatile_len())
+}

@@ -1,0 +1,219 @@
+//! Commands: the table, the dispatcher and the context handlers run in.
+//!
+//! Flow for one request: look the name up (case-insensitively), check arity and
+//! authentication, queue it when inside MULTI, otherwise [`call`] its handler, which writes
+//! the reply through [`Ctx`]. Statistics (commandstats, errorstats, slowlog) are kept here,
+//! so handlers only do their command's work.
+
+mod blocking;
+mod client_cmd;
+mod connection;
+mod expire;
+mod info;
+mod introspection;
+mod keys;
+mod multi;
+mod server_cmds;
+mod table;
+
+pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
+pub use info::REDIS_VERSION;
+pub use server_cmds::SlowLog;
+pub use table::{lookup, Command, Flags};
+
+use crate::client::{Client, ReplyMode};
+use crate::resp::reply::ReplyWriter;
+use crate::server::{unix_ms, Server};
+use std::time::Instant;
+
+/// A handler: runs one command whose arity was checked.
+pub type Handler = fn(&mut Ctx, &[&[u8]]);
+
+/// What a handler sees: the server, its client, and the reply writer.
+pub struct Ctx<'a> {
+    /// The whole server.
+    pub server: &'a mut Server,
+    /// The client running the command.
+    pub client: &'a mut Client,
+    /// Where the reply goes.
+    pub out: ReplyWriter<'a>,
+    /// Time of the command, Unix milliseconds (one value for a whole command, as Redis).
+    pub now_ms: u64,
+    /// Set when the handler replied with an error.
+    failed: bool,
+    /// Set when running inside EXEC (blocking commands must not block).
+    pub in_exec: bool,
+    /// Set by a blocking command that must wait: keys and timeout.
+    pub block: Option<(Vec<Vec<u8>>, Option<u64>)>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Replies with an error and counts it (errorstats).
+    pub fn error(&mut self, message: &str) {
+        self.out.error(message);
+        self.server.stats.count_error(message);
+        self.failed = true;
+    }
+
+    /// The syntax error reply.
+    pub fn syntax_error(&mut self) {
+        self.error("ERR syntax error");
+    }
+
+    /// The wrong-type error reply.
+    pub fn wrong_type(&mut self) {
+        self.error("WRONGTYPE Operation against a key holding the wrong kind of value");
+    }
+
+    /// Parses an integer argument or replies "value is not an integer or out of range".
+    pub fn int_arg(&mut self, arg: &[u8]) -> Option<i64> {
+        let v = crate::numbers::parse_i64(arg);
+        if v.is_none() {
+            self.error("ERR value is not an integer or out of range");
+        }
+        v
+    }
+
+    /// The database the client selected.
+    pub fn db(&self) -> usize {
+        self.client.db
+    }
+}
+
+/// Runs one request from a client: lookup, checks, MULTI queuing, then the call.
+pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, args: &[&[u8]]) {
+    if args.is_empty() {
+        return;
+    }
+    client.last_interaction = Instant::now();
+    let reply_start = wbuf.len();
+    let resp3 = client.resp3;
+    let mut ctx = Ctx {
+        server,
+        client,
+        out: ReplyWriter::new(wbuf, resp3),
+        now_ms: unix_ms(),
+        failed: false,
+        in_exec: false,
+        block: None,
+    };
+    match resolve(&mut ctx, args) {
+        Some(cmd) => {
+            if let (Some(queue), false) = (
+                ctx.client.multi.as_mut(),
+                cmd.flags.contains(Flags::MULTI_CONTROL),
+            ) {
+                queue.push((cmd, args.iter().map(|a| a.to_vec()).collect()));
+                ctx.out.simple("QUEUED");
+            } else {
+                call(&mut ctx, cmd, args);
+                if let Some((keys, deadline)) = ctx.block.take() {
+                    blocking::block_client(ctx.server, ctx.client, keys, deadline, args);
+                }
+            }
+        }
+        None => {
+            if ctx.client.multi.is_some() {
+                ctx.client.multi_failed = true;
+            }
+        }
+    }
+    apply_reply_mode(&mut ctx, reply_start);
+}
+
+/// CLIENT REPLY OFF / SKIP: drop what this command wrote.
+fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize) {
+    match ctx.client.reply_mode {
+        ReplyMode::On => {}
+        ReplyMode::Off => ctx.out.truncate(reply_start),
+        ReplyMode::Skip => {
+            ctx.out.truncate(reply_start);
+            ctx.client.reply_mode = ReplyMode::On;
+        }
+        ReplyMode::SkipNext => ctx.client.reply_mode = ReplyMode::Skip,
+    }
+}
+
+/// Finds the command (or subcommand) and checks arity and authentication. Replies with the
+/// error and returns None when the request is refused.
+fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
+    let Some(mut cmd) = lookup(args[0]) else {
+        let mut shown = String::new();
+        for arg in &args[1..] {
+            if shown.len() >= 128 {
+                break;
+            }
+            let room = 128 - shown.len();
+            let text = String::from_utf8_lossy(arg);
+            let cut: String = text.chars().take(room).collect();
+            shown.push_str(&format!("'{cut}' "));
+        }
+        let name: String = String::from_utf8_lossy(args[0]).chars().take(128).collect();
+        reject(
+            ctx,
+            None,
+            &format!("ERR unknown command '{name}', with args beginning with: {shown}"),
+        );
+        return None;
+    };
+    if !cmd.subcommands.is_empty() && args.len() >= 2 {
+        match cmd.subcommand(args[1]) {
+            Some(sub) => cmd = sub,
+            None => {
+                let sub: String = String::from_utf8_lossy(args[1]).chars().take(128).collect();
+                reject(
+                    ctx,
+                    None,
+                    &format!(
+                        "ERR unknown subcommand '{sub}'. Try {} HELP.",
+                        cmd.name.to_ascii_uppercase()
+                    ),
+                );
+                return None;
+            }
+        }
+    }
+    if !cmd.arity_ok(args.len()) {
+        reject(
+            ctx,
+            Some(cmd),
+            &format!("ERR wrong number of arguments for '{}' command", cmd.name),
+        );
+        return None;
+    }
+    if !ctx.client.authenticated && !cmd.flags.contains(Flags::NO_AUTH) {
+        reject(ctx, Some(cmd), "NOAUTH Authentication required.");
+        return None;
+    }
+    Some(cmd)
+}
+
+/// Replies with an error for a refused request (counted as rejected_calls).
+fn reject(ctx: &mut Ctx, cmd: Option<&'static Command>, message: &str) {
+    ctx.error(message);
+    if let Some(cmd) = cmd {
+        ctx.server
+            .stats
+            .commands
+            .entry(cmd.name)
+            .or_default()
+            .rejected_calls += 1;
+    }
+}
+
+/// Runs a resolved command and keeps its statistics and slowlog entry.
+pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
+    let started = Instant::now();
+    ctx.failed = false;
+    (cmd.handler)(ctx, args);
+    let micros = started.elapsed().as_micros() as u64;
+    let stats = ctx.server.stats.commands.entry(cmd.name).or_default();
+    stats.calls += 1;
+    stats.usec += micros;
+    if ctx.failed {
+        stats.failed_calls += 1;
+    }
+    ctx.server.stats.commands_processed += 1;
+    ctx.client.last_command = cmd.name;
+    server_cmds::slowlog_record(ctx, cmd, args, micros);
+}

@@ -1,0 +1,101 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+
+use super::{call, Ctx};
+
+/// MULTI
+pub fn multi(ctx: &mut Ctx, _args: &[&[u8]]) {
+    if ctx.client.multi.is_some() {
+        return ctx.error("ERR MULTI calls can not be nested");
+    }
+    ctx.client.multi = Some(Vec::new());
+    ctx.client.multi_failed = false;
+    ctx.out.ok();
+}
+
+fn end_transaction(ctx: &mut Ctx) {
+    ctx.client.multi = None;
+    ctx.client.multi_failed = false;
+    let id = ctx.client.id;
+    ctx.server.unwatch_all(id, &mut ctx.client.watched);
+}
+
+/// DISCARD
+pub fn discard(ctx: &mut Ctx, _args: &[&[u8]]) {
+    if ctx.client.multi.is_none() {
+        return ctx.error("ERR DISCARD without MULTI");
+    }
+    end_transaction(ctx);
+    ctx.out.ok();
+}
+
+/// Whether a WATCHed key changed, or expired since it was watched.
+fn watch_broken(ctx: &mut Ctx) -> bool {
+    if ctx.server.dirty_clients.contains(&ctx.client.id) {
+        return true;
+    }
+    let now = ctx.now_ms;
+    ctx.client.watched.iter().any(|(db, key, was_alive)| {
+        *was_alive
+            && ctx.server.dbs[*db]
+                .get(key)
+                .is_some_and(|e| e.expire_at().is_some_and(|at| at <= now))
+    })
+}
+
+/// EXEC
+pub fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let Some(queued) = ctx.client.multi.take() else {
+        return ctx.error("ERR EXEC without MULTI");
+    };
+    if ctx.client.multi_failed {
+        end_transaction(ctx);
+        return ctx.error("EXECABORT Transaction discarded because of previous errors.");
+    }
+    if watch_broken(ctx) {
+        end_transaction(ctx);
+        return ctx.out.null_array();
+    }
+    end_transaction(ctx);
+    ctx.out.array(queued.len());
+    ctx.in_exec = true;
+    for (cmd, command) in &queued {
+        let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
+        call(ctx, cmd, &args);
+    }
+    ctx.in_exec = false;
+}
+
+/// WATCH key [key ...]
+pub fn watch(ctx: &mut Ctx, args: &[&[u8]]) {
+    if ctx.client.multi.is_some() {
+        return ctx.error("ERR WATCH inside MULTI is not allowed");
+    }
+    let db = ctx.db();
+    for key in &args[1..] {
+        if ctx
+            .client
+            .watched
+            .iter()
+            .any(|(d, k, _)| *d == db && k == key)
+        {
+            continue;
+        }
+        let alive = ctx.server.dbs[db]
+            .get(key)
+            .is_some_and(|e| e.expire_at().is_none_or(|at| at > ctx.now_ms));
+        ctx.client.watched.push((db, key.to_vec(), alive));
+        ctx.server
+            .watchers
+            .entry((db, key.to_vec()))
+            .or_default()
+            .push(ctx.client.id);
+    }
+    ctx.out.ok();
+}
+
+/// UNWATCH
+pub fn unwatch(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let id = ctx.client.id;
+    ctx.server.unwatch_all(id, &mut ctx.client.watched);
+    ctx.out.ok();
+}

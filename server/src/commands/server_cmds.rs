@@ -1,0 +1,277 @@
+//! Server commands: CONFIG, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, and the HELP reply
+//! format they share.
+
+use super::{Command, Ctx, Flags};
+use crate::config::ConfigError;
+use std::collections::VecDeque;
+
+/// Writes a HELP reply as Redis does: a header line, the given lines, then HELP itself.
+pub fn help_reply(ctx: &mut Ctx, command: &str, lines: &[&str]) {
+    ctx.out.array(lines.len() + 3);
+    ctx.out.simple(&format!(
+        "{command} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    ));
+    for line in lines {
+        ctx.out.simple(line);
+    }
+    ctx.out.simple("HELP");
+    ctx.out.simple("    Print this help.");
+}
+
+/// CONFIG GET parameter [parameter ...]
+pub fn config_get(ctx: &mut Ctx, args: &[&[u8]]) {
+    let found = ctx.server.config.get_matching(&args[2..]);
+    ctx.out.map(found.len());
+    for (name, value) in found {
+        ctx.out.bulk(name.as_bytes());
+        ctx.out.bulk(value.as_bytes());
+    }
+}
+
+/// CONFIG SET parameter value [parameter value ...]: all or nothing.
+pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
+    if !args.len().is_multiple_of(2) {
+        return ctx.error("ERR wrong number of arguments for 'config|set' command");
+    }
+    let mut updated = ctx.server.config.clone();
+    let mut seen: Vec<String> = Vec::new();
+    for pair in args[2..].chunks(2) {
+        let name = String::from_utf8_lossy(pair[0]).to_ascii_lowercase();
+        if seen.contains(&name) {
+            return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"));
+        }
+        seen.push(name.clone());
+        match updated.apply(&name, pair[1], false) {
+            Ok(()) => {}
+            Err(ConfigError::Unknown) => return ctx.error(&format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")),
+            Err(ConfigError::Immutable) => return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")),
+            Err(ConfigError::BadValue(why)) => return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")),
+        }
+    }
+    if updated.loglevel != ctx.server.config.loglevel {
+        crate::log::set_level(updated.loglevel);
+    }
+    ctx.server.config = updated;
+    ctx.out.ok();
+}
+
+/// CONFIG RESETSTAT
+pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.server.stats.reset();
+    ctx.server.slowlog.entries.clear();
+    ctx.out.ok();
+}
+
+/// CONFIG HELP
+pub fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    help_reply(
+        ctx,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+        ],
+    );
+}
+
+/// TIME
+pub fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    ctx.out.array(2);
+    ctx.out.bulk(now.as_secs().to_string().as_bytes());
+    ctx.out.bulk(now.subsec_micros().to_string().as_bytes());
+}
+
+/// LASTSAVE: Goblin has written no snapshot yet, so this is the start time, as Redis
+/// reports for a server that never saved.
+pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let started = crate::server::unix_ms() / 1000 - ctx.server.started.elapsed().as_secs();
+    ctx.out.int(started as i64);
+}
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
+pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
+    let (mut save, mut abort) = (false, false);
+    for arg in &args[1..] {
+        match arg.to_ascii_uppercase().as_slice() {
+            b"SAVE" => save = true,
+            b"NOSAVE" | b"NOW" | b"FORCE" => {}
+            b"ABORT" => abort = true,
+            _ => return ctx.syntax_error(),
+        }
+    }
+    if abort {
+        if args.len() > 2 {
+            return ctx.syntax_error();
+        }
+        return ctx.error("ERR No shutdown in progress.");
+    }
+    if save {
+        crate::warning!("SHUTDOWN SAVE refused: Goblin does not write snapshots yet.");
+        return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+    }
+    crate::warning!("User requested shutdown...");
+    ctx.server.shutdown = true;
+}
+
+/// DEBUG subcommand ...: SLEEP and HELP, allowed as enable-debug-command says.
+pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
+    let allowed = match ctx.server.config.enable_debug_command.as_str() {
+        "yes" => true,
+        "local" => ctx.client.addr.ip().is_loopback(),
+        _ => false,
+    };
+    if !allowed {
+        return ctx.error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.");
+    }
+    let sub = args[1].to_ascii_lowercase();
+    match (sub.as_slice(), args.len()) {
+        (b"sleep", 3) => {
+            let Some(secs) = crate::numbers::parse_f64(args[2]) else {
+                return ctx.error("ERR value is not a valid float");
+            };
+            if secs > 0.0 {
+                std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
+            }
+            ctx.out.ok();
+        }
+        (b"help", 2) => help_reply(
+            ctx,
+            "DEBUG",
+            &[
+                "SLEEP <seconds>",
+                "    Stop the server for <seconds>. Decimals allowed.",
+            ],
+        ),
+        _ => {
+            let name = String::from_utf8_lossy(args[1]).into_owned();
+            ctx.error(&format!(
+                "ERR unknown subcommand or wrong number of arguments for '{name}'. Try DEBUG HELP."
+            ))
+        }
+    }
+}
+
+/// Longest argument kept in a slowlog entry, and most arguments kept.
+const SLOWLOG_MAX_STRING: usize = 128;
+const SLOWLOG_MAX_ARGC: usize = 32;
+
+/// One slowlog entry.
+pub struct SlowlogEntry {
+    id: u64,
+    time: u64,
+    micros: u64,
+    args: Vec<Vec<u8>>,
+    addr: String,
+    name: Vec<u8>,
+}
+
+/// The slowlog.
+#[derive(Default)]
+pub struct SlowLog {
+    /// Newest first.
+    pub entries: VecDeque<SlowlogEntry>,
+    next_id: u64,
+}
+
+/// Adds an entry when a command took longer than slowlog-log-slower-than.
+pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64) {
+    let threshold = ctx.server.config.slowlog_log_slower_than;
+    if threshold < 0 || micros < threshold as u64 || cmd.flags.contains(Flags::SKIP_SLOWLOG) {
+        return;
+    }
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        if i == SLOWLOG_MAX_ARGC - 1 && args.len() > SLOWLOG_MAX_ARGC {
+            kept.push(format!("... ({} more arguments)", args.len() - i).into_bytes());
+            break;
+        }
+        if arg.len() > SLOWLOG_MAX_STRING {
+            let mut a = arg[..SLOWLOG_MAX_STRING].to_vec();
+            a.extend_from_slice(
+                format!("... ({} more bytes)", arg.len() - SLOWLOG_MAX_STRING).as_bytes(),
+            );
+            kept.push(a);
+        } else {
+            kept.push(arg.to_vec());
+        }
+    }
+    let log = &mut ctx.server.slowlog;
+    let entry = SlowlogEntry {
+        id: log.next_id,
+        time: crate::server::unix_ms() / 1000,
+        micros,
+        args: kept,
+        addr: ctx.client.addr.to_string(),
+        name: ctx.client.name.clone().unwrap_or_default(),
+    };
+    log.next_id += 1;
+    log.entries.push_front(entry);
+    log.entries.truncate(ctx.server.config.slowlog_max_len);
+}
+
+/// SLOWLOG GET [count]
+pub fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) {
+    let mut count = 10usize;
+    if args.len() > 3 {
+        return ctx.error("ERR wrong number of arguments for 'slowlog|get' command");
+    }
+    if let Some(arg) = args.get(2) {
+        match crate::numbers::parse_i64(arg) {
+            Some(-1) => count = usize::MAX,
+            Some(n) if n >= 0 => count = n as usize,
+            Some(_) => return ctx.error("ERR count should be greater than or equal to -1"),
+            None => return ctx.error("ERR value is not an integer or out of range"),
+        }
+    }
+    let entries: Vec<&SlowlogEntry> = ctx.server.slowlog.entries.iter().take(count).collect();
+    ctx.out.array(entries.len());
+    for e in entries {
+        ctx.out.array(6);
+        ctx.out.int(e.id as i64);
+        ctx.out.int(e.time as i64);
+        ctx.out.int(e.micros as i64);
+        ctx.out.array(e.args.len());
+        for a in &e.args {
+            ctx.out.bulk(a);
+        }
+        ctx.out.bulk(e.addr.as_bytes());
+        ctx.out.bulk(&e.name);
+    }
+}
+
+/// SLOWLOG LEN
+pub fn slowlog_len(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.out.int(ctx.server.slowlog.entries.len() as i64);
+}
+
+/// SLOWLOG RESET
+pub fn slowlog_reset(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.server.slowlog.entries.clear();
+    ctx.out.ok();
+}
+
+/// SLOWLOG HELP
+pub fn slowlog_help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    help_reply(
+        ctx,
+        "SLOWLOG",
+        &[
+            "GET [<count>]",
+            "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+            "    Entries are made of:",
+            "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+            "    client name",
+            "LEN",
+            "    Return the length of the slowlog.",
+            "RESET",
+            "    Reset the slowlog.",
+        ],
+    );
+}

@@ -1,0 +1,547 @@
+//! Configuration: the command line (clap), redis.conf-style files, and the runtime
+//! parameters that CONFIG GET / CONFIG SET read and change.
+
+use crate::glob::glob_match;
+use crate::resp::parse::split_args;
+use clap::Parser;
+
+/// Command line of goblin-server.
+#[derive(Parser, Debug, Default)]
+#[command(
+    name = "goblin-server",
+    version,
+    about = "Goblin: a Redis-compatible sorted-set server with a co-hosted object cache."
+)]
+pub struct Args {
+    /// A redis.conf-style file; its directives apply first and flags override them.
+    pub config_file: Option<std::path::PathBuf>,
+    /// TCP port of the RESP server [default: 6379].
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Addresses to listen on, space separated [default: 127.0.0.1].
+    #[arg(long)]
+    pub bind: Option<String>,
+    /// Password clients must give with AUTH or HELLO [default: none].
+    #[arg(long)]
+    pub requirepass: Option<String>,
+    /// Number of databases [default: 16].
+    #[arg(long)]
+    pub databases: Option<usize>,
+    /// Maximum number of connected clients [default: 10000].
+    #[arg(long)]
+    pub maxclients: Option<usize>,
+    /// Log verbosity: debug, verbose, notice, warning or nothing [default: notice].
+    #[arg(long)]
+    pub loglevel: Option<String>,
+    /// Log file; empty means standard output [default: ""].
+    #[arg(long)]
+    pub logfile: Option<String>,
+    /// Any other redis.conf directive as `--name value` (e.g. --zset-max-listpack-entries 256,
+    /// --enable-debug-command yes, --hz 10). Repeatable.
+    #[arg(long = "set", value_names = ["NAME", "VALUE"], num_args = 2, action = clap::ArgAction::Append)]
+    pub set: Vec<String>,
+}
+
+/// Log verbosity, as redis.conf names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Everything.
+    Debug,
+    /// Chatty.
+    Verbose,
+    /// The default.
+    Notice,
+    /// Only problems.
+    Warning,
+    /// Silence.
+    Nothing,
+}
+
+impl LogLevel {
+    const NAMES: [&'static str; 5] = ["debug", "verbose", "notice", "warning", "nothing"];
+
+    fn parse(s: &str) -> Option<LogLevel> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "debug" => LogLevel::Debug,
+            "verbose" => LogLevel::Verbose,
+            "notice" => LogLevel::Notice,
+            "warning" => LogLevel::Warning,
+            "nothing" => LogLevel::Nothing,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// Limits of the normal client class (client-output-buffer-limit normal HARD SOFT SECONDS).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutputLimit {
+    /// Disconnect at once past this many pending reply bytes (0: none).
+    pub hard: u64,
+    /// Disconnect when past this many bytes for `soft_seconds` (0: none).
+    pub soft: u64,
+    /// See `soft`.
+    pub soft_seconds: u64,
+}
+
+/// The runtime configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// port
+    pub port: u16,
+    /// bind
+    pub bind: Vec<String>,
+    /// requirepass (None: no password)
+    pub requirepass: Option<Vec<u8>>,
+    /// databases
+    pub databases: usize,
+    /// maxclients
+    pub maxclients: usize,
+    /// loglevel
+    pub loglevel: LogLevel,
+    /// logfile
+    pub logfile: String,
+    /// zset-max-listpack-entries / zset-max-listpack-value
+    pub zset: goblin_zset::Config,
+    /// proto-max-bulk-len
+    pub proto_max_bulk_len: i64,
+    /// client-query-buffer-limit
+    pub client_query_buffer_limit: u64,
+    /// client-output-buffer-limit, normal class; the other classes are kept as text.
+    pub output_limit: OutputLimit,
+    other_output_limits: String,
+    /// hz: active expiry and timeouts run this many times a second.
+    pub hz: u32,
+    /// timeout: close idle clients after this many seconds (0: never).
+    pub timeout: u64,
+    /// slowlog-log-slower-than, microseconds (negative: off).
+    pub slowlog_log_slower_than: i64,
+    /// slowlog-max-len
+    pub slowlog_max_len: usize,
+    /// enable-debug-command: no, yes or local.
+    pub enable_debug_command: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            port: 6379,
+            bind: vec!["127.0.0.1".into()],
+            requirepass: None,
+            databases: 16,
+            maxclients: 10000,
+            loglevel: LogLevel::Notice,
+            logfile: String::new(),
+            zset: goblin_zset::Config::default(),
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+            output_limit: OutputLimit::default(),
+            other_output_limits: "slave 268435456 67108864 60 pubsub 33554432 8388608 60".into(),
+            hz: 10,
+            timeout: 0,
+            slowlog_log_slower_than: 10000,
+            slowlog_max_len: 128,
+            enable_debug_command: "no".into(),
+        }
+    }
+}
+
+/// How a parameter may change.
+#[derive(PartialEq, Eq)]
+enum Mutability {
+    Runtime,
+    StartOnly,
+}
+
+/// Every parameter Goblin has, with its aliases (CONFIG GET answers under both names, as Redis).
+const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
+    ("port", None, Mutability::StartOnly),
+    ("bind", None, Mutability::StartOnly),
+    ("requirepass", None, Mutability::Runtime),
+    ("databases", None, Mutability::StartOnly),
+    ("maxclients", None, Mutability::Runtime),
+    ("loglevel", None, Mutability::Runtime),
+    ("logfile", None, Mutability::StartOnly),
+    (
+        "zset-max-listpack-entries",
+        Some("zset-max-ziplist-entries"),
+        Mutability::Runtime,
+    ),
+    (
+        "zset-max-listpack-value",
+        Some("zset-max-ziplist-value"),
+        Mutability::Runtime,
+    ),
+    ("proto-max-bulk-len", None, Mutability::Runtime),
+    ("client-query-buffer-limit", None, Mutability::Runtime),
+    ("client-output-buffer-limit", None, Mutability::Runtime),
+    ("hz", None, Mutability::Runtime),
+    ("timeout", None, Mutability::Runtime),
+    ("slowlog-log-slower-than", None, Mutability::Runtime),
+    ("slowlog-max-len", None, Mutability::Runtime),
+    ("enable-debug-command", None, Mutability::StartOnly),
+    ("appendonly", None, Mutability::StartOnly),
+    ("save", None, Mutability::StartOnly),
+];
+
+/// Why a directive was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// Not a parameter Goblin has.
+    Unknown,
+    /// Exists but cannot change at run time.
+    Immutable,
+    /// The value is not acceptable; the text says why.
+    BadValue(String),
+}
+
+impl Config {
+    /// Builds the configuration from the command line and the optional file. Returns the
+    /// configuration and the file's directives that Goblin does not have (to be logged).
+    pub fn from_args(args: &Args) -> anyhow::Result<(Config, Vec<String>)> {
+        let mut config = Config::default();
+        let mut ignored = Vec::new();
+        if let Some(path) = &args.config_file {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("can't open config file '{}': {e}", path.display()))?;
+            for (lineno, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let words = split_args(line.as_bytes()).ok_or_else(|| {
+                    anyhow::anyhow!("{}:{}: unbalanced quotes", path.display(), lineno + 1)
+                })?;
+                let Some((name, values)) = words.split_first() else {
+                    continue;
+                };
+                let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+                let value = values
+                    .iter()
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                match config.apply(&name, value.as_bytes(), true) {
+                    Ok(()) => {}
+                    Err(ConfigError::Unknown) => ignored.push(name),
+                    Err(ConfigError::Immutable) => {
+                        unreachable!("start-up applies immutable parameters")
+                    }
+                    Err(ConfigError::BadValue(why)) => anyhow::bail!(
+                        "{}:{}: bad value for '{name}': {why}",
+                        path.display(),
+                        lineno + 1
+                    ),
+                }
+            }
+        }
+        let mut flags: Vec<(&str, String)> = Vec::new();
+        if let Some(v) = args.port {
+            flags.push(("port", v.to_string()));
+        }
+        if let Some(v) = &args.bind {
+            flags.push(("bind", v.clone()));
+        }
+        if let Some(v) = &args.requirepass {
+            flags.push(("requirepass", v.clone()));
+        }
+        if let Some(v) = args.databases {
+            flags.push(("databases", v.to_string()));
+        }
+        if let Some(v) = args.maxclients {
+            flags.push(("maxclients", v.to_string()));
+        }
+        if let Some(v) = &args.loglevel {
+            flags.push(("loglevel", v.clone()));
+        }
+        if let Some(v) = &args.logfile {
+            flags.push(("logfile", v.clone()));
+        }
+        for pair in args.set.chunks(2) {
+            flags.push((pair[0].as_str(), pair[1].clone()));
+        }
+        for (name, value) in flags {
+            let name = name.to_ascii_lowercase();
+            config
+                .apply(&name, value.as_bytes(), true)
+                .map_err(|e| match e {
+                    ConfigError::Unknown => {
+                        anyhow::anyhow!("unknown configuration parameter '{name}'")
+                    }
+                    ConfigError::BadValue(why) => anyhow::anyhow!("bad value for '{name}': {why}"),
+                    ConfigError::Immutable => unreachable!(),
+                })?;
+        }
+        Ok((config, ignored))
+    }
+
+    fn canonical(name: &str) -> Option<&'static str> {
+        PARAMS
+            .iter()
+            .find(|(n, alias, _)| *n == name || *alias == Some(name))
+            .map(|(n, _, _)| *n)
+    }
+
+    /// Applies one parameter; `at_start` allows the start-only ones.
+    pub fn apply(&mut self, name: &str, value: &[u8], at_start: bool) -> Result<(), ConfigError> {
+        let canonical = Self::canonical(name).ok_or(ConfigError::Unknown)?;
+        let mutability = &PARAMS
+            .iter()
+            .find(|p| p.0 == canonical)
+            .expect("canonical")
+            .2;
+        if !at_start && *mutability == Mutability::StartOnly {
+            return Err(ConfigError::Immutable);
+        }
+        let text = String::from_utf8_lossy(value).into_owned();
+        match canonical {
+            "port" => self.port = int_in(&text, 0, 65535)? as u16,
+            "bind" => self.bind = text.split_whitespace().map(str::to_owned).collect(),
+            "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "databases" => self.databases = int_in(&text, 1, i32::MAX as i64)? as usize,
+            "maxclients" => self.maxclients = int_in(&text, 1, u32::MAX as i64)? as usize,
+            "loglevel" => {
+                self.loglevel = LogLevel::parse(&text).ok_or_else(|| {
+                    ConfigError::BadValue(format!(
+                        "argument(s) must be one of the following: {}",
+                        LogLevel::NAMES.join(", ")
+                    ))
+                })?
+            }
+            "logfile" => self.logfile = text,
+            "zset-max-listpack-entries" => {
+                self.zset.max_listpack_entries = memory_in(&text, 0, i64::MAX as u64)? as usize
+            }
+            "zset-max-listpack-value" => {
+                self.zset.max_listpack_value = memory_in(&text, 0, i64::MAX as u64)? as usize
+            }
+            "proto-max-bulk-len" => {
+                self.proto_max_bulk_len = memory_in(&text, 1024 * 1024, i64::MAX as u64)? as i64
+            }
+            "client-query-buffer-limit" => {
+                self.client_query_buffer_limit = memory_in(&text, 1024 * 1024, i64::MAX as u64)?
+            }
+            "client-output-buffer-limit" => self.set_output_limits(&text)?,
+            "hz" => self.hz = int_in(&text, 0, i32::MAX as i64)?.clamp(1, 500) as u32,
+            "timeout" => self.timeout = int_in(&text, 0, i32::MAX as i64)? as u64,
+            "slowlog-log-slower-than" => {
+                self.slowlog_log_slower_than = int_in(&text, i64::MIN, i64::MAX)?
+            }
+            "slowlog-max-len" => self.slowlog_max_len = int_in(&text, 0, i64::MAX)? as usize,
+            "enable-debug-command" => {
+                let v = text.to_ascii_lowercase();
+                if !["no", "yes", "local"].contains(&v.as_str()) {
+                    return Err(ConfigError::BadValue(
+                        "argument(s) must be one of the following: no, yes, local".into(),
+                    ));
+                }
+                self.enable_debug_command = v;
+            }
+            // Goblin has no append-only file and, until persistence lands, no save points:
+            // only the values that say so are accepted.
+            "appendonly" if text.eq_ignore_ascii_case("no") => {}
+            "appendonly" => {
+                return Err(ConfigError::BadValue(
+                    "Goblin has no append-only file".into(),
+                ))
+            }
+            "save" if text.trim().is_empty() => {}
+            "save" => {
+                return Err(ConfigError::BadValue(
+                    "Goblin does not persist snapshots yet".into(),
+                ))
+            }
+            _ => unreachable!("every canonical name is handled"),
+        }
+        Ok(())
+    }
+
+    fn set_output_limits(&mut self, text: &str) -> Result<(), ConfigError> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if words.is_empty() || !words.len().is_multiple_of(4) {
+            return Err(ConfigError::BadValue(
+                "Wrong number of arguments in buffer limit configuration.".into(),
+            ));
+        }
+        let mut others = Vec::new();
+        for class in words.chunks(4) {
+            let parse = |s: &str| {
+                memtoull(s).ok_or_else(|| ConfigError::BadValue("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()))
+            };
+            let limit = OutputLimit {
+                hard: parse(class[1])?,
+                soft: parse(class[2])?,
+                soft_seconds: parse(class[3])?,
+            };
+            match class[0].to_ascii_lowercase().as_str() {
+                "normal" => self.output_limit = limit,
+                "slave" | "replica" | "pubsub" => others.push(format!(
+                    "{} {} {} {}",
+                    if class[0] == "pubsub" {
+                        "pubsub"
+                    } else {
+                        "slave"
+                    },
+                    limit.hard,
+                    limit.soft,
+                    limit.soft_seconds
+                )),
+                _ => {
+                    return Err(ConfigError::BadValue(
+                        "Invalid client class specified in buffer limit configuration.".into(),
+                    ))
+                }
+            }
+        }
+        if !others.is_empty() {
+            self.other_output_limits = others.join(" ");
+        }
+        Ok(())
+    }
+
+    /// The value of a canonical parameter as CONFIG GET prints it.
+    fn value_of(&self, name: &str) -> String {
+        match name {
+            "port" => self.port.to_string(),
+            "bind" => self.bind.join(" "),
+            "requirepass" => self
+                .requirepass
+                .as_ref()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .unwrap_or_default(),
+            "databases" => self.databases.to_string(),
+            "maxclients" => self.maxclients.to_string(),
+            "loglevel" => self.loglevel.name().into(),
+            "logfile" => self.logfile.clone(),
+            "zset-max-listpack-entries" => self.zset.max_listpack_entries.to_string(),
+            "zset-max-listpack-value" => self.zset.max_listpack_value.to_string(),
+            "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
+            "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
+            "client-output-buffer-limit" => {
+                let n = self.output_limit;
+                format!(
+                    "normal {} {} {} {}",
+                    n.hard, n.soft, n.soft_seconds, self.other_output_limits
+                )
+            }
+            "hz" => self.hz.to_string(),
+            "timeout" => self.timeout.to_string(),
+            "slowlog-log-slower-than" => self.slowlog_log_slower_than.to_string(),
+            "slowlog-max-len" => self.slowlog_max_len.to_string(),
+            "enable-debug-command" => self.enable_debug_command.clone(),
+            "appendonly" => "no".into(),
+            "save" => String::new(),
+            _ => unreachable!("every canonical name has a value"),
+        }
+    }
+
+    /// CONFIG GET: every (name, value) whose name or alias matches one of the patterns,
+    /// each parameter once.
+    pub fn get_matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
+        let mut out: Vec<(&'static str, String)> = Vec::new();
+        for (name, alias, _) in PARAMS {
+            for n in std::iter::once(*name).chain(*alias) {
+                if patterns.iter().any(|p| glob_match(p, n.as_bytes(), true))
+                    && !out.iter().any(|(o, _)| *o == n)
+                {
+                    out.push((n, self.value_of(name)));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn int_in(text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
+    let v = crate::numbers::parse_i64(text.as_bytes()).ok_or_else(|| {
+        ConfigError::BadValue("argument couldn't be parsed into an integer".into())
+    })?;
+    if v < min || v > max {
+        return Err(ConfigError::BadValue(format!(
+            "argument must be between {min} and {max} inclusive"
+        )));
+    }
+    Ok(v)
+}
+
+fn memory_in(text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+    let v = memtoull(text)
+        .ok_or_else(|| ConfigError::BadValue("argument must be a memory value".into()))?;
+    if v < min || v > max {
+        return Err(ConfigError::BadValue(format!(
+            "argument must be between {min} and {max} inclusive"
+        )));
+    }
+    Ok(v)
+}
+
+/// Parses a redis.conf memory value: digits with an optional k, kb, m, mb, g or gb suffix
+/// (k = 1000, kb = 1024), case-insensitive.
+pub fn memtoull(text: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(split);
+    let mul: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(mul)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(memtoull("1gb"), Some(1 << 30));
+        assert_eq!(memtoull("100k"), Some(100_000));
+        assert_eq!(memtoull("512MB"), Some(512 << 20));
+        assert_eq!(memtoull("12x"), None);
+    }
+
+    #[test]
+    fn aliases_and_errors() {
+        let mut c = Config::default();
+        c.apply("zset-max-ziplist-entries", b"7", false).unwrap();
+        assert_eq!(c.zset.max_listpack_entries, 7);
+        let got = c.get_matching(&[b"zset-max-*-entries"]);
+        assert_eq!(
+            got,
+            vec![
+                ("zset-max-listpack-entries", "7".to_string()),
+                ("zset-max-ziplist-entries", "7".to_string())
+            ]
+        );
+        assert_eq!(
+            c.apply("databases", b"3", false),
+            Err(ConfigError::Immutable)
+        );
+        assert_eq!(c.apply("nope", b"3", false), Err(ConfigError::Unknown));
+        assert!(matches!(
+            c.apply("maxclients", b"x", false),
+            Err(ConfigError::BadValue(_))
+        ));
+        c.apply("client-output-buffer-limit", b"normal 10mb 5mb 60", false)
+            .unwrap();
+        assert_eq!(
+            c.output_limit,
+            OutputLimit {
+                hard: 10 << 20,
+                soft: 5 << 20,
+                soft_seconds: 60
+            }
+        );
+    }
+}

@@ -1,0 +1,330 @@
+//! One database: the key table with expiry times, built for stable SCAN cursors.
+//!
+//! Layout:
+//!
+//! ```text
+//!  index: HashTable<u32>  -- 4 bytes + 1 control byte a slot, hashes the key bytes in `slots`
+//!            |
+//!            v
+//!  slots: Slab<Entry>     -- entries never move; a deleted entry's slot is reused later
+//!  volatile: Vec<u32>     -- slot numbers of the entries that have an expiry (random sampling
+//!                            for active expiry); each such entry remembers its position here
+//! ```
+//!
+//! SCAN walks slot numbers in order. Because entries never move, a key present for the
+//! whole scan is returned exactly once, whatever grows or shrinks meanwhile; a key added
+//! during the scan may or may not be returned, as Redis promises.
+
+use goblin_zset::ZSet;
+use hashbrown::{DefaultHashBuilder, HashTable};
+use slab::Slab;
+use std::hash::BuildHasher;
+
+/// A value in the keyspace. Goblin stores sorted sets only.
+#[derive(Clone)]
+pub enum Value {
+    /// A sorted set.
+    ZSet(ZSet),
+}
+
+impl Value {
+    /// The name TYPE reports.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::ZSet(_) => "zset",
+        }
+    }
+
+    /// Bytes the engine holds for the value.
+    pub fn memory_bytes(&self) -> usize {
+        match self {
+            Value::ZSet(z) => z.memory_bytes(),
+        }
+    }
+
+    /// Elements in the value (how expensive it is to free).
+    pub fn len(&self) -> usize {
+        match self {
+            Value::ZSet(z) => z.len(),
+        }
+    }
+}
+
+/// Marker for "no expiry".
+const NO_EXPIRY: u64 = 0;
+
+/// A key with its value and metadata.
+pub struct Entry {
+    key: Box<[u8]>,
+    /// The value.
+    pub value: Value,
+    /// Absolute expiry in Unix milliseconds, or 0.
+    expire_at: u64,
+    /// Position in `Db::volatile` when `expire_at` is set.
+    volatile_pos: u32,
+    /// Last access, in seconds of the server clock (OBJECT IDLETIME).
+    pub accessed: u32,
+}
+
+impl Entry {
+    /// The key bytes.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// The expiry time in Unix milliseconds, if any.
+    pub fn expire_at(&self) -> Option<u64> {
+        (self.expire_at != NO_EXPIRY).then_some(self.expire_at)
+    }
+}
+
+/// One numbered database.
+#[derive(Default)]
+pub struct Db {
+    slots: Slab<Entry>,
+    index: HashTable<u32>,
+    volatile: Vec<u32>,
+    hasher: DefaultHashBuilder,
+}
+
+impl Db {
+    /// Number of keys (including expired ones not yet removed).
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether the database holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Number of keys with an expiry.
+    pub fn volatile_len(&self) -> usize {
+        self.volatile.len()
+    }
+
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    fn find(&self, key: &[u8]) -> Option<u32> {
+        let slots = &self.slots;
+        self.index
+            .find(self.hash(key), |&id| &*slots[id as usize].key == key)
+            .copied()
+    }
+
+    /// The entry for `key`, expired or not.
+    pub fn get(&self, key: &[u8]) -> Option<&Entry> {
+        self.find(key).map(|id| &self.slots[id as usize])
+    }
+
+    /// The entry for `key`, mutable.
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.find(key).map(|id| &mut self.slots[id as usize])
+    }
+
+    /// Inserts `key` with no expiry, replacing (and returning) any previous value.
+    pub fn insert(&mut self, key: &[u8], value: Value, now_secs: u32) -> Option<Value> {
+        if let Some(id) = self.find(key) {
+            self.clear_expiry(id);
+            let entry = &mut self.slots[id as usize];
+            entry.accessed = now_secs;
+            return Some(std::mem::replace(&mut entry.value, value));
+        }
+        let entry = Entry {
+            key: key.into(),
+            value,
+            expire_at: NO_EXPIRY,
+            volatile_pos: 0,
+            accessed: now_secs,
+        };
+        let id = self.slots.insert(entry) as u32;
+        let hash = self.hash(key);
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.index.insert_unique(hash, id, |&other| {
+            hasher.hash_one(&*slots[other as usize].key)
+        });
+        None
+    }
+
+    /// Removes `key`, returning its entry.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let hash = self.hash(key);
+        let slots = &self.slots;
+        let id = match self
+            .index
+            .find_entry(hash, |&id| &*slots[id as usize].key == key)
+        {
+            Ok(found) => found.remove().0,
+            Err(_) => return None,
+        };
+        self.clear_expiry(id);
+        Some(self.slots.remove(id as usize))
+    }
+
+    /// Sets or replaces the expiry of an existing key. Returns false when the key is absent.
+    pub fn set_expiry(&mut self, key: &[u8], at_ms: u64) -> bool {
+        let Some(id) = self.find(key) else {
+            return false;
+        };
+        let entry = &mut self.slots[id as usize];
+        if entry.expire_at == NO_EXPIRY {
+            entry.volatile_pos = self.volatile.len() as u32;
+            self.volatile.push(id);
+        }
+        entry.expire_at = at_ms.max(1);
+        true
+    }
+
+    /// Removes the expiry of `key`. Returns true when there was one.
+    pub fn persist(&mut self, key: &[u8]) -> bool {
+        match self.find(key) {
+            Some(id) if self.slots[id as usize].expire_at != NO_EXPIRY => {
+                self.clear_expiry(id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn clear_expiry(&mut self, id: u32) {
+        let entry = &mut self.slots[id as usize];
+        if entry.expire_at == NO_EXPIRY {
+            return;
+        }
+        entry.expire_at = NO_EXPIRY;
+        let pos = entry.volatile_pos as usize;
+        self.volatile.swap_remove(pos);
+        if let Some(&moved) = self.volatile.get(pos) {
+            self.slots[moved as usize].volatile_pos = pos as u32;
+        }
+    }
+
+    /// The key of the `n`-th (modulo the count) entry that has an expiry, for sampling.
+    pub fn volatile_key(&self, n: usize) -> Option<&[u8]> {
+        if self.volatile.is_empty() {
+            return None;
+        }
+        let id = self.volatile[n % self.volatile.len()];
+        Some(&self.slots[id as usize].key)
+    }
+
+    /// A random key (for RANDOMKEY), from a random 64-bit number.
+    pub fn random_key(&self, mut random: impl FnMut() -> u64) -> Option<&[u8]> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        // Slots are dense unless many keys were deleted: probe a few random slots, then
+        // fall back to a walk from a random slot.
+        let span = self.slots.capacity().max(1);
+        for _ in 0..16 {
+            if let Some(e) = self.slots.get((random() % span as u64) as usize) {
+                return Some(&e.key);
+            }
+        }
+        let skip = (random() % self.slots.len() as u64) as usize;
+        self.slots.iter().nth(skip).map(|(_, e)| &*e.key)
+    }
+
+    /// Visits entries from slot `cursor` on, at least `count` slots, and returns the cursor
+    /// that resumes the scan (0 when it is complete).
+    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&Entry)) -> u64 {
+        let end = self.slots.capacity();
+        let mut slot = cursor as usize;
+        let mut seen = 0;
+        while slot < end && seen < count.max(1) {
+            if let Some(e) = self.slots.get(slot) {
+                visit(e);
+                seen += 1;
+            }
+            slot += 1;
+        }
+        if slot >= end {
+            0
+        } else {
+            slot as u64
+        }
+    }
+
+    /// Every entry, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.slots.iter().map(|(_, e)| e)
+    }
+
+    /// Empties the database, returning the old contents (to be freed off the event loop).
+    pub fn take(&mut self) -> Db {
+        std::mem::take(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zset() -> Value {
+        Value::ZSet(ZSet::new())
+    }
+
+    #[test]
+    fn insert_remove_and_expiry_bookkeeping() {
+        let mut db = Db::default();
+        for i in 0..100u32 {
+            assert!(db.insert(format!("k{i}").as_bytes(), zset(), 0).is_none());
+        }
+        for i in (0..100u32).step_by(3) {
+            assert!(db.set_expiry(format!("k{i}").as_bytes(), 1000 + i as u64));
+        }
+        assert_eq!(db.volatile_len(), 34);
+        assert!(db.persist(b"k0"));
+        assert!(!db.persist(b"k1"));
+        for i in (0..100u32).step_by(2) {
+            assert!(db.remove(format!("k{i}").as_bytes()).is_some());
+        }
+        assert_eq!(db.len(), 50);
+        // Remaining volatile keys are k3, k9, k15, ...: odd multiples of 3.
+        assert_eq!(db.volatile_len(), 17);
+        for n in 0..db.volatile_len() {
+            let key = db.volatile_key(n).unwrap().to_vec();
+            assert!(db.get(&key).unwrap().expire_at().is_some());
+        }
+        assert!(db.insert(b"k3", zset(), 0).is_some());
+        assert_eq!(
+            db.get(b"k3").unwrap().expire_at(),
+            None,
+            "overwrite clears the expiry"
+        );
+        assert_eq!(db.volatile_len(), 16);
+    }
+
+    #[test]
+    fn scan_returns_every_stable_key_despite_churn() {
+        let mut db = Db::default();
+        for i in 0..1000u32 {
+            db.insert(format!("stable{i}").as_bytes(), zset(), 0);
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = 0;
+        let mut round = 0u32;
+        loop {
+            cursor = db.scan(cursor, 10, |e| {
+                seen.insert(e.key().to_vec());
+            });
+            // Churn: add and remove other keys between calls.
+            db.insert(format!("temp{round}").as_bytes(), zset(), 0);
+            if round.is_multiple_of(2) {
+                db.remove(format!("temp{}", round / 2).as_bytes());
+            }
+            round += 1;
+            if cursor == 0 {
+                break;
+            }
+        }
+        for i in 0..1000u32 {
+            assert!(
+                seen.contains(format!("stable{i}").as_bytes()),
+                "stable{i} missing"
+            );
+        }
+    }
+}

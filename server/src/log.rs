@@ -1,0 +1,118 @@
+//! Log lines in Redis's format: `pid:M 02 Dec 2026 17:00:00.123 * message`.
+
+use crate::config::LogLevel;
+use std::io::Write;
+use std::sync::Mutex;
+
+static LOG: Mutex<Option<Logger>> = Mutex::new(None);
+
+struct Logger {
+    level: LogLevel,
+    file: Option<std::fs::File>,
+}
+
+/// Sets the verbosity and destination (empty path: standard output).
+pub fn init(level: LogLevel, path: &str) -> std::io::Result<()> {
+    let file = if path.is_empty() {
+        None
+    } else {
+        Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?,
+        )
+    };
+    *LOG.lock().unwrap_or_else(|e| e.into_inner()) = Some(Logger { level, file });
+    Ok(())
+}
+
+/// Changes the verbosity (CONFIG SET loglevel).
+pub fn set_level(level: LogLevel) {
+    if let Some(l) = LOG.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        l.level = level;
+    }
+}
+
+/// Writes one line at `level`.
+pub fn log(level: LogLevel, message: &str) {
+    let mut guard = LOG.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(logger) = guard.as_mut() else { return };
+    if level < logger.level || logger.level == LogLevel::Nothing {
+        return;
+    }
+    let mark = match level {
+        LogLevel::Debug => '.',
+        LogLevel::Verbose => '-',
+        LogLevel::Notice => '*',
+        _ => '#',
+    };
+    let line = format!(
+        "{}:M {} {} {}\n",
+        std::process::id(),
+        timestamp(),
+        mark,
+        message
+    );
+    let _ = match logger.file.as_mut() {
+        Some(f) => f.write_all(line.as_bytes()),
+        None => std::io::stdout().write_all(line.as_bytes()),
+    };
+}
+
+/// "02 Dec 2026 17:00:00.123" in UTC.
+fn timestamp() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    let (y, m, d) = civil_from_days(days);
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{:02} {} {} {:02}:{:02}:{:02}.{:03}",
+        d,
+        MONTHS[(m - 1) as usize],
+        y,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        now.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + (m <= 2) as i64, m, d)
+}
+
+/// Logs at notice level with format arguments.
+#[macro_export]
+macro_rules! notice {
+    ($($t:tt)*) => { $crate::log::log($crate::config::LogLevel::Notice, &format!($($t)*)) };
+}
+
+/// Logs at warning level with format arguments.
+#[macro_export]
+macro_rules! warning {
+    ($($t:tt)*) => { $crate::log::log($crate::config::LogLevel::Warning, &format!($($t)*)) };
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn calendar() {
+        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
+        assert_eq!(super::civil_from_days(20789), (2026, 12, 2));
+    }
+}

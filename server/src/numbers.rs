@@ -1,0 +1,236 @@
+//! Number parsing and printing exactly as Redis does it (string2ll, string2d, d2string).
+
+/// Parses a signed 64-bit integer the way Redis's `string2ll` does: optional '-', no '+', no
+/// leading zeros (except "0" itself), no spaces, no overflow.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if negative {
+        if v > i64::MAX as u64 + 1 {
+            return None;
+        }
+        Some((v as i64).wrapping_neg())
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
+/// Parses a double the way Redis's `string2d` does (strtod over the whole string): no leading
+/// space, no NaN, no overflow to infinity or underflow to zero from a finite literal.
+/// "inf", "+inf", "-inf", "infinity" (any case) are accepted.
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    if s.is_empty() || s[0].is_ascii_whitespace() {
+        return None;
+    }
+    let text = std::str::from_utf8(s).ok()?;
+    let body = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let lower = body.to_ascii_lowercase();
+    if lower == "inf" || lower == "infinity" {
+        return Some(if text.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
+    }
+    if let Some(hex) = lower.strip_prefix("0x") {
+        return parse_hex_float(hex).map(|v| if text.starts_with('-') { -v } else { v });
+    }
+    // Rust accepts the same decimal forms as strtod ("1e5", ".5", "5.") except words.
+    if !body
+        .bytes()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
+        return None;
+    }
+    let v: f64 = text.parse().ok()?;
+    if v.is_infinite() {
+        return None; // ERANGE overflow
+    }
+    if v == 0.0
+        && body
+            .bytes()
+            .take_while(|c| *c != b'e' && *c != b'E')
+            .any(|c| (b'1'..=b'9').contains(&c))
+    {
+        return None; // ERANGE underflow
+    }
+    Some(v)
+}
+
+/// strtod's hexadecimal form: digits with an optional '.', then an optional binary exponent.
+fn parse_hex_float(s: &str) -> Option<f64> {
+    let (mantissa, exponent) = match s.find('p') {
+        Some(i) => (&s[..i], s[i + 1..].parse::<i32>().ok()?),
+        None => (s, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    let mut v = 0f64;
+    for c in int_part.chars() {
+        v = v * 16.0 + c.to_digit(16)? as f64;
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac_part.chars() {
+        v += c.to_digit(16)? as f64 * scale;
+        scale /= 16.0;
+    }
+    let v = v * 2f64.powi(exponent);
+    v.is_finite().then_some(v)
+}
+
+/// Appends a double as Redis 7.2 prints it (d2string): "inf", "-inf", "0", "-0", integers
+/// within ±2^62 as integers, anything else in the shortest form that round-trips, in
+/// fixed notation for moderate exponents and in "1.5e+300" form otherwise.
+pub fn format_double(value: f64, out: &mut Vec<u8>) {
+    use std::io::Write;
+    if value.is_nan() {
+        out.extend_from_slice(b"nan");
+    } else if value.is_infinite() {
+        out.extend_from_slice(if value > 0.0 { b"inf" } else { b"-inf" });
+    } else if value == 0.0 {
+        out.extend_from_slice(if value.is_sign_negative() {
+            b"-0"
+        } else {
+            b"0"
+        });
+    } else if value > -((i64::MAX / 2) as f64)
+        && value < (i64::MAX / 2) as f64
+        && value == (value as i64) as f64
+    {
+        let _ = write!(out, "{}", value as i64);
+    } else {
+        format_shortest(value, out);
+    }
+}
+
+/// The grisu-style emitter Redis 7.2 uses (fpconv_dtoa): `digits` x 10^k.
+fn format_shortest(value: f64, out: &mut Vec<u8>) {
+    // `{:e}` gives the shortest round-trip digits: "d.ddde-N".
+    let sci = format!("{:e}", value.abs());
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} always has an exponent");
+    let digits: Vec<u8> = mantissa.bytes().filter(|c| *c != b'.').collect();
+    let exp10: i32 = exp.parse().expect("valid exponent");
+    let neg = value < 0.0;
+    let nd = digits.len() as i32;
+    let k = exp10 - (nd - 1);
+    let abs_exp = (k + nd - 1).abs();
+    if neg {
+        out.push(b'-');
+    }
+    if k >= 0 && abs_exp < nd + 7 {
+        out.extend_from_slice(&digits);
+        out.extend(std::iter::repeat_n(b'0', k as usize));
+        return;
+    }
+    if k < 0 && (k > -7 || abs_exp < 4) {
+        let offset = nd + k;
+        if offset <= 0 {
+            out.extend_from_slice(b"0.");
+            out.extend(std::iter::repeat_n(b'0', (-offset) as usize));
+            out.extend_from_slice(&digits);
+        } else {
+            out.extend_from_slice(&digits[..offset as usize]);
+            out.push(b'.');
+            out.extend_from_slice(&digits[offset as usize..]);
+        }
+        return;
+    }
+    let nd = digits.len().min(18 - neg as usize);
+    out.push(digits[0]);
+    if nd > 1 {
+        out.push(b'.');
+        out.extend_from_slice(&digits[1..nd]);
+    }
+    out.push(b'e');
+    out.push(if k + digits.len() as i32 - 1 < 0 {
+        b'-'
+    } else {
+        b'+'
+    });
+    out.extend_from_slice(abs_exp.to_string().as_bytes());
+}
+
+/// A double printed into a fresh byte vector.
+pub fn double_to_bytes(value: f64) -> Vec<u8> {
+    let mut v = Vec::with_capacity(24);
+    format_double(value, &mut v);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(v: f64) -> String {
+        String::from_utf8(double_to_bytes(v)).unwrap()
+    }
+
+    #[test]
+    fn integers_like_string2ll() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        for bad in [&b""[..], b"-", b"+1", b"01", b" 1", b"1 ", b"-0", b"1.0"] {
+            assert_eq!(parse_i64(bad), None, "{:?}", bad);
+        }
+    }
+
+    #[test]
+    fn doubles_like_string2d() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"+Infinity"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"0x10"), Some(16.0));
+        assert_eq!(parse_f64(b".5"), Some(0.5));
+        assert_eq!(parse_f64(b"1e-300"), Some(1e-300));
+        for bad in [
+            &b"nan"[..],
+            b" 1",
+            b"1 ",
+            b"1e400",
+            b"1e-400",
+            b"abc",
+            b"",
+            b"1,5",
+        ] {
+            assert_eq!(parse_f64(bad), None, "{:?}", std::str::from_utf8(bad));
+        }
+    }
+
+    #[test]
+    fn prints_like_redis_7_2() {
+        assert_eq!(fmt(3.3), "3.3");
+        assert_eq!(fmt(1.0), "1");
+        assert_eq!(fmt(-0.0), "-0");
+        assert_eq!(fmt(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(fmt(1e-300), "1e-300");
+        assert_eq!(fmt(f64::INFINITY), "inf");
+        assert_eq!(fmt(-1.5e300), "-1.5e+300");
+        assert_eq!(fmt(1e19), "1e+19");
+        assert_eq!(fmt(4294967295.0), "4294967295");
+        assert_eq!(fmt(0.000123), "0.000123");
+        assert_eq!(fmt(1.2345e-7), "1.2345e-7");
+        assert_eq!(fmt(12.5), "12.5");
+    }
+}

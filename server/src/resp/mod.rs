@@ -1,0 +1,4 @@
+//! The Redis protocol: parsing requests ([`parse`]) and writing replies ([`reply`]).
+
+pub mod parse;
+pub mod reply;

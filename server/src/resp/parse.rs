@@ -1,0 +1,401 @@
+//! Incremental, zero-copy parser for client requests: RESP multibulk arrays and inline commands.
+//!
+//! The parser never copies argument bytes: it records each argument as a byte range of the
+//! connection's read buffer. A request that arrives in pieces is resumed where the previous
+//! call stopped (the state lives in [`RequestParser`]), so a 500 MB bulk or a command with a
+//! million arguments is scanned once, not once per read.
+
+use std::ops::Range;
+
+/// Longest inline request, and longest `*N` / `$N` header line, before the client is refused.
+pub const MAX_INLINE: usize = 64 * 1024;
+/// Largest argument count and bulk length a client may send before AUTH (as Redis).
+const UNAUTH_MAX_ARGS: i64 = 10;
+const UNAUTH_MAX_BULK: i64 = 16384;
+
+/// A request that can never become valid: the connection gets `-ERR Protocol error: ...` and closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub &'static str);
+
+/// What one call to [`RequestParser::parse`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed {
+    /// A whole request ends at this buffer offset; its arguments are in [`RequestParser::args`].
+    /// An empty argument list (`*0`, a blank inline line) means "nothing to run".
+    Request { end: usize },
+    /// More bytes are needed.
+    Incomplete,
+}
+
+/// Limits that depend on the server configuration and the client's state.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// proto-max-bulk-len.
+    pub max_bulk: i64,
+    /// Whether the client has authenticated (or no password is set).
+    pub authenticated: bool,
+}
+
+/// Resumable parser state for one connection.
+#[derive(Debug, Default)]
+pub struct RequestParser {
+    args: Vec<Range<usize>>,
+    /// Arguments of the current multibulk still to read; 0 when between requests.
+    remaining: usize,
+    /// Where scanning resumes.
+    pos: usize,
+    /// Inline argument bytes (unquoted copies), used only for inline requests.
+    inline: Vec<Vec<u8>>,
+    is_inline: bool,
+}
+
+impl RequestParser {
+    /// The argument ranges of the last complete multibulk request.
+    pub fn args(&self) -> &[Range<usize>] {
+        &self.args
+    }
+
+    /// The arguments of the last complete inline request (owned: quotes were resolved).
+    pub fn inline_args(&self) -> Option<&[Vec<u8>]> {
+        self.is_inline.then_some(self.inline.as_slice())
+    }
+
+    /// Moves the resume point after the owner discarded the first `n` bytes of the buffer.
+    pub fn shift(&mut self, n: usize) {
+        self.pos -= n;
+        for r in &mut self.args {
+            r.start -= n;
+            r.end -= n;
+        }
+    }
+
+    /// Scans `buf` from where the last call stopped (the start of an unfinished request, or
+    /// `start` when the previous request was complete).
+    pub fn parse(
+        &mut self,
+        buf: &[u8],
+        start: usize,
+        limits: Limits,
+    ) -> Result<Parsed, ProtocolError> {
+        if self.remaining == 0 {
+            self.args.clear();
+            self.is_inline = false;
+            self.pos = start;
+            if self.pos >= buf.len() {
+                return Ok(Parsed::Incomplete);
+            }
+            if buf[self.pos] != b'*' {
+                return self.parse_inline(buf);
+            }
+            let Some((count, next)) =
+                read_header(buf, self.pos, "Protocol error: too big mbulk count string")?
+            else {
+                return Ok(Parsed::Incomplete);
+            };
+            let count = count.ok_or(ProtocolError("Protocol error: invalid multibulk length"))?;
+            if count > i32::MAX as i64 {
+                return Err(ProtocolError("Protocol error: invalid multibulk length"));
+            }
+            if !limits.authenticated && count > UNAUTH_MAX_ARGS {
+                return Err(ProtocolError(
+                    "Protocol error: unauthenticated multibulk length",
+                ));
+            }
+            self.pos = next;
+            if count <= 0 {
+                return Ok(Parsed::Request { end: next });
+            }
+            self.remaining = count as usize;
+            self.args.reserve(self.remaining.min(1024));
+        }
+        while self.remaining > 0 {
+            if self.pos >= buf.len() {
+                return Ok(Parsed::Incomplete);
+            }
+            if buf[self.pos] != b'$' {
+                return Err(ProtocolError(expected_dollar(buf[self.pos])));
+            }
+            let Some((len, next)) =
+                read_header(buf, self.pos, "Protocol error: too big bulk count string")?
+            else {
+                return Ok(Parsed::Incomplete);
+            };
+            let len = len.ok_or(ProtocolError("Protocol error: invalid bulk length"))?;
+            if len < 0 || len > limits.max_bulk {
+                return Err(ProtocolError("Protocol error: invalid bulk length"));
+            }
+            if !limits.authenticated && len > UNAUTH_MAX_BULK {
+                return Err(ProtocolError("Protocol error: unauthenticated bulk length"));
+            }
+            let len = len as usize;
+            if buf.len() < next + len + 2 {
+                return Ok(Parsed::Incomplete);
+            }
+            self.args.push(next..next + len);
+            self.pos = next + len + 2;
+            self.remaining -= 1;
+        }
+        Ok(Parsed::Request { end: self.pos })
+    }
+
+    fn parse_inline(&mut self, buf: &[u8]) -> Result<Parsed, ProtocolError> {
+        let rest = &buf[self.pos..];
+        let Some(nl) = memchr(b'\n', rest) else {
+            if rest.len() > MAX_INLINE {
+                return Err(ProtocolError("Protocol error: too big inline request"));
+            }
+            return Ok(Parsed::Incomplete);
+        };
+        let mut line = &rest[..nl];
+        if line.last() == Some(&b'\r') {
+            line = &line[..line.len() - 1];
+        }
+        self.inline = split_args(line).ok_or(ProtocolError(
+            "Protocol error: unbalanced quotes in request",
+        ))?;
+        self.is_inline = true;
+        self.pos += nl + 1;
+        Ok(Parsed::Request { end: self.pos })
+    }
+}
+
+/// The error Redis gives when a multibulk element does not start with `$`.
+fn expected_dollar(got: u8) -> &'static str {
+    // One static string per byte value keeps the error allocation-free.
+    static MESSAGES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    MESSAGES.get_or_init(|| {
+        (0..=255u8)
+            .map(|b| {
+                let s = format!("Protocol error: expected '$', got '{}'", b as char);
+                &*Box::leak(s.into_boxed_str())
+            })
+            .collect()
+    })[got as usize]
+}
+
+/// Reads a `*N\r\n` or `$N\r\n` header at `at`. Returns `None` when the line is incomplete,
+/// `Some((None, _))` when the number does not parse.
+fn read_header(
+    buf: &[u8],
+    at: usize,
+    too_big: &'static str,
+) -> Result<Option<(Option<i64>, usize)>, ProtocolError> {
+    let rest = &buf[at + 1..];
+    let Some(cr) = memchr(b'\r', rest) else {
+        if rest.len() > MAX_INLINE {
+            return Err(ProtocolError(too_big));
+        }
+        return Ok(None);
+    };
+    if cr + 1 >= rest.len() {
+        return Ok(None);
+    }
+    let number = crate::numbers::parse_i64(&rest[..cr]);
+    Ok(Some((number, at + 1 + cr + 2)))
+}
+
+/// Position of the first `needle` in `hay`.
+pub fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == needle)
+}
+
+/// Splits an inline request as redis-cli and Redis do (sdssplitargs): whitespace separates
+/// arguments; "double quotes" understand \n \r \t \b \a \\ \" and \xHH; 'single quotes'
+/// understand only \'. A closing quote must be followed by a space or the end.
+/// Returns `None` for unbalanced quotes.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < line.len() && line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= line.len() {
+            return Some(args);
+        }
+        let mut current = Vec::new();
+        let mut in_double = false;
+        let mut in_single = false;
+        loop {
+            if in_double {
+                let c = *line.get(i)?;
+                if c == b'\\'
+                    && i + 3 < line.len()
+                    && line[i + 1] == b'x'
+                    && hex(line[i + 2]).is_some()
+                    && hex(line[i + 3]).is_some()
+                {
+                    current.push(hex(line[i + 2])? * 16 + hex(line[i + 3])?);
+                    i += 3;
+                } else if c == b'\\' && i + 1 < line.len() {
+                    i += 1;
+                    current.push(match line[i] {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 8,
+                        b'a' => 7,
+                        other => other,
+                    });
+                } else if c == b'"' {
+                    if i + 1 < line.len() && !line[i + 1].is_ascii_whitespace() {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    current.push(c);
+                }
+            } else if in_single {
+                let c = *line.get(i)?;
+                if c == b'\\' && i + 1 < line.len() && line[i + 1] == b'\'' {
+                    current.push(b'\'');
+                    i += 1;
+                } else if c == b'\'' {
+                    if i + 1 < line.len() && !line[i + 1].is_ascii_whitespace() {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    current.push(c);
+                }
+            } else {
+                match line.get(i) {
+                    None => break,
+                    Some(c) if c.is_ascii_whitespace() => break,
+                    Some(b'"') => in_double = true,
+                    Some(b'\'') => in_single = true,
+                    Some(&c) => current.push(c),
+                }
+            }
+            i += 1;
+        }
+        args.push(current);
+    }
+}
+
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPEN: Limits = Limits {
+        max_bulk: 512 * 1024 * 1024,
+        authenticated: true,
+    };
+
+    fn args_of(p: &RequestParser, buf: &[u8]) -> Vec<Vec<u8>> {
+        match p.inline_args() {
+            Some(a) => a.to_vec(),
+            None => p.args().iter().map(|r| buf[r.clone()].to_vec()).collect(),
+        }
+    }
+
+    #[test]
+    fn parses_pipelined_multibulk() {
+        let buf = b"*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n*1\r\n$4\r\nPING\r\n";
+        let mut p = RequestParser::default();
+        let Parsed::Request { end } = p.parse(buf, 0, OPEN).unwrap() else {
+            panic!()
+        };
+        assert_eq!(args_of(&p, buf), vec![b"ECHO".to_vec(), b"hi".to_vec()]);
+        assert_eq!(
+            p.parse(buf, end, OPEN).unwrap(),
+            Parsed::Request { end: buf.len() }
+        );
+        assert_eq!(args_of(&p, buf), vec![b"PING".to_vec()]);
+        assert_eq!(p.parse(buf, buf.len(), OPEN).unwrap(), Parsed::Incomplete);
+    }
+
+    #[test]
+    fn resumes_across_every_split_point() {
+        let whole = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n";
+        for cut in 0..whole.len() {
+            let mut p = RequestParser::default();
+            assert_eq!(
+                p.parse(&whole[..cut], 0, OPEN).unwrap(),
+                Parsed::Incomplete,
+                "cut {cut}"
+            );
+            assert_eq!(
+                p.parse(whole, 0, OPEN).unwrap(),
+                Parsed::Request { end: whole.len() }
+            );
+            assert_eq!(args_of(&p, whole).len(), 3);
+        }
+    }
+
+    #[test]
+    fn inline_and_quotes() {
+        let buf = b"set \"a b\" 'c\\'d' \"\\x41\\n\"\r\n";
+        let mut p = RequestParser::default();
+        p.parse(buf, 0, OPEN).unwrap();
+        assert_eq!(
+            args_of(&p, buf),
+            vec![
+                b"set".to_vec(),
+                b"a b".to_vec(),
+                b"c'd".to_vec(),
+                b"A\n".to_vec()
+            ]
+        );
+        assert_eq!(split_args(b"\"unbalanced"), None);
+        assert_eq!(split_args(b"\"a\"b"), None);
+        assert_eq!(split_args(b"   "), Some(vec![]));
+    }
+
+    #[test]
+    fn protocol_errors() {
+        let mut p = RequestParser::default();
+        assert_eq!(
+            p.parse(b"*x\r\n", 0, OPEN),
+            Err(ProtocolError("Protocol error: invalid multibulk length"))
+        );
+        let mut p = RequestParser::default();
+        assert_eq!(
+            p.parse(b"*1\r\n+OK\r\n", 0, OPEN),
+            Err(ProtocolError("Protocol error: expected '$', got '+'"))
+        );
+        let mut p = RequestParser::default();
+        assert_eq!(
+            p.parse(b"*1\r\n$-5\r\n", 0, OPEN),
+            Err(ProtocolError("Protocol error: invalid bulk length"))
+        );
+        let mut p = RequestParser::default();
+        let closed = Limits {
+            authenticated: false,
+            ..OPEN
+        };
+        assert_eq!(
+            p.parse(b"*11\r\n", 0, closed),
+            Err(ProtocolError(
+                "Protocol error: unauthenticated multibulk length"
+            ))
+        );
+        let mut p = RequestParser::default();
+        let long = vec![b'a'; MAX_INLINE + 2];
+        assert_eq!(
+            p.parse(&long, 0, OPEN),
+            Err(ProtocolError("Protocol error: too big inline request"))
+        );
+    }
+
+    #[test]
+    fn empty_requests_are_skipped() {
+        let mut p = RequestParser::default();
+        assert_eq!(
+            p.parse(b"*0\r\n", 0, OPEN).unwrap(),
+            Parsed::Request { end: 4 }
+        );
+        assert!(p.args().is_empty());
+        assert_eq!(
+            p.parse(b"\r\n", 0, OPEN).unwrap(),
+            Parsed::Request { end: 2 }
+        );
+        assert_eq!(p.inline_args().unwrap().len(), 0);
+    }
+}

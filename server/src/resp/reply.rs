@@ -1,0 +1,230 @@
+//! Reply encoding for RESP2 and RESP3 into a connection's write buffer.
+//!
+//! Commands describe replies in RESP3 terms (map, set, double, null, ...); the writer
+//! lowers them to RESP2 when the client has not said HELLO 3, as Redis does: maps become
+//! flat arrays, sets arrays, doubles bulk strings, nulls `$-1` or `*-1`.
+
+use crate::numbers::format_double;
+
+/// Writes replies for one client into a byte buffer.
+pub struct ReplyWriter<'a> {
+    out: &'a mut Vec<u8>,
+    resp3: bool,
+}
+
+impl<'a> ReplyWriter<'a> {
+    /// A writer appending to `out`, in RESP3 when `resp3` is set.
+    pub fn new(out: &'a mut Vec<u8>, resp3: bool) -> Self {
+        ReplyWriter { out, resp3 }
+    }
+
+    /// Whether the client speaks RESP3.
+    pub fn is_resp3(&self) -> bool {
+        self.resp3
+    }
+
+    /// Switches protocol (HELLO), effective for what is written next.
+    pub fn set_resp3(&mut self, resp3: bool) {
+        self.resp3 = resp3;
+    }
+
+    /// Bytes written so far into the underlying buffer.
+    pub fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Drops everything written after `len` (used to replace a partial reply).
+    pub fn truncate(&mut self, len: usize) {
+        self.out.truncate(len);
+    }
+
+    /// `+OK`
+    pub fn ok(&mut self) {
+        self.out.extend_from_slice(b"+OK\r\n");
+    }
+
+    /// A status reply: `+text`.
+    pub fn simple(&mut self, text: &str) {
+        self.out.push(b'+');
+        self.out.extend_from_slice(text.as_bytes());
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    /// An error reply: `-text` (text already carries its code, e.g. "ERR ...").
+    /// Newlines would break the protocol, so they become spaces, as Redis does.
+    pub fn error(&mut self, text: &str) {
+        self.out.push(b'-');
+        self.out.extend(
+            text.bytes()
+                .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+        );
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    /// An integer reply.
+    pub fn int(&mut self, v: i64) {
+        self.header(b':', v);
+    }
+
+    /// A bulk string.
+    pub fn bulk(&mut self, bytes: &[u8]) {
+        self.header(b'$', bytes.len() as i64);
+        self.out.extend_from_slice(bytes);
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    /// A verbatim string (RESP3 `=`, with the "txt" format); a bulk string in RESP2.
+    pub fn verbatim(&mut self, text: &[u8]) {
+        if self.resp3 {
+            self.header(b'=', text.len() as i64 + 4);
+            self.out.extend_from_slice(b"txt:");
+            self.out.extend_from_slice(text);
+            self.out.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(text);
+        }
+    }
+
+    /// An integer printed as a bulk string.
+    pub fn bulk_int(&mut self, v: i64) {
+        let buf = itoa_buf(v);
+        self.bulk(buf.as_str().as_bytes());
+    }
+
+    /// A double: RESP3 `,` or a RESP2 bulk string, printed as Redis 7.2 prints it.
+    pub fn double(&mut self, v: f64) {
+        if self.resp3 {
+            self.out.push(b',');
+            format_double(v, self.out);
+            self.out.extend_from_slice(b"\r\n");
+        } else {
+            let mut text = Vec::with_capacity(24);
+            format_double(v, &mut text);
+            self.bulk(&text);
+        }
+    }
+
+    /// The null bulk string (`$-1`; `_` in RESP3).
+    pub fn null(&mut self) {
+        self.out
+            .extend_from_slice(if self.resp3 { b"_\r\n" } else { b"$-1\r\n" });
+    }
+
+    /// The null array (`*-1`; `_` in RESP3).
+    pub fn null_array(&mut self) {
+        self.out
+            .extend_from_slice(if self.resp3 { b"_\r\n" } else { b"*-1\r\n" });
+    }
+
+    /// An array header of `n` elements.
+    pub fn array(&mut self, n: usize) {
+        self.header(b'*', n as i64);
+    }
+
+    /// A map header of `n` key/value pairs (a flat array of 2n in RESP2).
+    pub fn map(&mut self, n: usize) {
+        if self.resp3 {
+            self.header(b'%', n as i64);
+        } else {
+            self.header(b'*', 2 * n as i64);
+        }
+    }
+
+    /// A set header (an array in RESP2).
+    pub fn set(&mut self, n: usize) {
+        self.header(if self.resp3 { b'~' } else { b'*' }, n as i64);
+    }
+
+    /// A push header (RESP3 `>`; an array in RESP2).
+    pub fn push(&mut self, n: usize) {
+        self.header(if self.resp3 { b'>' } else { b'*' }, n as i64);
+    }
+
+    /// A boolean (RESP3 `#t`/`#f`; integer 1/0 in RESP2).
+    pub fn boolean(&mut self, v: bool) {
+        if self.resp3 {
+            self.out
+                .extend_from_slice(if v { b"#t\r\n" } else { b"#f\r\n" });
+        } else {
+            self.int(v as i64);
+        }
+    }
+
+    /// Bytes already in RESP form.
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+    }
+
+    fn header(&mut self, tag: u8, n: i64) {
+        self.out.push(tag);
+        let buf = itoa_buf(n);
+        self.out.extend_from_slice(buf.as_str().as_bytes());
+        self.out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// A stack buffer holding an integer's decimal text.
+struct ItoaBuf {
+    bytes: [u8; 20],
+    start: usize,
+}
+
+impl ItoaBuf {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[self.start..]).expect("digits are ASCII")
+    }
+}
+
+fn itoa_buf(v: i64) -> ItoaBuf {
+    let mut bytes = [0u8; 20];
+    let mut i = bytes.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        bytes[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        i -= 1;
+        bytes[i] = b'-';
+    }
+    ItoaBuf { bytes, start: i }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(f: impl Fn(&mut ReplyWriter)) -> (String, String) {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        f(&mut ReplyWriter::new(&mut a, false));
+        f(&mut ReplyWriter::new(&mut b, true));
+        (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn lowers_resp3_types_to_resp2() {
+        assert_eq!(
+            both(|w| w.double(1.5)),
+            ("$3\r\n1.5\r\n".into(), ",1.5\r\n".into())
+        );
+        assert_eq!(both(|w| w.null()), ("$-1\r\n".into(), "_\r\n".into()));
+        assert_eq!(both(|w| w.null_array()), ("*-1\r\n".into(), "_\r\n".into()));
+        assert_eq!(both(|w| w.map(2)), ("*4\r\n".into(), "%2\r\n".into()));
+        assert_eq!(
+            both(|w| w.int(i64::MIN)),
+            (
+                ":-9223372036854775808\r\n".into(),
+                ":-9223372036854775808\r\n".into()
+            )
+        );
+        assert_eq!(
+            both(|w| w.error("ERR a\r\nb")),
+            ("-ERR a  b\r\n".into(), "-ERR a  b\r\n".into())
+        );
+    }
+}
