@@ -96,10 +96,7 @@ impl LargeSet {
     /// The rank of `member`.
     pub(crate) fn rank(&self, member: &[u8]) -> Option<usize> {
         let (_, id) = self.find(member)?;
-        Some(
-            self.order
-                .rank_of(&self.arena, self.arena.score(id), member),
-        )
+        Some(self.order.rank_of(&self.arena, id))
     }
 
     /// The entry at `rank`.

@@ -1,22 +1,28 @@
 //! The member index of a large set: a Swiss table of `u32` arena ids.
 //!
 //! Slots come in groups of 16, each with a control byte: `EMPTY`, `DELETED`
-//! (a tombstone) or the low 7 bits of the member's hash (the tag). The table
-//! stores no keys and no hashes; a tag match is confirmed by comparing the
-//! member bytes in the arena, and resizing re-hashes them from there.
+//! (a tombstone) or the low 7 bits of the member's hash (the tag). A group
+//! keeps its 16 control bytes next to its 16 ids (80 bytes), so a lookup
+//! usually touches one pair of adjacent cache lines and then the arena. The
+//! table stores no keys and no hashes; a tag match is confirmed by comparing
+//! the member bytes in the arena, and resizing re-hashes them from there.
 //!
 //! The table holds a whole number of groups, any number, not a power of two:
 //! the home group of hash `h` is `(h * groups) >> 64` (a multiply-shift, or
 //! "fastrange", reduction), and probing walks the following groups in order,
-//! wrapping at the end. Two consequences:
+//! wrapping at the end. Consequences:
 //!
 //! * Home groups are monotone in the hash, which makes ZSCAN cursors hash
 //!   thresholds that survive any resize (see [`SwissIndex::scan`]).
+//! * A rebuild places ids in hash order, so each id sits as close to home as
+//!   linear probing allows and the farthest displacement stays small even
+//!   when the table is packed full.
 //! * The table records the farthest any id sits from its home group
 //!   (`max_disp`), so a lookup stops at a group with an `EMPTY` slot or after
 //!   `max_disp + 1` groups, whichever comes first. Packed to density 1.0 there
 //!   is no `EMPTY` slot at all and every lookup of a missing member walks
-//!   `max_disp + 1` groups, which grows with the table; 0.97 keeps empties.
+//!   `max_disp + 1` groups (some hundreds at a million members); 0.97 keeps
+//!   empties, so most misses stop within a few groups.
 //!
 //! Normal growth happens when an insert would fill past 7/8 of the slots and
 //! grows the table by half; removals shrink it below a quarter full.
@@ -30,14 +36,34 @@ const DELETED: u8 = 0xFE;
 /// Normal growth keeps at most this many ids per 16-slot group (7/8).
 const MAX_PER_GROUP: usize = 14;
 
-/// Which of the 16 bytes of `group` equal `byte`, as a bit mask.
-#[inline]
-fn match_byte(group: &[u8], byte: u8) -> u16 {
-    let mut mask = 0u16;
-    for (i, &c) in group[..GROUP].iter().enumerate() {
-        mask |= u16::from(c == byte) << i;
+/// Sixteen control bytes and the sixteen ids they describe.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct Group {
+    ctrl: [u8; GROUP],
+    ids: [u32; GROUP],
+}
+
+impl Group {
+    const EMPTY: Group = Group {
+        ctrl: [EMPTY; GROUP],
+        ids: [0; GROUP],
+    };
+
+    /// Which control bytes equal `byte`, as a bit mask.
+    #[inline]
+    fn matching(&self, byte: u8) -> u16 {
+        let mut mask = 0u16;
+        for (i, &c) in self.ctrl.iter().enumerate() {
+            mask |= u16::from(c == byte) << i;
+        }
+        mask
     }
-    mask
+
+    #[inline]
+    fn has_empty(&self) -> bool {
+        self.matching(EMPTY) != 0
+    }
 }
 
 /// The tag stored in the control byte for `hash`.
@@ -55,9 +81,7 @@ pub(crate) fn groups_for(items: usize, density: f64) -> usize {
 /// the closures the caller passes.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SwissIndex {
-    ctrl: Vec<u8>,
-    ids: Vec<u32>,
-    groups: usize,
+    table: Vec<Group>,
     items: usize,
     growth_left: usize,
     max_disp: usize,
@@ -80,34 +104,39 @@ impl SwissIndex {
 
     /// Number of 16-slot groups.
     pub(crate) fn groups(&self) -> usize {
-        self.groups
+        self.table.len()
+    }
+
+    #[inline]
+    fn ctrl(&self, slot: usize) -> u8 {
+        self.table[slot / GROUP].ctrl[slot % GROUP]
     }
 
     /// The id in slot `slot`.
     #[inline]
     pub(crate) fn id(&self, slot: usize) -> u32 {
-        self.ids[slot]
+        self.table[slot / GROUP].ids[slot % GROUP]
     }
 
     /// Replaces the id in an occupied slot (same member, moved in the arena).
     pub(crate) fn set_id(&mut self, slot: usize, id: u32) {
-        debug_assert!(self.ctrl[slot] < EMPTY);
-        self.ids[slot] = id;
+        debug_assert!(self.ctrl(slot) < EMPTY);
+        self.table[slot / GROUP].ids[slot % GROUP] = id;
     }
 
     #[inline]
     fn home(&self, hash: u64) -> usize {
-        ((u128::from(hash) * self.groups as u128) >> 64) as usize
+        ((u128::from(hash) * self.table.len() as u128) >> 64) as usize
     }
 
     /// The smallest hash whose home group is `group` (for `group < groups`).
     fn group_floor(&self, group: usize) -> u64 {
-        ((group as u128) << 64).div_ceil(self.groups as u128) as u64
+        ((group as u128) << 64).div_ceil(self.table.len() as u128) as u64
     }
 
     #[inline]
     fn next_group(&self, g: usize) -> usize {
-        if g + 1 == self.groups {
+        if g + 1 == self.table.len() {
             0
         } else {
             g + 1
@@ -117,22 +146,22 @@ impl SwissIndex {
     /// The slot of the id with hash `hash` for which `eq` holds.
     #[inline]
     pub(crate) fn find(&self, hash: u64, eq: impl Fn(u32) -> bool) -> Option<usize> {
-        if self.groups == 0 {
+        if self.table.is_empty() {
             return None;
         }
         let t = tag(hash);
         let mut g = self.home(hash);
         for _ in 0..=self.max_disp {
-            let group = &self.ctrl[g * GROUP..(g + 1) * GROUP];
-            let mut m = match_byte(group, t);
+            let group = &self.table[g];
+            let mut m = group.matching(t);
             while m != 0 {
-                let slot = g * GROUP + m.trailing_zeros() as usize;
-                if eq(self.ids[slot]) {
-                    return Some(slot);
+                let i = m.trailing_zeros() as usize;
+                if eq(group.ids[i]) {
+                    return Some(g * GROUP + i);
                 }
                 m &= m - 1;
             }
-            if match_byte(group, EMPTY) != 0 {
+            if group.has_empty() {
                 return None;
             }
             g = self.next_group(g);
@@ -144,9 +173,9 @@ impl SwissIndex {
     /// its distance in groups from home.
     fn free_slot(&self, hash: u64) -> Option<(usize, usize)> {
         let mut g = self.home(hash);
-        for disp in 0..self.groups {
-            let group = &self.ctrl[g * GROUP..(g + 1) * GROUP];
-            let m = match_byte(group, EMPTY) | match_byte(group, DELETED);
+        for disp in 0..self.table.len() {
+            let group = &self.table[g];
+            let m = group.matching(EMPTY) | group.matching(DELETED);
             if m != 0 {
                 return Some((g * GROUP + m.trailing_zeros() as usize, disp));
             }
@@ -158,22 +187,23 @@ impl SwissIndex {
     /// Inserts `id` (which must not be present) under `hash`; `rehash`
     /// recomputes the hash of any held id when the table is resized.
     pub(crate) fn insert(&mut self, hash: u64, id: u32, rehash: impl Fn(u32) -> u64) {
-        let mut found = if self.groups == 0 {
+        let mut found = if self.table.is_empty() {
             None
         } else {
             self.free_slot(hash)
         };
         let needs_room = match found {
             None => true,
-            Some((slot, _)) => self.ctrl[slot] == EMPTY && self.growth_left == 0,
+            Some((slot, _)) => self.ctrl(slot) == EMPTY && self.growth_left == 0,
         };
         if needs_room {
             let want = self.items + 1;
-            let groups = if want <= self.groups * MAX_PER_GROUP / 2 {
+            let groups = self.groups();
+            let groups = if want <= groups * MAX_PER_GROUP / 2 {
                 // Mostly tombstones: rehash at the same size.
-                self.groups
+                groups
             } else {
-                (want * 3 / 2).div_ceil(MAX_PER_GROUP).max(self.groups + 1)
+                (want * 3 / 2).div_ceil(MAX_PER_GROUP).max(groups + 1)
             };
             self.rehash_to(groups, &rehash);
             found = self.free_slot(hash);
@@ -183,34 +213,34 @@ impl SwissIndex {
     }
 
     fn place(&mut self, slot: usize, disp: usize, hash: u64, id: u32) {
-        if self.ctrl[slot] == EMPTY {
-            self.growth_left -= 1;
+        let group = &mut self.table[slot / GROUP];
+        if group.ctrl[slot % GROUP] == EMPTY {
+            self.growth_left = self.growth_left.saturating_sub(1);
         }
-        self.ctrl[slot] = tag(hash);
-        self.ids[slot] = id;
+        group.ctrl[slot % GROUP] = tag(hash);
+        group.ids[slot % GROUP] = id;
         self.items += 1;
         self.max_disp = self.max_disp.max(disp);
     }
 
     /// Empties slot `slot`.
     pub(crate) fn remove_slot(&mut self, slot: usize) {
-        let g = slot / GROUP;
-        let group = &self.ctrl[g * GROUP..(g + 1) * GROUP];
+        let group = &mut self.table[slot / GROUP];
         // A group that still has an EMPTY slot never made a probe walk past
         // it, so the freed slot can become EMPTY too; otherwise it must stay
         // a tombstone to keep later ids reachable.
-        if match_byte(group, EMPTY) != 0 {
-            self.ctrl[slot] = EMPTY;
+        if group.has_empty() {
+            group.ctrl[slot % GROUP] = EMPTY;
             self.growth_left += 1;
         } else {
-            self.ctrl[slot] = DELETED;
+            group.ctrl[slot % GROUP] = DELETED;
         }
         self.items -= 1;
     }
 
     /// Shrinks the table when it is less than a quarter full.
     pub(crate) fn maybe_shrink(&mut self, rehash: impl Fn(u32) -> u64) {
-        if self.groups > 1 && self.items * 4 < self.groups * GROUP {
+        if self.groups() > 1 && self.items * 4 < self.groups() * GROUP {
             let groups = (self.items * 2).div_ceil(MAX_PER_GROUP).max(1);
             self.rehash_to(groups, &rehash);
         }
@@ -218,35 +248,68 @@ impl SwissIndex {
 
     /// Rebuilds the table with `groups` groups from its own ids.
     pub(crate) fn rehash_to(&mut self, groups: usize, rehash: &impl Fn(u32) -> u64) {
-        let ctrl = std::mem::take(&mut self.ctrl);
-        let ids = std::mem::take(&mut self.ids);
-        let live = ctrl
-            .iter()
-            .zip(ids)
-            .filter(|(&c, _)| c < EMPTY)
-            .map(|(_, id)| id);
+        let old = std::mem::take(&mut self.table);
+        let live = old.iter().flat_map(|g| {
+            g.ctrl
+                .iter()
+                .zip(g.ids)
+                .filter(|(&c, _)| c < EMPTY)
+                .map(|(_, id)| id)
+        });
         self.resize(groups, live, rehash);
     }
 
     /// Rebuilds the table with `groups` groups (at least enough for `ids`)
     /// holding exactly `ids`.
+    ///
+    /// Ids are placed in hash order, each at the first free slot at or after
+    /// its home, which is where linear probing would put them with the least
+    /// displacement. The walk starts (and wraps) at the group where the
+    /// running surplus of ids over slots is lowest, so the ids that spill
+    /// past the end of the table land just past its start; without that,
+    /// a table packed full could push them most of the way around.
     pub(crate) fn resize(
         &mut self,
         groups: usize,
         ids: impl Iterator<Item = u32>,
         rehash: impl Fn(u32) -> u64,
     ) {
-        let slots = groups * GROUP;
-        self.ctrl = vec![EMPTY; slots];
-        self.ids = vec![0; slots];
-        self.groups = groups;
+        let mut keyed: Vec<(u64, u32)> = ids.map(|id| (rehash(id), id)).collect();
+        keyed.sort_unstable_by_key(|&(h, _)| h);
+        self.table = vec![Group::EMPTY; groups];
         self.items = 0;
         self.max_disp = 0;
-        self.growth_left = slots;
-        for id in ids {
-            let h = rehash(id);
-            let (slot, disp) = self.free_slot(h).expect("table sized for its ids");
-            self.place(slot, disp, h, id);
+        self.growth_left = groups * GROUP;
+        let slots = groups * GROUP;
+        // Start at the group where the prefix surplus sum(ids - 16) is lowest.
+        let mut start = 0;
+        let (mut surplus, mut lowest) = (0i64, 0i64);
+        let mut i = 0;
+        for g in 0..groups {
+            let from = i;
+            while i < keyed.len() && self.home(keyed[i].0) == g {
+                i += 1;
+            }
+            surplus += (i - from) as i64 - GROUP as i64;
+            if surplus < lowest {
+                (lowest, start) = (surplus, g + 1);
+            }
+        }
+        let split = keyed.partition_point(|&(h, _)| self.home(h) < start);
+        let mut next = start * GROUP;
+        let (tail, head) = keyed.split_at(split);
+        for &(h, id) in head.iter().chain(tail) {
+            let home = self.home(h);
+            // Homes before `start` come after the wrap: unroll them.
+            let unrolled = if home < start { home + groups } else { home };
+            let at = next.max(unrolled * GROUP);
+            if at < start * GROUP + slots {
+                self.place(at % slots, at / GROUP - unrolled, h, id);
+                next = at + 1;
+            } else {
+                let (slot, disp) = self.free_slot(h).expect("table sized for its ids");
+                self.place(slot, disp, h, id);
+            }
         }
         self.growth_left = (groups * MAX_PER_GROUP).saturating_sub(self.items);
     }
@@ -257,8 +320,9 @@ impl SwissIndex {
     /// The hash range covers about `count` ids' worth of home groups. Because
     /// home groups are monotone in the hash, consecutive steps partition the
     /// hash space whatever happened to the table in between, so every id
-    /// present for a whole scan is emitted exactly once. Ids displaced from
-    /// their home are found by looking `max_disp` groups past the range.
+    /// present for a whole scan is emitted exactly once. Ids displaced past
+    /// the range's last home group are found by walking on until a group with
+    /// an `EMPTY` slot (no probe passes one) or `max_disp` groups.
     pub(crate) fn scan(
         &self,
         cursor: u64,
@@ -266,23 +330,27 @@ impl SwissIndex {
         hash_of: impl Fn(u32) -> u64,
         mut emit: impl FnMut(u32),
     ) -> u64 {
-        if self.groups == 0 {
+        let groups = self.groups();
+        if groups == 0 {
             return 0;
         }
         let first = self.home(cursor);
-        let last = (first + count.div_ceil(MAX_PER_GROUP).max(1)).min(self.groups);
-        let next = (last < self.groups).then(|| self.group_floor(last));
-        let span = (last - first + self.max_disp).min(self.groups);
+        let last = (first + count.div_ceil(MAX_PER_GROUP).max(1)).min(groups);
+        let next = (last < groups).then(|| self.group_floor(last));
+        let span = (last - first + self.max_disp).min(groups);
         let mut g = first;
-        for _ in 0..span {
-            for slot in g * GROUP..(g + 1) * GROUP {
-                if self.ctrl[slot] < EMPTY {
-                    let id = self.ids[slot];
+        for step in 0..span {
+            let group = &self.table[g];
+            for (&c, &id) in group.ctrl.iter().zip(&group.ids) {
+                if c < EMPTY {
                     let h = hash_of(id);
                     if h >= cursor && next.is_none_or(|n| h < n) {
                         emit(id);
                     }
                 }
+            }
+            if first + step + 1 >= last && group.has_empty() {
+                break;
             }
             g = self.next_group(g);
         }
@@ -291,42 +359,45 @@ impl SwissIndex {
 
     /// Every held id, in slot order.
     pub(crate) fn iter_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.ctrl
-            .iter()
-            .zip(&self.ids)
-            .filter(|(&c, _)| c < EMPTY)
-            .map(|(_, &id)| id)
+        self.table.iter().flat_map(|g| {
+            g.ctrl
+                .iter()
+                .zip(&g.ids)
+                .filter(|(&c, _)| c < EMPTY)
+                .map(|(_, &id)| id)
+        })
     }
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.ctrl.capacity() + self.ids.capacity() * std::mem::size_of::<u32>()
+        self.table.capacity() * std::mem::size_of::<Group>()
     }
 
     /// Checks the table's own invariants: counts, tags and displacement.
     pub(crate) fn validate(&self, hash_of: impl Fn(u32) -> u64) {
-        assert_eq!(self.ctrl.len(), self.groups * GROUP);
-        assert_eq!(self.ids.len(), self.groups * GROUP);
-        let full = self.ctrl.iter().filter(|&&c| c < EMPTY).count();
-        let empty = self.ctrl.iter().filter(|&&c| c == EMPTY).count();
+        let groups = self.groups();
+        let full = self.iter_ids().count();
+        let empty: usize = self
+            .table
+            .iter()
+            .map(|g| g.matching(EMPTY).count_ones() as usize)
+            .sum();
         assert_eq!(full, self.items, "item count");
         assert!(empty >= self.growth_left, "growth_left exceeds empty slots");
-        for slot in 0..self.groups * GROUP {
-            if self.ctrl[slot] >= EMPTY {
+        for slot in 0..groups * GROUP {
+            if self.ctrl(slot) >= EMPTY {
                 continue;
             }
-            let h = hash_of(self.ids[slot]);
-            assert_eq!(self.ctrl[slot], tag(h), "tag of slot {slot}");
+            let h = hash_of(self.id(slot));
+            assert_eq!(self.ctrl(slot), tag(h), "tag of slot {slot}");
             let home = self.home(h);
             let g = slot / GROUP;
-            let disp = (g + self.groups - home) % self.groups;
+            let disp = (g + groups - home) % groups;
             assert!(disp <= self.max_disp, "slot {slot} beyond max_disp");
             let mut p = home;
             while p != g {
-                let group = &self.ctrl[p * GROUP..(p + 1) * GROUP];
-                assert_eq!(
-                    match_byte(group, EMPTY),
-                    0,
+                assert!(
+                    !self.table[p].has_empty(),
                     "EMPTY on the probe path of slot {slot}"
                 );
                 p = self.next_group(p);
@@ -439,5 +510,19 @@ mod tests {
             }
         }
         assert!(seen.iter().all(|&c| c == 1), "every id exactly once");
+    }
+
+    #[test]
+    fn rebuilt_tables_keep_displacement_small() {
+        let n = 100_000u32;
+        let mut t = SwissIndex::with_capacity(0);
+        t.resize(groups_for(n as usize, 0.97), 0..n, h);
+        t.validate(h);
+        assert!(t.max_disp <= 8, "max_disp {} at 0.97", t.max_disp);
+        t.resize(groups_for(n as usize, 1.0), 0..n, h);
+        t.validate(h);
+        assert!(t.table.iter().all(|g| !g.has_empty()), "packed full");
+        assert!(t.max_disp <= 64, "max_disp {} at 1.0", t.max_disp);
+        assert!(find(&t, n + 1).is_none());
     }
 }
