@@ -274,7 +274,7 @@ impl Blocks {
         block.extend_from_slice(&right);
         if block.len() > BLOCK_MAX {
             let tail = block.split_off(block.len() / 2);
-            trim(block);
+            block.shrink_to(block.len() + block.len() / 4);
             self.blocks.insert(left + 1, tail);
             self.maxes.insert(left + 1, 0.0);
             self.set_max(arena, left + 1);

@@ -15,6 +15,9 @@ use crate::order::{cmp_score, rank_range};
 use crate::swiss::{groups_for, SwissIndex};
 use crate::{LexRange, ScoreRange};
 
+/// Most members `with_capacity` reserves index room for up front.
+const RESERVE_LIMIT: usize = 1 << 24;
+
 /// A large sorted set.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LargeSet {
@@ -24,11 +27,12 @@ pub(crate) struct LargeSet {
 }
 
 impl LargeSet {
-    /// An empty set whose member index has room for `len` members.
+    /// An empty set whose member index has room for `len` members (up to
+    /// `RESERVE_LIMIT`, so a wrong hint cannot allocate without bound).
     pub(crate) fn with_capacity(len: usize) -> LargeSet {
         LargeSet {
             arena: Arena::with_capacity(0),
-            index: SwissIndex::with_capacity(len),
+            index: SwissIndex::with_capacity(len.min(RESERVE_LIMIT)),
             order: Blocks::default(),
         }
     }

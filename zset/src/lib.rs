@@ -24,7 +24,7 @@
 //! large form
 //!   arena (Vec<u8>): [hdr|score|member]...          member + 1 + score
 //!                     ^ id = u32 byte offset
-//!   swiss (ctrl: Vec<u8>, ids: Vec<u32>), whole 16-slot groups,
+//!   swiss: Vec<[16 ctrl bytes | 16 u32 ids]>, 80 B per 16-slot group,
 //!     home group = (hash * groups) >> 64           (1 + 4) / load
 //!                                                  = 5.15 B at load 0.97
 //!   blocks: Vec<Vec<u32>>, <= 512 ids each, (score, member) order

@@ -368,6 +368,14 @@ fn lex_before_end(r: &LexRange, k: &[u8]) -> bool {
     }
 }
 
+/// Case count: `default`, or `PROPTEST_CASES` for a longer run.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn run(cfg: Config, space: u16, steps: Vec<(Op, Probe)>) {
     let mut z = ZSet::new();
     let mut m = Model::default();
@@ -394,7 +402,7 @@ fn run(cfg: Config, space: u16, steps: Vec<(Op, Probe)>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases(96)))]
 
     /// Tiny thresholds: conversions on count (entries = 4) and on length
     /// (value = 2; members reach 3 hex digits).
@@ -405,7 +413,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases(24)))]
 
     /// Default thresholds with bulk steps big enough to split and merge
     /// blocks, compact the arena and resize the member index.
