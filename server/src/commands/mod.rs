@@ -18,6 +18,7 @@ mod table;
 
 pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
 pub use info::REDIS_VERSION;
+pub use keys::ScanOptions;
 pub use server_cmds::SlowLog;
 pub use table::{lookup, Command, Flags};
 
@@ -58,11 +59,6 @@ impl<'a> Ctx<'a> {
     /// The syntax error reply.
     pub fn syntax_error(&mut self) {
         self.error("ERR syntax error");
-    }
-
-    /// The wrong-type error reply.
-    pub fn wrong_type(&mut self) {
-        self.error("WRONGTYPE Operation against a key holding the wrong kind of value");
     }
 
     /// Parses an integer argument or replies "value is not an integer or out of range".

@@ -85,12 +85,6 @@ impl<'a> ReplyWriter<'a> {
         }
     }
 
-    /// An integer printed as a bulk string.
-    pub fn bulk_int(&mut self, v: i64) {
-        let buf = itoa_buf(v);
-        self.bulk(buf.as_str().as_bytes());
-    }
-
     /// A double: RESP3 `,` or a RESP2 bulk string, printed as Redis 7.2 prints it.
     pub fn double(&mut self, v: f64) {
         if self.resp3 {
@@ -133,26 +127,6 @@ impl<'a> ReplyWriter<'a> {
     /// A set header (an array in RESP2).
     pub fn set(&mut self, n: usize) {
         self.header(if self.resp3 { b'~' } else { b'*' }, n as i64);
-    }
-
-    /// A push header (RESP3 `>`; an array in RESP2).
-    pub fn push(&mut self, n: usize) {
-        self.header(if self.resp3 { b'>' } else { b'*' }, n as i64);
-    }
-
-    /// A boolean (RESP3 `#t`/`#f`; integer 1/0 in RESP2).
-    pub fn boolean(&mut self, v: bool) {
-        if self.resp3 {
-            self.out
-                .extend_from_slice(if v { b"#t\r\n" } else { b"#f\r\n" });
-        } else {
-            self.int(v as i64);
-        }
-    }
-
-    /// Bytes already in RESP form.
-    pub fn raw(&mut self, bytes: &[u8]) {
-        self.out.extend_from_slice(bytes);
     }
 
     fn header(&mut self, tag: u8, n: i64) {

@@ -1,6 +1,187 @@
-//! The sorted-set commands (Z*), their parsing and replies, on the `goblin-zset` engine.
+//! The sorted-set commands (Z*, BZ*, GOBLIN.*), their parsing and replies, on the
+//! `goblin-zset` engine.
+//!
+//! - [`parse`]: score, range, lex-range and timeout arguments, with Redis's error texts.
+//! - [`write`]: ZADD, ZINCRBY, ZREM, ZREMRANGEBY*.
+//! - [`read`]: ZCARD, ZSCORE, ZMSCORE, ZRANK, ZCOUNT, ZLEXCOUNT, ZRANDMEMBER, ZSCAN.
+//! - [`range`]: ZRANGE and its legacy forms, ZRANGESTORE.
+//! - [`pop`]: ZPOPMIN/MAX, ZMPOP and their blocking forms.
+//! - [`setops`]: ZUNION, ZINTER, ZDIFF (and STORE forms), ZINTERCARD.
+//! - [`goblin`]: GOBLIN.MEMORY and GOBLIN.OPTIMIZE.
 
-use crate::commands::Command;
+mod goblin;
+mod parse;
+mod pop;
+mod range;
+mod read;
+mod setops;
+mod write;
+
+use crate::commands::{Command, Ctx, Flags};
+use crate::db::Value;
+use goblin_zset::ZSet;
+
+const W: Flags = Flags::WRITE;
+const WD: Flags = Flags::WRITE.with(Flags::DENYOOM);
+const WDF: Flags = Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST);
+const WF: Flags = Flags::WRITE.with(Flags::FAST);
+const R: Flags = Flags::READONLY;
+const RF: Flags = Flags::READONLY.with(Flags::FAST);
+const WB: Flags = Flags::WRITE.with(Flags::BLOCKING);
+const K1: (i32, i32, i32) = (1, 1, 1);
+
+macro_rules! zcmd {
+    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $handler:expr) => {
+        Command {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            keys: $keys,
+            handler: $handler,
+            subcommands: &[],
+            group: "sortedset",
+        }
+    };
+}
 
 /// Every sorted-set command.
-pub static COMMANDS: &[Command] = &[];
+pub static COMMANDS: &[Command] = &[
+    zcmd!("zadd", -4, WDF, K1, write::zadd),
+    zcmd!("zincrby", 4, WDF, K1, write::zincrby),
+    zcmd!("zrem", -3, WF, K1, write::zrem),
+    zcmd!("zremrangebyrank", 4, W, K1, write::zremrangebyrank),
+    zcmd!("zremrangebyscore", 4, W, K1, write::zremrangebyscore),
+    zcmd!("zremrangebylex", 4, W, K1, write::zremrangebylex),
+    zcmd!("zcard", 2, RF, K1, read::zcard),
+    zcmd!("zscore", 3, RF, K1, read::zscore),
+    zcmd!("zmscore", -3, RF, K1, read::zmscore),
+    zcmd!("zrank", -3, RF, K1, read::zrank),
+    zcmd!("zrevrank", -3, RF, K1, read::zrevrank),
+    zcmd!("zcount", 4, RF, K1, read::zcount),
+    zcmd!("zlexcount", 4, RF, K1, read::zlexcount),
+    zcmd!("zrandmember", -2, R, K1, read::zrandmember),
+    zcmd!("zscan", -3, R, K1, read::zscan),
+    zcmd!("zrange", -4, R, K1, range::zrange),
+    zcmd!("zrangestore", -5, WD, (1, 2, 1), range::zrangestore),
+    zcmd!("zrevrange", -4, R, K1, range::zrevrange),
+    zcmd!("zrangebyscore", -4, R, K1, range::zrangebyscore),
+    zcmd!("zrevrangebyscore", -4, R, K1, range::zrevrangebyscore),
+    zcmd!("zrangebylex", -4, R, K1, range::zrangebylex),
+    zcmd!("zrevrangebylex", -4, R, K1, range::zrevrangebylex),
+    zcmd!("zpopmin", -2, WF, K1, pop::zpopmin),
+    zcmd!("zpopmax", -2, WF, K1, pop::zpopmax),
+    zcmd!("zmpop", -4, W, (0, 0, 0), pop::zmpop),
+    zcmd!(
+        "bzpopmin",
+        -3,
+        WB.with(Flags::FAST),
+        (1, -2, 1),
+        pop::bzpopmin
+    ),
+    zcmd!(
+        "bzpopmax",
+        -3,
+        WB.with(Flags::FAST),
+        (1, -2, 1),
+        pop::bzpopmax
+    ),
+    zcmd!("bzmpop", -5, WB, (0, 0, 0), pop::bzmpop),
+    zcmd!("zunion", -3, R, (0, 0, 0), setops::zunion),
+    zcmd!("zinter", -3, R, (0, 0, 0), setops::zinter),
+    zcmd!("zdiff", -3, R, (0, 0, 0), setops::zdiff),
+    zcmd!("zunionstore", -4, WD, (1, 1, 1), setops::zunionstore),
+    zcmd!("zinterstore", -4, WD, (1, 1, 1), setops::zinterstore),
+    zcmd!("zdiffstore", -4, WD, (1, 1, 1), setops::zdiffstore),
+    zcmd!("zintercard", -3, RF, (0, 0, 0), setops::zintercard),
+    zcmd!("goblin.memory", -1, R, (0, 0, 0), goblin::memory),
+    zcmd!("goblin.optimize", -2, W, K1, goblin::optimize),
+];
+
+/// The sorted set at `key` for reading (expired keys are removed first), or None.
+fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c ZSet> {
+    let db = ctx.client.db;
+    let touch = !ctx.client.no_touch;
+    match ctx.server.lookup_read(db, key, ctx.now_ms, touch) {
+        Some(entry) => match &entry.value {
+            Value::ZSet(z) => Some(z),
+        },
+        None => None,
+    }
+}
+
+/// The sorted set at `key` for writing, or None.
+fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut ZSet> {
+    let db = ctx.client.db;
+    match ctx.server.lookup_write(db, key, ctx.now_ms) {
+        Some(entry) => match &mut entry.value {
+            Value::ZSet(z) => Some(z),
+        },
+        None => None,
+    }
+}
+
+/// After a write to `key`: signals watchers, and removes the key when the set is empty.
+fn after_write(ctx: &mut Ctx, key: &[u8]) {
+    let db = ctx.client.db;
+    let empty = ctx.server.dbs[db]
+        .get(key)
+        .is_some_and(|e| e.value.len() == 0);
+    if empty {
+        ctx.server.delete(db, key);
+    } else {
+        ctx.server.signal_modified(db, key);
+    }
+}
+
+/// Stores `members` (any order, unique) as the set at `dst`, choosing the encoding as Redis
+/// does for a result of that size; an empty result deletes `dst`. Returns the member count.
+fn store_result(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> usize {
+    let db = ctx.client.db;
+    let count = members.len();
+    if count == 0 {
+        ctx.server.delete(db, dst);
+        return 0;
+    }
+    let cfg = ctx.server.config.zset;
+    let longest = members.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+    let mut set = ZSet::with_expected(count, longest, &cfg);
+    for (member, score) in &members {
+        insert(&mut set, member, *score, &cfg);
+    }
+    ctx.server.store_value(db, dst, Value::ZSet(set));
+    count
+}
+
+/// Inserts or updates a member. A listpack stores -0 as the integer 0, as Redis's does, so
+/// a small set never keeps the sign of a zero.
+fn insert(set: &mut ZSet, member: &[u8], score: f64, cfg: &goblin_zset::Config) -> Option<f64> {
+    let score = if score == 0.0 && set.encoding() == goblin_zset::Encoding::Listpack {
+        0.0
+    } else {
+        score
+    };
+    set.insert(member, score, cfg)
+}
+
+/// Writes members, with scores when asked: RESP2 flat, RESP3 as [member, score] pairs.
+fn write_members<'a>(
+    ctx: &mut Ctx,
+    items: impl ExactSizeIterator<Item = (&'a [u8], f64)>,
+    withscores: bool,
+) {
+    let nested = withscores && ctx.out.is_resp3();
+    ctx.out.array(if withscores && !nested {
+        items.len() * 2
+    } else {
+        items.len()
+    });
+    for (member, score) in items {
+        if nested {
+            ctx.out.array(2);
+        }
+        ctx.out.bulk(member);
+        if withscores {
+            ctx.out.double(score);
+        }
+    }
+}

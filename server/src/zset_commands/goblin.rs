@@ -1,0 +1,67 @@
+//! GOBLIN.MEMORY and GOBLIN.OPTIMIZE: the engine's tracked memory, and repacking a set.
+
+use super::{read_zset, write_zset};
+use crate::commands::Ctx;
+use crate::db::Value;
+
+/// Target load factor of GOBLIN.OPTIMIZE when none is given.
+const DEFAULT_DENSITY: f64 = 0.97;
+
+/// GOBLIN.MEMORY [key]: the bytes the engine holds for one set (null when missing), or a
+/// summary of the keyspace: sets, members, bytes and bytes per member.
+pub fn memory(ctx: &mut Ctx, args: &[&[u8]]) {
+    match args {
+        [_, key] => match read_zset(ctx, key) {
+            Some(set) => {
+                let bytes = set.memory_bytes();
+                ctx.out.int(bytes as i64)
+            }
+            None => ctx.out.null(),
+        },
+        [_] => {
+            let (mut sets, mut members, mut bytes) = (0usize, 0usize, 0usize);
+            for entry in ctx.server.dbs.iter().flat_map(|db| db.iter()) {
+                let Value::ZSet(z) = &entry.value;
+                sets += 1;
+                members += z.len();
+                bytes += z.memory_bytes();
+            }
+            ctx.out.map(4);
+            ctx.out.bulk(b"sets");
+            ctx.out.int(sets as i64);
+            ctx.out.bulk(b"members");
+            ctx.out.int(members as i64);
+            ctx.out.bulk(b"bytes");
+            ctx.out.int(bytes as i64);
+            ctx.out.bulk(b"bytes_per_member");
+            ctx.out.double(if members > 0 {
+                bytes as f64 / members as f64
+            } else {
+                0.0
+            });
+        }
+        _ => ctx.error("ERR wrong number of arguments for 'goblin.memory' command"),
+    }
+}
+
+/// GOBLIN.OPTIMIZE key [density]: repacks the member index and the score index of the set to
+/// the target load factor (default 0.97; 1.0 packs fully, at the cost that a lookup of a
+/// missing member scans the whole table). Replies with the set's bytes afterwards.
+pub fn optimize(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args.len() > 3 {
+        return ctx.error("ERR wrong number of arguments for 'goblin.optimize' command");
+    }
+    let density = match args.get(2) {
+        None => DEFAULT_DENSITY,
+        Some(arg) => match crate::numbers::parse_f64(arg) {
+            Some(d) if d > 0.0 && d <= 1.0 => d,
+            _ => return ctx.error("ERR density must be a number greater than 0 and at most 1"),
+        },
+    };
+    let Some(set) = write_zset(ctx, args[1]) else {
+        return ctx.error("ERR no such key");
+    };
+    set.optimize(density);
+    let bytes = set.memory_bytes();
+    ctx.out.int(bytes as i64);
+}

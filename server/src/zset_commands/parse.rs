@@ -1,0 +1,148 @@
+//! Argument parsing for the sorted-set commands, with Redis's exact error texts.
+
+use crate::commands::Ctx;
+use crate::numbers::parse_f64;
+use goblin_zset::{LexBound, LexRange, ScoreBound, ScoreRange};
+
+/// A score argument (ZADD, ZINCRBY): "ERR value is not a valid float" when bad.
+pub fn score(ctx: &mut Ctx, arg: &[u8]) -> Option<f64> {
+    let v = parse_f64(arg);
+    if v.is_none() {
+        ctx.error("ERR value is not a valid float");
+    }
+    v
+}
+
+/// One end of a score range as strtod reads it after an optional '(' (leading spaces and
+/// overflow to infinity allowed, NaN refused), as Redis's zslParseRange does.
+fn score_bound(arg: &[u8]) -> Option<ScoreBound> {
+    let (exclusive, text) = match arg.first() {
+        Some(b'(') => (true, &arg[1..]),
+        _ => (false, arg),
+    };
+    let text = std::str::from_utf8(text).ok()?.trim_start();
+    let value = match parse_f64(text.as_bytes()) {
+        Some(v) => v,
+        // strtod saturates on overflow and flushes underflow to zero; NaN stays refused.
+        None => {
+            let v: f64 = text.parse().ok()?;
+            if v.is_nan() || text.is_empty() || text.to_ascii_lowercase().contains("nan") {
+                return None;
+            }
+            v
+        }
+    };
+    Some(ScoreBound { value, exclusive })
+}
+
+/// A score range: "ERR min or max is not a float" when bad.
+pub fn score_range(ctx: &mut Ctx, min: &[u8], max: &[u8]) -> Option<ScoreRange> {
+    match (score_bound(min), score_bound(max)) {
+        (Some(min), Some(max)) => Some(ScoreRange { min, max }),
+        _ => {
+            ctx.error("ERR min or max is not a float");
+            None
+        }
+    }
+}
+
+fn lex_bound(arg: &[u8]) -> Option<LexBound> {
+    match arg.first()? {
+        b'+' if arg.len() == 1 => Some(LexBound::PosInf),
+        b'-' if arg.len() == 1 => Some(LexBound::NegInf),
+        b'(' => Some(LexBound::Exclusive(arg[1..].to_vec())),
+        b'[' => Some(LexBound::Inclusive(arg[1..].to_vec())),
+        _ => None,
+    }
+}
+
+/// A lex range: "ERR min or max not valid string range item" when bad.
+pub fn lex_range(ctx: &mut Ctx, min: &[u8], max: &[u8]) -> Option<LexRange> {
+    match (lex_bound(min), lex_bound(max)) {
+        (Some(min), Some(max)) => Some(LexRange { min, max }),
+        _ => {
+            ctx.error("ERR min or max not valid string range item");
+            None
+        }
+    }
+}
+
+/// A blocking timeout in seconds (fractions allowed; 0 is forever). Returns the deadline in
+/// Unix milliseconds, None meaning forever.
+pub fn timeout(ctx: &mut Ctx, arg: &[u8]) -> Option<Option<u64>> {
+    let Some(secs) = parse_f64(arg) else {
+        ctx.error("ERR timeout is not a float or out of range");
+        return None;
+    };
+    let ms = (secs * 1000.0).ceil();
+    if ms > i64::MAX as f64 {
+        ctx.error("ERR timeout is out of range");
+        return None;
+    }
+    if ms < 0.0 {
+        ctx.error("ERR timeout is negative");
+        return None;
+    }
+    Some((ms > 0.0).then(|| ctx.now_ms + ms as u64))
+}
+
+/// An integer in [min, max], else `message` (Redis's getRangeLongFromObjectOrReply).
+pub fn int_in_range(ctx: &mut Ctx, arg: &[u8], min: i64, max: i64, message: &str) -> Option<i64> {
+    let v = ctx.int_arg(arg)?;
+    if v < min || v > max {
+        ctx.error(message);
+        return None;
+    }
+    Some(v)
+}
+
+/// Normalizes a rank range with negative indexes as Redis does; None when empty.
+pub fn rank_range(start: i64, end: i64, len: usize) -> Option<std::ops::Range<usize>> {
+    let len = len as i64;
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let end = if end < 0 { len + end } else { end };
+    if start > end || start >= len {
+        return None;
+    }
+    Some(start as usize..(end.min(len - 1) + 1) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn score_bounds_like_zsl_parse_range() {
+        assert!(score_bound(b"(1.5").is_some_and(|b| b.exclusive && b.value == 1.5));
+        assert!(score_bound(b"-inf").is_some_and(|b| b.value == f64::NEG_INFINITY));
+        assert!(score_bound(b"1e400").is_some_and(|b| b.value == f64::INFINITY));
+        assert!(score_bound(b" 2").is_some_and(|b| b.value == 2.0));
+        assert!(score_bound(b"nan").is_none());
+        assert!(score_bound(b"(").is_none());
+        assert!(score_bound(b"abc").is_none());
+    }
+
+    #[test]
+    fn lex_bounds() {
+        assert!(matches!(lex_bound(b"-"), Some(LexBound::NegInf)));
+        assert!(matches!(lex_bound(b"[a"), Some(LexBound::Inclusive(v)) if v == b"a"));
+        assert!(matches!(lex_bound(b"("), Some(LexBound::Exclusive(v)) if v.is_empty()));
+        assert!(lex_bound(b"a").is_none());
+        assert!(lex_bound(b"").is_none());
+        assert!(lex_bound(b"+a").is_none());
+    }
+
+    #[test]
+    fn rank_ranges() {
+        assert_eq!(rank_range(0, -1, 5), Some(0..5));
+        assert_eq!(rank_range(-100, 100, 5), Some(0..5));
+        assert_eq!(rank_range(3, 1, 5), None);
+        assert_eq!(rank_range(5, 10, 5), None);
+        assert_eq!(rank_range(-2, -1, 5), Some(3..5));
+        assert_eq!(rank_range(0, 0, 0), None);
+    }
+}

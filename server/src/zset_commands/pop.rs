@@ -1,0 +1,207 @@
+//! ZPOPMIN, ZPOPMAX, ZMPOP and the blocking BZPOPMIN, BZPOPMAX, BZMPOP.
+
+use super::{after_write, parse, write_zset};
+use crate::commands::Ctx;
+
+/// Which end to pop from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Min,
+    Max,
+}
+
+/// Pops up to `count` members from the set at `key`; empty when the key is missing.
+fn pop(ctx: &mut Ctx, key: &[u8], end: End, count: usize) -> Vec<(Vec<u8>, f64)> {
+    let Some(set) = write_zset(ctx, key) else {
+        return Vec::new();
+    };
+    let len = set.len();
+    let n = count.min(len);
+    let ranks = match end {
+        End::Min => 0..n,
+        End::Max => len - n..len,
+    };
+    let mut popped: Vec<(Vec<u8>, f64)> = set
+        .iter_ranks(ranks.clone())
+        .map(|(m, s)| (m.to_vec(), s))
+        .collect();
+    if end == End::Max {
+        popped.reverse();
+    }
+    set.remove_rank_range(ranks);
+    if n > 0 {
+        after_write(ctx, key);
+    }
+    popped
+}
+
+/// Writes popped pairs flat ([m, s, m, s]) or nested ([[m, s], ...]).
+fn write_pairs(ctx: &mut Ctx, popped: &[(Vec<u8>, f64)], nested: bool) {
+    ctx.out.array(if nested {
+        popped.len()
+    } else {
+        popped.len() * 2
+    });
+    for (member, score) in popped {
+        if nested {
+            ctx.out.array(2);
+        }
+        ctx.out.bulk(member);
+        ctx.out.double(*score);
+    }
+}
+
+fn zpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
+    if args.len() > 3 {
+        return ctx.syntax_error();
+    }
+    let count = match args.get(2) {
+        None => None,
+        Some(arg) => match parse::int_in_range(
+            ctx,
+            arg,
+            0,
+            i64::MAX,
+            "ERR value is out of range, must be positive",
+        ) {
+            Some(c) => Some(c as usize),
+            None => return,
+        },
+    };
+    let popped = pop(ctx, args[1], end, count.unwrap_or(1));
+    let nested = ctx.out.is_resp3() && count.is_some();
+    write_pairs(ctx, &popped, nested);
+}
+
+/// ZPOPMIN key [count]
+pub fn zpopmin(ctx: &mut Ctx, args: &[&[u8]]) {
+    zpop_generic(ctx, args, End::Min);
+}
+
+/// ZPOPMAX key [count]
+pub fn zpopmax(ctx: &mut Ctx, args: &[&[u8]]) {
+    zpop_generic(ctx, args, End::Max);
+}
+
+/// The first of `keys` holding a non-empty set.
+fn first_ready(ctx: &mut Ctx, keys: &[&[u8]]) -> Option<usize> {
+    keys.iter().position(|k| write_zset(ctx, k).is_some())
+}
+
+/// Parses `numkeys key... MIN|MAX [COUNT count]` starting at `at`.
+fn parse_mpop<'a>(
+    ctx: &mut Ctx,
+    args: &[&'a [u8]],
+    at: usize,
+) -> Option<(Vec<&'a [u8]>, End, usize)> {
+    let numkeys = parse::int_in_range(
+        ctx,
+        args[at],
+        1,
+        i64::MAX,
+        "ERR numkeys should be greater than 0",
+    )? as usize;
+    let where_at = at.saturating_add(numkeys).saturating_add(1);
+    if where_at >= args.len() {
+        ctx.syntax_error();
+        return None;
+    }
+    let end = match args[where_at].to_ascii_uppercase().as_slice() {
+        b"MIN" => End::Min,
+        b"MAX" => End::Max,
+        _ => {
+            ctx.syntax_error();
+            return None;
+        }
+    };
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < args.len() {
+        if count.is_none() && args[j].eq_ignore_ascii_case(b"COUNT") && j + 1 < args.len() {
+            count = Some(parse::int_in_range(
+                ctx,
+                args[j + 1],
+                1,
+                i64::MAX,
+                "ERR count should be greater than 0",
+            )? as usize);
+            j += 2;
+        } else {
+            ctx.syntax_error();
+            return None;
+        }
+    }
+    Some((args[at + 1..where_at].to_vec(), end, count.unwrap_or(1)))
+}
+
+/// Pops from the first non-empty key and replies `[key, [[m, s], ...]]`; false when all are empty.
+fn mpop_reply(ctx: &mut Ctx, keys: &[&[u8]], end: End, count: usize) -> bool {
+    let Some(i) = first_ready(ctx, keys) else {
+        return false;
+    };
+    let popped = pop(ctx, keys[i], end, count);
+    ctx.out.array(2);
+    ctx.out.bulk(keys[i]);
+    write_pairs(ctx, &popped, true);
+    true
+}
+
+/// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
+pub fn zmpop(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some((keys, end, count)) = parse_mpop(ctx, args, 1) else {
+        return;
+    };
+    if !mpop_reply(ctx, &keys, end, count) {
+        ctx.out.null_array();
+    }
+}
+
+/// Waits (or, inside MULTI, answers null) when nothing could be popped.
+fn block_or_null(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>) {
+    if ctx.in_exec {
+        ctx.out.null_array();
+    } else {
+        ctx.block = Some((keys.iter().map(|k| k.to_vec()).collect(), deadline));
+    }
+}
+
+fn bzpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
+    let Some(deadline) = parse::timeout(ctx, args[args.len() - 1]) else {
+        return;
+    };
+    let keys = &args[1..args.len() - 1];
+    match first_ready(ctx, keys) {
+        Some(i) => {
+            let popped = pop(ctx, keys[i], end, 1);
+            let (member, score) = &popped[0];
+            ctx.out.array(3);
+            ctx.out.bulk(keys[i]);
+            ctx.out.bulk(member);
+            ctx.out.double(*score);
+        }
+        None => block_or_null(ctx, keys, deadline),
+    }
+}
+
+/// BZPOPMIN key [key ...] timeout
+pub fn bzpopmin(ctx: &mut Ctx, args: &[&[u8]]) {
+    bzpop_generic(ctx, args, End::Min);
+}
+
+/// BZPOPMAX key [key ...] timeout
+pub fn bzpopmax(ctx: &mut Ctx, args: &[&[u8]]) {
+    bzpop_generic(ctx, args, End::Max);
+}
+
+/// BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
+pub fn bzmpop(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some((keys, end, count)) = parse_mpop(ctx, args, 2) else {
+        return;
+    };
+    let Some(deadline) = parse::timeout(ctx, args[1]) else {
+        return;
+    };
+    if !mpop_reply(ctx, &keys, end, count) {
+        block_or_null(ctx, &keys, deadline);
+    }
+}

@@ -1,0 +1,188 @@
+//! ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZRANDMEMBER, ZSCAN.
+
+use super::{parse, read_zset, write_members};
+use crate::commands::Ctx;
+use crate::glob::glob_match;
+
+/// ZCARD key
+pub fn zcard(ctx: &mut Ctx, args: &[&[u8]]) {
+    let n = read_zset(ctx, args[1]).map(|s| s.len()).unwrap_or(0);
+    ctx.out.int(n as i64);
+}
+
+/// ZSCORE key member
+pub fn zscore(ctx: &mut Ctx, args: &[&[u8]]) {
+    match read_zset(ctx, args[1]).and_then(|s| s.score(args[2])) {
+        Some(score) => ctx.out.double(score),
+        None => ctx.out.null(),
+    }
+}
+
+/// ZMSCORE key member [member ...]
+pub fn zmscore(ctx: &mut Ctx, args: &[&[u8]]) {
+    let scores: Vec<Option<f64>> = match read_zset(ctx, args[1]) {
+        Some(set) => args[2..].iter().map(|m| set.score(m)).collect(),
+        None => vec![None; args.len() - 2],
+    };
+    ctx.out.array(scores.len());
+    for score in scores {
+        match score {
+            Some(s) => ctx.out.double(s),
+            None => ctx.out.null(),
+        }
+    }
+}
+
+fn rank_generic(ctx: &mut Ctx, args: &[&[u8]], reverse: bool) {
+    if args.len() > 4 {
+        let name = if reverse { "zrevrank" } else { "zrank" };
+        return ctx.error(&format!(
+            "ERR wrong number of arguments for '{name}' command"
+        ));
+    }
+    let withscore = match args.get(3) {
+        None => false,
+        Some(a) if a.eq_ignore_ascii_case(b"WITHSCORE") => true,
+        Some(_) => return ctx.syntax_error(),
+    };
+    let found = read_zset(ctx, args[1]).and_then(|set| {
+        let rank = set.rank(args[2])?;
+        let score = set.get_by_rank(rank).map(|(_, s)| s)?;
+        Some((if reverse { set.len() - 1 - rank } else { rank }, score))
+    });
+    match (found, withscore) {
+        (Some((rank, _)), false) => ctx.out.int(rank as i64),
+        (Some((rank, score)), true) => {
+            ctx.out.array(2);
+            ctx.out.int(rank as i64);
+            ctx.out.double(score);
+        }
+        (None, false) => ctx.out.null(),
+        (None, true) => ctx.out.null_array(),
+    }
+}
+
+/// ZRANK key member [WITHSCORE]
+pub fn zrank(ctx: &mut Ctx, args: &[&[u8]]) {
+    rank_generic(ctx, args, false);
+}
+
+/// ZREVRANK key member [WITHSCORE]
+pub fn zrevrank(ctx: &mut Ctx, args: &[&[u8]]) {
+    rank_generic(ctx, args, true);
+}
+
+/// ZCOUNT key min max
+pub fn zcount(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(range) = parse::score_range(ctx, args[2], args[3]) else {
+        return;
+    };
+    let n = read_zset(ctx, args[1])
+        .map(|s| s.score_range_ranks(&range).len())
+        .unwrap_or(0);
+    ctx.out.int(n as i64);
+}
+
+/// ZLEXCOUNT key min max
+pub fn zlexcount(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(range) = parse::lex_range(ctx, args[2], args[3]) else {
+        return;
+    };
+    let n = read_zset(ctx, args[1])
+        .map(|s| s.lex_range_ranks(&range).len())
+        .unwrap_or(0);
+    ctx.out.int(n as i64);
+}
+
+/// ZRANDMEMBER key [count [WITHSCORES]]
+pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args.len() == 2 {
+        let len = read_zset(ctx, args[1]).map(|s| s.len()).unwrap_or(0);
+        if len == 0 {
+            return ctx.out.null();
+        }
+        let rank = (ctx.server.random() % len as u64) as usize;
+        let member = read_zset(ctx, args[1])
+            .and_then(|s| s.get_by_rank(rank))
+            .map(|(m, _)| m.to_vec())
+            .expect("rank in range");
+        return ctx.out.bulk(&member);
+    }
+    let withscores = match args.get(3) {
+        None => false,
+        Some(a) if args.len() == 4 && a.eq_ignore_ascii_case(b"WITHSCORES") => true,
+        Some(_) => return ctx.syntax_error(),
+    };
+    let Some(count) = parse::int_in_range(
+        ctx,
+        args[2],
+        -i64::MAX,
+        i64::MAX,
+        "ERR value is out of range",
+    ) else {
+        return;
+    };
+    if withscores && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
+        return ctx.error("ERR value is out of range");
+    }
+    let len = read_zset(ctx, args[1]).map(|s| s.len()).unwrap_or(0);
+    if count == 0 || len == 0 {
+        return ctx.out.array(0);
+    }
+    let ranks: Vec<usize> = if count < 0 {
+        (0..count.unsigned_abs())
+            .map(|_| (ctx.server.random() % len as u64) as usize)
+            .collect()
+    } else if count as usize >= len {
+        (0..len).collect()
+    } else {
+        // A partial Fisher-Yates shuffle over the ranks picks `count` distinct members.
+        let count = count as usize;
+        let mut pool: Vec<usize> = (0..len).collect();
+        for i in 0..count {
+            let j = i + (ctx.server.random() % (len - i) as u64) as usize;
+            pool.swap(i, j);
+        }
+        pool.truncate(count);
+        pool
+    };
+    let set = read_zset(ctx, args[1]).expect("checked above");
+    let picked: Vec<(Vec<u8>, f64)> = ranks
+        .iter()
+        .filter_map(|&r| set.get_by_rank(r))
+        .map(|(m, s)| (m.to_vec(), s))
+        .collect();
+    write_members(
+        ctx,
+        picked.iter().map(|(m, s)| (m.as_slice(), *s)),
+        withscores,
+    );
+}
+
+/// ZSCAN key cursor [MATCH pattern] [COUNT count]
+pub fn zscan(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(cursor) = std::str::from_utf8(args[2])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    else {
+        return ctx.error("ERR invalid cursor");
+    };
+    let Some(opts) = crate::commands::ScanOptions::parse(ctx, &args[3..], false) else {
+        return;
+    };
+    let mut found = Vec::new();
+    let next = match read_zset(ctx, args[1]) {
+        Some(set) => set.scan(cursor, opts.count, &mut found),
+        None => 0,
+    };
+    if let Some(pattern) = &opts.pattern {
+        found.retain(|(m, _)| glob_match(pattern, m, false));
+    }
+    ctx.out.array(2);
+    ctx.out.bulk(next.to_string().as_bytes());
+    ctx.out.array(found.len() * 2);
+    for (member, score) in &found {
+        ctx.out.bulk(member);
+        ctx.out.bulk(&crate::numbers::double_to_bytes(*score));
+    }
+}

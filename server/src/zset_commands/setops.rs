@@ -1,0 +1,251 @@
+//! ZUNION, ZINTER, ZDIFF, their STORE forms (WEIGHTS, AGGREGATE, WITHSCORES), ZINTERCARD.
+
+use super::{parse, read_zset, store_result, write_members};
+use crate::commands::Ctx;
+use hashbrown::HashMap;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Union,
+    Inter,
+    Diff,
+}
+
+#[derive(Clone, Copy)]
+enum Aggregate {
+    Sum,
+    Min,
+    Max,
+}
+
+impl Aggregate {
+    /// Combines two scores; a SUM of opposite infinities is 0, as in Redis.
+    fn apply(self, acc: f64, v: f64) -> f64 {
+        match self {
+            Aggregate::Sum => {
+                let s = acc + v;
+                if s.is_nan() {
+                    0.0
+                } else {
+                    s
+                }
+            }
+            Aggregate::Min => acc.min(v),
+            Aggregate::Max => acc.max(v),
+        }
+    }
+}
+
+/// A weighted score; inf * 0 is 0, as in Redis.
+fn weigh(score: f64, weight: f64) -> f64 {
+    let v = score * weight;
+    if v.is_nan() {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// Members with their scores, in ascending order.
+type Members = Vec<(Vec<u8>, f64)>;
+
+/// Snapshot of the input sets, None for missing keys.
+fn load_inputs(ctx: &mut Ctx, keys: &[&[u8]]) -> Vec<Option<Members>> {
+    keys.iter()
+        .map(|k| read_zset(ctx, k).map(|s| s.iter().map(|(m, sc)| (m.to_vec(), sc)).collect()))
+        .collect()
+}
+
+/// Computes the result, sorted by (score, member).
+fn compute(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    weights: &[f64],
+    aggregate: Aggregate,
+    op: Op,
+) -> Vec<(Vec<u8>, f64)> {
+    let inputs = load_inputs(ctx, keys);
+    let mut result: Vec<(Vec<u8>, f64)> = match op {
+        Op::Union => {
+            let mut acc: HashMap<Vec<u8>, f64> = HashMap::new();
+            for (input, &w) in inputs.iter().zip(weights) {
+                for (member, score) in input.iter().flatten() {
+                    let v = weigh(*score, w);
+                    acc.entry_ref(member.as_slice())
+                        .and_modify(|a| *a = aggregate.apply(*a, v))
+                        .or_insert(v);
+                }
+            }
+            acc.into_iter().collect()
+        }
+        Op::Inter => {
+            if inputs.iter().any(Option::is_none) {
+                return Vec::new();
+            }
+            let sets: Vec<HashMap<&[u8], f64>> = inputs
+                .iter()
+                .flatten()
+                .map(|s| s.iter().map(|(m, sc)| (m.as_slice(), *sc)).collect())
+                .collect();
+            // Walk the smallest set and look members up in the others.
+            let smallest = (0..sets.len())
+                .min_by_key(|&i| sets[i].len())
+                .expect("at least one key");
+            let mut out = Vec::new();
+            'members: for (&member, _) in &sets[smallest] {
+                let mut acc: Option<f64> = None;
+                for (set, &w) in sets.iter().zip(weights) {
+                    let Some(&score) = set.get(member) else {
+                        continue 'members;
+                    };
+                    let v = weigh(score, w);
+                    acc = Some(acc.map_or(v, |a| aggregate.apply(a, v)));
+                }
+                out.push((member.to_vec(), acc.expect("at least one set")));
+            }
+            out
+        }
+        Op::Diff => {
+            let Some(first) = &inputs[0] else {
+                return Vec::new();
+            };
+            let others: Vec<hashbrown::HashSet<&[u8]>> = inputs[1..]
+                .iter()
+                .flatten()
+                .map(|s| s.iter().map(|(m, _)| m.as_slice()).collect())
+                .collect();
+            first
+                .iter()
+                .filter(|(m, _)| !others.iter().any(|o| o.contains(m.as_slice())))
+                .cloned()
+                .collect()
+        }
+    };
+    result.sort_by(|a, b| {
+        a.1.partial_cmp(&b.1)
+            .expect("no NaN scores")
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    result
+}
+
+/// Parses the numkeys argument at `at`, checking there are that many keys after it.
+fn numkeys(ctx: &mut Ctx, args: &[&[u8]], at: usize, name: &str) -> Option<usize> {
+    let n = ctx.int_arg(args[at])?;
+    if n < 1 {
+        ctx.error(&format!(
+            "ERR at least 1 input key is needed for '{name}' command"
+        ));
+        return None;
+    }
+    if n as usize > args.len() - at - 1 {
+        ctx.syntax_error();
+        return None;
+    }
+    Some(n as usize)
+}
+
+/// Parses `numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]` from `at`.
+fn setop_generic(ctx: &mut Ctx, args: &[&[u8]], at: usize, dst: Option<&[u8]>, op: Op, name: &str) {
+    let Some(numkeys) = numkeys(ctx, args, at, name) else {
+        return;
+    };
+    let keys: Vec<&[u8]> = args[at + 1..at + 1 + numkeys].to_vec();
+    let mut weights = vec![1.0; numkeys];
+    let mut aggregate = Aggregate::Sum;
+    let mut withscores = false;
+    let mut j = at + 1 + numkeys;
+    while j < args.len() {
+        let left = args.len() - j - 1;
+        let a = args[j];
+        if op != Op::Diff && a.eq_ignore_ascii_case(b"WEIGHTS") && left >= numkeys {
+            for (k, w) in weights.iter_mut().enumerate() {
+                match crate::numbers::parse_f64(args[j + 1 + k]) {
+                    Some(v) => *w = v,
+                    None => return ctx.error("ERR weight value is not a float"),
+                }
+            }
+            j += numkeys;
+        } else if op != Op::Diff && a.eq_ignore_ascii_case(b"AGGREGATE") && left >= 1 {
+            aggregate = match args[j + 1].to_ascii_uppercase().as_slice() {
+                b"SUM" => Aggregate::Sum,
+                b"MIN" => Aggregate::Min,
+                b"MAX" => Aggregate::Max,
+                _ => return ctx.syntax_error(),
+            };
+            j += 1;
+        } else if dst.is_none() && a.eq_ignore_ascii_case(b"WITHSCORES") {
+            withscores = true;
+        } else {
+            return ctx.syntax_error();
+        }
+        j += 1;
+    }
+    let result = compute(ctx, &keys, &weights, aggregate, op);
+    match dst {
+        Some(dst) => {
+            let n = store_result(ctx, dst, result);
+            ctx.out.int(n as i64);
+        }
+        None => write_members(
+            ctx,
+            result.iter().map(|(m, s)| (m.as_slice(), *s)),
+            withscores,
+        ),
+    }
+}
+
+/// ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+pub fn zunion(ctx: &mut Ctx, args: &[&[u8]]) {
+    setop_generic(ctx, args, 1, None, Op::Union, "zunion");
+}
+
+/// ZINTER numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+pub fn zinter(ctx: &mut Ctx, args: &[&[u8]]) {
+    setop_generic(ctx, args, 1, None, Op::Inter, "zinter");
+}
+
+/// ZDIFF numkeys key [key ...] [WITHSCORES]
+pub fn zdiff(ctx: &mut Ctx, args: &[&[u8]]) {
+    setop_generic(ctx, args, 1, None, Op::Diff, "zdiff");
+}
+
+/// ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]
+pub fn zunionstore(ctx: &mut Ctx, args: &[&[u8]]) {
+    setop_generic(ctx, args, 2, Some(args[1]), Op::Union, "zunionstore");
+}
+
+/// ZINTERSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]
+pub fn zinterstore(ctx: &mut Ctx, args: &[&[u8]]) {
+    setop_generic(ctx, args, 2, Some(args[1]), Op::Inter, "zinterstore");
+}
+
+/// ZDIFFSTORE destination numkeys key [key ...]
+pub fn zdiffstore(ctx: &mut Ctx, args: &[&[u8]]) {
+    setop_generic(ctx, args, 2, Some(args[1]), Op::Diff, "zdiffstore");
+}
+
+/// ZINTERCARD numkeys key [key ...] [LIMIT limit]
+pub fn zintercard(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(numkeys) = numkeys(ctx, args, 1, "zintercard") else {
+        return;
+    };
+    let mut limit = 0usize;
+    let mut j = 2 + numkeys;
+    while j < args.len() {
+        if args[j].eq_ignore_ascii_case(b"LIMIT") && j + 1 < args.len() {
+            let Some(l) =
+                parse::int_in_range(ctx, args[j + 1], 0, i64::MAX, "ERR LIMIT can't be negative")
+            else {
+                return;
+            };
+            limit = l as usize;
+            j += 2;
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    let keys: Vec<&[u8]> = args[2..2 + numkeys].to_vec();
+    let n = compute(ctx, &keys, &vec![1.0; numkeys], Aggregate::Sum, Op::Inter).len();
+    ctx.out.int(if limit > 0 { n.min(limit) } else { n } as i64);
+}

@@ -1,0 +1,230 @@
+//! ZADD, ZINCRBY, ZREM, ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZREMRANGEBYLEX.
+
+use super::{after_write, insert, parse, write_zset};
+use crate::commands::Ctx;
+use crate::db::Value;
+use goblin_zset::ZSet;
+
+/// ZADD's options.
+#[derive(Default)]
+struct AddFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    ch: bool,
+    incr: bool,
+}
+
+/// What adding one member did.
+enum Outcome {
+    /// A new member with this score.
+    Added(f64),
+    /// The member's score changed to this.
+    Updated(f64),
+    /// The member already had this score.
+    Same(f64),
+    /// NX, XX, GT or LT stopped the change.
+    Refused,
+}
+
+/// Adds or updates one member under ZADD's rules (Redis's zsetAdd). Err on a NaN result.
+fn add_one(
+    set: &mut ZSet,
+    member: &[u8],
+    score: f64,
+    f: &AddFlags,
+    cfg: &goblin_zset::Config,
+) -> Result<Outcome, ()> {
+    match set.score(member) {
+        Some(current) => {
+            if f.nx {
+                return Ok(Outcome::Refused);
+            }
+            let new = if f.incr { current + score } else { score };
+            if new.is_nan() {
+                return Err(());
+            }
+            if (f.lt && new >= current) || (f.gt && new <= current) {
+                return Ok(Outcome::Refused);
+            }
+            if new == current {
+                return Ok(Outcome::Same(new));
+            }
+            insert(set, member, new, cfg);
+            Ok(Outcome::Updated(new))
+        }
+        None if f.xx => Ok(Outcome::Refused),
+        None => {
+            insert(set, member, score, cfg);
+            Ok(Outcome::Added(score))
+        }
+    }
+}
+
+/// Shared by ZADD and ZINCRBY once arguments are parsed.
+fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) {
+    let db = ctx.client.db;
+    let cfg = ctx.server.config.zset;
+    let exists = write_zset(ctx, key).is_some();
+    if !exists {
+        if f.xx {
+            return if f.incr {
+                ctx.out.null()
+            } else {
+                ctx.out.int(0)
+            };
+        }
+        let longest = pairs.iter().map(|(_, m)| m.len()).max().unwrap_or(0);
+        ctx.server.store_value(
+            db,
+            key,
+            Value::ZSet(ZSet::with_expected(pairs.len(), longest, &cfg)),
+        );
+    }
+    let set = write_zset(ctx, key).expect("present or just created");
+    let (mut added, mut updated) = (0i64, 0i64);
+    let mut last = None;
+    let mut nan = false;
+    for &(score, member) in pairs {
+        match add_one(set, member, score, f, &cfg) {
+            Ok(Outcome::Added(s)) => {
+                added += 1;
+                last = Some(s);
+            }
+            Ok(Outcome::Updated(s)) => {
+                updated += 1;
+                last = Some(s);
+            }
+            Ok(Outcome::Same(s)) => last = Some(s),
+            Ok(Outcome::Refused) => last = None,
+            Err(()) => {
+                nan = true;
+                break;
+            }
+        }
+    }
+    if added + updated > 0 || !exists {
+        after_write(ctx, key);
+    }
+    if nan {
+        return ctx.error("ERR resulting score is not a number (NaN)");
+    }
+    if f.incr {
+        match last {
+            Some(s) => ctx.out.double(s),
+            None => ctx.out.null(),
+        }
+    } else {
+        ctx.out.int(if f.ch { added + updated } else { added });
+    }
+}
+
+/// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
+pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) {
+    let mut f = AddFlags::default();
+    let mut i = 2;
+    while i < args.len() {
+        match args[i].to_ascii_uppercase().as_slice() {
+            b"NX" => f.nx = true,
+            b"XX" => f.xx = true,
+            b"GT" => f.gt = true,
+            b"LT" => f.lt = true,
+            b"CH" => f.ch = true,
+            b"INCR" => f.incr = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    let elements = args.len() - i;
+    if elements == 0 || !elements.is_multiple_of(2) {
+        return ctx.syntax_error();
+    }
+    if f.nx && f.xx {
+        return ctx.error("ERR XX and NX options at the same time are not compatible");
+    }
+    if (f.nx && (f.gt || f.lt)) || (f.gt && f.lt) {
+        return ctx.error("ERR GT, LT, and/or NX options at the same time are not compatible");
+    }
+    if f.incr && elements > 2 {
+        return ctx.error("ERR INCR option supports a single increment-element pair");
+    }
+    let mut pairs = Vec::with_capacity(elements / 2);
+    for pair in args[i..].chunks(2) {
+        let Some(score) = parse::score(ctx, pair[0]) else {
+            return;
+        };
+        pairs.push((score, pair[1]));
+    }
+    add_generic(ctx, args[1], &pairs, &f);
+}
+
+/// ZINCRBY key increment member
+pub fn zincrby(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(increment) = parse::score(ctx, args[2]) else {
+        return;
+    };
+    add_generic(
+        ctx,
+        args[1],
+        &[(increment, args[3])],
+        &AddFlags {
+            incr: true,
+            ..AddFlags::default()
+        },
+    );
+}
+
+/// ZREM key member [member ...]
+pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(set) = write_zset(ctx, args[1]) else {
+        return ctx.out.int(0);
+    };
+    let removed = args[2..].iter().filter(|m| set.remove(m).is_some()).count();
+    if removed > 0 {
+        after_write(ctx, args[1]);
+    }
+    ctx.out.int(removed as i64);
+}
+
+/// Removes a rank range and replies with the count (shared by the ZREMRANGEBY* commands).
+fn remove_ranks(ctx: &mut Ctx, key: &[u8], ranks: impl FnOnce(&ZSet) -> std::ops::Range<usize>) {
+    let Some(set) = write_zset(ctx, key) else {
+        return ctx.out.int(0);
+    };
+    let ranks = ranks(set);
+    let removed = set.remove_rank_range(ranks);
+    if removed > 0 {
+        after_write(ctx, key);
+    }
+    ctx.out.int(removed as i64);
+}
+
+/// ZREMRANGEBYRANK key start stop
+pub fn zremrangebyrank(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(start) = ctx.int_arg(args[2]) else {
+        return;
+    };
+    let Some(end) = ctx.int_arg(args[3]) else {
+        return;
+    };
+    remove_ranks(ctx, args[1], |set| {
+        parse::rank_range(start, end, set.len()).unwrap_or(0..0)
+    });
+}
+
+/// ZREMRANGEBYSCORE key min max
+pub fn zremrangebyscore(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(range) = parse::score_range(ctx, args[2], args[3]) else {
+        return;
+    };
+    remove_ranks(ctx, args[1], |set| set.score_range_ranks(&range));
+}
+
+/// ZREMRANGEBYLEX key min max
+pub fn zremrangebylex(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(range) = parse::lex_range(ctx, args[2], args[3]) else {
+        return;
+    };
+    remove_ranks(ctx, args[1], |set| set.lex_range_ranks(&range));
+}
