@@ -329,10 +329,11 @@ impl Blocks {
         let end = ranks.end.min(self.len);
         let start = ranks.start.min(end);
         BlockIter {
-            blocks: &self.blocks,
+            index: self,
             front: self.sizes.select(start),
             back: self.sizes.select(end),
-            remaining: end - start,
+            front_rank: start,
+            back_rank: end,
         }
     }
 
@@ -383,48 +384,72 @@ impl Blocks {
     }
 }
 
-/// Ids over a rank range, from either end.
+/// Ids over a rank range, from either end. Skipping (`nth`, `nth_back`,
+/// and so `skip` for ZRANGE ... LIMIT) jumps through the Fenwick tree in
+/// O(log blocks) instead of stepping.
 #[derive(Clone, Debug)]
 pub(crate) struct BlockIter<'a> {
-    blocks: &'a [Vec<u32>],
+    index: &'a Blocks,
+    /// Position of the next id from the front.
     front: (usize, usize),
+    /// Position just past the next id from the back.
     back: (usize, usize),
-    remaining: usize,
+    front_rank: usize,
+    back_rank: usize,
 }
 
 impl Iterator for BlockIter<'_> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
-        if self.remaining == 0 {
+        if self.front_rank == self.back_rank {
             return None;
         }
-        while self.front.1 == self.blocks[self.front.0].len() {
+        let blocks = &self.index.blocks;
+        while self.front.1 == blocks[self.front.0].len() {
             self.front = (self.front.0 + 1, 0);
         }
-        let id = self.blocks[self.front.0][self.front.1];
+        let id = blocks[self.front.0][self.front.1];
         self.front.1 += 1;
-        self.remaining -= 1;
+        self.front_rank += 1;
         Some(id)
     }
 
+    fn nth(&mut self, n: usize) -> Option<u32> {
+        if n > 0 {
+            self.front_rank = (self.front_rank + n).min(self.back_rank);
+            self.front = self.index.sizes.select(self.front_rank);
+        }
+        self.next()
+    }
+
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.remaining, Some(self.remaining))
+        let n = self.back_rank - self.front_rank;
+        (n, Some(n))
     }
 }
 
 impl DoubleEndedIterator for BlockIter<'_> {
     fn next_back(&mut self) -> Option<u32> {
-        if self.remaining == 0 {
+        if self.front_rank == self.back_rank {
             return None;
         }
+        let blocks = &self.index.blocks;
         while self.back.1 == 0 {
             self.back.0 -= 1;
-            self.back.1 = self.blocks[self.back.0].len();
+            self.back.1 = blocks[self.back.0].len();
         }
         self.back.1 -= 1;
-        self.remaining -= 1;
-        Some(self.blocks[self.back.0][self.back.1])
+        self.back_rank -= 1;
+        Some(blocks[self.back.0][self.back.1])
+    }
+
+    fn nth_back(&mut self, n: usize) -> Option<u32> {
+        if n > 0 {
+            self.back_rank = self.back_rank.saturating_sub(n).max(self.front_rank);
+            self.back = self.index.sizes.select(self.back_rank);
+        }
+        self.next_back()
     }
 }
 

@@ -253,6 +253,11 @@ impl<'a> Iterator for LargeIter<'a> {
         Some((e.member, e.score))
     }
 
+    fn nth(&mut self, n: usize) -> Option<(&'a [u8], f64)> {
+        let e = self.arena.get(self.ids.nth(n)?);
+        Some((e.member, e.score))
+    }
+
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.ids.size_hint()
     }
@@ -261,6 +266,11 @@ impl<'a> Iterator for LargeIter<'a> {
 impl DoubleEndedIterator for LargeIter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
         let e = self.arena.get(self.ids.next_back()?);
+        Some((e.member, e.score))
+    }
+
+    fn nth_back(&mut self, n: usize) -> Option<Self::Item> {
+        let e = self.arena.get(self.ids.nth_back(n)?);
         Some((e.member, e.score))
     }
 }

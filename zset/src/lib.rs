@@ -277,7 +277,8 @@ impl ZSet {
     }
 
     /// Members and scores at ascending ranks `ranks` (clamped to the set),
-    /// in O(log n + k); `.rev()` walks them descending.
+    /// in O(log n + k); `.rev()` walks them descending. On a large set,
+    /// `nth`/`nth_back` (and so `skip`) jump in O(log n).
     pub fn iter_ranks(&self, ranks: Range<usize>) -> Iter<'_> {
         Iter {
             inner: match &self.repr {
@@ -394,6 +395,13 @@ impl<'a> Iterator for Iter<'a> {
         }
     }
 
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        match &mut self.inner {
+            IterInner::Small(i) => i.nth(n),
+            IterInner::Large(i) => i.nth(n),
+        }
+    }
+
     fn size_hint(&self) -> (usize, Option<usize>) {
         match &self.inner {
             IterInner::Small(i) => i.size_hint(),
@@ -407,6 +415,13 @@ impl DoubleEndedIterator for Iter<'_> {
         match &mut self.inner {
             IterInner::Small(i) => i.next_back(),
             IterInner::Large(i) => i.next_back(),
+        }
+    }
+
+    fn nth_back(&mut self, n: usize) -> Option<Self::Item> {
+        match &mut self.inner {
+            IterInner::Small(i) => i.nth_back(n),
+            IterInner::Large(i) => i.nth_back(n),
         }
     }
 }

@@ -302,6 +302,46 @@ fn check(z: &ZSet, m: &Model, p: &Probe, space: u16) {
         window.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
         "mixed ends"
     );
+    // Skipping (ZRANGE ... LIMIT) from both ends, also after stepping.
+    let k = (p.ranks.0 ^ p.ranks.1) % (window.len() + 2);
+    let keys: Vec<Vec<u8>> = window.iter().map(|(m, _)| m.clone()).collect();
+    let skipped: Vec<_> = z
+        .iter_ranks(lo..hi)
+        .skip(k)
+        .map(|(m, _)| m.to_vec())
+        .collect();
+    assert_eq!(
+        skipped,
+        keys.iter().skip(k).cloned().collect::<Vec<_>>(),
+        "skip {k}"
+    );
+    let rskipped: Vec<_> = z
+        .iter_ranks(lo..hi)
+        .rev()
+        .skip(k)
+        .map(|(m, _)| m.to_vec())
+        .collect();
+    assert_eq!(
+        rskipped,
+        keys.iter().rev().skip(k).cloned().collect::<Vec<_>>(),
+        "rev skip {k}"
+    );
+    let mut it = z.iter_ranks(lo..hi);
+    let mut model = keys.iter();
+    assert_eq!(it.next().map(|e| e.0.to_vec()), model.next().cloned());
+    assert_eq!(
+        it.nth_back(k / 2).map(|e| e.0.to_vec()),
+        model.nth_back(k / 2).cloned()
+    );
+    assert_eq!(
+        it.nth(k / 3).map(|e| e.0.to_vec()),
+        model.nth(k / 3).cloned()
+    );
+    assert_eq!(it.len(), model.len());
+    assert_eq!(
+        it.map(|e| e.0.to_vec()).collect::<Vec<_>>(),
+        model.cloned().collect::<Vec<_>>()
+    );
     // Score range.
     let r = &p.scores;
     let start = want
