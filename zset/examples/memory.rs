@@ -65,4 +65,28 @@ fn main() {
     }
     println!("W2 load {:?}", t.elapsed());
     report("W2 \"m:\"+12 hex, scores in [0, 2^32)", &mut w2);
+    drop(w2);
+
+    // W4: many keys of 10 and of 200 members (heap bytes only; the
+    // keyspace entry and the inline ZSet header are the server's).
+    for size in [10usize, 200] {
+        let keys = 1000;
+        let mut sets: Vec<ZSet> = (0..keys).map(|_| ZSet::new()).collect();
+        for z in &mut sets {
+            while z.len() < size {
+                let member = format!("m:{:012x}", rng.next() >> 16);
+                z.insert(member.as_bytes(), (rng.next() >> 32) as f64, &cfg);
+            }
+        }
+        let members = (keys * size) as f64;
+        let loaded: usize = sets.iter().map(ZSet::memory_bytes).sum();
+        sets.iter_mut().for_each(|z| z.optimize(0.97));
+        let optimized: usize = sets.iter().map(ZSet::memory_bytes).sum();
+        println!(
+            "W4 {keys} keys x {size} members ({}): {:.2} B/member as loaded, {:.2} after optimize(0.97)",
+            sets[0].encoding().as_str(),
+            loaded as f64 / members,
+            optimized as f64 / members
+        );
+    }
 }

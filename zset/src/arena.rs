@@ -38,8 +38,9 @@ impl Arena {
         let at = self.bytes.len();
         assert!(at + n <= MAX_BYTES, "sorted set arena exceeds 4 GiB");
         if self.bytes.capacity() - at < n {
-            // Grow by half, not double: the slack is memory the set holds.
-            let extra = n.max(self.bytes.capacity() / 2).max(64);
+            // Grow by a quarter, not double: the slack is memory the set
+            // holds, and appending bytes is cheap to repeat.
+            let extra = n.max(self.bytes.capacity() / 4).max(64);
             self.bytes.reserve_exact(extra.min(MAX_BYTES - at));
         }
         self.bytes.resize(at + n, 0);

@@ -15,7 +15,7 @@ use crate::order::{cmp_score, rank_range};
 use crate::swiss::{groups_for, SwissIndex};
 use crate::{LexRange, ScoreRange};
 
-/// Most members `with_capacity` reserves index room for up front.
+/// Most members (and arena bytes) `with_capacity` reserves up front.
 const RESERVE_LIMIT: usize = 1 << 24;
 
 /// A large sorted set.
@@ -27,11 +27,12 @@ pub(crate) struct LargeSet {
 }
 
 impl LargeSet {
-    /// An empty set whose member index has room for `len` members (up to
-    /// `RESERVE_LIMIT`, so a wrong hint cannot allocate without bound).
-    pub(crate) fn with_capacity(len: usize) -> LargeSet {
+    /// An empty set whose member index has room for `len` members and whose
+    /// arena has room for `bytes` bytes (each up to a limit, so a wrong hint
+    /// cannot allocate without bound).
+    pub(crate) fn with_capacity(len: usize, bytes: usize) -> LargeSet {
         LargeSet {
-            arena: Arena::with_capacity(0),
+            arena: Arena::with_capacity(bytes.min(RESERVE_LIMIT)),
             index: SwissIndex::with_capacity(len.min(RESERVE_LIMIT)),
             order: Blocks::default(),
         }

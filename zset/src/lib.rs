@@ -187,7 +187,7 @@ impl ZSet {
             ZSet::new()
         } else {
             ZSet {
-                repr: Repr::Large(Box::new(LargeSet::with_capacity(len))),
+                repr: Repr::Large(Box::new(LargeSet::with_capacity(len, 0))),
             }
         }
     }
@@ -241,7 +241,9 @@ impl ZSet {
                     s.insert_new(member, score);
                     return None;
                 }
-                let mut large = LargeSet::with_capacity(s.len() + 1);
+                // The packed entries are exactly the arena's first bytes.
+                let bytes = s.memory_bytes() + s.memory_bytes() / 4;
+                let mut large = LargeSet::with_capacity(s.len() + 1, bytes);
                 for e in s.entries() {
                     large.insert(e.member, e.score);
                 }
