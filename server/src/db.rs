@@ -48,6 +48,11 @@ impl Value {
             Value::ZSet(z) => z.len(),
         }
     }
+
+    /// Whether the value holds no element (a key never keeps an empty value).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// Marker for "no expiry".

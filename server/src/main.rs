@@ -1,28 +1,9 @@
-//! Goblin: a Redis-compatible sorted-set server (Goblin Core) with a co-hosted object cache
-//! (Goblin Store) in the same process.
-//!
-//! - [`net`]: the mio event loop and connections.
-//! - [`resp`]: request parsing and reply encoding.
-//! - [`commands`]: the command table, dispatch and the generic commands.
-//! - [`zset_commands`]: the sorted-set commands on the `goblin-zset` engine.
-//! - [`server`], [`db`]: server state, databases, expiry, WATCH and blocking bookkeeping.
-//! - [`config`], [`log`]: command line, redis.conf and CONFIG; Redis-style logging.
-
-mod client;
-mod commands;
-mod config;
-mod db;
-mod glob;
-mod log;
-mod net;
-mod numbers;
-mod resp;
-mod server;
-mod stats;
-mod zset_commands;
+//! The goblin-server binary: parses the command line and runs the server (see the
+//! `goblin_server` library for the parts).
 
 use clap::Parser;
-use config::{Args, Config};
+use goblin_server::config::{Args, Config};
+use goblin_server::{commands, log, net, notice, server, warning};
 
 /// Rewrites Redis-style `--directive value...` flags that clap does not know into
 /// `--set directive value`, so `goblin-server --enable-debug-command yes` works as with Redis.

@@ -104,7 +104,7 @@ fn rerun(server: &mut Server, conn: &mut crate::net::Conn) -> bool {
         in_exec: false,
         block: None,
     };
-    let mark = ctx.out.len();
+    let mark = ctx.out.position();
     call(&mut ctx, cmd, &args);
     if ctx.block.is_some() {
         ctx.out.truncate(mark);

@@ -29,7 +29,7 @@ impl<'a> ReplyWriter<'a> {
     }
 
     /// Bytes written so far into the underlying buffer.
-    pub fn len(&self) -> usize {
+    pub fn position(&self) -> usize {
         self.out.len()
     }
 

@@ -125,7 +125,7 @@ fn after_write(ctx: &mut Ctx, key: &[u8]) {
     let db = ctx.client.db;
     let empty = ctx.server.dbs[db]
         .get(key)
-        .is_some_and(|e| e.value.len() == 0);
+        .is_some_and(|e| e.value.is_empty());
     if empty {
         ctx.server.delete(db, key);
     } else {

@@ -1,0 +1,160 @@
+"""Shared pieces of the benchmark scripts: starting servers pinned to a CPU, reading their
+RSS, and a minimal pipelined RESP client fast enough to load millions of members."""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOBLIN_BIN = os.environ.get("GOBLIN_BIN", os.path.join(REPO, "target", "release", "goblin-server"))
+REDIS_BIN = os.environ.get("REDIS_BIN", shutil.which("redis-server") or "/usr/bin/redis-server")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def encode(*args):
+    """One command as a RESP multibulk."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if not isinstance(a, bytes):
+            a = str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Client:
+    """A blocking RESP client that pipelines: send many commands, then read as many replies."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("server closed the connection")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _exact(self, n):
+        while len(self.buf) < n + 2:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("server closed the connection")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        return data
+
+    def read_reply(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind in (b"+", b"="):
+            return rest
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        if kind == b":":
+            return int(rest)
+        if kind == b",":
+            return float(rest)
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else self._exact(n)
+        if kind in (b"*", b"~", b">"):
+            n = int(rest)
+            return None if n < 0 else [self.read_reply() for _ in range(n)]
+        if kind == b"%":
+            return {self.read_reply(): self.read_reply() for _ in range(int(rest))}
+        if kind == b"_":
+            return None
+        raise RuntimeError("unexpected reply %r" % line)
+
+    def call(self, *args):
+        self.sock.sendall(encode(*args))
+        return self.read_reply()
+
+    def pipeline(self, encoded_commands, window=64):
+        """Sends pre-encoded commands keeping at most `window` unanswered; returns nothing."""
+        pending = 0
+        batch = []
+        for cmd in encoded_commands:
+            batch.append(cmd)
+            if len(batch) >= window:
+                self.sock.sendall(b"".join(batch))
+                pending += len(batch)
+                batch = []
+                while pending > window:
+                    self.read_reply()
+                    pending -= 1
+        if batch:
+            self.sock.sendall(b"".join(batch))
+            pending += len(batch)
+        for _ in range(pending):
+            self.read_reply()
+
+    def close(self):
+        self.sock.close()
+
+
+def rss_bytes(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS for pid %d" % pid)
+
+
+class Server:
+    """A goblin-server or redis-server on a free port, pinned to `cpu` with taskset."""
+
+    def __init__(self, kind, cpu=None, extra=()):
+        self.kind = kind
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="goblin-bench-")
+        if kind == "goblin":
+            cmd = [GOBLIN_BIN, "--port", str(self.port)]
+        else:
+            cmd = [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir]
+        cmd += list(extra)
+        if cpu is not None:
+            cmd = ["taskset", "-c", str(cpu)] + cmd
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir)
+        deadline = time.time() + 10
+        while True:
+            try:
+                c = Client(self.port)
+                c.call("PING")
+                c.close()
+                break
+            except OSError:
+                if time.time() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError("%s did not start" % kind)
+                time.sleep(0.05)
+        self.pid = self.proc.pid
+
+    def rss(self):
+        return rss_bytes(self.pid)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
