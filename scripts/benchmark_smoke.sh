@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# A small, quick run of every benchmark, so CI keeps them working. The figures it prints are
+# not measurements: the real runs are in BENCHMARKS.md, with the commands that made them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -p goblin-server -p goblin-zset-bench -p goblin-resp-bench
+python3 benchmarks/zset_memory.py --quick --workloads W1,W2,W4b --sizes 250000
+python3 benchmarks/redis_benchmark_speed.py --quick
+./target/release/zset-bench --members 10000 --ops 10000 --format json
+./target/release/resp-bench --requests 20000
