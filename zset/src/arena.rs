@@ -97,6 +97,11 @@ impl Arena {
         at as u32
     }
 
+    /// Bytes written so far: the offset the next entry gets.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// Bytes of live entries.
     pub(crate) fn live_bytes(&self) -> usize {
         self.bytes.len() - self.garbage

@@ -1,7 +1,8 @@
 //! The score index of a large set, after Python's SortedContainers: the ids
 //! in `(score, member)` order, cut into small sorted blocks.
 //!
-//! * `blocks`: each block is a `Vec<u32>` of arena ids, 1 to `BLOCK_MAX`
+//! * `blocks`: each block is a `Vec` of arena ids (`u16` or `u32`, see
+//!   `id`), 1 to `BLOCK_MAX`
 //!   long; an insert or remove shifts ids inside one block only.
 //! * `maxes`: the score of each block's last entry, a dense array searched
 //!   first so that locating a block rarely touches the arena.
@@ -16,6 +17,7 @@ use std::ops::Range;
 
 use crate::arena::Arena;
 use crate::fenwick::Fenwick;
+use crate::id::Id;
 use crate::order::cmp_key;
 
 /// Most ids in one block.
@@ -24,16 +26,16 @@ pub(crate) const BLOCK_MAX: usize = 512;
 const BLOCK_MIN: usize = BLOCK_MAX / 8;
 
 /// Sorted blocks of ids with per-block maxima and a positional index.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Blocks {
-    blocks: Vec<Vec<u32>>,
+#[derive(Clone, Debug)]
+pub(crate) struct Blocks<I> {
+    blocks: Vec<Vec<I>>,
     maxes: Vec<f64>,
     sizes: Fenwick,
     len: usize,
 }
 
 /// Grows a block's capacity by a quarter (not double) when it is full.
-fn reserve_one(block: &mut Vec<u32>) {
+fn reserve_one<I>(block: &mut Vec<I>) {
     if block.len() == block.capacity() {
         let extra = (block.capacity() / 4).max(8).min(BLOCK_MAX - block.len());
         block.reserve_exact(extra.max(1));
@@ -41,13 +43,24 @@ fn reserve_one(block: &mut Vec<u32>) {
 }
 
 /// Gives back capacity a block no longer needs.
-fn trim(block: &mut Vec<u32>) {
+fn trim<I>(block: &mut Vec<I>) {
     if block.capacity() > 16 && block.capacity() > block.len() * 2 {
         block.shrink_to(block.len() + block.len() / 4);
     }
 }
 
-impl Blocks {
+impl<I> Default for Blocks<I> {
+    fn default() -> Blocks<I> {
+        Blocks {
+            blocks: Vec::new(),
+            maxes: Vec::new(),
+            sizes: Fenwick::default(),
+            len: 0,
+        }
+    }
+}
+
+impl<I: Id> Blocks<I> {
     /// Number of ids held.
     pub(crate) fn len(&self) -> usize {
         self.len
@@ -59,7 +72,10 @@ impl Blocks {
         let (mut lo, mut hi) = (0, self.blocks.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let last = *self.blocks[mid].last().expect("blocks are never empty");
+            let last = self.blocks[mid]
+                .last()
+                .expect("blocks are never empty")
+                .get();
             if pred(self.maxes[mid], last) {
                 lo = mid + 1;
             } else {
@@ -82,7 +98,7 @@ impl Blocks {
         if b == self.blocks.len() {
             return (b, 0);
         }
-        let p = self.blocks[b].partition_point(|&id| pred(arena.score(id), id));
+        let p = self.blocks[b].partition_point(|&id| pred(arena.score(id.get()), id.get()));
         (b, p)
     }
 
@@ -93,6 +109,7 @@ impl Blocks {
     fn position_of(&self, arena: &Arena, id: u32) -> (usize, usize) {
         let e = arena.get(id);
         let b = self.block_where(&|s, x| cmp_key(s, arena.member(x), e.score, e.member).is_lt());
+        let id = I::new(id);
         let mut base = 0;
         for chunk in self.blocks[b].chunks(16) {
             let mut mask = 0u32;
@@ -104,7 +121,7 @@ impl Blocks {
             }
             base += chunk.len();
         }
-        unreachable!("id {id} is not in the block its key selects")
+        unreachable!("id {id:?} is not in the block its key selects")
     }
 
     /// The rank of position `(block, offset)`.
@@ -139,12 +156,13 @@ impl Blocks {
             return None;
         }
         let (b, p) = self.sizes.select(rank);
-        Some(self.blocks[b][p])
+        Some(self.blocks[b][p].get())
     }
 
     /// Inserts `id`, whose key is read from the arena and must be absent.
     pub(crate) fn insert(&mut self, arena: &Arena, id: u32) {
         let e = arena.get(id);
+        let id = I::new(id);
         if self.blocks.is_empty() {
             self.blocks.push(vec![id]);
             self.maxes.push(e.score);
@@ -171,7 +189,7 @@ impl Blocks {
             }
             let right = self.blocks[b].split_off(BLOCK_MAX / 2);
             self.blocks[b].shrink_to(BLOCK_MAX / 2 + BLOCK_MAX / 8);
-            self.maxes[b] = arena.score(*self.blocks[b].last().expect("half a block"));
+            self.maxes[b] = arena.score(self.blocks[b].last().expect("half a block").get());
             self.maxes.insert(b + 1, self.maxes[b]);
             self.blocks.insert(b + 1, right);
             self.set_max(arena, b + 1);
@@ -223,7 +241,7 @@ impl Blocks {
         while removed.len() < end - ranks.start {
             let block = &mut self.blocks[b];
             let take = (end - ranks.start - removed.len()).min(block.len() - p);
-            removed.extend(block.drain(p..p + take));
+            removed.extend(block.drain(p..p + take).map(Id::get));
             if !block.is_empty() {
                 trim(block);
                 self.set_max(arena, b);
@@ -284,7 +302,7 @@ impl Blocks {
     }
 
     fn set_max(&mut self, arena: &Arena, b: usize) {
-        self.maxes[b] = arena.score(*self.blocks[b].last().expect("blocks are never empty"));
+        self.maxes[b] = arena.score(self.blocks[b].last().expect("blocks are never empty").get());
     }
 
     /// Gives back spare room in the block list and maxima after shrinking.
@@ -301,31 +319,49 @@ impl Blocks {
         self.sizes.rebuild(self.blocks.iter().map(Vec::len));
     }
 
-    /// Every id in order, mutably (for rewriting ids after compaction).
-    pub(crate) fn ids_mut(&mut self) -> impl Iterator<Item = &mut u32> + '_ {
-        self.blocks.iter_mut().flatten()
+    /// Replaces every id, in order, by `f(id)` (after compaction).
+    pub(crate) fn rewrite_ids(&mut self, mut f: impl FnMut(u32) -> u32) {
+        for id in self.blocks.iter_mut().flatten() {
+            *id = I::new(f(id.get()));
+        }
     }
 
     /// Every id in order.
     pub(crate) fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.blocks.iter().flatten().copied()
+        self.blocks.iter().flatten().map(|id| id.get())
+    }
+
+    /// The same index with `u32` ids.
+    pub(crate) fn widen(&self) -> Blocks<u32> {
+        let mut blocks = Vec::with_capacity(self.blocks.len());
+        blocks.extend(self.blocks.iter().map(|blk| {
+            let mut wide = Vec::with_capacity(blk.capacity());
+            wide.extend(blk.iter().map(|id| id.get()));
+            wide
+        }));
+        Blocks {
+            blocks,
+            maxes: self.maxes.clone(),
+            sizes: self.sizes.clone(),
+            len: self.len,
+        }
     }
 
     /// Refills every block to `BLOCK_MAX` with exactly the capacity used.
     pub(crate) fn repack(&mut self, arena: &Arena) {
-        let ids: Vec<u32> = self.ids().collect();
-        self.blocks = ids.chunks(BLOCK_MAX).map(<[u32]>::to_vec).collect();
+        let ids: Vec<I> = self.blocks.iter().flatten().copied().collect();
+        self.blocks = ids.chunks(BLOCK_MAX).map(<[I]>::to_vec).collect();
         self.maxes = self
             .blocks
             .iter()
-            .map(|blk| arena.score(*blk.last().expect("chunks are non-empty")))
+            .map(|blk| arena.score(blk.last().expect("chunks are non-empty").get()))
             .collect();
         self.reindex();
         self.sizes.shrink_to_fit();
     }
 
     /// Ids at `ranks` (clamped), front to back.
-    pub(crate) fn range(&self, ranks: Range<usize>) -> BlockIter<'_> {
+    pub(crate) fn range(&self, ranks: Range<usize>) -> BlockIter<'_, I> {
         let end = ranks.end.min(self.len);
         let start = ranks.start.min(end);
         BlockIter {
@@ -339,8 +375,12 @@ impl Blocks {
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.blocks.capacity() * std::mem::size_of::<Vec<u32>>()
-            + self.blocks.iter().map(|b| b.capacity() * 4).sum::<usize>()
+        self.blocks.capacity() * std::mem::size_of::<Vec<I>>()
+            + self
+                .blocks
+                .iter()
+                .map(|b| b.capacity() * std::mem::size_of::<I>())
+                .sum::<usize>()
             + self.maxes.capacity() * std::mem::size_of::<f64>()
             + self.sizes.memory_bytes()
     }
@@ -355,7 +395,7 @@ impl Blocks {
                 "block {b} size"
             );
             assert!(block.capacity() <= BLOCK_MAX, "block {b} over-allocated");
-            let last = arena.score(*block.last().expect("non-empty"));
+            let last = arena.score(block.last().expect("non-empty").get());
             assert_eq!(
                 self.maxes[b].to_bits(),
                 last.to_bits(),
@@ -388,8 +428,8 @@ impl Blocks {
 /// and so `skip` for ZRANGE ... LIMIT) jumps through the Fenwick tree in
 /// O(log blocks) instead of stepping.
 #[derive(Clone, Debug)]
-pub(crate) struct BlockIter<'a> {
-    index: &'a Blocks,
+pub(crate) struct BlockIter<'a, I> {
+    index: &'a Blocks<I>,
     /// Position of the next id from the front.
     front: (usize, usize),
     /// Position just past the next id from the back.
@@ -398,7 +438,7 @@ pub(crate) struct BlockIter<'a> {
     back_rank: usize,
 }
 
-impl Iterator for BlockIter<'_> {
+impl<I: Id> Iterator for BlockIter<'_, I> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
@@ -409,7 +449,7 @@ impl Iterator for BlockIter<'_> {
         while self.front.1 == blocks[self.front.0].len() {
             self.front = (self.front.0 + 1, 0);
         }
-        let id = blocks[self.front.0][self.front.1];
+        let id = blocks[self.front.0][self.front.1].get();
         self.front.1 += 1;
         self.front_rank += 1;
         Some(id)
@@ -429,7 +469,7 @@ impl Iterator for BlockIter<'_> {
     }
 }
 
-impl DoubleEndedIterator for BlockIter<'_> {
+impl<I: Id> DoubleEndedIterator for BlockIter<'_, I> {
     fn next_back(&mut self) -> Option<u32> {
         if self.front_rank == self.back_rank {
             return None;
@@ -441,7 +481,7 @@ impl DoubleEndedIterator for BlockIter<'_> {
         }
         self.back.1 -= 1;
         self.back_rank -= 1;
-        Some(blocks[self.back.0][self.back.1])
+        Some(blocks[self.back.0][self.back.1].get())
     }
 
     fn nth_back(&mut self, n: usize) -> Option<u32> {
@@ -453,4 +493,4 @@ impl DoubleEndedIterator for BlockIter<'_> {
     }
 }
 
-impl ExactSizeIterator for BlockIter<'_> {}
+impl<I: Id> ExactSizeIterator for BlockIter<'_, I> {}

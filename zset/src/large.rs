@@ -11,6 +11,7 @@ use std::ops::Range;
 use crate::arena::Arena;
 use crate::blocks::{BlockIter, Blocks};
 use crate::hash::hash;
+use crate::id::Id;
 use crate::order::{cmp_score, rank_range};
 use crate::swiss::{groups_for, SwissIndex};
 use crate::{LexRange, ScoreRange};
@@ -19,18 +20,18 @@ use crate::{LexRange, ScoreRange};
 const RESERVE_LIMIT: usize = 1 << 24;
 
 /// A large sorted set.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct LargeSet {
+#[derive(Clone, Debug)]
+pub(crate) struct LargeSet<I> {
     arena: Arena,
-    index: SwissIndex,
-    order: Blocks,
+    index: SwissIndex<I>,
+    order: Blocks<I>,
 }
 
-impl LargeSet {
+impl<I: Id> LargeSet<I> {
     /// An empty set whose member index has room for `len` members and whose
     /// arena has room for `bytes` bytes (each up to a limit, so a wrong hint
     /// cannot allocate without bound).
-    pub(crate) fn with_capacity(len: usize, bytes: usize) -> LargeSet {
+    pub(crate) fn with_capacity(len: usize, bytes: usize) -> LargeSet<I> {
         LargeSet {
             arena: Arena::with_capacity(bytes.min(RESERVE_LIMIT)),
             index: SwissIndex::with_capacity(len.min(RESERVE_LIMIT)),
@@ -111,7 +112,7 @@ impl LargeSet {
     }
 
     /// Entries at `ranks` (clamped), from either end.
-    pub(crate) fn range(&self, ranks: Range<usize>) -> LargeIter<'_> {
+    pub(crate) fn range(&self, ranks: Range<usize>) -> LargeIter<'_, I> {
         LargeIter {
             arena: &self.arena,
             ids: self.order.range(ranks),
@@ -173,9 +174,8 @@ impl LargeSet {
     /// rebuilds the member index with `groups` groups for the new ids.
     fn rewrite_arena(&mut self, capacity: usize, groups: usize) {
         let mut fresh = Arena::with_capacity(capacity);
-        for id in self.order.ids_mut() {
-            *id = fresh.copy_from(&self.arena, *id);
-        }
+        let old = &self.arena;
+        self.order.rewrite_ids(|id| fresh.copy_from(old, id));
         self.arena = fresh;
         let arena = &self.arena;
         self.index
@@ -204,9 +204,24 @@ impl LargeSet {
         )
     }
 
+    /// Whether the next arena entry would start past what `I` can address,
+    /// so the set must widen before an insert.
+    pub(crate) fn needs_wider_ids(&self) -> bool {
+        self.arena.len() > I::MAX_OFFSET
+    }
+
+    /// The same set with `u32` ids; the arena moves over unchanged.
+    pub(crate) fn widen(self) -> LargeSet<u32> {
+        LargeSet {
+            index: self.index.widen(),
+            order: self.order.widen(),
+            arena: self.arena,
+        }
+    }
+
     /// Heap bytes held, including this struct's own box.
     pub(crate) fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<LargeSet>()
+        std::mem::size_of::<LargeSet<I>>()
             + self.arena.memory_bytes()
             + self.index.memory_bytes()
             + self.order.memory_bytes()
@@ -241,12 +256,12 @@ impl LargeSet {
 
 /// Entries of a large set over a rank range, from either end.
 #[derive(Clone, Debug)]
-pub(crate) struct LargeIter<'a> {
+pub(crate) struct LargeIter<'a, I> {
     arena: &'a Arena,
-    ids: BlockIter<'a>,
+    ids: BlockIter<'a, I>,
 }
 
-impl<'a> Iterator for LargeIter<'a> {
+impl<'a, I: Id> Iterator for LargeIter<'a, I> {
     type Item = (&'a [u8], f64);
 
     fn next(&mut self) -> Option<(&'a [u8], f64)> {
@@ -264,7 +279,7 @@ impl<'a> Iterator for LargeIter<'a> {
     }
 }
 
-impl DoubleEndedIterator for LargeIter<'_> {
+impl<I: Id> DoubleEndedIterator for LargeIter<'_, I> {
     fn next_back(&mut self) -> Option<Self::Item> {
         let e = self.arena.get(self.ids.next_back()?);
         Some((e.member, e.score))
@@ -276,4 +291,4 @@ impl DoubleEndedIterator for LargeIter<'_> {
     }
 }
 
-impl ExactSizeIterator for LargeIter<'_> {}
+impl<I: Id> ExactSizeIterator for LargeIter<'_, I> {}

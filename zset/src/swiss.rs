@@ -2,7 +2,8 @@
 //!
 //! Slots come in groups of 16, each with a control byte: `EMPTY`, `DELETED`
 //! (a tombstone) or the low 7 bits of the member's hash (the tag). A group
-//! keeps its 16 control bytes next to its 16 ids (80 bytes), so a lookup
+//! keeps its 16 control bytes next to its 16 ids (48 bytes with `u16` ids,
+//! 80 with `u32`; see `id`), so a lookup
 //! usually touches one pair of adjacent cache lines and then the arena. The
 //! table stores no keys and no hashes; a tag match is confirmed by comparing
 //! the member bytes in the arena, and resizing re-hashes them from there.
@@ -27,6 +28,8 @@
 //! Normal growth happens when an insert would fill past 7/8 of the slots and
 //! grows the table by half; removals shrink it below a quarter full.
 
+use crate::id::Id;
+
 /// Slots per group.
 pub(crate) const GROUP: usize = 16;
 /// Control byte of a never-used slot.
@@ -39,16 +42,18 @@ const MAX_PER_GROUP: usize = 14;
 /// Sixteen control bytes and the sixteen ids they describe.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
-struct Group {
+struct Group<I> {
     ctrl: [u8; GROUP],
-    ids: [u32; GROUP],
+    ids: [I; GROUP],
 }
 
-impl Group {
-    const EMPTY: Group = Group {
-        ctrl: [EMPTY; GROUP],
-        ids: [0; GROUP],
-    };
+impl<I: Id> Group<I> {
+    fn empty() -> Group<I> {
+        Group {
+            ctrl: [EMPTY; GROUP],
+            ids: [I::default(); GROUP],
+        }
+    }
 
     /// Which control bytes equal `byte`, as a bit mask.
     #[inline]
@@ -79,17 +84,28 @@ pub(crate) fn groups_for(items: usize, density: f64) -> usize {
 
 /// A Swiss table of arena ids; keys live elsewhere and are reached through
 /// the closures the caller passes.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct SwissIndex {
-    table: Vec<Group>,
+#[derive(Clone, Debug)]
+pub(crate) struct SwissIndex<I> {
+    table: Vec<Group<I>>,
     items: usize,
     growth_left: usize,
     max_disp: usize,
 }
 
-impl SwissIndex {
+impl<I> Default for SwissIndex<I> {
+    fn default() -> SwissIndex<I> {
+        SwissIndex {
+            table: Vec::new(),
+            items: 0,
+            growth_left: 0,
+            max_disp: 0,
+        }
+    }
+}
+
+impl<I: Id> SwissIndex<I> {
     /// An empty table sized for `items` ids at the normal load.
-    pub(crate) fn with_capacity(items: usize) -> SwissIndex {
+    pub(crate) fn with_capacity(items: usize) -> SwissIndex<I> {
         let mut t = SwissIndex::default();
         if items > 0 {
             t.resize(items.div_ceil(MAX_PER_GROUP), std::iter::empty(), |_| 0);
@@ -115,13 +131,13 @@ impl SwissIndex {
     /// The id in slot `slot`.
     #[inline]
     pub(crate) fn id(&self, slot: usize) -> u32 {
-        self.table[slot / GROUP].ids[slot % GROUP]
+        self.table[slot / GROUP].ids[slot % GROUP].get()
     }
 
     /// Replaces the id in an occupied slot (same member, moved in the arena).
     pub(crate) fn set_id(&mut self, slot: usize, id: u32) {
         debug_assert!(self.ctrl(slot) < EMPTY);
-        self.table[slot / GROUP].ids[slot % GROUP] = id;
+        self.table[slot / GROUP].ids[slot % GROUP] = I::new(id);
     }
 
     #[inline]
@@ -156,7 +172,7 @@ impl SwissIndex {
             let mut m = group.matching(t);
             while m != 0 {
                 let i = m.trailing_zeros() as usize;
-                if eq(group.ids[i]) {
+                if eq(group.ids[i].get()) {
                     return Some(g * GROUP + i);
                 }
                 m &= m - 1;
@@ -218,7 +234,7 @@ impl SwissIndex {
             self.growth_left = self.growth_left.saturating_sub(1);
         }
         group.ctrl[slot % GROUP] = tag(hash);
-        group.ids[slot % GROUP] = id;
+        group.ids[slot % GROUP] = I::new(id);
         self.items += 1;
         self.max_disp = self.max_disp.max(disp);
     }
@@ -254,7 +270,7 @@ impl SwissIndex {
                 .iter()
                 .zip(g.ids)
                 .filter(|(&c, _)| c < EMPTY)
-                .map(|(_, id)| id)
+                .map(|(_, id)| id.get())
         });
         self.resize(groups, live, rehash);
     }
@@ -276,7 +292,7 @@ impl SwissIndex {
     ) {
         let mut keyed: Vec<(u64, u32)> = ids.map(|id| (rehash(id), id)).collect();
         keyed.sort_unstable_by_key(|&(h, _)| h);
-        self.table = vec![Group::EMPTY; groups];
+        self.table = vec![Group::empty(); groups];
         self.items = 0;
         self.max_disp = 0;
         self.growth_left = groups * GROUP;
@@ -343,6 +359,7 @@ impl SwissIndex {
             let group = &self.table[g];
             for (&c, &id) in group.ctrl.iter().zip(&group.ids) {
                 if c < EMPTY {
+                    let id = id.get();
                     let h = hash_of(id);
                     if h >= cursor && next.is_none_or(|n| h < n) {
                         emit(id);
@@ -364,13 +381,28 @@ impl SwissIndex {
                 .iter()
                 .zip(&g.ids)
                 .filter(|(&c, _)| c < EMPTY)
-                .map(|(_, &id)| id)
+                .map(|(_, &id)| id.get())
         })
+    }
+
+    /// The same table with `u32` ids (same slots, nothing re-hashed).
+    pub(crate) fn widen(&self) -> SwissIndex<u32> {
+        let mut table = Vec::with_capacity(self.table.len());
+        table.extend(self.table.iter().map(|g| Group {
+            ctrl: g.ctrl,
+            ids: g.ids.map(Id::get),
+        }));
+        SwissIndex {
+            table,
+            items: self.items,
+            growth_left: self.growth_left,
+            max_disp: self.max_disp,
+        }
     }
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.table.capacity() * std::mem::size_of::<Group>()
+        self.table.capacity() * std::mem::size_of::<Group<I>>()
     }
 
     /// Checks the table's own invariants: counts, tags and displacement.
@@ -415,13 +447,13 @@ mod tests {
         crate::hash::hash(&id.to_le_bytes())
     }
 
-    fn find(t: &SwissIndex, id: u32) -> Option<usize> {
+    fn find(t: &SwissIndex<u32>, id: u32) -> Option<usize> {
         t.find(h(id), |x| x == id)
     }
 
     #[test]
     fn insert_find_remove_grow_shrink() {
-        let mut t = SwissIndex::with_capacity(0);
+        let mut t = SwissIndex::<u32>::with_capacity(0);
         for id in 0..5000 {
             assert!(find(&t, id).is_none());
             t.insert(h(id), id, h);
@@ -452,7 +484,7 @@ mod tests {
 
     #[test]
     fn tombstones_are_recycled_without_growth() {
-        let mut t = SwissIndex::with_capacity(100);
+        let mut t = SwissIndex::<u32>::with_capacity(100);
         let groups = t.groups();
         for round in 0..50u32 {
             for id in 0..50 {
@@ -469,7 +501,7 @@ mod tests {
 
     #[test]
     fn packed_to_full_density_still_finds_and_misses() {
-        let mut t = SwissIndex::with_capacity(0);
+        let mut t = SwissIndex::<u32>::with_capacity(0);
         for id in 0..1600 {
             t.insert(h(id), id, h);
         }
@@ -490,7 +522,7 @@ mod tests {
 
     #[test]
     fn scan_partitions_hash_space_across_resizes() {
-        let mut t = SwissIndex::with_capacity(0);
+        let mut t = SwissIndex::<u32>::with_capacity(0);
         for id in 0..3000 {
             t.insert(h(id), id, h);
         }
@@ -515,7 +547,7 @@ mod tests {
     #[test]
     fn rebuilt_tables_keep_displacement_small() {
         let n = 100_000u32;
-        let mut t = SwissIndex::with_capacity(0);
+        let mut t = SwissIndex::<u32>::with_capacity(0);
         t.resize(groups_for(n as usize, 0.97), 0..n, h);
         t.validate(h);
         assert!(t.max_disp <= 8, "max_disp {} at 0.97", t.max_disp);
@@ -524,5 +556,23 @@ mod tests {
         assert!(t.table.iter().all(|g| !g.has_empty()), "packed full");
         assert!(t.max_disp <= 64, "max_disp {} at 1.0", t.max_disp);
         assert!(find(&t, n + 1).is_none());
+    }
+
+    #[test]
+    fn widening_keeps_every_slot() {
+        let mut t = SwissIndex::<u16>::with_capacity(0);
+        for id in 0..3000 {
+            t.insert(h(id), id, h);
+        }
+        let wide = t.widen();
+        wide.validate(h);
+        assert_eq!(wide.len(), 3000);
+        for id in 0..3000 {
+            assert_eq!(wide.find(h(id), |x| x == id).map(|s| wide.id(s)), Some(id));
+        }
+        assert!(
+            t.memory_bytes() * 5 == wide.memory_bytes() * 3,
+            "48 vs 80 bytes a group"
+        );
     }
 }
