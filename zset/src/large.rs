@@ -205,9 +205,18 @@ impl<I: Id> LargeSet<I> {
     }
 
     /// Whether the next arena entry would start past what `I` can address,
-    /// so the set must widen before an insert.
-    pub(crate) fn needs_wider_ids(&self) -> bool {
-        self.arena.len() > I::MAX_OFFSET
+    /// so the set must widen before an insert. When dead entries are what
+    /// pushed it there, compacting the arena is preferred (and done here).
+    pub(crate) fn needs_wider_ids(&mut self) -> bool {
+        if self.arena.len() <= I::MAX_OFFSET {
+            return false;
+        }
+        let live = self.arena.live_bytes();
+        if live < I::MAX_OFFSET / 4 * 3 {
+            self.rewrite_arena(live + live / 8, self.index.groups());
+            return false;
+        }
+        true
     }
 
     /// The same set with `u32` ids; the arena moves over unchanged.

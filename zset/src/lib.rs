@@ -265,9 +265,10 @@ impl ZSet {
     }
 
     /// Inserts into a large set, first widening 16-bit ids to 32 bits if
-    /// the next arena entry would start past 64 KiB.
+    /// the next arena entry would start past 64 KiB (and compacting would
+    /// not bring it back under).
     fn insert_large(&mut self, member: &[u8], score: f64) -> Option<f64> {
-        if let Repr::Medium(m) = &self.repr {
+        if let Repr::Medium(m) = &mut self.repr {
             if m.needs_wider_ids() {
                 if let Repr::Medium(m) = std::mem::replace(&mut self.repr, ZSet::new().repr) {
                     self.repr = Repr::Large(Box::new(m.widen()));
@@ -506,6 +507,20 @@ mod tests {
         }
         assert!(matches!(z.repr, Repr::Large(_)));
         z.validate();
+
+        // Churn in a ~40 KiB set compacts instead of widening: scores
+        // alternate between 1-byte integers and 8-byte fractions, so every
+        // update moves the entry and leaves its old bytes as garbage.
+        let mut churn = ZSet::new();
+        for round in 0..10u32 {
+            let score = if round % 2 == 0 { 1.0 } else { 1.5 };
+            for i in 0..1000u32 {
+                let member = format!("member:{i:08}-{}", "x".repeat(20));
+                churn.insert(member.as_bytes(), score, &cfg);
+            }
+        }
+        assert!(matches!(churn.repr, Repr::Medium(_)));
+        churn.validate();
         assert_eq!(z.rank(b"member:00000100"), Some(1), "after member:00000000");
     }
 
