@@ -48,12 +48,16 @@
 //!
 //! The member bytes and the score are stored once, in the arena: the swiss
 //! table holds only ids and the blocks hold only ids, so a member costs its
-//! bytes plus about 11 bytes of overhead. The price is that ordering
-//! comparisons read the arena: a rank query does a binary search over the
-//! dense block maxima and then one over the ids of a single block.
+//! bytes and score plus about 10 bytes of overhead. The price is that
+//! ordering comparisons read the arena. Locating a block searches the dense
+//! block maxima; inside the block, ZRANK and removal look for the member's
+//! id (a contiguous scan, no arena reads), while inserts and score or lex
+//! bounds binary-search it, reading one arena entry per step.
 //!
 //! Limits: one set's arena is capped at 4 GiB (ids are `u32` offsets); a
 //! member may be any length below that.
+
+#![warn(missing_docs)]
 
 mod arena;
 mod blocks;
