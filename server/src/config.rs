@@ -123,6 +123,17 @@ pub struct Config {
     pub slowlog_max_len: usize,
     /// enable-debug-command: no, yes or local.
     pub enable_debug_command: String,
+    /// save: snapshot points as (seconds, changes); empty means no automatic snapshots.
+    pub save: Vec<(u64, u64)>,
+    /// dir: the directory of the snapshot, absolute.
+    pub dir: std::path::PathBuf,
+    /// dbfilename: the snapshot's file name in `dir`.
+    pub dbfilename: String,
+    /// rdb-skip-unsupported-types: load a snapshot holding keys of other types by skipping
+    /// them (and logging how many) instead of refusing it.
+    pub rdb_skip_unsupported_types: bool,
+    /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
+    save_seen_at_start: bool,
 }
 
 impl Default for Config {
@@ -145,6 +156,11 @@ impl Default for Config {
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,
             enable_debug_command: "no".into(),
+            save: vec![(3600, 1), (300, 100), (60, 10000)],
+            dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
+            dbfilename: "dump.rdb".into(),
+            rdb_skip_unsupported_types: false,
+            save_seen_at_start: false,
         }
     }
 }
@@ -184,7 +200,10 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("slowlog-max-len", None, Mutability::Runtime),
     ("enable-debug-command", None, Mutability::StartOnly),
     ("appendonly", None, Mutability::StartOnly),
-    ("save", None, Mutability::StartOnly),
+    ("save", None, Mutability::Runtime),
+    ("dir", None, Mutability::Runtime),
+    ("dbfilename", None, Mutability::Runtime),
+    ("rdb-skip-unsupported-types", None, Mutability::Runtime),
 ];
 
 /// Why a directive was refused.
@@ -340,20 +359,38 @@ impl Config {
                 }
                 self.enable_debug_command = v;
             }
-            // Goblin has no append-only file and, until persistence lands, no save points:
-            // only the values that say so are accepted.
+            // Goblin has no append-only file: only the value that says so is accepted.
             "appendonly" if text.eq_ignore_ascii_case("no") => {}
             "appendonly" => {
                 return Err(ConfigError::BadValue(
                     "Goblin has no append-only file".into(),
                 ))
             }
-            "save" if text.trim().is_empty() => {}
             "save" => {
-                return Err(ConfigError::BadValue(
-                    "Goblin does not persist snapshots yet".into(),
-                ))
+                let points = parse_save_points(&text)?;
+                if at_start && self.save_seen_at_start && !points.is_empty() {
+                    self.save.extend(points);
+                } else {
+                    self.save = points;
+                }
+                self.save_seen_at_start |= at_start;
             }
+            "dir" => {
+                let path = std::fs::canonicalize(&text)
+                    .ok()
+                    .filter(|p| p.is_dir())
+                    .ok_or_else(|| ConfigError::BadValue("No such file or directory".into()))?;
+                self.dir = path;
+            }
+            "dbfilename" => {
+                if text.is_empty() || text.contains('/') {
+                    return Err(ConfigError::BadValue(
+                        "dbfilename can't be a path, just a filename".into(),
+                    ));
+                }
+                self.dbfilename = text;
+            }
+            "rdb-skip-unsupported-types" => self.rdb_skip_unsupported_types = yes_no(&text)?,
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -433,7 +470,20 @@ impl Config {
             "slowlog-max-len" => self.slowlog_max_len.to_string(),
             "enable-debug-command" => self.enable_debug_command.clone(),
             "appendonly" => "no".into(),
-            "save" => String::new(),
+            "save" => self
+                .save
+                .iter()
+                .map(|(secs, changes)| format!("{secs} {changes}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            "dir" => self.dir.display().to_string(),
+            "dbfilename" => self.dbfilename.clone(),
+            "rdb-skip-unsupported-types" => if self.rdb_skip_unsupported_types {
+                "yes"
+            } else {
+                "no"
+            }
+            .into(),
             _ => unreachable!("every canonical name has a value"),
         }
     }
@@ -452,6 +502,34 @@ impl Config {
             }
         }
         out
+    }
+}
+
+/// Parses `save` points: "seconds changes" pairs; "" means none.
+fn parse_save_points(text: &str) -> Result<Vec<(u64, u64)>, ConfigError> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let bad = || ConfigError::BadValue("Invalid save parameters".into());
+    if !words.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    words
+        .chunks(2)
+        .map(|pair| {
+            Ok((
+                pair[0].parse().map_err(|_| bad())?,
+                pair[1].parse().map_err(|_| bad())?,
+            ))
+        })
+        .collect()
+}
+
+fn yes_no(text: &str) -> Result<bool, ConfigError> {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(ConfigError::BadValue(
+            "argument must be 'yes' or 'no'".into(),
+        )),
     }
 }
 
@@ -509,6 +587,33 @@ mod tests {
         assert_eq!(memtoull("100k"), Some(100_000));
         assert_eq!(memtoull("512MB"), Some(512 << 20));
         assert_eq!(memtoull("12x"), None);
+    }
+
+    #[test]
+    fn save_points_dir_and_dbfilename() {
+        let mut c = Config::default();
+        assert_eq!(c.get_matching(&[b"save"])[0].1, "3600 1 300 100 60 10000");
+        // At start the first directive replaces the default and later ones add, as redis.conf.
+        c.apply("save", b"900 1", true).unwrap();
+        c.apply("save", b"300 10", true).unwrap();
+        assert_eq!(c.save, vec![(900, 1), (300, 10)]);
+        c.apply("save", b"", false).unwrap();
+        assert!(c.save.is_empty());
+        c.apply("save", b"10 2 20 3", false).unwrap();
+        assert_eq!(c.save, vec![(10, 2), (20, 3)]);
+        assert!(c.apply("save", b"10", false).is_err());
+        assert!(c.apply("save", b"a b", false).is_err());
+        assert!(c.apply("dbfilename", b"a/b.rdb", false).is_err());
+        c.apply("dbfilename", b"x.rdb", false).unwrap();
+        assert!(c.apply("dir", b"/nonexistent/goblin", false).is_err());
+        c.apply("dir", b"/tmp", false).unwrap();
+        assert_eq!(
+            c.get_matching(&[b"dir"])[0].1,
+            std::fs::canonicalize("/tmp").unwrap().display().to_string()
+        );
+        c.apply("rdb-skip-unsupported-types", b"yes", false)
+            .unwrap();
+        assert!(c.rdb_skip_unsupported_types);
     }
 
     #[test]

@@ -109,8 +109,10 @@ pub struct Server {
     pub started: Instant,
     /// Random run id (INFO run_id).
     pub run_id: String,
-    /// Keys changed since start (no persistence yet: INFO rdb_changes_since_last_save).
+    /// Keys changed since the last save (INFO rdb_changes_since_last_save).
     pub dirty: u64,
+    /// Snapshot state: last save, BGSAVE child, save statistics.
+    pub rdb: crate::rdb::SaveState,
     /// A SHUTDOWN was requested.
     pub shutdown: bool,
     rng_state: u64,
@@ -147,6 +149,7 @@ impl Server {
             started: Instant::now(),
             run_id: String::new(),
             dirty: 0,
+            rdb: crate::rdb::SaveState::new(),
             shutdown: false,
             rng_state: seed,
         };

@@ -1,116 +1,69 @@
-//! COMMAND and its subcommands: what clients and redis-cli learn about the command table.
+//! COMMAND and its subcommands. The metadata (arity, flags, key specs, ACL categories,
+//! summaries, arguments) is Redis's own for the commands Goblin shares with it, taken from
+//! Redis 7.0 and brought to 7.2 by scripts/gen_command_meta.py, plus Goblin's GOBLIN.*
+//! commands; it lives in meta/*.resp3 and is served as stored.
 
 use super::table::all;
-use super::{lookup, Command, Ctx, Flags};
+use super::Ctx;
 use crate::glob::glob_match;
+use crate::resp::value::Value;
+use std::sync::OnceLock;
 
-/// ACL categories Redis would list for the command.
-fn acl_categories(cmd: &Command) -> Vec<&'static str> {
-    let mut cats = Vec::new();
-    match cmd.group {
-        "generic" => cats.push("@keyspace"),
-        "sortedset" => cats.push("@sortedset"),
-        "connection" => cats.push("@connection"),
-        "transactions" => cats.push("@transaction"),
-        _ => {}
-    }
-    if cmd.flags.contains(Flags::WRITE) {
-        cats.push("@write");
-    }
-    if cmd.flags.contains(Flags::READONLY) {
-        cats.push("@read");
-    }
-    if cmd.flags.contains(Flags::ADMIN) {
-        cats.extend(["@admin", "@dangerous"]);
-    }
-    cats.push(if cmd.flags.contains(Flags::FAST) {
-        "@fast"
-    } else {
-        "@slow"
-    });
-    if cmd.flags.contains(Flags::BLOCKING) {
-        cats.push("@blocking");
-    }
-    cats
+/// COMMAND INFO entries and COMMAND DOCS entries, by command name, in table order.
+struct Meta {
+    info: Vec<(Vec<u8>, Value)>,
+    docs: Vec<(Vec<u8>, Value)>,
 }
 
-fn write_info(ctx: &mut Ctx, cmd: &Command) {
-    ctx.out.array(10);
-    ctx.out.bulk(cmd.name.as_bytes());
-    ctx.out.int(cmd.arity as i64);
-    let flags: Vec<&str> = cmd.flags.names().collect();
-    ctx.out.set(flags.len());
-    for f in flags {
-        ctx.out.simple(f);
+fn load(bytes: &[u8]) -> Vec<(Vec<u8>, Value)> {
+    match Value::parse(bytes)
+        .expect("the shipped command metadata is valid RESP3")
+        .0
+    {
+        Value::Map(pairs) => pairs
+            .into_iter()
+            .map(|(k, v)| (k.as_bytes().expect("names are strings").to_vec(), v))
+            .collect(),
+        _ => panic!("the shipped command metadata is a map"),
     }
-    ctx.out.int(cmd.keys.0 as i64);
-    ctx.out.int(cmd.keys.1 as i64);
-    ctx.out.int(cmd.keys.2 as i64);
-    let cats = acl_categories(cmd);
-    ctx.out.set(cats.len());
-    for c in cats {
-        ctx.out.simple(c);
-    }
-    ctx.out.set(0);
-    if cmd.keys.0 > 0 {
-        // One key spec: keys from an index, over a range with a step, as Redis describes them.
-        ctx.out.array(1);
-        ctx.out.map(3);
-        ctx.out.bulk(b"flags");
-        let key_flags: &[&str] = if cmd.flags.contains(Flags::WRITE) {
-            &["RW", "UPDATE"]
-        } else {
-            &["RO", "ACCESS"]
-        };
-        ctx.out.set(key_flags.len());
-        for f in key_flags {
-            ctx.out.simple(f);
-        }
-        ctx.out.bulk(b"begin_search");
-        ctx.out.map(2);
-        ctx.out.bulk(b"type");
-        ctx.out.bulk(b"index");
-        ctx.out.bulk(b"spec");
-        ctx.out.map(1);
-        ctx.out.bulk(b"index");
-        ctx.out.int(cmd.keys.0 as i64);
-        ctx.out.bulk(b"find_keys");
-        ctx.out.map(2);
-        ctx.out.bulk(b"type");
-        ctx.out.bulk(b"range");
-        ctx.out.bulk(b"spec");
-        ctx.out.map(3);
-        ctx.out.bulk(b"lastkey");
-        ctx.out.int(if cmd.keys.1 < 0 {
-            cmd.keys.1 as i64
-        } else {
-            (cmd.keys.1 - cmd.keys.0) as i64
-        });
-        ctx.out.bulk(b"keystep");
-        ctx.out.int(cmd.keys.2 as i64);
-        ctx.out.bulk(b"limit");
-        ctx.out.int(0);
-    } else {
-        ctx.out.array(0);
-    }
-    ctx.out.array(cmd.subcommands.len());
-    for sub in cmd.subcommands {
-        write_info(ctx, sub);
+}
+
+fn meta() -> &'static Meta {
+    static META: OnceLock<Meta> = OnceLock::new();
+    META.get_or_init(|| Meta {
+        info: load(include_bytes!("meta/info.resp3")),
+        docs: load(include_bytes!("meta/docs.resp3")),
+    })
+}
+
+fn find(entries: &'static [(Vec<u8>, Value)], name: &[u8]) -> Option<&'static Value> {
+    entries
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+}
+
+/// The COMMAND INFO entry of a command or "container|sub".
+fn info_of(name: &[u8]) -> Option<&'static Value> {
+    let lower = name.to_ascii_lowercase();
+    match lower.iter().position(|&c| c == b'|') {
+        None => find(&meta().info, &lower),
+        Some(bar) => match find(&meta().info, &lower[..bar])? {
+            Value::Array(fields) => match fields.get(9)? {
+                Value::Array(subs) => subs.iter().find(|s| matches!(s, Value::Array(f) if f.first().and_then(Value::as_bytes) == Some(&lower[..]))),
+                _ => None,
+            },
+            _ => None,
+        },
     }
 }
 
 /// COMMAND: every command's info.
-pub fn command(ctx: &mut Ctx, args: &[&[u8]]) {
-    if args.len() > 1 {
-        let name = String::from_utf8_lossy(args[1]).into_owned();
-        return ctx.error(&format!(
-            "ERR unknown subcommand '{name}'. Try COMMAND HELP."
-        ));
-    }
-    let cmds: Vec<&Command> = all().collect();
-    ctx.out.array(cmds.len());
-    for cmd in cmds {
-        write_info(ctx, cmd);
+pub fn command(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let entries = &meta().info;
+    ctx.out.array(entries.len());
+    for (_, v) in entries {
+        v.write(&mut ctx.out);
     }
 }
 
@@ -119,56 +72,52 @@ pub fn command_count(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.int(all().count() as i64);
 }
 
-/// Resolves "name" or "container|sub".
-fn find(name: &[u8]) -> Option<&'static Command> {
-    let text = String::from_utf8_lossy(name);
-    match text.split_once('|') {
-        Some((container, sub)) => lookup(container.as_bytes())?.subcommand(sub.as_bytes()),
-        None => lookup(name),
-    }
-}
-
 /// COMMAND INFO [name ...]
 pub fn command_info(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() == 2 {
-        return command(ctx, &args[..1]);
+        return command(ctx, args);
     }
     ctx.out.array(args.len() - 2);
     for name in &args[2..] {
-        match find(name) {
-            Some(cmd) => write_info(ctx, cmd),
+        match info_of(name) {
+            Some(v) => v.write(&mut ctx.out),
             None => ctx.out.null_array(),
-        }
-    }
-}
-
-fn write_docs(ctx: &mut Ctx, cmd: &Command) {
-    let has_subs = !cmd.subcommands.is_empty();
-    ctx.out.map(if has_subs { 2 } else { 1 });
-    ctx.out.bulk(b"group");
-    ctx.out.bulk(cmd.group.as_bytes());
-    if has_subs {
-        ctx.out.bulk(b"subcommands");
-        ctx.out.map(cmd.subcommands.len());
-        for sub in cmd.subcommands {
-            ctx.out.bulk(sub.name.as_bytes());
-            write_docs(ctx, sub);
         }
     }
 }
 
 /// COMMAND DOCS [name ...]
 pub fn command_docs(ctx: &mut Ctx, args: &[&[u8]]) {
-    let cmds: Vec<&Command> = if args.len() == 2 {
-        all().collect()
+    let entries = &meta().docs;
+    let chosen: Vec<&(Vec<u8>, Value)> = if args.len() == 2 {
+        entries.iter().collect()
     } else {
-        args[2..].iter().filter_map(|n| find(n)).collect()
+        args[2..]
+            .iter()
+            .filter_map(|n| entries.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)))
+            .collect()
     };
-    ctx.out.map(cmds.len());
-    for cmd in cmds {
-        ctx.out.bulk(cmd.name.as_bytes());
-        write_docs(ctx, cmd);
+    ctx.out.map(chosen.len());
+    for (name, v) in chosen {
+        ctx.out.bulk(name);
+        v.write(&mut ctx.out);
     }
+}
+
+/// Whether a command's ACL categories (COMMAND INFO field 7) include `category`.
+fn in_category(name: &str, category: &[u8]) -> bool {
+    let Some(Value::Array(fields)) = info_of(name.as_bytes()) else {
+        return false;
+    };
+    let Some(Value::Set(cats)) = fields.get(6) else {
+        return false;
+    };
+    cats.iter().any(|c| {
+        c.as_bytes().is_some_and(|c| {
+            c.strip_prefix(b"@")
+                .is_some_and(|c| c.eq_ignore_ascii_case(category))
+        })
+    })
 }
 
 /// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
@@ -188,17 +137,10 @@ pub fn command_list(ctx: &mut Ctx, args: &[&[u8]]) {
                     .into_iter()
                     .filter(|n| glob_match(value, n.as_bytes(), true))
                     .collect(),
-                b"ACLCAT" => {
-                    let wanted =
-                        format!("@{}", String::from_utf8_lossy(value).to_ascii_lowercase());
-                    names
-                        .into_iter()
-                        .filter(|n| {
-                            find(n.as_bytes())
-                                .is_some_and(|c| acl_categories(c).contains(&wanted.as_str()))
-                        })
-                        .collect()
-                }
+                b"ACLCAT" => names
+                    .into_iter()
+                    .filter(|n| in_category(n, value))
+                    .collect(),
                 _ => return ctx.syntax_error(),
             }
         }
@@ -232,4 +174,36 @@ pub fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) {
             "    commands are returned.",
         ],
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::Command;
+
+    /// Every command in the table is described, with the arity the dispatcher enforces.
+    #[test]
+    fn metadata_matches_the_table() {
+        let check = |cmd: &Command| {
+            let Some(Value::Array(fields)) = info_of(cmd.name.as_bytes()) else {
+                panic!("no COMMAND INFO for {}", cmd.name)
+            };
+            assert_eq!(
+                fields[1],
+                Value::Int(cmd.arity as i64),
+                "arity of {}",
+                cmd.name
+            );
+        };
+        for cmd in all() {
+            check(cmd);
+            cmd.subcommands.iter().for_each(check);
+            assert!(
+                find(&meta().docs, cmd.name.as_bytes()).is_some(),
+                "no COMMAND DOCS for {}",
+                cmd.name
+            );
+        }
+        assert_eq!(meta().info.len(), all().count());
+    }
 }

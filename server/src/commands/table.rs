@@ -1,4 +1,5 @@
-//! The command table: one readable list of name, arity, flags, key positions and handler.
+//! The command table: one readable list of name, arity, flags and handler. What COMMAND
+//! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
     blocking, client_cmd, connection, expire, info, introspection, keys, multi, server_cmds,
@@ -41,22 +42,6 @@ impl Flags {
     /// Kept out of the slowlog (EXEC logs its own commands).
     pub const SKIP_SLOWLOG: Flags = Flags(1 << 13);
 
-    const NAMES: [(Flags, &'static str); 13] = [
-        (Flags::WRITE, "write"),
-        (Flags::READONLY, "readonly"),
-        (Flags::DENYOOM, "denyoom"),
-        (Flags::ADMIN, "admin"),
-        (Flags::NOSCRIPT, "noscript"),
-        (Flags::LOADING, "loading"),
-        (Flags::STALE, "stale"),
-        (Flags::SKIP_SLOWLOG, "skip_slowlog"),
-        (Flags::FAST, "fast"),
-        (Flags::NO_AUTH, "no_auth"),
-        (Flags::BLOCKING, "blocking"),
-        (Flags::NO_MULTI, "no_multi"),
-        (Flags::ALLOW_BUSY, "allow_busy"),
-    ];
-
     /// Whether every flag of `other` is set.
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -65,14 +50,6 @@ impl Flags {
     /// Union.
     pub const fn with(self, other: Flags) -> Flags {
         Flags(self.0 | other.0)
-    }
-
-    /// The names COMMAND INFO lists.
-    pub fn names(self) -> impl Iterator<Item = &'static str> {
-        Self::NAMES
-            .into_iter()
-            .filter(move |(f, _)| self.contains(*f))
-            .map(|(_, n)| n)
     }
 }
 
@@ -84,14 +61,10 @@ pub struct Command {
     pub arity: i32,
     /// Flags.
     pub flags: Flags,
-    /// First key, last key (negative counts from the end), step; zeros when no keys.
-    pub keys: (i32, i32, i32),
     /// The handler (containers dispatch to a subcommand before it would run).
     pub handler: Handler,
     /// Subcommands of a container command.
     pub subcommands: &'static [Command],
-    /// The command group (COMMAND DOCS).
-    pub group: &'static str,
 }
 
 impl Command {
@@ -132,14 +105,14 @@ const ADMIN: Flags = Flags::ADMIN
 const MC: Flags = Flags::MULTI_CONTROL;
 
 macro_rules! cmd {
-    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $handler:expr, $group:literal) => {
-        Command { name: $name, arity: $arity, flags: $flags, keys: $keys, handler: $handler, subcommands: &[], group: $group }
+    ($name:literal, $arity:expr, $flags:expr, subs: $subs:expr) => {
+        cmd!($name, $arity, $flags, container, subs: $subs)
     };
-    ($name:literal, $arity:expr, $flags:expr, $group:literal, subs: $subs:expr) => {
-        cmd!($name, $arity, $flags, container, $group, subs: $subs)
+    ($name:literal, $arity:expr, $flags:expr, $handler:expr, subs: $subs:expr) => {
+        Command { name: $name, arity: $arity, flags: $flags, handler: $handler, subcommands: $subs }
     };
-    ($name:literal, $arity:expr, $flags:expr, $handler:expr, $group:literal, subs: $subs:expr) => {
-        Command { name: $name, arity: $arity, flags: $flags, keys: (0, 0, 0), handler: $handler, subcommands: $subs, group: $group }
+    ($name:literal, $arity:expr, $flags:expr, $handler:expr) => {
+        Command { name: $name, arity: $arity, flags: $flags, handler: $handler, subcommands: &[] }
     };
 }
 
@@ -151,262 +124,86 @@ fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
     ));
 }
 
-const NOKEYS: (i32, i32, i32) = (0, 0, 0);
-const KEY1: (i32, i32, i32) = (1, 1, 1);
-const KEYS_ALL: (i32, i32, i32) = (1, -1, 1);
-const KEYS_12: (i32, i32, i32) = (1, 2, 1);
-
 static CLIENT_SUBS: &[Command] = &[
-    cmd!(
-        "client|id",
-        2,
-        Flags::NOSCRIPT.with(LSF),
-        NOKEYS,
-        client_cmd::id,
-        "connection"
-    ),
+    cmd!("client|id", 2, Flags::NOSCRIPT.with(LSF), client_cmd::id),
     cmd!(
         "client|setname",
         3,
         Flags::NOSCRIPT.with(LSF),
-        NOKEYS,
-        client_cmd::setname,
-        "connection"
+        client_cmd::setname
     ),
     cmd!(
         "client|getname",
         2,
         Flags::NOSCRIPT.with(LSF),
-        NOKEYS,
-        client_cmd::getname,
-        "connection"
+        client_cmd::getname
     ),
-    cmd!(
-        "client|list",
-        -2,
-        ADMIN,
-        NOKEYS,
-        client_cmd::list,
-        "connection"
-    ),
-    cmd!(
-        "client|info",
-        2,
-        Flags::NOSCRIPT.with(LS),
-        NOKEYS,
-        client_cmd::info,
-        "connection"
-    ),
-    cmd!(
-        "client|kill",
-        -3,
-        ADMIN,
-        NOKEYS,
-        client_cmd::kill,
-        "connection"
-    ),
+    cmd!("client|list", -2, ADMIN, client_cmd::list),
+    cmd!("client|info", 2, Flags::NOSCRIPT.with(LS), client_cmd::info),
+    cmd!("client|kill", -3, ADMIN, client_cmd::kill),
     cmd!(
         "client|setinfo",
         4,
         Flags::NOSCRIPT.with(LSF),
-        NOKEYS,
-        client_cmd::setinfo,
-        "connection"
+        client_cmd::setinfo
     ),
     cmd!(
         "client|reply",
         3,
         Flags::NOSCRIPT.with(LSF),
-        NOKEYS,
-        client_cmd::reply,
-        "connection"
+        client_cmd::reply
     ),
-    cmd!(
-        "client|no-evict",
-        3,
-        ADMIN,
-        NOKEYS,
-        client_cmd::no_evict,
-        "connection"
-    ),
+    cmd!("client|no-evict", 3, ADMIN, client_cmd::no_evict),
     cmd!(
         "client|no-touch",
         3,
         Flags::NOSCRIPT.with(LSF),
-        NOKEYS,
-        client_cmd::no_touch,
-        "connection"
+        client_cmd::no_touch
     ),
-    cmd!(
-        "client|unblock",
-        -3,
-        ADMIN,
-        NOKEYS,
-        blocking::client_unblock,
-        "connection"
-    ),
-    cmd!("client|help", 2, LS, NOKEYS, client_cmd::help, "connection"),
+    cmd!("client|unblock", -3, ADMIN, blocking::client_unblock),
+    cmd!("client|help", 2, LS, client_cmd::help),
 ];
 
 static CONFIG_SUBS: &[Command] = &[
-    cmd!(
-        "config|get",
-        -3,
-        ADMIN,
-        NOKEYS,
-        server_cmds::config_get,
-        "server"
-    ),
-    cmd!(
-        "config|set",
-        -4,
-        ADMIN,
-        NOKEYS,
-        server_cmds::config_set,
-        "server"
-    ),
-    cmd!(
-        "config|resetstat",
-        2,
-        ADMIN,
-        NOKEYS,
-        server_cmds::config_resetstat,
-        "server"
-    ),
-    cmd!(
-        "config|help",
-        2,
-        LS,
-        NOKEYS,
-        server_cmds::config_help,
-        "server"
-    ),
+    cmd!("config|get", -3, ADMIN, server_cmds::config_get),
+    cmd!("config|set", -4, ADMIN, server_cmds::config_set),
+    cmd!("config|resetstat", 2, ADMIN, server_cmds::config_resetstat),
+    cmd!("config|help", 2, LS, server_cmds::config_help),
 ];
 
 static COMMAND_SUBS: &[Command] = &[
-    cmd!(
-        "command|count",
-        2,
-        LS,
-        NOKEYS,
-        introspection::command_count,
-        "server"
-    ),
-    cmd!(
-        "command|info",
-        -2,
-        LS,
-        NOKEYS,
-        introspection::command_info,
-        "server"
-    ),
-    cmd!(
-        "command|docs",
-        -2,
-        LS,
-        NOKEYS,
-        introspection::command_docs,
-        "server"
-    ),
-    cmd!(
-        "command|list",
-        -2,
-        LS,
-        NOKEYS,
-        introspection::command_list,
-        "server"
-    ),
-    cmd!(
-        "command|help",
-        2,
-        LS,
-        NOKEYS,
-        introspection::command_help,
-        "server"
-    ),
+    cmd!("command|count", 2, LS, introspection::command_count),
+    cmd!("command|info", -2, LS, introspection::command_info),
+    cmd!("command|docs", -2, LS, introspection::command_docs),
+    cmd!("command|list", -2, LS, introspection::command_list),
+    cmd!("command|help", 2, LS, introspection::command_help),
 ];
 
 static OBJECT_SUBS: &[Command] = &[
-    cmd!(
-        "object|encoding",
-        3,
-        R,
-        (2, 2, 1),
-        keys::object_encoding,
-        "generic"
-    ),
-    cmd!(
-        "object|refcount",
-        3,
-        R,
-        (2, 2, 1),
-        keys::object_refcount,
-        "generic"
-    ),
-    cmd!(
-        "object|idletime",
-        3,
-        R,
-        (2, 2, 1),
-        keys::object_idletime,
-        "generic"
-    ),
-    cmd!("object|freq", 3, R, (2, 2, 1), keys::object_freq, "generic"),
-    cmd!("object|help", 2, LS, NOKEYS, keys::object_help, "generic"),
+    cmd!("object|encoding", 3, R, keys::object_encoding),
+    cmd!("object|refcount", 3, R, keys::object_refcount),
+    cmd!("object|idletime", 3, R, keys::object_idletime),
+    cmd!("object|freq", 3, R, keys::object_freq),
+    cmd!("object|help", 2, LS, keys::object_help),
 ];
 
 static MEMORY_SUBS: &[Command] = &[
-    cmd!(
-        "memory|usage",
-        -3,
-        R,
-        (2, 2, 1),
-        keys::memory_usage,
-        "server"
-    ),
-    cmd!("memory|help", 2, LS, NOKEYS, keys::memory_help, "server"),
+    cmd!("memory|usage", -3, R, keys::memory_usage),
+    cmd!("memory|help", 2, LS, keys::memory_help),
 ];
 
 static SLOWLOG_SUBS: &[Command] = &[
-    cmd!(
-        "slowlog|get",
-        -2,
-        ADMIN,
-        NOKEYS,
-        server_cmds::slowlog_get,
-        "server"
-    ),
-    cmd!(
-        "slowlog|len",
-        2,
-        ADMIN,
-        NOKEYS,
-        server_cmds::slowlog_len,
-        "server"
-    ),
-    cmd!(
-        "slowlog|reset",
-        2,
-        ADMIN,
-        NOKEYS,
-        server_cmds::slowlog_reset,
-        "server"
-    ),
-    cmd!(
-        "slowlog|help",
-        2,
-        LS,
-        NOKEYS,
-        server_cmds::slowlog_help,
-        "server"
-    ),
+    cmd!("slowlog|get", -2, ADMIN, server_cmds::slowlog_get),
+    cmd!("slowlog|len", 2, ADMIN, server_cmds::slowlog_len),
+    cmd!("slowlog|reset", 2, ADMIN, server_cmds::slowlog_reset),
+    cmd!("slowlog|help", 2, LS, server_cmds::slowlog_help),
 ];
 
 /// Every top-level command.
 pub static COMMANDS: &[Command] = &[
     // connection
-    cmd!("ping", -1, F, NOKEYS, connection::ping, "connection"),
-    cmd!("echo", 2, F, NOKEYS, connection::echo, "connection"),
+    cmd!("ping", -1, F, connection::ping),
+    cmd!("echo", 2, F, connection::echo),
     cmd!(
         "quit",
         -1,
@@ -415,80 +212,68 @@ pub static COMMANDS: &[Command] = &[
             .with(LSF)
             .with(Flags::NO_AUTH)
             .with(MC),
-        NOKEYS,
-        connection::quit,
-        "connection"
+        connection::quit
     ),
     cmd!(
         "reset",
         1,
         Flags::NOSCRIPT.with(LSF).with(Flags::NO_AUTH).with(MC),
-        NOKEYS,
-        connection::reset,
-        "connection"
+        connection::reset
     ),
     cmd!(
         "auth",
         -2,
         Flags::NOSCRIPT.with(LSF).with(Flags::NO_AUTH),
-        NOKEYS,
-        connection::auth,
-        "connection"
+        connection::auth
     ),
     cmd!(
         "hello",
         -1,
         Flags::NOSCRIPT.with(LSF).with(Flags::NO_AUTH),
-        NOKEYS,
-        connection::hello,
-        "connection"
+        connection::hello
     ),
     cmd!(
         "select",
         2,
         Flags::LOADING.with(Flags::STALE).with(F),
-        NOKEYS,
-        connection::select,
-        "connection"
+        connection::select
     ),
-    cmd!("client", -2, Flags::NOSCRIPT.with(LS), "connection", subs: CLIENT_SUBS),
+    cmd!("client", -2, Flags::NOSCRIPT.with(LS), subs: CLIENT_SUBS),
     // keyspace
-    cmd!("del", -2, W, KEYS_ALL, keys::del, "generic"),
-    cmd!("unlink", -2, WF, KEYS_ALL, keys::del, "generic"),
-    cmd!("exists", -2, RF, KEYS_ALL, keys::exists, "generic"),
-    cmd!("touch", -2, RF, KEYS_ALL, keys::exists, "generic"),
-    cmd!("type", 2, RF, KEY1, keys::type_of, "generic"),
-    cmd!("rename", 3, W, KEYS_12, keys::rename, "generic"),
-    cmd!("renamenx", 3, WF, KEYS_12, keys::renamenx, "generic"),
-    cmd!("copy", -3, WD, KEYS_12, keys::copy, "generic"),
-    cmd!("move", 3, WF, KEY1, keys::move_key, "generic"),
-    cmd!("keys", 2, R, NOKEYS, keys::keys, "generic"),
-    cmd!("scan", -2, R, NOKEYS, keys::scan, "generic"),
-    cmd!("randomkey", 1, R, NOKEYS, keys::randomkey, "generic"),
-    cmd!("dbsize", 1, RF, NOKEYS, keys::dbsize, "server"),
-    cmd!("flushdb", -1, W, NOKEYS, keys::flushdb, "server"),
-    cmd!("flushall", -1, W, NOKEYS, keys::flushall, "server"),
-    cmd!("swapdb", 3, WF, NOKEYS, keys::swapdb, "server"),
-    cmd!("object", -2, NONE, "generic", subs: OBJECT_SUBS),
-    cmd!("memory", -2, NONE, "server", subs: MEMORY_SUBS),
+    cmd!("del", -2, W, keys::del),
+    cmd!("unlink", -2, WF, keys::del),
+    cmd!("exists", -2, RF, keys::exists),
+    cmd!("touch", -2, RF, keys::exists),
+    cmd!("type", 2, RF, keys::type_of),
+    cmd!("rename", 3, W, keys::rename),
+    cmd!("renamenx", 3, WF, keys::renamenx),
+    cmd!("copy", -3, WD, keys::copy),
+    cmd!("move", 3, WF, keys::move_key),
+    cmd!("keys", 2, R, keys::keys),
+    cmd!("scan", -2, R, keys::scan),
+    cmd!("randomkey", 1, R, keys::randomkey),
+    cmd!("dbsize", 1, RF, keys::dbsize),
+    cmd!("flushdb", -1, W, keys::flushdb),
+    cmd!("flushall", -1, W, keys::flushall),
+    cmd!("swapdb", 3, WF, keys::swapdb),
+    cmd!("object", -2, NONE, subs: OBJECT_SUBS),
+    cmd!("memory", -2, NONE, subs: MEMORY_SUBS),
     // expiry
-    cmd!("expire", -3, WF, KEY1, expire::expire, "generic"),
-    cmd!("pexpire", -3, WF, KEY1, expire::pexpire, "generic"),
-    cmd!("expireat", -3, WF, KEY1, expire::expireat, "generic"),
-    cmd!("pexpireat", -3, WF, KEY1, expire::pexpireat, "generic"),
-    cmd!("ttl", 2, RF, KEY1, expire::ttl, "generic"),
-    cmd!("pttl", 2, RF, KEY1, expire::pttl, "generic"),
-    cmd!("expiretime", 2, RF, KEY1, expire::expiretime, "generic"),
-    cmd!("pexpiretime", 2, RF, KEY1, expire::pexpiretime, "generic"),
-    cmd!("persist", 2, WF, KEY1, expire::persist, "generic"),
+    cmd!("expire", -3, WF, expire::expire),
+    cmd!("pexpire", -3, WF, expire::pexpire),
+    cmd!("expireat", -3, WF, expire::expireat),
+    cmd!("pexpireat", -3, WF, expire::pexpireat),
+    cmd!("ttl", 2, RF, expire::ttl),
+    cmd!("pttl", 2, RF, expire::pttl),
+    cmd!("expiretime", 2, RF, expire::expiretime),
+    cmd!("pexpiretime", 2, RF, expire::pexpiretime),
+    cmd!("persist", 2, WF, expire::persist),
     // transactions
     cmd!(
         "multi",
         1,
         Flags::NOSCRIPT.with(LSF).with(Flags::ALLOW_BUSY).with(MC),
-        NOKEYS,
-        multi::multi,
-        "transactions"
+        multi::multi
     ),
     cmd!(
         "exec",
@@ -498,57 +283,40 @@ pub static COMMANDS: &[Command] = &[
             .with(Flags::STALE)
             .with(Flags::SKIP_SLOWLOG)
             .with(MC),
-        NOKEYS,
-        multi::exec,
-        "transactions"
+        multi::exec
     ),
     cmd!(
         "discard",
         1,
         Flags::NOSCRIPT.with(LSF).with(Flags::ALLOW_BUSY).with(MC),
-        NOKEYS,
-        multi::discard,
-        "transactions"
+        multi::discard
     ),
     cmd!(
         "watch",
         -2,
         Flags::NOSCRIPT.with(LSF).with(Flags::ALLOW_BUSY).with(MC),
-        KEYS_ALL,
-        multi::watch,
-        "transactions"
+        multi::watch
     ),
     cmd!(
         "unwatch",
         1,
         Flags::NOSCRIPT.with(LSF).with(Flags::ALLOW_BUSY),
-        NOKEYS,
-        multi::unwatch,
-        "transactions"
+        multi::unwatch
     ),
     // server
-    cmd!(
-        "info",
-        -1,
-        Flags::LOADING.with(Flags::STALE),
-        NOKEYS,
-        info::info,
-        "server"
-    ),
-    cmd!("config", -2, NONE, "server", subs: CONFIG_SUBS),
-    cmd!("command", -1, LS, introspection::command, "server", subs: COMMAND_SUBS),
-    cmd!("time", 1, LSF, NOKEYS, server_cmds::time, "server"),
-    cmd!("lastsave", 1, LSF, NOKEYS, server_cmds::lastsave, "server"),
+    cmd!("info", -1, Flags::LOADING.with(Flags::STALE), info::info),
+    cmd!("config", -2, NONE, subs: CONFIG_SUBS),
+    cmd!("command", -1, LS, introspection::command, subs: COMMAND_SUBS),
+    cmd!("time", 1, LSF, server_cmds::time),
+    cmd!("lastsave", 1, LSF, server_cmds::lastsave),
     cmd!(
         "shutdown",
         -1,
         ADMIN.with(Flags::NO_MULTI).with(Flags::ALLOW_BUSY),
-        NOKEYS,
-        server_cmds::shutdown,
-        "server"
+        server_cmds::shutdown
     ),
-    cmd!("debug", -2, ADMIN, NOKEYS, server_cmds::debug, "server"),
-    cmd!("slowlog", -2, NONE, "server", subs: SLOWLOG_SUBS),
+    cmd!("debug", -2, ADMIN, server_cmds::debug),
+    cmd!("slowlog", -2, NONE, subs: SLOWLOG_SUBS),
 ];
 
 /// Finds a command by name, ignoring ASCII case.

@@ -110,6 +110,16 @@ impl<'a> ReplyWriter<'a> {
             .extend_from_slice(if self.resp3 { b"_\r\n" } else { b"*-1\r\n" });
     }
 
+    /// A boolean (RESP3 `#t`/`#f`; integer 1/0 in RESP2).
+    pub fn boolean(&mut self, v: bool) {
+        if self.resp3 {
+            self.out
+                .extend_from_slice(if v { b"#t\r\n" } else { b"#f\r\n" });
+        } else {
+            self.int(v as i64);
+        }
+    }
+
     /// An array header of `n` elements.
     pub fn array(&mut self, n: usize) {
         self.header(b'*', n as i64);

@@ -28,73 +28,58 @@ const WF: Flags = Flags::WRITE.with(Flags::FAST);
 const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 const WB: Flags = Flags::WRITE.with(Flags::BLOCKING);
-const K1: (i32, i32, i32) = (1, 1, 1);
 
 macro_rules! zcmd {
-    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $handler:expr) => {
+    ($name:literal, $arity:expr, $flags:expr, $handler:expr) => {
         Command {
             name: $name,
             arity: $arity,
             flags: $flags,
-            keys: $keys,
             handler: $handler,
             subcommands: &[],
-            group: "sortedset",
         }
     };
 }
 
 /// Every sorted-set command.
 pub static COMMANDS: &[Command] = &[
-    zcmd!("zadd", -4, WDF, K1, write::zadd),
-    zcmd!("zincrby", 4, WDF, K1, write::zincrby),
-    zcmd!("zrem", -3, WF, K1, write::zrem),
-    zcmd!("zremrangebyrank", 4, W, K1, write::zremrangebyrank),
-    zcmd!("zremrangebyscore", 4, W, K1, write::zremrangebyscore),
-    zcmd!("zremrangebylex", 4, W, K1, write::zremrangebylex),
-    zcmd!("zcard", 2, RF, K1, read::zcard),
-    zcmd!("zscore", 3, RF, K1, read::zscore),
-    zcmd!("zmscore", -3, RF, K1, read::zmscore),
-    zcmd!("zrank", -3, RF, K1, read::zrank),
-    zcmd!("zrevrank", -3, RF, K1, read::zrevrank),
-    zcmd!("zcount", 4, RF, K1, read::zcount),
-    zcmd!("zlexcount", 4, RF, K1, read::zlexcount),
-    zcmd!("zrandmember", -2, R, K1, read::zrandmember),
-    zcmd!("zscan", -3, R, K1, read::zscan),
-    zcmd!("zrange", -4, R, K1, range::zrange),
-    zcmd!("zrangestore", -5, WD, (1, 2, 1), range::zrangestore),
-    zcmd!("zrevrange", -4, R, K1, range::zrevrange),
-    zcmd!("zrangebyscore", -4, R, K1, range::zrangebyscore),
-    zcmd!("zrevrangebyscore", -4, R, K1, range::zrevrangebyscore),
-    zcmd!("zrangebylex", -4, R, K1, range::zrangebylex),
-    zcmd!("zrevrangebylex", -4, R, K1, range::zrevrangebylex),
-    zcmd!("zpopmin", -2, WF, K1, pop::zpopmin),
-    zcmd!("zpopmax", -2, WF, K1, pop::zpopmax),
-    zcmd!("zmpop", -4, W, (0, 0, 0), pop::zmpop),
-    zcmd!(
-        "bzpopmin",
-        -3,
-        WB.with(Flags::FAST),
-        (1, -2, 1),
-        pop::bzpopmin
-    ),
-    zcmd!(
-        "bzpopmax",
-        -3,
-        WB.with(Flags::FAST),
-        (1, -2, 1),
-        pop::bzpopmax
-    ),
-    zcmd!("bzmpop", -5, WB, (0, 0, 0), pop::bzmpop),
-    zcmd!("zunion", -3, R, (0, 0, 0), setops::zunion),
-    zcmd!("zinter", -3, R, (0, 0, 0), setops::zinter),
-    zcmd!("zdiff", -3, R, (0, 0, 0), setops::zdiff),
-    zcmd!("zunionstore", -4, WD, (1, 1, 1), setops::zunionstore),
-    zcmd!("zinterstore", -4, WD, (1, 1, 1), setops::zinterstore),
-    zcmd!("zdiffstore", -4, WD, (1, 1, 1), setops::zdiffstore),
-    zcmd!("zintercard", -3, RF, (0, 0, 0), setops::zintercard),
-    zcmd!("goblin.memory", -1, R, (0, 0, 0), goblin::memory),
-    zcmd!("goblin.optimize", -2, W, K1, goblin::optimize),
+    zcmd!("zadd", -4, WDF, write::zadd),
+    zcmd!("zincrby", 4, WDF, write::zincrby),
+    zcmd!("zrem", -3, WF, write::zrem),
+    zcmd!("zremrangebyrank", 4, W, write::zremrangebyrank),
+    zcmd!("zremrangebyscore", 4, W, write::zremrangebyscore),
+    zcmd!("zremrangebylex", 4, W, write::zremrangebylex),
+    zcmd!("zcard", 2, RF, read::zcard),
+    zcmd!("zscore", 3, RF, read::zscore),
+    zcmd!("zmscore", -3, RF, read::zmscore),
+    zcmd!("zrank", -3, RF, read::zrank),
+    zcmd!("zrevrank", -3, RF, read::zrevrank),
+    zcmd!("zcount", 4, RF, read::zcount),
+    zcmd!("zlexcount", 4, RF, read::zlexcount),
+    zcmd!("zrandmember", -2, R, read::zrandmember),
+    zcmd!("zscan", -3, R, read::zscan),
+    zcmd!("zrange", -4, R, range::zrange),
+    zcmd!("zrangestore", -5, WD, range::zrangestore),
+    zcmd!("zrevrange", -4, R, range::zrevrange),
+    zcmd!("zrangebyscore", -4, R, range::zrangebyscore),
+    zcmd!("zrevrangebyscore", -4, R, range::zrevrangebyscore),
+    zcmd!("zrangebylex", -4, R, range::zrangebylex),
+    zcmd!("zrevrangebylex", -4, R, range::zrevrangebylex),
+    zcmd!("zpopmin", -2, WF, pop::zpopmin),
+    zcmd!("zpopmax", -2, WF, pop::zpopmax),
+    zcmd!("zmpop", -4, W, pop::zmpop),
+    zcmd!("bzpopmin", -3, WB.with(Flags::FAST), pop::bzpopmin),
+    zcmd!("bzpopmax", -3, WB.with(Flags::FAST), pop::bzpopmax),
+    zcmd!("bzmpop", -5, WB, pop::bzmpop),
+    zcmd!("zunion", -3, R, setops::zunion),
+    zcmd!("zinter", -3, R, setops::zinter),
+    zcmd!("zdiff", -3, R, setops::zdiff),
+    zcmd!("zunionstore", -4, WD, setops::zunionstore),
+    zcmd!("zinterstore", -4, WD, setops::zinterstore),
+    zcmd!("zdiffstore", -4, WD, setops::zdiffstore),
+    zcmd!("zintercard", -3, RF, setops::zintercard),
+    zcmd!("goblin.memory", -1, R, goblin::memory),
+    zcmd!("goblin.optimize", -2, W, goblin::optimize),
 ];
 
 /// The sorted set at `key` for reading (expired keys are removed first), or None.

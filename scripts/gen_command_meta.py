@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Regenerates server/src/commands/meta/{info,docs}.resp3: the COMMAND INFO and COMMAND DOCS
+data Goblin serves, taken from a real redis-server (Debian's 7.0) for the commands Goblin
+has, then brought to Redis 7.2 where 7.2 changed them (ZRANK/ZREVRANK WITHSCORE, CLIENT
+SETINFO, CLIENT NO-TOUCH) and completed with Goblin's own GOBLIN.* commands.
+
+Usage: scripts/gen_command_meta.py   (needs target/release/goblin-server and redis-server)
+Redis's command metadata is BSD-3-Clause licensed (Copyright Redis Ltd. and contributors).
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+from common import REPO, Client, Server, encode  # noqa: E402
+
+OUT = os.path.join(REPO, "server", "src", "commands", "meta")
+
+
+# A typed RESP3 tree: (tag, value) with tags + $ : * ~ % (map value is a list of pairs).
+def read(c):
+    line = c._line()
+    tag, rest = line[:1].decode(), line[1:]
+    if tag in "+-":
+        return (tag, rest.decode())
+    if tag == ":":
+        return (tag, int(rest))
+    if tag == "$":
+        return (tag, c._exact(int(rest)))
+    if tag in "*~":
+        return (tag, [read(c) for _ in range(int(rest))])
+    if tag == "%":
+        return (tag, [(read(c), read(c)) for _ in range(int(rest))])
+    if tag == "_":
+        return ("_", None)
+    raise ValueError(line)
+
+
+def write(v):
+    tag, val = v
+    if tag in "+-":
+        return b"%s%s\r\n" % (tag.encode(), val.encode())
+    if tag == ":":
+        return b":%d\r\n" % val
+    if tag == "$":
+        return b"$%d\r\n%s\r\n" % (len(val), val)
+    if tag in "*~":
+        return b"%s%d\r\n" % (tag.encode(), len(val)) + b"".join(write(x) for x in val)
+    if tag == "%":
+        return b"%%%d\r\n" % len(val) + b"".join(write(k) + write(x) for k, x in val)
+    if tag == "_":
+        return b"_\r\n"
+    raise ValueError(tag)
+
+
+def b(s):
+    return ("$", s.encode() if isinstance(s, str) else s)
+
+
+def m(*pairs):
+    return ("%", [(b(k), v) for k, v in pairs])
+
+
+def arr(*items):
+    return ("*", list(items))
+
+
+def sset(*names):
+    return ("~", [("+", n) for n in names])
+
+
+def mget(v, key):
+    for k, x in v[1]:
+        if k[1] == key.encode():
+            return x
+    return None
+
+
+def mset(v, key, new):
+    for i, (k, _) in enumerate(v[1]):
+        if k[1] == key.encode():
+            v[1][i] = (k, new)
+            return
+    v[1].append((b(key), new))
+
+
+def argument(name, type_, **extra):
+    pairs = [("name", b(name)), ("type", b(type_))]
+    for k, x in extra.items():
+        pairs.append((k.replace("_", "-") if k != "key_spec_index" else k, x))
+    return m(*pairs)
+
+
+def key_spec(flags, index=1, lastkey=0):
+    return m(("flags", sset(*flags)), ("begin_search", m(("type", b("index")), ("spec", m(("index", (":", index)))))),
+             ("find_keys", m(("type", b("range")), ("spec", m(("lastkey", (":", lastkey)), ("keystep", (":", 1)), ("limit", (":", 0)))))))
+
+
+def info(name, arity, flags, first, last, step, acl, specs, subs=()):
+    return arr(b(name), (":", arity), sset(*flags), (":", first), (":", last), (":", step), sset(*acl), ("~", []), arr(*specs), arr(*subs))
+
+
+def docs(summary, since, group, complexity, arguments=(), history=()):
+    pairs = [("summary", b(summary)), ("since", b(since)), ("group", b(group)), ("complexity", b(complexity))]
+    if history:
+        pairs.append(("history", arr(*[arr(b(v), b(t)) for v, t in history])))
+    if arguments:
+        pairs.append(("arguments", arr(*arguments)))
+    return m(*pairs)
+
+
+def fetch(port, *args):
+    c = Client(port)
+    c.call("HELLO", "3")
+    c.sock.sendall(encode(*args))
+    v = read(c)
+    c.close()
+    return v
+
+
+def main():
+    with Server("goblin") as g:
+        c = Client(g.port)
+        names = [n.decode() for n in c.call("COMMAND", "LIST")]
+        c.close()
+    top = [n for n in names if "|" not in n and not n.startswith("goblin.")]
+    have = set(names)
+    with Server("redis") as r:
+        infos = fetch(r.port, "COMMAND", "INFO", *top)
+        docs_map = fetch(r.port, "COMMAND", "DOCS", *top)
+
+    info_out = []
+    for entry in infos[1]:
+        name = entry[1][0][1].decode()
+        subs = [s for s in entry[1][9][1] if s[1][0][1].decode() in have]
+        entry[1][9] = ("*", subs)
+        info_out.append((b(name), entry))
+    docs_out = []
+    for k, d in docs_map[1]:
+        subs = mget(d, "subcommands")
+        if subs is not None:
+            mset(d, "subcommands", ("%", [(sk, sv) for sk, sv in subs[1] if sk[1].decode() in have]))
+        docs_out.append((k, d))
+
+    def find(pairs, name):
+        return next(v for k, v in pairs if k[1] == name.encode())
+
+    # Redis 7.2: ZRANK / ZREVRANK take WITHSCORE.
+    for name in ("zrank", "zrevrank"):
+        find(info_out, name)[1][1] = (":", -3)
+        d = find(docs_out, name)
+        mget(d, "arguments")[1].append(argument("withscore", "pure-token", token=b("WITHSCORE"), since=b("7.2.0"), flags=sset("optional")))
+        mset(d, "history", arr(arr(b("7.2.0"), b("Added the optional `WITHSCORE` argument."))))
+
+    # Redis 7.2: CLIENT SETINFO and CLIENT NO-TOUCH.
+    client_info = find(info_out, "client")
+    client_info[1][9][1].extend([
+        info("client|setinfo", 4, ["noscript", "loading", "stale"], 0, 0, 0, ["@slow", "@connection"], []),
+        info("client|no-touch", 3, ["noscript", "loading", "stale"], 0, 0, 0, ["@slow", "@connection"], []),
+    ])
+    client_docs = mget(find(docs_out, "client"), "subcommands")
+    client_docs[1].extend([
+        (b("client|setinfo"), docs("Sets information specific to the client or connection.", "7.2.0", "connection", "O(1)", [
+            argument("attr", "oneof", arguments=arr(argument("libname", "string", token=b("LIB-NAME")), argument("libver", "string", token=b("LIB-VER"))))])),
+        (b("client|no-touch"), docs("Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "connection", "O(1)", [
+            argument("enabled", "oneof", arguments=arr(argument("on", "pure-token", token=b("ON")), argument("off", "pure-token", token=b("OFF"))))])),
+    ])
+
+    # Goblin's own commands.
+    info_out.append((b("goblin.memory"), info("goblin.memory", -1, ["readonly"], 0, 0, 0, ["@read", "@sortedset", "@slow"], [])))
+    info_out.append((b("goblin.optimize"), info("goblin.optimize", -2, ["write"], 1, 1, 1, ["@write", "@sortedset", "@slow"], [key_spec(["RW", "UPDATE"])])))
+    docs_out.append((b("goblin.memory"), docs(
+        "Returns the bytes Goblin's engine holds for a sorted set, or a summary of the keyspace (sets, members, bytes, bytes_per_member).",
+        "0.1.0", "sorted-set", "O(1) with a key, O(N) over the keys without one",
+        [argument("key", "key", key_spec_index=(":", 0), flags=sset("optional"))])))
+    docs_out.append((b("goblin.optimize"), docs(
+        "Repacks a sorted set's member index and score index to a target load factor (default 0.97); 1.0 packs fully but makes lookups of missing members scan the whole table.",
+        "0.1.0", "sorted-set", "O(N)",
+        [argument("key", "key", key_spec_index=(":", 0)), argument("density", "double", flags=sset("optional"))])))
+
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "info.resp3"), "wb") as f:
+        f.write(write(("%", info_out)))
+    with open(os.path.join(OUT, "docs.resp3"), "wb") as f:
+        f.write(write(("%", docs_out)))
+    print("wrote %d command infos and %d docs to %s" % (len(info_out), len(docs_out), OUT))
+
+
+if __name__ == "__main__":
+    main()

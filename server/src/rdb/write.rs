@@ -1,0 +1,279 @@
+//! The RDB writer: a snapshot of every database as Redis 7.0 writes it, at RDB version 10.
+//!
+//! ```text
+//! "REDIS0010"
+//! AUX redis-ver, redis-bits, ctime, used-mem, aof-base, goblin-ver
+//! per non-empty database:
+//!   SELECTDB n, RESIZEDB keys expires
+//!   per key: [EXPIRETIME_MS t] ZSET_2 key len (member, 8-byte LE double)...
+//! EOF, CRC64 of everything before it (8 bytes LE)
+//! ```
+//!
+//! Members are written from the highest score to the lowest, as Redis does: a loader that
+//! inserts each one at the head of a list (Redis's skiplist) then never searches. Strings
+//! that are canonical integers of at most 11 characters are written integer-encoded, as
+//! Redis does; nothing is LZF-compressed (Redis reads both).
+
+use super::crc64;
+use super::format::*;
+use crate::db::{Db, Value};
+use std::io::{self, Write};
+
+/// Bytes gathered before they are checksummed and handed to the output.
+const CHUNK: usize = 1 << 20;
+
+/// Facts about the saving server, written as AUX fields.
+pub struct AuxInfo<'a> {
+    /// The Redis version Goblin follows (`redis-ver`).
+    pub redis_version: &'a str,
+    /// Unix seconds at the start of the save (`ctime`).
+    pub ctime: u64,
+    /// Bytes of data held (`used-mem`).
+    pub used_mem: u64,
+}
+
+/// What a save wrote.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SaveStats {
+    /// Keys written.
+    pub keys: u64,
+    /// Members written, over all keys.
+    pub members: u64,
+    /// File size in bytes.
+    pub bytes: u64,
+}
+
+/// Buffers output, keeping the running CRC64 of all bytes written.
+pub struct RdbWriter<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    crc: u64,
+    written: u64,
+}
+
+impl<W: Write> RdbWriter<W> {
+    /// A writer over `out`.
+    pub fn new(out: W) -> Self {
+        RdbWriter {
+            out,
+            buf: Vec::with_capacity(CHUNK + 1024),
+            crc: 0,
+            written: 0,
+        }
+    }
+
+    fn spill(&mut self) -> io::Result<()> {
+        self.crc = crc64::update(self.crc, &self.buf);
+        self.out.write_all(&self.buf)?;
+        self.written += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    #[inline]
+    fn maybe_spill(&mut self) -> io::Result<()> {
+        if self.buf.len() >= CHUNK {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Raw bytes.
+    pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.buf.extend_from_slice(bytes);
+        self.maybe_spill()
+    }
+
+    /// One opcode or type byte.
+    pub fn byte(&mut self, b: u8) -> io::Result<()> {
+        self.buf.push(b);
+        self.maybe_spill()
+    }
+
+    /// A length in the RDB length encoding.
+    pub fn len(&mut self, len: u64) -> io::Result<()> {
+        encode_len(len, &mut self.buf);
+        self.maybe_spill()
+    }
+
+    /// A string: integer-encoded when it is a short canonical integer, else length + bytes.
+    pub fn string(&mut self, s: &[u8]) -> io::Result<()> {
+        encode_string(s, &mut self.buf);
+        self.maybe_spill()
+    }
+
+    /// A double as 8 bytes little-endian (ZSET_2 scores).
+    pub fn double(&mut self, v: f64) -> io::Result<()> {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self.maybe_spill()
+    }
+
+    /// The EOF opcode and the checksum; returns the output and the bytes written in all.
+    pub fn finish(mut self) -> io::Result<(W, u64)> {
+        self.buf.push(OP_EOF);
+        self.spill()?;
+        let crc = self.crc.to_le_bytes();
+        self.out.write_all(&crc)?;
+        self.out.flush()?;
+        Ok((self.out, self.written + 8))
+    }
+}
+
+/// Appends a length in the RDB encoding.
+pub fn encode_len(len: u64, out: &mut Vec<u8>) {
+    if len < 1 << 6 {
+        out.push(len as u8);
+    } else if len < 1 << 14 {
+        out.push((LEN_14BIT << 6) | (len >> 8) as u8);
+        out.push(len as u8);
+    } else if len <= u32::MAX as u64 {
+        out.push(LEN_32BIT);
+        out.extend_from_slice(&(len as u32).to_be_bytes());
+    } else {
+        out.push(LEN_64BIT);
+        out.extend_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// The value of `s` if it is the canonical decimal form of an integer (what Redis's
+/// string2ll accepts and ll2string prints back identically).
+fn canonical_int(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.split_first()? {
+        (b'-', rest) => (true, rest),
+        _ => (false, s),
+    };
+    match digits {
+        [] => return None,
+        [b'0'] if !neg => return Some(0),
+        [b'0', ..] => return None,
+        _ => {}
+    }
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let text = std::str::from_utf8(s).ok()?;
+    text.parse::<i64>().ok()
+}
+
+/// Appends a string, integer-encoded when Redis would.
+pub fn encode_string(s: &[u8], out: &mut Vec<u8>) {
+    if s.len() <= 11 {
+        if let Some(v) = canonical_int(s) {
+            let tag = LEN_ENCVAL << 6;
+            if let Ok(v) = i8::try_from(v) {
+                out.push(tag | ENC_INT8);
+                out.push(v as u8);
+                return;
+            } else if let Ok(v) = i16::try_from(v) {
+                out.push(tag | ENC_INT16);
+                out.extend_from_slice(&v.to_le_bytes());
+                return;
+            } else if let Ok(v) = i32::try_from(v) {
+                out.push(tag | ENC_INT32);
+                out.extend_from_slice(&v.to_le_bytes());
+                return;
+            }
+        }
+    }
+    encode_len(s.len() as u64, out);
+    out.extend_from_slice(s);
+}
+
+/// Writes a whole snapshot of `dbs` to `out`. Keys whose expiry is at or before `now_ms`
+/// are left out, as they would be dropped on load.
+pub fn write_snapshot<W: Write>(
+    out: W,
+    dbs: &[Db],
+    aux: &AuxInfo,
+    now_ms: u64,
+) -> io::Result<(W, SaveStats)> {
+    let mut w = RdbWriter::new(out);
+    let mut stats = SaveStats::default();
+    w.raw(format!("REDIS{WRITE_VERSION:04}").as_bytes())?;
+    let aux_fields: [(&str, String); 6] = [
+        ("redis-ver", aux.redis_version.to_string()),
+        ("redis-bits", "64".into()),
+        ("ctime", aux.ctime.to_string()),
+        ("used-mem", aux.used_mem.to_string()),
+        ("aof-base", "0".into()),
+        ("goblin-ver", env!("CARGO_PKG_VERSION").into()),
+    ];
+    for (name, value) in &aux_fields {
+        w.byte(OP_AUX)?;
+        w.string(name.as_bytes())?;
+        w.string(value.as_bytes())?;
+    }
+    for (index, db) in dbs.iter().enumerate() {
+        if db.is_empty() {
+            continue;
+        }
+        w.byte(OP_SELECTDB)?;
+        w.len(index as u64)?;
+        w.byte(OP_RESIZEDB)?;
+        w.len(db.len() as u64)?;
+        w.len(db.volatile_len() as u64)?;
+        for entry in db.iter() {
+            let expire = entry.expire_at();
+            if expire.is_some_and(|at| at <= now_ms) {
+                continue;
+            }
+            let Value::ZSet(z) = &entry.value;
+            if z.is_empty() {
+                continue;
+            }
+            if let Some(at) = expire {
+                w.byte(OP_EXPIRETIME_MS)?;
+                w.raw(&(at as i64).to_le_bytes())?;
+            }
+            w.byte(TYPE_ZSET_2)?;
+            w.string(entry.key())?;
+            w.len(z.len() as u64)?;
+            for (member, score) in z.iter().rev() {
+                w.string(member)?;
+                w.double(score)?;
+            }
+            stats.keys += 1;
+            stats.members += z.len() as u64;
+        }
+    }
+    let (out, bytes) = w.finish()?;
+    stats.bytes = bytes;
+    Ok((out, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths() {
+        let enc = |n| {
+            let mut v = Vec::new();
+            encode_len(n, &mut v);
+            v
+        };
+        assert_eq!(enc(0), [0]);
+        assert_eq!(enc(63), [63]);
+        assert_eq!(enc(64), [0x40, 64]);
+        assert_eq!(enc(16383), [0x7f, 0xff]);
+        assert_eq!(enc(16384), [0x80, 0, 0, 0x40, 0]);
+        assert_eq!(enc(1 << 32), [0x81, 0, 0, 0, 1, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn integer_encoding_only_for_canonical_integers() {
+        let enc = |s: &[u8]| {
+            let mut v = Vec::new();
+            encode_string(s, &mut v);
+            v
+        };
+        assert_eq!(enc(b"0"), [0xc0, 0]);
+        assert_eq!(enc(b"-1"), [0xc0, 0xff]);
+        assert_eq!(enc(b"300"), [0xc1, 0x2c, 0x01]);
+        assert_eq!(enc(b"-2147483648"), [0xc2, 0, 0, 0, 0x80]);
+        assert_eq!(enc(b"2147483648"), [10, b'2', b'1', b'4', b'7', b'4', b'8', b'3', b'6', b'4', b'8']);
+        for s in [&b"007"[..], b"-0", b"+1", b"1 ", b"", b"-", b"1e3"] {
+            assert_eq!(enc(s)[0] as usize, s.len(), "{s:?} must stay a string");
+        }
+    }
+}
