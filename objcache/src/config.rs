@@ -1,0 +1,290 @@
+//! Command-line flags of Goblin Store and the validated configuration derived from them.
+//!
+//! The flags are a `clap::Args` group so that `goblin-server` can flatten them next to its
+//! own. Every field is an `Option` so that "no store flag at all" can be told apart from
+//! "the defaults": with none of them the process is the sorted-set server alone.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+
+/// Alignment and size unit of every O_DIRECT transfer on the tail pool.
+pub const DIRECT_IO_ALIGN: u64 = 4096;
+
+/// Flags of Goblin Store, flattened into `goblin-server` and `goblin-store`.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Goblin Store (object cache)")]
+pub struct StoreArgs {
+    /// RAM for the fixed-size heads of objects at least --ram-head long (bytes, K/M/G suffix)
+    /// [default: 64M; used only with --ssd-dir]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+
+    /// RAM for the packed arena of whole objects (bytes, K/M/G suffix) [default: 64M]
+    #[arg(long = "small-memory", value_name = "SIZE", value_parser = parse_size)]
+    pub small_memory: Option<u64>,
+
+    /// Allocation block of the arena and of the head slots; HugeTLB is tried first
+    /// (bytes, K/M/G suffix) [default: 2M]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub block: Option<u64>,
+
+    /// Bytes of an object kept in RAM; longer objects keep the rest on SSD
+    /// (bytes, K/M/G suffix) [default: 64K; used only with --ssd-dir]
+    #[arg(long = "ram-head", value_name = "SIZE", value_parser = parse_size)]
+    pub ram_head: Option<u64>,
+
+    /// Unit of one O_DIRECT tail read (bytes, K/M/G suffix, multiple of 4K) [default: 256K]
+    #[arg(long = "io-chunk", value_name = "SIZE", value_parser = parse_size)]
+    pub io_chunk: Option<u64>,
+
+    /// Unit of one tail write to the pool file (bytes, K/M/G suffix, multiple of 4K) [default: 1M]
+    #[arg(long = "write-io-chunk", value_name = "SIZE", value_parser = parse_size)]
+    pub write_io_chunk: Option<u64>,
+
+    /// Directory of the SSD pool files holding object tails [default: none, RAM only]
+    #[arg(long = "ssd-dir", value_name = "DIR")]
+    pub ssd_dir: Option<PathBuf>,
+
+    /// Tail read engine: auto (io_uring if the kernel allows it), uring or blocking
+    /// (a thread pool of blocking reads) [default: auto]
+    #[arg(long = "tail-io", value_name = "ENGINE", value_parser = ["auto", "uring", "blocking"])]
+    pub tail_io: Option<String>,
+
+    /// Number of store event loops, each with its own SO_REUSEPORT listener
+    /// [default: number of CPUs]
+    #[arg(long, value_name = "N")]
+    pub cores: Option<usize>,
+
+    /// Address the store's listeners bind to [default: 0.0.0.0]
+    #[arg(long = "listen-address", value_name = "IP")]
+    pub listen_address: Option<IpAddr>,
+
+    /// TCP port of the memcache text protocol [default: 11211]
+    #[arg(long = "memcache-port", value_name = "PORT")]
+    pub memcache_port: Option<u16>,
+
+    /// Run the store without its memcache listener
+    #[arg(long = "no-memcache")]
+    pub no_memcache: bool,
+
+    /// Largest object accepted, as memcached's -I (bytes, K/M/G suffix) [default: 1M]
+    #[arg(short = 'I', long = "max-item-size", value_name = "SIZE", value_parser = parse_size)]
+    pub max_item_size: Option<u64>,
+}
+
+/// Parses a byte size: a decimal number with an optional K, M or G suffix (either case, an
+/// optional trailing B), meaning KiB, MiB and GiB.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let t = t.strip_suffix(['b', 'B']).unwrap_or(t);
+    let (digits, shift) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 10),
+        Some('m' | 'M') => (&t[..t.len() - 1], 20),
+        Some('g' | 'G') => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (examples: 4096, 256K, 2M, 1G)"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
+}
+
+/// Which engine reads tails from the pool files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailIoChoice {
+    /// io_uring when the kernel allows it, the blocking pool otherwise.
+    Auto,
+    /// io_uring, failing at start if unavailable.
+    Uring,
+    /// The blocking-read thread pool.
+    Blocking,
+}
+
+/// The validated configuration of a running store.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    /// Bytes of RAM for head slots (0 without an SSD pool).
+    pub memory: u64,
+    /// Bytes of RAM for the packed arena.
+    pub small_memory: u64,
+    /// Allocation block size.
+    pub block: u64,
+    /// Head size: objects this long or longer are split into head and tail.
+    pub ram_head: u64,
+    /// Tail read unit.
+    pub io_chunk: u64,
+    /// Tail write unit.
+    pub write_io_chunk: u64,
+    /// Directory of the pool files, if objects may have SSD tails.
+    pub ssd_dir: Option<PathBuf>,
+    /// Tail read engine choice.
+    pub tail_io: TailIoChoice,
+    /// Number of event loops.
+    pub cores: usize,
+    /// Listen address.
+    pub listen_address: IpAddr,
+    /// Memcache port, `None` when the memcache front is disabled.
+    pub memcache_port: Option<u16>,
+    /// Item size limit, computed as memcached computes it (header, key and value).
+    pub max_item_size: u64,
+    /// Number of independently locked shards.
+    pub shards: usize,
+}
+
+impl StoreArgs {
+    /// True when at least one store flag was given, so the store must run.
+    pub fn enabled(&self) -> bool {
+        self.memory.is_some()
+            || self.small_memory.is_some()
+            || self.block.is_some()
+            || self.ram_head.is_some()
+            || self.io_chunk.is_some()
+            || self.write_io_chunk.is_some()
+            || self.ssd_dir.is_some()
+            || self.tail_io.is_some()
+            || self.cores.is_some()
+            || self.listen_address.is_some()
+            || self.memcache_port.is_some()
+            || self.no_memcache
+            || self.max_item_size.is_some()
+    }
+
+    /// Applies the defaults and checks that the sizes fit together.
+    pub fn resolve(&self) -> anyhow::Result<StoreConfig> {
+        let block = self.block.unwrap_or(2 << 20);
+        let small_memory = self.small_memory.unwrap_or(64 << 20);
+        let max_item_size = self.max_item_size.unwrap_or(1 << 20);
+        let io_chunk = self.io_chunk.unwrap_or(256 << 10);
+        let write_io_chunk = self.write_io_chunk.unwrap_or(1 << 20);
+        let ram_head = self.ram_head.unwrap_or(64 << 10);
+        let memory = if self.ssd_dir.is_some() {
+            self.memory.unwrap_or(64 << 20)
+        } else {
+            0
+        };
+        if block < 64 << 10 || !block.is_power_of_two() {
+            bail!("--block must be a power of two of at least 64K, got {block}");
+        }
+        if !(1024..=1 << 30).contains(&max_item_size) {
+            bail!("--max-item-size must be between 1K and 1G, got {max_item_size}");
+        }
+        for (name, v) in [
+            ("--io-chunk", io_chunk),
+            ("--write-io-chunk", write_io_chunk),
+        ] {
+            if v == 0 || v % DIRECT_IO_ALIGN != 0 {
+                bail!("{name} must be a positive multiple of 4K, got {v}");
+            }
+        }
+        if self.ssd_dir.is_some() {
+            if ram_head < 1024 || ram_head > block / 2 || !ram_head.is_multiple_of(16) {
+                bail!("--ram-head must be a multiple of 16 between 1K and half a --block, got {ram_head}");
+            }
+            if memory < ram_head {
+                bail!("--memory ({memory}) must hold at least one --ram-head ({ram_head})");
+            }
+        } else if max_item_size + 64 > block {
+            bail!("without --ssd-dir every object lives in the arena: --block ({block}) must exceed --max-item-size ({max_item_size})");
+        }
+        // Each shard needs two blocks so that compaction always has somewhere to work.
+        let blocks = small_memory / block;
+        if blocks < 2 {
+            bail!("--small-memory ({small_memory}) must hold at least two --block ({block})");
+        }
+        let cores = self
+            .cores
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        let mut shards = 1usize;
+        while shards < 64 && blocks / (shards as u64 * 2) >= 4 {
+            shards *= 2;
+        }
+        while shards > 1 && memory > 0 && memory / shards as u64 / ram_head < 4 {
+            shards /= 2;
+        }
+        let tail_io = match self.tail_io.as_deref() {
+            None | Some("auto") => TailIoChoice::Auto,
+            Some("uring") => TailIoChoice::Uring,
+            Some("blocking") => TailIoChoice::Blocking,
+            Some(other) => bail!("unknown --tail-io {other}"),
+        };
+        if let Some(dir) = &self.ssd_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating --ssd-dir {}", dir.display()))?;
+        }
+        Ok(StoreConfig {
+            memory,
+            small_memory,
+            block,
+            ram_head,
+            io_chunk,
+            write_io_chunk,
+            ssd_dir: self.ssd_dir.clone(),
+            tail_io,
+            cores,
+            listen_address: self.listen_address.unwrap_or(IpAddr::from([0, 0, 0, 0])),
+            memcache_port: if self.no_memcache {
+                None
+            } else {
+                Some(self.memcache_port.unwrap_or(11211))
+            },
+            max_item_size,
+            shards,
+        })
+    }
+}
+
+impl StoreConfig {
+    /// True when an object of `len` bytes is split into a RAM head and an SSD tail.
+    pub fn is_split(&self, len: usize) -> bool {
+        self.ssd_dir.is_some() && len as u64 >= self.ram_head
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        store: StoreArgs,
+    }
+
+    #[test]
+    fn sizes_accept_suffixes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("256K"), Ok(256 << 10));
+        assert_eq!(parse_size("2M"), Ok(2 << 20));
+        assert_eq!(parse_size("1m"), Ok(1 << 20));
+        assert_eq!(parse_size("48G"), Ok(48 << 30));
+        assert_eq!(parse_size("3GB"), Ok(3 << 30));
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("99999999999G").is_err());
+    }
+
+    #[test]
+    fn no_flag_means_disabled_and_port_alone_enables_ram_only() {
+        let none = Cli::parse_from(["x"]).store;
+        assert!(!none.enabled());
+        let port = Cli::parse_from(["x", "--memcache-port", "11311"]).store;
+        assert!(port.enabled());
+        let cfg = port.resolve().unwrap();
+        assert_eq!(cfg.memcache_port, Some(11311));
+        assert!(cfg.ssd_dir.is_none());
+        assert_eq!(cfg.memory, 0);
+        assert!(!cfg.is_split(10 << 20));
+    }
+
+    #[test]
+    fn bad_geometry_is_refused() {
+        let cli = Cli::parse_from(["x", "--block", "64K", "-I", "1m"]).store;
+        assert!(cli.resolve().is_err());
+        let cli = Cli::parse_from(["x", "--small-memory", "2M"]).store;
+        assert!(cli.resolve().is_err());
+    }
+}

@@ -1,0 +1,90 @@
+//! The memcache text protocol of memcached 1.6: [`parse`] turns lines into requests,
+//! [`exec`] runs the classic commands and [`meta`] the meta commands, writing replies into an
+//! [`Output`] whose segments keep pipelined replies in order while SSD tails are read.
+
+pub mod base64;
+pub mod exec;
+pub mod meta;
+pub mod parse;
+
+use std::collections::VecDeque;
+
+use crate::store::TailRef;
+
+/// A reply part that waits for an SSD tail: `prefix` (header line and RAM head), then the
+/// tail, then CRLF; or `on_fail` if the tail read fails or finds another object.
+pub struct TailFetch {
+    /// Bytes before the tail.
+    pub prefix: Vec<u8>,
+    /// The tail to read.
+    pub tail: TailRef,
+    /// Reply instead of the whole part when the read fails.
+    pub on_fail: Vec<u8>,
+    /// Read token once submitted.
+    pub token: Option<u64>,
+}
+
+/// One part of a connection's pending output.
+pub enum Segment {
+    /// Ready bytes.
+    Bytes(Vec<u8>),
+    /// A reply waiting for a tail read.
+    Tail(TailFetch),
+}
+
+/// Replies of one connection, in request order.
+#[derive(Default)]
+pub struct Output {
+    /// Parts not yet written.
+    pub segs: VecDeque<Segment>,
+}
+
+impl Output {
+    /// The ready buffer at the end, for appending.
+    pub fn bytes(&mut self) -> &mut Vec<u8> {
+        if !matches!(self.segs.back(), Some(Segment::Bytes(_))) {
+            self.segs
+                .push_back(Segment::Bytes(Vec::with_capacity(16 << 10)));
+        }
+        match self.segs.back_mut() {
+            Some(Segment::Bytes(b)) => b,
+            _ => unreachable!("a bytes segment was just pushed"),
+        }
+    }
+
+    /// Appends a reply line and CRLF.
+    pub fn line(&mut self, text: &str) {
+        let b = self.bytes();
+        b.extend_from_slice(text.as_bytes());
+        b.extend_from_slice(b"\r\n");
+    }
+
+    /// Appends a part that waits for a tail.
+    pub fn push_tail(&mut self, fetch: TailFetch) {
+        self.segs.push_back(Segment::Tail(fetch));
+    }
+
+    /// Moves every part of `other` to the end of this output.
+    pub fn append(&mut self, other: Output) {
+        for seg in other.segs {
+            match seg {
+                Segment::Bytes(b) => self.bytes().extend_from_slice(&b),
+                t => self.segs.push_back(t),
+            }
+        }
+    }
+
+    /// Bytes waiting in ready parts.
+    pub fn ready_len(&self) -> usize {
+        self.segs
+            .iter()
+            .map(|s| {
+                if let Segment::Bytes(b) = s {
+                    b.len()
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+}

@@ -1,0 +1,353 @@
+//! Store event loops: each owns a SO_REUSEPORT listener, a mio poll, its connections and a
+//! tail reader. A connection stays on the loop that accepted it; the kernel spreads new
+//! connections over the listeners.
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::Arc;
+
+use mio::net::TcpListener;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+
+use crate::conn::Conn;
+use crate::memcache::Segment;
+use crate::stats;
+use crate::store::Store;
+use crate::tail::blocking::BlockingReader;
+use crate::tail::uring::UringReader;
+use crate::tail::{ReadDone, ReadJob, TailReader};
+
+const LISTENER: Token = Token(0);
+const TAIL: Token = Token(1);
+const FIRST_CONN: usize = 2;
+
+/// Which engine the loops use for tail reads, chosen once at start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TailEngine {
+    /// No SSD pool: nothing to read.
+    None,
+    /// io_uring.
+    Uring,
+    /// Blocking-read thread pool.
+    Blocking,
+}
+
+impl TailEngine {
+    /// Name for logs and stats.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TailEngine::None => "none",
+            TailEngine::Uring => "io_uring",
+            TailEngine::Blocking => "blocking",
+        }
+    }
+}
+
+/// Binds a non-blocking listener with SO_REUSEADDR and SO_REUSEPORT set.
+pub fn reuseport_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let domain = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: plain socket creation; the result is checked.
+    let fd = unsafe {
+        libc::socket(
+            domain,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh socket owned by nobody else.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let one: libc::c_int = 1;
+    for opt in [libc::SO_REUSEADDR, libc::SO_REUSEPORT] {
+        // SAFETY: `one` outlives the call and its size is passed.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                opt,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as u32,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    let r = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sin is a valid sockaddr_in for the duration of the call.
+            unsafe {
+                libc::bind(
+                    fd,
+                    (&sin as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of_val(&sin) as u32,
+                )
+            }
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sin6 is a valid sockaddr_in6 for the duration of the call.
+            unsafe {
+                libc::bind(
+                    fd,
+                    (&sin6 as *const libc::sockaddr_in6).cast(),
+                    std::mem::size_of_val(&sin6) as u32,
+                )
+            }
+        }
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a bound socket.
+    if unsafe { libc::listen(fd, 1024) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(std::net::TcpListener::from(owned))
+}
+
+/// Starts one event loop on its own thread.
+pub fn spawn(
+    id: usize,
+    store: Arc<Store>,
+    listener: std::net::TcpListener,
+    engine: TailEngine,
+) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name(format!("goblin-store-{id}"))
+        .spawn(move || {
+            if let Err(e) = run(&store, listener, engine) {
+                eprintln!("goblin-store: event loop {id} stopped: {e}");
+            }
+        })?;
+    Ok(())
+}
+
+fn tail_reader(poll: &Poll, engine: TailEngine) -> io::Result<Option<TailReader>> {
+    if engine == TailEngine::Uring {
+        match UringReader::new(256) {
+            Ok(r) => {
+                poll.registry()
+                    .register(&mut SourceFd(&r.eventfd()), TAIL, Interest::READABLE)?;
+                return Ok(Some(TailReader::Uring(Box::new(r))));
+            }
+            Err(e) => {
+                eprintln!("goblin-store: io_uring ring failed ({e}); this loop uses blocking reads")
+            }
+        }
+    }
+    if engine == TailEngine::None {
+        return Ok(None);
+    }
+    let waker = Arc::new(mio::Waker::new(poll.registry(), TAIL)?);
+    Ok(Some(TailReader::Blocking(BlockingReader::new(2, waker)?)))
+}
+
+struct Loop<'a> {
+    store: &'a Store,
+    poll: Poll,
+    conns: Slab<Conn>,
+    reader: Option<TailReader>,
+    seq: u32,
+}
+
+fn run(store: &Store, listener: std::net::TcpListener, engine: TailEngine) -> io::Result<()> {
+    let poll = Poll::new()?;
+    let mut listener = TcpListener::from_std(listener);
+    poll.registry()
+        .register(&mut listener, LISTENER, Interest::READABLE)?;
+    let reader = tail_reader(&poll, engine)?;
+    let mut lp = Loop {
+        store,
+        poll,
+        conns: Slab::new(),
+        reader,
+        seq: 0,
+    };
+    let mut events = Events::with_capacity(1024);
+    let mut done = Vec::new();
+    loop {
+        if let Err(e) = lp.poll.poll(&mut events, None) {
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        for ev in &events {
+            match ev.token() {
+                LISTENER => lp.accept(&listener)?,
+                TAIL => {
+                    if let Some(r) = lp.reader.as_mut() {
+                        r.drain(&mut done);
+                    }
+                    for d in done.drain(..) {
+                        lp.complete(d);
+                    }
+                }
+                Token(t) => lp.serve(t - FIRST_CONN),
+            }
+        }
+    }
+}
+
+impl Loop<'_> {
+    fn accept(&mut self, listener: &TcpListener) -> io::Result<()> {
+        loop {
+            match listener.accept() {
+                Ok((mut stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    let entry = self.conns.vacant_entry();
+                    let token = Token(entry.key() + FIRST_CONN);
+                    self.poll.registry().register(
+                        &mut stream,
+                        token,
+                        Interest::READABLE | Interest::WRITABLE,
+                    )?;
+                    entry.insert(Conn::new(stream));
+                    stats::incr(&self.store.stats.curr_connections);
+                    stats::incr(&self.store.stats.total_connections);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    // Out of descriptors and the like: keep serving existing connections.
+                    eprintln!("goblin-store: accept failed: {e}");
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn serve(&mut self, key: usize) {
+        let store = self.store;
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        if !conn.fill(store) {
+            self.close(key);
+            return;
+        }
+        self.pump(key);
+    }
+
+    /// Processes input, submits tail reads and sends output until no progress is made.
+    fn pump(&mut self, key: usize) {
+        let store = self.store;
+        loop {
+            let Some(conn) = self.conns.get_mut(key) else {
+                return;
+            };
+            let before = conn.input_len();
+            conn.process(store);
+            self.submit_tails(key);
+            let conn = &mut self.conns[key];
+            if !conn.flush(store) || (conn.closing && conn.drained()) {
+                self.close(key);
+                return;
+            }
+            let progressed = conn.input_len() < before;
+            if !progressed || conn.input_len() == 0 || conn.closing || !conn.drained() {
+                return;
+            }
+        }
+    }
+
+    fn submit_tails(&mut self, key: usize) {
+        let Some(reader) = self.reader.as_mut() else {
+            return;
+        };
+        let chunk = self.store.config().io_chunk as usize;
+        for seg in self.conns[key].out.segs.iter_mut() {
+            if let Segment::Tail(f) = seg {
+                if f.token.is_none() {
+                    self.seq = self.seq.wrapping_add(1);
+                    let token = ((key as u64) << 32) | u64::from(self.seq);
+                    f.token = Some(token);
+                    reader.submit(ReadJob {
+                        token,
+                        fd: f.tail.fd,
+                        offset: f.tail.offset,
+                        len: f.tail.extent_len,
+                        chunk,
+                    });
+                }
+            }
+        }
+    }
+
+    fn complete(&mut self, done: ReadDone) {
+        let key = (done.token >> 32) as usize;
+        let stats = &self.store.stats;
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let slot = conn
+            .out
+            .segs
+            .iter_mut()
+            .find(|s| matches!(s, Segment::Tail(f) if f.token == Some(done.token)));
+        let Some(seg) = slot else { return };
+        let Segment::Tail(f) = seg else { return };
+        let bytes = match &done.result {
+            Ok(buf) => {
+                stats::add(&stats.ssd_bytes_read, buf.len() as u64);
+                match f.tail.verify(buf) {
+                    Some(tail) => {
+                        let mut b = std::mem::take(&mut f.prefix);
+                        b.reserve(tail.len() + 2);
+                        b.extend_from_slice(tail);
+                        b.extend_from_slice(b"\r\n");
+                        b
+                    }
+                    None => {
+                        stats::incr(&stats.ssd_check_failures);
+                        std::mem::take(&mut f.on_fail)
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("goblin-store: tail read failed: {e}");
+                stats::incr(&stats.ssd_io_errors);
+                std::mem::take(&mut f.on_fail)
+            }
+        };
+        *seg = Segment::Bytes(bytes);
+        self.pump(key);
+    }
+
+    fn close(&mut self, key: usize) {
+        if self.conns.contains(key) {
+            let mut conn = self.conns.remove(key);
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+            self.store
+                .stats
+                .curr_connections
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
