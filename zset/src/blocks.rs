@@ -4,8 +4,9 @@
 //! * `blocks`: each block is a `Vec` of arena ids (`u16` or `u32`, see
 //!   `id`), 1 to `BLOCK_MAX`
 //!   long; an insert or remove shifts ids inside one block only.
-//! * `maxes`: the score of each block's last entry, a dense array searched
-//!   first so that locating a block rarely touches the arena.
+//! * `maxes`: the score and id of each block's last entry, a dense array
+//!   searched first, so locating a block touches neither the blocks nor
+//!   (unless scores tie) the arena.
 //! * `sizes`: a Fenwick tree over block lengths, so the rank of a position
 //!   and the position of a rank are O(log blocks).
 //!
@@ -18,7 +19,7 @@ use std::ops::Range;
 use crate::arena::Arena;
 use crate::fenwick::Fenwick;
 use crate::id::Id;
-use crate::order::cmp_key;
+use crate::order::{cmp_key, cmp_score};
 
 /// Most ids in one block.
 pub(crate) const BLOCK_MAX: usize = 512;
@@ -29,9 +30,16 @@ const BLOCK_MIN: usize = BLOCK_MAX / 8;
 #[derive(Clone, Debug)]
 pub(crate) struct Blocks<I> {
     blocks: Vec<Vec<I>>,
-    maxes: Vec<f64>,
+    maxes: Vec<Max<I>>,
     sizes: Fenwick,
     len: usize,
+}
+
+/// The last entry of a block: its score, and its id for breaking ties.
+#[derive(Clone, Copy, Debug)]
+struct Max<I> {
+    score: f64,
+    id: I,
 }
 
 /// Grows a block's capacity by a quarter (not double) when it is full.
@@ -72,11 +80,8 @@ impl<I: Id> Blocks<I> {
         let (mut lo, mut hi) = (0, self.blocks.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let last = self.blocks[mid]
-                .last()
-                .expect("blocks are never empty")
-                .get();
-            if pred(self.maxes[mid], last) {
+            let max = self.maxes[mid];
+            if pred(max.score, max.id.get()) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -140,9 +145,21 @@ impl<I: Id> Blocks<I> {
 
     /// Position of the first entry not less than `(score, member)`.
     fn locate(&self, arena: &Arena, score: f64, member: &[u8]) -> (usize, usize) {
-        self.partition_point(arena, |s, id| {
-            cmp_key(s, arena.member(id), score, member).is_lt()
-        })
+        // Block maxima compare scores first and read a member only on a tie.
+        let b = self.block_where(&|s, id| {
+            cmp_score(s, score)
+                .then_with(|| arena.member(id).cmp(member))
+                .is_lt()
+        });
+        if b == self.blocks.len() {
+            return (b, 0);
+        }
+        // Inside the block, decode each probed entry once.
+        let p = self.blocks[b].partition_point(|&id| {
+            let e = arena.get(id.get());
+            cmp_key(e.score, e.member, score, member).is_lt()
+        });
+        (b, p)
     }
 
     /// Rank of the entry `id`, which must be present.
@@ -165,7 +182,7 @@ impl<I: Id> Blocks<I> {
         let id = I::new(id);
         if self.blocks.is_empty() {
             self.blocks.push(vec![id]);
-            self.maxes.push(e.score);
+            self.maxes.push(Max { score: e.score, id });
             self.len = 1;
             self.reindex();
             return;
@@ -182,16 +199,16 @@ impl<I: Id> Blocks<I> {
                 // start a new block there and keep this one full.
                 let at = if p == 0 { b } else { b + 1 };
                 self.blocks.insert(at, vec![id]);
-                self.maxes.insert(at, e.score);
+                self.maxes.insert(at, Max { score: e.score, id });
                 self.len += 1;
                 self.reindex();
                 return;
             }
             let right = self.blocks[b].split_off(BLOCK_MAX / 2);
             self.blocks[b].shrink_to(BLOCK_MAX / 2 + BLOCK_MAX / 8);
-            self.maxes[b] = arena.score(self.blocks[b].last().expect("half a block").get());
             self.maxes.insert(b + 1, self.maxes[b]);
             self.blocks.insert(b + 1, right);
+            self.set_max(arena, b);
             self.set_max(arena, b + 1);
             if p > BLOCK_MAX / 2 {
                 b += 1;
@@ -203,7 +220,7 @@ impl<I: Id> Blocks<I> {
         reserve_one(block);
         block.insert(p, id);
         if p + 1 == block.len() {
-            self.maxes[b] = e.score;
+            self.maxes[b] = Max { score: e.score, id };
         }
         self.len += 1;
         if structural {
@@ -294,7 +311,7 @@ impl<I: Id> Blocks<I> {
             let tail = block.split_off(block.len() / 2);
             block.shrink_to(block.len() + block.len() / 4);
             self.blocks.insert(left + 1, tail);
-            self.maxes.insert(left + 1, 0.0);
+            self.maxes.insert(left + 1, self.maxes[left]);
             self.set_max(arena, left + 1);
         }
         self.set_max(arena, left);
@@ -302,7 +319,11 @@ impl<I: Id> Blocks<I> {
     }
 
     fn set_max(&mut self, arena: &Arena, b: usize) {
-        self.maxes[b] = arena.score(self.blocks[b].last().expect("blocks are never empty").get());
+        let id = *self.blocks[b].last().expect("blocks are never empty");
+        self.maxes[b] = Max {
+            score: arena.score(id.get()),
+            id,
+        };
     }
 
     /// Gives back spare room in the block list and maxima after shrinking.
@@ -324,6 +345,9 @@ impl<I: Id> Blocks<I> {
         for id in self.blocks.iter_mut().flatten() {
             *id = I::new(f(id.get()));
         }
+        for (max, block) in self.maxes.iter_mut().zip(&self.blocks) {
+            max.id = *block.last().expect("blocks are never empty");
+        }
     }
 
     /// Every id in order.
@@ -341,7 +365,14 @@ impl<I: Id> Blocks<I> {
         }));
         Blocks {
             blocks,
-            maxes: self.maxes.clone(),
+            maxes: self
+                .maxes
+                .iter()
+                .map(|m| Max {
+                    score: m.score,
+                    id: m.id.get(),
+                })
+                .collect(),
             sizes: self.sizes.clone(),
             len: self.len,
         }
@@ -354,7 +385,13 @@ impl<I: Id> Blocks<I> {
         self.maxes = self
             .blocks
             .iter()
-            .map(|blk| arena.score(blk.last().expect("chunks are non-empty").get()))
+            .map(|blk| {
+                let id = *blk.last().expect("chunks are non-empty");
+                Max {
+                    score: arena.score(id.get()),
+                    id,
+                }
+            })
             .collect();
         self.reindex();
         self.sizes.shrink_to_fit();
@@ -381,7 +418,7 @@ impl<I: Id> Blocks<I> {
                 .iter()
                 .map(|b| b.capacity() * std::mem::size_of::<I>())
                 .sum::<usize>()
-            + self.maxes.capacity() * std::mem::size_of::<f64>()
+            + self.maxes.capacity() * std::mem::size_of::<Max<I>>()
             + self.sizes.memory_bytes()
     }
 
@@ -395,10 +432,11 @@ impl<I: Id> Blocks<I> {
                 "block {b} size"
             );
             assert!(block.capacity() <= BLOCK_MAX, "block {b} over-allocated");
-            let last = arena.score(block.last().expect("non-empty").get());
+            let last = *block.last().expect("non-empty");
+            assert_eq!(self.maxes[b].id, last, "last id of block {b}");
             assert_eq!(
-                self.maxes[b].to_bits(),
-                last.to_bits(),
+                self.maxes[b].score.to_bits(),
+                arena.score(last.get()).to_bits(),
                 "maximum of block {b}"
             );
             assert_eq!(self.rank_at((b, 0)), total, "Fenwick prefix at block {b}");
