@@ -44,6 +44,11 @@ def test_noauth_exact_bytes(araw):
     araw.same(encode("ECHO", "x"))
 
 
+def test_exec_before_auth(araw):
+    """A rejected EXEC is answered with EXECABORT and the reason."""
+    araw.same(encode("EXEC"))
+
+
 def test_unknown_command_and_arity_before_auth(araw):
     araw.same(encode("NOSUCHCOMMAND", "a"))
     araw.same(encode("ECHO"))
