@@ -61,6 +61,8 @@ class Server:
             if sentinel:
                 s.sendall(SENTINEL)
             s.settimeout(timeout if sentinel else 0.5)
+            # Stop after the MN of our sentinel, not at an earlier mn of the data itself.
+            wanted = 1 + (data or b"".join(chunks or [])).split(b"\r\n").count(b"mn")
             out = b""
             while True:
                 try:
@@ -71,7 +73,7 @@ class Server:
                     out += b"<CLOSED>"
                     break
                 out += c
-                if sentinel and out.endswith(b"MN\r\n"):
+                if sentinel and out.endswith(b"MN\r\n") and out.count(b"MN\r\n") >= wanted:
                     break
             return out
         finally:

@@ -262,16 +262,36 @@ impl Loop<'_> {
             let Some(conn) = self.conns.get_mut(key) else {
                 return;
             };
-            let before = conn.input_len();
-            conn.process(store);
+            let before = conn.session.input_len();
+            conn.session.process(store);
             self.submit_tails(key);
             let conn = &mut self.conns[key];
-            if !conn.flush(store) || (conn.closing && conn.drained()) {
+            let was_blocked = conn.blocked;
+            if !conn.flush(store) || (conn.session.closing && conn.drained()) {
                 self.close(key);
                 return;
             }
-            let progressed = conn.input_len() < before;
-            if !progressed || conn.input_len() == 0 || conn.closing || !conn.drained() {
+            // Ask for writability only while a reply is stuck in a full socket buffer.
+            if conn.blocked != was_blocked {
+                let interest = if conn.blocked {
+                    Interest::READABLE | Interest::WRITABLE
+                } else {
+                    Interest::READABLE
+                };
+                let token = Token(key + FIRST_CONN);
+                if self
+                    .poll
+                    .registry()
+                    .reregister(&mut conn.stream, token, interest)
+                    .is_err()
+                {
+                    self.close(key);
+                    return;
+                }
+            }
+            let progressed = conn.session.input_len() < before;
+            let s = &conn.session;
+            if !progressed || s.input_len() == 0 || s.closing || !conn.drained() {
                 return;
             }
         }
@@ -282,7 +302,7 @@ impl Loop<'_> {
             return;
         };
         let chunk = self.store.config().io_chunk as usize;
-        for seg in self.conns[key].out.segs.iter_mut() {
+        for seg in self.conns[key].session.out.segs.iter_mut() {
             if let Segment::Tail(f) = seg {
                 if f.token.is_none() {
                     self.seq = self.seq.wrapping_add(1);
@@ -307,6 +327,7 @@ impl Loop<'_> {
             return;
         };
         let slot = conn
+            .session
             .out
             .segs
             .iter_mut()

@@ -113,16 +113,15 @@ fn reply(out: &mut Output, noreply: bool, text: &str) {
     }
 }
 
-/// get, gets, gat and gats. A key over 250 bytes discards the replies of earlier keys and
-/// answers CLIENT_ERROR, as memcached does.
+/// get, gets, gat and gats. A key over 250 bytes anywhere makes the whole reply
+/// CLIENT_ERROR (memcached discards the replies of the earlier keys).
 pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, out: &mut Output) {
-    let mut local = Output::default();
+    if keys.iter().any(|k| k.len() > KEY_MAX) {
+        out.line("CLIENT_ERROR bad command line format");
+        return;
+    }
     let exptime = touch.map(|t| clock::expiry(i64::from(t)));
     for key in keys {
-        if key.len() > KEY_MAX {
-            out.line("CLIENT_ERROR bad command line format");
-            return;
-        }
         let d = Digest::of(key);
         let found = store.lookup(&d, true, |e, body| {
             if let Some(t) = exptime {
@@ -140,14 +139,14 @@ pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, ou
             line.extend_from_slice(nums.as_bytes());
             match body {
                 Body::Whole(v) => {
-                    let b = local.bytes();
+                    let b = out.bytes();
                     b.extend_from_slice(&line);
                     b.extend_from_slice(v);
                     b.extend_from_slice(b"\r\n");
                 }
                 Body::Split { head, tail } => {
                     line.extend_from_slice(head);
-                    local.push_tail(TailFetch {
+                    out.push_tail(TailFetch {
                         prefix: line,
                         tail,
                         on_fail: Vec::new(),
@@ -170,8 +169,7 @@ pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, ou
                 .for_each(stats::incr),
         };
     }
-    local.line("END");
-    out.append(local);
+    out.line("END");
 }
 
 /// Replies to a storage command whose value would exceed the item size limit; a `set`

@@ -1,11 +1,13 @@
 //! The memcache text protocol of memcached 1.6: [`parse`] turns lines into requests,
-//! [`exec`] runs the classic commands and [`meta`] the meta commands, writing replies into an
-//! [`Output`] whose segments keep pipelined replies in order while SSD tails are read.
+//! [`exec`] runs the classic commands and [`meta`] the meta commands, [`session`] drives them
+//! over a byte stream, writing replies into an [`Output`] whose segments keep pipelined
+//! replies in order while SSD tails are read.
 
 pub mod base64;
 pub mod exec;
 pub mod meta;
 pub mod parse;
+pub mod session;
 
 use std::collections::VecDeque;
 
@@ -37,6 +39,8 @@ pub enum Segment {
 pub struct Output {
     /// Parts not yet written.
     pub segs: VecDeque<Segment>,
+    /// A sent buffer kept for the next replies, so steady traffic does not allocate.
+    spare: Vec<u8>,
 }
 
 impl Output {
@@ -57,6 +61,14 @@ impl Output {
         let b = self.bytes();
         b.extend_from_slice(text.as_bytes());
         b.extend_from_slice(b"\r\n");
+    }
+
+    /// Takes back a sent buffer for reuse (buffers grown past 1 MiB are freed instead).
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if buf.capacity() <= 1 << 20 && buf.capacity() > self.spare.capacity() {
+            buf.clear();
+            self.spare = buf;
+        }
     }
 
     /// Appends a part that waits for a tail.
