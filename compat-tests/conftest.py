@@ -330,6 +330,20 @@ class Both:
         assert_same(r, g, f"command {cmd!r}")
         return r
 
+    def pairs(self, *cmd, **opts):
+        """Like calling, for a reply of field/value pairs in no defined order (CONFIG GET):
+        compared as a mapping. Returns Redis's reply as a dict (or its error)."""
+
+        def as_map(x):
+            if isinstance(x, list) and len(x) % 2 == 0:
+                return dict(zip(x[::2], x[1::2]))
+            return x
+
+        r, g = self.run(*cmd, **opts)
+        r, g = as_map(r), as_map(g)
+        assert_same(r, g, f"command {cmd!r}")
+        return r
+
     def ok(self, *cmd, **opts):
         """Like calling, and the reply must not be an error."""
         r = self(*cmd, **opts)
@@ -352,8 +366,13 @@ class Both:
     def config_set(self, name: str, value) -> None:
         """CONFIG SET on both; the old values come back after the test."""
         if name not in self._restore:
-            old = tuple(c.config_get(name).get(name) for c in self.clients())
-            self._restore[name] = old
+            old = []
+            for c in self.clients():
+                pairs = c.execute_command("CONFIG", "GET", name)
+                if isinstance(pairs, list):
+                    pairs = dict(zip(pairs[::2], pairs[1::2]))
+                old.append(pairs.get(name.encode()))
+            self._restore[name] = tuple(old)
         self.ok("CONFIG", "SET", name, value)
 
     def new(self, protocol: int | None = None, callbacks: bool | None = None, **kw) -> "Both":

@@ -145,7 +145,7 @@ class RawConnection:
     def __init__(self, port: int, timeout: float = 10.0):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
+        self.buf = bytearray()
         self.timeout = timeout
 
     def send(self, data: bytes) -> None:
@@ -154,20 +154,25 @@ class RawConnection:
     def read_replies(self, count: int) -> bytes:
         """Reads until `count` complete replies are buffered; returns their bytes."""
         deadline = time.monotonic() + self.timeout
+        found, pos = 0, 0
         while True:
-            replies, _ = split_replies(self.buf)
-            if len(replies) >= count:
-                taken = b"".join(replies[:count])
-                self.buf = self.buf[len(taken):]
+            while found < count:
+                end = reply_end(self.buf, pos)
+                if end is None:
+                    break
+                found, pos = found + 1, end
+            if found >= count:
+                taken = bytes(self.buf[:pos])
+                del self.buf[:pos]
                 return taken
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(f"wanted {count} replies, have {len(replies)}: {self.buf[:200]!r}")
+                raise TimeoutError(f"wanted {count} replies, have {found}: {bytes(self.buf[:200])!r}")
             self.sock.settimeout(remaining)
-            chunk = self.sock.recv(1 << 16)
+            chunk = self.sock.recv(1 << 20)
             if not chunk:
                 raise ConnectionError(
-                    f"connection closed after {len(replies)} of {count} replies: {self.buf[:200]!r}"
+                    f"connection closed after {found} of {count} replies: {bytes(self.buf[:200])!r}"
                 )
             self.buf += chunk
 
@@ -185,7 +190,7 @@ class RawConnection:
                 return False
             self.sock.settimeout(remaining)
             try:
-                chunk = self.sock.recv(1 << 16)
+                chunk = self.sock.recv(1 << 20)
             except socket.timeout:
                 return False
             except (ConnectionResetError, BrokenPipeError):

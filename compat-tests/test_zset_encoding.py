@@ -92,8 +92,10 @@ def test_config_thresholds(z):
     z.config_set("zset-max-listpack-entries", 0)
     z("ZADD", "k4", 1, "a")
     assert z.enc("k4") == "skiplist"
-    z.err("CONFIG", "SET", "zset-max-listpack-entries", -1)
-    z.err("CONFIG", "SET", "zset-max-listpack-entries", "x")
+    z.errs([
+        ("CONFIG", "SET", "zset-max-listpack-entries", -1,),
+        ("CONFIG", "SET", "zset-max-listpack-entries", "x",),
+    ])
     z.state("k", "k2", "k3", "k4")
 
 

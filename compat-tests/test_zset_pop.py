@@ -25,9 +25,11 @@ def test_zpopmin_zpopmax(zenc):
     z("ZPOPMAX", "k", 1)
     z("ZPOPMIN", "k", 0)
     z("ZPOPMAX", "k", 0)
-    z.err("ZPOPMIN", "k", -1)
-    z.err("ZPOPMAX", "k", "x")
-    z.err("ZPOPMIN", "k", 1, 2)
+    z.errs([
+        ("ZPOPMIN", "k", -1,),
+        ("ZPOPMAX", "k", "x",),
+        ("ZPOPMIN", "k", 1, 2,),
+    ])
     z("ZRANGE", "k", 0, -1, "WITHSCORES")
     z("ZPOPMAX", "k", 100)
     z.gone("k")
@@ -49,19 +51,21 @@ def test_zmpop(zenc):
     z.gone("b")
     z("ZMPOP", 2, "a", "b", "MIN")  # both gone: null
     z("ZADD", "a", 1, "x")
-    z.err("ZMPOP", 0, "a", "MIN", match="numkeys")
-    z.err("ZMPOP", -1, "a", "MIN")
-    z.err("ZMPOP", "x", "a", "MIN")
-    z.err("ZMPOP", 2, "a", "MIN")
-    z.err("ZMPOP", 1, "a", "MIDDLE")
-    z.err("ZMPOP", 1, "a")
-    z.err("ZMPOP", 1, "a", "MIN", "COUNT")
-    z.err("ZMPOP", 1, "a", "MIN", "COUNT", 0, match="count")
-    z.err("ZMPOP", 1, "a", "MIN", "COUNT", -5)
-    z.err("ZMPOP", 1, "a", "MIN", "COUNT", "x")
-    z.err("ZMPOP", 1, "a", "MIN", "COUNT", 1, "COUNT", 2)
-    z.err("ZMPOP", 1, "a", "MIN", "BOGUS")
-    z.err("ZMPOP", 1, "a", "MIN", "MAX")
+    z.errs([
+        (("ZMPOP", 0, "a", "MIN",), "numkeys"),
+        ("ZMPOP", -1, "a", "MIN",),
+        ("ZMPOP", "x", "a", "MIN",),
+        ("ZMPOP", 2, "a", "MIN",),
+        ("ZMPOP", 1, "a", "MIDDLE",),
+        ("ZMPOP", 1, "a",),
+        ("ZMPOP", 1, "a", "MIN", "COUNT",),
+        (("ZMPOP", 1, "a", "MIN", "COUNT", 0,), "count"),
+        ("ZMPOP", 1, "a", "MIN", "COUNT", -5,),
+        ("ZMPOP", 1, "a", "MIN", "COUNT", "x",),
+        ("ZMPOP", 1, "a", "MIN", "COUNT", 1, "COUNT", 2,),
+        ("ZMPOP", 1, "a", "MIN", "BOGUS",),
+        ("ZMPOP", 1, "a", "MIN", "MAX",),
+    ])
     z("ZRANGE", "a", 0, -1, "WITHSCORES")
 
 
@@ -78,12 +82,14 @@ def test_blocking_pops_served_at_once(zenc):
     z.gone("a")
     z("ZADD", "a", 1, "a1")
     z("BZMPOP", "0.1", 1, "a", "MIN")
-    z.err("BZMPOP", 0, 0, "a", "MIN", match="numkeys")
-    z.err("BZMPOP", 0, 1, "a", "MIN", "COUNT", 0, match="count")
-    z.err("BZMPOP", 0, 2, "a", "MIN")
-    z.err("BZMPOP", 0, 1, "a", "AVG")
-    z.err("BZMPOP", "x", 1, "a", "MIN")
-    z.err("BZMPOP", -1, 1, "a", "MIN")
+    z.errs([
+        (("BZMPOP", 0, 0, "a", "MIN",), "numkeys"),
+        (("BZMPOP", 0, 1, "a", "MIN", "COUNT", 0,), "count"),
+        ("BZMPOP", 0, 2, "a", "MIN",),
+        ("BZMPOP", 0, 1, "a", "AVG",),
+        ("BZMPOP", "x", 1, "a", "MIN",),
+        ("BZMPOP", -1, 1, "a", "MIN",),
+    ])
 
 
 @pytest.mark.parametrize("timeout", ["-1", "-0.1", "x", "nan", "", "1s", "0x10", "1e-3"])
@@ -291,8 +297,10 @@ def test_client_unblock(z, raw):
     c1.same()
     r, g = z.run("CLIENT", "UNBLOCK", 999999999)
     assert r == g == 0
-    z.err("CLIENT", "UNBLOCK", "x")
-    z.err("CLIENT", "UNBLOCK", 1, "SOMETIMES")
+    z.errs([
+        ("CLIENT", "UNBLOCK", "x",),
+        ("CLIENT", "UNBLOCK", 1, "SOMETIMES",),
+    ])
 
 
 def test_blocked_client_disconnects(z, raw):

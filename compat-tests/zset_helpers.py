@@ -177,6 +177,32 @@ class Z:
             assert match in str(r), f"{cmd!r}: expected {match!r} in {r}"
         return str(r)
 
+    def errs(self, cases):
+        """Many commands that must fail on both servers with the same error, run as one
+        pipeline so that every mismatch is reported, not only the first. Each case is a
+        command tuple, or (command tuple, text the error must contain)."""
+        cases = [c if isinstance(c[0], tuple) else (c, None) for c in cases]
+        replies = self.pipe_raw([cmd for cmd, _ in cases])
+        bad = []
+        for (cmd, match), (r, g) in zip(cases, replies):
+            if not zsame(r, g):
+                bad.append(f"  {cmd!r}\n    redis:  {describe(r)!r}\n    goblin: {describe(g)!r}")
+            elif not isinstance(r, BaseException):
+                bad.append(f"  {cmd!r} did not fail: {r!r}")
+            elif match is not None and match not in str(r):
+                bad.append(f"  {cmd!r}: {match!r} not in {str(r)!r}")
+        assert not bad, f"{len(bad)} of {len(cases)} error cases differ:\n" + "\n".join(bad)
+
+    def pipe_raw(self, cmds):
+        """(redis, goblin) reply pairs of `cmds` sent as one pipeline to each server."""
+        out = []
+        for c in (self.redis, self.goblin):
+            p = c.pipeline(transaction=False)
+            for cmd in cmds:
+                p.execute_command(*cmd)
+            out.append(p.execute(raise_on_error=False))
+        return list(zip(*out))
+
     def goblin_only(self, *cmd, timeout: float | None = None):
         """`cmd` on Goblin alone (reply or exception); with `timeout`, on a fresh connection
         that gives up after that many seconds (for commands that might block)."""
@@ -211,7 +237,9 @@ class Z:
         self.ok("CONFIG", "SET", name, value)
 
     def restore(self):
-        for (c, name), old in self._restore.items():
+        # Newest first, so that aliases (zset-max-ziplist-* / zset-max-listpack-*) end with
+        # the value from before the test.
+        for (c, name), old in reversed(list(self._restore.items())):
             c.execute_command("CONFIG", "SET", name, old)
         self._restore.clear()
 

@@ -1,0 +1,176 @@
+"""Limits: proto-max-bulk-len, the 64 KiB inline and header lines, client-query-buffer-limit,
+the normal-class client-output-buffer-limit, and --maxclients (on a pair of its own)."""
+
+import socket
+import time
+
+import pytest
+
+import conftest
+from resp import RawConnection, encode
+
+ONE_MB = 1024 * 1024
+
+
+def test_bulk_over_proto_max_bulk_len_default(raw):
+    assert raw.same(b"*1\r\n$536870913\r\n") == b"-ERR Protocol error: invalid bulk length\r\n"
+    assert raw.closed() == (True, True)
+
+
+def test_bulk_at_proto_max_bulk_len_is_accepted_header(raw):
+    # A header at exactly the limit is fine: the server waits for the bytes.
+    raw.send(b"*2\r\n$4\r\nECHO\r\n$536870912\r\n")
+    assert raw.closed(wait=0.5) == (False, False)
+
+
+def test_proto_max_bulk_len_lowered(both, raw):
+    both.config_set("proto-max-bulk-len", ONE_MB)
+    both("CONFIG", "GET", "proto-max-bulk-len")
+    raw.same(encode("ECHO", b"x" * ONE_MB))
+    raw.same(b"*2\r\n$4\r\nECHO\r\n$%d\r\n" % (ONE_MB + 1))
+    assert raw.closed() == (True, True)
+
+
+def test_proto_max_bulk_len_config_errors(both):
+    both("CONFIG", "SET", "proto-max-bulk-len", 1000)  # below Redis's minimum of 1mb
+    both("CONFIG", "SET", "proto-max-bulk-len", "abc")
+    both("CONFIG", "SET", "proto-max-bulk-len", -1)
+
+
+def test_inline_line_over_64k_without_newline(raw):
+    r = raw.same(b"A" * (64 * 1024 + 100))
+    assert r == b"-ERR Protocol error: too big inline request\r\n"
+    assert raw.closed() == (True, True)
+
+
+def test_inline_line_far_over_64k_with_newline(raw):
+    # Sent in one write; far past 64 KiB before its newline, so it is refused however the
+    # server happens to read the bytes.
+    r = raw.same(b"ECHO " + b"A" * (256 * 1024) + b"\r\n")
+    assert r == b"-ERR Protocol error: too big inline request\r\n"
+    assert raw.closed() == (True, True)
+
+
+def test_inline_line_under_64k(raw):
+    raw.same(b"ECHO " + b"A" * (60 * 1024) + b"\r\n")
+
+
+def test_multibulk_count_line_too_long(raw):
+    r = raw.same(b"*" + b"1" * (64 * 1024 + 100))
+    assert r == b"-ERR Protocol error: too big mbulk count string\r\n"
+    assert raw.closed() == (True, True)
+
+
+def test_bulk_count_line_too_long(raw):
+    r = raw.same(b"*1\r\n$" + b"1" * (64 * 1024 + 100))
+    assert r == b"-ERR Protocol error: too big bulk count string\r\n"
+    assert raw.closed() == (True, True)
+
+
+def test_query_buffer_limit(both, raw):
+    """Past client-query-buffer-limit the client is closed (Redis sends no reply)."""
+    both.config_set("client-query-buffer-limit", ONE_MB)
+    both("CONFIG", "GET", "client-query-buffer-limit")
+    bystander = raw.new()
+    # One request that never completes and keeps growing the query buffer.
+    raw.send(b"*2\r\n$4\r\nECHO\r\n$%d\r\n" % (8 * ONE_MB))
+    for _ in range(4):
+        try:
+            raw.send(b"z" * ONE_MB)
+        except OSError:
+            break
+    assert raw.closed() == (True, True)
+    assert raw.redis.buf == raw.goblin.buf == b""
+    bystander.same(encode("PING"))
+
+
+def test_query_buffer_limit_config_errors(both):
+    both("CONFIG", "SET", "client-query-buffer-limit", 1000)  # below the 1mb minimum
+    both("CONFIG", "SET", "client-query-buffer-limit", "lots")
+
+
+def test_output_buffer_limit_disconnects_non_reader(both, raw):
+    """A client that never reads is dropped at the normal-class hard limit."""
+    both.config_set("client-output-buffer-limit", "normal 262144 0 0")
+    both("CONFIG", "GET", "client-output-buffer-limit")
+    bystander = raw.new()
+    for c in raw.conns():
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    req = encode("ECHO", b"o" * 65536) * 1000  # ~64 MB of replies nobody reads
+    for c in raw.conns():
+        try:
+            c.sock.settimeout(10)
+            c.send(req)
+        except OSError:
+            pass  # the server closed us while we were still sending
+    time.sleep(0.5)
+    assert raw.closed(wait=10) == (True, True)
+    bystander.same(encode("PING"))
+    both("CONFIG", "GET", "client-output-buffer-limit")
+
+
+def test_output_buffer_limit_config(both):
+    for value in ("normal 0 0 0", "normal 1mb 512kb 10", "normal 10gb 0 0 replica 256mb 64mb 60",
+                  "pubsub 32mb 8mb 60"):
+        both.config_set("client-output-buffer-limit", value)
+        both("CONFIG", "GET", "client-output-buffer-limit")
+    both("CONFIG", "SET", "client-output-buffer-limit", "normal 1 2")
+    both("CONFIG", "SET", "client-output-buffer-limit", "bogus 1 2 3")
+    both("CONFIG", "SET", "client-output-buffer-limit", "normal x 2 3")
+
+
+# --- maxclients --------------------------------------------------------------------------------
+
+MAXCLIENTS = 3
+
+
+@pytest.fixture(scope="module")
+def small_servers(tmp_path_factory):
+    pair = conftest.start_pair(tmp_path_factory, "--maxclients", str(MAXCLIENTS))
+    yield pair
+    pair.stop()
+
+
+def wait_clients(server, expected, timeout=5.0):
+    """Waits until the server has released connections closed by the harness."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        c = RawConnection(server.port)
+        reply = c.request(encode("CLIENT", "LIST"))
+        c.close()
+        if reply.startswith(b"$") and reply.count(b"\n") - 2 <= expected:
+            return
+        time.sleep(0.05)
+
+
+def test_maxclients(small_servers):
+    results = []
+    for server in small_servers:
+        wait_clients(server, 1)
+        time.sleep(0.1)
+        conns = [RawConnection(server.port) for _ in range(MAXCLIENTS)]
+        for c in conns:
+            assert c.request(encode("PING")) == b"+PONG\r\n"
+        extra = RawConnection(server.port)
+        reply = extra.read_replies(1)
+        closed = extra.is_closed()
+        # Once one leaves, a new client is accepted again.
+        conns.pop().close()
+        time.sleep(0.2)
+        again = RawConnection(server.port)
+        after = again.request(encode("PING"))
+        for c in conns + [extra, again]:
+            c.close()
+        results.append((reply, closed, after))
+    assert results[0] == results[1]
+    assert results[1] == (b"-ERR max number of clients reached\r\n", True, b"+PONG\r\n")
+
+
+def test_maxclients_config(small_servers):
+    out = []
+    for server in small_servers:
+        time.sleep(0.2)
+        c = RawConnection(server.port)
+        out.append(c.request(encode("CONFIG", "GET", "maxclients")))
+        c.close()
+    assert out[0] == out[1]
