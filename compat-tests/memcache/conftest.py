@@ -2,7 +2,7 @@
 
 Each test sends the same bytes to both servers on fresh connections and compares the
 replies. GOBLIN_STORE_BIN overrides the goblin-store binary (default:
-<repo>/target/release/goblin-store). goblin-store runs with an SSD pool in a temporary
+<repo>/target/release/goblin-store); GOBLIN_TAIL_IO picks its tail engine. goblin-store runs with an SSD pool in a temporary
 directory and a 4 KiB --ram-head, so values of 4 KiB and more take the SSD tail path.
 """
 
@@ -18,6 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 GOBLIN_BIN = os.environ.get("GOBLIN_STORE_BIN", str(REPO / "target" / "release" / "goblin-store"))
+# auto, uring or blocking: the tail read engine goblin-store runs with.
+TAIL_IO = os.environ.get("GOBLIN_TAIL_IO", "auto")
 SENTINEL = b"mn\r\n"
 
 
@@ -98,6 +100,7 @@ def servers():
                 "--memory", "16M",
                 "--ram-head", "4K",
                 "--ssd-dir", pool,
+                "--tail-io", TAIL_IO,
             ]
         )
         procs.append(gb)

@@ -334,6 +334,7 @@ impl Loop<'_> {
             .find(|s| matches!(s, Segment::Tail(f) if f.token == Some(done.token)));
         let Some(seg) = slot else { return };
         let Segment::Tail(f) = seg else { return };
+        let mut drop_object = false;
         let bytes = match &done.result {
             Ok(buf) => {
                 stats::add(&stats.ssd_bytes_read, buf.len() as u64);
@@ -347,17 +348,24 @@ impl Loop<'_> {
                     }
                     None => {
                         stats::incr(&stats.ssd_check_failures);
+                        drop_object = true;
                         std::mem::take(&mut f.on_fail)
                     }
                 }
             }
             Err(e) => {
-                eprintln!("goblin-store: tail read failed: {e}");
+                eprintln!("goblin-store: tail read failed, object dropped: {e}");
                 stats::incr(&stats.ssd_io_errors);
+                drop_object = true;
                 std::mem::take(&mut f.on_fail)
             }
         };
+        let tail = f.tail;
         *seg = Segment::Bytes(bytes);
+        if drop_object {
+            // Only the version that was read (same CAS value) is dropped.
+            self.store.delete(&tail.digest, tail.cas);
+        }
         self.pump(key);
     }
 
