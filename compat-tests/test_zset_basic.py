@@ -84,23 +84,23 @@ def test_zadd_errors(zenc):
     z = zenc
     z("ZADD", "k", 1, "a")
     z.errs([
-        (("ZADD", "k", "NX", "XX", 1, "a",), "XX and NX options at the same time are not compatible"),
-        (("ZADD", "k", "GT", "LT", 1, "a",), "GT, LT, and/or NX options"),
-        (("ZADD", "k", "GT", "NX", 1, "a",), "GT, LT, and/or NX options"),
-        (("ZADD", "k", "LT", "NX", 1, "a",), "GT, LT, and/or NX options"),
-        (("ZADD", "k", "INCR", 1, "a", 2, "b",), "INCR option supports a single increment-element pair"),
-        ("ZADD", "k", 1, "a", 2,),
-        ("ZADD", "k", "NX", 1,),
-        ("ZADD", "k", "CH",),
-        ("ZADD", "k", "XX", "NX",),
-        ("ZADD", "k", "INCR",),
-        ("ZADD", "k", "1",),
-        ("ZADD", "k",),
+        (("ZADD", "k", "NX", "XX", 1, "a"), "XX and NX options at the same time are not compatible"),
+        (("ZADD", "k", "GT", "LT", 1, "a"), "GT, LT, and/or NX options"),
+        (("ZADD", "k", "GT", "NX", 1, "a"), "GT, LT, and/or NX options"),
+        (("ZADD", "k", "LT", "NX", 1, "a"), "GT, LT, and/or NX options"),
+        (("ZADD", "k", "INCR", 1, "a", 2, "b"), "INCR option supports a single increment-element pair"),
+        ("ZADD", "k", 1, "a", 2),
+        ("ZADD", "k", "NX", 1),
+        ("ZADD", "k", "CH"),
+        ("ZADD", "k", "XX", "NX"),
+        ("ZADD", "k", "INCR"),
+        ("ZADD", "k", "1"),
+        ("ZADD", "k"),
         ("ZADD",),
-        (("ZADD", "k", "abc", "a",), FLOAT_ERR),
-        ("ZADD", "k", "BOGUS", 1, "a",),
-        (("ZADD", "k", 1, "a", "nan", "b",), FLOAT_ERR),
-        ("ZADD", "k", "NX", "INCR", "x", "a",),
+        (("ZADD", "k", "abc", "a"), FLOAT_ERR),
+        ("ZADD", "k", "BOGUS", 1, "a"),
+        (("ZADD", "k", 1, "a", "nan", "b"), FLOAT_ERR),
+        ("ZADD", "k", "NX", "INCR", "x", "a"),
     ])
     # A refused ZADD changes nothing, even for the pairs before the bad one.
     z("ZADD", "k2", 1, "a", "bad", "b")
@@ -155,10 +155,11 @@ def test_negative_zero(zenc):
     z("ZRANGE", "u", 0, -1, "WITHSCORES")
 
 
-def test_negative_zero_across_conversions(z):
+def test_negative_zero_across_conversions(both):
     """Redis converts a listpack *before* inserting the member that overflows it (so that
     member keeps -0 in the new skiplist), and creates a new key from its first member (so a
     -0 added before a long member in the same ZADD went through the listpack and became 0)."""
+    z = Z(both)
     long = "x" * 65
     z("ZADD", "a", "-0", "m", 1, long)
     z("ZSCORE", "a", "m")
@@ -190,11 +191,11 @@ def test_zincrby(zenc):
     z.err("ZINCRBY", "k", "-inf", "b", match=NAN_ERR)
     z("ZSCORE", "k", "b")  # unchanged by the refused increment
     z.errs([
-        (("ZADD", "k", "INCR", "-inf", "b",), NAN_ERR),
-        (("ZINCRBY", "k", "nan", "b",), FLOAT_ERR),
-        (("ZINCRBY", "k", "x", "b",), FLOAT_ERR),
-        ("ZINCRBY", "k", 1,),
-        ("ZINCRBY", "k", 1, "a", "b",),
+        (("ZADD", "k", "INCR", "-inf", "b"), NAN_ERR),
+        (("ZINCRBY", "k", "nan", "b"), FLOAT_ERR),
+        (("ZINCRBY", "k", "x", "b"), FLOAT_ERR),
+        ("ZINCRBY", "k", 1),
+        ("ZINCRBY", "k", 1, "a", "b"),
     ])
     z("ZINCRBY", "k", 0.1, "c")
     z("ZINCRBY", "k", 0.2, "c")
@@ -228,9 +229,9 @@ def test_zscore_zmscore(zenc):
     z("ZMSCORE", "k", "a", "nope", "c", "b", "a")
     z("ZMSCORE", "nokey", "a", "b")
     z.errs([
-        ("ZMSCORE", "k",),
-        ("ZSCORE", "k",),
-        ("ZSCORE", "k", "a", "b",),
+        ("ZMSCORE", "k"),
+        ("ZSCORE", "k"),
+        ("ZSCORE", "k", "a", "b"),
     ])
 
 
@@ -243,8 +244,8 @@ def test_zrank_zrevrank(zenc):
     z("ZRANK", "nokey", "a")
     z("ZREVRANK", "nokey", "a")
     z.errs([
-        ("ZRANK", "k",),
-        ("ZREVRANK", "k",),
+        ("ZRANK", "k"),
+        ("ZREVRANK", "k"),
     ])
 
 
@@ -256,14 +257,14 @@ def test_zcount(zenc):
     z.pipe(cmds)
     z("ZCOUNT", "nokey", "-inf", "+inf")
     z.errs([
-        (("ZCOUNT", "k", "a", "1",), MINMAX_ERR),
+        (("ZCOUNT", "k", "a", "1"), MINMAX_ERR),
         (("ZCOUNT", "k", "1", "(x",), MINMAX_ERR),
-        (("ZCOUNT", "k", "nan", "1",), MINMAX_ERR),
-        (("ZCOUNT", "k", "(nan", "1",), MINMAX_ERR),
-        (("ZCOUNT", "k", "((1", "2",), MINMAX_ERR),
-        (("ZCOUNT", "k", "[1", "2",), MINMAX_ERR),
-        ("ZCOUNT", "k", "1",),
-        ("ZCOUNT", "k", "1", "2", "3",),
+        (("ZCOUNT", "k", "nan", "1"), MINMAX_ERR),
+        (("ZCOUNT", "k", "(nan", "1"), MINMAX_ERR),
+        (("ZCOUNT", "k", "((1", "2"), MINMAX_ERR),
+        (("ZCOUNT", "k", "[1", "2"), MINMAX_ERR),
+        ("ZCOUNT", "k", "1"),
+        ("ZCOUNT", "k", "1", "2", "3"),
     ])
 
 
@@ -291,8 +292,8 @@ def test_zlexcount(zenc):
     z("ZLEXCOUNT", "nokey", "-", "+")
     for bad in ("a", "", "-a", "+a", "{a", "]a"):
         z.errs([
-            (("ZLEXCOUNT", "k", bad, "+",), LEX_ERR),
-            (("ZLEXCOUNT", "k", "-", bad,), LEX_ERR),
+            (("ZLEXCOUNT", "k", bad, "+"), LEX_ERR),
+            (("ZLEXCOUNT", "k", "-", bad), LEX_ERR),
         ])
     z.err("ZLEXCOUNT", "k", "-")
 
@@ -313,6 +314,45 @@ def test_arity_errors(z):
         ("ZINCRBY", "k", 1, "a", "b"), ("ZLEXCOUNT", "k", "-", "+", "x"),
     ]:
         z.err(*cmd)
+
+
+def test_integer_argument_errors(both):
+    """Counts, numkeys and limits that are not integers or out of range: each command has
+    its own message in Redis (getRangeLongFromObjectOrReply / getPositiveLong... with a
+    message), which it also uses for a value that does not parse at all."""
+    z = Z(both)
+    z("ZADD", "k", 1, "a", 2, "b")
+    z.errs([
+        ("ZPOPMIN", "k", "x"), ("ZPOPMAX", "k", "x"), ("ZPOPMIN", "k", -1), ("ZPOPMAX", "k", "1.5"),
+        ("ZPOPMIN", "k", "99999999999999999999"), ("ZPOPMIN", "nokey", "x"),
+        ("ZMPOP", "x", "k", "MIN"), ("ZMPOP", 0, "k", "MIN"), ("ZMPOP", -1, "k", "MIN"),
+        ("ZMPOP", "1.0", "k", "MIN"), ("ZMPOP", 1, "k", "MIN", "COUNT", "x"),
+        ("ZMPOP", 1, "k", "MIN", "COUNT", 0), ("ZMPOP", 1, "k", "MIN", "COUNT", -1),
+        ("ZMPOP", 1, "k", "MIN", "COUNT", "1.5"),
+        ("BZMPOP", 0, "x", "k", "MIN"), ("BZMPOP", 0, 0, "k", "MIN"),
+        ("BZMPOP", 0, 1, "k", "MIN", "COUNT", "x"), ("BZMPOP", 0, 1, "k", "MIN", "COUNT", 0),
+        ("ZINTERCARD", "x", "k"), ("ZINTERCARD", 0, "k"), ("ZINTERCARD", 1, "k", "LIMIT", "x"),
+        ("ZINTERCARD", 1, "k", "LIMIT", -1), ("ZINTERCARD", 1, "k", "LIMIT", "1.5"),
+        ("ZUNION", "x", "k"), ("ZINTER", "1.5", "k"), ("ZDIFF", -1, "k"), ("ZUNIONSTORE", "d", "x", "k"),
+        ("ZRANDMEMBER", "k", "x"), ("ZRANDMEMBER", "k", "-9223372036854775808"),
+        ("ZRANDMEMBER", "k", "-9223372036854775808", "WITHSCORES"),
+        ("ZRANDMEMBER", "k", "-9223372036854775807", "WITHSCORES"),
+        ("ZRANDMEMBER", "k", "-4611686018427387904", "WITHSCORES"),
+        ("ZRANDMEMBER", "k", "9223372036854775808"),
+        ("ZRANGE", "k", "x", 1), ("ZRANGE", "k", 0, 1, "BYSCORE", "LIMIT", "x", 1),
+        ("ZRANGEBYSCORE", "k", 0, 1, "LIMIT", 0, "x"), ("ZRANGEBYLEX", "k", "-", "+", "LIMIT", "x", 1),
+        ("ZREMRANGEBYRANK", "k", "x", 1), ("ZSCAN", "k", 0, "COUNT", "x"), ("ZSCAN", "k", 0, "COUNT", 0),
+    ])
+
+
+def test_config_set_errors(both):
+    z = Z(both)
+    z.errs([
+        ("CONFIG", "SET", "zset-max-listpack-entries", -1),
+        ("CONFIG", "SET", "zset-max-listpack-entries", "x"),
+        ("CONFIG", "SET", "zset-max-listpack-value", "-5"),
+        ("CONFIG", "SET", "zset-max-ziplist-entries", "1.5"),
+    ])
 
 
 def test_emptied_set_leaves_keyspace(z):

@@ -312,6 +312,17 @@ def zenc(request, z):
     return z
 
 
+@pytest.fixture(params=["listpack", "skiplist"])
+def z2enc(request):
+    """Like `zenc`, over RESP2 only: for cases whose replies hold no doubles worth a RESP3
+    run, and for known discrepancies that would otherwise fail four times."""
+    z = z_for(request, 2)
+    if request.param == "skiplist":
+        z.config_set("zset-max-listpack-entries", 0)
+    z.encoding = request.param
+    return z
+
+
 # --------------------------------------------------------------------------------------------
 # Blocking commands over raw sockets
 # --------------------------------------------------------------------------------------------
@@ -340,6 +351,20 @@ def wait_blocked(z: Z, n: int, timeout: float = 5.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"blocked_clients (redis, goblin) = {counts}, wanted {n}")
         time.sleep(0.01)
+
+
+def settle(z: Z, timeout: float = 5.0) -> int:
+    """Waits until both servers report the same blocked-client count for 100 ms; returns it."""
+    deadline = time.monotonic() + timeout
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        counts = blocked_counts(z)
+        if counts != last:
+            last, since = counts, time.monotonic()
+        elif counts[0] == counts[1] and time.monotonic() - since > 0.1:
+            return counts[0]
+        time.sleep(0.01)
+    raise AssertionError(f"blocked_clients (redis, goblin) = {last}")
 
 
 class Blocked:
