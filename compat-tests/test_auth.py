@@ -2,7 +2,7 @@
 
 import pytest
 
-import conftest
+import harness
 from resp import encode
 
 PASSWORD = "s3cret-pass"
@@ -10,7 +10,7 @@ PASSWORD = "s3cret-pass"
 
 @pytest.fixture(scope="module")
 def auth_servers(tmp_path_factory):
-    pair = conftest.start_pair(tmp_path_factory, "--requirepass", PASSWORD)
+    pair = harness.start_pair(tmp_path_factory, "--requirepass", PASSWORD)
     yield pair
     pair.stop()
 
@@ -18,16 +18,16 @@ def auth_servers(tmp_path_factory):
 @pytest.fixture
 def araw(auth_servers):
     """Raw, unauthenticated sockets to the password-protected pair."""
-    conftest._clean(auth_servers)
-    p = conftest.RawPair(auth_servers)
+    harness._clean(auth_servers)
+    p = harness.RawPair(auth_servers)
     yield p
     p.close()
-    conftest._after(auth_servers)
+    harness._after(auth_servers)
 
 
 @pytest.fixture
 def aboth_auth(auth_servers):
-    b = conftest.Both(auth_servers)
+    b = harness.Both(auth_servers)
     yield b
     b.close()
 
@@ -149,7 +149,7 @@ def test_redis_py_without_password(auth_servers):
 
     def outcome(server, *cmd):
         try:
-            client = conftest.make_client(server)
+            client = harness.make_client(server)
         except Exception as e:  # noqa: BLE001 - the error is what is compared
             return e
         try:
@@ -160,4 +160,4 @@ def test_redis_py_without_password(auth_servers):
             client.close()
 
     for cmd in (("PING",), ("DBSIZE",)):
-        conftest.assert_same(outcome(auth_servers.redis, *cmd), outcome(auth_servers.goblin, *cmd), cmd)
+        harness.assert_same(outcome(auth_servers.redis, *cmd), outcome(auth_servers.goblin, *cmd), cmd)

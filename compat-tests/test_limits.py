@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-import conftest
+import harness
 from resp import RawConnection, encode
 
 ONE_MB = 1024 * 1024
@@ -126,7 +126,7 @@ MAXCLIENTS = 3
 
 @pytest.fixture(scope="module")
 def small_servers(tmp_path_factory):
-    pair = conftest.start_pair(tmp_path_factory, "--maxclients", str(MAXCLIENTS))
+    pair = harness.start_pair(tmp_path_factory, "--maxclients", str(MAXCLIENTS))
     yield pair
     pair.stop()
 

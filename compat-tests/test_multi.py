@@ -362,11 +362,11 @@ def test_pipeline_transaction_helper(api):
 
 
 async def test_async_pipeline_transaction(clean):
-    import conftest
+    import harness
 
     out = []
     for s in clean:
-        c = conftest.make_async_client(s)
+        c = harness.make_async_client(s)
         async with c.pipeline(transaction=True) as p:
             p.zadd("ap", {"a": 1})
             p.zcard("ap")

@@ -272,11 +272,11 @@ def test_redis_py_pipeline_thousands(api):
 
 
 async def test_async_pipeline_thousands(clean):
-    import conftest
+    import harness
 
     out = []
     for s in clean:
-        c = conftest.make_async_client(s)
+        c = harness.make_async_client(s)
         p = c.pipeline(transaction=False)
         for i in range(3000):
             p.zadd(f"a{i % 10}", {f"m{i}": i})
@@ -289,10 +289,10 @@ async def test_async_pipeline_thousands(clean):
 async def test_async_concurrent_clients(clean):
     import asyncio
 
-    import conftest
+    import harness
 
     async def worker(server, n):
-        c = conftest.make_async_client(server)
+        c = harness.make_async_client(server)
         res = []
         for i in range(200):
             res.append(await c.zadd(f"w{n}", {f"m{i}": i}))

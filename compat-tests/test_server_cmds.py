@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-import conftest
+import harness
 from resp import RawConnection, encode
 
 # --- INFO -------------------------------------------------------------------------------------
@@ -426,7 +426,7 @@ def test_lastsave(both):
 
 @pytest.mark.parametrize("args", [(), ("NOSAVE",), ("NOW", "NOSAVE", "FORCE")])
 def test_shutdown(tmp_path_factory, args):
-    pair = conftest.start_pair(tmp_path_factory)
+    pair = harness.start_pair(tmp_path_factory)
     try:
         outcomes = []
         for s in pair:
