@@ -36,10 +36,9 @@ impl Conn {
     /// Reads what the socket has; returns false on EOF or error. A short read means the
     /// socket buffer is empty (a later arrival raises a new edge), which saves the extra
     /// read that would only return EAGAIN.
-    pub fn fill(&mut self, store: &Store) -> bool {
-        let mut chunk = [0u8; 64 << 10];
+    pub fn fill(&mut self, store: &Store, chunk: &mut [u8]) -> bool {
         loop {
-            match self.stream.read(&mut chunk) {
+            match self.stream.read(chunk) {
                 Ok(0) => return false,
                 Ok(n) => {
                     stats::add(&store.stats.bytes_read, n as u64);

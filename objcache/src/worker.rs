@@ -174,6 +174,8 @@ struct Loop<'a> {
     conns: Slab<Conn>,
     reader: Option<TailReader>,
     seq: u32,
+    /// Read buffer shared by the loop's connections (allocated once, not per read).
+    scratch: Vec<u8>,
 }
 
 fn run(store: &Store, listener: std::net::TcpListener, engine: TailEngine) -> io::Result<()> {
@@ -188,6 +190,7 @@ fn run(store: &Store, listener: std::net::TcpListener, engine: TailEngine) -> io
         conns: Slab::new(),
         reader,
         seq: 0,
+        scratch: vec![0; 64 << 10],
     };
     let mut events = Events::with_capacity(1024);
     let mut done = Vec::new();
@@ -248,7 +251,7 @@ impl Loop<'_> {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
-        if !conn.fill(store) {
+        if !conn.fill(store, &mut self.scratch) {
             self.close(key);
             return;
         }

@@ -145,10 +145,9 @@ fn flush(c: &mut Conn) -> io::Result<()> {
     Ok(())
 }
 
-fn fill(c: &mut Conn, now: Instant) -> io::Result<()> {
-    let mut buf = [0u8; 256 << 10];
+fn fill(c: &mut Conn, now: Instant, buf: &mut [u8]) -> io::Result<()> {
     loop {
-        match c.stream.read(&mut buf) {
+        match c.stream.read(buf) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => {
                 if c.first_at.is_none() {
@@ -171,6 +170,7 @@ fn load(args: &Args, proto: &dyn Protocol) -> io::Result<()> {
         .map(|i| b'a' + (i % 26) as u8)
         .collect();
     let mut events = Events::with_capacity(16);
+    let mut scratch = vec![0u8; 256 << 10];
     let (mut next, mut done) = (0u64, 0u64);
     while done < args.keys {
         while next < args.keys && next - done < 64 {
@@ -179,7 +179,7 @@ fn load(args: &Args, proto: &dyn Protocol) -> io::Result<()> {
         }
         flush(c)?;
         poll.poll(&mut events, Some(Duration::from_millis(100)))?;
-        fill(c, Instant::now())?;
+        fill(c, Instant::now(), &mut scratch)?;
         while let Some(n) = proto.complete(&c.inbuf) {
             c.inbuf.drain(..n);
             done += 1;
@@ -198,6 +198,7 @@ fn measure(
     let mut poll = Poll::new()?;
     let mut conns = connect(args.addr, &poll, n)?;
     let mut events = Events::with_capacity(1024);
+    let mut scratch = vec![0u8; 256 << 10];
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     let mut rand_key = || {
         rng ^= rng << 13;
@@ -227,7 +228,7 @@ fn measure(
         for ev in &events {
             let c = &mut conns[ev.token().0];
             let now = Instant::now();
-            fill(c, now)?;
+            fill(c, now, &mut scratch)?;
             if let Some(len) = proto.complete(&c.inbuf) {
                 c.inbuf.drain(..len);
                 let first = c.first_at.take().unwrap_or(now);
