@@ -7,6 +7,7 @@
 //! - [`zset_commands`]: the sorted-set commands on the `goblin-zset` engine.
 //! - [`server`], [`db`]: server state, databases, expiry, WATCH and blocking bookkeeping.
 //! - [`config`], [`log`]: command line, redis.conf and CONFIG; Redis-style logging.
+//! - [`rdb`]: RDB snapshots (SAVE, BGSAVE, save points, loading at start-up).
 
 pub mod client;
 pub mod commands;
@@ -16,6 +17,7 @@ pub mod glob;
 pub mod log;
 pub mod net;
 pub mod numbers;
+pub mod rdb;
 pub mod resp;
 pub mod server;
 pub mod stats;

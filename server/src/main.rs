@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use goblin_server::config::{Args, Config};
-use goblin_server::{commands, log, net, notice, server, warning};
+use goblin_server::{commands, log, net, notice, rdb, server, warning};
 
 /// Rewrites Redis-style `--directive value...` flags that clap does not know into
 /// `--set directive value`, so `goblin-server --enable-debug-command yes` works as with Redis.
@@ -69,6 +69,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         config.port
     );
     let mut server = server::Server::new(config);
+    rdb::load_at_startup(&mut server)?;
+    rdb::install_signal_handlers();
     notice!("Ready to accept connections tcp");
     net::run(&mut server, listeners)
 }

@@ -155,20 +155,13 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
                 if used > 0 { rss as f64 / used as f64 } else { 0.0 },
             );
         }
-        "persistence" => {
-            let started = now_ms / 1000 - server.started.elapsed().as_secs();
-            let _ = write!(
-                w,
-                "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{started}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_last_write_status:ok\r\n",
-                server.dirty,
-            );
-        }
+        "persistence" => crate::rdb::info_persistence(server, w),
         "stats" => {
             let st = &server.stats;
             let _ = write!(
                 w,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\ntotal_error_replies:{}\r\n",
-                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.rejected_connections, st.expired_keys, st.keyspace_hits, st.keyspace_misses, st.error_replies,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\ntotal_error_replies:{}\r\n",
+                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.rejected_connections, st.expired_keys, st.keyspace_hits, st.keyspace_misses, server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies,
             );
         }
         "replication" => {

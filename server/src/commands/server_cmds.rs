@@ -88,20 +88,20 @@ pub fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.bulk(now.subsec_micros().to_string().as_bytes());
 }
 
-/// LASTSAVE: Goblin has written no snapshot yet, so this is the start time, as Redis
-/// reports for a server that never saved.
+/// LASTSAVE: Unix time of the last successful save (the start time before any).
 pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) {
-    let started = crate::server::unix_ms() / 1000 - ctx.server.started.elapsed().as_secs();
-    ctx.out.int(started as i64);
+    ctx.out.int(ctx.server.rdb.last_save as i64);
 }
 
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
-    let (mut save, mut abort) = (false, false);
+    let (mut save, mut nosave, mut force, mut abort) = (false, false, false, false);
     for arg in &args[1..] {
         match arg.to_ascii_uppercase().as_slice() {
             b"SAVE" => save = true,
-            b"NOSAVE" | b"NOW" | b"FORCE" => {}
+            b"NOSAVE" => nosave = true,
+            b"FORCE" => force = true,
+            b"NOW" => {}
             b"ABORT" => abort = true,
             _ => return ctx.syntax_error(),
         }
@@ -112,15 +112,18 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         return ctx.error("ERR No shutdown in progress.");
     }
-    if save {
-        crate::warning!("SHUTDOWN SAVE refused: Goblin does not write snapshots yet.");
-        return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+    if save && nosave {
+        return ctx.syntax_error();
     }
     crate::warning!("User requested shutdown...");
+    let mode = (save || nosave).then_some(save);
+    if crate::rdb::prepare_shutdown(ctx.server, mode).is_err() && !force {
+        return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+    }
     ctx.server.shutdown = true;
 }
 
-/// DEBUG subcommand ...: SLEEP and HELP, allowed as enable-debug-command says.
+/// DEBUG subcommand ...: SLEEP, RELOAD and HELP, allowed as enable-debug-command says.
 pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
     let allowed = match ctx.server.config.enable_debug_command.as_str() {
         "yes" => true,
@@ -141,12 +144,15 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             }
             ctx.out.ok();
         }
+        (b"reload", _) => crate::rdb::debug_reload(ctx, &args[2..]),
         (b"help", 2) => help_reply(
             ctx,
             "DEBUG",
             &[
                 "SLEEP <seconds>",
                 "    Stop the server for <seconds>. Decimals allowed.",
+                "RELOAD [NOSAVE]",
+                "    Save the RDB on disk (unless NOSAVE) and reload it back to memory.",
             ],
         ),
         _ => {

@@ -309,6 +309,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!("command", -1, LS, introspection::command, subs: COMMAND_SUBS),
     cmd!("time", 1, LSF, server_cmds::time),
     cmd!("lastsave", 1, LSF, server_cmds::lastsave),
+    cmd!("save", 1, ADMIN.with(Flags::NO_MULTI), crate::rdb::cmd_save),
+    cmd!("bgsave", -1, ADMIN, crate::rdb::cmd_bgsave),
     cmd!(
         "shutdown",
         -1,

@@ -41,10 +41,7 @@ pub fn save(
 }
 
 /// Loads `path`; `Ok(None)` when there is no such file.
-pub fn load(
-    path: &Path,
-    opts: &LoadOptions,
-) -> Result<Option<(Vec<Db>, LoadReport)>, LoadError> {
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Option<(Vec<Db>, LoadReport)>, LoadError> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -57,7 +54,10 @@ pub fn load(
         }
     };
     let size = file.metadata().ok().map(|m| m.len());
-    let opts = LoadOptions { size, ..opts.clone() };
+    let opts = LoadOptions {
+        size,
+        ..opts.clone()
+    };
     read::load(file, &opts).map(Some)
 }
 

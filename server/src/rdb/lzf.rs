@@ -91,7 +91,10 @@ mod tests {
     #[test]
     fn corrupt_streams_are_refused() {
         assert!(run(&[5, b'a'], 6).is_err(), "literal past input");
-        assert!(run(&[0, b'a', 1 << 5, 5], 4).is_err(), "reference before start");
+        assert!(
+            run(&[0, b'a', 1 << 5, 5], 4).is_err(),
+            "reference before start"
+        );
         assert!(run(&[0, b'a', 1 << 5, 0], 3).is_err(), "longer than stated");
         assert!(run(&[0, b'a'], 2).is_err(), "shorter than stated");
         assert!(run(&[0, b'a', 7 << 5], 10).is_err(), "cut reference");

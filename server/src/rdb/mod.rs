@@ -280,8 +280,8 @@ pub fn cron(server: &mut Server) {
         return;
     }
     let now = unix_ms() / 1000;
-    let may_retry =
-        server.rdb.last_bgsave_ok || now.saturating_sub(server.rdb.last_bgsave_try) > BGSAVE_RETRY_DELAY;
+    let may_retry = server.rdb.last_bgsave_ok
+        || now.saturating_sub(server.rdb.last_bgsave_try) > BGSAVE_RETRY_DELAY;
     if !may_retry {
         return;
     }
@@ -306,16 +306,16 @@ pub fn cron(server: &mut Server) {
 
 /// Readies the server to exit: kills a BGSAVE child, then saves when `save` says so
 /// (`None`: when save points are configured, as Redis). `Err` when that save failed.
-pub fn prepare_shutdown(server: &mut Server, save: Option<bool>) -> Result<(), ()> {
+pub fn prepare_shutdown(server: &mut Server, save: Option<bool>) -> std::io::Result<()> {
     if server.rdb.child.is_some() {
         warning!("There is a child saving an .rdb. Killing it!");
         kill_child(server);
     }
     if save.unwrap_or(!server.config.save.is_empty()) {
         notice!("Saving the final RDB snapshot before exiting.");
-        if self::save(server).is_err() {
+        if let Err(e) = self::save(server) {
             warning!("Error trying to save the DB, can't exit.");
-            return Err(());
+            return Err(e);
         }
     }
     Ok(())
@@ -344,7 +344,11 @@ pub fn signalled_shutdown(server: &mut Server) -> bool {
     if sig == 0 {
         return false;
     }
-    let name = if sig == libc::SIGINT { "SIGINT" } else { "SIGTERM" };
+    let name = if sig == libc::SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    };
     warning!("Received {name} scheduling shutdown...");
     if prepare_shutdown(server, None).is_err() {
         warning!("{name} received but errors trying to shut down the server, check the logs for more information");
@@ -372,7 +376,10 @@ pub fn load_at_startup(server: &mut Server) -> anyhow::Result<()> {
             Ok(())
         }
         Err(e) => {
-            warning!("Fatal error loading the DB {}: {e}. Exiting.", path.display());
+            warning!(
+                "Fatal error loading the DB {}: {e}. Exiting.",
+                path.display()
+            );
             anyhow::bail!("can't load {}: {e}", path.display())
         }
     }

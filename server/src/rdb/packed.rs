@@ -248,7 +248,9 @@ pub fn ziplist_items<'a>(
         ));
     }
     if stated != 0xffff && stated != count {
-        return Err(format!("ziplist header says {stated} items but holds {count}"));
+        return Err(format!(
+            "ziplist header says {stated} items but holds {count}"
+        ));
     }
     Ok(count)
 }

@@ -271,7 +271,7 @@ impl<R: Read> Input<R> {
     }
 
     /// A plain length.
-    pub fn len(&mut self) -> Result<u64> {
+    pub fn length(&mut self) -> Result<u64> {
         let at = self.offset();
         match self.len_or_enc()? {
             Ok(n) => Ok(n),
@@ -303,8 +303,8 @@ impl<R: Read> Input<R> {
                 Ok(())
             }
             Err(ENC_LZF) => {
-                let clen = self.len()?;
-                let len = self.len()?;
+                let clen = self.length()?;
+                let len = self.length()?;
                 let at = self.offset();
                 if len > clen.saturating_mul(lzf::MAX_EXPANSION) || len == 0 {
                     return Err(self.corrupt(format!(
@@ -331,8 +331,8 @@ impl<R: Read> Input<R> {
             Err(ENC_INT16) => self.skip(2),
             Err(ENC_INT32) => self.skip(4),
             Err(ENC_LZF) => {
-                let clen = self.len()?;
-                self.len()?;
+                let clen = self.length()?;
+                self.length()?;
                 self.skip(clen)
             }
             Err(enc) => Err(self.corrupt(format!("unknown string encoding {enc}"))),
@@ -353,10 +353,7 @@ impl<R: Read> Input<R> {
                 parse_score(&digits).ok_or_else(|| LoadError {
                     kind: ErrorKind::Corrupt,
                     offset: at,
-                    message: format!(
-                        "bad score text {:?}",
-                        String::from_utf8_lossy(&digits)
-                    ),
+                    message: format!("bad score text {:?}", String::from_utf8_lossy(&digits)),
                 })
             }
         }
@@ -477,10 +474,10 @@ impl<'a, R: Read> Loader<'a, R> {
                     self.input.u8()?;
                 }
                 OP_IDLE => {
-                    self.input.len()?;
+                    self.input.length()?;
                 }
                 OP_SELECTDB => {
-                    let n = self.input.len()?;
+                    let n = self.input.length()?;
                     if n >= self.opts.databases as u64 {
                         return Err(LoadError {
                             kind: ErrorKind::Unsupported,
@@ -494,12 +491,12 @@ impl<'a, R: Read> Loader<'a, R> {
                     db = n as usize;
                 }
                 OP_RESIZEDB => {
-                    self.input.len()?;
-                    self.input.len()?;
+                    self.input.length()?;
+                    self.input.length()?;
                 }
                 OP_SLOT_INFO if self.report.version >= 12 || self.report.valkey => {
                     for _ in 0..3 {
-                        self.input.len()?;
+                        self.input.length()?;
                     }
                 }
                 OP_AUX => {
@@ -516,12 +513,12 @@ impl<'a, R: Read> Loader<'a, R> {
                     }
                 }
                 OP_MODULE_AUX => {
-                    self.input.len()?; // module id
-                    let when_opcode = self.input.len()?;
+                    self.input.length()?; // module id
+                    let when_opcode = self.input.length()?;
                     if when_opcode != MODULE_UINT {
                         return Err(self.input.corrupt("bad 'when' opcode in module AUX data"));
                     }
-                    self.input.len()?;
+                    self.input.length()?;
                     self.skip_module_value()?;
                     self.report.module_aux_skipped += 1;
                 }
@@ -533,8 +530,7 @@ impl<'a, R: Read> Loader<'a, R> {
                     return Err(LoadError {
                         kind: ErrorKind::Unsupported,
                         offset: at,
-                        message: "pre-release (Redis 7.0 RC) function format not supported"
-                            .into(),
+                        message: "pre-release (Redis 7.0 RC) function format not supported".into(),
                     })
                 }
                 _ => {
@@ -561,7 +557,9 @@ impl<'a, R: Read> Loader<'a, R> {
             };
         }
         if !self.input.at_end()? {
-            return Err(self.input.corrupt("unexpected bytes after the end of the snapshot"));
+            return Err(self
+                .input
+                .corrupt("unexpected bytes after the end of the snapshot"));
         }
         Ok((self.dbs, self.report))
     }
@@ -642,7 +640,7 @@ impl<'a, R: Read> Loader<'a, R> {
 
     /// ZSET / ZSET_2: a count, then member strings each followed by a score.
     fn zset(&mut self, rdb_type: u8) -> Result<Option<ZSet>> {
-        let count = self.input.len()?;
+        let count = self.input.length()?;
         if count == 0 {
             return Ok(None);
         }
@@ -742,10 +740,10 @@ impl<'a, R: Read> Loader<'a, R> {
     /// Module values: opcodes (integers, floats, doubles, strings) up to an EOF opcode.
     fn skip_module_value(&mut self) -> Result<()> {
         loop {
-            match self.input.len()? {
+            match self.input.length()? {
                 MODULE_EOF => return Ok(()),
                 MODULE_SINT | MODULE_UINT => {
-                    self.input.len()?;
+                    self.input.length()?;
                 }
                 MODULE_FLOAT => self.input.skip(4)?,
                 MODULE_DOUBLE => self.input.skip(8)?,
@@ -770,25 +768,22 @@ impl<'a, R: Read> Loader<'a, R> {
     fn skip_value(&mut self, rdb_type: u8) -> Result<()> {
         let valkey = self.report.valkey;
         match rdb_type {
-            TYPE_STRING
-            | TYPE_HASH_ZIPMAP
-            | TYPE_LIST_ZIPLIST
-            | TYPE_SET_INTSET
-            | TYPE_HASH_ZIPLIST
-            | TYPE_HASH_LISTPACK
-            | TYPE_SET_LISTPACK => self.input.skip_string(),
+            TYPE_STRING | TYPE_HASH_ZIPMAP | TYPE_LIST_ZIPLIST | TYPE_SET_INTSET
+            | TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK | TYPE_SET_LISTPACK => {
+                self.input.skip_string()
+            }
             TYPE_LIST | TYPE_SET | TYPE_LIST_QUICKLIST => {
-                let n = self.input.len()?;
+                let n = self.input.length()?;
                 self.skip_strings(n)
             }
             TYPE_HASH => {
-                let n = self.input.len()?;
+                let n = self.input.length()?;
                 self.skip_strings(n.saturating_mul(2))
             }
             TYPE_LIST_QUICKLIST_2 => {
-                let n = self.input.len()?;
+                let n = self.input.length()?;
                 for _ in 0..n {
-                    self.input.len()?;
+                    self.input.length()?;
                     self.input.skip_string()?;
                 }
                 Ok(())
@@ -797,12 +792,12 @@ impl<'a, R: Read> Loader<'a, R> {
                 self.skip_stream(rdb_type)
             }
             TYPE_MODULE_2 => {
-                self.input.len()?;
+                self.input.length()?;
                 self.skip_module_value()
             }
             TYPE_22 if valkey => {
                 // Valkey 9 hash with field expiries: field, value, expiry (8 bytes).
-                let n = self.input.len()?;
+                let n = self.input.length()?;
                 for _ in 0..n {
                     self.skip_strings(2)?;
                     self.input.skip(8)?;
@@ -814,9 +809,9 @@ impl<'a, R: Read> Loader<'a, R> {
                 if rdb_type == TYPE_HASH_METADATA {
                     self.input.skip(8)?;
                 }
-                let n = self.input.len()?;
+                let n = self.input.length()?;
                 for _ in 0..n {
-                    self.input.len()?;
+                    self.input.length()?;
                     self.skip_strings(2)?;
                 }
                 Ok(())
@@ -839,7 +834,7 @@ impl<'a, R: Read> Loader<'a, R> {
 
     fn skip_stream(&mut self, rdb_type: u8) -> Result<()> {
         let input = &mut self.input;
-        let listpacks = input.len()?;
+        let listpacks = input.length()?;
         for _ in 0..listpacks {
             input.skip_string()?; // master id
             input.skip_string()?; // listpack
@@ -850,22 +845,22 @@ impl<'a, R: Read> Loader<'a, R> {
             3
         };
         for _ in 0..lens {
-            input.len()?; // length, last id, [first id, max deleted id, entries added]
+            input.length()?; // length, last id, [first id, max deleted id, entries added]
         }
-        let groups = input.len()?;
+        let groups = input.length()?;
         for _ in 0..groups {
             input.skip_string()?;
-            input.len()?;
-            input.len()?;
+            input.length()?;
+            input.length()?;
             if rdb_type >= TYPE_STREAM_LISTPACKS_2 {
-                input.len()?;
+                input.length()?;
             }
-            let pel = input.len()?;
+            let pel = input.length()?;
             for _ in 0..pel {
                 input.skip(16 + 8)?;
-                input.len()?;
+                input.length()?;
             }
-            let consumers = input.len()?;
+            let consumers = input.length()?;
             for _ in 0..consumers {
                 input.skip_string()?;
                 input.skip(if rdb_type >= TYPE_STREAM_LISTPACKS_3 {
@@ -873,10 +868,483 @@ impl<'a, R: Read> Loader<'a, R> {
                 } else {
                     8
                 })?;
-                let pel = input.len()?;
+                let pel = input.length()?;
                 input.skip(pel.saturating_mul(16))?;
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rdb::packed::tests::{listpack, ziplist};
+    use crate::rdb::write::{write_snapshot, AuxInfo, RdbWriter};
+
+    fn opts() -> LoadOptions {
+        LoadOptions {
+            databases: 16,
+            zset: goblin_zset::Config::default(),
+            skip_unsupported: false,
+            now_ms: 1_000_000,
+            clock_secs: 0,
+            size: None,
+        }
+    }
+
+    fn load_bytes(bytes: &[u8], o: &LoadOptions) -> Result<(Vec<Db>, LoadReport)> {
+        let o = LoadOptions {
+            size: Some(bytes.len() as u64),
+            ..o.clone()
+        };
+        load(bytes, &o)
+    }
+
+    fn fail(bytes: &[u8], o: &LoadOptions) -> LoadError {
+        match load_bytes(bytes, o) {
+            Ok(_) => panic!("loaded"),
+            Err(e) => e,
+        }
+    }
+
+    /// Every (db, key, expiry, members) of `dbs`, sorted.
+    type Dump = Vec<(usize, Vec<u8>, Option<u64>, Vec<(Vec<u8>, u64)>)>;
+    fn dump(dbs: &[Db]) -> Dump {
+        let mut out = Vec::new();
+        for (i, db) in dbs.iter().enumerate() {
+            for e in db.iter() {
+                let Value::ZSet(z) = &e.value;
+                z.validate();
+                let members = z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect();
+                out.push((i, e.key().to_vec(), e.expire_at(), members));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn sample_dbs() -> Vec<Db> {
+        let cfg = goblin_zset::Config::default();
+        let mut dbs: Vec<Db> = (0..16).map(|_| Db::default()).collect();
+        let mut small = ZSet::new();
+        for (m, s) in [
+            (&b"a"[..], 1.0),
+            (b"-0", -0.0),
+            (b"inf", f64::INFINITY),
+            (b"ninf", f64::NEG_INFINITY),
+            (b"tiny", 1e-300),
+            (b"12345", 3.5),
+            (b"", 0.25),
+        ] {
+            small.insert(m, s, &cfg);
+        }
+        dbs[0].insert(b"small", Value::ZSet(small), 0);
+        let mut large = ZSet::new();
+        for i in 0..5000u32 {
+            large.insert(
+                format!("member:{i}").as_bytes(),
+                (i as f64) * 0.5 - 100.0,
+                &cfg,
+            );
+        }
+        dbs[0].insert(b"large", Value::ZSet(large), 0);
+        let mut long = ZSet::new();
+        long.insert(&[b'x'; 200], 7.0, &cfg);
+        dbs[3].insert(b"long-member", Value::ZSet(long), 0);
+        let mut volatile = ZSet::new();
+        volatile.insert(b"v", 1.0, &cfg);
+        dbs[15].insert(b"volatile", Value::ZSet(volatile.clone()), 0);
+        dbs[15].set_expiry(b"volatile", 2_000_000);
+        dbs[15].insert(b"expired", Value::ZSet(volatile), 0);
+        dbs[15].set_expiry(b"expired", 999_000);
+        dbs
+    }
+
+    fn sample_file() -> Vec<u8> {
+        snapshot(&sample_dbs())
+    }
+
+    fn snapshot(dbs: &[Db]) -> Vec<u8> {
+        let aux = AuxInfo {
+            redis_version: "7.2.4",
+            ctime: 1,
+            used_mem: 2,
+        };
+        write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
+    }
+
+    /// The sample without its 5000-member set: small enough to cut and mutate everywhere.
+    fn small_file() -> Vec<u8> {
+        let mut dbs = sample_dbs();
+        dbs[0].remove(b"large");
+        snapshot(&dbs)
+    }
+
+    #[test]
+    fn writer_output_loads_back_identically() {
+        let file = sample_file();
+        let (dbs, report) = load_bytes(&file, &opts()).unwrap();
+        let mut want = dump(&sample_dbs());
+        want.retain(|(_, k, _, _)| k != b"expired");
+        assert_eq!(dump(&dbs), want);
+        assert_eq!(report.keys, 4);
+        assert_eq!(report.checksum, Checksum::Verified);
+        assert_eq!(report.version, 10);
+        assert!(report
+            .aux
+            .iter()
+            .any(|(k, v)| k == "redis-ver" && v == "7.2.4"));
+        // Loaded with the expiry passed: the volatile key is dropped.
+        let later = LoadOptions {
+            now_ms: 3_000_000,
+            ..opts()
+        };
+        let (_, report) = load_bytes(&file, &later).unwrap();
+        assert_eq!((report.keys, report.expired_skipped), (3, 1));
+    }
+
+    #[test]
+    fn every_truncation_fails_cleanly() {
+        let file = small_file();
+        for cut in 0..file.len() {
+            let err = fail(&file[..cut], &opts());
+            assert!(err.offset <= cut as u64, "cut {cut}: {err}");
+            assert!(
+                matches!(err.kind, ErrorKind::Truncated | ErrorKind::Corrupt),
+                "cut {cut}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_byte_mutation_fails_cleanly() {
+        let file = small_file();
+        for pos in 0..file.len() {
+            for mask in [0x01u8, 0x80, 0xff] {
+                let mut bad = file.clone();
+                bad[pos] ^= mask;
+                assert!(
+                    load_bytes(&bad, &opts()).is_err(),
+                    "mutation {mask:#x} at {pos} loaded"
+                );
+            }
+        }
+        let mut longer = file.clone();
+        longer.push(0);
+        let err = fail(&longer, &opts());
+        assert_eq!(err.offset, file.len() as u64);
+    }
+
+    /// A file from raw parts, with a checksum when the version has one.
+    fn file(version: &str, body: impl FnOnce(&mut RdbWriter<&mut Vec<u8>>)) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w = RdbWriter::new(&mut out);
+        w.raw(version.as_bytes()).unwrap();
+        body(&mut w);
+        w.finish().unwrap();
+        out
+    }
+
+    fn members(dbs: &[Db], db: usize, key: &[u8]) -> Vec<(Vec<u8>, f64)> {
+        let Value::ZSet(z) = &dbs[db].get(key).expect("key").value;
+        z.iter().map(|(m, s)| (m.to_vec(), s)).collect()
+    }
+
+    #[test]
+    fn every_sorted_set_encoding_and_string_encoding() {
+        let lp = listpack(&[
+            Item::Str(b"a"),
+            Item::Int(1),
+            Item::Int(42),
+            Item::Str(b"2.5"),
+            Item::Str(b"c"),
+            Item::Str(b"-inf"),
+        ]);
+        let zl = ziplist(&[
+            Item::Str(b"x"),
+            Item::Int(-3),
+            Item::Int(7),
+            Item::Str(b"inf"),
+        ]);
+        let bytes = file("REDIS0011", |w| {
+            w.byte(OP_AUX).unwrap();
+            w.string(b"redis-ver").unwrap();
+            w.string(b"7.2.0").unwrap();
+            w.byte(OP_FUNCTION2).unwrap();
+            w.string(b"#!lua name=lib\nredis.register_function('f', function() end)")
+                .unwrap();
+            w.byte(OP_MODULE_AUX).unwrap();
+            w.len(12345).unwrap();
+            w.len(MODULE_UINT).unwrap();
+            w.len(2).unwrap();
+            for (op, arg) in [
+                (MODULE_SINT, 5u64),
+                (MODULE_STRING, 0),
+                (MODULE_DOUBLE, 0),
+                (MODULE_FLOAT, 0),
+            ] {
+                w.len(op).unwrap();
+                match op {
+                    MODULE_SINT => w.len(arg).unwrap(),
+                    MODULE_STRING => w.string(b"blob").unwrap(),
+                    MODULE_DOUBLE => w.raw(&[0; 8]).unwrap(),
+                    _ => w.raw(&[0; 4]).unwrap(),
+                }
+            }
+            w.len(MODULE_EOF).unwrap();
+            w.byte(OP_SELECTDB).unwrap();
+            w.len(2).unwrap();
+            w.byte(OP_RESIZEDB).unwrap();
+            w.len(4).unwrap();
+            w.len(1).unwrap();
+            // ZSET with text scores, an LZF member and integer-encoded members.
+            w.byte(OP_IDLE).unwrap();
+            w.len(100).unwrap();
+            w.byte(OP_FREQ).unwrap();
+            w.byte(5).unwrap();
+            w.byte(TYPE_ZSET).unwrap();
+            w.string(b"text").unwrap();
+            w.len(5).unwrap();
+            w.raw(&[0xc3, 5, 11, 0, b'a', 0xe0, 1, 0]).unwrap(); // LZF "a" x 11
+            w.raw(&[3, b'1', b'.', b'5']).unwrap();
+            w.raw(&[0xc0, 0xf9]).unwrap(); // int8 -7
+            w.raw(&[254]).unwrap();
+            w.raw(&[0xc1, 0x39, 0x30]).unwrap(); // int16 12345
+            w.raw(&[255]).unwrap();
+            w.raw(&[0xc2, 0xff, 0xff, 0xff, 0x7f]).unwrap(); // int32 max
+            w.raw(&[2, b'-', b'0']).unwrap();
+            w.string(b"tiny").unwrap();
+            w.raw(&[23]).unwrap();
+            w.raw(b"1.0000000000000001e-300").unwrap();
+            w.byte(TYPE_ZSET_LISTPACK).unwrap();
+            w.string(b"lp").unwrap();
+            w.string(&lp).unwrap();
+            w.byte(OP_EXPIRETIME).unwrap();
+            w.raw(&2000i32.to_le_bytes()).unwrap();
+            w.byte(TYPE_ZSET_ZIPLIST).unwrap();
+            w.string(b"zl").unwrap();
+            w.string(&zl).unwrap();
+            w.byte(TYPE_ZSET_2).unwrap();
+            w.string(b"empty").unwrap();
+            w.len(0).unwrap();
+        });
+        let (dbs, report) = load_bytes(&bytes, &opts()).unwrap();
+        assert_eq!((report.keys, report.empty_skipped), (3, 1));
+        assert_eq!(
+            (report.functions_skipped, report.module_aux_skipped),
+            (1, 1)
+        );
+        let text = members(&dbs, 2, b"text");
+        assert_eq!(
+            text,
+            vec![
+                (b"12345".to_vec(), f64::NEG_INFINITY),
+                (b"2147483647".to_vec(), -0.0),
+                (b"tiny".to_vec(), 1e-300),
+                (b"aaaaaaaaaaa".to_vec(), 1.5),
+                (b"-7".to_vec(), f64::INFINITY),
+            ]
+        );
+        assert_eq!(
+            members(&dbs, 2, b"lp"),
+            vec![
+                (b"c".to_vec(), f64::NEG_INFINITY),
+                (b"a".to_vec(), 1.0),
+                (b"42".to_vec(), 2.5),
+            ]
+        );
+        assert_eq!(
+            members(&dbs, 2, b"zl"),
+            vec![(b"x".to_vec(), -3.0), (b"7".to_vec(), f64::INFINITY)]
+        );
+        assert_eq!(dbs[2].get(b"zl").unwrap().expire_at(), Some(2_000_000));
+    }
+
+    #[test]
+    fn old_versions_without_checksum_and_valkey_header() {
+        let mut old = b"REDIS0003".to_vec();
+        old.extend_from_slice(&[
+            OP_SELECTDB,
+            0,
+            TYPE_ZSET,
+            1,
+            b'k',
+            1,
+            1,
+            b'm',
+            1,
+            b'2',
+            OP_EOF,
+        ]);
+        let (dbs, report) = load_bytes(&old, &opts()).unwrap();
+        assert_eq!(report.checksum, Checksum::Absent);
+        assert_eq!(members(&dbs, 0, b"k"), vec![(b"m".to_vec(), 2.0)]);
+
+        let valkey = file("VALKEY080", |w| {
+            w.byte(TYPE_ZSET_2).unwrap();
+            w.string(b"k").unwrap();
+            w.len(1).unwrap();
+            w.string(b"m").unwrap();
+            w.double(4.0).unwrap();
+        });
+        let (_, report) = load_bytes(&valkey, &opts()).unwrap();
+        assert!(report.valkey);
+        // A zero checksum means "not computed", as Redis.
+        let mut unchecked = valkey.clone();
+        let n = unchecked.len();
+        unchecked[n - 8..].fill(0);
+        assert_eq!(
+            load_bytes(&unchecked, &opts()).unwrap().1.checksum,
+            Checksum::Disabled
+        );
+        for bad in [
+            &b"REDIS0014"[..],
+            b"REDIS0000",
+            b"VALKEY011",
+            b"REDIS00x1",
+            b"RADIS0010",
+        ] {
+            let mut f = bad.to_vec();
+            f.extend_from_slice(&valkey[9..]);
+            assert!(load_bytes(&f, &opts()).is_err());
+        }
+    }
+
+    #[test]
+    fn other_types_are_refused_naming_the_key_or_skipped() {
+        let bytes = file("REDIS0011", |w| {
+            w.byte(TYPE_STRING).unwrap();
+            w.string(b"greeting").unwrap();
+            w.string(b"hello").unwrap();
+            w.byte(TYPE_LIST_QUICKLIST_2).unwrap();
+            w.string(b"list").unwrap();
+            w.len(1).unwrap();
+            w.len(2).unwrap();
+            w.string(&listpack(&[Item::Str(b"x")])).unwrap();
+            w.byte(TYPE_HASH).unwrap();
+            w.string(b"hash").unwrap();
+            w.len(1).unwrap();
+            w.string(b"f").unwrap();
+            w.string(b"v").unwrap();
+            w.byte(TYPE_SET_LISTPACK).unwrap();
+            w.string(b"set").unwrap();
+            w.string(&listpack(&[Item::Str(b"x")])).unwrap();
+            w.byte(TYPE_STREAM_LISTPACKS_3).unwrap();
+            w.string(b"stream").unwrap();
+            w.len(1).unwrap();
+            w.string(&[0u8; 16]).unwrap();
+            w.string(&listpack(&[Item::Int(1)])).unwrap();
+            for _ in 0..8 {
+                w.len(1).unwrap();
+            }
+            w.len(1).unwrap(); // one group
+            w.string(b"g").unwrap();
+            w.len(0).unwrap();
+            w.len(0).unwrap();
+            w.len(0).unwrap();
+            w.len(1).unwrap(); // one pending entry
+            w.raw(&[0; 24]).unwrap();
+            w.len(1).unwrap();
+            w.len(1).unwrap(); // one consumer
+            w.string(b"c").unwrap();
+            w.raw(&[0; 16]).unwrap();
+            w.len(1).unwrap();
+            w.raw(&[0; 16]).unwrap();
+            w.byte(TYPE_ZSET_2).unwrap();
+            w.string(b"z").unwrap();
+            w.len(1).unwrap();
+            w.string(b"m").unwrap();
+            w.double(1.0).unwrap();
+        });
+        let err = fail(&bytes, &opts());
+        assert_eq!(err.kind, ErrorKind::Unsupported);
+        assert_eq!(err.offset, 9);
+        assert!(
+            err.message.contains("'greeting'") && err.message.contains("string"),
+            "{err}"
+        );
+        let skipping = LoadOptions {
+            skip_unsupported: true,
+            ..opts()
+        };
+        let (dbs, report) = load_bytes(&bytes, &skipping).unwrap();
+        assert_eq!(report.keys, 1);
+        assert_eq!(
+            report.unsupported_skipped,
+            vec![
+                ("string", 1),
+                ("list", 1),
+                ("hash", 1),
+                ("set", 1),
+                ("stream", 1)
+            ]
+        );
+        assert_eq!(members(&dbs, 0, b"z"), vec![(b"m".to_vec(), 1.0)]);
+    }
+
+    #[test]
+    fn impossible_contents_are_errors_with_offsets() {
+        let one = |f: &dyn Fn(&mut RdbWriter<&mut Vec<u8>>)| {
+            let bytes = file("REDIS0010", |w| f(w));
+            fail(&bytes, &opts())
+        };
+        let dup = one(&|w| {
+            for _ in 0..2 {
+                w.byte(TYPE_ZSET_2).unwrap();
+                w.string(b"k").unwrap();
+                w.len(1).unwrap();
+                w.string(b"m").unwrap();
+                w.double(1.0).unwrap();
+            }
+        });
+        assert!(dup.message.contains("duplicate key 'k'"), "{dup}");
+        let nan = one(&|w| {
+            w.byte(TYPE_ZSET_2).unwrap();
+            w.string(b"k").unwrap();
+            w.len(1).unwrap();
+            w.string(b"m").unwrap();
+            w.double(f64::NAN).unwrap();
+        });
+        assert!(nan.message.contains("NaN"), "{nan}");
+        let member = one(&|w| {
+            w.byte(TYPE_ZSET_2).unwrap();
+            w.string(b"k").unwrap();
+            w.len(2).unwrap();
+            for _ in 0..2 {
+                w.string(b"m").unwrap();
+                w.double(1.0).unwrap();
+            }
+        });
+        assert!(
+            member.message.contains("duplicate sorted set member"),
+            "{member}"
+        );
+        let db = one(&|w| {
+            w.byte(OP_SELECTDB).unwrap();
+            w.len(16).unwrap();
+        });
+        assert_eq!((db.kind, db.offset), (ErrorKind::Unsupported, 9));
+        let huge = one(&|w| {
+            w.byte(TYPE_ZSET_2).unwrap();
+            w.string(b"k").unwrap();
+            w.len(1).unwrap();
+            w.len(1 << 40).unwrap();
+        });
+        assert_eq!(huge.kind, ErrorKind::Truncated);
+        let lzf = one(&|w| {
+            w.byte(TYPE_STRING).unwrap();
+            w.raw(&[0xc3, 1, 0x81, 0, 0, 0, 1, 0, 0, 0, 0, 0]).unwrap();
+        });
+        assert!(lzf.message.contains("LZF"), "{lzf}");
+        let unknown = one(&|w| w.byte(30).unwrap());
+        assert_eq!((unknown.offset, unknown.kind), (9, ErrorKind::Corrupt));
+        let odd = one(&|w| {
+            w.byte(TYPE_ZSET_LISTPACK).unwrap();
+            w.string(b"k").unwrap();
+            w.string(&listpack(&[Item::Str(b"m")])).unwrap();
+        });
+        assert!(odd.message.contains("odd number"), "{odd}");
+        assert_eq!(odd.offset, 12);
     }
 }

@@ -271,7 +271,10 @@ mod tests {
         assert_eq!(enc(b"-1"), [0xc0, 0xff]);
         assert_eq!(enc(b"300"), [0xc1, 0x2c, 0x01]);
         assert_eq!(enc(b"-2147483648"), [0xc2, 0, 0, 0, 0x80]);
-        assert_eq!(enc(b"2147483648"), [10, b'2', b'1', b'4', b'7', b'4', b'8', b'3', b'6', b'4', b'8']);
+        assert_eq!(
+            enc(b"2147483648"),
+            [10, b'2', b'1', b'4', b'7', b'4', b'8', b'3', b'6', b'4', b'8']
+        );
         for s in [&b"007"[..], b"-0", b"+1", b"1 ", b"", b"-", b"1e3"] {
             assert_eq!(enc(s)[0] as usize, s.len(), "{s:?} must stay a string");
         }
