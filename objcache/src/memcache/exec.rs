@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::parse::{Request, KEY_MAX};
-use super::{Output, TailFetch};
+use super::{push_value_line, Output, TailFetch};
 use crate::clock;
 use crate::digest::Digest;
 use crate::stats::{self};
@@ -127,24 +127,17 @@ pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, ou
             if let Some(t) = exptime {
                 e.exptime = t;
             }
-            let mut line = Vec::with_capacity(key.len() + 40);
-            line.extend_from_slice(b"VALUE ");
-            line.extend_from_slice(key);
-            let mut nums = String::with_capacity(32);
-            let _ = write!(nums, " {} {}", e.flags, e.size);
-            if with_cas {
-                let _ = write!(nums, " {}", e.cas);
-            }
-            nums.push_str("\r\n");
-            line.extend_from_slice(nums.as_bytes());
+            let cas = with_cas.then_some(e.cas);
             match body {
                 Body::Whole(v) => {
                     let b = out.bytes();
-                    b.extend_from_slice(&line);
+                    push_value_line(b, key, e.flags, e.size, cas);
                     b.extend_from_slice(v);
                     b.extend_from_slice(b"\r\n");
                 }
                 Body::Split { head, tail } => {
+                    let mut line = Vec::with_capacity(head.len() + key.len() + 64);
+                    push_value_line(&mut line, key, e.flags, e.size, cas);
                     line.extend_from_slice(head);
                     out.push_tail(TailFetch {
                         prefix: line,

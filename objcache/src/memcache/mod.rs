@@ -100,3 +100,50 @@ impl Output {
             .sum()
     }
 }
+
+/// Appends `n` in decimal without allocating.
+pub fn push_u64(buf: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+}
+
+/// Appends a `VALUE <key> <flags> <bytes>[ <cas>]` line with its CRLF.
+pub fn push_value_line(buf: &mut Vec<u8>, key: &[u8], flags: u32, size: u32, cas: Option<u64>) {
+    buf.extend_from_slice(b"VALUE ");
+    buf.extend_from_slice(key);
+    buf.push(b' ');
+    push_u64(buf, u64::from(flags));
+    buf.push(b' ');
+    push_u64(buf, u64::from(size));
+    if let Some(c) = cas {
+        buf.push(b' ');
+        push_u64(buf, c);
+    }
+    buf.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_and_value_lines() {
+        let mut b = Vec::new();
+        push_u64(&mut b, 0);
+        b.push(b' ');
+        push_u64(&mut b, u64::MAX);
+        assert_eq!(b, b"0 18446744073709551615");
+        let mut v = Vec::new();
+        push_value_line(&mut v, b"k", 7, 1024, Some(99));
+        assert_eq!(v, b"VALUE k 7 1024 99\r\n");
+    }
+}
