@@ -9,10 +9,17 @@ back under the name afterwards, so such imports always find the harness.
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Hypothesis keeps its files out of the work tree.
+os.environ.setdefault(
+    "HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "goblin-compat-hypothesis")
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import *  # noqa: E402,F401,F403
