@@ -34,7 +34,10 @@ impl Server {
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!("goblin-server exited at start: {status}");
             }
-            assert!(Instant::now() < deadline, "goblin-server did not listen on {port}");
+            assert!(
+                Instant::now() < deadline,
+                "goblin-server did not listen on {port}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         server
@@ -60,7 +63,10 @@ fn roundtrip(stream: &mut TcpStream, request: &[u8], expected: &[u8]) {
     stream.write_all(request).unwrap();
     let mut got = vec![0u8; expected.len()];
     stream.read_exact(&mut got).unwrap_or_else(|e| {
-        panic!("reading the reply to {:?}: {e}", String::from_utf8_lossy(request))
+        panic!(
+            "reading the reply to {:?}: {e}",
+            String::from_utf8_lossy(request)
+        )
     });
     assert_eq!(
         String::from_utf8_lossy(&got),
@@ -201,6 +207,7 @@ fn protocol_error_closes_connection() {
 fn quit_closes_after_ok() {
     let server = Server::start();
     let mut s = server.connect();
-    s.write_all(&[cmd(&[b"QUIT"]), cmd(&[b"PING"])].concat()).unwrap();
+    s.write_all(&[cmd(&[b"QUIT"]), cmd(&[b"PING"])].concat())
+        .unwrap();
     assert_eq!(read_to_close(&mut s), b"+OK\r\n");
 }
