@@ -14,7 +14,8 @@ REDIS_BENCHMARK = shutil.which("redis-benchmark") or "/usr/bin/redis-benchmark"
 
 
 def run(*argv, timeout=120, input_=None):
-    return subprocess.run(argv, capture_output=True, timeout=timeout, input=input_, check=False)
+    stdin = {} if input_ is not None else {"stdin": subprocess.DEVNULL}
+    return subprocess.run(argv, capture_output=True, timeout=timeout, input=input_, check=False, **stdin)
 
 
 def test_redis_benchmark_ping(clean):
