@@ -38,10 +38,6 @@ counters! {
     get_hits,
     /// Lookups that found nothing.
     get_misses,
-    /// Lookups that found an expired item.
-    get_expired,
-    /// Lookups of items removed by flush_all.
-    get_flushed,
     /// Deletes that found nothing.
     delete_misses,
     /// Deletes that removed an item.
