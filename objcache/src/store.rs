@@ -358,6 +358,12 @@ impl Store {
     ) -> Stored {
         let (res, pool, head) = {
             let mut s = self.shard(d);
+            // Check the condition before spending a CAS value and a pool write on an object
+            // that would not be stored; it is checked again when linking.
+            let old = s.find_live(d, now, &self.stats);
+            if let Err(r) = self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
+                return r;
+            }
             let Some(r) = s.reserve_split(data.len(), now, &self.stats) else {
                 return Stored::NoMemory;
             };

@@ -86,6 +86,11 @@ impl Output {
         }
     }
 
+    /// True while a part waits for a tail read.
+    pub fn waits_for_tail(&self) -> bool {
+        self.segs.iter().any(|s| matches!(s, Segment::Tail(_)))
+    }
+
     /// Bytes waiting in ready parts.
     pub fn ready_len(&self) -> usize {
         self.segs

@@ -67,7 +67,12 @@ impl Session {
     /// Runs every complete request in the input.
     pub fn process(&mut self, store: &Store) {
         let mut pos = 0;
-        while !self.closing && self.out.ready_len() < OUTPUT_HIGH_WATER {
+        // A reply waiting for an SSD tail holds back later requests of this connection, so
+        // a pipelined write cannot change or free the object before its read is answered.
+        while !self.closing
+            && self.out.ready_len() < OUTPUT_HIGH_WATER
+            && !self.out.waits_for_tail()
+        {
             let avail = &self.input[pos..];
             match std::mem::replace(&mut self.wait, Wait::Line) {
                 Wait::Swallow(n) => {
