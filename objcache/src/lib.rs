@@ -12,6 +12,8 @@
 //! `goblin-server` flattens [`StoreArgs`] into its own flags and calls [`start`]; the
 //! returned [`StoreHandle`] feeds the `# Objcache` section of INFO.
 
+#![warn(missing_docs)]
+
 pub mod arena;
 pub mod blocks;
 pub mod clock;

@@ -24,7 +24,9 @@ fn store() -> &'static Store {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&cut, body)) = data.split_first() else { return };
+    let Some((&cut, body)) = data.split_first() else {
+        return;
+    };
     let cut = (cut as usize * body.len()) / 256;
     let mut s = Session::default();
     s.feed(&body[..cut]);
