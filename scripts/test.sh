@@ -63,8 +63,8 @@ cargo build --release
 
 failed=()
 
-step "cargo test --workspace"
-cargo test --workspace || failed+=("cargo test")
+step "cargo test --workspace --no-fail-fast"
+cargo test --workspace --no-fail-fast || failed+=("cargo test")
 
 # --- Differential suite against redis-server (and compat-tests/memcache when present) ---
 export GOBLIN_BIN="${GOBLIN_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/goblin-server}"
