@@ -43,6 +43,8 @@ pub struct Child {
     pub pid: libc::pid_t,
     /// When it was forked.
     pub started: Instant,
+    /// Read end of a pipe on which the child reports its copy-on-write bytes.
+    info_fd: libc::c_int,
 }
 
 /// Snapshot state of the server (Redis's lastsave, lastbgsave_status, child_pid, ...).
@@ -68,6 +70,8 @@ pub struct SaveState {
     pub latest_fork_usec: u64,
     /// Forks done.
     pub total_forks: u64,
+    /// Copy-on-write bytes the last successful BGSAVE child reported (rdb_last_cow_size).
+    pub last_cow_bytes: u64,
     /// Keys loaded by the last load.
     pub last_load_keys: u64,
     /// Keys dropped as expired by the last load.
@@ -88,6 +92,7 @@ impl SaveState {
             saves: 0,
             latest_fork_usec: 0,
             total_forks: 0,
+            last_cow_bytes: 0,
             last_load_keys: 0,
             last_load_expired: 0,
         }
@@ -155,15 +160,22 @@ pub fn bgsave(server: &mut Server) -> Result<(), &'static str> {
     server.rdb.last_bgsave_try = unix_ms() / 1000;
     let (ctime, used_mem) = aux_info(server);
     let parent = std::process::id() as libc::pid_t;
+    let mut fds = [-1 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two descriptors into the array we pass.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        fds = [-1, -1];
+    }
     let forking = Instant::now();
     // SAFETY: fork() has no preconditions; the child below only reads memory it owns
     // (its copy of the keyspace), allocates (glibc makes malloc fork-safe), does file I/O
     // and leaves with _exit, never returning into the event loop.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        child_main(server, parent, ctime, used_mem);
+        child_main(server, parent, ctime, used_mem, fds);
     }
+    close_fd(fds[1]);
     if pid < 0 {
+        close_fd(fds[0]);
         let e = std::io::Error::last_os_error();
         server.rdb.last_bgsave_ok = false;
         warning!("Can't save in background: fork: {e}");
@@ -174,12 +186,27 @@ pub fn bgsave(server: &mut Server) -> Result<(), &'static str> {
     server.rdb.child = Some(Child {
         pid,
         started: Instant::now(),
+        info_fd: fds[0],
     });
     notice!("Background saving started by pid {pid}");
     Ok(())
 }
 
-fn child_main(server: &Server, parent: libc::pid_t, ctime: u64, used_mem: u64) -> ! {
+fn close_fd(fd: libc::c_int) {
+    if fd >= 0 {
+        // SAFETY: closing a descriptor this module opened and owns.
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn child_main(
+    server: &Server,
+    parent: libc::pid_t,
+    ctime: u64,
+    used_mem: u64,
+    fds: [libc::c_int; 2],
+) -> ! {
+    close_fd(fds[0]);
     // SAFETY: plain system calls on this process's own state.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -207,10 +234,12 @@ fn child_main(server: &Server, parent: libc::pid_t, ctime: u64, used_mem: u64) -
                 stats.keys,
                 stats.bytes
             );
-            notice!(
-                "Fork CoW for RDB: current {} MB",
-                file::private_dirty_bytes() >> 20
-            );
+            let cow = file::private_dirty_bytes();
+            notice!("Fork CoW for RDB: current {} MB", cow >> 20);
+            if fds[1] >= 0 {
+                // SAFETY: writing 8 bytes from a live buffer to our pipe.
+                unsafe { libc::write(fds[1], cow.to_le_bytes().as_ptr().cast(), 8) };
+            }
             0
         }
         Err(e) => {
@@ -235,6 +264,12 @@ fn reap(server: &mut Server) {
     }
     let child = server.rdb.child.take().expect("checked");
     server.rdb.last_bgsave_secs = child.started.elapsed().as_secs() as i64;
+    let mut cow = [0u8; 8];
+    // SAFETY: reading at most 8 bytes into a live buffer from our own non-blocking pipe.
+    if child.info_fd >= 0 && unsafe { libc::read(child.info_fd, cow.as_mut_ptr().cast(), 8) } == 8 {
+        server.rdb.last_cow_bytes = u64::from_le_bytes(cow);
+    }
+    close_fd(child.info_fd);
     if r == child.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
         notice!("Background saving terminated with success");
         server.dirty = server.dirty.saturating_sub(server.rdb.dirty_before_bgsave);
@@ -269,6 +304,7 @@ pub fn kill_child(server: &mut Server) {
         let mut status = 0;
         libc::waitpid(child.pid, &mut status, 0);
     }
+    close_fd(child.info_fd);
     let _ = std::fs::remove_file(file::temp_path(&server.config.dir, child.pid as u32));
 }
 
@@ -506,13 +542,14 @@ pub fn info_persistence(server: &Server, w: &mut String) {
         .map_or(-1, |c| c.started.elapsed().as_secs() as i64);
     let _ = write!(
         w,
-        "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
         server.dirty,
         st.child.is_some() as u8,
         st.last_save,
         if st.last_bgsave_ok { "ok" } else { "err" },
         st.last_bgsave_secs,
         st.saves,
+        st.last_cow_bytes,
         st.last_load_expired,
         st.last_load_keys,
     );

@@ -1348,3 +1348,69 @@ mod tests {
         assert_eq!(odd.offset, 12);
     }
 }
+
+#[cfg(test)]
+mod speed {
+    use super::*;
+    use crate::rdb::write::RdbWriter;
+
+    fn file(members: u32, descending: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w = RdbWriter::new(&mut out);
+        w.raw(b"REDIS0010").unwrap();
+        w.byte(TYPE_ZSET_2).unwrap();
+        w.string(b"big").unwrap();
+        w.len(members as u64).unwrap();
+        let mut order: Vec<u32> = (0..members).collect();
+        if descending {
+            order.reverse();
+        }
+        for i in order {
+            w.string(format!("member:{i:09}").as_bytes()).unwrap();
+            w.double(i as f64 * 0.25).unwrap();
+        }
+        w.finish().unwrap();
+        out
+    }
+
+    /// Load speed by member order: `cargo test --release -p goblin-server --lib
+    /// rdb::read::speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn load_speed_by_order() {
+        let o = LoadOptions {
+            databases: 16,
+            zset: goblin_zset::Config::default(),
+            skip_unsupported: false,
+            now_ms: 0,
+            clock_secs: 0,
+            size: None,
+        };
+        for descending in [true, false] {
+            let f = file(2_000_000, descending);
+            let t = std::time::Instant::now();
+            let (dbs, _) = load(&f[..], &o).unwrap();
+            let secs = t.elapsed().as_secs_f64();
+            eprintln!(
+                "descending={descending}: {:.3} s, {:.0} MB/s",
+                secs,
+                f.len() as f64 / 1e6 / secs
+            );
+            drop(dbs);
+        }
+        let f = file(2_000_000, true);
+        let t = std::time::Instant::now();
+        let mut input = Input::new(&f[..]);
+        let mut s = Vec::new();
+        input.array::<9>().unwrap();
+        input.u8().unwrap();
+        input.string(&mut s).unwrap();
+        let n = input.length().unwrap();
+        for _ in 0..n {
+            s.clear();
+            input.string(&mut s).unwrap();
+            input.array::<8>().unwrap();
+        }
+        eprintln!("parse only: {:.3} s", t.elapsed().as_secs_f64());
+    }
+}
