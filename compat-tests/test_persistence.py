@@ -293,6 +293,14 @@ def test_save_points_config_and_sigterm(procs, tmp_path):
     c = single(g)
     assert c.config_get("save") == {"save": "1 1"}
     assert c.config_get("dbfilename") == {"dbfilename": "dump.rdb"}
+    assert c.config_get("dir") == {"dir": str(tmp_path.resolve())}
+    # Goblin's own parameter is listed when named, not by globs (CONFIG GET * stays Redis's).
+    assert c.config_get("rdb-skip-unsupported-types") == {"rdb-skip-unsupported-types": "no"}
+    assert "rdb-skip-unsupported-types" not in c.config_get("*")
+    with pytest.raises(redis.ResponseError):
+        c.config_set("dir", str(tmp_path / "missing"))
+    with pytest.raises(redis.ResponseError):
+        c.config_set("dbfilename", "a/b.rdb")
     c.zadd("k", {"a": 1})
     deadline = time.monotonic() + 10
     while not (tmp_path / "dump.rdb").exists() and time.monotonic() < deadline:

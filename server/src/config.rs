@@ -206,6 +206,10 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("rdb-skip-unsupported-types", None, Mutability::Runtime),
 ];
 
+/// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
+/// that `CONFIG GET *` stays a subset of Redis's parameters.
+const GOBLIN_ONLY: &[&str] = &["rdb-skip-unsupported-types"];
+
 /// Why a directive was refused.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ConfigError {
@@ -494,9 +498,11 @@ impl Config {
         let mut out: Vec<(&'static str, String)> = Vec::new();
         for (name, alias, _) in PARAMS {
             for n in std::iter::once(*name).chain(*alias) {
-                if patterns.iter().any(|p| glob_match(p, n.as_bytes(), true))
-                    && !out.iter().any(|(o, _)| *o == n)
-                {
+                let asked = |p: &&[u8]| match GOBLIN_ONLY.contains(&n) {
+                    true => p.eq_ignore_ascii_case(n.as_bytes()),
+                    false => glob_match(p, n.as_bytes(), true),
+                };
+                if patterns.iter().any(asked) && !out.iter().any(|(o, _)| *o == n) {
                     out.push((n, self.value_of(name)));
                 }
             }
