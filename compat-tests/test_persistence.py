@@ -441,8 +441,10 @@ def test_kill_9_during_save_keeps_last_complete_snapshot(procs, tmp_path, mode):
     outcomes[-1] = "new" if gen == nxt else "old"
     assert "panicked" not in g.output()
     # Which snapshot each kill left (the old one when the kill landed mid-save).
-    print(f"{mode}: save {save_secs * 1000:.0f} ms; outcomes {outcomes}; "
-          f"stray temp files {len(list(tmp_path.glob('temp-*.rdb')))}")
+    # Temp files of killed saves are removed at the next start (a dying child's may remain).
+    stray = list(tmp_path.glob("temp-*.rdb"))
+    print(f"{mode}: save {save_secs * 1000:.0f} ms; outcomes {outcomes}; stray temp files {len(stray)}")
+    assert len(stray) <= 1
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,6 +40,42 @@ pub fn save(
     result
 }
 
+/// Removes the `temp-<pid>.rdb` files in `dir` left by processes that no longer exist (a
+/// server killed while saving). Files of live processes (another server sharing the
+/// directory, a running child) are kept. Returns the names removed.
+pub fn remove_stale_temp_files(dir: &Path) -> Vec<String> {
+    let mut removed = Vec::new();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return removed;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("temp-")
+            .and_then(|rest| rest.strip_suffix(".rdb"))
+            .and_then(|digits| digits.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if pid <= 0 || pid as u32 == std::process::id() {
+            continue;
+        }
+        // SAFETY: kill with signal 0 only checks whether the process exists.
+        let missing = unsafe { libc::kill(pid, 0) } == -1
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        // A killed child not yet reaped is a zombie: it will write nothing more either.
+        let zombie = fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| Some(stat.rsplit_once(')')?.1.trim_start().starts_with('Z')))
+            .unwrap_or(false);
+        let gone = missing || zombie;
+        if gone && fs::remove_file(entry.path()).is_ok() {
+            removed.push(name);
+        }
+    }
+    removed
+}
+
 /// Loads `path`; `Ok(None)` when there is no such file.
 pub fn load(path: &Path, opts: &LoadOptions) -> Result<Option<(Vec<Db>, LoadReport)>, LoadError> {
     let file = match File::open(path) {

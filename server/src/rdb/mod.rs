@@ -396,6 +396,9 @@ pub fn signalled_shutdown(server: &mut Server) -> bool {
 /// Loads the snapshot at start-up, if there is one. A bad file is an error: the server
 /// must not start (and must not overwrite it later).
 pub fn load_at_startup(server: &mut Server) -> anyhow::Result<()> {
+    for name in file::remove_stale_temp_files(&server.config.dir) {
+        notice!("Removed {name}, left by a save that did not finish");
+    }
     let path = server.config.dir.join(&server.config.dbfilename);
     let started = Instant::now();
     match file::load(&path, &load_options(server)) {
