@@ -4,6 +4,14 @@
 //!
 //! Seeds in corpus/rdb_load/ have a zero checksum ("not computed", as Redis writes with
 //! rdbchecksum no) or a pre-checksum version, so mutations get past the CRC check.
+//!
+//! Run from server/fuzz, growing a scratch corpus outside the repository (keep the one in
+//! the repository to its few seeds):
+//!
+//! ```text
+//! mkdir -p /tmp/rdb-corpus && cp corpus/rdb_load/* /tmp/rdb-corpus/
+//! cargo +nightly fuzz run rdb_load /tmp/rdb-corpus -- -max_total_time=300 -max_len=4096
+//! ```
 
 #![no_main]
 
