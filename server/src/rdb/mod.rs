@@ -221,7 +221,9 @@ fn child_main(
         ctime,
         used_mem,
     };
-    let code = match file::save(
+    // The child does not log: another thread may have held the log's lock at the fork.
+    // It reports to the parent through the pipe instead (see `ChildReport`).
+    let (code, report) = match file::save(
         &server.config.dir,
         &server.config.dbfilename,
         &server.dbs,
@@ -229,26 +231,63 @@ fn child_main(
         unix_ms(),
     ) {
         Ok(stats) => {
-            notice!(
-                "DB saved on disk ({} keys, {} bytes)",
-                stats.keys,
-                stats.bytes
-            );
             let cow = file::private_dirty_bytes();
-            notice!("Fork CoW for RDB: current {} MB", cow >> 20);
-            if fds[1] >= 0 {
-                // SAFETY: writing 8 bytes from a live buffer to our pipe.
-                unsafe { libc::write(fds[1], cow.to_le_bytes().as_ptr().cast(), 8) };
-            }
-            0
+            (0, ChildReport::Saved(stats, cow).encode())
         }
-        Err(e) => {
-            warning!("Write error saving DB on disk: {e}");
-            1
-        }
+        Err(e) => (1, ChildReport::Failed(e.to_string()).encode()),
     };
+    if fds[1] >= 0 {
+        // SAFETY: writing from a live buffer to our own pipe (a few bytes, never blocks).
+        unsafe { libc::write(fds[1], report.as_ptr().cast(), report.len()) };
+    }
     // SAFETY: ends the child without running the parent's destructors or atexit handlers.
     unsafe { libc::_exit(code) }
+}
+
+/// What a BGSAVE child tells its parent through the pipe before it exits.
+enum ChildReport {
+    /// Saved: what was written, and the copy-on-write bytes.
+    Saved(write::SaveStats, u64),
+    /// The save failed, with the error.
+    Failed(String),
+}
+
+impl ChildReport {
+    fn encode(&self) -> Vec<u8> {
+        match self {
+            ChildReport::Saved(stats, cow) => [b'S']
+                .into_iter()
+                .chain(
+                    [stats.keys, stats.bytes, *cow]
+                        .iter()
+                        .flat_map(|v| v.to_le_bytes()),
+                )
+                .collect(),
+            ChildReport::Failed(e) => [b'F'].into_iter().chain(e.bytes().take(1000)).collect(),
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Option<ChildReport> {
+        let word = |i: usize| {
+            Some(u64::from_le_bytes(
+                bytes.get(1 + 8 * i..9 + 8 * i)?.try_into().ok()?,
+            ))
+        };
+        match bytes.first()? {
+            b'S' => {
+                let stats = write::SaveStats {
+                    keys: word(0)?,
+                    members: 0,
+                    bytes: word(1)?,
+                };
+                Some(ChildReport::Saved(stats, word(2)?))
+            }
+            b'F' => Some(ChildReport::Failed(
+                String::from_utf8_lossy(&bytes[1..]).into_owned(),
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Collects a finished BGSAVE child, if any.
@@ -264,12 +303,27 @@ fn reap(server: &mut Server) {
     }
     let child = server.rdb.child.take().expect("checked");
     server.rdb.last_bgsave_secs = child.started.elapsed().as_secs() as i64;
-    let mut cow = [0u8; 8];
-    // SAFETY: reading at most 8 bytes into a live buffer from our own non-blocking pipe.
-    if child.info_fd >= 0 && unsafe { libc::read(child.info_fd, cow.as_mut_ptr().cast(), 8) } == 8 {
-        server.rdb.last_cow_bytes = u64::from_le_bytes(cow);
-    }
+    let mut buf = [0u8; 1024];
+    let got = if child.info_fd >= 0 {
+        // SAFETY: reading into a live buffer of that size from our own non-blocking pipe.
+        unsafe { libc::read(child.info_fd, buf.as_mut_ptr().cast(), buf.len()) }
+    } else {
+        -1
+    };
     close_fd(child.info_fd);
+    match ChildReport::decode(&buf[..got.max(0) as usize]) {
+        Some(ChildReport::Saved(stats, cow)) => {
+            notice!(
+                "DB saved on disk ({} keys, {} bytes)",
+                stats.keys,
+                stats.bytes
+            );
+            notice!("Fork CoW for RDB: current {} MB", cow >> 20);
+            server.rdb.last_cow_bytes = cow;
+        }
+        Some(ChildReport::Failed(e)) => warning!("Write error saving DB on disk: {e}"),
+        None => {}
+    }
     if r == child.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
         notice!("Background saving terminated with success");
         server.dirty = server.dirty.saturating_sub(server.rdb.dirty_before_bgsave);
@@ -573,5 +627,31 @@ impl read::LoadReport {
             aux: Vec::new(),
             checksum: read::Checksum::Absent,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_reports_survive_the_pipe_encoding() {
+        let stats = write::SaveStats {
+            keys: 3,
+            members: 0,
+            bytes: 1 << 40,
+        };
+        match ChildReport::decode(&ChildReport::Saved(stats, 77).encode()) {
+            Some(ChildReport::Saved(s, cow)) => {
+                assert_eq!((s.keys, s.bytes, cow), (3, 1 << 40, 77))
+            }
+            _ => panic!("not decoded"),
+        }
+        match ChildReport::decode(&ChildReport::Failed("disk full".into()).encode()) {
+            Some(ChildReport::Failed(e)) => assert_eq!(e, "disk full"),
+            _ => panic!("not decoded"),
+        }
+        assert!(ChildReport::decode(b"").is_none());
+        assert!(ChildReport::decode(b"S\x01").is_none(), "short report");
     }
 }
