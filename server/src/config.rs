@@ -40,6 +40,9 @@ pub struct Args {
     /// --enable-debug-command yes, --hz 10). Repeatable.
     #[arg(long = "set", value_names = ["NAME", "VALUE"], num_args = 2, action = clap::ArgAction::Append)]
     pub set: Vec<String>,
+    /// Goblin Store, the object cache: off unless one of its flags is given.
+    #[command(flatten)]
+    pub store: goblin_objcache::StoreArgs,
 }
 
 /// Log verbosity, as redis.conf names it.

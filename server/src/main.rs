@@ -69,6 +69,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         config.port
     );
     let mut server = server::Server::new(config);
+    server.store = goblin_objcache::start(&args.store)?;
     rdb::load_at_startup(&mut server)?;
     rdb::install_signal_handlers();
     notice!("Ready to accept connections tcp");

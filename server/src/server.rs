@@ -101,6 +101,8 @@ pub struct Server {
     pub tokens: HashMap<u64, usize>,
     /// Number of blocked clients (INFO blocked_clients).
     pub blocked_clients: usize,
+    /// The object cache, when enabled (INFO objcache).
+    pub store: Option<goblin_objcache::StoreHandle>,
     /// SLOWLOG entries.
     pub slowlog: crate::commands::SlowLog,
     /// Lazy-free thread.
@@ -144,6 +146,7 @@ impl Server {
             wake: Vec::new(),
             tokens: HashMap::new(),
             blocked_clients: 0,
+            store: None,
             slowlog: Default::default(),
             lazyfree: LazyFree::start(),
             started: Instant::now(),

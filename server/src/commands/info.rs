@@ -18,6 +18,7 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "errorstats",
     "cluster",
     "keyspace",
+    "objcache",
 ];
 const ALL_EXTRA: &[&str] = &["commandstats", "latencystats"];
 
@@ -207,6 +208,7 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
             }
         }
         "latencystats" => w.push_str("# Latencystats\r\n"),
+        "objcache" => w.push_str(&server.store.as_ref()?.info_section()),
         _ => return None,
     }
     Some(s)

@@ -63,6 +63,11 @@ impl RequestParser {
     /// Moves the resume point after the owner discarded the first `n` bytes of the buffer.
     pub fn shift(&mut self, n: usize) {
         self.pos -= n;
+        if self.remaining == 0 {
+            // The last request is complete and was run: its ranges are no longer needed.
+            self.args.clear();
+            return;
+        }
         for r in &mut self.args {
             r.start -= n;
             r.end -= n;
