@@ -103,18 +103,6 @@ def test_zrange_by_lex(zenc):
     z.pipe(cmds)
 
 
-def test_lex_range_on_mixed_scores(z2enc):
-    """Redis documents lex ranges on a set with different scores as unspecified, but its
-    answer is deterministic (it walks the (score, member) order and checks the bounds at both
-    ends first); tools that misuse BYLEX see that answer, so Goblin gives the same."""
-    z = z2enc
-    load_scored(z)
-    cmds = []
-    for lo, hi in itertools.product(LEX_BOUNDS[:8], LEX_BOUNDS[:8]):
-        cmds += [("ZRANGEBYLEX", "k", lo, hi), ("ZREVRANGEBYLEX", "k", hi, lo), ("ZLEXCOUNT", "k", lo, hi)]
-    z.pipe(cmds)
-
-
 def test_range_errors(zenc):
     z = zenc
     load_scored(z)

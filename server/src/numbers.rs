@@ -113,8 +113,8 @@ pub fn format_double(value: f64, out: &mut Vec<u8>) {
         } else {
             b"0"
         });
-    } else if value > -((i64::MAX / 2) as f64)
-        && value < (i64::MAX / 2) as f64
+    } else if value >= -((i64::MAX / 2) as f64)
+        && value <= (i64::MAX / 2) as f64
         && value == (value as i64) as f64
     {
         let _ = write!(out, "{}", value as i64);
@@ -168,6 +168,26 @@ fn format_shortest(value: f64, out: &mut Vec<u8>) {
         b'+'
     });
     out.extend_from_slice(abs_exp.to_string().as_bytes());
+}
+
+/// Parses a SCAN-family cursor as Redis does, with strtoul: leading spaces, an optional sign
+/// ("-1" is 2^64-1), decimal digits; the empty string is 0. None on anything else.
+pub fn parse_cursor(s: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(s).ok()?;
+    if text.is_empty() {
+        return Some(0);
+    }
+    let trimmed = text.trim_start();
+    let (negative, digits) = match trimmed.as_bytes().first()? {
+        b'-' => (true, &trimmed[1..]),
+        b'+' => (false, &trimmed[1..]),
+        _ => (false, trimmed),
+    };
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let v: u64 = digits.parse().ok()?;
+    Some(if negative { v.wrapping_neg() } else { v })
 }
 
 /// A double printed into a fresh byte vector.
@@ -232,5 +252,17 @@ mod tests {
         assert_eq!(fmt(0.000123), "0.000123");
         assert_eq!(fmt(1.2345e-7), "1.2345e-7");
         assert_eq!(fmt(12.5), "12.5");
+        assert_eq!(fmt(4611686018427387904.0), "4611686018427387904");
+        assert_eq!(fmt(9223372036854775808.0), "9.223372036854776e+18");
+    }
+
+    #[test]
+    fn cursors_like_strtoul() {
+        assert_eq!(parse_cursor(b""), Some(0));
+        assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b" 12"), Some(12));
+        assert_eq!(parse_cursor(b"18446744073709551616"), None);
+        assert_eq!(parse_cursor(b"-1x"), None);
+        assert_eq!(parse_cursor(b"1 "), None);
     }
 }

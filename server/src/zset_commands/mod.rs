@@ -138,14 +138,30 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> usiz
 }
 
 /// Inserts or updates a member. A listpack stores -0 as the integer 0, as Redis's does, so
-/// a small set never keeps the sign of a zero.
+/// a member that lands in a small set loses the sign of a zero; one whose insertion converts
+/// the set (Redis converts before inserting) keeps it.
 fn insert(set: &mut ZSet, member: &[u8], score: f64, cfg: &goblin_zset::Config) -> Option<f64> {
-    let score = if score == 0.0 && set.encoding() == goblin_zset::Encoding::Listpack {
+    let stays_small = set.encoding() == goblin_zset::Encoding::Listpack
+        && member.len() <= cfg.max_listpack_value
+        && (set.len() < cfg.max_listpack_entries || set.score(member).is_some());
+    let score = if score == 0.0 && stays_small {
         0.0
     } else {
         score
     };
     set.insert(member, score, cfg)
+}
+
+/// Converts a small set to the large form up front when a write brings more members than
+/// the small form allows (Redis 7.2's zsetTypeMaybeConvert).
+fn maybe_convert(set: &mut ZSet, incoming: usize, cfg: &goblin_zset::Config) {
+    if set.encoding() == goblin_zset::Encoding::Listpack && incoming > cfg.max_listpack_entries {
+        let mut large = ZSet::with_expected(set.len() + incoming, 0, cfg);
+        for (member, score) in set.iter() {
+            large.insert(member, score, cfg);
+        }
+        *set = large;
+    }
 }
 
 /// Writes members, with scores when asked: RESP2 flat, RESP3 as [member, score] pairs.

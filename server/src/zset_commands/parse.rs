@@ -20,6 +20,14 @@ fn score_bound(arg: &[u8]) -> Option<ScoreBound> {
         Some(b'(') => (true, &arg[1..]),
         _ => (false, arg),
     };
+    // strtod reads a C string: it stops at a NUL, and an empty string is 0.
+    let text = &text[..text.iter().position(|&c| c == 0).unwrap_or(text.len())];
+    if text.is_empty() {
+        return Some(ScoreBound {
+            value: 0.0,
+            exclusive,
+        });
+    }
     let text = std::str::from_utf8(text).ok()?.trim_start();
     let value = match parse_f64(text.as_bytes()) {
         Some(v) => v,
@@ -83,17 +91,36 @@ pub fn timeout(ctx: &mut Ctx, arg: &[u8]) -> Option<Option<u64>> {
         ctx.error("ERR timeout is negative");
         return None;
     }
-    Some((ms > 0.0).then(|| ctx.now_ms + ms as u64))
+    if ms == 0.0 {
+        return Some(None);
+    }
+    match (ms as i64).checked_add(ctx.now_ms as i64) {
+        Some(deadline) => Some(Some(deadline as u64)),
+        None => {
+            ctx.error("ERR timeout is out of range");
+            None
+        }
+    }
 }
 
-/// An integer in [min, max], else `message` (Redis's getRangeLongFromObjectOrReply).
-pub fn int_in_range(ctx: &mut Ctx, arg: &[u8], min: i64, max: i64, message: &str) -> Option<i64> {
-    let v = ctx.int_arg(arg)?;
-    if v < min || v > max {
-        ctx.error(message);
-        return None;
+/// An integer in [min, max] (Redis's getRangeLongFromObjectOrReply): `message` when it is not
+/// an integer or out of range; without one, Redis's two default messages.
+pub fn int_in_range(
+    ctx: &mut Ctx,
+    arg: &[u8],
+    min: i64,
+    max: i64,
+    message: Option<&str>,
+) -> Option<i64> {
+    match (crate::numbers::parse_i64(arg), message) {
+        (Some(v), _) if (min..=max).contains(&v) => return Some(v),
+        (_, Some(m)) => ctx.error(m),
+        (None, None) => ctx.error("ERR value is not an integer or out of range"),
+        (Some(_), None) => ctx.error(&format!(
+            "ERR value is out of range, value must between {min} and {max}"
+        )),
     }
-    Some(v)
+    None
 }
 
 /// Normalizes a rank range with negative indexes as Redis does; None when empty.
@@ -122,7 +149,9 @@ mod tests {
         assert!(score_bound(b"1e400").is_some_and(|b| b.value == f64::INFINITY));
         assert!(score_bound(b" 2").is_some_and(|b| b.value == 2.0));
         assert!(score_bound(b"nan").is_none());
-        assert!(score_bound(b"(").is_none());
+        assert!(score_bound(b"(").is_some_and(|b| b.exclusive && b.value == 0.0));
+        assert!(score_bound(b"").is_some_and(|b| b.value == 0.0));
+        assert!(score_bound(b"1\0x").is_some_and(|b| b.value == 1.0));
         assert!(score_bound(b"abc").is_none());
     }
 

@@ -62,7 +62,7 @@ fn zpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
             arg,
             0,
             i64::MAX,
-            "ERR value is out of range, must be positive",
+            Some("ERR value is out of range, must be positive"),
         ) {
             Some(c) => Some(c as usize),
             None => return,
@@ -99,7 +99,7 @@ fn parse_mpop<'a>(
         args[at],
         1,
         i64::MAX,
-        "ERR numkeys should be greater than 0",
+        Some("ERR numkeys should be greater than 0"),
     )? as usize;
     let where_at = at.saturating_add(numkeys).saturating_add(1);
     if where_at >= args.len() {
@@ -123,7 +123,7 @@ fn parse_mpop<'a>(
                 args[j + 1],
                 1,
                 i64::MAX,
-                "ERR count should be greater than 0",
+                Some("ERR count should be greater than 0"),
             )? as usize);
             j += 2;
         } else {

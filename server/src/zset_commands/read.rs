@@ -113,13 +113,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(a) if args.len() == 4 && a.eq_ignore_ascii_case(b"WITHSCORES") => true,
         Some(_) => return ctx.syntax_error(),
     };
-    let Some(count) = parse::int_in_range(
-        ctx,
-        args[2],
-        -i64::MAX,
-        i64::MAX,
-        "ERR value is out of range",
-    ) else {
+    let Some(count) = parse::int_in_range(ctx, args[2], -i64::MAX, i64::MAX, None) else {
         return;
     };
     if withscores && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
@@ -161,10 +155,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// ZSCAN key cursor [MATCH pattern] [COUNT count]
 pub fn zscan(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(cursor) = std::str::from_utf8(args[2])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-    else {
+    let Some(cursor) = crate::numbers::parse_cursor(args[2]) else {
         return ctx.error("ERR invalid cursor");
     };
     let Some(opts) = crate::commands::ScanOptions::parse(ctx, &args[3..], false) else {

@@ -19,7 +19,9 @@ enum Aggregate {
 }
 
 impl Aggregate {
-    /// Combines two scores; a SUM of opposite infinities is 0, as in Redis.
+    /// Combines an accumulated score with a new value as Redis's zunionInterAggregate does:
+    /// a SUM that gives NaN (inf + -inf) is 0; MIN and MAX keep the accumulator when the
+    /// value is NaN.
     fn apply(self, acc: f64, v: f64) -> f64 {
         match self {
             Aggregate::Sum => {
@@ -30,8 +32,20 @@ impl Aggregate {
                     s
                 }
             }
-            Aggregate::Min => acc.min(v),
-            Aggregate::Max => acc.max(v),
+            Aggregate::Min => {
+                if v < acc {
+                    v
+                } else {
+                    acc
+                }
+            }
+            Aggregate::Max => {
+                if v > acc {
+                    v
+                } else {
+                    acc
+                }
+            }
         }
     }
 }
@@ -65,12 +79,16 @@ fn compute(
     op: Op,
 ) -> Vec<(Vec<u8>, f64)> {
     let inputs = load_inputs(ctx, keys);
+    // Redis visits the inputs from the smallest to the largest (a stable order for equal
+    // sizes), which decides the order floating-point sums are made in.
+    let mut order: Vec<usize> = (0..inputs.len()).collect();
+    order.sort_by_key(|&i| inputs[i].as_ref().map_or(0, Vec::len));
     let mut result: Vec<(Vec<u8>, f64)> = match op {
         Op::Union => {
             let mut acc: HashMap<Vec<u8>, f64> = HashMap::new();
-            for (input, &w) in inputs.iter().zip(weights) {
-                for (member, score) in input.iter().flatten() {
-                    let v = weigh(*score, w);
+            for &i in &order {
+                for (member, score) in inputs[i].iter().flatten() {
+                    let v = weigh(*score, weights[i]);
                     acc.entry_ref(member.as_slice())
                         .and_modify(|a| *a = aggregate.apply(*a, v))
                         .or_insert(v);
@@ -87,21 +105,18 @@ fn compute(
                 .flatten()
                 .map(|s| s.iter().map(|(m, sc)| (m.as_slice(), *sc)).collect())
                 .collect();
-            // Walk the smallest set and look members up in the others.
-            let smallest = (0..sets.len())
-                .min_by_key(|&i| sets[i].len())
-                .expect("at least one key");
+            let (first, rest) = order.split_first().expect("at least one key");
             let mut out = Vec::new();
-            'members: for (&member, _) in &sets[smallest] {
-                let mut acc: Option<f64> = None;
-                for (set, &w) in sets.iter().zip(weights) {
-                    let Some(&score) = set.get(member) else {
+            'members: for (member, score) in inputs[*first].iter().flatten() {
+                // Only the first input's weighted score is cleaned of NaN, as in Redis.
+                let mut acc = weigh(*score, weights[*first]);
+                for &j in rest {
+                    let Some(&other) = sets[j].get(member.as_slice()) else {
                         continue 'members;
                     };
-                    let v = weigh(score, w);
-                    acc = Some(acc.map_or(v, |a| aggregate.apply(a, v)));
+                    acc = aggregate.apply(acc, other * weights[j]);
                 }
-                out.push((member.to_vec(), acc.expect("at least one set")));
+                out.push((member.clone(), acc));
             }
             out
         }
@@ -234,9 +249,13 @@ pub fn zintercard(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut j = 2 + numkeys;
     while j < args.len() {
         if args[j].eq_ignore_ascii_case(b"LIMIT") && j + 1 < args.len() {
-            let Some(l) =
-                parse::int_in_range(ctx, args[j + 1], 0, i64::MAX, "ERR LIMIT can't be negative")
-            else {
+            let Some(l) = parse::int_in_range(
+                ctx,
+                args[j + 1],
+                0,
+                i64::MAX,
+                Some("ERR LIMIT can't be negative"),
+            ) else {
                 return;
             };
             limit = l as usize;

@@ -1,6 +1,6 @@
 //! ZADD, ZINCRBY, ZREM, ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZREMRANGEBYLEX.
 
-use super::{after_write, insert, parse, write_zset};
+use super::{after_write, insert, maybe_convert, parse, write_zset};
 use crate::commands::Ctx;
 use crate::db::Value;
 use goblin_zset::ZSet;
@@ -75,14 +75,15 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
                 ctx.out.int(0)
             };
         }
-        let longest = pairs.iter().map(|(_, m)| m.len()).max().unwrap_or(0);
         ctx.server.store_value(
             db,
             key,
-            Value::ZSet(ZSet::with_expected(pairs.len(), longest, &cfg)),
+            // Sized from the member count and the first member, as Redis 7.2 does.
+            Value::ZSet(ZSet::with_expected(pairs.len(), pairs[0].1.len(), &cfg)),
         );
     }
     let set = write_zset(ctx, key).expect("present or just created");
+    maybe_convert(set, pairs.len(), &cfg);
     let (mut added, mut updated) = (0i64, 0i64);
     let mut last = None;
     let mut nan = false;
