@@ -109,12 +109,12 @@ pub fn pexpireat(ctx: &mut Ctx, args: &[&[u8]]) {
     expire_generic(ctx, args, Unit::Millis, false, "pexpireat");
 }
 
-/// Shared by TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 missing, -1 no expiry.
+/// Shared by TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 missing, -1 no expiry. The lookup does
+/// not update the key's access time (LOOKUP_NOTOUCH in Redis).
 fn ttl_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, absolute: bool) {
     let db = ctx.db();
-    let touch = !ctx.client.no_touch;
     let now = ctx.now_ms as i64;
-    let Some(entry) = ctx.server.lookup_read(db, args[1], ctx.now_ms, touch) else {
+    let Some(entry) = ctx.server.lookup_read(db, args[1], ctx.now_ms, false) else {
         return ctx.out.int(-2);
     };
     let Some(at) = entry.expire_at() else {

@@ -22,10 +22,11 @@ pub fn del(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.int(n);
 }
 
-/// EXISTS / TOUCH key [key ...]
+/// EXISTS / TOUCH key [key ...]. EXISTS never updates access times (Redis looks the keys
+/// up with LOOKUP_NOTOUCH); TOUCH always does, even under CLIENT NO-TOUCH.
 pub fn exists(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
-    let touch = !ctx.client.no_touch;
+    let touch = args[0].eq_ignore_ascii_case(b"TOUCH");
     let mut n = 0;
     for key in &args[1..] {
         if ctx.server.lookup_read(db, key, ctx.now_ms, touch).is_some() {
@@ -35,13 +36,12 @@ pub fn exists(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.int(n);
 }
 
-/// TYPE key
+/// TYPE key (does not update the access time: LOOKUP_NOTOUCH in Redis)
 pub fn type_of(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
-    let touch = !ctx.client.no_touch;
     let name = ctx
         .server
-        .lookup_read(db, args[1], ctx.now_ms, touch)
+        .lookup_read(db, args[1], ctx.now_ms, false)
         .map(|e| e.value.type_name())
         .unwrap_or("none");
     ctx.out.simple(name);
@@ -49,10 +49,11 @@ pub fn type_of(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// Moves `src` of database `from` to `dst` of database `to`, keeping its expiry.
 fn move_entry(ctx: &mut Ctx, from: usize, src: &[u8], to: usize, dst: &[u8]) {
+    // Read the expiry first: removing an entry clears it from the volatile set.
+    let expire = ctx.server.dbs[from].get(src).and_then(|e| e.expire_at());
     let entry = ctx.server.dbs[from]
         .remove(src)
         .expect("caller checked the source exists");
-    let expire = entry.expire_at();
     ctx.server.signal_modified(from, src);
     ctx.server.store_value(to, dst, entry.value);
     if let Some(at) = expire {
@@ -179,10 +180,7 @@ pub fn keys(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(cursor) = std::str::from_utf8(args[1])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-    else {
+    let Some(cursor) = parse_cursor(args[1]) else {
         return ctx.error("ERR invalid cursor");
     };
     let Some(opts) = ScanOptions::parse(ctx, &args[2..], true) else {
@@ -206,6 +204,26 @@ pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     });
     write_scan_reply(ctx, next, found.iter().map(Vec::as_slice));
+}
+
+/// Parses a SCAN cursor as Redis does, with strtoul() in base 10: an optional sign ("-1" is
+/// 2^64-1), digits, nothing after them; the empty string is 0. A leading space, trailing
+/// characters or a magnitude past 2^64-1 make it invalid.
+fn parse_cursor(arg: &[u8]) -> Option<u64> {
+    let (negative, digits) = match arg.first() {
+        None => return Some(0),
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        Some(_) => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some(if negative { v.wrapping_neg() } else { v })
 }
 
 /// Writes `[cursor, [items...]]`.
@@ -426,14 +444,17 @@ pub fn object_help(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 /// MEMORY USAGE key [SAMPLES count]: the engine's tracked bytes plus the key's own cost.
 pub fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) {
-    match args.len() {
-        3 => {}
-        5 if args[3].eq_ignore_ascii_case(b"SAMPLES") => {
-            if ctx.int_arg(args[4]).is_none() {
-                return;
-            }
+    let mut i = 3;
+    while i < args.len() {
+        if !args[i].eq_ignore_ascii_case(b"SAMPLES") || i + 1 >= args.len() {
+            return ctx.syntax_error();
         }
-        _ => return ctx.syntax_error(),
+        match ctx.int_arg(args[i + 1]) {
+            None => return,
+            Some(n) if n < 0 => return ctx.syntax_error(),
+            Some(_) => {}
+        }
+        i += 2;
     }
     let Some(db) = peek(ctx, args[2]) else {
         return ctx.out.null();
