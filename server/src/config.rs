@@ -113,9 +113,12 @@ pub struct Config {
     pub proto_max_bulk_len: i64,
     /// client-query-buffer-limit
     pub client_query_buffer_limit: u64,
-    /// client-output-buffer-limit, normal class; the other classes are kept as text.
+    /// client-output-buffer-limit, normal class.
     pub output_limit: OutputLimit,
-    other_output_limits: String,
+    /// client-output-buffer-limit, replica class (kept for CONFIG GET: Goblin has no replicas).
+    replica_output_limit: OutputLimit,
+    /// client-output-buffer-limit, pubsub class (kept for CONFIG GET: Goblin has no pub/sub).
+    pubsub_output_limit: OutputLimit,
     /// hz: active expiry and timeouts run this many times a second.
     pub hz: u32,
     /// timeout: close idle clients after this many seconds (0: never).
@@ -153,7 +156,16 @@ impl Default for Config {
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
             output_limit: OutputLimit::default(),
-            other_output_limits: "slave 268435456 67108864 60 pubsub 33554432 8388608 60".into(),
+            replica_output_limit: OutputLimit {
+                hard: 256 << 20,
+                soft: 64 << 20,
+                soft_seconds: 60,
+            },
+            pubsub_output_limit: OutputLimit {
+                hard: 32 << 20,
+                soft: 8 << 20,
+                soft_seconds: 60,
+            },
             hz: 10,
             timeout: 0,
             slowlog_log_slower_than: 10000,
@@ -338,8 +350,9 @@ impl Config {
                 })?
             }
             "logfile" => self.logfile = text,
+            // An integer parameter in Redis (the -value one is a memory parameter).
             "zset-max-listpack-entries" => {
-                self.zset.max_listpack_entries = memory_in(&text, 0, i64::MAX as u64)? as usize
+                self.zset.max_listpack_entries = int_in(&text, 0, i64::MAX)? as usize
             }
             "zset-max-listpack-value" => {
                 self.zset.max_listpack_value = memory_in(&text, 0, i64::MAX as u64)? as usize
@@ -403,6 +416,8 @@ impl Config {
         Ok(())
     }
 
+    /// Sets the classes named in `text` ("class hard soft seconds" groups); the classes not
+    /// named keep their limits. Nothing changes unless every group is valid.
     fn set_output_limits(&mut self, text: &str) -> Result<(), ConfigError> {
         let words: Vec<&str> = text.split_whitespace().collect();
         if words.is_empty() || !words.len().is_multiple_of(4) {
@@ -410,38 +425,41 @@ impl Config {
                 "Wrong number of arguments in buffer limit configuration.".into(),
             ));
         }
-        let mut others = Vec::new();
+        let mut parsed = Vec::new();
         for class in words.chunks(4) {
-            let parse = |s: &str| {
-                memtoull(s).ok_or_else(|| ConfigError::BadValue("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()))
-            };
-            let limit = OutputLimit {
-                hard: parse(class[1])?,
-                soft: parse(class[2])?,
-                soft_seconds: parse(class[3])?,
-            };
-            match class[0].to_ascii_lowercase().as_str() {
-                "normal" => self.output_limit = limit,
-                "slave" | "replica" | "pubsub" => others.push(format!(
-                    "{} {} {} {}",
-                    if class[0] == "pubsub" {
-                        "pubsub"
-                    } else {
-                        "slave"
-                    },
-                    limit.hard,
-                    limit.soft,
-                    limit.soft_seconds
-                )),
+            let class_index = match class[0].to_ascii_lowercase().as_str() {
+                "normal" => 0,
+                "slave" | "replica" => 1,
+                "pubsub" => 2,
                 _ => {
                     return Err(ConfigError::BadValue(
                         "Invalid client class specified in buffer limit configuration.".into(),
                     ))
                 }
-            }
+            };
+            let bad = || {
+                ConfigError::BadValue(
+                    "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+                        .into(),
+                )
+            };
+            let limit = OutputLimit {
+                hard: memtoull(class[1]).ok_or_else(bad)?,
+                soft: memtoull(class[2]).ok_or_else(bad)?,
+                soft_seconds: class[3]
+                    .parse::<i64>()
+                    .ok()
+                    .and_then(|v| u64::try_from(v).ok())
+                    .ok_or_else(bad)?,
+            };
+            parsed.push((class_index, limit));
         }
-        if !others.is_empty() {
-            self.other_output_limits = others.join(" ");
+        for (class_index, limit) in parsed {
+            match class_index {
+                0 => self.output_limit = limit,
+                1 => self.replica_output_limit = limit,
+                _ => self.pubsub_output_limit = limit,
+            }
         }
         Ok(())
     }
@@ -464,13 +482,15 @@ impl Config {
             "zset-max-listpack-value" => self.zset.max_listpack_value.to_string(),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
-            "client-output-buffer-limit" => {
-                let n = self.output_limit;
-                format!(
-                    "normal {} {} {} {}",
-                    n.hard, n.soft, n.soft_seconds, self.other_output_limits
-                )
-            }
+            "client-output-buffer-limit" => [
+                ("normal", self.output_limit),
+                ("slave", self.replica_output_limit),
+                ("pubsub", self.pubsub_output_limit),
+            ]
+            .iter()
+            .map(|(class, l)| format!("{class} {} {} {}", l.hard, l.soft, l.soft_seconds))
+            .collect::<Vec<_>>()
+            .join(" "),
             "hz" => self.hz.to_string(),
             "timeout" => self.timeout.to_string(),
             "slowlog-log-slower-than" => self.slowlog_log_slower_than.to_string(),
@@ -496,17 +516,33 @@ impl Config {
     }
 
     /// CONFIG GET: every (name, value) whose name or alias matches one of the patterns,
-    /// each parameter once.
-    pub fn get_matching(&self, patterns: &[&[u8]]) -> Vec<(&'static str, String)> {
-        let mut out: Vec<(&'static str, String)> = Vec::new();
-        for (name, alias, _) in PARAMS {
-            for n in std::iter::once(*name).chain(*alias) {
-                let asked = |p: &&[u8]| match GOBLIN_ONLY.contains(&n) {
-                    true => p.eq_ignore_ascii_case(n.as_bytes()),
-                    false => glob_match(p, n.as_bytes(), true),
-                };
-                if patterns.iter().any(asked) && !out.iter().any(|(o, _)| *o == n) {
-                    out.push((n, self.value_of(name)));
+    /// each parameter name once. A pattern without glob characters is looked up by name
+    /// (ASCII case ignored) and answered under the name as given, as Redis does.
+    pub fn get_matching(&self, patterns: &[&[u8]]) -> Vec<(Vec<u8>, String)> {
+        let mut out: Vec<(Vec<u8>, String)> = Vec::new();
+        let seen = |out: &[(Vec<u8>, String)], n: &[u8]| {
+            out.iter().any(|(o, _)| o.eq_ignore_ascii_case(n))
+        };
+        for pattern in patterns {
+            if !pattern.iter().any(|c| b"[*?".contains(c)) {
+                let name = std::str::from_utf8(pattern)
+                    .ok()
+                    .and_then(|p| Self::canonical(&p.to_ascii_lowercase()));
+                if let Some(name) = name {
+                    if !seen(&out, pattern) {
+                        out.push((pattern.to_vec(), self.value_of(name)));
+                    }
+                }
+                continue;
+            }
+            for (name, alias, _) in PARAMS {
+                for n in std::iter::once(*name).chain(*alias) {
+                    if !GOBLIN_ONLY.contains(&n)
+                        && glob_match(pattern, n.as_bytes(), true)
+                        && !seen(&out, n.as_bytes())
+                    {
+                        out.push((n.as_bytes().to_vec(), self.value_of(name)));
+                    }
                 }
             }
         }
@@ -634,8 +670,8 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("zset-max-listpack-entries", "7".to_string()),
-                ("zset-max-ziplist-entries", "7".to_string())
+                (b"zset-max-listpack-entries".to_vec(), "7".to_string()),
+                (b"zset-max-ziplist-entries".to_vec(), "7".to_string())
             ]
         );
         assert_eq!(

@@ -18,12 +18,23 @@ pub fn help_reply(ctx: &mut Ctx, command: &str, lines: &[&str]) {
     ctx.out.simple("    Print this help.");
 }
 
+/// The reply Redis gives when a subcommand gets arguments it does not take
+/// (addReplySubcommandSyntaxError): the subcommand as typed, the command in capitals.
+pub fn subcommand_syntax_error(ctx: &mut Ctx, args: &[&[u8]]) {
+    let sub = String::from_utf8_lossy(args[1]);
+    let sub: String = sub.chars().take(128).collect();
+    let command = String::from_utf8_lossy(args[0]).to_ascii_uppercase();
+    ctx.error(&format!(
+        "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {command} HELP."
+    ));
+}
+
 /// CONFIG GET parameter [parameter ...]
 pub fn config_get(ctx: &mut Ctx, args: &[&[u8]]) {
     let found = ctx.server.config.get_matching(&args[2..]);
     ctx.out.map(found.len());
     for (name, value) in found {
-        ctx.out.bulk(name.as_bytes());
+        ctx.out.bulk(&name);
         ctx.out.bulk(value.as_bytes());
     }
 }
@@ -31,7 +42,7 @@ pub fn config_get(ctx: &mut Ctx, args: &[&[u8]]) {
 /// CONFIG SET parameter value [parameter value ...]: all or nothing.
 pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     if !args.len().is_multiple_of(2) {
-        return ctx.error("ERR wrong number of arguments for 'config|set' command");
+        return ctx.syntax_error();
     }
     let mut updated = ctx.server.config.clone();
     let mut seen: Vec<String> = Vec::new();
@@ -136,9 +147,7 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
     let sub = args[1].to_ascii_lowercase();
     match (sub.as_slice(), args.len()) {
         (b"sleep", 3) => {
-            let Some(secs) = crate::numbers::parse_f64(args[2]) else {
-                return ctx.error("ERR value is not a valid float");
-            };
+            let secs = strtod(args[2]);
             if secs > 0.0 {
                 std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
             }
@@ -162,6 +171,25 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             ))
         }
     }
+}
+
+/// Reads a number as C's strtod() with no error check: the longest prefix (after leading
+/// white space) that is a number, and 0 when there is none.
+fn strtod(arg: &[u8]) -> f64 {
+    let start = arg
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(arg.len());
+    let text = &arg[start..arg.len().min(start + 512)];
+    (1..=text.len())
+        .rev()
+        .filter_map(|end| std::str::from_utf8(&text[..end]).ok())
+        .find_map(|prefix| {
+            // Rust accepts "infinity" and "nan" as strtod does, but not a trailing "e", "."
+            // alone or hex floats; a prefix without a digit (other than inf/nan) is no number.
+            prefix.parse::<f64>().ok()
+        })
+        .unwrap_or(0.0)
 }
 
 /// Longest argument kept in a slowlog entry, and most arguments kept.
@@ -226,14 +254,13 @@ pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64)
 pub fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut count = 10usize;
     if args.len() > 3 {
-        return ctx.error("ERR wrong number of arguments for 'slowlog|get' command");
+        return subcommand_syntax_error(ctx, args);
     }
     if let Some(arg) = args.get(2) {
         match crate::numbers::parse_i64(arg) {
             Some(-1) => count = usize::MAX,
             Some(n) if n >= 0 => count = n as usize,
-            Some(_) => return ctx.error("ERR count should be greater than or equal to -1"),
-            None => return ctx.error("ERR value is not an integer or out of range"),
+            _ => return ctx.error("ERR count should be greater than or equal to -1"),
         }
     }
     let entries: Vec<&SlowlogEntry> = ctx.server.slowlog.entries.iter().take(count).collect();
