@@ -50,6 +50,8 @@ pub struct Client {
     pub authenticated: bool,
     /// Commands queued after MULTI.
     pub multi: Option<Vec<Queued>>,
+    /// Set while EXEC runs its queue: how many commands were queued.
+    pub exec_queued: Option<usize>,
     /// A command was refused while queuing: EXEC answers EXECABORT.
     pub multi_failed: bool,
     /// WATCHed keys: database, key, and whether the key was alive when watched.
@@ -91,6 +93,7 @@ impl Client {
             lib_ver: None,
             authenticated,
             multi: None,
+            exec_queued: None,
             multi_failed: false,
             watched: Vec::new(),
             reply_mode: ReplyMode::On,
@@ -116,7 +119,7 @@ impl Client {
         if self.close_after_reply {
             f.push('c');
         }
-        if self.multi.is_some() {
+        if self.multi.is_some() || self.exec_queued.is_some() {
             f.push('x');
         }
         if self.no_evict {

@@ -2,8 +2,55 @@
 
 use std::collections::BTreeMap;
 
-/// Per-command counters (INFO commandstats).
-#[derive(Debug, Default, Clone, Copy)]
+/// A latency histogram in nanoseconds with two significant figures, as Redis keeps one per
+/// command (an HdrHistogram from 1 ns to 1 s): a value is counted in a bucket of values that
+/// agree in their top eight bits, and a percentile is answered with the highest value of the
+/// bucket it falls in (hdr_value_at_percentile).
+#[derive(Debug, Default, Clone)]
+pub struct LatencyHistogram {
+    /// Lowest value of each bucket -> count.
+    buckets: BTreeMap<u64, u64>,
+    total: u64,
+}
+
+impl LatencyHistogram {
+    const MAX_NANOS: u64 = 1_000_000_000;
+
+    /// Width of the bucket that starts at (or holds) `v`, a power of two.
+    fn unit(v: u64) -> u64 {
+        let magnitude = 63 - (v | 0xff).leading_zeros();
+        1 << (magnitude - 7)
+    }
+
+    /// Counts one duration.
+    pub fn record(&mut self, nanos: u64) {
+        let v = nanos.clamp(1, Self::MAX_NANOS);
+        let unit = Self::unit(v);
+        *self.buckets.entry(v / unit * unit).or_default() += 1;
+        self.total += 1;
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// The value at `percentile` (0 to 100), in nanoseconds.
+    pub fn percentile(&self, percentile: f64) -> u64 {
+        let wanted = ((percentile.min(100.0) / 100.0) * self.total as f64 + 0.5) as u64;
+        let mut seen = 0;
+        for (&low, &count) in &self.buckets {
+            seen += count;
+            if seen >= wanted.max(1) {
+                return low + Self::unit(low) - 1;
+            }
+        }
+        0
+    }
+}
+
+/// Per-command counters (INFO commandstats and latencystats).
+#[derive(Debug, Default, Clone)]
 pub struct CommandStats {
     /// Calls that ran.
     pub calls: u64,
@@ -13,6 +60,8 @@ pub struct CommandStats {
     pub rejected_calls: u64,
     /// Calls that ran and replied with an error.
     pub failed_calls: u64,
+    /// Durations of the calls that ran.
+    pub latency: LatencyHistogram,
 }
 
 /// Server-wide counters.
@@ -36,12 +85,23 @@ pub struct Stats {
     pub keyspace_misses: u64,
     /// total_error_replies
     pub error_replies: u64,
+    /// total_reads_processed: read calls on client sockets.
+    pub reads_processed: u64,
+    /// total_writes_processed: write calls on client sockets.
+    pub writes_processed: u64,
     /// Per error code (the first word of the error): errorstats.
     pub errors: BTreeMap<String, u64>,
     /// Per command name ("client|list" for subcommands).
     pub commands: BTreeMap<&'static str, CommandStats>,
-    /// Samples of (millis, commands_processed) for instantaneous_ops_per_sec.
-    pub ops_samples: std::collections::VecDeque<(u64, u64)>,
+    /// used_memory_peak: the most used_memory seen by INFO since start or RESETSTAT.
+    pub used_memory_peak: u64,
+    /// expired_time_cap_reached_count: active expiry cycles stopped by their time budget.
+    pub expire_time_cap_reached: u64,
+    /// Microseconds spent in active expiry (expire_cycle_cpu_milliseconds).
+    pub expire_cycle_micros: u64,
+    /// Samples of (millis, commands_processed, net input bytes, net output bytes) for the
+    /// instantaneous_* fields.
+    pub ops_samples: std::collections::VecDeque<(u64, u64, u64, u64)>,
 }
 
 impl Stats {
@@ -54,8 +114,12 @@ impl Stats {
 
     /// Adds a sample of the command counter (called from the cron).
     pub fn sample_ops(&mut self, now_ms: u64) {
-        self.ops_samples
-            .push_back((now_ms, self.commands_processed));
+        self.ops_samples.push_back((
+            now_ms,
+            self.commands_processed,
+            self.net_input_bytes,
+            self.net_output_bytes,
+        ));
         while self.ops_samples.len() > 16 {
             self.ops_samples.pop_front();
         }
@@ -69,8 +133,55 @@ impl Stats {
         }
     }
 
+    /// Kilobytes a second between the oldest and newest sample of one byte counter.
+    fn kbps(&self, counter: impl Fn(&(u64, u64, u64, u64)) -> u64) -> f64 {
+        match (self.ops_samples.front(), self.ops_samples.back()) {
+            (Some(a), Some(b)) if b.0 > a.0 => {
+                (counter(b).saturating_sub(counter(a))) as f64 / 1024.0 * 1000.0
+                    / (b.0 - a.0) as f64
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// instantaneous_input_kbps
+    pub fn input_kbps(&self) -> f64 {
+        self.kbps(|s| s.2)
+    }
+
+    /// instantaneous_output_kbps
+    pub fn output_kbps(&self) -> f64 {
+        self.kbps(|s| s.3)
+    }
+
     /// CONFIG RESETSTAT.
     pub fn reset(&mut self) {
         *self = Stats::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LatencyHistogram;
+
+    #[test]
+    fn percentiles_as_redis_reports_them() {
+        let mut h = LatencyHistogram::default();
+        assert!(h.is_empty());
+        // Redis reports one PING of 4000 ns as p50=4.015 (the bucket 4000..4015).
+        h.record(4000);
+        assert_eq!(h.percentile(50.0), 4015);
+        assert_eq!(h.percentile(99.9), 4015);
+        let mut h = LatencyHistogram::default();
+        for v in 1..=100u64 {
+            h.record(v);
+        }
+        assert_eq!(h.percentile(50.0), 50);
+        assert_eq!(h.percentile(99.0), 99);
+        assert_eq!(h.percentile(100.0), 100);
+        // Past one second a duration counts as one second, as in Redis.
+        h.record(5_000_000_000);
+        let unit = LatencyHistogram::unit(1_000_000_000);
+        assert_eq!(h.percentile(100.0), 1_000_000_000 / unit * unit + unit - 1);
     }
 }

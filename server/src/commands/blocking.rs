@@ -157,18 +157,19 @@ pub fn next_deadline(server: &Server) -> Option<u64> {
 
 /// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(id) = ctx.int_arg(args[2]) else {
-        return;
-    };
+    if args.len() > 4 {
+        return super::server_cmds::subcommand_syntax_error(ctx, args);
+    }
+    // Redis checks the reason before the id.
     let as_error = match args.get(3) {
         None => false,
         Some(a) if a.eq_ignore_ascii_case(b"TIMEOUT") => false,
         Some(a) if a.eq_ignore_ascii_case(b"ERROR") => true,
         Some(_) => return ctx.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
     };
-    if args.len() > 4 {
-        return ctx.syntax_error();
-    }
+    let Some(id) = ctx.int_arg(args[2]) else {
+        return;
+    };
     let token = ctx.server.tokens.get(&(id as u64)).copied();
     let Some(Some(conn)) = token.and_then(|t| ctx.server.conns.get_mut(t)) else {
         return ctx.out.int(0);

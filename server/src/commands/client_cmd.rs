@@ -20,7 +20,11 @@ fn describe(client: &Client, conn: Option<&Conn>, now_cmd: Option<&str>) -> Stri
         Some(c) => (c.pending_input(), c.input_capacity(), c.pending_output()),
         None => (0, 0, 0),
     };
-    let multi = client.multi.as_ref().map(|m| m.len() as i64).unwrap_or(-1);
+    let multi = match (&client.multi, client.exec_queued) {
+        (Some(queue), _) => queue.len() as i64,
+        (None, Some(n)) => n as i64,
+        (None, None) => -1,
+    };
     format!(
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         client.id,
@@ -38,7 +42,11 @@ fn describe(client: &Client, conn: Option<&Conn>, now_cmd: Option<&str>) -> Stri
         qbuf_cap,
         omem,
         qbuf_cap + omem,
-        now_cmd.unwrap_or(client.last_command),
+        match client.exec_queued {
+            // Inside EXEC the command Redis shows is EXEC itself.
+            Some(_) => "exec",
+            None => now_cmd.unwrap_or(client.last_command),
+        },
         if client.resp3 { 3 } else { 2 },
         name(&client.lib_name),
         name(&client.lib_ver),
@@ -93,9 +101,10 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
         } else if args[i].eq_ignore_ascii_case(b"ID") && i + 1 < args.len() {
             let mut wanted = Vec::new();
             for arg in &args[i + 1..] {
+                // Any integer is accepted; one that is no client's id matches nothing.
                 match crate::numbers::parse_i64(arg) {
-                    Some(v) if v > 0 => wanted.push(v as u64),
-                    _ => return ctx.error("ERR Invalid client ID"),
+                    Some(v) => wanted.push(v as u64),
+                    None => return ctx.error("ERR Invalid client ID"),
                 }
             }
             ids = Some(wanted);

@@ -134,21 +134,27 @@ fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize) {
 /// error and returns None when the request is refused.
 fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
     let Some(mut cmd) = lookup(args[0]) else {
-        let mut shown = String::new();
+        // Redis formats these with %s, so each name or argument ends at its first NUL.
+        let mut shown: Vec<u8> = Vec::new();
         for arg in &args[1..] {
             if shown.len() >= 128 {
                 break;
             }
             let room = 128 - shown.len();
-            let text = String::from_utf8_lossy(arg);
-            let cut: String = text.chars().take(room).collect();
-            shown.push_str(&format!("'{cut}' "));
+            let text = until_nul(arg);
+            shown.push(b'\'');
+            shown.extend_from_slice(&text[..text.len().min(room)]);
+            shown.extend_from_slice(b"' ");
         }
-        let name: String = String::from_utf8_lossy(args[0]).chars().take(128).collect();
+        let name = until_nul(args[0]);
+        let name = String::from_utf8_lossy(&name[..name.len().min(128)]);
         reject(
             ctx,
             None,
-            &format!("ERR unknown command '{name}', with args beginning with: {shown}"),
+            &format!(
+                "ERR unknown command '{name}', with args beginning with: {}",
+                String::from_utf8_lossy(&shown)
+            ),
         );
         return None;
     };
@@ -156,7 +162,8 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         match cmd.subcommand(args[1]) {
             Some(sub) => cmd = sub,
             None => {
-                let sub: String = String::from_utf8_lossy(args[1]).chars().take(128).collect();
+                let sub = until_nul(args[1]);
+                let sub = String::from_utf8_lossy(&sub[..sub.len().min(128)]);
                 reject(
                     ctx,
                     None,
@@ -181,12 +188,37 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         reject(ctx, Some(cmd), "NOAUTH Authentication required.");
         return None;
     }
+    if ctx.client.multi.is_some() && cmd.flags.contains(Flags::NO_MULTI) {
+        reject(
+            ctx,
+            Some(cmd),
+            "ERR Command not allowed inside a transaction",
+        );
+        return None;
+    }
     Some(cmd)
 }
 
-/// Replies with an error for a refused request (counted as rejected_calls).
+/// The bytes before the first NUL (what C's %s prints).
+fn until_nul(arg: &[u8]) -> &[u8] {
+    match arg.iter().position(|&b| b == 0) {
+        Some(end) => &arg[..end],
+        None => arg,
+    }
+}
+
+/// Replies with an error for a refused request (counted as rejected_calls). A refused EXEC
+/// discards the transaction and answers EXECABORT with the reason, as Redis does.
 fn reject(ctx: &mut Ctx, cmd: Option<&'static Command>, message: &str) {
-    ctx.error(message);
+    if cmd.is_some_and(|c| c.name == "exec") {
+        multi::end_transaction(ctx);
+        let reason = message.strip_prefix("ERR ").unwrap_or(message);
+        ctx.error(&format!(
+            "EXECABORT Transaction discarded because of: {reason}"
+        ));
+    } else {
+        ctx.error(message);
+    }
     if let Some(cmd) = cmd {
         ctx.server
             .stats
@@ -202,13 +234,15 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let started = Instant::now();
     ctx.failed = false;
     (cmd.handler)(ctx, args);
-    let micros = started.elapsed().as_micros() as u64;
+    let elapsed = started.elapsed();
+    let micros = elapsed.as_micros() as u64;
     let stats = ctx.server.stats.commands.entry(cmd.name).or_default();
     stats.calls += 1;
     stats.usec += micros;
     if ctx.failed {
         stats.failed_calls += 1;
     }
+    stats.latency.record(elapsed.as_nanos() as u64);
     ctx.server.stats.commands_processed += 1;
     ctx.client.last_command = cmd.name;
     server_cmds::slowlog_record(ctx, cmd, args, micros);

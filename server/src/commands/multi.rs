@@ -12,7 +12,8 @@ pub fn multi(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.ok();
 }
 
-fn end_transaction(ctx: &mut Ctx) {
+/// Leaves MULTI: drops the queue and the WATCHes.
+pub(super) fn end_transaction(ctx: &mut Ctx) {
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
     let id = ctx.client.id;
@@ -58,10 +59,13 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
     end_transaction(ctx);
     ctx.out.array(queued.len());
     ctx.in_exec = true;
+    // While EXEC runs, CLIENT LIST / INFO show the client in MULTI with its queue, as Redis.
+    ctx.client.exec_queued = Some(queued.len());
     for (cmd, command) in &queued {
         let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
         call(ctx, cmd, &args);
     }
+    ctx.client.exec_queued = None;
     ctx.in_exec = false;
 }
 
