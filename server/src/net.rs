@@ -275,6 +275,7 @@ fn close(server: &mut Server, poll: &Poll, token: usize, mut conn: Conn) {
 /// Reads what the socket has. Returns the byte count and whether the peer closed.
 fn read_available(server: &mut Server, conn: &mut Conn) -> (usize, bool) {
     let mut total = 0;
+    server.stats.reads_processed += 1;
     loop {
         let len = conn.rbuf.len();
         conn.rbuf.resize(len + READ_CHUNK, 0);
@@ -364,6 +365,9 @@ fn run_requests(server: &mut Server, conn: &mut Conn) {
 
 /// Writes what can be written. Returns false when the connection broke.
 fn flush(server: &mut Server, conn: &mut Conn) -> bool {
+    if conn.wpos < conn.wbuf.len() {
+        server.stats.writes_processed += 1;
+    }
     while conn.wpos < conn.wbuf.len() {
         match conn.stream.write(&conn.wbuf[conn.wpos..]) {
             Ok(0) => return false,

@@ -330,11 +330,25 @@ impl Server {
                 for key in due {
                     self.expire_if_needed(db, &key, now);
                 }
-                if expired * 4 <= sample || start.elapsed() > budget {
+                if expired * 4 <= sample {
+                    break;
+                }
+                if start.elapsed() > budget {
+                    self.stats.expire_time_cap_reached += 1;
                     break;
                 }
             }
         }
+        self.stats.expire_cycle_micros += start.elapsed().as_micros() as u64;
+    }
+
+    /// Bytes held by the values alone (INFO used_memory_dataset).
+    pub fn dataset_memory(&self) -> usize {
+        self.dbs
+            .iter()
+            .flat_map(Db::iter)
+            .map(|e| e.value.memory_bytes())
+            .sum()
     }
 
     /// Bytes held by all values (engine-tracked) plus key bytes.

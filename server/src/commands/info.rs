@@ -21,6 +21,25 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "objcache",
 ];
 const ALL_EXTRA: &[&str] = &["commandstats", "latencystats"];
+/// The order Redis prints sections in (Goblin's objcache last).
+const ORDER: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "commandstats",
+    "errorstats",
+    "latencystats",
+    "cluster",
+    "keyspace",
+    "objcache",
+];
+/// Percentiles of INFO latencystats (Redis's latency-tracking-info-percentiles default).
+const LATENCY_PERCENTILES: &[(f64, &str)] = &[(50.0, "50"), (99.0, "99"), (99.9, "99.9")];
 
 /// INFO [section ...]
 pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -39,9 +58,13 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() == 1 {
         wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
     }
-    let order: Vec<&str> = DEFAULT_SECTIONS.iter().chain(ALL_EXTRA).copied().collect();
+    if wanted.iter().any(|w| w == "memory") {
+        let used = ctx.server.used_memory() as u64;
+        let peak = &mut ctx.server.stats.used_memory_peak;
+        *peak = (*peak).max(used);
+    }
     let mut text = String::new();
-    for section in order {
+    for &section in ORDER {
         if !wanted.iter().any(|w| w == section) {
             continue;
         }
@@ -83,10 +106,25 @@ pub fn rss_bytes() -> u64 {
     pages * 4096
 }
 
-fn cpu_times() -> (f64, f64) {
+/// Bytes the allocator handed out and bytes it holds from the system (glibc's mallinfo2),
+/// zeros where that is not available.
+fn allocator_bytes() -> (u64, u64) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads the allocator's statistics.
+        let m = unsafe { libc::mallinfo2() };
+        ((m.uordblks + m.hblkhd) as u64, (m.arena + m.hblkhd) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        (0, 0)
+    }
+}
+
+fn cpu_times(who: libc::c_int) -> (f64, f64) {
     // SAFETY: getrusage writes into the zeroed struct we pass and reads nothing else.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    unsafe { libc::getrusage(who, &mut usage) };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (secs(usage.ru_stime), secs(usage.ru_utime))
 }
@@ -147,13 +185,36 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
                 })
                 .unwrap_or(0)
                 * 1024;
+            let dataset = server.dataset_memory() as u64;
+            let overhead = used - dataset;
+            let peak = server.stats.used_memory_peak.max(used);
+            let (allocated, active) = allocator_bytes();
+            let resident = rss;
+            let clients_normal: u64 = server
+                .conns
+                .iter()
+                .filter_map(|(_, c)| c.as_ref())
+                .map(|c| (c.input_capacity() + c.pending_output()) as u64)
+                .sum();
+            let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+            let diff = |a: u64, b: u64| a as i64 - b as i64;
             let _ = write!(
                 w,
-                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_dataset:{used}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:libc\r\nlazyfree_pending_objects:{pending}\r\nlazyfreed_objects:{freed}\r\n",
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{overhead}\r\nused_memory_startup:0\r\nused_memory_dataset:{dataset}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_vm_eval:0\r\nused_memory_lua_human:0B\r\nused_memory_scripts_eval:0\r\nnumber_of_cached_scripts:0\r\nnumber_of_functions:0\r\nnumber_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:0\r\nused_memory_vm_total_human:0B\r\nused_memory_functions:0\r\nused_memory_scripts:0\r\nused_memory_scripts_human:0B\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{clients_normal}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{pending}\r\nlazyfreed_objects:{freed}\r\n",
                 human(used),
                 human(rss),
+                human(peak),
+                ratio(used, peak) * 100.0,
+                ratio(dataset, used) * 100.0,
                 human(total),
-                if used > 0 { rss as f64 / used as f64 } else { 0.0 },
+                ratio(active, allocated),
+                diff(active, allocated),
+                ratio(resident, active),
+                diff(resident, active),
+                ratio(rss, resident),
+                diff(rss, resident),
+                ratio(rss, used),
+                diff(rss, used),
             );
         }
         "persistence" => crate::rdb::info_persistence(server, w),
@@ -161,8 +222,8 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
             let st = &server.stats;
             let _ = write!(
                 w,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\ntotal_error_replies:{}\r\n",
-                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.rejected_connections, st.expired_keys, st.keyspace_hits, st.keyspace_misses, server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.input_kbps(), st.output_kbps(), st.rejected_connections, st.expired_keys, st.expire_time_cap_reached, st.expire_cycle_micros / 1000, st.keyspace_hits, st.keyspace_misses, server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed,
             );
         }
         "replication" => {
@@ -173,8 +234,11 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
             );
         }
         "cpu" => {
-            let (sys, user) = cpu_times();
-            let _ = write!(w, "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n");
+            let (sys, user) = cpu_times(libc::RUSAGE_SELF);
+            let (sys_children, user_children) = cpu_times(libc::RUSAGE_CHILDREN);
+            // INFO runs on the event loop's thread, the one that runs every command.
+            let (sys_main, user_main) = cpu_times(libc::RUSAGE_THREAD);
+            let _ = write!(w, "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:{sys_children:.6}\r\nused_cpu_user_children:{user_children:.6}\r\nused_cpu_sys_main_thread:{sys_main:.6}\r\nused_cpu_user_main_thread:{user_main:.6}\r\n");
         }
         "modules" => w.push_str("# Modules\r\n"),
         "errorstats" => {
@@ -207,7 +271,21 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
                 let _ = write!(w, "cmdstat_{name}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n", c.calls, c.usec, c.rejected_calls, c.failed_calls);
             }
         }
-        "latencystats" => w.push_str("# Latencystats\r\n"),
+        "latencystats" => {
+            w.push_str("# Latencystats\r\n");
+            for (name, c) in &server.stats.commands {
+                if c.latency.is_empty() {
+                    continue;
+                }
+                let _ = write!(w, "latency_percentiles_usec_{name}:");
+                for (i, (p, label)) in LATENCY_PERCENTILES.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "," };
+                    let usec = c.latency.percentile(*p) as f64 / 1000.0;
+                    let _ = write!(w, "{sep}p{label}={usec:.3}");
+                }
+                w.push_str("\r\n");
+            }
+        }
         "objcache" => w.push_str(&server.store.as_ref()?.info_section()),
         _ => return None,
     }
