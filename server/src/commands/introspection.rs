@@ -67,9 +67,9 @@ pub fn command(ctx: &mut Ctx, _args: &[&[u8]]) {
     }
 }
 
-/// COMMAND COUNT
+/// COMMAND COUNT: the number of entries COMMAND returns.
 pub fn command_count(ctx: &mut Ctx, _args: &[&[u8]]) {
-    ctx.out.int(all().count() as i64);
+    ctx.out.int(meta().info.len() as i64);
 }
 
 /// COMMAND INFO [name ...]
