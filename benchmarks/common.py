@@ -121,7 +121,7 @@ class Server:
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="goblin-bench-")
         if kind == "goblin":
-            cmd = [GOBLIN_BIN, "--port", str(self.port)]
+            cmd = [GOBLIN_BIN, "--port", str(self.port), "--save", ""]
         else:
             cmd = [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir]
         cmd += list(extra)

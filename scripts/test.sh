@@ -71,6 +71,13 @@ export GOBLIN_BIN="${GOBLIN_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/gobli
 step "python3 -m pytest compat-tests -q (GOBLIN_BIN=$GOBLIN_BIN)"
 python3 -m pytest compat-tests -q || failed+=("pytest compat-tests")
 
+# --- Benchmarks: a quick smoke run of each, so they keep working (figures: BENCHMARKS.md) ---
+step "scripts/benchmark_smoke.sh"
+bash scripts/benchmark_smoke.sh > "${TMPDIR:-/tmp}/goblin-benchmark-smoke.log" 2>&1 || {
+    tail -30 "${TMPDIR:-/tmp}/goblin-benchmark-smoke.log"
+    failed+=("benchmark smoke")
+}
+
 step "done"
 if [ "${#failed[@]}" -gt 0 ]; then
     echo "FAILED: ${failed[*]}" >&2

@@ -55,12 +55,50 @@ impl Value {
     }
 }
 
+/// Key bytes, kept inside the entry when short: most keys ("user:1234", "k:42") fit in 22
+/// bytes, which saves a heap allocation (32 bytes with the allocator's header) per key.
+///
+/// ```text
+/// Inline: [len: 1][bytes: 22]   (24 bytes with the tag)
+/// Heap:   [Box<[u8]>: 16]       (plus the allocation)
+/// ```
+#[derive(Clone)]
+enum KeyBytes {
+    Inline { len: u8, bytes: [u8; INLINE_KEY] },
+    Heap(Box<[u8]>),
+}
+
+/// Longest key stored inline.
+const INLINE_KEY: usize = 22;
+
+impl KeyBytes {
+    fn new(key: &[u8]) -> KeyBytes {
+        if key.len() <= INLINE_KEY {
+            let mut bytes = [0u8; INLINE_KEY];
+            bytes[..key.len()].copy_from_slice(key);
+            KeyBytes::Inline {
+                len: key.len() as u8,
+                bytes,
+            }
+        } else {
+            KeyBytes::Heap(key.into())
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            KeyBytes::Inline { len, bytes } => &bytes[..*len as usize],
+            KeyBytes::Heap(b) => b,
+        }
+    }
+}
+
 /// Marker for "no expiry".
 const NO_EXPIRY: u64 = 0;
 
 /// A key with its value and metadata.
 pub struct Entry {
-    key: Box<[u8]>,
+    key: KeyBytes,
     /// The value.
     pub value: Value,
     /// Absolute expiry in Unix milliseconds, or 0.
@@ -74,7 +112,7 @@ pub struct Entry {
 impl Entry {
     /// The key bytes.
     pub fn key(&self) -> &[u8] {
-        &self.key
+        self.key.as_bytes()
     }
 
     /// The expiry time in Unix milliseconds, if any.
@@ -115,7 +153,9 @@ impl Db {
     fn find(&self, key: &[u8]) -> Option<u32> {
         let slots = &self.slots;
         self.index
-            .find(self.hash(key), |&id| &*slots[id as usize].key == key)
+            .find(self.hash(key), |&id| {
+                slots[id as usize].key.as_bytes() == key
+            })
             .copied()
     }
 
@@ -138,7 +178,7 @@ impl Db {
             return Some(std::mem::replace(&mut entry.value, value));
         }
         let entry = Entry {
-            key: key.into(),
+            key: KeyBytes::new(key),
             value,
             expire_at: NO_EXPIRY,
             volatile_pos: 0,
@@ -148,7 +188,7 @@ impl Db {
         let hash = self.hash(key);
         let (slots, hasher) = (&self.slots, &self.hasher);
         self.index.insert_unique(hash, id, |&other| {
-            hasher.hash_one(&*slots[other as usize].key)
+            hasher.hash_one(slots[other as usize].key.as_bytes())
         });
         None
     }
@@ -159,7 +199,7 @@ impl Db {
         let slots = &self.slots;
         let id = match self
             .index
-            .find_entry(hash, |&id| &*slots[id as usize].key == key)
+            .find_entry(hash, |&id| slots[id as usize].key.as_bytes() == key)
         {
             Ok(found) => found.remove().0,
             Err(_) => return None,
@@ -212,7 +252,7 @@ impl Db {
             return None;
         }
         let id = self.volatile[n % self.volatile.len()];
-        Some(&self.slots[id as usize].key)
+        Some(self.slots[id as usize].key.as_bytes())
     }
 
     /// A random key (for RANDOMKEY), from a random 64-bit number.
@@ -225,11 +265,11 @@ impl Db {
         let span = self.slots.capacity().max(1);
         for _ in 0..16 {
             if let Some(e) = self.slots.get((random() % span as u64) as usize) {
-                return Some(&e.key);
+                return Some(e.key.as_bytes());
             }
         }
         let skip = (random() % self.slots.len() as u64) as usize;
-        self.slots.iter().nth(skip).map(|(_, e)| &*e.key)
+        self.slots.iter().nth(skip).map(|(_, e)| e.key.as_bytes())
     }
 
     /// Visits entries from slot `cursor` on, at least `count` slots, and returns the cursor
@@ -269,6 +309,23 @@ mod tests {
 
     fn zset() -> Value {
         Value::ZSet(ZSet::new())
+    }
+
+    #[test]
+    fn short_and_long_keys() {
+        let mut db = Db::default();
+        let long = vec![b'x'; 100];
+        for key in [
+            &b""[..],
+            b"k",
+            &[b'y'; INLINE_KEY],
+            &[b'z'; INLINE_KEY + 1],
+            &long,
+        ] {
+            db.insert(key, zset(), 0);
+            assert_eq!(db.get(key).unwrap().key(), key);
+        }
+        assert_eq!(std::mem::size_of::<KeyBytes>(), 24);
     }
 
     #[test]

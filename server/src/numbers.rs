@@ -170,23 +170,22 @@ fn format_shortest(value: f64, out: &mut Vec<u8>) {
     out.extend_from_slice(abs_exp.to_string().as_bytes());
 }
 
-/// Parses a SCAN-family cursor as Redis does, with strtoul: leading spaces, an optional sign
-/// ("-1" is 2^64-1), decimal digits; the empty string is 0. None on anything else.
+/// Parses a SCAN-family cursor as Redis does, with strtoul: an optional sign ("-1" is
+/// 2^64-1) and decimal digits, no leading space; the empty string is 0. None otherwise.
 pub fn parse_cursor(s: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(s).ok()?;
-    if text.is_empty() {
-        return Some(0);
-    }
-    let trimmed = text.trim_start();
-    let (negative, digits) = match trimmed.as_bytes().first()? {
-        b'-' => (true, &trimmed[1..]),
-        b'+' => (false, &trimmed[1..]),
-        _ => (false, trimmed),
+    let (negative, digits) = match s.first() {
+        None => return Some(0),
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        Some(_) => (false, s),
     };
-    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let v: u64 = digits.parse().ok()?;
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
     Some(if negative { v.wrapping_neg() } else { v })
 }
 
@@ -253,14 +252,15 @@ mod tests {
         assert_eq!(fmt(1.2345e-7), "1.2345e-7");
         assert_eq!(fmt(12.5), "12.5");
         assert_eq!(fmt(4611686018427387904.0), "4611686018427387904");
-        assert_eq!(fmt(9223372036854775808.0), "9.223372036854776e+18");
+        assert_eq!(fmt(9223372036854775808.0), "9223372036854776000");
+        assert_eq!(fmt(1e22), "1e+22");
     }
 
     #[test]
     fn cursors_like_strtoul() {
         assert_eq!(parse_cursor(b""), Some(0));
         assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
-        assert_eq!(parse_cursor(b" 12"), Some(12));
+        assert_eq!(parse_cursor(b" 12"), None);
         assert_eq!(parse_cursor(b"18446744073709551616"), None);
         assert_eq!(parse_cursor(b"-1x"), None);
         assert_eq!(parse_cursor(b"1 "), None);

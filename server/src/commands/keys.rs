@@ -180,7 +180,7 @@ pub fn keys(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(cursor) = parse_cursor(args[1]) else {
+    let Some(cursor) = crate::numbers::parse_cursor(args[1]) else {
         return ctx.error("ERR invalid cursor");
     };
     let Some(opts) = ScanOptions::parse(ctx, &args[2..], true) else {
@@ -204,26 +204,6 @@ pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     });
     write_scan_reply(ctx, next, found.iter().map(Vec::as_slice));
-}
-
-/// Parses a SCAN cursor as Redis does, with strtoul() in base 10: an optional sign ("-1" is
-/// 2^64-1), digits, nothing after them; the empty string is 0. A leading space, trailing
-/// characters or a magnitude past 2^64-1 make it invalid.
-fn parse_cursor(arg: &[u8]) -> Option<u64> {
-    let (negative, digits) = match arg.first() {
-        None => return Some(0),
-        Some(b'-') => (true, &arg[1..]),
-        Some(b'+') => (false, &arg[1..]),
-        Some(_) => (false, arg),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &d in digits {
-        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    Some(if negative { v.wrapping_neg() } else { v })
 }
 
 /// Writes `[cursor, [items...]]`.
