@@ -311,10 +311,18 @@ pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 /// FLUSHALL [ASYNC|SYNC]
+///
+/// As Redis does, a running BGSAVE is killed and, when save points are set, the now empty
+/// dataset is saved at once, so a restart does not bring the flushed keys back.
 pub fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
     if flush_mode_ok(ctx, args) {
         for db in 0..ctx.server.dbs.len() {
             ctx.server.flush_db(db);
+        }
+        crate::rdb::kill_child(ctx.server);
+        if !ctx.server.config.save.is_empty() {
+            // A failed save is logged by `save`; FLUSHALL still succeeds, as in Redis.
+            let _ = crate::rdb::save(ctx.server);
         }
         ctx.out.ok();
     }
