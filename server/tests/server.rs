@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 struct Server {
     child: Child,
     port: u16,
+    dir: std::path::PathBuf,
 }
 
 impl Server {
@@ -21,14 +22,27 @@ impl Server {
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
+        // No save points and a directory of its own: tests run in parallel and must not
+        // share (or load) a dump.rdb.
+        let dir = std::env::temp_dir().join(format!("goblin-it-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("test directory");
         let child = Command::new(env!("CARGO_BIN_EXE_goblin-server"))
-            .args(["--port", &port.to_string(), "--loglevel", "warning"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--loglevel",
+                "warning",
+                "--save",
+                "",
+            ])
+            .arg("--dir")
+            .arg(&dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn goblin-server");
-        let mut server = Server { child, port };
+        let mut server = Server { child, port, dir };
         let deadline = Instant::now() + Duration::from_secs(15);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Ok(Some(status)) = server.child.try_wait() {
@@ -55,6 +69,7 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
