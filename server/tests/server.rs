@@ -17,13 +17,25 @@ struct Server {
 }
 
 impl Server {
+    /// Starts a server on a free port. Tests run in parallel, so another test's server may
+    /// take the port between our probe and the bind: a start is only accepted once the
+    /// server on the port says it is our child (INFO's process_id), and retried otherwise.
     fn start() -> Server {
+        for _ in 0..10 {
+            if let Some(server) = Server::try_start() {
+                return server;
+            }
+        }
+        panic!("goblin-server did not start on a free port in 10 tries");
+    }
+
+    fn try_start() -> Option<Server> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
-        // No save points and a directory of its own: tests run in parallel and must not
-        // share (or load) a dump.rdb.
+        // No save points and a directory of its own: parallel servers must not share (or
+        // load) a dump.rdb.
         let dir = std::env::temp_dir().join(format!("goblin-it-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("test directory");
         let child = Command::new(env!("CARGO_BIN_EXE_goblin-server"))
@@ -39,14 +51,24 @@ impl Server {
             .arg(&dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::null())
             .spawn()
             .expect("spawn goblin-server");
         let mut server = Server { child, port, dir };
         let deadline = Instant::now() + Duration::from_secs(15);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("goblin-server exited at start: {status}");
+        loop {
+            if let Ok(Some(_)) = server.child.try_wait() {
+                return None; // e.g. the port was taken: try another
+            }
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let _ = s.write_all(b"INFO server\r\n");
+                let mut reply = vec![0u8; 8192];
+                let n = s.read(&mut reply).unwrap_or(0);
+                let text = String::from_utf8_lossy(&reply[..n]);
+                return text
+                    .contains(&format!("process_id:{}\r\n", server.child.id()))
+                    .then_some(server);
             }
             assert!(
                 Instant::now() < deadline,
@@ -54,7 +76,6 @@ impl Server {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        server
     }
 
     fn connect(&self) -> TcpStream {
