@@ -57,7 +57,7 @@ pub struct StoreArgs {
     #[arg(long, value_name = "N")]
     pub cores: Option<usize>,
 
-    /// Address the store's listeners bind to [default: 0.0.0.0]
+    /// Address the store's listeners bind to [default: 127.0.0.1, like the RESP port; 0.0.0.0 for every interface]
     #[arg(long = "listen-address", value_name = "IP")]
     pub listen_address: Option<IpAddr>,
 
@@ -225,7 +225,7 @@ impl StoreArgs {
             ssd_dir: self.ssd_dir.clone(),
             tail_io,
             cores,
-            listen_address: self.listen_address.unwrap_or(IpAddr::from([0, 0, 0, 0])),
+            listen_address: self.listen_address.unwrap_or(IpAddr::from([127, 0, 0, 1])),
             memcache_port: if self.no_memcache {
                 None
             } else {
