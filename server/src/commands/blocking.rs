@@ -9,7 +9,7 @@
 use super::{call, lookup, Ctx};
 use crate::client::{Blocked, Client};
 use crate::resp::reply::ReplyWriter;
-use crate::server::{unix_ms, Server};
+use crate::server::Server;
 
 /// Registers `client` as blocked on `keys` until `deadline_ms`.
 pub fn block_client(
@@ -94,16 +94,7 @@ fn rerun(server: &mut Server, conn: &mut crate::net::Conn) -> bool {
     let Some(cmd) = lookup(args[0]) else {
         return false;
     };
-    let resp3 = client.resp3;
-    let mut ctx = Ctx {
-        server,
-        client,
-        out: ReplyWriter::new(wbuf, resp3),
-        now_ms: unix_ms(),
-        failed: false,
-        in_exec: false,
-        block: None,
-    };
+    let mut ctx = Ctx::new(server, client, wbuf);
     let mark = ctx.out.position();
     call(&mut ctx, cmd, &args);
     if ctx.block.is_some() {

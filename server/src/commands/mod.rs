@@ -49,6 +49,20 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// A context for one command of `client`, replying into `wbuf` in the client's protocol.
+    pub fn new(server: &'a mut Server, client: &'a mut Client, wbuf: &'a mut Vec<u8>) -> Self {
+        let resp3 = client.resp3;
+        Ctx {
+            server,
+            client,
+            out: ReplyWriter::new(wbuf, resp3),
+            now_ms: unix_ms(),
+            failed: false,
+            in_exec: false,
+            block: None,
+        }
+    }
+
     /// Replies with an error and counts it (errorstats).
     pub fn error(&mut self, message: &str) {
         self.out.error(message);
@@ -83,16 +97,7 @@ pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, arg
     }
     client.last_interaction = Instant::now();
     let reply_start = wbuf.len();
-    let resp3 = client.resp3;
-    let mut ctx = Ctx {
-        server,
-        client,
-        out: ReplyWriter::new(wbuf, resp3),
-        now_ms: unix_ms(),
-        failed: false,
-        in_exec: false,
-        block: None,
-    };
+    let mut ctx = Ctx::new(server, client, wbuf);
     match resolve(&mut ctx, args) {
         Some(cmd) => {
             if let (Some(queue), false) = (
