@@ -6,20 +6,7 @@ use std::fmt::Write;
 /// The Redis version Goblin follows; clients gate features on it.
 pub const REDIS_VERSION: &str = "7.2.4";
 
-const DEFAULT_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "cpu",
-    "modules",
-    "errorstats",
-    "cluster",
-    "keyspace",
-    "objcache",
-];
+/// Sections only `INFO all` / `INFO everything` (or naming them) prints.
 const ALL_EXTRA: &[&str] = &["commandstats", "latencystats"];
 /// The order Redis prints sections in (Goblin's objcache last).
 const ORDER: &[&str] = &[
@@ -43,20 +30,23 @@ const LATENCY_PERCENTILES: &[(f64, &str)] = &[(50.0, "50"), (99.0, "99"), (99.9,
 
 /// INFO [section ...]
 pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
+    let defaults = || {
+        ORDER
+            .iter()
+            .filter(|s| !ALL_EXTRA.contains(s))
+            .map(|s| s.to_string())
+    };
     let mut wanted: Vec<String> = Vec::new();
     for arg in &args[1..] {
         let s = String::from_utf8_lossy(arg).to_ascii_lowercase();
         match s.as_str() {
-            "default" => wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string())),
-            "all" | "everything" => {
-                wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
-                wanted.extend(ALL_EXTRA.iter().map(|s| s.to_string()));
-            }
+            "default" => wanted.extend(defaults()),
+            "all" | "everything" => wanted.extend(ORDER.iter().map(|s| s.to_string())),
             _ => wanted.push(s),
         }
     }
     if args.len() == 1 {
-        wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
+        wanted.extend(defaults());
     }
     if wanted.iter().any(|w| w == "memory") {
         let used = ctx.server.used_memory() as u64;

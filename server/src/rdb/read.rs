@@ -390,15 +390,7 @@ impl<'a, R: Read> Loader<'a, R> {
             dbs: (0..opts.databases).map(|_| Db::default()).collect(),
             report: LoadReport {
                 version: 0,
-                valkey: false,
-                keys: 0,
-                expired_skipped: 0,
-                empty_skipped: 0,
-                unsupported_skipped: Vec::new(),
-                functions_skipped: 0,
-                module_aux_skipped: 0,
-                aux: Vec::new(),
-                checksum: Checksum::Absent,
+                ..LoadReport::empty()
             },
             scratch: Vec::new(),
         }
