@@ -6,6 +6,7 @@ replies. GOBLIN_STORE_BIN overrides the goblin-store binary (default:
 directory and a 4 KiB --ram-head, so values of 4 KiB and more take the SSD tail path.
 """
 
+import contextlib
 import os
 import shutil
 import socket
@@ -82,8 +83,9 @@ class Server:
             s.close()
 
 
-@pytest.fixture(scope="session")
-def servers():
+@contextlib.contextmanager
+def server_pair():
+    """Starts memcached and goblin-store on free ports; yields their Server objects."""
     mc_port, gb_port = free_port(), free_port()
     pool = tempfile.mkdtemp(prefix="goblin-compat-")
     procs = []
@@ -116,6 +118,20 @@ def servers():
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(pool, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def servers():
+    with server_pair() as pair:
+        yield pair
+
+
+@pytest.fixture
+def fresh():
+    """A pair of servers of its own, for replies that depend on everything stored (stats
+    items, stats slabs): run(data) sends to both and returns (memcached, goblin)."""
+    with server_pair() as (mc, gb):
+        yield lambda data, **kw: (mc.exchange(data, **kw), gb.exchange(data, **kw))
 
 
 @pytest.fixture

@@ -63,11 +63,16 @@ impl Arena {
         self.blocks.len() * self.block_size
     }
 
+    /// True when a value of `len` bytes fits in one block at all.
+    pub fn fits(&self, len: usize) -> bool {
+        footprint(len) <= self.block_size
+    }
+
     /// Stores `data` for entry `id` and returns its location, or `None` when no block has
     /// room (compact or evict, then retry).
     pub fn alloc(&mut self, id: u32, check: u64, data: &[u8]) -> Option<u32> {
         let need = footprint(data.len());
-        if need > self.block_size {
+        if !self.fits(data.len()) {
             return None;
         }
         let fits = |s: &Slot| s.used + need <= self.block_size;

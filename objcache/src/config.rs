@@ -4,8 +4,9 @@
 //! own. Every field is an `Option` so that "no store flag at all" can be told apart from
 //! "the defaults": with none of them the process is the sorted-set server alone.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 
@@ -72,6 +73,33 @@ pub struct StoreArgs {
     /// Largest object accepted, as memcached's -I (bytes, K/M/G suffix) [default: 1M]
     #[arg(short = 'I', long = "max-item-size", value_name = "SIZE", value_parser = parse_size)]
     pub max_item_size: Option<u64>,
+
+    /// TCP port of the HTTP/1.1 mirror front [default: 8080 when --mirror is given]
+    #[arg(long = "http-port", value_name = "PORT")]
+    pub http_port: Option<u16>,
+
+    /// Origin the HTTP front fills misses from, as http://HOST:PORT [default: none]
+    #[arg(long, value_name = "URL")]
+    pub mirror: Option<String>,
+
+    /// How the HTTP front talks to the origin: plain (non-blocking sockets on the front's
+    /// event loops) [default: plain]
+    #[arg(long = "mirror-client", value_name = "CLIENT", value_parser = ["plain"])]
+    pub mirror_client: Option<String>,
+
+    /// Time to live of an origin response without Cache-Control max-age/s-maxage or Expires
+    /// (seconds) [default: 120, as Varnish]
+    #[arg(long = "default-ttl", value_name = "SECONDS")]
+    pub default_ttl: Option<u64>,
+
+    /// Seconds the origin may take to connect, to answer and between body reads before the
+    /// request fails with 504 [default: 10]
+    #[arg(long = "origin-timeout", value_name = "SECONDS")]
+    pub origin_timeout: Option<u64>,
+
+    /// Client addresses allowed to send PURGE, comma-separated [default: 127.0.0.1,::1]
+    #[arg(long = "purge-allow", value_name = "IP,...", value_delimiter = ',')]
+    pub purge_allow: Option<Vec<IpAddr>>,
 }
 
 /// Parses a byte size: a decimal number with an optional K, M or G suffix (either case, an
@@ -103,6 +131,48 @@ pub enum TailIoChoice {
     Blocking,
 }
 
+/// The validated configuration of the HTTP mirror front.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Listening port.
+    pub port: u16,
+    /// Origin address.
+    pub origin: SocketAddr,
+    /// Host header sent to the origin (`HOST:PORT` as given in --mirror).
+    pub origin_host: String,
+    /// Time to live when the origin gives none, in seconds.
+    pub default_ttl: u64,
+    /// Origin timeout.
+    pub origin_timeout: Duration,
+    /// Addresses allowed to PURGE.
+    pub purge_allow: Vec<IpAddr>,
+}
+
+/// Parses `http://HOST:PORT[/]` into the address to connect to and the Host header value.
+pub fn parse_mirror(url: &str) -> anyhow::Result<(SocketAddr, String)> {
+    let Some(rest) = url.strip_prefix("http://") else {
+        bail!("--mirror must be an http:// URL, got {url}");
+    };
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    if authority.is_empty() || authority.contains('/') {
+        bail!("--mirror takes http://HOST:PORT with no path, got {url}");
+    }
+    let with_port = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    let addr = with_port
+        .to_socket_addrs()
+        .with_context(|| format!("resolving --mirror {url}"))?
+        .next()
+        .with_context(|| format!("--mirror {url} resolves to no address"))?;
+    Ok((addr, authority.to_string()))
+}
+
 /// The validated configuration of a running store.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
@@ -132,6 +202,8 @@ pub struct StoreConfig {
     pub max_item_size: u64,
     /// Number of independently locked shards.
     pub shards: usize,
+    /// The HTTP mirror front, when --mirror is given.
+    pub http: Option<HttpConfig>,
 }
 
 impl StoreArgs {
@@ -150,6 +222,8 @@ impl StoreArgs {
             || self.memcache_port.is_some()
             || self.no_memcache
             || self.max_item_size.is_some()
+            || self.http_port.is_some()
+            || self.mirror.is_some()
     }
 
     /// Applies the defaults and checks that the sizes fit together.
@@ -215,7 +289,30 @@ impl StoreArgs {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("creating --ssd-dir {}", dir.display()))?;
         }
+        let http = match (&self.mirror, self.http_port) {
+            (None, Some(_)) => bail!(
+                "--http-port needs --mirror http://HOST:PORT (the HTTP front is a mirror cache)"
+            ),
+            (None, None) => None,
+            (Some(url), port) => {
+                let (origin, origin_host) = parse_mirror(url)?;
+                Some(HttpConfig {
+                    port: port.unwrap_or(8080),
+                    origin,
+                    origin_host,
+                    default_ttl: self.default_ttl.unwrap_or(120),
+                    origin_timeout: Duration::from_secs(self.origin_timeout.unwrap_or(10).max(1)),
+                    purge_allow: self.purge_allow.clone().unwrap_or_else(|| {
+                        vec![
+                            IpAddr::from([127, 0, 0, 1]),
+                            IpAddr::from([0u16, 0, 0, 0, 0, 0, 0, 1]),
+                        ]
+                    }),
+                })
+            }
+        };
         Ok(StoreConfig {
+            http,
             memory,
             small_memory,
             block,
@@ -278,6 +375,22 @@ mod tests {
         assert!(cfg.ssd_dir.is_none());
         assert_eq!(cfg.memory, 0);
         assert!(!cfg.is_split(10 << 20));
+    }
+
+    #[test]
+    fn mirror_urls() {
+        let (addr, host) = parse_mirror("http://127.0.0.1:18000").unwrap();
+        assert_eq!(addr, "127.0.0.1:18000".parse().unwrap());
+        assert_eq!(host, "127.0.0.1:18000");
+        assert_eq!(parse_mirror("http://127.0.0.1/").unwrap().0.port(), 80);
+        assert!(parse_mirror("https://127.0.0.1:1").is_err());
+        assert!(parse_mirror("http://127.0.0.1:1/x").is_err());
+        let cli = Cli::parse_from(["x", "--http-port", "1"]).store;
+        assert!(cli.resolve().is_err());
+        let cli = Cli::parse_from(["x", "--mirror", "http://127.0.0.1:9"]).store;
+        let http = cli.resolve().unwrap().http.unwrap();
+        assert_eq!((http.port, http.default_ttl), (8080, 120));
+        assert_eq!(http.purge_allow.len(), 2);
     }
 
     #[test]

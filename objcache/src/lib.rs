@@ -8,6 +8,7 @@
 //! - [`eviction`]: SIEVE; [`shard`]: the pieces of one shard kept consistent; [`store`]: the
 //!   API the fronts call; [`stats`], [`clock`]: counters and memcached's coarse clock.
 //! - [`memcache`], [`conn`], [`worker`]: the memcache text protocol on mio event loops.
+//! - [`http`]: the HTTP/1.1 mirror front (--mirror, --http-port) on its own event loops.
 //!
 //! `goblin-server` flattens [`StoreArgs`] into its own flags and calls [`start`]; the
 //! returned [`StoreHandle`] feeds the `# Objcache` section of INFO.
@@ -22,6 +23,7 @@ pub mod conn;
 pub mod digest;
 pub mod eviction;
 pub mod heads;
+pub mod http;
 pub mod index;
 pub mod memcache;
 pub mod shard;
@@ -43,6 +45,7 @@ use worker::TailEngine;
 pub struct StoreHandle {
     store: Arc<Store>,
     engine: TailEngine,
+    http: Option<Arc<http::stats::HttpStats>>,
 }
 
 impl StoreHandle {
@@ -58,6 +61,11 @@ impl StoreHandle {
             s.push_str(&format!("{k}:{v}\r\n"));
         }
         s.push_str(&format!("tail_engine:{}\r\n", self.engine.as_str()));
+        if let Some(h) = &self.http {
+            for (k, v) in h.counters() {
+                s.push_str(&format!("http_{k}:{v}\r\n"));
+            }
+        }
         s
     }
 }
@@ -111,5 +119,13 @@ pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
             cfg.memory >> 20
         );
     }
-    Ok(Some(StoreHandle { store, engine }))
+    let http = match cfg.http {
+        Some(_) => Some(http::front::start(&store, &cfg, engine)?),
+        None => None,
+    };
+    Ok(Some(StoreHandle {
+        store,
+        engine,
+        http,
+    }))
 }

@@ -12,7 +12,7 @@ use crate::config::StoreConfig;
 use crate::digest::Digest;
 use crate::eviction::Sieve;
 use crate::heads::Heads;
-use crate::index::{Entry, Index};
+use crate::index::{Entry, Index, BIT_KEY_BINARY};
 use crate::stats::{self, Stats};
 use crate::tail::extents::Extents;
 use crate::tail::{extent_pages, PoolFile};
@@ -46,13 +46,23 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// An empty shard with its share of the configured memory.
-    pub fn new(cfg: &StoreConfig, pool: Option<Arc<PoolFile>>) -> Shard {
+    /// An empty shard with its share of the configured memory; `heads_in_use` counts the
+    /// head bytes in use across shards.
+    pub fn new(
+        cfg: &StoreConfig,
+        pool: Option<Arc<PoolFile>>,
+        heads_in_use: &Arc<std::sync::atomic::AtomicU64>,
+    ) -> Shard {
         let shards = cfg.shards as u64;
         let blocks = (cfg.small_memory / cfg.block / shards).max(2) as usize;
         let heads = pool.as_ref().map(|_| {
             let slots = (cfg.memory / shards / cfg.ram_head).max(1) as usize;
-            Heads::new(cfg.ram_head as usize, cfg.block as usize, slots)
+            Heads::new(
+                cfg.ram_head as usize,
+                cfg.block as usize,
+                slots,
+                Arc::clone(heads_in_use),
+            )
         });
         Shard {
             index: Index::default(),
@@ -167,6 +177,10 @@ impl Shard {
         now: u32,
         stats: &Stats,
     ) -> Option<u32> {
+        if !self.arena.fits(data.len()) {
+            // Evicting could never make room for it.
+            return None;
+        }
         loop {
             if let Some(loc) = self.arena.alloc(UNOWNED, digest.check(), data) {
                 return Some(loc);
@@ -235,6 +249,27 @@ impl Shard {
         id
     }
 
+    /// Records the key length of entry `id`, and whether its key was given base64-encoded
+    /// (`None` keeps what the entry says).
+    pub fn note_key(&mut self, id: u32, key_len: usize, binary: Option<bool>) {
+        self.index.set_key_len(id, key_len);
+        let e = self.index.get_mut(id);
+        match binary {
+            Some(true) => e.bits |= BIT_KEY_BINARY,
+            Some(false) => e.bits &= !BIT_KEY_BINARY,
+            None => {}
+        }
+    }
+
+    /// Calls `f` with every unexpired entry and its key length (0 when never noted).
+    pub fn for_each_live(&self, now: u32, f: &mut impl FnMut(&Entry, usize)) {
+        for (e, key_len) in self.index.iter() {
+            if !clock::is_expired(e.exptime, now) {
+                f(e, key_len);
+            }
+        }
+    }
+
     /// Number of items.
     pub fn items(&self) -> usize {
         self.index.len()
@@ -284,7 +319,7 @@ mod tests {
         };
         let mut cfg = args.resolve().unwrap();
         cfg.shards = 1;
-        Shard::new(&cfg, None)
+        Shard::new(&cfg, None, &Arc::default())
     }
 
     fn put(s: &mut Shard, key: u32, len: usize, stats: &Stats) -> u32 {

@@ -19,6 +19,7 @@ use crate::digest::Digest;
 use crate::index::{Entry, BIT_FETCHED, BIT_STALE, BIT_TOKEN_SENT};
 use crate::shard::Shard;
 use crate::stats::{self, Stats};
+use crate::tail::cache::TailCache;
 use crate::tail::{self, PoolFile};
 
 /// How a storage command treats an existing item.
@@ -138,6 +139,8 @@ pub struct Store {
     flush_at: AtomicU32,
     /// Counters.
     pub stats: Stats,
+    /// Hot tails kept in the RAM of --memory that the heads leave.
+    pub tails: TailCache,
 }
 
 impl Store {
@@ -145,6 +148,7 @@ impl Store {
     pub fn new(cfg: StoreConfig) -> anyhow::Result<Store> {
         let mut shards = Vec::with_capacity(cfg.shards);
         let mut direct = true;
+        let heads_in_use = std::sync::Arc::default();
         for i in 0..cfg.shards {
             let pool = match &cfg.ssd_dir {
                 Some(dir) => {
@@ -154,12 +158,13 @@ impl Store {
                 }
                 None => None,
             };
-            shards.push(Mutex::new(Shard::new(&cfg, pool)));
+            shards.push(Mutex::new(Shard::new(&cfg, pool, &heads_in_use)));
         }
         if cfg.ssd_dir.is_some() && !direct {
             eprintln!("goblin-store: the --ssd-dir filesystem refuses O_DIRECT; tails go through the page cache");
         }
         Ok(Store {
+            tails: TailCache::new(cfg.memory, heads_in_use),
             cfg,
             shards,
             cas: AtomicU64::new(0),
@@ -198,6 +203,7 @@ impl Store {
         for s in &self.shards {
             s.lock().unwrap_or_else(|p| p.into_inner()).clear();
         }
+        self.tails.clear();
     }
 
     /// Finds a live item and calls `f` with a copy of its entry and its bytes. Changes `f`
@@ -369,6 +375,7 @@ impl Store {
             };
             let head = s.ram_head();
             s.fill_head(&r, &data[..head]);
+            self.tails.trim();
             (
                 r,
                 std::sync::Arc::clone(s.pool.as_ref().expect("split objects have a pool")),
@@ -614,6 +621,28 @@ impl Store {
             g.tail_bytes += tails;
         }
         g
+    }
+
+    /// Records the key length of the live item for `d` and whether its key was given
+    /// base64-encoded (`None`: unchanged): the index keeps only digests, and the memcache
+    /// front notes both after a store for `stats items`, `stats slabs`, mg `k` and `me`.
+    pub fn note_key(&self, d: &Digest, key_len: usize, binary: Option<bool>) {
+        let now = clock::now();
+        let mut s = self.shard(d);
+        if let Some(id) = s.find_live(d, now, &self.stats) {
+            s.note_key(id, key_len, binary);
+        }
+    }
+
+    /// Calls `f` with every live item's entry and noted key length, one shard at a time
+    /// under its lock (for `stats items` and `stats slabs`).
+    pub fn for_each_item(&self, mut f: impl FnMut(&Entry, usize)) {
+        let now = clock::now();
+        for s in &self.shards {
+            s.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .for_each_live(now, &mut f);
+        }
     }
 }
 

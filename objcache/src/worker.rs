@@ -148,12 +148,18 @@ pub fn spawn(
     Ok(())
 }
 
-fn tail_reader(poll: &Poll, engine: TailEngine) -> io::Result<Option<TailReader>> {
+/// The tail reader of one event loop, registered in `poll` under `token`: io_uring with its
+/// eventfd, or the blocking pool with a waker; `None` without an SSD pool.
+pub fn tail_reader(
+    poll: &Poll,
+    token: Token,
+    engine: TailEngine,
+) -> io::Result<Option<TailReader>> {
     if engine == TailEngine::Uring {
         match UringReader::new(256) {
             Ok(r) => {
                 poll.registry()
-                    .register(&mut SourceFd(&r.eventfd()), TAIL, Interest::READABLE)?;
+                    .register(&mut SourceFd(&r.eventfd()), token, Interest::READABLE)?;
                 return Ok(Some(TailReader::Uring(Box::new(r))));
             }
             Err(e) => {
@@ -164,7 +170,7 @@ fn tail_reader(poll: &Poll, engine: TailEngine) -> io::Result<Option<TailReader>
     if engine == TailEngine::None {
         return Ok(None);
     }
-    let waker = Arc::new(mio::Waker::new(poll.registry(), TAIL)?);
+    let waker = Arc::new(mio::Waker::new(poll.registry(), token)?);
     Ok(Some(TailReader::Blocking(BlockingReader::new(2, waker)?)))
 }
 
@@ -183,7 +189,7 @@ fn run(store: &Store, listener: std::net::TcpListener, engine: TailEngine) -> io
     let mut listener = TcpListener::from_std(listener);
     poll.registry()
         .register(&mut listener, LISTENER, Interest::READABLE)?;
-    let reader = tail_reader(&poll, engine)?;
+    let reader = tail_reader(&poll, TAIL, engine)?;
     let mut lp = Loop {
         store,
         poll,

@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::parse::{Request, KEY_MAX};
+use super::parse::{strtoul, Request, KEY_MAX};
+use super::slabs::{self, Census};
 use super::{push_value_line, Output, TailFetch};
 use crate::clock;
 use crate::digest::Digest;
@@ -18,6 +19,10 @@ pub enum Flow {
     /// Flush replies, then close.
     Close,
 }
+
+/// The store clock's reading at start (memcached's clock also starts ahead, so that
+/// relative times never reach 0).
+const UPTIME_ORIGIN: u32 = 62;
 
 /// Version reported by `version` and `stats`.
 pub const VERSION: &str = concat!("1.6.18-goblin-", env!("CARGO_PKG_VERSION"));
@@ -50,7 +55,8 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             delta,
             noreply,
         } => {
-            let r = store.arith(&Digest::of(key), incr, delta, 0, None);
+            let d = Digest::of(key);
+            let r = store.arith(&d, incr, delta, 0, None);
             let (hit, miss) = if incr {
                 (&store.stats.incr_hits, &store.stats.incr_misses)
             } else {
@@ -58,6 +64,8 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             };
             match r {
                 Arith::Value { value, .. } => {
+                    // incr may relink the item under a longer value.
+                    store.note_key(&d, key.len(), None);
                     stats::incr(hit);
                     reply(out, noreply, &value.to_string());
                 }
@@ -93,7 +101,7 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
         }
         Request::Version => out.line(&format!("VERSION {VERSION}")),
         Request::Verbosity { noreply } => reply(out, noreply, "OK"),
-        Request::Stats(sub) => stats_command(store, sub, out),
+        Request::Stats(args) => stats_command(store, &args, out),
         Request::Quit | Request::Close => return Flow::Close,
         Request::Error {
             reply: text,
@@ -192,8 +200,9 @@ pub fn finish_store(
         reply(out, noreply, "CLIENT_ERROR bad data chunk");
         return;
     };
+    let d = Digest::of(key);
     let r = store.store(
-        &Digest::of(key),
+        &d,
         mode,
         flags,
         clock::expiry(i64::from(exptime)),
@@ -202,7 +211,11 @@ pub fn finish_store(
         false,
     );
     let text = match r {
-        Stored::Stored { .. } => "STORED",
+        Stored::Stored { .. } => {
+            let concat = matches!(mode, Mode::Append | Mode::Prepend);
+            store.note_key(&d, key.len(), (!concat).then_some(false));
+            "STORED"
+        }
         Stored::Exists => "EXISTS",
         Stored::NotFound => "NOT_FOUND",
         Stored::NotStored => "NOT_STORED",
@@ -211,31 +224,172 @@ pub fn finish_store(
     reply(out, noreply, text);
 }
 
-fn stats_command(store: &Store, sub: Option<&[u8]>, out: &mut Output) {
-    match sub {
-        None => {
-            let mut text = String::with_capacity(2048);
-            for (k, v) in general_stats(store) {
-                let _ = write!(text, "STAT {k} {v}\r\n");
-            }
-            text.push_str("END");
-            out.line(&text);
+/// `stats` and its sub-commands, in memcached's `process_stat` order.
+fn stats_command(store: &Store, args: &[&[u8]], out: &mut Output) {
+    let Some(&sub) = args.first() else {
+        let mut text = String::with_capacity(2048);
+        for (k, v) in general_stats(store) {
+            let _ = write!(text, "STAT {k} {v}\r\n");
         }
-        Some(b"reset") => out.line("RESET"),
-        Some(b"settings") => {
-            let cfg = store.config();
-            let mut text = String::new();
-            let _ = write!(text, "STAT maxbytes {}\r\n", cfg.small_memory + cfg.memory);
-            let _ = write!(text, "STAT item_size_max {}\r\n", cfg.max_item_size);
-            let _ = write!(text, "STAT num_threads {}\r\n", cfg.cores);
-            let _ = write!(text, "STAT tcpport {}\r\n", cfg.memcache_port.unwrap_or(0));
-            let _ = write!(text, "STAT evictions on\r\nSTAT cas_enabled yes\r\nEND");
-            out.line(&text);
+        text.push_str("END");
+        return out.line(&text);
+    };
+    let text = match sub {
+        b"reset" => return out.line("RESET"),
+        // Goblin keeps no per-prefix counters: on and off are accepted, dump is empty.
+        b"detail" => {
+            return out.line(match args.get(1).copied() {
+                Some(b"on" | b"off") => "OK",
+                Some(b"dump") => "END",
+                _ => "CLIENT_ERROR usage: stats detail on|off|dump",
+            })
         }
-        Some(b"items" | b"slabs" | b"sizes" | b"conns") => out.line("END"),
-        Some(b"detail") => out.line("CLIENT_ERROR usage: stats detail on|off|dump"),
-        Some(_) => out.line("ERROR"),
+        b"settings" => settings(store),
+        // Keys are not kept (the index holds digests), so every class dumps empty.
+        b"cachedump" => {
+            return out.line(match (args.get(1), args.get(2)) {
+                (Some(id), Some(limit)) => match (strtoul(id), strtoul(limit)) {
+                    (Some(id), Some(_)) if id >= 64 => "CLIENT_ERROR Illegal slab id",
+                    (Some(_), Some(_)) => "END",
+                    _ => "CLIENT_ERROR bad command line format",
+                },
+                _ => "CLIENT_ERROR bad command line",
+            })
+        }
+        b"conns" => conns(store),
+        // memcached built with extstore but running without it lists nothing.
+        b"extstore" => "END\r\n".to_string(),
+        b"items" => Census::of(store).items(),
+        b"slabs" => Census::of(store).slabs(),
+        b"sizes" => Census::of(store).sizes(),
+        // memcached replies to these with the status line alone.
+        b"sizes_enable" => return out.line(slabs::set_sizes_enabled(true)),
+        b"sizes_disable" => return out.line(slabs::set_sizes_enabled(false)),
+        _ => return out.line("ERROR"),
+    };
+    out.bytes().extend_from_slice(text.as_bytes());
+}
+
+/// `stats settings`: memcached's fields in its order, with Goblin's value where it has the
+/// setting and memcached's default where it does not.
+fn settings(store: &Store) -> String {
+    let cfg = store.config();
+    let inter = cfg.listen_address.to_string();
+    let ours = [
+        ("maxbytes", (cfg.small_memory + cfg.memory).to_string()),
+        ("maxconns", "1024".to_string()),
+        ("tcpport", cfg.memcache_port.unwrap_or(0).to_string()),
+        ("udpport", "0".to_string()),
+        ("inter", inter),
+    ];
+    let mut text = String::with_capacity(4096);
+    for (k, v) in ours {
+        let _ = write!(text, "STAT {k} {v}\r\n");
     }
+    for &(k, v) in SETTINGS_DEFAULTS {
+        let v = match k {
+            "num_threads" => cfg.cores.to_string(),
+            "item_size_max" => cfg.max_item_size.to_string(),
+            _ => v.to_string(),
+        };
+        let _ = write!(text, "STAT {k} {v}\r\n");
+    }
+    text.push_str("END\r\n");
+    text
+}
+
+/// `stats settings` after `inter`, with memcached 1.6.18's defaults (`num_threads` and
+/// `item_size_max` are replaced by Goblin's).
+const SETTINGS_DEFAULTS: &[(&str, &str)] = &[
+    ("verbosity", "0"),
+    ("oldest", "0"),
+    ("evictions", "on"),
+    ("domain_socket", "NULL"),
+    ("umask", "700"),
+    ("shutdown_command", "no"),
+    ("growth_factor", "1.25"),
+    ("chunk_size", "48"),
+    ("num_threads", ""),
+    ("num_threads_per_udp", "4"),
+    ("stat_key_prefix", ":"),
+    ("detail_enabled", "no"),
+    ("reqs_per_event", "20"),
+    ("cas_enabled", "yes"),
+    ("tcp_backlog", "1024"),
+    ("binding_protocol", "auto-negotiate"),
+    ("auth_enabled_sasl", "no"),
+    ("auth_enabled_ascii", "no"),
+    ("item_size_max", ""),
+    ("maxconns_fast", "yes"),
+    ("hashpower_init", "0"),
+    ("slab_reassign", "yes"),
+    ("slab_automove", "1"),
+    ("slab_automove_ratio", "0.80"),
+    ("slab_automove_window", "30"),
+    ("slab_chunk_max", "524288"),
+    ("lru_crawler", "yes"),
+    ("lru_crawler_sleep", "100"),
+    ("lru_crawler_tocrawl", "0"),
+    ("tail_repair_time", "0"),
+    ("flush_enabled", "yes"),
+    ("dump_enabled", "yes"),
+    ("hash_algorithm", "murmur3"),
+    ("lru_maintainer_thread", "yes"),
+    ("lru_segmented", "yes"),
+    ("hot_lru_pct", "20"),
+    ("warm_lru_pct", "40"),
+    ("hot_max_factor", "0.20"),
+    ("warm_max_factor", "2.00"),
+    ("temp_lru", "no"),
+    ("temporary_ttl", "61"),
+    ("idle_timeout", "0"),
+    ("watcher_logbuf_size", "262144"),
+    ("worker_logbuf_size", "65536"),
+    ("read_buf_mem_limit", "0"),
+    ("track_sizes", "no"),
+    ("inline_ascii_response", "no"),
+    ("ext_item_size", "512"),
+    ("ext_item_age", "4294967295"),
+    ("ext_low_ttl", "0"),
+    ("ext_recache_rate", "2000"),
+    ("ext_wbuf_size", "4194304"),
+    ("ext_compact_under", "0"),
+    ("ext_drop_under", "0"),
+    ("ext_max_sleep", "1000000"),
+    ("ext_max_frag", "0.80"),
+    ("slab_automove_freeratio", "0.010"),
+    ("ext_drop_unread", "no"),
+    ("ssl_enabled", "no"),
+    ("ssl_chain_cert", "(null)"),
+    ("ssl_key", "(null)"),
+    ("ssl_verify_mode", "0"),
+    ("ssl_keyformat", "1"),
+    ("ssl_ciphers", "NULL"),
+    ("ssl_ca_cert", "NULL"),
+    ("ssl_wbuf_size", "16384"),
+    ("ssl_session_cache", "no"),
+    ("ssl_kernel_tls", "no"),
+    ("ssl_min_version", "tlsv1.2"),
+    ("num_napi_ids", "(null)"),
+    ("memory_file", "(null)"),
+];
+
+/// `stats conns`: memcached lists every socket; Goblin's sessions do not see the others, so
+/// this lists the listener of each event loop (`--cores` of them, sharing the port).
+fn conns(store: &Store) -> String {
+    let cfg = store.config();
+    let addr = cfg.listen_address;
+    let port = cfg.memcache_port.unwrap_or(0);
+    let idle = clock::now().saturating_sub(UPTIME_ORIGIN);
+    let mut text = String::new();
+    for id in 0..cfg.cores {
+        let _ = write!(
+            text,
+            "STAT {id}:addr tcp:{addr}:{port}\r\nSTAT {id}:state conn_listening\r\nSTAT {id}:secs_since_last_cmd {idle}\r\n"
+        );
+    }
+    text.push_str("END\r\n");
+    text
 }
 
 /// The fields of `stats` (and of the INFO section), memcached names first.
@@ -245,7 +399,10 @@ pub fn general_stats(store: &Store) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = Vec::with_capacity(64);
     let mut put = |k: &str, val: String| v.push((k.to_string(), val));
     put("pid", std::process::id().to_string());
-    put("uptime", (clock::now() - 62).to_string());
+    put(
+        "uptime",
+        clock::now().saturating_sub(UPTIME_ORIGIN).to_string(),
+    );
     put("time", clock::unix_now().to_string());
     put("version", VERSION.to_string());
     put(

@@ -1,13 +1,13 @@
-//! The meta commands mg, ms, md, ma and mn, with memcached 1.6.18's flags, reply codes
-//! (HD, VA, EN, NS, EX, NF, MN), return-flag order (the request's) and error strings.
+//! The meta commands mg, ms, md, ma, mn and me, with memcached 1.6.18's flags, reply codes
+//! (HD, VA, EN, NS, EX, NF, MN, ME), return-flag order (the request's) and error strings.
 
 use std::fmt::Write as _;
 
 use super::parse::{item_total, strtol, strtoul, strtoull, KEY_MAX, OPAQUE_MAX};
-use super::{base64, Output, TailFetch};
+use super::{base64, slabs, Output, TailFetch};
 use crate::clock;
 use crate::digest::Digest;
-use crate::index::{BIT_FETCHED, BIT_STALE, BIT_TOKEN_SENT};
+use crate::index::{BIT_FETCHED, BIT_KEY_BINARY, BIT_STALE, BIT_TOKEN_SENT};
 use crate::stats;
 use crate::store::{Arith, Body, Deleted, Mode, Store, Stored};
 
@@ -156,8 +156,11 @@ fn echo_flags(line: &mut Vec<u8>, flags: &[&[u8]], of: &MetaFlags) -> Result<(),
     Ok(())
 }
 
-/// Runs mg, md, ma or mn (`args` are the tokens after the command).
+/// Runs mg, md, ma, mn or me (`args` are the tokens after the command).
 pub fn run(store: &Store, cmd: u8, args: &[&[u8]], ntokens: usize, out: &mut Output) {
+    if cmd == b'e' {
+        return debug(store, args, out);
+    }
     stats::incr(&store.stats.cmd_meta);
     if cmd == b'n' {
         out.line("MN");
@@ -197,6 +200,55 @@ pub fn run(store: &Store, cmd: u8, args: &[&[u8]], ntokens: usize, out: &mut Out
     if let Err(e) = result {
         out.line(e);
     }
+}
+
+/// `me <key> [b]`, memcached's `process_meta_command`: the item's expiry, last access, CAS,
+/// fetched state, slab class and total size as memcached would hold it, or EN. memcached
+/// prints `exp=` as now minus expiry, so a live item with a TTL shows a negative number.
+fn debug(store: &Store, args: &[&[u8]], out: &mut Output) {
+    if args.is_empty() || args[0].len() > KEY_MAX {
+        return out.line(BAD_FORMAT);
+    }
+    let mut key = args[0].to_vec();
+    if args.get(1).is_some_and(|t| *t == b"b") {
+        match base64::decode(args[0]) {
+            Some(k) if !k.is_empty() => key = k,
+            _ => return out.line(BAD_FORMAT),
+        }
+    }
+    let now = clock::now();
+    let line = store.lookup(&Digest::of(&key), false, |e, _| {
+        let mut line = b"ME ".to_vec();
+        if e.bits & BIT_KEY_BINARY != 0 {
+            line.extend_from_slice(&base64::encode(&key));
+        } else {
+            line.extend_from_slice(&key);
+        }
+        let exp = if e.exptime == 0 {
+            -1
+        } else {
+            now.wrapping_sub(e.exptime) as i32
+        };
+        let size = item_total(key.len(), e.flags, e.size as usize);
+        let _ = write!(
+            VecWriter(&mut line),
+            " exp={exp} la={} cas={} fetch={} cls={} size={size}\r\n",
+            now.wrapping_sub(e.atime),
+            e.cas,
+            if e.bits & BIT_FETCHED != 0 {
+                "yes"
+            } else {
+                "no"
+            },
+            slabs::class_of(size),
+        );
+        line
+    });
+    match line {
+        Some(l) => out.bytes().extend_from_slice(&l),
+        None => out.line("EN"),
+    }
+    stats::incr(&store.stats.cmd_meta);
 }
 
 fn mget(
@@ -251,7 +303,9 @@ fn mget(
                         } else {
                             b" h0"
                         }),
-                        b'O' | b'k' => echo_flags(&mut line, std::slice::from_ref(tok), of)?,
+                        // The item's own encoding, as memcached's ITEM_KEY_BINARY.
+                        b'k' => push_key(&mut line, &of.key, e.bits & BIT_KEY_BINARY != 0),
+                        b'O' => echo_flags(&mut line, std::slice::from_ref(tok), of)?,
                         _ => {}
                     }
                 }
@@ -280,6 +334,7 @@ fn mget(
             );
             if created {
                 stats::incr(&store.stats.total_items);
+                store.note_key(&d, of.key.len(), Some(of.binary));
             }
             found = attempt(created);
         }
@@ -420,6 +475,7 @@ fn marith(
             exptime,
             created,
         } => {
+            store.note_key(&d, of.key.len(), created.then_some(of.binary));
             if !created {
                 stats::incr(hit);
             }
@@ -561,6 +617,8 @@ pub fn finish_set(store: &Store, plan: &SetPlan, block: &[u8], out: &mut Output)
     );
     let (code, cas): (&[u8], u64) = match r {
         Stored::Stored { cas, .. } => {
+            let concat = matches!(plan.mode, Mode::Append | Mode::Prepend);
+            store.note_key(&d, of.key.len(), (!concat).then_some(of.binary));
             if of.quiet {
                 return;
             }

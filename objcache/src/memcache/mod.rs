@@ -1,5 +1,6 @@
 //! The memcache text protocol of memcached 1.6: [`parse`] turns lines into requests,
-//! [`exec`] runs the classic commands and [`meta`] the meta commands, [`session`] drives them
+//! [`exec`] runs the classic commands and [`meta`] the meta commands, [`slabs`] says where
+//! memcached would keep an object (for `me` and `stats items`), [`session`] drives them
 //! over a byte stream, writing replies into an [`Output`] whose segments keep pipelined
 //! replies in order while SSD tails are read.
 
@@ -8,6 +9,7 @@ pub mod exec;
 pub mod meta;
 pub mod parse;
 pub mod session;
+pub mod slabs;
 
 use std::collections::VecDeque;
 

@@ -158,11 +158,11 @@ pub enum Request<'a> {
         /// No reply wanted.
         noreply: bool,
     },
-    /// stats, with its optional sub-command.
-    Stats(Option<&'a [u8]>),
+    /// stats, with the tokens after it (sub-command and its arguments).
+    Stats(Vec<&'a [u8]>),
     /// quit.
     Quit,
-    /// A meta command (mg, ms, md, ma, mn): its letter and tokens after the command.
+    /// A meta command (mg, ms, md, ma, mn, me): its letter and tokens after the command.
     Meta {
         /// Second letter of the command.
         cmd: u8,
@@ -208,7 +208,7 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
     let cmd = t[0];
     if cmd.len() == 2 && cmd[0] == b'm' {
         return match cmd[1] {
-            b'g' | b's' | b'd' | b'n' | b'a' => Request::Meta {
+            b'g' | b's' | b'd' | b'n' | b'a' | b'e' => Request::Meta {
                 cmd: cmd[1],
                 args: t[1..].to_vec(),
                 ntokens,
@@ -357,7 +357,7 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
         }
         b"version" => Request::Version,
         b"quit" => Request::Quit,
-        b"stats" => Request::Stats(t.get(1).copied()),
+        b"stats" => Request::Stats(t[1..].to_vec()),
         _ if t[t.len() - 1].starts_with(b"HTTP/") => Request::Close,
         _ => error(ERROR),
     }

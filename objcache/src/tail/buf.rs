@@ -13,6 +13,9 @@ pub struct AlignedBuf {
 // SAFETY: the buffer owns its allocation; moving it to another thread moves ownership.
 unsafe impl Send for AlignedBuf {}
 
+// SAFETY: shared references only read the bytes (writing needs `&mut self`).
+unsafe impl Sync for AlignedBuf {}
+
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes rounded up to 4 KiB (at least 4 KiB).
     pub fn new(len: usize) -> AlignedBuf {

@@ -8,6 +8,7 @@
 
 pub mod blocking;
 pub mod buf;
+pub mod cache;
 pub mod extents;
 pub mod uring;
 

@@ -1,0 +1,285 @@
+//! One HTTP client connection: its input, the body of a request being skipped, and the
+//! queue of responses in request order. A response part is ready bytes, a byte range of an
+//! SSD tail (waiting for its read, then sent from the read buffer), or a fill being
+//! streamed from the origin (sent from the fill's value as it grows).
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::IpAddr;
+use std::ops::Range;
+use std::sync::Arc;
+
+use mio::net::TcpStream;
+
+use super::fill::{Fill, Phase};
+use super::parse::ChunkedDecoder;
+use super::respond::{self, Ask, Object, Source};
+use crate::clock;
+use crate::store::TailRef;
+use crate::tail::{AlignedBuf, TAIL_HEADER};
+
+/// A tail range waiting for, or sent from, its read.
+pub struct TailPart {
+    /// The tail to read.
+    pub tail: TailRef,
+    /// Bytes of the tail to send.
+    pub range: Range<usize>,
+    /// Read token once submitted.
+    pub token: Option<u64>,
+    /// The verified read, or the tail kept in RAM.
+    pub data: Option<Arc<AlignedBuf>>,
+    /// The object was read before: offer the read to the hot-tail cache.
+    pub hot: bool,
+}
+
+/// A response streamed from a fill.
+pub struct FillPart {
+    /// The fill.
+    pub fill: Arc<Fill>,
+    /// What the request asked.
+    pub ask: Ask,
+    /// The response head, once the fill's head arrived.
+    pub head: Option<Vec<u8>>,
+    /// Body bytes to send, as offsets in the fill's value.
+    pub range: Range<usize>,
+}
+
+/// One part of the pending output.
+pub enum Part {
+    /// Ready bytes.
+    Bytes(Vec<u8>),
+    /// An SSD tail range.
+    Tail(TailPart),
+    /// A fill.
+    Fill(FillPart),
+}
+
+/// The rest of a request body to read and drop.
+pub enum Skip {
+    /// Nothing to skip.
+    None,
+    /// This many bytes.
+    Bytes(u64),
+    /// A chunked body.
+    Chunked(ChunkedDecoder),
+}
+
+/// A client connection.
+pub struct Conn {
+    /// The socket.
+    pub stream: TcpStream,
+    /// The client's address.
+    pub peer: IpAddr,
+    /// Received bytes not yet consumed.
+    pub input: Vec<u8>,
+    /// Responses in request order.
+    pub parts: VecDeque<Part>,
+    /// Bytes of the front part already written.
+    written: usize,
+    /// Close once the parts are written (and read no more requests).
+    pub closing: bool,
+    /// A request body being skipped.
+    pub skip: Skip,
+}
+
+/// What writing achieved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flush {
+    /// Everything ready was written; more may come.
+    Idle,
+    /// The socket buffer is full.
+    Blocked,
+    /// The connection must close (socket error, a failed fill or tail mid-response, or
+    /// all written on a closing connection).
+    Close,
+}
+
+impl Conn {
+    /// A connection on an accepted socket.
+    pub fn new(stream: TcpStream, peer: IpAddr) -> Conn {
+        Conn {
+            stream,
+            peer,
+            input: Vec::new(),
+            parts: VecDeque::new(),
+            written: 0,
+            closing: false,
+            skip: Skip::None,
+        }
+    }
+
+    /// Reads what the socket has; false on EOF or error.
+    pub fn fill_input(&mut self, scratch: &mut [u8]) -> bool {
+        loop {
+            match self.stream.read(scratch) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.input.extend_from_slice(&scratch[..n]);
+                    if n < scratch.len() {
+                        return true;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Appends bytes to the output.
+    pub fn push_bytes(&mut self, bytes: Vec<u8>) {
+        if let Some(Part::Bytes(b)) = self.parts.back_mut() {
+            if b.len() + bytes.len() <= 64 << 10 {
+                b.extend_from_slice(&bytes);
+                return;
+            }
+        }
+        self.parts.push_back(Part::Bytes(bytes));
+    }
+
+    /// True when a response waits for a fill.
+    pub fn waits_for_fill(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::Fill(_)))
+    }
+
+    /// Writes ready output in order, until a part waits or the socket is full.
+    pub fn flush(&mut self, sent: &mut u64) -> Flush {
+        loop {
+            let Some(front) = self.parts.front_mut() else {
+                return if self.closing {
+                    Flush::Close
+                } else {
+                    Flush::Idle
+                };
+            };
+            let step = match front {
+                Part::Bytes(b) => write_from(&mut self.stream, &b[self.written..], sent),
+                Part::Tail(t) => match &t.data {
+                    None => return Flush::Idle,
+                    Some(buf) => {
+                        let from = TAIL_HEADER + t.range.start + self.written;
+                        let to = TAIL_HEADER + t.range.end;
+                        write_from(&mut self.stream, &buf[from..to], sent)
+                    }
+                },
+                Part::Fill(f) => match fill_step(&mut self.stream, f, &mut self.written, sent) {
+                    FillStep::Wrote(r) => r,
+                    FillStep::Finished => Ok(Some(0)),
+                    FillStep::Waiting => return Flush::Idle,
+                    FillStep::Broken => return Flush::Close,
+                },
+            };
+            match step {
+                Ok(Some(n)) => {
+                    self.written += n;
+                    if self.front_done() {
+                        self.written = 0;
+                        self.parts.pop_front();
+                    }
+                }
+                Ok(None) => return Flush::Blocked,
+                Err(_) => return Flush::Close,
+            }
+        }
+    }
+
+    fn front_done(&self) -> bool {
+        match self.parts.front() {
+            Some(Part::Bytes(b)) => self.written == b.len(),
+            Some(Part::Tail(t)) => self.written == t.range.len(),
+            Some(Part::Fill(f)) => f
+                .head
+                .as_ref()
+                .is_some_and(|h| self.written == h.len() + f.range.len()),
+            None => false,
+        }
+    }
+}
+
+/// Ok(Some(n)): n bytes written; Ok(None): the socket is full.
+fn write_from(stream: &mut TcpStream, bytes: &[u8], sent: &mut u64) -> io::Result<Option<usize>> {
+    if bytes.is_empty() {
+        return Ok(Some(0));
+    }
+    loop {
+        match stream.write(bytes) {
+            Ok(n) => {
+                *sent += n as u64;
+                return Ok(Some(n));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+enum FillStep {
+    Wrote(io::Result<Option<usize>>),
+    Finished,
+    Waiting,
+    Broken,
+}
+
+/// One write of a fill part: its head once the fill has one (for a body of unknown length,
+/// once the body is complete), then body bytes as they arrive. `written` counts the head
+/// and the body bytes sent.
+fn fill_step(
+    stream: &mut TcpStream,
+    f: &mut FillPart,
+    written: &mut usize,
+    sent: &mut u64,
+) -> FillStep {
+    let st = f.fill.lock();
+    if f.head.is_none() {
+        let ready = match st.phase {
+            Phase::Waiting => false,
+            Phase::Streaming => st.body_len.is_some(),
+            Phase::Done | Phase::Failed => true,
+        };
+        if !ready {
+            return FillStep::Waiting;
+        }
+        let mut head = Vec::with_capacity(512);
+        let now = clock::unix_now();
+        match (st.phase, st.meta) {
+            (Phase::Failed, None) => {
+                respond::error(&mut head, &f.ask, st.error_status, now);
+                f.range = 0..0;
+            }
+            (Phase::Failed, Some(_)) if st.body_len.is_none() => return FillStep::Broken,
+            (_, Some(meta)) => {
+                let body_len = st.body_len.unwrap_or(0);
+                let obj = Object {
+                    status: meta.status,
+                    headers: meta.headers(&st.value),
+                    body_len,
+                    age: u64::from(meta.age),
+                    source: Source::Miss,
+                };
+                let (_, r) = respond::object_head(&mut head, &f.ask, &obj, now);
+                let start = meta.body_start();
+                f.range = start + r.start as usize..start + r.end as usize;
+            }
+            (_, None) => return FillStep::Broken,
+        }
+        f.head = Some(head);
+    }
+    let head = f.head.as_ref().expect("set above");
+    if *written < head.len() {
+        return FillStep::Wrote(write_from(stream, &head[*written..], sent));
+    }
+    let at = f.range.start + (*written - head.len());
+    if at == f.range.end {
+        return FillStep::Finished;
+    }
+    let have = st.value.len().min(f.range.end);
+    if at < have {
+        return FillStep::Wrote(write_from(stream, &st.value[at..have], sent));
+    }
+    if st.phase == Phase::Failed || st.phase == Phase::Done {
+        // The body ended (or broke) before the declared length.
+        return FillStep::Broken;
+    }
+    FillStep::Waiting
+}

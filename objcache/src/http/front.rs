@@ -1,0 +1,486 @@
+//! The HTTP front's event loops: --cores loops, each with its own SO_REUSEPORT listener,
+//! client connections, origin connections, tail reader and a waker through which other
+//! loops announce progress of fills its clients read.
+
+use std::collections::HashSet;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token, Waker};
+use slab::Slab;
+
+use super::conn::{Conn, Flush, Part};
+use super::fill::{Fill, Fills, Phase};
+use super::object::META_LEN;
+use super::origin::{Limits, OriginConn, Progress};
+use super::serve::{self, Shared};
+use super::stats::HttpStats;
+use crate::config::StoreConfig;
+use crate::stats;
+use crate::store::Store;
+use crate::tail::{ReadDone, ReadJob, TailReader};
+use crate::worker::{self, TailEngine};
+
+const LISTENER: Token = Token(0);
+const TAIL: Token = Token(1);
+const WAKE: Token = Token(2);
+const FIRST_CONN: usize = 3;
+const FIRST_ORIGIN: usize = 1 << 40;
+
+/// Starts the HTTP loops; returns their counters.
+pub fn start(
+    store: &Arc<Store>,
+    cfg: &StoreConfig,
+    engine: TailEngine,
+) -> anyhow::Result<Arc<HttpStats>> {
+    let http = cfg.http.clone().expect("start is called with --mirror");
+    let stats = Arc::new(HttpStats::default());
+    let addr = SocketAddr::new(cfg.listen_address, http.port);
+    let mut loops = Vec::with_capacity(cfg.cores);
+    for _ in 0..cfg.cores {
+        let listener = worker::reuseport_listener(addr)
+            .map_err(|e| anyhow::anyhow!("binding HTTP port {addr}: {e}"))?;
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        loops.push((listener, poll, waker));
+    }
+    let max_headers = if cfg.ssd_dir.is_some() {
+        cfg.ram_head as usize
+    } else {
+        64 << 10
+    };
+    let shared = Arc::new(Shared {
+        store: Arc::clone(store),
+        fills: Fills::new(Arc::clone(store), Arc::clone(&stats))?,
+        stats: Arc::clone(&stats),
+        wakers: loops.iter().map(|(_, _, w)| Arc::clone(w)).collect(),
+        limits: Limits {
+            default_ttl: http.default_ttl,
+            max_headers: max_headers.max(META_LEN),
+            timeout: http.origin_timeout,
+        },
+        cfg: http,
+    });
+    for (id, (listener, poll, _)) in loops.into_iter().enumerate() {
+        let sh = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name(format!("goblin-http-{id}"))
+            .spawn(move || {
+                if let Err(e) = run(id, sh, poll, listener, engine) {
+                    eprintln!("goblin-store: HTTP loop {id} stopped: {e}");
+                }
+            })?;
+    }
+    eprintln!(
+        "goblin-store: HTTP mirror of {} on {addr}, {} loops",
+        shared.cfg.origin_host, cfg.cores
+    );
+    Ok(stats)
+}
+
+struct Front {
+    id: usize,
+    sh: Arc<Shared>,
+    poll: Poll,
+    conns: Slab<Conn>,
+    origins: Slab<OriginConn>,
+    idle: Vec<usize>,
+    reader: Option<TailReader>,
+    seq: u32,
+    scratch: Vec<u8>,
+    started: Vec<Arc<Fill>>,
+    fill_conns: HashSet<usize>,
+}
+
+fn run(
+    id: usize,
+    sh: Arc<Shared>,
+    poll: Poll,
+    listener: std::net::TcpListener,
+    engine: TailEngine,
+) -> io::Result<()> {
+    let mut listener = TcpListener::from_std(listener);
+    poll.registry()
+        .register(&mut listener, LISTENER, Interest::READABLE)?;
+    let reader = worker::tail_reader(&poll, TAIL, engine)?;
+    let mut f = Front {
+        id,
+        sh,
+        poll,
+        conns: Slab::new(),
+        origins: Slab::new(),
+        idle: Vec::new(),
+        reader,
+        seq: 0,
+        scratch: vec![0; 256 << 10],
+        started: Vec::new(),
+        fill_conns: HashSet::new(),
+    };
+    let mut events = Events::with_capacity(1024);
+    let mut done = Vec::new();
+    loop {
+        let timeout = f
+            .next_deadline()
+            .map(|d| d.saturating_duration_since(Instant::now()));
+        if let Err(e) = f.poll.poll(&mut events, timeout) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        for ev in &events {
+            match ev.token() {
+                LISTENER => f.accept(&listener),
+                TAIL => {
+                    if let Some(r) = f.reader.as_mut() {
+                        r.drain(&mut done);
+                    }
+                    for d in done.drain(..) {
+                        f.tail_done(d);
+                    }
+                }
+                WAKE => f.pump_fill_conns(),
+                Token(t) if t >= FIRST_ORIGIN => f.origin_event(t - FIRST_ORIGIN),
+                Token(t) => f.conn_event(t - FIRST_CONN),
+            }
+        }
+        f.expire_origins();
+    }
+}
+
+impl Front {
+    fn loop_bit(&self) -> u64 {
+        1 << (self.id % 64)
+    }
+
+    fn accept(&mut self, listener: &TcpListener) {
+        loop {
+            match listener.accept() {
+                Ok((mut stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    let entry = self.conns.vacant_entry();
+                    let token = Token(entry.key() + FIRST_CONN);
+                    if self
+                        .poll
+                        .registry()
+                        .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+                        .is_ok()
+                    {
+                        entry.insert(Conn::new(stream, peer.ip()));
+                        stats::incr(&self.sh.stats.curr_connections);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    eprintln!("goblin-store: HTTP accept failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn conn_event(&mut self, key: usize) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        if !conn.fill_input(&mut self.scratch) && conn.parts.is_empty() {
+            self.close(key);
+            return;
+        }
+        self.pump(key);
+    }
+
+    /// Runs requests, starts fetches, submits tail reads and writes, until nothing moves.
+    fn pump(&mut self, key: usize) {
+        let bit = self.loop_bit();
+        loop {
+            let Some(conn) = self.conns.get_mut(key) else {
+                return;
+            };
+            let before = (conn.input.len(), conn.parts.len());
+            serve::process(conn, &self.sh, bit, &mut self.started);
+            let progressed = (conn.input.len(), conn.parts.len()) != before;
+            let mut sent = 0;
+            let flushed = conn.flush(&mut sent);
+            stats::add(&self.sh.stats.bytes_sent, sent);
+            self.start_fills();
+            self.submit_tails(key);
+            match flushed {
+                Flush::Close => {
+                    self.close(key);
+                    return;
+                }
+                Flush::Blocked => break,
+                Flush::Idle if !progressed && sent == 0 => break,
+                Flush::Idle => {}
+            }
+        }
+        if self.conns.get(key).is_some_and(Conn::waits_for_fill) {
+            self.fill_conns.insert(key);
+        }
+    }
+
+    fn pump_fill_conns(&mut self) {
+        let keys: Vec<usize> = self.fill_conns.drain().collect();
+        for key in keys {
+            self.pump(key);
+        }
+    }
+
+    fn submit_tails(&mut self, key: usize) {
+        let Some(reader) = self.reader.as_mut() else {
+            return;
+        };
+        let chunk = self.sh.store.config().io_chunk as usize;
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        for part in conn.parts.iter_mut() {
+            if let Part::Tail(t) = part {
+                if t.token.is_none() && t.data.is_none() {
+                    self.seq = self.seq.wrapping_add(1);
+                    let token = ((key as u64) << 32) | u64::from(self.seq);
+                    t.token = Some(token);
+                    reader.submit(ReadJob {
+                        token,
+                        fd: t.tail.fd,
+                        offset: t.tail.offset,
+                        len: t.tail.extent_len,
+                        chunk,
+                    });
+                }
+            }
+        }
+    }
+
+    fn tail_done(&mut self, done: ReadDone) {
+        let key = (done.token >> 32) as usize;
+        let st = &self.sh.store.stats;
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let Some(t) = conn.parts.iter_mut().find_map(|p| match p {
+            Part::Tail(t) if t.token == Some(done.token) => Some(t),
+            _ => None,
+        }) else {
+            return;
+        };
+        let ok = match done.result {
+            Ok(buf) => {
+                stats::add(&st.ssd_bytes_read, buf.len() as u64);
+                if t.tail.verify(&buf).is_some() {
+                    let buf = Arc::new(buf);
+                    if t.hot {
+                        self.sh
+                            .store
+                            .tails
+                            .offer(&t.tail.digest, t.tail.cas, Arc::clone(&buf));
+                    }
+                    t.data = Some(buf);
+                    true
+                } else {
+                    stats::incr(&st.ssd_check_failures);
+                    false
+                }
+            }
+            Err(e) => {
+                eprintln!("goblin-store: tail read failed, object dropped: {e}");
+                stats::incr(&st.ssd_io_errors);
+                false
+            }
+        };
+        if !ok {
+            // The head is already on its way: the client sees a short body and a close.
+            let tail = t.tail;
+            self.sh.store.delete(&tail.digest, tail.cas);
+            self.close(key);
+            return;
+        }
+        self.pump(key);
+    }
+
+    /// Starts the fetches queued by request handling.
+    fn start_fills(&mut self) {
+        while let Some(fill) = self.started.pop() {
+            self.fetch(fill, false);
+        }
+    }
+
+    fn fetch(&mut self, fill: Arc<Fill>, fresh: bool) {
+        let mut request = Vec::with_capacity(fill.path.len() + 96);
+        request.extend_from_slice(b"GET ");
+        request.extend_from_slice(&fill.path);
+        request.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        request.extend_from_slice(self.sh.cfg.origin_host.as_bytes());
+        request.extend_from_slice(b"\r\n");
+        if fill.class == super::object::AeClass::Gzip {
+            request.extend_from_slice(b"Accept-Encoding: gzip\r\n");
+        }
+        request.extend_from_slice(b"\r\n");
+        let key = match self.idle.pop().filter(|_| !fresh) {
+            Some(key) => key,
+            None => match OriginConn::connect(self.sh.cfg.origin) {
+                Ok(mut oc) => {
+                    let entry = self.origins.vacant_entry();
+                    let token = Token(entry.key() + FIRST_ORIGIN);
+                    if self
+                        .poll
+                        .registry()
+                        .register(
+                            &mut oc.stream,
+                            token,
+                            Interest::READABLE | Interest::WRITABLE,
+                        )
+                        .is_err()
+                    {
+                        self.fail_fill(&fill, 502);
+                        return;
+                    }
+                    entry.insert(oc);
+                    token.0 - FIRST_ORIGIN
+                }
+                Err(_) => {
+                    self.fail_fill(&fill, 502);
+                    return;
+                }
+            },
+        };
+        self.origins[key].begin(fill, request, self.sh.limits.timeout);
+        self.origin_event(key);
+    }
+
+    fn origin_event(&mut self, key: usize) {
+        let Some(oc) = self.origins.get_mut(key) else {
+            return;
+        };
+        if oc.fill().is_none() {
+            if !oc.idle_alive(&mut self.scratch) {
+                self.idle.retain(|&k| k != key);
+                self.drop_origin(key);
+            }
+            return;
+        }
+        let progress = oc.drive(&mut self.scratch, &self.sh.limits);
+        self.settle(key, progress);
+    }
+
+    /// Acts on what an origin connection's fetch did.
+    fn settle(&mut self, key: usize, progress: Progress) {
+        let fill = match progress {
+            Progress::Pending => self.origins[key].fill().cloned(),
+            Progress::Done { keep_alive } => {
+                let fill = self.origins[key].take_fill();
+                if keep_alive {
+                    self.idle.push(key);
+                } else {
+                    self.drop_origin(key);
+                }
+                if let Some(f) = &fill {
+                    self.sh.fills.finish(f);
+                }
+                fill
+            }
+            Progress::Failed { before_head, retry } => {
+                let fill = self.origins[key].take_fill();
+                self.drop_origin(key);
+                let Some(fill) = fill else { return };
+                if retry {
+                    self.fetch(fill, true);
+                    return;
+                }
+                if before_head {
+                    self.fail_fill(&fill, 502);
+                } else {
+                    self.abort_fill(&fill);
+                }
+                Some(fill)
+            }
+        };
+        if let Some(f) = fill {
+            self.announce(&f);
+        }
+    }
+
+    /// A fetch failed before a response head: its waiters get `status`.
+    fn fail_fill(&mut self, fill: &Arc<Fill>, status: u16) {
+        {
+            let mut st = fill.lock();
+            st.phase = Phase::Failed;
+            st.error_status = status;
+        }
+        self.sh.stats.origin_errors.fetch_add(1, Ordering::Relaxed);
+        self.sh.fills.finish(fill);
+        self.announce(fill);
+    }
+
+    /// A fetch failed in its body: its readers are cut off, nothing is stored.
+    fn abort_fill(&mut self, fill: &Arc<Fill>) {
+        fill.lock().phase = Phase::Failed;
+        self.sh.stats.fills_aborted.fetch_add(1, Ordering::Relaxed);
+        self.sh.fills.finish(fill);
+    }
+
+    /// Lets the readers of `fill` on this loop and on the others see its progress.
+    fn announce(&mut self, fill: &Arc<Fill>) {
+        let loops = fill.lock().loops;
+        for (i, w) in self.sh.wakers.iter().enumerate() {
+            if i != self.id && loops & (1 << (i % 64)) != 0 {
+                let _ = w.wake();
+            }
+        }
+        if loops & self.loop_bit() != 0 {
+            self.pump_fill_conns();
+        }
+    }
+
+    fn drop_origin(&mut self, key: usize) {
+        if self.origins.contains(key) {
+            let mut oc = self.origins.remove(key);
+            let _ = self.poll.registry().deregister(&mut oc.stream);
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.origins.iter().filter_map(|(_, o)| o.deadline).min()
+    }
+
+    /// Fails the fetches whose origin went quiet past --origin-timeout (504 before a head).
+    fn expire_origins(&mut self) {
+        let now = Instant::now();
+        let late: Vec<usize> = self
+            .origins
+            .iter()
+            .filter(|(_, o)| o.deadline.is_some_and(|d| d <= now))
+            .map(|(k, _)| k)
+            .collect();
+        for key in late {
+            let Some(fill) = self.origins[key].take_fill() else {
+                continue;
+            };
+            self.drop_origin(key);
+            let before_head = fill.lock().phase == Phase::Waiting;
+            if before_head {
+                self.fail_fill(&fill, 504);
+            } else {
+                self.abort_fill(&fill);
+                self.announce(&fill);
+            }
+        }
+    }
+
+    fn close(&mut self, key: usize) {
+        if self.conns.contains(key) {
+            let mut conn = self.conns.remove(key);
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+            self.fill_conns.remove(&key);
+            self.sh
+                .stats
+                .curr_connections
+                .fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Counters of the HTTP front, served as JSON at /goblin/stats beside the store's own.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Relaxed atomic counters shared by the HTTP event loops.
+#[derive(Default)]
+pub struct HttpStats {
+    /// Requests parsed.
+    pub requests: AtomicU64,
+    /// Requests answered from the store.
+    pub hits: AtomicU64,
+    /// Requests that started an origin fetch.
+    pub misses: AtomicU64,
+    /// Requests that joined a fetch already under way for their key.
+    pub joined: AtomicU64,
+    /// Origin responses not cacheable (no-store, private, 5xx, ...), passed through.
+    pub passes: AtomicU64,
+    /// Fetches that failed before a response head (502/504 to the waiters).
+    pub origin_errors: AtomicU64,
+    /// Fetches that failed in the body (waiters closed, nothing admitted).
+    pub fills_aborted: AtomicU64,
+    /// Objects admitted to the store.
+    pub admitted: AtomicU64,
+    /// Objects the store could not take.
+    pub not_admitted: AtomicU64,
+    /// PURGE requests that removed something.
+    pub purges: AtomicU64,
+    /// Requests refused with a 4xx/5xx of the front's own.
+    pub bad_requests: AtomicU64,
+    /// Response bytes written to clients.
+    pub bytes_sent: AtomicU64,
+    /// Client connections open now.
+    pub curr_connections: AtomicU64,
+}
+
+impl HttpStats {
+    /// Every counter as `(name, value)`.
+    pub fn counters(&self) -> [(&'static str, u64); 13] {
+        let v = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        [
+            ("requests", v(&self.requests)),
+            ("hits", v(&self.hits)),
+            ("misses", v(&self.misses)),
+            ("joined", v(&self.joined)),
+            ("passes", v(&self.passes)),
+            ("origin_errors", v(&self.origin_errors)),
+            ("fills_aborted", v(&self.fills_aborted)),
+            ("admitted", v(&self.admitted)),
+            ("not_admitted", v(&self.not_admitted)),
+            ("purges", v(&self.purges)),
+            ("bad_requests", v(&self.bad_requests)),
+            ("bytes_sent", v(&self.bytes_sent)),
+            ("curr_connections", v(&self.curr_connections)),
+        ]
+    }
+}
