@@ -159,6 +159,21 @@ impl Db {
             .copied()
     }
 
+    /// The slot of `key`'s entry, expired or not (see [`Db::entry`]).
+    pub fn find_id(&self, key: &[u8]) -> Option<u32> {
+        self.find(key)
+    }
+
+    /// The entry in slot `id` (from [`Db::find_id`], with no removal since).
+    pub fn entry(&self, id: u32) -> &Entry {
+        &self.slots[id as usize]
+    }
+
+    /// The entry in slot `id`, mutable.
+    pub fn entry_mut(&mut self, id: u32) -> &mut Entry {
+        &mut self.slots[id as usize]
+    }
+
     /// The entry for `key`, expired or not.
     pub fn get(&self, key: &[u8]) -> Option<&Entry> {
         self.find(key).map(|id| &self.slots[id as usize])

@@ -15,13 +15,15 @@ use crate::server::{unix_ms, Server};
 use crate::{notice, warning};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::time::{Duration, Instant};
 
 /// Bytes read per read call.
 const READ_CHUNK: usize = 16 * 1024;
 /// Pending reply bytes past which a connection's requests wait until the client reads.
 const PAUSE_OUTPUT: usize = 64 * 1024 * 1024;
+/// Requests with at most this many arguments pass them in a stack array.
+const STACK_ARGS: usize = 16;
 /// Tokens at and above this are listeners.
 const LISTENER_BASE: usize = usize::MAX - 64;
 
@@ -185,7 +187,7 @@ pub fn service(server: &mut Server, poll: &Poll, token: usize) {
     };
     let mut open = flush(server, &mut conn);
     while open && !conn.closing && conn.pending_output() < PAUSE_OUTPUT {
-        let (got, eof) = read_available(server, &mut conn);
+        let ReadOutcome { got, eof, drained } = read_available(server, &mut conn);
         if got == 0 && eof {
             open = false;
             break;
@@ -204,6 +206,10 @@ pub fn service(server: &mut Server, poll: &Poll, token: usize) {
         open = flush(server, &mut conn);
         if got == 0 || eof {
             open &= !eof || conn.pending_output() > 0;
+            break;
+        }
+        if drained {
+            // The socket is empty: reading again now would only return WouldBlock.
             break;
         }
     }
@@ -272,32 +278,67 @@ fn close(server: &mut Server, poll: &Poll, token: usize, mut conn: Conn) {
     server.conns.remove(token);
 }
 
-/// Reads what the socket has. Returns the byte count and whether the peer closed.
-fn read_available(server: &mut Server, conn: &mut Conn) -> (usize, bool) {
+/// What one [`read_available`] call saw.
+struct ReadOutcome {
+    /// Bytes read.
+    got: usize,
+    /// The peer closed (or the socket failed).
+    eof: bool,
+    /// The last read returned less than asked: the socket was empty at that moment, so a
+    /// further read would only return WouldBlock (new bytes raise a new readiness event).
+    drained: bool,
+}
+
+/// Reads what the socket has, straight into the read buffer's spare capacity (no zeroing
+/// of a chunk per read).
+fn read_available(server: &mut Server, conn: &mut Conn) -> ReadOutcome {
+    use std::os::fd::AsRawFd;
+    let fd = conn.stream.as_raw_fd();
     let mut total = 0;
     server.stats.reads_processed += 1;
     loop {
-        let len = conn.rbuf.len();
-        conn.rbuf.resize(len + READ_CHUNK, 0);
-        match conn.stream.read(&mut conn.rbuf[len..]) {
-            Ok(0) => {
-                conn.rbuf.truncate(len);
-                return (total, true);
+        conn.rbuf.reserve(READ_CHUNK);
+        let spare = conn.rbuf.spare_capacity_mut();
+        let want = spare.len();
+        // SAFETY: `spare` is writable memory owned by `rbuf` of `want` bytes; read(2)
+        // initializes the first `n` of them, and only those become part of the vector.
+        let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), want) };
+        if n > 0 {
+            let n = n as usize;
+            // SAFETY: the kernel wrote `n <= want` bytes past the old length.
+            unsafe { conn.rbuf.set_len(conn.rbuf.len() + n) };
+            total += n;
+            server.stats.net_input_bytes += n as u64;
+            if n < want || conn.pending_input() >= 4 * READ_CHUNK {
+                return ReadOutcome {
+                    got: total,
+                    eof: false,
+                    drained: n < want,
+                };
             }
-            Ok(n) => {
-                conn.rbuf.truncate(len + n);
-                total += n;
-                server.stats.net_input_bytes += n as u64;
-                if n < READ_CHUNK || conn.pending_input() >= 4 * READ_CHUNK {
-                    return (total, false);
+        } else if n == 0 {
+            return ReadOutcome {
+                got: total,
+                eof: true,
+                drained: true,
+            };
+        } else {
+            let e = std::io::Error::last_os_error();
+            match e.kind() {
+                ErrorKind::WouldBlock => {
+                    return ReadOutcome {
+                        got: total,
+                        eof: false,
+                        drained: true,
+                    }
                 }
-            }
-            Err(e) => {
-                conn.rbuf.truncate(len);
-                match e.kind() {
-                    ErrorKind::WouldBlock => return (total, false),
-                    ErrorKind::Interrupted => continue,
-                    _ => return (total, true),
+                ErrorKind::Interrupted => continue,
+                _ => {
+                    return ReadOutcome {
+                        got: total,
+                        eof: true,
+                        drained: true,
+                    }
                 }
             }
         }
@@ -306,6 +347,10 @@ fn read_available(server: &mut Server, conn: &mut Conn) -> (usize, bool) {
 
 /// Runs every complete request in the read buffer.
 fn run_requests(server: &mut Server, conn: &mut Conn) {
+    if conn.pending_input() > 0 {
+        // Once per read, as Redis updates lastinteraction per read, not per command.
+        conn.client.last_interaction = Instant::now();
+    }
     loop {
         if conn.client.blocked.is_some() || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
             break;
@@ -325,11 +370,27 @@ fn run_requests(server: &mut Server, conn: &mut Conn) {
                     client,
                     ..
                 } = conn;
-                let args: Vec<&[u8]> = match parser.inline_args() {
-                    Some(inline) => inline.iter().map(Vec::as_slice).collect(),
-                    None => parser.args().iter().map(|r| &rbuf[r.clone()]).collect(),
+                // Most requests have a few arguments: those borrow a stack array.
+                let mut inline_store: [&[u8]; STACK_ARGS] = [&[]; STACK_ARGS];
+                let heap_store: Vec<&[u8]>;
+                let args: &[&[u8]] = match parser.inline_args() {
+                    Some(inline) => {
+                        heap_store = inline.iter().map(Vec::as_slice).collect();
+                        &heap_store
+                    }
+                    None if parser.args().len() <= STACK_ARGS => {
+                        let ranges = parser.args();
+                        for (dst, r) in inline_store.iter_mut().zip(ranges) {
+                            *dst = &rbuf[r.clone()];
+                        }
+                        &inline_store[..ranges.len()]
+                    }
+                    None => {
+                        heap_store = parser.args().iter().map(|r| &rbuf[r.clone()]).collect();
+                        &heap_store
+                    }
                 };
-                commands::execute(server, client, wbuf, &args);
+                commands::execute(server, client, wbuf, args);
                 if client.close_after_reply {
                     conn.closing = true;
                 }

@@ -40,8 +40,16 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     if s.is_empty() || s[0].is_ascii_whitespace() {
         return None;
     }
+    if let Some(v) = parse_small_integer(s) {
+        return Some(v);
+    }
     let text = std::str::from_utf8(s).ok()?;
     let body = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let b = body.as_bytes();
+    if b.len() > 8 && b[0].is_ascii_digit() && !b[1].eq_ignore_ascii_case(&b'x') {
+        // Not a word or a hex float: skip the lowercased copy below.
+        return parse_decimal(text, body);
+    }
     let lower = body.to_ascii_lowercase();
     if lower == "inf" || lower == "infinity" {
         return Some(if text.starts_with('-') {
@@ -53,6 +61,35 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     if let Some(hex) = lower.strip_prefix("0x") {
         return parse_hex_float(hex).map(|v| if text.starts_with('-') { -v } else { v });
     }
+    parse_decimal(text, &lower)
+}
+
+/// An optionally signed run of at most 15 decimal digits (leading zeros allowed, as strtod
+/// reads them): exact as an `f64` with no float parsing. None for anything else.
+#[inline]
+fn parse_small_integer(s: &[u8]) -> Option<f64> {
+    let (negative, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 15 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    let v = v as f64;
+    Some(if negative { -v } else { v })
+}
+
+/// The decimal forms strtod reads, `body` being the text after its sign.
+fn parse_decimal(text: &str, body: &str) -> Option<f64> {
     // Rust accepts the same decimal forms as strtod ("1e5", ".5", "5.") except words.
     if !body
         .bytes()
@@ -102,7 +139,6 @@ fn parse_hex_float(s: &str) -> Option<f64> {
 /// within ±2^62 as integers, anything else in the shortest form that round-trips, in
 /// fixed notation for moderate exponents and in "1.5e+300" form otherwise.
 pub fn format_double(value: f64, out: &mut Vec<u8>) {
-    use std::io::Write;
     if value.is_nan() {
         out.extend_from_slice(b"nan");
     } else if value.is_infinite() {
@@ -117,10 +153,30 @@ pub fn format_double(value: f64, out: &mut Vec<u8>) {
         && value <= (i64::MAX / 2) as f64
         && value == (value as i64) as f64
     {
-        let _ = write!(out, "{}", value as i64);
+        write_i64(value as i64, out);
     } else {
         format_shortest(value, out);
     }
+}
+
+/// Appends the decimal text of `v`.
+#[inline]
+pub fn write_i64(v: i64, out: &mut Vec<u8>) {
+    let mut bytes = [0u8; 20];
+    let mut i = bytes.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        bytes[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&bytes[i..]);
 }
 
 /// The grisu-style emitter Redis 7.2 uses (fpconv_dtoa): `digits` x 10^k.

@@ -109,6 +109,8 @@ pub struct Server {
     pub lazyfree: LazyFree,
     /// Start time.
     pub started: Instant,
+    /// Start time, Unix milliseconds (the base of the access-time clock).
+    started_ms: u64,
     /// Random run id (INFO run_id).
     pub run_id: String,
     /// Keys changed since the last save (INFO rdb_changes_since_last_save).
@@ -150,6 +152,7 @@ impl Server {
             slowlog: Default::default(),
             lazyfree: LazyFree::start(),
             started: Instant::now(),
+            started_ms: unix_ms(),
             run_id: String::new(),
             dirty: 0,
             rdb: crate::rdb::SaveState::new(),
@@ -174,7 +177,13 @@ impl Server {
 
     /// Server clock in seconds, for access times.
     pub fn clock_secs(&self) -> u32 {
-        self.started.elapsed().as_secs() as u32
+        self.clock_secs_at(unix_ms())
+    }
+
+    /// The server clock at Unix time `now_ms` (what a command already read), so a lookup
+    /// does not read the clock again.
+    fn clock_secs_at(&self, now_ms: u64) -> u32 {
+        (now_ms.saturating_sub(self.started_ms) / 1000) as u32
     }
 
     /// Removes `key` if its time has come. Returns true when it was removed.
@@ -189,6 +198,20 @@ impl Server {
         }
     }
 
+    /// The live entry for `key`: one hash lookup, and the key is removed instead when its
+    /// time has come.
+    fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<u32> {
+        let id = self.dbs[db].find_id(key)?;
+        match self.dbs[db].entry(id).expire_at() {
+            Some(at) if at <= now_ms => {
+                self.stats.expired_keys += 1;
+                self.delete(db, key);
+                None
+            }
+            _ => Some(id),
+        }
+    }
+
     /// Looks a key up for reading: expires it if due, counts a hit or a miss and updates
     /// its access time (unless `touch` is false, as for CLIENT NO-TOUCH).
     pub fn lookup_read(
@@ -198,11 +221,11 @@ impl Server {
         now_ms: u64,
         touch: bool,
     ) -> Option<&mut Entry> {
-        self.expire_if_needed(db, key, now_ms);
-        let clock = self.clock_secs();
-        match self.dbs[db].get_mut(key) {
-            Some(e) => {
+        let clock = self.clock_secs_at(now_ms);
+        match self.live_entry(db, key, now_ms) {
+            Some(id) => {
                 self.stats.keyspace_hits += 1;
+                let e = self.dbs[db].entry_mut(id);
                 if touch {
                     e.accessed = clock;
                 }
@@ -217,11 +240,36 @@ impl Server {
 
     /// Looks a key up for writing: expires it if due; no statistics.
     pub fn lookup_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
-        self.expire_if_needed(db, key, now_ms);
-        let clock = self.clock_secs();
-        let e = self.dbs[db].get_mut(key)?;
+        let clock = self.clock_secs_at(now_ms);
+        let id = self.live_entry(db, key, now_ms)?;
+        let e = self.dbs[db].entry_mut(id);
         e.accessed = clock;
         Some(e)
+    }
+
+    /// Looks a key up for writing, creating it with `make()` when absent (expired keys
+    /// count as absent). Returns the entry and whether it was created; a created key is
+    /// signalled to watchers and blocked clients as [`Server::store_value`] does.
+    pub fn lookup_write_or_create(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        make: impl FnOnce() -> Value,
+    ) -> (&mut Entry, bool) {
+        let clock = self.clock_secs_at(now_ms);
+        let (id, created) = match self.live_entry(db, key, now_ms) {
+            Some(id) => (id, false),
+            None => {
+                self.dbs[db].insert(key, make(), clock);
+                self.signal_modified(db, key);
+                self.signal_ready(db, key);
+                (self.dbs[db].find_id(key).expect("just inserted"), true)
+            }
+        };
+        let e = self.dbs[db].entry_mut(id);
+        e.accessed = clock;
+        (e, created)
     }
 
     /// Deletes a key (freeing a large value off the loop). Returns true when it existed.

@@ -6,15 +6,21 @@ use std::collections::BTreeMap;
 /// command (an HdrHistogram from 1 ns to 1 s): a value is counted in a bucket of values that
 /// agree in their top eight bits, and a percentile is answered with the highest value of the
 /// bucket it falls in (hdr_value_at_percentile).
+///
+/// The buckets are one flat array in value order (allocated on the first value): 256
+/// one-nanosecond buckets below 256 ns, then 128 buckets per power of two up to 2^30 ns, so
+/// counting a call is an index computation and one increment.
 #[derive(Debug, Default, Clone)]
 pub struct LatencyHistogram {
-    /// Lowest value of each bucket -> count.
-    buckets: BTreeMap<u64, u64>,
+    /// Count per bucket, by [`LatencyHistogram::index`].
+    buckets: Vec<u64>,
     total: u64,
 }
 
 impl LatencyHistogram {
     const MAX_NANOS: u64 = 1_000_000_000;
+    /// Buckets: 256 below 2^8, then 128 for each magnitude 8..=29.
+    const BUCKETS: usize = 256 + 22 * 128;
 
     /// Width of the bucket that starts at (or holds) `v`, a power of two.
     fn unit(v: u64) -> u64 {
@@ -22,11 +28,33 @@ impl LatencyHistogram {
         1 << (magnitude - 7)
     }
 
+    /// The bucket holding `v` (at most `MAX_NANOS`).
+    fn index(v: u64) -> usize {
+        let magnitude = 63 - (v | 0xff).leading_zeros();
+        if magnitude == 7 {
+            v as usize
+        } else {
+            256 + (magnitude as usize - 8) * 128 + (v >> (magnitude - 7)) as usize - 128
+        }
+    }
+
+    /// The lowest value of bucket `i`.
+    fn low(i: usize) -> u64 {
+        if i < 256 {
+            i as u64
+        } else {
+            let magnitude = 8 + (i - 256) / 128;
+            (((i - 256) % 128 + 128) as u64) << (magnitude - 7)
+        }
+    }
+
     /// Counts one duration.
     pub fn record(&mut self, nanos: u64) {
         let v = nanos.clamp(1, Self::MAX_NANOS);
-        let unit = Self::unit(v);
-        *self.buckets.entry(v / unit * unit).or_default() += 1;
+        if self.buckets.is_empty() {
+            self.buckets = vec![0; Self::BUCKETS];
+        }
+        self.buckets[Self::index(v)] += 1;
         self.total += 1;
     }
 
@@ -39,9 +67,10 @@ impl LatencyHistogram {
     pub fn percentile(&self, percentile: f64) -> u64 {
         let wanted = ((percentile.min(100.0) / 100.0) * self.total as f64 + 0.5) as u64;
         let mut seen = 0;
-        for (&low, &count) in &self.buckets {
+        for (i, &count) in self.buckets.iter().enumerate() {
             seen += count;
-            if seen >= wanted.max(1) {
+            if count > 0 && seen >= wanted.max(1) {
+                let low = Self::low(i);
                 return low + Self::unit(low) - 1;
             }
         }
@@ -52,6 +81,8 @@ impl LatencyHistogram {
 /// Per-command counters (INFO commandstats and latencystats).
 #[derive(Debug, Default, Clone)]
 pub struct CommandStats {
+    /// The command's name ("client|list" for subcommands).
+    pub name: &'static str,
     /// Calls that ran.
     pub calls: u64,
     /// Total microseconds spent.
@@ -91,8 +122,8 @@ pub struct Stats {
     pub writes_processed: u64,
     /// Per error code (the first word of the error): errorstats.
     pub errors: BTreeMap<String, u64>,
-    /// Per command name ("client|list" for subcommands).
-    pub commands: BTreeMap<&'static str, CommandStats>,
+    /// Per command, by the command's stats slot (see [`Stats::command`]).
+    commands: Vec<CommandStats>,
     /// used_memory_peak: the most used_memory seen by INFO since start or RESETSTAT.
     pub used_memory_peak: u64,
     /// expired_time_cap_reached_count: active expiry cycles stopped by their time budget.
@@ -154,6 +185,28 @@ impl Stats {
         self.kbps(|s| s.3)
     }
 
+    /// The counters of the command with stats slot `slot` called `name`.
+    #[inline]
+    pub fn command(&mut self, slot: usize, name: &'static str) -> &mut CommandStats {
+        if slot >= self.commands.len() {
+            self.commands.resize_with(slot + 1, CommandStats::default);
+        }
+        let c = &mut self.commands[slot];
+        c.name = name;
+        c
+    }
+
+    /// Every command's counters that ever counted something, by name.
+    pub fn commands_by_name(&self) -> Vec<&CommandStats> {
+        let mut v: Vec<&CommandStats> = self
+            .commands
+            .iter()
+            .filter(|c| !c.name.is_empty())
+            .collect();
+        v.sort_unstable_by_key(|c| c.name);
+        v
+    }
+
     /// CONFIG RESETSTAT.
     pub fn reset(&mut self) {
         *self = Stats::default();
@@ -163,6 +216,19 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::LatencyHistogram;
+
+    #[test]
+    fn bucket_index_and_low_agree() {
+        let mut last = 0;
+        for v in (1..5000u64).chain((5000..1_000_000_000).step_by(99_991)) {
+            let i = LatencyHistogram::index(v);
+            assert!(i >= last && i < LatencyHistogram::BUCKETS, "{v}");
+            let low = LatencyHistogram::low(i);
+            let unit = LatencyHistogram::unit(v);
+            assert_eq!(low, v / unit * unit, "{v}");
+            last = i;
+        }
+    }
 
     #[test]
     fn percentiles_as_redis_reports_them() {

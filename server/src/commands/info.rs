@@ -249,7 +249,8 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
         }
         "commandstats" => {
             w.push_str("# Commandstats\r\n");
-            for (name, c) in &server.stats.commands {
+            for c in server.stats.commands_by_name() {
+                let name = c.name;
                 if c.calls == 0 && c.rejected_calls == 0 && c.failed_calls == 0 {
                     continue;
                 }
@@ -263,7 +264,8 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
         }
         "latencystats" => {
             w.push_str("# Latencystats\r\n");
-            for (name, c) in &server.stats.commands {
+            for c in server.stats.commands_by_name() {
+                let name = c.name;
                 if c.latency.is_empty() {
                     continue;
                 }

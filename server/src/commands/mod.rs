@@ -20,7 +20,7 @@ pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys}
 pub use info::REDIS_VERSION;
 pub use keys::ScanOptions;
 pub use server_cmds::SlowLog;
-pub use table::{lookup, Command, Flags};
+pub use table::{lookup, Command, Flags, StatSlot};
 
 use crate::client::{Client, ReplyMode};
 use crate::resp::reply::ReplyWriter;
@@ -95,7 +95,6 @@ pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, arg
     if args.is_empty() {
         return;
     }
-    client.last_interaction = Instant::now();
     let reply_start = wbuf.len();
     let mut ctx = Ctx::new(server, client, wbuf);
     match resolve(&mut ctx, args) {
@@ -227,9 +226,7 @@ fn reject(ctx: &mut Ctx, cmd: Option<&'static Command>, message: &str) {
     if let Some(cmd) = cmd {
         ctx.server
             .stats
-            .commands
-            .entry(cmd.name)
-            .or_default()
+            .command(cmd.slot.get(), cmd.name)
             .rejected_calls += 1;
     }
 }
@@ -241,7 +238,7 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     (cmd.handler)(ctx, args);
     let elapsed = started.elapsed();
     let micros = elapsed.as_micros() as u64;
-    let stats = ctx.server.stats.commands.entry(cmd.name).or_default();
+    let stats = ctx.server.stats.command(cmd.slot.get(), cmd.name);
     stats.calls += 1;
     stats.usec += micros;
     if ctx.failed {

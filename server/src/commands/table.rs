@@ -6,6 +6,7 @@ use super::{
     Handler,
 };
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Command flags, as COMMAND INFO reports them.
@@ -65,6 +66,43 @@ pub struct Command {
     pub handler: Handler,
     /// Subcommands of a container command.
     pub subcommands: &'static [Command],
+    /// Where the command's counters live in [`crate::stats::Stats`].
+    pub slot: StatSlot,
+}
+
+impl Default for StatSlot {
+    fn default() -> StatSlot {
+        StatSlot::new()
+    }
+}
+
+/// A command's index into the per-command counters, given out on first use, so counting a
+/// call is an array access instead of a lookup by name.
+pub struct StatSlot(AtomicUsize);
+
+impl StatSlot {
+    /// An unassigned slot.
+    pub const fn new() -> StatSlot {
+        StatSlot(AtomicUsize::new(0))
+    }
+
+    /// The slot's index (the same for the life of the process).
+    #[inline]
+    pub fn get(&self) -> usize {
+        static NEXT: AtomicUsize = AtomicUsize::new(1);
+        let v = self.0.load(Ordering::Relaxed);
+        if v != 0 {
+            return v - 1;
+        }
+        let fresh = NEXT.fetch_add(1, Ordering::Relaxed);
+        match self
+            .0
+            .compare_exchange(0, fresh, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => fresh - 1,
+            Err(won) => won - 1,
+        }
+    }
 }
 
 impl Command {
@@ -109,10 +147,10 @@ macro_rules! cmd {
         cmd!($name, $arity, $flags, container, subs: $subs)
     };
     ($name:literal, $arity:expr, $flags:expr, $handler:expr, subs: $subs:expr) => {
-        Command { name: $name, arity: $arity, flags: $flags, handler: $handler, subcommands: $subs }
+        Command { name: $name, arity: $arity, flags: $flags, handler: $handler, subcommands: $subs, slot: StatSlot::new() }
     };
     ($name:literal, $arity:expr, $flags:expr, $handler:expr) => {
-        Command { name: $name, arity: $arity, flags: $flags, handler: $handler, subcommands: &[] }
+        Command { name: $name, arity: $arity, flags: $flags, handler: $handler, subcommands: &[], slot: StatSlot::new() }
     };
 }
 
@@ -124,7 +162,7 @@ fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
     ));
 }
 
-static CLIENT_SUBS: &[Command] = &[
+static CLIENT_SUBS: [Command; 12] = [
     cmd!("client|id", 2, Flags::NOSCRIPT.with(LSF), client_cmd::id),
     cmd!(
         "client|setname",
@@ -164,14 +202,14 @@ static CLIENT_SUBS: &[Command] = &[
     cmd!("client|help", 2, LS, client_cmd::help),
 ];
 
-static CONFIG_SUBS: &[Command] = &[
+static CONFIG_SUBS: [Command; 4] = [
     cmd!("config|get", -3, ADMIN, server_cmds::config_get),
     cmd!("config|set", -4, ADMIN, server_cmds::config_set),
     cmd!("config|resetstat", 2, ADMIN, server_cmds::config_resetstat),
     cmd!("config|help", 2, LS, server_cmds::config_help),
 ];
 
-static COMMAND_SUBS: &[Command] = &[
+static COMMAND_SUBS: [Command; 5] = [
     cmd!("command|count", 2, LS, introspection::command_count),
     cmd!("command|info", -2, LS, introspection::command_info),
     cmd!("command|docs", -2, LS, introspection::command_docs),
@@ -179,7 +217,7 @@ static COMMAND_SUBS: &[Command] = &[
     cmd!("command|help", 2, LS, introspection::command_help),
 ];
 
-static OBJECT_SUBS: &[Command] = &[
+static OBJECT_SUBS: [Command; 5] = [
     cmd!("object|encoding", 3, R, keys::object_encoding),
     cmd!("object|refcount", 3, R, keys::object_refcount),
     cmd!("object|idletime", 3, R, keys::object_idletime),
@@ -187,12 +225,12 @@ static OBJECT_SUBS: &[Command] = &[
     cmd!("object|help", 2, LS, keys::object_help),
 ];
 
-static MEMORY_SUBS: &[Command] = &[
+static MEMORY_SUBS: [Command; 2] = [
     cmd!("memory|usage", -3, R, keys::memory_usage),
     cmd!("memory|help", 2, LS, keys::memory_help),
 ];
 
-static SLOWLOG_SUBS: &[Command] = &[
+static SLOWLOG_SUBS: [Command; 4] = [
     cmd!("slowlog|get", -2, ADMIN, server_cmds::slowlog_get),
     cmd!("slowlog|len", 2, ADMIN, server_cmds::slowlog_len),
     cmd!("slowlog|reset", 2, ADMIN, server_cmds::slowlog_reset),
@@ -200,7 +238,7 @@ static SLOWLOG_SUBS: &[Command] = &[
 ];
 
 /// Every top-level command.
-pub static COMMANDS: &[Command] = &[
+pub static COMMANDS: [Command; 50] = [
     // connection
     cmd!("ping", -1, F, connection::ping),
     cmd!("echo", 2, F, connection::echo),
@@ -238,7 +276,7 @@ pub static COMMANDS: &[Command] = &[
         Flags::LOADING.with(Flags::STALE).with(F),
         connection::select
     ),
-    cmd!("client", -2, Flags::NOSCRIPT.with(LS), subs: CLIENT_SUBS),
+    cmd!("client", -2, Flags::NOSCRIPT.with(LS), subs: &CLIENT_SUBS),
     // keyspace
     cmd!("del", -2, W, keys::del),
     cmd!("unlink", -2, WF, keys::del),
@@ -256,8 +294,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!("flushdb", -1, W, keys::flushdb),
     cmd!("flushall", -1, W, keys::flushall),
     cmd!("swapdb", 3, WF, keys::swapdb),
-    cmd!("object", -2, NONE, subs: OBJECT_SUBS),
-    cmd!("memory", -2, NONE, subs: MEMORY_SUBS),
+    cmd!("object", -2, NONE, subs: &OBJECT_SUBS),
+    cmd!("memory", -2, NONE, subs: &MEMORY_SUBS),
     // expiry
     cmd!("expire", -3, WF, expire::expire),
     cmd!("pexpire", -3, WF, expire::pexpire),
@@ -305,8 +343,8 @@ pub static COMMANDS: &[Command] = &[
     ),
     // server
     cmd!("info", -1, Flags::LOADING.with(Flags::STALE), info::info),
-    cmd!("config", -2, NONE, subs: CONFIG_SUBS),
-    cmd!("command", -1, LS, introspection::command, subs: COMMAND_SUBS),
+    cmd!("config", -2, NONE, subs: &CONFIG_SUBS),
+    cmd!("command", -1, LS, introspection::command, subs: &COMMAND_SUBS),
     cmd!("time", 1, LSF, server_cmds::time),
     cmd!("lastsave", 1, LSF, server_cmds::lastsave),
     cmd!("save", 1, ADMIN.with(Flags::NO_MULTI), crate::rdb::cmd_save),
@@ -318,7 +356,7 @@ pub static COMMANDS: &[Command] = &[
         server_cmds::shutdown
     ),
     cmd!("debug", -2, ADMIN, server_cmds::debug),
-    cmd!("slowlog", -2, NONE, subs: SLOWLOG_SUBS),
+    cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
 ];
 
 /// Finds a command by name, ignoring ASCII case.
@@ -327,7 +365,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     let index = INDEX.get_or_init(|| {
         COMMANDS
             .iter()
-            .chain(crate::zset_commands::COMMANDS)
+            .chain(&crate::zset_commands::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -343,5 +381,5 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
 
 /// Every top-level command, Goblin's sorted-set commands included.
 pub fn all() -> impl Iterator<Item = &'static Command> {
-    COMMANDS.iter().chain(crate::zset_commands::COMMANDS)
+    COMMANDS.iter().chain(&crate::zset_commands::COMMANDS)
 }

@@ -4,7 +4,7 @@
 //! lowers them to RESP2 when the client has not said HELLO 3, as Redis does: maps become
 //! flat arrays, sets arrays, doubles bulk strings, nulls `$-1` or `*-1`.
 
-use crate::numbers::format_double;
+use crate::numbers::{format_double, write_i64};
 
 /// Writes replies for one client into a byte buffer.
 pub struct ReplyWriter<'a> {
@@ -92,9 +92,13 @@ impl<'a> ReplyWriter<'a> {
             format_double(v, self.out);
             self.out.extend_from_slice(b"\r\n");
         } else {
-            let mut text = Vec::with_capacity(24);
-            format_double(v, &mut text);
-            self.bulk(&text);
+            // Print the text in place, then put the `$len` header in front of it.
+            let start = self.out.len();
+            format_double(v, self.out);
+            let len = self.out.len() - start;
+            self.header(b'$', len as i64);
+            self.out[start..].rotate_left(len);
+            self.out.extend_from_slice(b"\r\n");
         }
     }
 
@@ -139,43 +143,12 @@ impl<'a> ReplyWriter<'a> {
         self.header(if self.resp3 { b'~' } else { b'*' }, n as i64);
     }
 
+    #[inline]
     fn header(&mut self, tag: u8, n: i64) {
         self.out.push(tag);
-        let buf = itoa_buf(n);
-        self.out.extend_from_slice(buf.as_str().as_bytes());
+        write_i64(n, self.out);
         self.out.extend_from_slice(b"\r\n");
     }
-}
-
-/// A stack buffer holding an integer's decimal text.
-struct ItoaBuf {
-    bytes: [u8; 20],
-    start: usize,
-}
-
-impl ItoaBuf {
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.bytes[self.start..]).expect("digits are ASCII")
-    }
-}
-
-fn itoa_buf(v: i64) -> ItoaBuf {
-    let mut bytes = [0u8; 20];
-    let mut i = bytes.len();
-    let mut n = v.unsigned_abs();
-    loop {
-        i -= 1;
-        bytes[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        i -= 1;
-        bytes[i] = b'-';
-    }
-    ItoaBuf { bytes, start: i }
 }
 
 #[cfg(test)]

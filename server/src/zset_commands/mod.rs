@@ -17,8 +17,9 @@ mod read;
 mod setops;
 mod write;
 
-use crate::commands::{Command, Ctx, Flags};
+use crate::commands::{Command, Ctx, Flags, StatSlot};
 use crate::db::Value;
+use crate::resp::reply::ReplyWriter;
 use goblin_zset::ZSet;
 
 const W: Flags = Flags::WRITE;
@@ -37,12 +38,13 @@ macro_rules! zcmd {
             flags: $flags,
             handler: $handler,
             subcommands: &[],
+            slot: StatSlot::new(),
         }
     };
 }
 
 /// Every sorted-set command.
-pub static COMMANDS: &[Command] = &[
+pub static COMMANDS: [Command; 37] = [
     zcmd!("zadd", -4, WDF, write::zadd),
     zcmd!("zincrby", 4, WDF, write::zincrby),
     zcmd!("zrem", -3, WF, write::zrem),
@@ -94,6 +96,28 @@ fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c ZSet> {
     }
 }
 
+/// The sorted set at `key` for reading beside the reply writer (split borrows), so a reply
+/// can be written straight from the set's own bytes.
+fn read_zset_and_out<'c, 'a>(
+    ctx: &'c mut Ctx<'a>,
+    key: &[u8],
+) -> (Option<&'c ZSet>, &'c mut ReplyWriter<'a>) {
+    let Ctx {
+        server,
+        client,
+        out,
+        now_ms,
+        ..
+    } = ctx;
+    let set = match server.lookup_read(client.db, key, *now_ms, !client.no_touch) {
+        Some(entry) => match &entry.value {
+            Value::ZSet(z) => Some(z),
+        },
+        None => None,
+    };
+    (set, out)
+}
+
 /// The sorted set at `key` for writing, or None.
 fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut ZSet> {
     let db = ctx.client.db;
@@ -105,12 +129,10 @@ fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut ZSet> {
     }
 }
 
-/// After a write to `key`: signals watchers, and removes the key when the set is empty.
-fn after_write(ctx: &mut Ctx, key: &[u8]) {
+/// After a write to `key` that left its set `empty` or not: signals watchers, and removes
+/// the key when the set is empty.
+fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
     let db = ctx.client.db;
-    let empty = ctx.server.dbs[db]
-        .get(key)
-        .is_some_and(|e| e.value.is_empty());
     if empty {
         ctx.server.delete(db, key);
     } else {
@@ -166,23 +188,23 @@ fn maybe_convert(set: &mut ZSet, incoming: usize, cfg: &goblin_zset::Config) {
 
 /// Writes members, with scores when asked: RESP2 flat, RESP3 as [member, score] pairs.
 fn write_members<'a>(
-    ctx: &mut Ctx,
+    out: &mut ReplyWriter,
     items: impl ExactSizeIterator<Item = (&'a [u8], f64)>,
     withscores: bool,
 ) {
-    let nested = withscores && ctx.out.is_resp3();
-    ctx.out.array(if withscores && !nested {
+    let nested = withscores && out.is_resp3();
+    out.array(if withscores && !nested {
         items.len() * 2
     } else {
         items.len()
     });
     for (member, score) in items {
         if nested {
-            ctx.out.array(2);
+            out.array(2);
         }
-        ctx.out.bulk(member);
+        out.bulk(member);
         if withscores {
-            ctx.out.double(score);
+            out.double(score);
         }
     }
 }

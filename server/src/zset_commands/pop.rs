@@ -29,8 +29,9 @@ fn pop(ctx: &mut Ctx, key: &[u8], end: End, count: usize) -> Vec<(Vec<u8>, f64)>
         popped.reverse();
     }
     set.remove_rank_range(ranks);
+    let empty = set.is_empty();
     if n > 0 {
-        after_write(ctx, key);
+        after_write(ctx, key, empty);
     }
     popped
 }

@@ -4,7 +4,7 @@
 //! One routine serves them all, as Redis's zrangeGenericCommand does: the legacy commands
 //! preset the range type and direction, which then cannot be given again as options.
 
-use super::{parse, read_zset, store_result, write_members};
+use super::{parse, read_zset_and_out, store_result, write_members};
 use crate::commands::Ctx;
 use goblin_zset::{LexRange, ScoreRange};
 
@@ -105,53 +105,57 @@ fn zrange_generic(
             Range::Rank(start, end)
         }
     };
-    let members: Vec<(Vec<u8>, f64)> = match read_zset(ctx, args[key_at]) {
-        None => Vec::new(),
-        Some(set) => {
-            let len = set.len();
-            let (ranks, limited) = match &range {
-                Range::Rank(start, end) => match parse::rank_range(*start, *end, len) {
-                    Some(r) if reverse => (len - r.end..len - r.start, false),
-                    Some(r) => (r, false),
-                    None => (0..0, false),
-                },
-                Range::Score(r) => (set.score_range_ranks(r), true),
-                Range::Lex(r) => (set.lex_range_ranks(r), true),
-            };
-            let (skip, take) = if !limited {
-                (0, usize::MAX)
-            } else if offset < 0 {
-                (0, 0)
-            } else {
-                (
-                    offset as usize,
-                    if limit < 0 {
-                        usize::MAX
-                    } else {
-                        limit as usize
-                    },
-                )
-            };
-            let iter = set.iter_ranks(ranks);
-            let to_vec = |(m, s): (&[u8], f64)| (m.to_vec(), s);
-            if reverse {
-                iter.rev().skip(skip).take(take).map(to_vec).collect()
-            } else {
-                iter.skip(skip).take(take).map(to_vec).collect()
+    let (set, out) = read_zset_and_out(ctx, args[key_at]);
+    let Some(set) = set else {
+        return match store {
+            Some(dst) => {
+                let n = store_result(ctx, dst, Vec::new());
+                ctx.out.int(n as i64);
             }
-        }
+            None => out.array(0),
+        };
     };
-    match store {
-        Some(dst) => {
-            let n = store_result(ctx, dst, members);
-            ctx.out.int(n as i64);
-        }
-        None => write_members(
-            ctx,
-            members.iter().map(|(m, s)| (m.as_slice(), *s)),
-            withscores,
-        ),
-    }
+    let len = set.len();
+    let (ranks, limited) = match &range {
+        Range::Rank(start, end) => match parse::rank_range(*start, *end, len) {
+            Some(r) if reverse => (len - r.end..len - r.start, false),
+            Some(r) => (r, false),
+            None => (0..0, false),
+        },
+        Range::Score(r) => (set.score_range_ranks(r), true),
+        Range::Lex(r) => (set.lex_range_ranks(r), true),
+    };
+    let (skip, take) = if !limited {
+        (0, usize::MAX)
+    } else if offset < 0 {
+        (0, 0)
+    } else {
+        (
+            offset as usize,
+            if limit < 0 {
+                usize::MAX
+            } else {
+                limit as usize
+            },
+        )
+    };
+    let iter = set.iter_ranks(ranks);
+    let Some(dst) = store else {
+        // The reply is written straight from the set: no member is copied first.
+        return if reverse {
+            write_members(out, iter.rev().skip(skip).take(take), withscores)
+        } else {
+            write_members(out, iter.skip(skip).take(take), withscores)
+        };
+    };
+    let to_vec = |(m, s): (&[u8], f64)| (m.to_vec(), s);
+    let members: Vec<(Vec<u8>, f64)> = if reverse {
+        iter.rev().skip(skip).take(take).map(to_vec).collect()
+    } else {
+        iter.skip(skip).take(take).map(to_vec).collect()
+    };
+    let n = store_result(ctx, dst, members);
+    ctx.out.int(n as i64);
 }
 
 /// ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]

@@ -47,7 +47,12 @@ fn rank_generic(ctx: &mut Ctx, args: &[&[u8]], reverse: bool) {
     };
     let found = read_zset(ctx, args[1]).and_then(|set| {
         let rank = set.rank(args[2])?;
-        let score = set.get_by_rank(rank).map(|(_, s)| s)?;
+        // The score only when asked for: it costs another walk to the member.
+        let score = if withscore {
+            set.get_by_rank(rank).map(|(_, s)| s)?
+        } else {
+            0.0
+        };
         Some((if reverse { set.len() - 1 - rank } else { rank }, score))
     });
     match (found, withscore) {
@@ -147,7 +152,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         .map(|(m, s)| (m.to_vec(), s))
         .collect();
     write_members(
-        ctx,
+        &mut ctx.out,
         picked.iter().map(|(m, s)| (m.as_slice(), *s)),
         withscores,
     );

@@ -203,7 +203,7 @@ fn setop_generic(ctx: &mut Ctx, args: &[&[u8]], at: usize, dst: Option<&[u8]>, o
             ctx.out.int(n as i64);
         }
         None => write_members(
-            ctx,
+            &mut ctx.out,
             result.iter().map(|(m, s)| (m.as_slice(), *s)),
             withscores,
         ),

@@ -66,23 +66,19 @@ fn add_one(
 fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) {
     let db = ctx.client.db;
     let cfg = ctx.server.config.zset;
-    let exists = write_zset(ctx, key).is_some();
-    if !exists {
-        if f.xx {
-            return if f.incr {
-                ctx.out.null()
-            } else {
-                ctx.out.int(0)
-            };
-        }
-        ctx.server.store_value(
-            db,
-            key,
-            // Sized from the member count and the first member, as Redis 7.2 does.
-            Value::ZSet(ZSet::with_expected(pairs.len(), pairs[0].1.len(), &cfg)),
-        );
+    if f.xx && write_zset(ctx, key).is_none() {
+        return if f.incr {
+            ctx.out.null()
+        } else {
+            ctx.out.int(0)
+        };
     }
-    let set = write_zset(ctx, key).expect("present or just created");
+    // One keyspace lookup finds the set or creates it, sized from the member count and the
+    // first member, as Redis 7.2 does.
+    let (entry, created) = ctx.server.lookup_write_or_create(db, key, ctx.now_ms, || {
+        Value::ZSet(ZSet::with_expected(pairs.len(), pairs[0].1.len(), &cfg))
+    });
+    let Value::ZSet(set) = &mut entry.value;
     maybe_convert(set, pairs.len(), &cfg);
     let (mut added, mut updated) = (0i64, 0i64);
     let mut last = None;
@@ -105,8 +101,9 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
             }
         }
     }
-    if added + updated > 0 || !exists {
-        after_write(ctx, key);
+    let empty = set.is_empty();
+    if added + updated > 0 || created {
+        after_write(ctx, key, empty);
     }
     if nan {
         return ctx.error("ERR resulting score is not a number (NaN)");
@@ -126,15 +123,23 @@ pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut f = AddFlags::default();
     let mut i = 2;
     while i < args.len() {
-        match args[i].to_ascii_uppercase().as_slice() {
-            b"NX" => f.nx = true,
-            b"XX" => f.xx = true,
-            b"GT" => f.gt = true,
-            b"LT" => f.lt = true,
-            b"CH" => f.ch = true,
-            b"INCR" => f.incr = true,
-            _ => break,
-        }
+        let a = args[i];
+        let flag = if a.eq_ignore_ascii_case(b"NX") {
+            &mut f.nx
+        } else if a.eq_ignore_ascii_case(b"XX") {
+            &mut f.xx
+        } else if a.eq_ignore_ascii_case(b"GT") {
+            &mut f.gt
+        } else if a.eq_ignore_ascii_case(b"LT") {
+            &mut f.lt
+        } else if a.eq_ignore_ascii_case(b"CH") {
+            &mut f.ch
+        } else if a.eq_ignore_ascii_case(b"INCR") {
+            &mut f.incr
+        } else {
+            break;
+        };
+        *flag = true;
         i += 1;
     }
     let elements = args.len() - i;
@@ -182,8 +187,9 @@ pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.out.int(0);
     };
     let removed = args[2..].iter().filter(|m| set.remove(m).is_some()).count();
+    let empty = set.is_empty();
     if removed > 0 {
-        after_write(ctx, args[1]);
+        after_write(ctx, args[1], empty);
     }
     ctx.out.int(removed as i64);
 }
@@ -195,8 +201,9 @@ fn remove_ranks(ctx: &mut Ctx, key: &[u8], ranks: impl FnOnce(&ZSet) -> std::ops
     };
     let ranks = ranks(set);
     let removed = set.remove_rank_range(ranks);
+    let empty = set.is_empty();
     if removed > 0 {
-        after_write(ctx, key);
+        after_write(ctx, key, empty);
     }
     ctx.out.int(removed as i64);
 }
