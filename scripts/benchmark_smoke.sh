@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p goblin-server -p goblin-zset-bench -p goblin-resp-bench
+cargo build --release -p goblin-objcache --bin goblin-bench
 python3 benchmarks/zset_memory.py --quick --workloads W1,W2,W4b --sizes 250000
 python3 benchmarks/redis_benchmark_speed.py --quick
 ./target/release/zset-bench --members 10000 --ops 10000 --format json
 ./target/release/resp-bench --requests 20000
 python3 benchmarks/delete_latency.py --members 20000
+python3 benchmarks/objcache/run_http_bench.py --smoke --workdir "${TMPDIR:-/tmp}/goblin-bench-http-smoke"

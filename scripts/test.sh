@@ -21,16 +21,18 @@ as_root() {
     fi
 }
 
-# --- System packages: redis-server and redis-tools (the reference and its tools), memcached ---
+# --- System packages: redis-server and redis-tools (the reference and its tools), memcached,
+# nginx (the origin of the HTTP mirror benchmark's smoke run) ---
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v memcached >/dev/null || missing+=(memcached)
+command -v nginx >/dev/null || missing+=(nginx)
 command -v python3 >/dev/null || missing+=(python3 python3-pip)
 if [ "${#missing[@]}" -gt 0 ]; then
     step "apt-get install ${missing[*]}"
     # Keep Debian's packages from starting their own services (redis on 6379, memcached on
-    # 11211): the tests start their own servers on free ports.
+    # 11211, nginx on 80): the tests start their own servers on free ports.
     created_policy=0
     if [ ! -e /usr/sbin/policy-rc.d ]; then
         as_root sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'

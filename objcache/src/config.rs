@@ -83,8 +83,9 @@ pub struct StoreArgs {
     pub mirror: Option<String>,
 
     /// How the HTTP front talks to the origin: plain (non-blocking sockets on the front's
-    /// event loops) [default: plain]
-    #[arg(long = "mirror-client", value_name = "CLIENT", value_parser = ["plain"])]
+    /// event loops) or uring (connects, writes and reads as io_uring submissions)
+    /// [default: plain]
+    #[arg(long = "mirror-client", value_name = "CLIENT", value_parser = ["plain", "uring"])]
     pub mirror_client: Option<String>,
 
     /// Time to live of an origin response without Cache-Control max-age/s-maxage or Expires
@@ -146,6 +147,8 @@ pub struct HttpConfig {
     pub origin_timeout: Duration,
     /// Addresses allowed to PURGE.
     pub purge_allow: Vec<IpAddr>,
+    /// The origin client runs on io_uring (--mirror-client uring).
+    pub uring: bool,
 }
 
 /// Parses `http://HOST:PORT[/]` into the address to connect to and the Host header value.
@@ -302,6 +305,7 @@ impl StoreArgs {
                     origin_host,
                     default_ttl: self.default_ttl.unwrap_or(120),
                     origin_timeout: Duration::from_secs(self.origin_timeout.unwrap_or(10).max(1)),
+                    uring: self.mirror_client.as_deref() == Some("uring"),
                     purge_allow: self.purge_allow.clone().unwrap_or_else(|| {
                         vec![
                             IpAddr::from([127, 0, 0, 1]),

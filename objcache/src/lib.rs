@@ -4,7 +4,8 @@
 //! - [`digest`], [`index`]: keys hashed with SHA-256; a compact digest index per shard.
 //! - [`blocks`], [`arena`], [`heads`]: HugeTLB-first blocks; the packed, compacting arena of
 //!   small objects; fixed RAM head slots of large ones.
-//! - [`tail`]: SSD pool files, O_DIRECT reads through io_uring or a blocking pool.
+//! - [`tail`]: SSD pool files, O_DIRECT reads through io_uring or a blocking pool;
+//!   [`ring`]: an io_uring that wakes a mio loop.
 //! - [`eviction`]: SIEVE; [`shard`]: the pieces of one shard kept consistent; [`store`]: the
 //!   API the fronts call; [`stats`], [`clock`]: counters and memcached's coarse clock.
 //! - [`memcache`], [`conn`], [`worker`]: the memcache text protocol on mio event loops.
@@ -26,6 +27,7 @@ pub mod heads;
 pub mod http;
 pub mod index;
 pub mod memcache;
+pub mod ring;
 pub mod shard;
 pub mod stats;
 pub mod store;

@@ -38,6 +38,9 @@ pub struct FillPart {
     pub fill: Arc<Fill>,
     /// What the request asked.
     pub ask: Ask,
+    /// Miss for the request that started the fetch; hit for those that joined it (they
+    /// caused no origin request, as with Varnish's and nginx's waiting requests).
+    pub source: Source,
     /// The response head, once the fill's head arrived.
     pub head: Option<Vec<u8>>,
     /// Body bytes to send, as offsets in the fill's value.
@@ -252,10 +255,10 @@ fn fill_step(
                 let body_len = st.body_len.unwrap_or(0);
                 let obj = Object {
                     status: meta.status,
-                    headers: meta.headers(&st.value),
+                    headers: meta.headers(st.bytes()),
                     body_len,
-                    age: u64::from(meta.age),
-                    source: Source::Miss,
+                    age: u64::from(meta.age) + (now - meta.stored_at).max(0) as u64,
+                    source: f.source,
                 };
                 let (_, r) = respond::object_head(&mut head, &f.ask, &obj, now);
                 let start = meta.body_start();
@@ -273,9 +276,9 @@ fn fill_step(
     if at == f.range.end {
         return FillStep::Finished;
     }
-    let have = st.value.len().min(f.range.end);
+    let have = st.bytes().len().min(f.range.end);
     if at < have {
-        return FillStep::Wrote(write_from(stream, &st.value[at..have], sent));
+        return FillStep::Wrote(write_from(stream, &st.bytes()[at..have], sent));
     }
     if st.phase == Phase::Failed || st.phase == Phase::Done {
         // The body ended (or broke) before the declared length.

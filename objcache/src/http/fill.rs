@@ -55,7 +55,9 @@ pub struct FillState {
     /// 502 or 504 when the fetch failed before a head.
     pub error_status: u16,
     /// Meta, header block and the body received so far.
-    pub value: Vec<u8>,
+    value: Vec<u8>,
+    /// The complete value, moved here when the fetch is done so that admission shares it.
+    complete: Option<Arc<Vec<u8>>>,
     /// The meta, once the head arrived.
     pub meta: Option<Meta>,
     /// Body length when the origin declared it (always known once done).
@@ -67,14 +69,31 @@ pub struct FillState {
 }
 
 impl FillState {
+    /// The value so far: meta, header block, body.
+    pub fn bytes(&self) -> &[u8] {
+        self.complete.as_deref().unwrap_or(&self.value)
+    }
+
     /// Body bytes received so far.
     pub fn body(&self) -> &[u8] {
-        self.meta.map_or(&[], |m| &self.value[m.body_start()..])
+        self.meta.map_or(&[], |m| &self.bytes()[m.body_start()..])
     }
 
     /// Appends body bytes.
     pub fn append(&mut self, bytes: &[u8]) {
         self.value.extend_from_slice(bytes);
+    }
+
+    /// The value, for decoders that append to it.
+    pub fn growing(&mut self) -> &mut Vec<u8> {
+        &mut self.value
+    }
+
+    /// Marks the body complete.
+    pub fn finish(&mut self) {
+        self.body_len = Some(self.body().len() as u64);
+        self.complete = Some(Arc::new(std::mem::take(&mut self.value)));
+        self.phase = Phase::Done;
     }
 
     /// Takes the origin's response head: keeps its end-to-end headers and decides whether
@@ -217,6 +236,7 @@ impl Fills {
                 phase: Phase::Waiting,
                 error_status: 502,
                 value: Vec::new(),
+                complete: None,
                 meta: None,
                 body_len: None,
                 ttl: None,
@@ -259,17 +279,14 @@ impl Fills {
     /// Stores a finished fill (under its variant key with a marker under the plain key when
     /// it varies on Accept-Encoding), then drops it from the table.
     fn admit(&self, store: &Store, fill: &Arc<Fill>) {
-        // The value is complete; a copy lets the pool write run without the fill's lock,
+        // The complete value is shared, so the pool write runs without the fill's lock,
         // which readers on other loops take for every send.
         let (flags, exptime, stored) = {
             let st = fill.lock();
             let meta = st.meta.expect("a done fill has a head");
             let ttl = st.ttl.unwrap_or(0).min(u64::from(u32::MAX) / 2) as u32;
-            (
-                meta.flags,
-                clock::now().saturating_add(ttl),
-                st.value.clone(),
-            )
+            let complete = st.complete.clone().expect("a done fill is complete");
+            (meta.flags, clock::now().saturating_add(ttl), complete)
         };
         let plain = object::key(&fill.path, None);
         let target = if flags & VARY_AE != 0 {

@@ -16,7 +16,8 @@ use slab::Slab;
 use super::conn::{Conn, Flush, Part};
 use super::fill::{Fill, Fills, Phase};
 use super::object::META_LEN;
-use super::origin::{Limits, OriginConn, Progress};
+use super::origin::{Fetch, Limits, PlainConn, Progress};
+use super::ring::{OriginRing, RingConn};
 use super::serve::{self, Shared};
 use super::stats::HttpStats;
 use crate::config::StoreConfig;
@@ -28,7 +29,8 @@ use crate::worker::{self, TailEngine};
 const LISTENER: Token = Token(0);
 const TAIL: Token = Token(1);
 const WAKE: Token = Token(2);
-const FIRST_CONN: usize = 3;
+const ORIGIN_RING: Token = Token(3);
+const FIRST_CONN: usize = 4;
 const FIRST_ORIGIN: usize = 1 << 40;
 
 /// Starts the HTTP loops; returns their counters.
@@ -82,12 +84,35 @@ pub fn start(
     Ok(stats)
 }
 
+/// An origin connection on either transport.
+enum Origin {
+    Plain(PlainConn),
+    Ring(RingConn),
+}
+
+impl Origin {
+    fn fetch(&mut self) -> &mut Fetch {
+        match self {
+            Origin::Plain(c) => &mut c.fetch,
+            Origin::Ring(c) => &mut c.fetch,
+        }
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        match self {
+            Origin::Plain(c) => c.fetch.deadline,
+            Origin::Ring(c) => c.fetch.deadline,
+        }
+    }
+}
+
 struct Front {
     id: usize,
     sh: Arc<Shared>,
     poll: Poll,
     conns: Slab<Conn>,
-    origins: Slab<OriginConn>,
+    origins: Slab<Origin>,
+    ring: Option<OriginRing>,
     idle: Vec<usize>,
     reader: Option<TailReader>,
     seq: u32,
@@ -107,7 +132,20 @@ fn run(
     poll.registry()
         .register(&mut listener, LISTENER, Interest::READABLE)?;
     let reader = worker::tail_reader(&poll, TAIL, engine)?;
+    let ring = match sh.cfg.uring {
+        true => {
+            let r = OriginRing::new(1024)?;
+            poll.registry().register(
+                &mut mio::unix::SourceFd(&r.eventfd()),
+                ORIGIN_RING,
+                Interest::READABLE,
+            )?;
+            Some(r)
+        }
+        false => None,
+    };
     let mut f = Front {
+        ring,
         id,
         sh,
         poll,
@@ -143,6 +181,7 @@ fn run(
                     }
                 }
                 WAKE => f.pump_fill_conns(),
+                ORIGIN_RING => f.ring_event(),
                 Token(t) if t >= FIRST_ORIGIN => f.origin_event(t - FIRST_ORIGIN),
                 Token(t) => f.conn_event(t - FIRST_CONN),
             }
@@ -323,41 +362,76 @@ impl Front {
         request.extend_from_slice(b"\r\n");
         let key = match self.idle.pop().filter(|_| !fresh) {
             Some(key) => key,
-            None => match OriginConn::connect(self.sh.cfg.origin) {
-                Ok(mut oc) => {
-                    let entry = self.origins.vacant_entry();
-                    let token = Token(entry.key() + FIRST_ORIGIN);
-                    if self
-                        .poll
-                        .registry()
-                        .register(
-                            &mut oc.stream,
-                            token,
-                            Interest::READABLE | Interest::WRITABLE,
-                        )
-                        .is_err()
-                    {
-                        self.fail_fill(&fill, 502);
-                        return;
-                    }
-                    entry.insert(oc);
-                    token.0 - FIRST_ORIGIN
-                }
+            None => match self.connect() {
+                Ok(key) => key,
                 Err(_) => {
                     self.fail_fill(&fill, 502);
                     return;
                 }
             },
         };
-        self.origins[key].begin(fill, request, self.sh.limits.timeout);
-        self.origin_event(key);
+        let timeout = self.sh.limits.timeout;
+        match &mut self.origins[key] {
+            Origin::Plain(c) => {
+                let reused = c.connected();
+                c.fetch.begin(fill, request, timeout, reused);
+                self.origin_event(key);
+            }
+            Origin::Ring(c) => {
+                let reused = c.connected;
+                c.fetch.begin(fill, request, timeout, reused);
+                self.ring
+                    .as_mut()
+                    .expect("ring connections exist only with a ring")
+                    .start(key, c);
+            }
+        }
     }
 
-    fn origin_event(&mut self, key: usize) {
-        let Some(oc) = self.origins.get_mut(key) else {
+    /// Opens a new origin connection on the configured transport.
+    fn connect(&mut self) -> io::Result<usize> {
+        let addr = self.sh.cfg.origin;
+        let entry = self.origins.vacant_entry();
+        let key = entry.key();
+        if self.ring.is_some() {
+            entry.insert(Origin::Ring(RingConn::new(addr)?));
+            return Ok(key);
+        }
+        let mut c = PlainConn::connect(addr)?;
+        self.poll.registry().register(
+            &mut c.stream,
+            Token(key + FIRST_ORIGIN),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        entry.insert(Origin::Plain(c));
+        Ok(key)
+    }
+
+    /// Applies the origin ring's completions.
+    fn ring_event(&mut self) {
+        let Some(ring) = self.ring.as_mut() else {
             return;
         };
-        if oc.fill().is_none() {
+        for (key, op, res) in ring.completions() {
+            let Some(Origin::Ring(c)) = self.origins.get_mut(key) else {
+                continue;
+            };
+            if c.doomed {
+                self.origins.remove(key);
+                continue;
+            }
+            let ring = self.ring.as_mut().expect("checked above");
+            let progress = ring.advance(key, op, res, c, &self.sh.limits);
+            self.settle(key, progress);
+        }
+    }
+
+    /// A readiness event on a plain origin connection.
+    fn origin_event(&mut self, key: usize) {
+        let Some(Origin::Plain(oc)) = self.origins.get_mut(key) else {
+            return;
+        };
+        if oc.fetch.fill().is_none() {
             if !oc.idle_alive(&mut self.scratch) {
                 self.idle.retain(|&k| k != key);
                 self.drop_origin(key);
@@ -371,9 +445,9 @@ impl Front {
     /// Acts on what an origin connection's fetch did.
     fn settle(&mut self, key: usize, progress: Progress) {
         let fill = match progress {
-            Progress::Pending => self.origins[key].fill().cloned(),
+            Progress::Pending => self.origins[key].fetch().fill().cloned(),
             Progress::Done { keep_alive } => {
-                let fill = self.origins[key].take_fill();
+                let fill = self.origins[key].fetch().take_fill();
                 if keep_alive {
                     self.idle.push(key);
                 } else {
@@ -385,7 +459,7 @@ impl Front {
                 fill
             }
             Progress::Failed { before_head, retry } => {
-                let fill = self.origins[key].take_fill();
+                let fill = self.origins[key].fetch().take_fill();
                 self.drop_origin(key);
                 let Some(fill) = fill else { return };
                 if retry {
@@ -438,14 +512,25 @@ impl Front {
     }
 
     fn drop_origin(&mut self, key: usize) {
-        if self.origins.contains(key) {
-            let mut oc = self.origins.remove(key);
-            let _ = self.poll.registry().deregister(&mut oc.stream);
+        match self.origins.get_mut(key) {
+            Some(Origin::Ring(c)) if c.busy => {
+                // The kernel still owns its buffer: free it when the operation completes.
+                c.shutdown();
+                c.doomed = true;
+            }
+            Some(Origin::Plain(c)) => {
+                let _ = self.poll.registry().deregister(&mut c.stream);
+                self.origins.remove(key);
+            }
+            Some(Origin::Ring(_)) => {
+                self.origins.remove(key);
+            }
+            None => {}
         }
     }
 
     fn next_deadline(&self) -> Option<Instant> {
-        self.origins.iter().filter_map(|(_, o)| o.deadline).min()
+        self.origins.iter().filter_map(|(_, o)| o.deadline()).min()
     }
 
     /// Fails the fetches whose origin went quiet past --origin-timeout (504 before a head).
@@ -454,11 +539,11 @@ impl Front {
         let late: Vec<usize> = self
             .origins
             .iter()
-            .filter(|(_, o)| o.deadline.is_some_and(|d| d <= now))
+            .filter(|(_, o)| o.deadline().is_some_and(|d| d <= now))
             .map(|(k, _)| k)
             .collect();
         for key in late {
-            let Some(fill) = self.origins[key].take_fill() else {
+            let Some(fill) = self.origins[key].fetch().take_fill() else {
                 continue;
             };
             self.drop_origin(key);

@@ -5,7 +5,8 @@
 //! - [`object`]: how a cached response is laid out as one store value.
 //! - [`fill`]: an origin fetch in progress, shared by every request that misses on its key
 //!   and read by them while it streams in; finished fills are admitted by a writer thread.
-//! - [`origin`]: the persistent origin connections of one event loop.
+//! - [`origin`]: the persistent origin connections of one event loop, on non-blocking
+//!   sockets or ([`ring`]) on io_uring.
 //! - [`respond`]: the response heads the front writes, for hits, fills and errors.
 //! - [`serve`]: request dispatch; [`conn`], [`front`]: client connections and the event
 //!   loops that drive everything.
@@ -21,5 +22,6 @@ pub mod origin;
 pub mod parse;
 pub mod policy;
 pub mod respond;
+pub mod ring;
 pub mod serve;
 pub mod stats;

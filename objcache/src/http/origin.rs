@@ -1,5 +1,8 @@
-//! Persistent HTTP/1.1 connections to the origin, driven by the front's event loop: one
-//! fetch at a time per connection, kept open for the next when the origin allows.
+//! Persistent HTTP/1.1 connections to the origin: one fetch at a time per connection, kept
+//! open for the next when the origin allows. [`Fetch`] is the protocol (request out,
+//! response head and body in, Content-Length, chunked or close-delimited); [`PlainConn`]
+//! drives it with non-blocking reads and writes on the front's mio loop, and
+//! [`super::ring::RingConn`] with io_uring submissions.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -8,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
-use super::fill::{Fill, Phase};
+use super::fill::Fill;
 use super::parse::{self, ChunkedDecoder, Framing, MAX_HEAD};
 
-/// What a readiness event did to a fetch.
+/// What an I/O completion did to a fetch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
     /// Still going.
@@ -48,17 +51,14 @@ enum State {
     Body(Framing),
 }
 
-/// One origin connection.
-pub struct OriginConn {
-    /// The socket.
-    pub stream: TcpStream,
+/// The protocol side of one origin connection.
+pub struct Fetch {
     fill: Option<Arc<Fill>>,
     request: Vec<u8>,
     written: usize,
     rbuf: Vec<u8>,
     state: State,
     decoder: ChunkedDecoder,
-    connected: bool,
     reused: bool,
     got_bytes: bool,
     keep_alive: bool,
@@ -66,38 +66,37 @@ pub struct OriginConn {
     pub deadline: Option<Instant>,
 }
 
-impl OriginConn {
-    /// Starts a non-blocking connect.
-    pub fn connect(addr: SocketAddr) -> io::Result<OriginConn> {
-        let stream = TcpStream::connect(addr)?;
-        let _ = stream.set_nodelay(true);
-        Ok(OriginConn {
-            stream,
+impl Default for Fetch {
+    fn default() -> Fetch {
+        Fetch {
             fill: None,
             request: Vec::new(),
             written: 0,
             rbuf: Vec::new(),
             state: State::Idle,
             decoder: ChunkedDecoder::new(),
-            connected: false,
             reused: false,
             got_bytes: false,
             keep_alive: false,
             deadline: None,
-        })
+        }
     }
+}
 
-    /// Starts fetching `fill` with the request bytes `request`.
-    pub fn begin(&mut self, fill: Arc<Fill>, request: Vec<u8>, timeout: Duration) {
-        self.reused = self.connected;
-        self.fill = Some(fill);
-        self.request = request;
-        self.written = 0;
+impl Fetch {
+    /// Starts fetching `fill` with the request bytes `request`; `reused` when the
+    /// connection carried an earlier fetch.
+    pub fn begin(&mut self, fill: Arc<Fill>, request: Vec<u8>, timeout: Duration, reused: bool) {
+        *self = Fetch {
+            fill: Some(fill),
+            request,
+            state: State::Sending,
+            reused,
+            rbuf: std::mem::take(&mut self.rbuf),
+            deadline: Some(Instant::now() + timeout),
+            ..Fetch::default()
+        };
         self.rbuf.clear();
-        self.state = State::Sending;
-        self.decoder = ChunkedDecoder::new();
-        self.got_bytes = false;
-        self.deadline = Some(Instant::now() + timeout);
     }
 
     /// The fill being fetched.
@@ -112,77 +111,43 @@ impl OriginConn {
         self.fill.take()
     }
 
-    /// An idle connection saw an event: false when the origin closed it (or sent bytes
-    /// nobody asked for), so it must be dropped.
-    pub fn idle_alive(&mut self, scratch: &mut [u8]) -> bool {
-        loop {
-            match self.stream.read(scratch) {
-                Ok(_) => return false,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return false,
-            }
+    /// Request bytes not yet written.
+    pub fn unsent(&self) -> &[u8] {
+        match self.state {
+            State::Sending => &self.request[self.written..],
+            _ => &[],
         }
     }
 
-    fn fail(&self) -> Progress {
+    /// `n` more request bytes were written.
+    pub fn sent(&mut self, n: usize) {
+        self.written += n;
+        if self.written >= self.request.len() {
+            self.state = State::Head;
+        }
+    }
+
+    /// The progress of a failure now.
+    pub fn failed(&self) -> Progress {
         Progress::Failed {
             before_head: matches!(self.state, State::Sending | State::Head),
             retry: self.reused && !self.got_bytes,
         }
     }
 
-    /// Drives the fetch after a readiness event.
-    pub fn drive(&mut self, scratch: &mut [u8], limits: &Limits) -> Progress {
-        if self.fill.is_none() {
-            return Progress::Pending;
+    /// The origin closed the connection.
+    pub fn closed(&mut self) -> Progress {
+        if let State::Body(Framing::UntilClose) = self.state {
+            self.keep_alive = false;
+            return self.complete();
         }
-        if !self.connected {
-            if let Ok(Some(_)) | Err(_) = self.stream.take_error() {
-                return self.fail();
-            }
-            match self.stream.peer_addr() {
-                Ok(_) => self.connected = true,
-                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Progress::Pending,
-                Err(_) => return self.fail(),
-            }
-        }
-        if let State::Sending = self.state {
-            while self.written < self.request.len() {
-                match self.stream.write(&self.request[self.written..]) {
-                    Ok(n) => self.written += n,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Progress::Pending,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => return self.fail(),
-                }
-            }
-            self.state = State::Head;
-        }
-        loop {
-            let n = match self.stream.read(scratch) {
-                Ok(0) => {
-                    if let State::Body(Framing::UntilClose) = self.state {
-                        self.keep_alive = false;
-                        return self.complete();
-                    }
-                    return self.fail();
-                }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Progress::Pending,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return self.fail(),
-            };
-            self.got_bytes = true;
-            self.deadline = Some(Instant::now() + limits.timeout);
-            match self.take(&scratch[..n], limits) {
-                Progress::Pending => {}
-                done => return done,
-            }
-        }
+        self.failed()
     }
 
     /// Consumes bytes from the origin.
-    fn take(&mut self, mut bytes: &[u8], limits: &Limits) -> Progress {
+    pub fn received(&mut self, bytes: &[u8], limits: &Limits) -> Progress {
+        self.got_bytes = true;
+        self.deadline = Some(Instant::now() + limits.timeout);
         if let State::Head = self.state {
             self.rbuf.extend_from_slice(bytes);
             let head = loop {
@@ -192,7 +157,7 @@ impl OriginConn {
                     }
                     Ok(Some(h)) => break h,
                     Ok(None) if self.rbuf.len() <= MAX_HEAD => return Progress::Pending,
-                    Ok(None) | Err(_) => return self.fail(),
+                    Ok(None) | Err(_) => return self.failed(),
                 }
             };
             let fill = self.fill.as_ref().expect("a fetch has a fill");
@@ -206,10 +171,7 @@ impl OriginConn {
             self.rbuf.clear();
             return p;
         }
-        if let State::Body(_) = self.state {
-            return self.body(std::mem::take(&mut bytes));
-        }
-        Progress::Pending
+        self.body(bytes)
     }
 
     fn body(&mut self, bytes: &[u8]) -> Progress {
@@ -230,11 +192,11 @@ impl OriginConn {
                 }
                 have + take as u64 == n
             }
-            Framing::Chunked => match self.decoder.decode(bytes, &mut st.value) {
+            Framing::Chunked => match self.decoder.decode(bytes, st.growing()) {
                 Ok((_, done)) => done,
                 Err(_) => {
                     drop(st);
-                    return self.fail();
+                    return self.failed();
                 }
             },
             Framing::UntilClose => {
@@ -252,12 +214,89 @@ impl OriginConn {
 
     fn complete(&mut self) -> Progress {
         if let Some(fill) = &self.fill {
-            let mut st = fill.lock();
-            st.body_len = Some(st.body().len() as u64);
-            st.phase = Phase::Done;
+            fill.lock().finish();
         }
         Progress::Done {
             keep_alive: self.keep_alive,
+        }
+    }
+}
+
+/// An origin connection driven by readiness events on the front's mio loop.
+pub struct PlainConn {
+    /// The socket.
+    pub stream: TcpStream,
+    connected: bool,
+    /// The fetch it carries.
+    pub fetch: Fetch,
+}
+
+impl PlainConn {
+    /// Starts a non-blocking connect.
+    pub fn connect(addr: SocketAddr) -> io::Result<PlainConn> {
+        let stream = TcpStream::connect(addr)?;
+        let _ = stream.set_nodelay(true);
+        Ok(PlainConn {
+            stream,
+            connected: false,
+            fetch: Fetch::default(),
+        })
+    }
+
+    /// True once the connection carried a request.
+    pub fn connected(&self) -> bool {
+        self.connected
+    }
+
+    /// An idle connection saw an event: false when the origin closed it (or sent bytes
+    /// nobody asked for), so it must be dropped.
+    pub fn idle_alive(&mut self, scratch: &mut [u8]) -> bool {
+        loop {
+            match self.stream.read(scratch) {
+                Ok(_) => return false,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Drives the fetch after a readiness event.
+    pub fn drive(&mut self, scratch: &mut [u8], limits: &Limits) -> Progress {
+        let f = &mut self.fetch;
+        if f.fill.is_none() {
+            return Progress::Pending;
+        }
+        if !self.connected {
+            if let Ok(Some(_)) | Err(_) = self.stream.take_error() {
+                return f.failed();
+            }
+            match self.stream.peer_addr() {
+                Ok(_) => self.connected = true,
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Progress::Pending,
+                Err(_) => return f.failed(),
+            }
+        }
+        while !f.unsent().is_empty() {
+            match self.stream.write(f.unsent()) {
+                Ok(n) => f.sent(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Progress::Pending,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return f.failed(),
+            }
+        }
+        loop {
+            let n = match self.stream.read(scratch) {
+                Ok(0) => return f.closed(),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Progress::Pending,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return f.failed(),
+            };
+            match f.received(&scratch[..n], limits) {
+                Progress::Pending => {}
+                done => return done,
+            }
         }
     }
 }

@@ -251,10 +251,10 @@ fn get(
         return parts;
     }
     let mut table = sh.fills.inflight();
-    let fill = match table.get(&variant.0) {
+    let (fill, source) = match table.get(&variant.0) {
         Some(f) => {
             sh.stats.joined.fetch_add(1, Ordering::Relaxed);
-            Arc::clone(f)
+            (Arc::clone(f), Source::Hit)
         }
         None => {
             // The fill may have been admitted between the lookup and the lock.
@@ -265,7 +265,7 @@ fn get(
             sh.stats.misses.fetch_add(1, Ordering::Relaxed);
             let f = Fills::start(&mut table, path, class);
             started.push(Arc::clone(&f));
-            f
+            (f, Source::Miss)
         }
     };
     drop(table);
@@ -273,6 +273,7 @@ fn get(
     vec![Part::Fill(FillPart {
         fill,
         ask,
+        source,
         head: None,
         range: 0..0,
     })]
