@@ -37,10 +37,14 @@ Usage:
 """
 
 import argparse
+import fcntl
+import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -51,6 +55,7 @@ import make_corpus  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SERVER_CPU, CLIENT_CPU = "0", "1"
 CGROUP_NAME = "goblinbench"
+LOCK_PATH = "/tmp/goblin-http-bench.lock"
 
 
 def free_port():
@@ -111,6 +116,24 @@ def proc_field(pid, name, key):
 
 def rss_bytes(pid):
     return sum(proc_field(p, "status", "VmRSS:") for p in tree(pid)) * 1024
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of the process tree."""
+    total = 0
+    for p in tree(pid):
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
 
 
 def read_bytes(pid):
@@ -355,7 +378,31 @@ def goblin_sizes(sizes, head):
     return heads + small, heads, small
 
 
-def start_case(case, args, corpus, origin, cgroup, sizes):
+# Per object stored beside the body: the response head Goblin keeps (about 250 B here)
+# and the arena's record header. An estimate; it only decides where objects go.
+GOBLIN_OBJECT_OVERHEAD = 320
+# RAM of a Goblin process besides --memory and --small-memory: index, buffers, binary.
+GOBLIN_PROCESS_OVERHEAD = 256 << 20
+
+
+def goblin_memory(sizes, head, limit):
+    """(--memory, --small-memory, note) for one head size. The small arena gets the
+    sub-head objects + 25%; --memory, which holds the head slots and then the hottest
+    tails, gets whatever of the cgroup limit remains, or without a limit enough for every
+    head and every tail (the fits-in-RAM case)."""
+    stored = [s + GOBLIN_OBJECT_OVERHEAD for s in sizes]
+    small = sum((s + 15) // 16 * 16 for s in stored if s < head) * 5 // 4 + (32 << 20)
+    heads = sum(head for s in stored if s >= head)
+    tails = sum(s - head for s in stored if s >= head)
+    if limit is None:
+        return heads + tails * 11 // 10 + (64 << 20), small, "heads and all tails"
+    memory = limit - small - GOBLIN_PROCESS_OVERHEAD
+    if memory < heads * 21 // 20:
+        return max(memory, 64 << 20), small, "does not fit: heads need %s" % human(heads)
+    return memory, small, "heads + %s of hot tails" % human(memory - heads)
+
+
+def start_case(case, args, corpus, origin, cgroup, sizes, limit):
     """Starts the server of one case; returns (Server, port, extra info)."""
     work = os.path.join(args.workdir, "case")
     subprocess.run(["rm", "-rf", work], check=True)
@@ -387,10 +434,10 @@ def start_case(case, args, corpus, origin, cgroup, sizes):
                "-T", "127.0.0.1:%d" % free_port()]
     elif kind == "goblin":
         head = case["head"]
-        _, heads, small = goblin_sizes(sizes, head)
-        memory = args.goblin_memory or "%dM" % ((heads * 5 // 4 >> 20) + 64)
-        small_memory = args.goblin_small_memory or "%dM" % ((small * 3 // 2 >> 20) + 64)
-        info.update(memory=memory, small_memory=small_memory)
+        memory, small_memory, note = goblin_memory(sizes, head, limit)
+        memory = args.goblin_memory or "%dM" % (memory >> 20)
+        small_memory = args.goblin_small_memory or "%dM" % (small_memory >> 20)
+        info.update(memory=memory, small_memory=small_memory, sizing=note)
         cmd = [args.goblin_bin, "--port", free_port(), "--save", "", "--http-port", port,
                "--mirror", "http://127.0.0.1:%d" % origin.port, "--mirror-client", "plain",
                "--no-memcache", "--ssd-dir", os.path.join(work, "goblin-pool"),
@@ -440,7 +487,7 @@ def run_case(case, args, corpus, origin, cgroup, limit, sizes):
               "start": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     server = None
     try:
-        server, port, info = start_case(case, args, corpus, origin, cgroup, sizes)
+        server, port, info = start_case(case, args, corpus, origin, cgroup, sizes, limit)
         result.update(info)
         time.sleep(0.5)
         result["rss_start"] = rss_bytes(server.pid)
@@ -451,18 +498,22 @@ def run_case(case, args, corpus, origin, cgroup, limit, sizes):
         for phase, manifest, conc, lim in (("population", "population.txt", 32, None),
                                            ("probe", "probe.txt", 1, None),
                                            ("warm", "measured.txt", 8, None)):
-            io_before = read_bytes(server.pid)
+            io_before, cpu_before, load_before = read_bytes(server.pid), cpu_seconds(server.pid), loadavg()
             r = bench(args, port, os.path.join(root, manifest), conc, "%s/%s" % (name, phase), lim)
             r["read_bytes"] = read_bytes(server.pid) - io_before
+            r["server_cpu_s"] = round(cpu_seconds(server.pid) - cpu_before, 2)
+            r["gbit_per_cpu_s"] = r["bytes"] * 8 / 1e9 / r["server_cpu_s"] if r["server_cpu_s"] else None
+            r["loadavg_before"], r["loadavg_after"] = load_before, loadavg()
             r["origin_requests"] = origin.count() - base
             r["rss"] = rss_bytes(server.pid)
             r["cgroup_usage"] = cgroup.usage()
             result[phase] = r
             print("  %-10s %7.3f Gbit/s  %6d req  %d err  ttfb p50 %8.1f p99 %9.1f us  ttlb p50 %8.1f us"
-                  "  origin %d  read %s  rss %s" % (
+                  "  origin %d  read %s  rss %s  cpu %.1f s  load %.1f" % (
                       phase, r["gbit_per_s"], r["requests"], r["errors"], r["ttfb_us"]["p50"],
                       r["ttfb_us"]["p99"], r["ttlb_us"]["p50"], r["origin_requests"],
-                      human(r["read_bytes"]), human(r["rss"])), flush=True)
+                      human(r["read_bytes"]), human(r["rss"]), r["server_cpu_s"], r["loadavg_after"][0]),
+                  flush=True)
             if r["errors"]:
                 result["void"].append("%s: %d errors" % (phase, r["errors"]))
             if r["origin_requests"] != expect:
@@ -497,12 +548,34 @@ def run_case(case, args, corpus, origin, cgroup, limit, sizes):
     return result
 
 
+def median_of(values):
+    """The median of numbers; of dicts, the median of each key; otherwise the first value."""
+    first = values[0]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return statistics.median(values)
+    if all(isinstance(v, dict) for v in values):
+        return {k: median_of([v[k] for v in values if k in v]) for k in first}
+    return first
+
+
+def merge_runs(runs):
+    """One result for repeated runs of a case: every number is the median over the runs
+    (each metric on its own), the runs themselves are kept under "runs", and the case is
+    void when any run is."""
+    if len(runs) == 1:
+        return runs[0]
+    merged = median_of(runs)
+    merged["void"] = [v for r in runs for v in r["void"]]
+    merged["runs"] = runs
+    return merged
+
+
 # ---------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------
 
 def table(results, corpus):
-    cols = ["case", "pop Gb/s", "warm Gb/s", "TTFB p50/p90/p99/p99.9/mean us", "TTLB p50/p90/p99/p99.9/mean us",
+    cols = ["case", "pop Gb/s", "warm Gb/s", "warm Gb/cpu-s", "TTFB p50/p90/p99/p99.9/mean us", "TTLB p50/p90/p99/p99.9/mean us",
             "RSS", "cg peak", "object bytes", "disk read warm", "status"]
     rows = []
     for r in results:
@@ -516,6 +589,7 @@ def table(results, corpus):
             r["case"],
             "%.3f" % g("population", "gbit_per_s") if g("population", "gbit_per_s") is not None else "-",
             "%.3f" % g("warm", "gbit_per_s") if g("warm", "gbit_per_s") is not None else "-",
+            "%.2f" % g("warm", "gbit_per_cpu_s") if g("warm", "gbit_per_cpu_s") else "-",
             dist("warm", "ttfb_us"), dist("warm", "ttlb_us"),
             human(r.get("rss", 0)), human(r.get("cgroup_peak", 0)),
             human(r.get("object_bytes", 0)),
@@ -587,10 +661,11 @@ def main():
     ap.add_argument("--nginx-workers", type=int, default=2, help="worker processes of the nginx under test")
     ap.add_argument("--goblin-bin", default=os.path.join(REPO, "target", "release", "goblin-server"))
     ap.add_argument("--goblin-cores", default="2")
-    ap.add_argument("--goblin-memory", help="--memory for Goblin [default: the heads of the corpus + 25%%]")
-    ap.add_argument("--goblin-small-memory", help="--small-memory [default: the sub-head objects + 50%%]")
+    ap.add_argument("--goblin-memory", help="--memory for Goblin [default: the rest of --limit, or every head and tail]")
+    ap.add_argument("--goblin-small-memory", help="--small-memory [default: the sub-head objects + 25%%]")
     ap.add_argument("--goblin-args", default="", help="extra goblin-server flags")
     ap.add_argument("--bench-bin", default=os.path.join(REPO, "target", "release", "goblin-bench"))
+    ap.add_argument("--repeat", type=int, default=1, help="runs per case; the report gives each metric's median")
     ap.add_argument("--phase-timeout", type=int, default=900)
     ap.add_argument("--smoke", action="store_true", help="50 MB corpus, nginx-direct and Goblin 64K only")
     ap.add_argument("--plot", nargs="+", metavar="RESULTS", help="only draw the plots from result files")
@@ -611,6 +686,27 @@ def main():
         if not os.access(binary, os.X_OK):
             ap.error("%s is not built (cargo build --release -p goblin-objcache --bin goblin-bench; "
                      "cargo build --release -p goblin-server)" % binary)
+
+    # One run at a time on this machine: the cgroup, drop_caches and the CPUs are shared,
+    # and so is the work directory.
+    lock = open(LOCK_PATH, "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print("another run_http_bench.py holds %s; waiting for it" % LOCK_PATH, flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    if "goblin" in args.peers:
+        # The binary under test is copied, so a rebuild during the run changes nothing.
+        bindir = os.path.join(args.workdir, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        copy = os.path.join(bindir, "goblin-server")
+        shutil.copy2(args.goblin_bin, copy)
+        args.goblin_bin = copy
+        git = subprocess.run(["git", "-C", REPO, "log", "-1", "--format=%h %cI"], capture_output=True, text=True)
+        args.goblin_build = "%s, built %s, tree at %s" % (
+            hashlib.sha256(open(copy, "rb").read()).hexdigest()[:16],
+            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(os.path.getmtime(copy))), git.stdout.strip())
+        print("goblin-server under test:", args.goblin_build)
 
     corpus = make_corpus.make(args.workdir, make_corpus.parse_size(args.size), args.seed)
     sizes = []
@@ -638,11 +734,15 @@ def main():
             out = {"scenario": scenario, "limit": limit, "date": stamp, "corpus": corpus,
                    "machine": {"cpus": os.cpu_count(), "loadavg": open("/proc/loadavg").read().split()[:3],
                                "uname": os.uname().release,
-                               "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()},
+                               "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip(),
+                               "varnish": subprocess.run(["varnishd", "-V"], stdout=subprocess.PIPE,
+                                                         stderr=subprocess.STDOUT, text=True).stdout.split("\n")[0],
+                               "goblin": getattr(args, "goblin_build", None)},
                    "results": []}
             path = os.path.join(args.workdir, "results-%s-%s.json" % (scenario, stamp))
             for case in cases:
-                out["results"].append(run_case(case, args, corpus, origin, cgroup, limit, sizes))
+                runs = [run_case(case, args, corpus, origin, cgroup, limit, sizes) for _ in range(args.repeat)]
+                out["results"].append(merge_runs(runs))
                 with open(path, "w") as f:
                     json.dump(out, f, indent=1)
             print("\n%s scenario (%s), %s corpus, load average at the end %s"
