@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use mio::net::TcpStream;
 
-use super::fill::{Fill, Phase};
+use super::fill::{Fill, FillState, Phase};
 use super::parse::ChunkedDecoder;
-use super::respond::{self, Ask, Object, Source};
+use super::respond::{self, Ask, Object, Send, Source};
 use crate::clock;
 use crate::store::TailRef;
 use crate::tail::{AlignedBuf, TAIL_HEADER};
@@ -45,7 +45,29 @@ pub struct FillPart {
     pub head: Option<Vec<u8>>,
     /// Body bytes to send, as offsets in the fill's value.
     pub range: Range<usize>,
+    /// Chunked streaming, for a body of unknown length.
+    pub chunking: Option<Chunking>,
 }
+
+/// The state of a chunked response streamed from a fill of unknown length.
+pub struct Chunking {
+    /// Offset in the fill's value of the next body byte to frame.
+    next: usize,
+    /// A framed chunk (size line, data, CRLF) and how much of it was written.
+    frame: Vec<u8>,
+    at: usize,
+    /// The last (empty) chunk is framed.
+    last: bool,
+}
+
+impl Chunking {
+    fn done(&self) -> bool {
+        self.last && self.at == self.frame.len()
+    }
+}
+
+/// Most body bytes framed in one chunk.
+const CHUNK: usize = 256 << 10;
 
 /// One part of the pending output.
 pub enum Part {
@@ -190,10 +212,10 @@ impl Conn {
         match self.parts.front() {
             Some(Part::Bytes(b)) => self.written == b.len(),
             Some(Part::Tail(t)) => self.written == t.range.len(),
-            Some(Part::Fill(f)) => f
-                .head
-                .as_ref()
-                .is_some_and(|h| self.written == h.len() + f.range.len()),
+            Some(Part::Fill(f)) => f.head.as_ref().is_some_and(|h| match &f.chunking {
+                Some(c) => c.done(),
+                None => self.written == h.len() + f.range.len(),
+            }),
             None => false,
         }
     }
@@ -235,9 +257,11 @@ fn fill_step(
 ) -> FillStep {
     let st = f.fill.lock();
     if f.head.is_none() {
+        // A body of unknown length streams chunked to HTTP/1.1 clients; an HTTP/1.0
+        // client gets it with a length once complete.
         let ready = match st.phase {
             Phase::Waiting => false,
-            Phase::Streaming => st.body_len.is_some(),
+            Phase::Streaming => st.body_len.is_some() || f.ask.minor >= 1,
             Phase::Done | Phase::Failed => true,
         };
         if !ready {
@@ -252,17 +276,26 @@ fn fill_step(
             }
             (Phase::Failed, Some(_)) if st.body_len.is_none() => return FillStep::Broken,
             (_, Some(meta)) => {
-                let body_len = st.body_len.unwrap_or(0);
                 let obj = Object {
                     status: meta.status,
                     headers: meta.headers(st.bytes()),
-                    body_len,
+                    body_len: st.body_len,
                     age: u64::from(meta.age) + (now - meta.stored_at).max(0) as u64,
                     source: f.source,
                 };
-                let (_, r) = respond::object_head(&mut head, &f.ask, &obj, now);
                 let start = meta.body_start();
-                f.range = start + r.start as usize..start + r.end as usize;
+                match respond::object_head(&mut head, &f.ask, &obj, now).1 {
+                    Send::Bytes(r) => f.range = start + r.start as usize..start + r.end as usize,
+                    Send::Chunked => {
+                        f.range = start..start;
+                        f.chunking = Some(Chunking {
+                            next: start,
+                            frame: Vec::new(),
+                            at: 0,
+                            last: false,
+                        });
+                    }
+                }
             }
             (_, None) => return FillStep::Broken,
         }
@@ -271,6 +304,9 @@ fn fill_step(
     let head = f.head.as_ref().expect("set above");
     if *written < head.len() {
         return FillStep::Wrote(write_from(stream, &head[*written..], sent));
+    }
+    if let Some(c) = f.chunking.as_mut() {
+        return chunk_step(stream, c, &st, sent);
     }
     let at = f.range.start + (*written - head.len());
     if at == f.range.end {
@@ -285,4 +321,46 @@ fn fill_step(
         return FillStep::Broken;
     }
     FillStep::Waiting
+}
+
+/// One write of a chunked fill response: the rest of the framed chunk, else a new chunk of
+/// what arrived, else the last chunk once the fill is done.
+fn chunk_step(
+    stream: &mut TcpStream,
+    c: &mut Chunking,
+    st: &FillState,
+    sent: &mut u64,
+) -> FillStep {
+    if c.at == c.frame.len() {
+        if c.last {
+            return FillStep::Finished;
+        }
+        let avail = &st.bytes()[c.next..];
+        c.frame.clear();
+        c.at = 0;
+        if !avail.is_empty() {
+            let take = avail.len().min(CHUNK);
+            c.frame
+                .extend_from_slice(format!("{take:x}\r\n").as_bytes());
+            c.frame.extend_from_slice(&avail[..take]);
+            c.frame.extend_from_slice(b"\r\n");
+            c.next += take;
+        } else if st.phase == Phase::Done {
+            c.frame.extend_from_slice(b"0\r\n\r\n");
+            c.last = true;
+        } else if st.phase == Phase::Failed {
+            // No last chunk: the client sees the body end early.
+            return FillStep::Broken;
+        } else {
+            return FillStep::Waiting;
+        }
+    }
+    match write_from(stream, &c.frame[c.at..], sent) {
+        Ok(Some(n)) => {
+            c.at += n;
+            // Progress is tracked here, not in the connection's written count.
+            FillStep::Wrote(Ok(Some(0)))
+        }
+        other => FillStep::Wrote(other),
+    }
 }

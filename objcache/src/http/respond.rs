@@ -100,17 +100,27 @@ pub struct Object<'a> {
     pub status: u16,
     /// Stored header block.
     pub headers: &'a [u8],
-    /// Body length.
-    pub body_len: u64,
+    /// Body length; `None` while a fill of unknown length streams in (the response is
+    /// then chunked, and ranges are not applied).
+    pub body_len: Option<u64>,
     /// Age header value.
     pub age: u64,
     /// Hit or miss.
     pub source: Source,
 }
 
+/// The body a response head announced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Send {
+    /// These bytes of the body (empty for HEAD, 304 and 416).
+    Bytes(Range<u64>),
+    /// The whole body, chunked, as it arrives.
+    Chunked,
+}
+
 /// Writes the response head for `obj`, applying the request's validators and range.
-/// Returns the status sent and the body bytes to send after the head.
-pub fn object_head(out: &mut Vec<u8>, ask: &Ask, obj: &Object<'_>, now: i64) -> (u16, Range<u64>) {
+/// Returns the status sent and the body to send after the head.
+pub fn object_head(out: &mut Vec<u8>, ask: &Ask, obj: &Object<'_>, now: i64) -> (u16, Send) {
     let Object {
         status,
         headers,
@@ -139,14 +149,15 @@ pub fn object_head(out: &mut Vec<u8>, ask: &Ask, obj: &Object<'_>, now: i64) -> 
         extra(out, age, source);
         common_tail(out, ask, now);
         out.extend_from_slice(b"\r\n");
-        return (304, 0..0);
+        return (304, Send::Bytes(0..0));
     }
-    let spec = match (&ask.range, validators_apply) {
-        (Some(r), true) => policy::parse_range(r, body_len),
+    let spec = match (&ask.range, validators_apply, body_len) {
+        (Some(r), true, Some(len)) => policy::parse_range(r, len),
         _ => RangeSpec::Full,
     };
+    let len = body_len.unwrap_or(0);
     let (code, range) = match spec {
-        RangeSpec::Full => (status, 0..body_len),
+        RangeSpec::Full => (status, 0..len),
         RangeSpec::Partial { start, end } => (206, start..end + 1),
         RangeSpec::Unsatisfiable => (416, 0..0),
     };
@@ -157,21 +168,32 @@ pub fn object_head(out: &mut Vec<u8>, ask: &Ask, obj: &Object<'_>, now: i64) -> 
     match spec {
         RangeSpec::Partial { start, end } => {
             out.extend_from_slice(
-                format!("Content-Range: bytes {start}-{end}/{body_len}\r\n").as_bytes(),
+                format!("Content-Range: bytes {start}-{end}/{len}\r\n").as_bytes(),
             );
         }
         RangeSpec::Unsatisfiable => {
-            out.extend_from_slice(format!("Content-Range: bytes */{body_len}\r\n").as_bytes());
+            out.extend_from_slice(format!("Content-Range: bytes */{len}\r\n").as_bytes());
         }
         RangeSpec::Full => {}
     }
     out.extend_from_slice(b"Accept-Ranges: bytes\r\n");
-    out.extend_from_slice(format!("Content-Length: {}\r\n", range.end - range.start).as_bytes());
+    let chunked = body_len.is_none() && !ask.head_only;
+    if chunked {
+        out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+    } else if body_len.is_some() {
+        out.extend_from_slice(
+            format!("Content-Length: {}\r\n", range.end - range.start).as_bytes(),
+        );
+    }
     extra(out, age, source);
     common_tail(out, ask, now);
     out.extend_from_slice(b"\r\n");
-    let range = if ask.head_only { 0..0 } else { range };
-    (code, range)
+    let send = match (chunked, ask.head_only) {
+        (true, _) => Send::Chunked,
+        (false, true) => Send::Bytes(0..0),
+        (false, false) => Send::Bytes(range),
+    };
+    (code, send)
 }
 
 fn push_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
@@ -238,7 +260,7 @@ mod tests {
         Object {
             status: 200,
             headers: HEADERS,
-            body_len: 10,
+            body_len: Some(10),
             age,
             source,
         }
@@ -248,7 +270,7 @@ mod tests {
     fn full_range_and_unsatisfiable() {
         let mut out = Vec::new();
         let (code, r) = object_head(&mut out, &ask(), &obj(3, Source::Hit), 0);
-        assert_eq!((code, r), (200, 0..10));
+        assert_eq!((code, r), (200, Send::Bytes(0..10)));
         let t = text(&out);
         assert!(t.starts_with("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nETag: \"v1\"\r\n"));
         assert!(t.contains("Content-Length: 10\r\nAge: 3\r\nX-Cache: HIT\r\n"));
@@ -258,7 +280,7 @@ mod tests {
         a.range = Some(b"bytes=2-4".to_vec());
         out.clear();
         let (code, r) = object_head(&mut out, &a, &obj(0, Source::Miss), 0);
-        assert_eq!((code, r), (206, 2..5));
+        assert_eq!((code, r), (206, Send::Bytes(2..5)));
         let t = text(&out);
         assert!(t.contains("Content-Range: bytes 2-4/10\r\n"));
         assert!(t.contains("Content-Length: 3\r\n"));
@@ -266,10 +288,31 @@ mod tests {
         a.range = Some(b"bytes=20-".to_vec());
         out.clear();
         let (code, r) = object_head(&mut out, &a, &obj(0, Source::Miss), 0);
-        assert_eq!((code, r), (416, 0..0));
+        assert_eq!((code, r), (416, Send::Bytes(0..0)));
         assert!(text(&out).contains(
             "Content-Range: bytes */10\r\nAccept-Ranges: bytes\r\nContent-Length: 0\r\n"
         ));
+    }
+
+    #[test]
+    fn unknown_length_is_chunked_and_ignores_ranges() {
+        let mut a = ask();
+        a.range = Some(b"bytes=0-1".to_vec());
+        let o = Object {
+            body_len: None,
+            ..obj(0, Source::Miss)
+        };
+        let mut out = Vec::new();
+        let (code, r) = object_head(&mut out, &a, &o, 0);
+        assert_eq!((code, r), (200, Send::Chunked));
+        let t = text(&out);
+        assert!(t.contains("Transfer-Encoding: chunked\r\n"));
+        assert!(!t.contains("Content-Length") && !t.contains("Content-Range"));
+        a.head_only = true;
+        out.clear();
+        let (_, r) = object_head(&mut out, &a, &o, 0);
+        assert_eq!(r, Send::Bytes(0..0));
+        assert!(!text(&out).contains("Transfer-Encoding"));
     }
 
     #[test]
@@ -278,7 +321,7 @@ mod tests {
         a.if_none_match = Some(b"\"v1\"".to_vec());
         let mut out = Vec::new();
         let (code, r) = object_head(&mut out, &a, &obj(0, Source::Hit), 0);
-        assert_eq!((code, r), (304, 0..0));
+        assert_eq!((code, r), (304, Send::Bytes(0..0)));
         let t = text(&out);
         assert!(t.starts_with("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nAge: 0\r\n"));
         assert!(!t.contains("Content-Type"));
@@ -292,7 +335,7 @@ mod tests {
         a.minor = 0;
         let mut out = Vec::new();
         let (_, r) = object_head(&mut out, &a, &obj(0, Source::Hit), 0);
-        assert_eq!(r, 0..0);
+        assert_eq!(r, Send::Bytes(0..0));
         assert!(text(&out).contains("Content-Length: 10\r\n"));
         assert!(text(&out).contains("Connection: keep-alive\r\n"));
         a.keep_alive = false;

@@ -9,7 +9,7 @@ use super::conn::{Conn, FillPart, Part, Skip, TailPart};
 use super::fill::{Fill, Fills};
 use super::object::{self, AeClass, Meta, MARKER};
 use super::parse::{self, Framing, Method, ParseError, RequestHead};
-use super::respond::{self, Ask, Object, Source};
+use super::respond::{self, Ask, Object, Send, Source};
 use super::stats::HttpStats;
 use crate::clock;
 use crate::config::HttpConfig;
@@ -276,6 +276,7 @@ fn get(
         source,
         head: None,
         range: 0..0,
+        chunking: None,
     })]
 }
 
@@ -297,11 +298,15 @@ fn lookup(store: &Store, digest: &Digest, ask: &Ask, out: &mut Vec<u8>, now: i64
         let obj = Object {
             status: meta.status,
             headers: meta.headers(ram),
-            body_len,
+            body_len: Some(body_len),
             age,
             source: Source::Hit,
         };
-        let (_, r) = respond::object_head(out, ask, &obj, now);
+        out.reserve(512 + ram.len());
+        let r = match respond::object_head(out, ask, &obj, now).1 {
+            Send::Bytes(r) => r,
+            Send::Chunked => unreachable!("a stored object has a length"),
+        };
         let (from, to) = (start + r.start as usize, start + r.end as usize);
         out.extend_from_slice(&ram[from.min(ram.len())..to.min(ram.len())]);
         let mut parts = Vec::new();
