@@ -294,7 +294,12 @@ impl Fills {
         } else {
             plain
         };
-        let r = store.store(&target, Mode::Set, 0, exptime, &stored, 0, false);
+        // Entry sizes are 32-bit: a larger object is served to its readers but not kept.
+        let r = if u32::try_from(stored.len()).is_ok() {
+            store.store(&target, Mode::Set, 0, exptime, &stored, 0, false)
+        } else {
+            Stored::NoMemory
+        };
         if flags & VARY_AE != 0 && matches!(r, Stored::Stored { .. }) {
             let mut marker = vec![0u8; META_LEN];
             Meta {
