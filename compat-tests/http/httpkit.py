@@ -13,12 +13,13 @@ Origin
 Fronts
     `Front(origin_url, args).start()` runs goblin-server with its HTTP front mirroring
     origin_url, RESP on another free port, memcache off, in a temporary working directory.
-    GOBLIN_BIN overrides the binary (default: <repo>/target/release/goblin-server).
+    GOBLIN_BIN overrides the binary (default: <repo>/target/release/goblin-server),
+    GOBLIN_MIRROR_CLIENT the origin client (plain, the default, or uring).
 
 Client
     `fetch(front, path, ...)` sends one request on a new connection and returns a `Response`
-    (status, headers with case-insensitive `header()`, body, and whether the front closed
-    the connection). `Conn` keeps one connection for keep-alive, pipelining and raw bytes.
+    (status, headers with case-insensitive `header()`, body, and on request whether the front
+    closed the connection). `Conn` keeps one connection for keep-alive, pipelining and raw bytes.
 
 """
 
@@ -37,6 +38,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 GOBLIN_BIN = os.environ.get("GOBLIN_BIN", str(REPO / "target" / "release" / "goblin-server"))
+# plain or uring: how the fronts under test talk to the origin.
+MIRROR_CLIENT = os.environ.get("GOBLIN_MIRROR_CLIENT", "plain")
 
 # Cache-Control the origin sends unless a route says otherwise, so that objects stay cached
 # for the whole test whatever --default-ttl is.
@@ -116,15 +119,21 @@ class Origin:
         with self.lock:
             return [r for r in self.requests if r.target == path]
 
+    def drop_connections(self) -> None:
+        """Closes every open connection, as an origin does with idle keep-alive connections."""
+        with self.lock:
+            conns, self.conns = self.conns, []
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+                c.close()
+            except OSError:
+                pass
+
     def stop(self) -> None:
         self.stopped = True
         self.sock.close()
-        with self.lock:
-            for c in self.conns:
-                try:
-                    c.close()
-                except OSError:
-                    pass
+        self.drop_connections()
 
     def _accept(self) -> None:
         while not self.stopped:
@@ -228,7 +237,7 @@ class Response:
         self.reason = reason
         self.headers = headers
         self.body = body
-        self.closed = False  # set by fetch(): the front closed the connection after it
+        self.closed: bool | None = None  # fetch(..., wait_close=s): the front closed after it
 
     def header(self, name: str) -> str | None:
         for k, v in self.headers:
@@ -350,14 +359,23 @@ def request(method: str, path: str, headers: dict | list | None = None, version:
     return (f"{method} {path} HTTP/{version}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in hs) + "\r\n").encode()
 
 
-def fetch(front: "Front", path: str, headers: dict | None = None, method: str = "GET", raw: bytes | None = None) -> Response:
+def fetch(
+    front: "Front",
+    path: str,
+    headers: dict | None = None,
+    method: str = "GET",
+    raw: bytes | None = None,
+    wait_close: float = 0.0,
+) -> Response:
     """Sends one request on a new connection and reads the response; `raw` replaces the
-    request bytes. `Response.closed` tells whether the front closed the connection after."""
+    request bytes. With `wait_close`, `Response.closed` tells whether the front closed the
+    connection within that many seconds after the response."""
     c = Conn(front.port)
     try:
         c.send(raw if raw is not None else request(method, path, headers))
         r = c.read(head_request=method == "HEAD")
-        r.closed = c.is_closed(0.3)
+        if wait_close:
+            r.closed = c.is_closed(wait_close)
         return r
     finally:
         c.close()
@@ -395,7 +413,7 @@ class Front:
             argv = [
                 GOBLIN_BIN, "--port", str(resp_port), "--save", "", "--appendonly", "no",
                 "--http-port", str(self.port), "--mirror", self.origin_url,
-                "--mirror-client", "plain", "--no-memcache", *self.args,
+                "--mirror-client", MIRROR_CLIENT, "--no-memcache", *self.args,
             ]
             with open(self.log_path, "ab") as log:
                 self.proc = subprocess.Popen(

@@ -298,9 +298,9 @@ def test_vary_on_another_header_not_cached(front, origin, path):
 
 def test_head(front, origin, path):
     origin.route(path, body=b"head body!")
-    r = fetch(front, path, method="HEAD")
+    r = fetch(front, path, method="HEAD", wait_close=0.3)
     assert (r.status, r.header("Content-Length")) == (200, "10")
-    assert not r.closed
+    assert r.closed is False
     r = fetch(front, path)
     assert (r.status, r.body, r.cache) == (200, b"head body!", "HIT")
     r = fetch(front, path, method="HEAD")

@@ -114,6 +114,18 @@ def test_origin_connections_persist(front, origin, path):
     assert origin.accepted - before <= 3
 
 
+def test_origin_closing_idle_connections(front, origin, path):
+    # A pooled connection the origin has closed meanwhile is not an origin failure: the
+    # next miss gets its object (on a retry or a new connection), not a 502.
+    for i in range(6):
+        origin.route(f"{path}/{i}", body=b"i%d" % i)
+    for i in range(6):
+        r = fetch(front, f"{path}/{i}")
+        assert (r.status, r.body) == (200, b"i%d" % i)
+        origin.drop_connections()
+        time.sleep(0.05)
+
+
 def test_origin_closing_after_each_response(front, origin, path):
     for i in range(3):
         origin.route(f"{path}/{i}", body=b"c%d" % i, close=True)

@@ -58,7 +58,7 @@ def test_pipelined_in_pieces(front, origin, path):
 
 def test_connection_close(front, origin, path):
     origin.route(path, body=b"bye")
-    r = fetch(front, path, {"Connection": "close"})
+    r = fetch(front, path, {"Connection": "close"}, wait_close=3)
     assert (r.status, r.body) == (200, b"bye")
     assert r.header("Connection") == "close"
     assert r.closed
@@ -66,10 +66,10 @@ def test_connection_close(front, origin, path):
 
 def test_http_1_0(front, origin, path):
     origin.route(path, body=b"old")
-    r = fetch(front, path, raw=request("GET", path, version="1.0"))
+    r = fetch(front, path, raw=request("GET", path, version="1.0"), wait_close=3)
     assert (r.status, r.body) == (200, b"old")
     assert r.closed
-    r = fetch(front, path, raw=request("GET", path, {"Connection": "keep-alive"}, version="1.0"))
+    r = fetch(front, path, raw=request("GET", path, {"Connection": "keep-alive"}, version="1.0"), wait_close=0.3)
     assert (r.status, r.body, r.closed) == (200, b"old", False)
     assert (r.header("Connection") or "").lower() == "keep-alive"
 
@@ -108,7 +108,7 @@ def test_absolute_form_shares_the_cache_entry(front, origin, path):
 
 def bad(front, raw: bytes):
     """Sends raw bytes; returns the response, which must close the connection."""
-    r = fetch(front, "", raw=raw)
+    r = fetch(front, "", raw=raw, wait_close=3)
     assert r.closed, r
     assert r.header("Connection") == "close"
     return r
