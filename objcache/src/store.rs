@@ -383,18 +383,21 @@ impl Store {
             )
         };
         let cas = self.next_cas();
-        if let Err(e) = pool.write(
+        let extent = match pool.write(
             res.page,
             d,
             cas,
             &data[head..],
             self.cfg.write_io_chunk as usize,
         ) {
-            eprintln!("goblin-store: pool write failed, object dropped: {e}");
-            stats::incr(&self.stats.ssd_io_errors);
-            self.shard(d).release(&res);
-            return Stored::NoMemory;
-        }
+            Ok(extent) => extent,
+            Err(e) => {
+                eprintln!("goblin-store: pool write failed, object dropped: {e}");
+                stats::incr(&self.stats.ssd_io_errors);
+                self.shard(d).release(&res);
+                return Stored::NoMemory;
+            }
+        };
         stats::add(&self.stats.ssd_bytes_written, (data.len() - head) as u64);
         let mut s = self.shard(d);
         let old = s.find_live(d, now, &self.stats);
@@ -417,6 +420,9 @@ impl Store {
             tail: res.page,
             bits: 0,
         });
+        drop(s);
+        // While the hot-tail cache has room, the written extent goes in as it is.
+        self.tails.offer(d, cas, std::sync::Arc::new(extent), false);
         Stored::Stored { cas, size }
     }
 

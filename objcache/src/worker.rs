@@ -13,7 +13,7 @@ use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
 use crate::conn::Conn;
-use crate::memcache::Segment;
+use crate::memcache::{Segment, TailFetch};
 use crate::stats;
 use crate::store::Store;
 use crate::tail::blocking::BlockingReader;
@@ -44,6 +44,15 @@ impl TailEngine {
             TailEngine::Blocking => "blocking",
         }
     }
+}
+
+/// The reply of a tail fetch whose tail is at hand: prefix, tail, CRLF.
+fn reply_with_tail(f: &mut TailFetch, tail: &[u8]) -> Vec<u8> {
+    let mut b = std::mem::take(&mut f.prefix);
+    b.reserve(tail.len() + 2);
+    b.extend_from_slice(tail);
+    b.extend_from_slice(b"\r\n");
+    b
 }
 
 /// Binds a non-blocking listener with SO_REUSEADDR and SO_REUSEPORT set.
@@ -313,6 +322,12 @@ impl Loop<'_> {
         let chunk = self.store.config().io_chunk as usize;
         for seg in self.conns[key].session.out.segs.iter_mut() {
             if let Segment::Tail(f) = seg {
+                if let Some(kept) = self.store.tails.get(&f.tail.digest, f.tail.cas) {
+                    if let Some(tail) = f.tail.verify(&kept) {
+                        *seg = Segment::Bytes(reply_with_tail(f, tail));
+                        continue;
+                    }
+                }
                 if f.token.is_none() {
                     self.seq = self.seq.wrapping_add(1);
                     let token = ((key as u64) << 32) | u64::from(self.seq);
@@ -344,15 +359,17 @@ impl Loop<'_> {
         let Some(seg) = slot else { return };
         let Segment::Tail(f) = seg else { return };
         let mut drop_object = false;
-        let bytes = match &done.result {
+        let bytes = match done.result {
             Ok(buf) => {
                 stats::add(&stats.ssd_bytes_read, buf.len() as u64);
-                match f.tail.verify(buf) {
+                let buf = Arc::new(buf);
+                match f.tail.verify(&buf) {
                     Some(tail) => {
-                        let mut b = std::mem::take(&mut f.prefix);
-                        b.reserve(tail.len() + 2);
-                        b.extend_from_slice(tail);
-                        b.extend_from_slice(b"\r\n");
+                        let b = reply_with_tail(f, tail);
+                        let t = f.tail;
+                        self.store
+                            .tails
+                            .offer(&t.digest, t.cas, Arc::clone(&buf), false);
                         b
                     }
                     None => {

@@ -313,12 +313,10 @@ impl Front {
                 stats::add(&st.ssd_bytes_read, buf.len() as u64);
                 if t.tail.verify(&buf).is_some() {
                     let buf = Arc::new(buf);
-                    if t.hot {
-                        self.sh
-                            .store
-                            .tails
-                            .offer(&t.tail.digest, t.tail.cas, Arc::clone(&buf));
-                    }
+                    self.sh
+                        .store
+                        .tails
+                        .offer(&t.tail.digest, t.tail.cas, Arc::clone(&buf), t.hot);
                     t.data = Some(buf);
                     true
                 } else {

@@ -1,7 +1,7 @@
-//! Hot tails in RAM. A tail read from the pool is offered here when its object is read
-//! again (the index's fetched bit says so: admission by frequency); it is kept while the
-//! RAM of --memory that the head slots do not use allows, and evicted by CLOCK (a second
-//! chance for tails read since the hand last passed). A kept tail is the verified read
+//! Hot tails in RAM, in the RAM of --memory that the head slots do not use. While there is
+//! room, every tail written or read goes in; once full, only a tail read again (the index's
+//! fetched bit says so: admission by frequency) takes the place of another, chosen by CLOCK
+//! (a second chance for tails read since the hand last passed). A kept tail is the verified read
 //! buffer itself, found by digest and CAS value, so a replaced object's old tail is never
 //! served: it only waits for the hand.
 
@@ -66,14 +66,18 @@ impl TailCache {
         Some(Arc::clone(&slot.buf))
     }
 
-    /// Keeps a verified tail read if room can be made for it.
-    pub fn offer(&self, digest: &Digest, cas: u64, buf: Arc<AlignedBuf>) {
+    /// Keeps a verified tail extent: always when it fits in the free room, and when `hot`
+    /// also if room can be made by evicting others.
+    pub fn offer(&self, digest: &Digest, cas: u64, buf: Arc<AlignedBuf>, hot: bool) {
         let len = buf.len() as u64;
         let budget = self.budget();
         if len > budget / 4 {
             return;
         }
         let mut inner = self.lock();
+        if !hot && inner.bytes + len > budget {
+            return;
+        }
         while inner.bytes + len > budget {
             if !Self::evict_one(&mut inner) {
                 return;
@@ -142,7 +146,7 @@ mod tests {
         let c = TailCache::new(64 * 4096, Arc::clone(&heads));
         let d: Vec<Digest> = (0..20u8).map(|i| Digest::of(&[i])).collect();
         for (i, k) in d.iter().enumerate() {
-            c.offer(k, i as u64, buf(8));
+            c.offer(k, i as u64, buf(8), true);
         }
         assert_eq!(c.bytes(), 64 * 4096);
         assert!(c.get(&d[0], 0).is_none(), "the oldest were evicted");
@@ -154,7 +158,7 @@ mod tests {
         heads.store(32 * 4096, Ordering::Relaxed);
         c.trim();
         assert!(c.bytes() <= 32 * 4096);
-        c.offer(&d[0], 0, buf(64));
+        c.offer(&d[0], 0, buf(64), true);
         assert!(c.get(&d[0], 0).is_none(), "too large for the budget");
     }
 
@@ -163,12 +167,14 @@ mod tests {
         let heads = Arc::new(AtomicU64::new(0));
         let c = TailCache::new(16 * 4096, heads);
         let (a, b, x) = (Digest::of(b"a"), Digest::of(b"b"), Digest::of(b"x"));
-        c.offer(&a, 1, buf(4));
-        c.offer(&b, 1, buf(4));
-        c.offer(&Digest::of(b"c"), 1, buf(4));
-        c.offer(&Digest::of(b"d"), 1, buf(4));
+        c.offer(&a, 1, buf(4), false);
+        c.offer(&b, 1, buf(4), false);
+        c.offer(&Digest::of(b"c"), 1, buf(4), false);
+        c.offer(&Digest::of(b"d"), 1, buf(4), false);
         assert!(c.get(&a, 1).is_some());
-        c.offer(&x, 1, buf(4));
+        c.offer(&x, 1, buf(4), false);
+        assert!(c.get(&x, 1).is_none(), "a cold tail does not evict");
+        c.offer(&x, 1, buf(4), true);
         assert!(c.get(&a, 1).is_some(), "a was visited");
         assert!(c.get(&b, 1).is_none(), "b was not");
         assert!(c.get(&x, 1).is_some());

@@ -66,7 +66,8 @@ impl PoolFile {
         self.file.as_raw_fd()
     }
 
-    /// Writes a tail with its header at page `page`, in `chunk`-byte writes.
+    /// Writes a tail with its header at page `page`, in `chunk`-byte writes. Returns the
+    /// extent written, as a read of it would return it.
     pub fn write(
         &self,
         page: u32,
@@ -74,7 +75,7 @@ impl PoolFile {
         cas: u64,
         tail: &[u8],
         chunk: usize,
-    ) -> io::Result<()> {
+    ) -> io::Result<AlignedBuf> {
         let mut buf = AlignedBuf::new(TAIL_HEADER + tail.len());
         buf[..8].copy_from_slice(MAGIC);
         buf[8..40].copy_from_slice(&digest.0);
@@ -85,7 +86,7 @@ impl PoolFile {
         for (i, piece) in buf.chunks(chunk).enumerate() {
             self.file.write_all_at(piece, base + (i * chunk) as u64)?;
         }
-        Ok(())
+        Ok(buf)
     }
 
     /// Reads the extent of a `tail_len`-byte tail at `page` with blocking reads.
