@@ -149,6 +149,12 @@ fn help_lists_every_flag_with_default() {
         "--no-memcache",
         "--max-item-size",
         "--tail-io",
+        "--http-port",
+        "--mirror",
+        "--mirror-client",
+        "--default-ttl",
+        "--origin-timeout",
+        "--purge-allow",
     ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
