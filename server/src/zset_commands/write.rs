@@ -36,6 +36,15 @@ fn add_one(
     f: &AddFlags,
     cfg: &goblin_zset::Config,
 ) -> Result<Outcome, ()> {
+    if !(f.nx || f.xx || f.gt || f.lt || f.incr) {
+        // Plain ZADD: one lookup inserts or updates and tells which it was (an equal score
+        // leaves the member as it is).
+        return Ok(match insert(set, member, score, cfg) {
+            None => Outcome::Added(score),
+            Some(old) if old == score => Outcome::Same(score),
+            Some(_) => Outcome::Updated(score),
+        });
+    }
     match set.score(member) {
         Some(current) => {
             if f.nx {
