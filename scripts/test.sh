@@ -72,6 +72,8 @@ cargo test --workspace --no-fail-fast || failed+=("cargo test")
 export GOBLIN_BIN="${GOBLIN_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/goblin-server}"
 step "python3 -m pytest compat-tests -q (GOBLIN_BIN=$GOBLIN_BIN)"
 python3 -m pytest compat-tests -q || failed+=("pytest compat-tests")
+step "python3 -m pytest compat-tests/http -q with the io_uring origin client"
+GOBLIN_MIRROR_CLIENT=uring python3 -m pytest compat-tests/http -q || failed+=("pytest compat-tests/http (uring)")
 
 # --- Benchmarks: a quick smoke run of each, so they keep working (figures: BENCHMARKS.md) ---
 step "scripts/benchmark_smoke.sh"
