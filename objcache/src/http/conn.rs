@@ -103,6 +103,8 @@ pub struct Conn {
     written: usize,
     /// Close once the parts are written (and read no more requests).
     pub closing: bool,
+    /// The client shut its side: close after answering what arrived.
+    pub eof: bool,
     /// A request body being skipped.
     pub skip: Skip,
 }
@@ -129,6 +131,7 @@ impl Conn {
             parts: VecDeque::new(),
             written: 0,
             closing: false,
+            eof: false,
             skip: Skip::None,
         }
     }

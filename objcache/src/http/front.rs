@@ -226,9 +226,9 @@ impl Front {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
-        if !conn.fill_input(&mut self.scratch) && conn.parts.is_empty() {
-            self.close(key);
-            return;
+        if !conn.fill_input(&mut self.scratch) {
+            // The client is done sending: answer what it sent, then close.
+            conn.eof = true;
         }
         self.pump(key);
     }
@@ -242,12 +242,16 @@ impl Front {
             };
             let before = (conn.input.len(), conn.parts.len());
             serve::process(conn, &self.sh, bit, &mut self.started);
+            conn.closing |= conn.eof;
             let progressed = (conn.input.len(), conn.parts.len()) != before;
+            self.start_fills();
+            self.submit_tails(key);
+            let Some(conn) = self.conns.get_mut(key) else {
+                return;
+            };
             let mut sent = 0;
             let flushed = conn.flush(&mut sent);
             stats::add(&self.sh.stats.bytes_sent, sent);
-            self.start_fills();
-            self.submit_tails(key);
             match flushed {
                 Flush::Close => {
                     self.close(key);
