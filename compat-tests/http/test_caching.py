@@ -356,7 +356,9 @@ def test_stats(front, origin, path):
     miss_then_hit(front, origin, path)
     after = front.stats()
     assert after["misses"] >= before["misses"] + 1
-    assert after["hits"] >= before["hits"] + 1
+    # A hit right after the fill may be answered from the fill before its admission: the
+    # front labels it HIT and counts it as joined.
+    assert after["hits"] + after["joined"] >= before["hits"] + before["joined"] + 1
     r = fetch(front, "/goblin/stats")
     assert r.header("Content-Type") == "application/json"
 
