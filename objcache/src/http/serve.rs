@@ -253,6 +253,7 @@ fn get(
     let mut table = sh.fills.inflight();
     let (fill, source) = match table.get(&variant.0) {
         Some(f) => {
+            sh.stats.hits.fetch_add(1, Ordering::Relaxed);
             sh.stats.joined.fetch_add(1, Ordering::Relaxed);
             (Arc::clone(f), Source::Hit)
         }

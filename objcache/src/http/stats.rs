@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct HttpStats {
     /// Requests parsed.
     pub requests: AtomicU64,
-    /// Requests answered from the store.
+    /// Requests answered without an origin fetch of their own: from the store, or by
+    /// joining a fetch under way (`X-Cache: HIT`).
     pub hits: AtomicU64,
     /// Requests that started an origin fetch.
     pub misses: AtomicU64,
-    /// Requests that joined a fetch already under way for their key.
+    /// Of the hits, those that joined a fetch already under way for their key.
     pub joined: AtomicU64,
     /// Origin responses not cacheable (no-store, private, 5xx, ...), passed through.
     pub passes: AtomicU64,
