@@ -8,8 +8,10 @@ __rand_int__, so lookups hit) with score equal to the number, then runs redis-be
 pinned to --client-cpu: one connection, pipeline 16, -r members, for ZADD, ZSCORE, ZRANK,
 ZREVRANK, ZINCRBY, ZRANGE of 16 members by index, ZRANGEBYSCORE ... LIMIT 0 16, ZREM then
 ZADD (which puts the members back); then ZSCORE at pipeline 1 (p50 and p99 latency) and
-ZSCORE over 50 connections without pipelining. Rounds alternate the two servers; the
-table shows medians and the Goblin/Redis ratio.
+ZSCORE over 50 connections without pipelining. Rounds alternate the servers (each round
+starts with a different one); the table shows medians and the Goblin/Redis ratio. With
+--busy-poll-us N, Goblin also runs with that flag, as a third server in the same rounds.
+--tests picks some of the tests by name.
 
 ZRANGE by index: redis-benchmark's __rand_int__ is zero-padded ("000000123456"), which
 Redis (and Goblin) refuse as an index, so the start is drawn from five fixed positions
@@ -79,11 +81,18 @@ def tests(members):
     ]
 
 
+def selected(args):
+    """The tests to run: all, or those named by --tests."""
+    wanted = args.tests and {t.strip().upper() for t in args.tests.split(",")}
+    return [t for t in tests(args.members) if not wanted or t[0].upper() in wanted]
+
+
 def run_round(kind, args):
     results = {}
-    with Server(kind, cpu=args.server_cpu) as server:
+    extra = ["--busy-poll-us", str(args.busy_poll_us)] if kind == "goblin-bp" else []
+    with Server("goblin" if kind == "goblin-bp" else kind, cpu=args.server_cpu, extra=extra) as server:
         preload(server.port, args.members)
-        for name, commands, opts in tests(args.members):
+        for name, commands, opts in selected(args):
             per = max(1, args.requests // len(commands))
             total_time = 0.0
             p50s, p99s = [], []
@@ -105,33 +114,45 @@ def main():
     ap.add_argument("--server-cpu", type=int, default=0)
     ap.add_argument("--client-cpu", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="10K members, 20K requests, one round (CI smoke)")
+    ap.add_argument("--busy-poll-us", type=int, default=0,
+                    help="also run Goblin with --busy-poll-us N, as a third server in the same rounds")
+    ap.add_argument("--tests", help="comma-separated test names to run (default: all), e.g. ZADD,ZSCORE")
     args = ap.parse_args()
     if args.quick:
         args.members, args.requests, args.rounds = 10_000, 20_000, 1
     if not shutil.which("redis-benchmark"):
         sys.exit("redis-benchmark not found (apt-get install redis-tools)")
 
-    runs = {"goblin": [], "redis": []}
+    kinds = ["goblin", "redis"] + (["goblin-bp"] if args.busy_poll_us else [])
+    runs = {kind: [] for kind in kinds}
     for r in range(args.rounds):
-        order = ("goblin", "redis") if r % 2 == 0 else ("redis", "goblin")
+        # Each round starts with a different server, so none always runs first.
+        order = kinds[r % len(kinds):] + kinds[:r % len(kinds)]
         for kind in order:
             runs[kind].append(run_round(kind, args))
             print("round %d %s done" % (r + 1, kind), file=sys.stderr, flush=True)
 
     print("%d members, %d requests a test, %d rounds, server on CPU %s, client on CPU %s; medians" % (
         args.members, args.requests, args.rounds, args.server_cpu, args.client_cpu))
-    print("| test | goblin | redis | goblin/redis |")
-    print("|---|---:|---:|---:|")
-    for name, _, opts in tests(args.members):
-        g = [run[name] for run in runs["goblin"]]
+    bp = " | goblin --busy-poll-us %d | bp/redis" % args.busy_poll_us if args.busy_poll_us else ""
+    print("| test | goblin | redis | goblin/redis%s |" % bp)
+    print("|---|---:|---:|---:%s|" % ("|---:|---:" if bp else ""))
+    for name, _, opts in selected(args):
         r = [run[name] for run in runs["redis"]]
-        if opts.get("latency"):
-            gp50, gp99 = statistics.median(x[1] for x in g), statistics.median(x[2] for x in g)
-            rp50, rp99 = statistics.median(x[1] for x in r), statistics.median(x[2] for x in r)
-            print("| %s | %.3f / %.3f | %.3f / %.3f | %.2f / %.2f |" % (name, gp50, gp99, rp50, rp99, gp50 / rp50, gp99 / rp99))
-        else:
-            gr, rr = statistics.median(x[0] for x in g), statistics.median(x[0] for x in r)
-            print("| %s | %.0f | %.0f | %.2f |" % (name, gr, rr, gr / rr))
+        cells = []
+        for kind in [k for k in kinds if k != "redis"]:
+            g = [run[name] for run in runs[kind]]
+            if opts.get("latency"):
+                gp50, gp99 = statistics.median(x[1] for x in g), statistics.median(x[2] for x in g)
+                rp50, rp99 = statistics.median(x[1] for x in r), statistics.median(x[2] for x in r)
+                cells.append(("%.3f / %.3f" % (gp50, gp99), "%.2f / %.2f" % (gp50 / rp50, gp99 / rp99)))
+                redis_cell = "%.3f / %.3f" % (rp50, rp99)
+            else:
+                gr, rr = statistics.median(x[0] for x in g), statistics.median(x[0] for x in r)
+                cells.append(("%.0f" % gr, "%.2f" % (gr / rr)))
+                redis_cell = "%.0f" % rr
+        row = [name, cells[0][0], redis_cell, cells[0][1]] + [c for pair in cells[1:] for c in pair]
+        print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

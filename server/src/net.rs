@@ -93,8 +93,15 @@ pub fn run(server: &mut Server, mut listeners: Vec<TcpListener>) -> anyhow::Resu
     }
     let mut events = Events::with_capacity(1024);
     let mut next_cron = Instant::now();
+    let busy_poll = Duration::from_micros(server.config.busy_poll_us);
+    let mut last_event = Instant::now();
     loop {
-        let mut timeout = next_cron.saturating_duration_since(Instant::now());
+        let now = Instant::now();
+        let mut timeout = next_cron.saturating_duration_since(now);
+        if now.duration_since(last_event) < busy_poll {
+            // --busy-poll-us: traffic was seen recently, so poll instead of sleeping.
+            timeout = Duration::ZERO;
+        }
         if server.blocked_clients > 0 {
             if let Some(deadline) = commands::next_deadline(server) {
                 timeout = timeout.min(Duration::from_millis(deadline.saturating_sub(unix_ms())));
@@ -104,6 +111,9 @@ pub fn run(server: &mut Server, mut listeners: Vec<TcpListener>) -> anyhow::Resu
             if e.kind() != ErrorKind::Interrupted {
                 return Err(e.into());
             }
+        }
+        if !events.is_empty() {
+            last_event = Instant::now();
         }
         for event in events.iter() {
             let token = event.token().0;
