@@ -499,7 +499,21 @@ def run_case(case, args, corpus, origin, cgroup, limit, sizes):
                                            ("probe", "probe.txt", 1, None),
                                            ("warm", "measured.txt", 8, None)):
             io_before, cpu_before, load_before = read_bytes(server.pid), cpu_seconds(server.pid), loadavg()
+            perf = None
+            if args.profile and phase == "warm":
+                perf_data = os.path.join(args.workdir, "perf-%s.data" % name)
+                perf = subprocess.Popen(["perf", "record", "-q", "-F", "499", "-g", "-o", perf_data,
+                                         "-p", ",".join(str(p) for p in tree(server.pid))],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             r = bench(args, port, os.path.join(root, manifest), conc, "%s/%s" % (name, phase), lim)
+            if perf:
+                perf.send_signal(signal.SIGINT)
+                perf.wait()
+                rep = subprocess.run(["perf", "report", "-i", perf_data, "--stdio", "--no-children",
+                                      "--sort", "dso,symbol", "-g", "none", "--percent-limit", "1"],
+                                     capture_output=True, text=True)
+                result["profile"] = [line for line in rep.stdout.splitlines() if line and not line.startswith("#")][:40]
+                print("  profile of the warm phase (perf, server process):\n    " + "\n    ".join(result["profile"]))
             r["read_bytes"] = read_bytes(server.pid) - io_before
             r["server_cpu_s"] = round(cpu_seconds(server.pid) - cpu_before, 2)
             r["gbit_per_cpu_s"] = r["bytes"] * 8 / 1e9 / r["server_cpu_s"] if r["server_cpu_s"] else None
@@ -536,6 +550,10 @@ def run_case(case, args, corpus, origin, cgroup, limit, sizes):
     finally:
         if server:
             result["exit"] = server.proc.poll()
+            if result["exit"] is not None:
+                oom = result["exit"] == -signal.SIGKILL and limit
+                result["void"].append("server died (%s)" % ("SIGKILL: cgroup OOM kill" if oom
+                                                           else "exit status %s" % result["exit"]))
             server.stop()
             with open(os.path.join(args.workdir, "case", "server.log"), "rb") as f:
                 result["server_log_tail"] = f.read()[-3000:].decode(errors="replace")
@@ -565,6 +583,8 @@ def merge_runs(runs):
     if len(runs) == 1:
         return runs[0]
     merged = median_of(runs)
+    for key in ("case", "kind", "head", "limit", "start", "object_bytes"):
+        merged[key] = runs[0][key]
     merged["void"] = [v for r in runs for v in r["void"]]
     merged["runs"] = runs
     return merged
@@ -602,6 +622,36 @@ def table(results, corpus):
     return "\n".join(lines)
 
 
+def markdown(paths):
+    """The BENCHMARKS.md tables of result files: one per scenario."""
+    for p in paths:
+        with open(p) as f:
+            run = json.load(f)
+        lim = run.get("limit")
+        print("\n%s, `%s` (%s, load average %s at the start)\n" % (
+            "Equal memory: %s cgroup" % human(lim) if lim else "Fits in RAM: no limit", os.path.basename(p),
+            run["date"], "/".join("%s" % x for x in run["machine"]["loadavg"])))
+        print("| case | population Gbit/s | warm Gbit/s | warm Gbit per server CPU-s | TTFB p50 / p90 / p99 / p99.9 / mean (us)"
+              " | TTLB p50 / p90 / p99 / p99.9 / mean (us) | RSS | cgroup peak | object bytes | disk read, warm | |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in run["results"]:
+            w, pop = r.get("warm", {}), r.get("population", {})
+
+            def dist(d):
+                return " / ".join("%.0f" % d[k] for k in ("p50", "p90", "p99", "p99_9", "mean")) if d else "-"
+            runs = r.get("runs", [r])
+            spread = ", ".join("%.2f" % x["warm"]["gbit_per_s"] for x in runs if "warm" in x)
+            print("| %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                r["case"],
+                "%.2f" % pop["gbit_per_s"] if pop else "-",
+                "%.2f" % w["gbit_per_s"] if w else "-", spread,
+                "%.2f" % w["gbit_per_cpu_s"] if w.get("gbit_per_cpu_s") else "-",
+                dist(w.get("ttfb_us")), dist(w.get("ttlb_us")),
+                human(r.get("rss", 0)), human(r.get("cgroup_peak", 0)), human(r.get("object_bytes", 0)),
+                human(w.get("read_bytes", 0)),
+                "VOID: " + "; ".join(sorted(set(v.splitlines()[0][:100] for v in r["void"]))) if r["void"] else "ok"))
+
+
 def plot(paths, out_dir):
     import matplotlib
     matplotlib.use("Agg")
@@ -620,18 +670,26 @@ def plot(paths, out_dir):
         for ax, run in zip(axes[0], runs):
             ok = [r for r in run["results"] if "warm" in r]
             gob = sorted((r for r in ok if r["kind"] == "goblin"), key=lambda r: r["head"])
-            heads = [r["head"] >> 10 for r in gob]
+            heads = [int(r["head"]) >> 10 for r in gob]
             if gob:
                 ax.plot(heads, [metric(r) for r in gob], "o-", color="tab:green", label="Goblin")
                 for r in gob:
                     if r["void"]:
-                        ax.annotate("void", (r["head"] >> 10, metric(r)), fontsize=7)
+                        ax.annotate("void", (int(r["head"]) >> 10, metric(r)), fontsize=7)
             styles = {"varnish": "tab:red", "nginx-proxy": "tab:blue", "nginx-direct": "tab:gray"}
             for r in ok:
                 if r["kind"] in styles:
                     ax.axhline(metric(r), color=styles[r["kind"]], ls="--",
                                label=r["case"] + (" (void)" if r["void"] else ""))
+            failed = [r for r in run["results"] if r["kind"] == "goblin" and "warm" not in r]
+            if failed:
+                ax.text(0.5, 0.5, "Goblin without a result at %s:\n%s" % (
+                    ", ".join("%dK" % (int(r["head"]) >> 10) for r in failed),
+                    sorted(set(v.splitlines()[0][:60] for r in failed for v in r["void"]),
+                           key=lambda v: "died" not in v)[0]),
+                    transform=ax.transAxes, ha="center", fontsize=7, color="tab:green")
             ax.set_xscale("log", base=2)
+            ax.set_xlim(12, 340)
             ax.set_xticks([16, 32, 64, 128, 256])
             ax.set_xticklabels(["16K", "32K", "64K", "128K", "256K"])
             ax.set_xlabel("Goblin --ram-head")
@@ -665,13 +723,18 @@ def main():
     ap.add_argument("--goblin-small-memory", help="--small-memory [default: the sub-head objects + 25%%]")
     ap.add_argument("--goblin-args", default="", help="extra goblin-server flags")
     ap.add_argument("--bench-bin", default=os.path.join(REPO, "target", "release", "goblin-bench"))
+    ap.add_argument("--profile", action="store_true", help="perf record the server during the warm phase")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case; the report gives each metric's median")
     ap.add_argument("--phase-timeout", type=int, default=900)
     ap.add_argument("--smoke", action="store_true", help="50 MB corpus, nginx-direct and Goblin 64K only")
     ap.add_argument("--plot", nargs="+", metavar="RESULTS", help="only draw the plots from result files")
+    ap.add_argument("--markdown", nargs="+", metavar="RESULTS", help="only print result files as markdown tables")
     ap.add_argument("--plot-dir", default=os.path.join(REPO, "docs"))
     args = ap.parse_args()
 
+    if args.markdown:
+        markdown(args.markdown)
+        return 0
     if args.plot:
         plot(args.plot, args.plot_dir)
         return 0
