@@ -162,6 +162,15 @@ pub fn format_double(value: f64, out: &mut Vec<u8>) {
 /// Appends the decimal text of `v`.
 #[inline]
 pub fn write_i64(v: i64, out: &mut Vec<u8>) {
+    // Lengths and counts in replies are mostly one or two digits.
+    if (0..10).contains(&v) {
+        out.push(b'0' + v as u8);
+        return;
+    }
+    if (10..100).contains(&v) {
+        out.extend_from_slice(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
+        return;
+    }
     let mut bytes = [0u8; 20];
     let mut i = bytes.len();
     let mut n = v.unsigned_abs();

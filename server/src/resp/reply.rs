@@ -68,6 +68,7 @@ impl<'a> ReplyWriter<'a> {
 
     /// A bulk string.
     pub fn bulk(&mut self, bytes: &[u8]) {
+        self.out.reserve(bytes.len() + 16);
         self.header(b'$', bytes.len() as i64);
         self.out.extend_from_slice(bytes);
         self.out.extend_from_slice(b"\r\n");
