@@ -89,6 +89,18 @@ fn choose_engine(choice: TailIoChoice, has_ssd: bool) -> anyhow::Result<TailEngi
     })
 }
 
+/// Fill bodies and tail reads are large and short-lived. glibc raises its mmap threshold
+/// each time such a buffer is freed, after which they come from the heap and their memory
+/// is not given back; a fixed threshold keeps every buffer of 256 KiB or more in its own
+/// mapping, returned to the system when freed.
+fn keep_large_buffers_out_of_the_heap() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only changes allocator parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+    }
+}
+
 /// Starts the store if any store flag was given: builds the store, binds one SO_REUSEPORT
 /// listener per --cores and spawns the event loops. Returns `None` when no flag was given.
 pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
@@ -96,6 +108,7 @@ pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
         return Ok(None);
     }
     let cfg = args.resolve()?;
+    keep_large_buffers_out_of_the_heap();
     let engine = choose_engine(cfg.tail_io, cfg.ssd_dir.is_some())?;
     if engine != TailEngine::None {
         eprintln!("goblin-store: SSD tail reads use {}", engine.as_str());

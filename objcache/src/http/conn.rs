@@ -107,6 +107,8 @@ pub struct Conn {
     pub eof: bool,
     /// A request body being skipped.
     pub skip: Skip,
+    /// A written buffer kept for the next response, so hits do not allocate.
+    spare: Vec<u8>,
 }
 
 /// What writing achieved.
@@ -133,6 +135,7 @@ impl Conn {
             closing: false,
             eof: false,
             skip: Skip::None,
+            spare: Vec::new(),
         }
     }
 
@@ -152,6 +155,11 @@ impl Conn {
                 Err(_) => return false,
             }
         }
+    }
+
+    /// An empty buffer for a response, reusing a written one.
+    pub fn buffer(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.spare)
     }
 
     /// Appends bytes to the output.
@@ -202,7 +210,12 @@ impl Conn {
                     self.written += n;
                     if self.front_done() {
                         self.written = 0;
-                        self.parts.pop_front();
+                        if let Some(Part::Bytes(mut b)) = self.parts.pop_front() {
+                            if b.capacity() <= 1 << 20 && b.capacity() > self.spare.capacity() {
+                                b.clear();
+                                self.spare = b;
+                            }
+                        }
                     }
                 }
                 Ok(None) => return Flush::Blocked,

@@ -4,9 +4,11 @@
 //! client streams from the value at its own pace. When the body is complete and the response
 //! is cacheable, the admission thread stores the value and only then drops the fill from the
 //! in-flight table, so a request always finds the object in the store or in the table.
+//! Admission runs on its own threads; while their backlog is over a limit the loops stop
+//! reading from the origin, so fills arrive no faster than the pool takes them.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -189,35 +191,61 @@ impl Fill {
     }
 }
 
-/// The in-flight table and the admission thread, shared by the HTTP event loops.
+/// Threads storing finished fills: pool writes run side by side.
+const ADMITTERS: usize = 2;
+
+/// Bytes of finished fills waiting for admission above which the loops stop reading from
+/// the origin, so that a population faster than the pool writes cannot pile up in RAM.
+const BACKLOG_LIMIT: u64 = 64 << 20;
+
+/// The in-flight table and the admission threads, shared by the HTTP event loops.
 pub struct Fills {
     inflight: Mutex<HashMap<[u8; 32], Arc<Fill>>>,
     admit: Mutex<Sender<Arc<Fill>>>,
     stats: Arc<HttpStats>,
+    backlog: AtomicU64,
+    wakers: Vec<Arc<mio::Waker>>,
 }
 
 /// The in-flight table, locked: a request looks a key up and starts a fetch under one lock.
 pub type Inflight<'a> = MutexGuard<'a, HashMap<[u8; 32], Arc<Fill>>>;
 
 impl Fills {
-    /// An empty table and its admission thread.
-    pub fn new(store: Arc<Store>, stats: Arc<HttpStats>) -> std::io::Result<Arc<Fills>> {
+    /// An empty table and its admission threads; `wakers` wake the HTTP loops when the
+    /// admission backlog drains.
+    pub fn new(
+        store: Arc<Store>,
+        stats: Arc<HttpStats>,
+        wakers: Vec<Arc<mio::Waker>>,
+    ) -> std::io::Result<Arc<Fills>> {
         let (tx, rx) = mpsc::channel::<Arc<Fill>>();
         let fills = Arc::new(Fills {
             inflight: Mutex::new(HashMap::new()),
             admit: Mutex::new(tx),
             stats,
+            backlog: AtomicU64::new(0),
+            wakers,
         });
-        let weak = Arc::downgrade(&fills);
-        std::thread::Builder::new()
-            .name("goblin-http-admit".into())
-            .spawn(move || {
-                while let Ok(fill) = rx.recv() {
-                    let Some(fills) = weak.upgrade() else { return };
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..ADMITTERS {
+            let weak = Arc::downgrade(&fills);
+            let (rx, store) = (Arc::clone(&rx), Arc::clone(&store));
+            std::thread::Builder::new()
+                .name(format!("goblin-http-admit-{i}"))
+                .spawn(move || loop {
+                    let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    let (Ok(fill), Some(fills)) = (next, weak.upgrade()) else {
+                        return;
+                    };
                     fills.admit(&store, &fill);
-                }
-            })?;
+                })?;
+        }
         Ok(fills)
+    }
+
+    /// True while finished fills wait for admission beyond the limit: origin reads pause.
+    pub fn backlogged(&self) -> bool {
+        self.backlog.load(Ordering::Relaxed) > BACKLOG_LIMIT
     }
 
     /// Locks the in-flight table.
@@ -255,6 +283,8 @@ impl Fills {
             st.phase == Phase::Done && st.ttl.is_some()
         };
         if cacheable {
+            let len = fill.lock().bytes().len() as u64;
+            self.backlog.fetch_add(len, Ordering::Relaxed);
             let sent = self
                 .admit
                 .lock()
@@ -263,6 +293,7 @@ impl Fills {
             if sent.is_ok() {
                 return;
             }
+            self.backlog.fetch_sub(len, Ordering::Relaxed);
         } else if fill.lock().phase == Phase::Done {
             self.stats.passes.fetch_add(1, Ordering::Relaxed);
         }
@@ -318,5 +349,12 @@ impl Fills {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         self.forget(fill);
+        let len = stored.len() as u64;
+        let before = self.backlog.fetch_sub(len, Ordering::Relaxed);
+        if before > BACKLOG_LIMIT && before - len <= BACKLOG_LIMIT {
+            for w in &self.wakers {
+                let _ = w.wake();
+            }
+        }
     }
 }

@@ -17,7 +17,7 @@ use super::conn::{Conn, Flush, Part};
 use super::fill::{Fill, Fills, Phase};
 use super::object::META_LEN;
 use super::origin::{Fetch, Limits, PlainConn, Progress};
-use super::ring::{OriginRing, RingConn};
+use super::ring::{Op, OriginRing, RingConn};
 use super::serve::{self, Shared};
 use super::stats::HttpStats;
 use crate::config::StoreConfig;
@@ -32,6 +32,8 @@ const WAKE: Token = Token(2);
 const ORIGIN_RING: Token = Token(3);
 const FIRST_CONN: usize = 4;
 const FIRST_ORIGIN: usize = 1 << 40;
+/// How often paused origin connections look at the admission backlog again.
+const PAUSE_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Starts the HTTP loops; returns their counters.
 pub fn start(
@@ -55,11 +57,12 @@ pub fn start(
     } else {
         64 << 10
     };
+    let wakers: Vec<Arc<Waker>> = loops.iter().map(|(_, _, w)| Arc::clone(w)).collect();
     let shared = Arc::new(Shared {
         store: Arc::clone(store),
-        fills: Fills::new(Arc::clone(store), Arc::clone(&stats))?,
+        fills: Fills::new(Arc::clone(store), Arc::clone(&stats), wakers.clone())?,
         stats: Arc::clone(&stats),
-        wakers: loops.iter().map(|(_, _, w)| Arc::clone(w)).collect(),
+        wakers,
         limits: Limits {
             default_ttl: http.default_ttl,
             max_headers: max_headers.max(META_LEN),
@@ -114,6 +117,8 @@ struct Front {
     origins: Slab<Origin>,
     ring: Option<OriginRing>,
     idle: Vec<usize>,
+    /// Origin connections not read while the admission backlog is over its limit.
+    paused: Vec<usize>,
     reader: Option<TailReader>,
     seq: u32,
     scratch: Vec<u8>,
@@ -152,6 +157,7 @@ fn run(
         conns: Slab::new(),
         origins: Slab::new(),
         idle: Vec::new(),
+        paused: Vec::new(),
         reader,
         seq: 0,
         scratch: vec![0; 256 << 10],
@@ -161,9 +167,13 @@ fn run(
     let mut events = Events::with_capacity(1024);
     let mut done = Vec::new();
     loop {
-        let timeout = f
+        let mut timeout = f
             .next_deadline()
             .map(|d| d.saturating_duration_since(Instant::now()));
+        if !f.paused.is_empty() {
+            // A backlog that drained between the check and the pause sends no wake.
+            timeout = Some(timeout.map_or(PAUSE_RECHECK, |t| t.min(PAUSE_RECHECK)));
+        }
         if let Err(e) = f.poll.poll(&mut events, timeout) {
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
@@ -180,12 +190,16 @@ fn run(
                         f.tail_done(d);
                     }
                 }
-                WAKE => f.pump_fill_conns(),
+                WAKE => {
+                    f.resume_origins();
+                    f.pump_fill_conns();
+                }
                 ORIGIN_RING => f.ring_event(),
                 Token(t) if t >= FIRST_ORIGIN => f.origin_event(t - FIRST_ORIGIN),
                 Token(t) => f.conn_event(t - FIRST_CONN),
             }
         }
+        f.resume_origins();
         f.expire_origins();
     }
 }
@@ -424,7 +438,37 @@ impl Front {
             }
             let ring = self.ring.as_mut().expect("checked above");
             let progress = ring.advance(key, op, res, c, &self.sh.limits);
+            if op == Op::Recv && progress == Progress::Pending {
+                if self.sh.fills.backlogged() {
+                    self.paused.push(key);
+                } else {
+                    ring.recv(key, c);
+                }
+            }
             self.settle(key, progress);
+        }
+    }
+
+    /// Reads on from the origin connections paused by the admission backlog, once it
+    /// drained.
+    fn resume_origins(&mut self) {
+        if self.sh.fills.backlogged() {
+            return;
+        }
+        for key in std::mem::take(&mut self.paused) {
+            match self.origins.get_mut(key) {
+                Some(Origin::Ring(c)) if !c.doomed && c.fetch.fill().is_some() => {
+                    c.fetch.deadline = Some(Instant::now() + self.sh.limits.timeout);
+                    if let Some(ring) = self.ring.as_mut() {
+                        ring.recv(key, c);
+                    }
+                }
+                Some(Origin::Plain(c)) if c.fetch.fill().is_some() => {
+                    c.fetch.deadline = Some(Instant::now() + self.sh.limits.timeout);
+                    self.origin_event(key);
+                }
+                _ => {}
+            }
         }
     }
 
@@ -437,6 +481,13 @@ impl Front {
             if !oc.idle_alive(&mut self.scratch) {
                 self.idle.retain(|&k| k != key);
                 self.drop_origin(key);
+            }
+            return;
+        }
+        if self.sh.fills.backlogged() {
+            // Read on when the admission backlog drains (edge-triggered: resume drives it).
+            if !self.paused.contains(&key) {
+                self.paused.push(key);
             }
             return;
         }
@@ -541,7 +592,7 @@ impl Front {
         let late: Vec<usize> = self
             .origins
             .iter()
-            .filter(|(_, o)| o.deadline().is_some_and(|d| d <= now))
+            .filter(|(k, o)| o.deadline().is_some_and(|d| d <= now) && !self.paused.contains(k))
             .map(|(k, _)| k)
             .collect();
         for key in late {

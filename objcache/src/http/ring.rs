@@ -178,6 +178,11 @@ impl OriginRing {
         self.submit(key, op, conn);
     }
 
+    /// Reads more of the connection's response.
+    pub fn recv(&mut self, key: usize, conn: &mut RingConn) {
+        self.submit(key, Op::Recv, conn);
+    }
+
     /// Finished operations as `(connection key, operation, result)`.
     pub fn completions(&mut self) -> Vec<(usize, Op, i32)> {
         self.ring
@@ -196,7 +201,7 @@ impl OriginRing {
     }
 
     /// Applies a completion to its (live, not doomed) connection and submits the next
-    /// operation. Returns the fetch's progress.
+    /// operation, except after a receive. Returns the fetch's progress.
     pub fn advance(
         &mut self,
         key: usize,
@@ -229,13 +234,8 @@ impl OriginRing {
                 Progress::Pending
             }
             Op::Recv if res == 0 => conn.fetch.closed(),
-            Op::Recv => {
-                let p = conn.fetch.received(&conn.buf[..res as usize], limits);
-                if p == Progress::Pending {
-                    self.submit(key, Op::Recv, conn);
-                }
-                p
-            }
+            // The caller reads on with [`OriginRing::recv`] (or pauses).
+            Op::Recv => conn.fetch.received(&conn.buf[..res as usize], limits),
         }
     }
 }

@@ -53,9 +53,9 @@ pub fn process(conn: &mut Conn, sh: &Shared, loop_bit: u64, started: &mut Vec<Ar
             }
             Ok(Some(req)) => {
                 sh.stats.requests.fetch_add(1, Ordering::Relaxed);
+                let mut out = conn.buffer();
                 let raw = &conn.input[at..at + req.head_len];
                 let ask = ask_of(&req, raw);
-                let mut out = Vec::new();
                 let parts = route(
                     &req, raw, ask, conn.peer, sh, loop_bit, started, &mut out, now,
                 );
