@@ -89,15 +89,15 @@ fn choose_engine(choice: TailIoChoice, has_ssd: bool) -> anyhow::Result<TailEngi
     })
 }
 
-/// Fill bodies and tail reads are large and short-lived. glibc raises its mmap threshold
-/// each time such a buffer is freed, after which they come from the heap and their memory
-/// is not given back; a fixed threshold keeps every buffer of 256 KiB or more in its own
-/// mapping, returned to the system when freed.
+/// Fill bodies, tail reads and hot tails are large and come and go. glibc raises its mmap
+/// threshold each time such a buffer is freed, after which they come from the heap, whose
+/// freed holes are not given back: RSS then outgrows --memory. A fixed threshold keeps every
+/// buffer of 64 KiB or more in its own mapping, returned to the system when freed.
 fn keep_large_buffers_out_of_the_heap() {
     #[cfg(target_env = "gnu")]
     // SAFETY: mallopt only changes allocator parameters.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 10);
     }
 }
 

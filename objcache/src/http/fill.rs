@@ -192,7 +192,7 @@ impl Fill {
 }
 
 /// Threads storing finished fills: pool writes run side by side.
-const ADMITTERS: usize = 2;
+const ADMITTERS: usize = 4;
 
 /// Bytes of finished fills waiting for admission above which the loops stop reading from
 /// the origin, so that a population faster than the pool writes cannot pile up in RAM.
