@@ -7,20 +7,21 @@ use std::collections::BTreeMap;
 /// agree in their top eight bits, and a percentile is answered with the highest value of the
 /// bucket it falls in (hdr_value_at_percentile).
 ///
-/// The buckets are one flat array in value order (allocated on the first value): 256
-/// one-nanosecond buckets below 256 ns, then 128 buckets per power of two up to 2^30 ns, so
-/// counting a call is an index computation and one increment.
+/// The buckets are arrays in value order, one per power of two (256 one-nanosecond buckets
+/// below 256 ns, then 128 per power of two up to 2^30 ns), each allocated when a value first
+/// falls in it: counting a call is an index computation and one increment, and a command
+/// whose calls take similar times holds a few kilobytes.
 #[derive(Debug, Default, Clone)]
 pub struct LatencyHistogram {
-    /// Count per bucket, by [`LatencyHistogram::index`].
-    buckets: Vec<u64>,
+    /// Counts per magnitude: `[0]` for values below 256, `[m - 7]` for `2^m..2^(m+1)`.
+    buckets: Vec<Vec<u64>>,
     total: u64,
 }
 
 impl LatencyHistogram {
     const MAX_NANOS: u64 = 1_000_000_000;
-    /// Buckets: 256 below 2^8, then 128 for each magnitude 8..=29.
-    const BUCKETS: usize = 256 + 22 * 128;
+    /// Magnitudes: below 2^8, then 8..=29.
+    const MAGNITUDES: usize = 23;
 
     /// Width of the bucket that starts at (or holds) `v`, a power of two.
     fn unit(v: u64) -> u64 {
@@ -28,33 +29,40 @@ impl LatencyHistogram {
         1 << (magnitude - 7)
     }
 
-    /// The bucket holding `v` (at most `MAX_NANOS`).
-    fn index(v: u64) -> usize {
+    /// The (magnitude, bucket) holding `v` (at most `MAX_NANOS`).
+    fn index(v: u64) -> (usize, usize) {
         let magnitude = 63 - (v | 0xff).leading_zeros();
         if magnitude == 7 {
-            v as usize
+            (0, v as usize)
         } else {
-            256 + (magnitude as usize - 8) * 128 + (v >> (magnitude - 7)) as usize - 128
+            (
+                magnitude as usize - 7,
+                (v >> (magnitude - 7)) as usize - 128,
+            )
         }
     }
 
-    /// The lowest value of bucket `i`.
-    fn low(i: usize) -> u64 {
-        if i < 256 {
+    /// The lowest value of bucket `i` of magnitude slot `m`.
+    fn low(m: usize, i: usize) -> u64 {
+        if m == 0 {
             i as u64
         } else {
-            let magnitude = 8 + (i - 256) / 128;
-            (((i - 256) % 128 + 128) as u64) << (magnitude - 7)
+            ((i + 128) as u64) << m
         }
     }
 
     /// Counts one duration.
     pub fn record(&mut self, nanos: u64) {
         let v = nanos.clamp(1, Self::MAX_NANOS);
+        let (m, i) = Self::index(v);
         if self.buckets.is_empty() {
-            self.buckets = vec![0; Self::BUCKETS];
+            self.buckets = vec![Vec::new(); Self::MAGNITUDES];
         }
-        self.buckets[Self::index(v)] += 1;
+        let slot = &mut self.buckets[m];
+        if slot.is_empty() {
+            *slot = vec![0; if m == 0 { 256 } else { 128 }];
+        }
+        slot[i] += 1;
         self.total += 1;
     }
 
@@ -67,11 +75,13 @@ impl LatencyHistogram {
     pub fn percentile(&self, percentile: f64) -> u64 {
         let wanted = ((percentile.min(100.0) / 100.0) * self.total as f64 + 0.5) as u64;
         let mut seen = 0;
-        for (i, &count) in self.buckets.iter().enumerate() {
-            seen += count;
-            if count > 0 && seen >= wanted.max(1) {
-                let low = Self::low(i);
-                return low + Self::unit(low) - 1;
+        for (m, slot) in self.buckets.iter().enumerate() {
+            for (i, &count) in slot.iter().enumerate() {
+                seen += count;
+                if count > 0 && seen >= wanted.max(1) {
+                    let low = Self::low(m, i);
+                    return low + Self::unit(low) - 1;
+                }
             }
         }
         0
@@ -219,14 +229,14 @@ mod tests {
 
     #[test]
     fn bucket_index_and_low_agree() {
-        let mut last = 0;
+        let mut last = (0, 0);
         for v in (1..5000u64).chain((5000..1_000_000_000).step_by(99_991)) {
-            let i = LatencyHistogram::index(v);
-            assert!(i >= last && i < LatencyHistogram::BUCKETS, "{v}");
-            let low = LatencyHistogram::low(i);
+            let (m, i) = LatencyHistogram::index(v);
+            assert!((m, i) >= last && m < LatencyHistogram::MAGNITUDES, "{v}");
+            assert!(i < if m == 0 { 256 } else { 128 }, "{v}");
             let unit = LatencyHistogram::unit(v);
-            assert_eq!(low, v / unit * unit, "{v}");
-            last = i;
+            assert_eq!(LatencyHistogram::low(m, i), v / unit * unit, "{v}");
+            last = (m, i);
         }
     }
 
