@@ -4,6 +4,7 @@
 # connections (throughput), all from goblin-bench.
 #
 # Usage: objcache/bench/memcache_vs_memcached.sh [target-dir]   (default: <repo>/target)
+#        GOBLIN_ARGS="--store-busy-poll-us 100" adds flags to goblin-store.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 TARGET=${1:-$REPO/target}
@@ -24,7 +25,7 @@ wait_port() { for _ in $(seq 100); do (echo > /dev/tcp/127.0.0.1/"$1") 2>/dev/nu
 
 memcached -l 127.0.0.1 -p "$MC_PORT" -U 0 -m 1024 -t "$CORES" -u root & pids+=($!); MC_PID=$!
 "$TARGET/release/goblin-store" --listen-address 127.0.0.1 --memcache-port "$GB_PORT" \
-    --small-memory 1G --cores "$CORES" 2>/dev/null & pids+=($!); GB_PID=$!
+    --small-memory 1G --cores "$CORES" ${GOBLIN_ARGS:-} 2>/dev/null & pids+=($!); GB_PID=$!
 wait_port "$MC_PORT"; wait_port "$GB_PORT"
 
 echo "# $(date -u +%FT%TZ) keys=$KEYS value=1024 requests=$REQUESTS cores=$CORES ($(nproc) CPUs)"

@@ -74,6 +74,11 @@ pub struct StoreArgs {
     #[arg(short = 'I', long = "max-item-size", value_name = "SIZE", value_parser = parse_size)]
     pub max_item_size: Option<u64>,
 
+    /// After traffic, the store's event loops keep polling for this long instead of
+    /// sleeping (microseconds; costs a busy core while traffic lasts) [default: 0, off]
+    #[arg(long = "store-busy-poll-us", value_name = "MICROS")]
+    pub store_busy_poll_us: Option<u64>,
+
     /// TCP port of the HTTP/1.1 mirror front [default: 8080 when --mirror is given]
     #[arg(long = "http-port", value_name = "PORT")]
     pub http_port: Option<u16>,
@@ -207,6 +212,8 @@ pub struct StoreConfig {
     pub shards: usize,
     /// The HTTP mirror front, when --mirror is given.
     pub http: Option<HttpConfig>,
+    /// How long the event loops poll without sleeping after traffic.
+    pub busy_poll: Duration,
 }
 
 impl StoreArgs {
@@ -226,6 +233,7 @@ impl StoreArgs {
             || self.no_memcache
             || self.max_item_size.is_some()
             || self.http_port.is_some()
+            || self.store_busy_poll_us.is_some()
             || self.mirror.is_some()
     }
 
@@ -317,6 +325,7 @@ impl StoreArgs {
         };
         Ok(StoreConfig {
             http,
+            busy_poll: Duration::from_micros(self.store_busy_poll_us.unwrap_or(0)),
             memory,
             small_memory,
             block,

@@ -6,6 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use mio::net::TcpListener;
 use mio::unix::SourceFd;
@@ -209,12 +210,19 @@ fn run(store: &Store, listener: std::net::TcpListener, engine: TailEngine) -> io
     };
     let mut events = Events::with_capacity(1024);
     let mut done = Vec::new();
+    let busy_poll = store.config().busy_poll;
+    let mut last_event = Instant::now();
     loop {
-        if let Err(e) = lp.poll.poll(&mut events, None) {
+        // --store-busy-poll-us: traffic was seen recently, so poll instead of sleeping.
+        let timeout = (last_event.elapsed() < busy_poll).then_some(Duration::ZERO);
+        if let Err(e) = lp.poll.poll(&mut events, timeout) {
             if e.kind() == io::ErrorKind::Interrupted {
                 continue;
             }
             return Err(e);
+        }
+        if !events.is_empty() {
+            last_event = Instant::now();
         }
         for ev in &events {
             match ev.token() {

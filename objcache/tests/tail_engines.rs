@@ -155,6 +155,7 @@ fn help_lists_every_flag_with_default() {
         "--default-ttl",
         "--origin-timeout",
         "--purge-allow",
+        "--store-busy-poll-us",
     ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
