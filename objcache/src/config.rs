@@ -74,7 +74,7 @@ pub struct StoreArgs {
     #[arg(short = 'I', long = "max-item-size", value_name = "SIZE", value_parser = parse_size)]
     pub max_item_size: Option<u64>,
 
-    /// After traffic, the store's event loops keep polling for this long instead of
+    /// After traffic, the memcache event loops keep polling for this long instead of
     /// sleeping (microseconds; costs a busy core while traffic lasts) [default: 0, off]
     #[arg(long = "store-busy-poll-us", value_name = "MICROS")]
     pub store_busy_poll_us: Option<u64>,
