@@ -8,7 +8,8 @@
 //!   [`ring`]: an io_uring that wakes a mio loop.
 //! - [`eviction`]: SIEVE; [`shard`]: the pieces of one shard kept consistent; [`store`]: the
 //!   API the fronts call; [`stats`], [`clock`]: counters and memcached's coarse clock.
-//! - [`memcache`], [`conn`], [`worker`]: the memcache text protocol on mio event loops.
+//! - [`memcache`], [`conn`], [`worker`]: the memcache text protocol on mio event loops;
+//!   [`sockaddr`]: socket addresses for the system calls std does not wrap.
 //! - [`http`]: the HTTP/1.1 mirror front (--mirror, --http-port) on its own event loops.
 //!
 //! `goblin-server` flattens [`StoreArgs`] into its own flags and calls [`start`]; the
@@ -29,6 +30,7 @@ pub mod index;
 pub mod memcache;
 pub mod ring;
 pub mod shard;
+pub mod sockaddr;
 pub mod stats;
 pub mod store;
 pub mod tail;

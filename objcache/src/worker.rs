@@ -19,7 +19,7 @@ use crate::stats;
 use crate::store::Store;
 use crate::tail::blocking::BlockingReader;
 use crate::tail::uring::UringReader;
-use crate::tail::{ReadDone, ReadJob, TailReader};
+use crate::tail::{self, ReadDone, TailReader};
 
 const LISTENER: Token = Token(0);
 const TAIL: Token = Token(1);
@@ -92,45 +92,9 @@ pub fn reuseport_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener>
             return Err(io::Error::last_os_error());
         }
     }
-    let r = match addr {
-        SocketAddr::V4(a) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: a.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(a.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            // SAFETY: sin is a valid sockaddr_in for the duration of the call.
-            unsafe {
-                libc::bind(
-                    fd,
-                    (&sin as *const libc::sockaddr_in).cast(),
-                    std::mem::size_of_val(&sin) as u32,
-                )
-            }
-        }
-        SocketAddr::V6(a) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: a.ip().octets(),
-                },
-                sin6_scope_id: a.scope_id(),
-            };
-            // SAFETY: sin6 is a valid sockaddr_in6 for the duration of the call.
-            unsafe {
-                libc::bind(
-                    fd,
-                    (&sin6 as *const libc::sockaddr_in6).cast(),
-                    std::mem::size_of_val(&sin6) as u32,
-                )
-            }
-        }
-    };
+    let (sa, len) = crate::sockaddr::raw(addr);
+    // SAFETY: sa is a valid socket address of length len for the duration of the call.
+    let r = unsafe { libc::bind(fd, (&sa as *const libc::sockaddr_storage).cast(), len) };
     if r != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -337,23 +301,14 @@ impl Loop<'_> {
                     }
                 }
                 if f.token.is_none() {
-                    self.seq = self.seq.wrapping_add(1);
-                    let token = ((key as u64) << 32) | u64::from(self.seq);
-                    f.token = Some(token);
-                    reader.submit(ReadJob {
-                        token,
-                        fd: f.tail.fd,
-                        offset: f.tail.offset,
-                        len: f.tail.extent_len,
-                        chunk,
-                    });
+                    f.token = Some(reader.read_tail(key, &mut self.seq, &f.tail, chunk));
                 }
             }
         }
     }
 
     fn complete(&mut self, done: ReadDone) {
-        let key = (done.token >> 32) as usize;
+        let key = tail::conn_of(done.token);
         let stats = &self.store.stats;
         let Some(conn) = self.conns.get_mut(key) else {
             return;

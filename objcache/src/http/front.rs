@@ -23,7 +23,7 @@ use super::stats::HttpStats;
 use crate::config::StoreConfig;
 use crate::stats;
 use crate::store::Store;
-use crate::tail::{ReadDone, ReadJob, TailReader};
+use crate::tail::{self, ReadDone, TailReader};
 use crate::worker::{self, TailEngine};
 
 const LISTENER: Token = Token(0);
@@ -299,23 +299,14 @@ impl Front {
         for part in conn.parts.iter_mut() {
             if let Part::Tail(t) = part {
                 if t.token.is_none() && t.data.is_none() {
-                    self.seq = self.seq.wrapping_add(1);
-                    let token = ((key as u64) << 32) | u64::from(self.seq);
-                    t.token = Some(token);
-                    reader.submit(ReadJob {
-                        token,
-                        fd: t.tail.fd,
-                        offset: t.tail.offset,
-                        len: t.tail.extent_len,
-                        chunk,
-                    });
+                    t.token = Some(reader.read_tail(key, &mut self.seq, &t.tail, chunk));
                 }
             }
         }
     }
 
     fn tail_done(&mut self, done: ReadDone) {
-        let key = (done.token >> 32) as usize;
+        let key = tail::conn_of(done.token);
         let st = &self.sh.store.stats;
         let Some(conn) = self.conns.get_mut(key) else {
             return;

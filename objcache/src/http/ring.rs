@@ -69,7 +69,7 @@ impl RingConn {
                 std::mem::size_of::<libc::c_int>() as u32,
             );
         }
-        let (addr, addr_len) = sockaddr(addr);
+        let (addr, addr_len) = crate::sockaddr::raw(addr);
         Ok(RingConn {
             fd,
             addr: Box::new(addr),
@@ -87,41 +87,6 @@ impl RingConn {
         // SAFETY: shutting down our own socket.
         unsafe { libc::shutdown(self.fd.as_raw_fd(), libc::SHUT_RDWR) };
     }
-}
-
-fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    // SAFETY: sockaddr_storage is plain data; all zeroes is a valid value.
-    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let len = match addr {
-        SocketAddr::V4(a) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: a.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(a.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            // SAFETY: sockaddr_in fits in sockaddr_storage.
-            unsafe { std::ptr::write((&mut ss as *mut libc::sockaddr_storage).cast(), sin) };
-            std::mem::size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(a) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: a.ip().octets(),
-                },
-                sin6_scope_id: a.scope_id(),
-            };
-            // SAFETY: sockaddr_in6 fits in sockaddr_storage.
-            unsafe { std::ptr::write((&mut ss as *mut libc::sockaddr_storage).cast(), sin6) };
-            std::mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    (ss, len as libc::socklen_t)
 }
 
 /// The origin ring of one HTTP loop.

@@ -22,6 +22,7 @@ pub use buf::AlignedBuf;
 
 use crate::config::DIRECT_IO_ALIGN;
 use crate::digest::Digest;
+use crate::store::TailRef;
 
 /// Bytes of the header in front of every tail.
 pub const TAIL_HEADER: usize = 64;
@@ -148,6 +149,11 @@ pub fn verify<'a>(buf: &'a [u8], digest: &Digest, cas: u64, tail_len: usize) -> 
     ok.then(|| &buf[TAIL_HEADER..TAIL_HEADER + tail_len])
 }
 
+/// The connection a token from [`TailReader::read_tail`] belongs to.
+pub fn conn_of(token: u64) -> usize {
+    (token >> 32) as usize
+}
+
 /// A tail read to perform.
 pub struct ReadJob {
     /// Caller's identifier, returned in [`ReadDone`].
@@ -179,6 +185,21 @@ pub enum TailReader {
 }
 
 impl TailReader {
+    /// Queues the read of a tail's whole extent for connection `conn` and returns its token,
+    /// `conn << 32 | seq` (`seq` advances per read; [`conn_of`] gives the connection back).
+    pub fn read_tail(&mut self, conn: usize, seq: &mut u32, tail: &TailRef, chunk: usize) -> u64 {
+        *seq = seq.wrapping_add(1);
+        let token = ((conn as u64) << 32) | u64::from(*seq);
+        self.submit(ReadJob {
+            token,
+            fd: tail.fd,
+            offset: tail.offset,
+            len: tail.extent_len,
+            chunk,
+        });
+        token
+    }
+
     /// Queues a read; its completion is collected by [`TailReader::drain`].
     pub fn submit(&mut self, job: ReadJob) {
         match self {
