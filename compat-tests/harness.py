@@ -72,6 +72,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop_process(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL after 10 s; waits for the exit (shared by every suite)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Server:
     """One server process (redis-server or goblin-server) on a loopback port."""
 
@@ -125,13 +136,7 @@ class Server:
     def stop(self) -> None:
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.proc = None
 
     def log_tail(self, lines: int = 30) -> str:

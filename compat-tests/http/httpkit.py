@@ -36,6 +36,8 @@ import time
 from email.utils import formatdate
 from pathlib import Path
 
+from harness import free_port, stop_process
+
 REPO = Path(__file__).resolve().parents[2]
 GOBLIN_BIN = os.environ.get("GOBLIN_BIN", str(REPO / "target" / "release" / "goblin-server"))
 # plain or uring: how the fronts under test talk to the origin.
@@ -44,12 +46,6 @@ MIRROR_CLIENT = os.environ.get("GOBLIN_MIRROR_CLIENT", "plain")
 # Cache-Control the origin sends unless a route says otherwise, so that objects stay cached
 # for the whole test whatever --default-ttl is.
 LONG = "max-age=300"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http_date(t: float | None = None) -> str:
@@ -453,13 +449,7 @@ class Front:
 
     def stop(self, remove: bool = True) -> None:
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
+            stop_process(self.proc)
             self.proc = None
         if remove:
             shutil.rmtree(self.dir, ignore_errors=True)

@@ -17,17 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from harness import free_port, stop_process
+
 REPO = Path(__file__).resolve().parents[2]
 GOBLIN_BIN = os.environ.get("GOBLIN_STORE_BIN", str(REPO / "target" / "release" / "goblin-store"))
 # auto, uring or blocking: the tail read engine goblin-store runs with.
 TAIL_IO = os.environ.get("GOBLIN_TAIL_IO", "auto")
 SENTINEL = b"mn\r\n"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_port(port, proc, name):
@@ -111,12 +107,7 @@ def server_pair():
         yield Server("memcached", mc_port), Server("goblin", gb_port)
     finally:
         for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            stop_process(p)
         shutil.rmtree(pool, ignore_errors=True)
 
 
