@@ -10,7 +10,16 @@ pub struct Digest(pub [u8; 32]);
 impl Digest {
     /// Hashes a key (sha2 uses the CPU's SHA extensions when present).
     pub fn of(key: &[u8]) -> Digest {
-        Digest(Sha256::digest(key).into())
+        Digest::of_parts(&[key])
+    }
+
+    /// Hashes a key given in pieces, as if they were one buffer (no copy into one).
+    pub fn of_parts(parts: &[&[u8]]) -> Digest {
+        let mut h = Sha256::new();
+        for p in parts {
+            h.update(p);
+        }
+        Digest(h.finalize().into())
     }
 
     fn word(&self, i: usize) -> u64 {
@@ -48,5 +57,6 @@ mod tests {
         assert!(d.shard(8) < 8);
         assert_eq!(Digest::of(b"abc"), d);
         assert_ne!(Digest::of(b"abd"), d);
+        assert_eq!(Digest::of_parts(&[b"a", b"", b"bc"]), d);
     }
 }

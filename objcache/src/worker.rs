@@ -293,16 +293,15 @@ impl Loop<'_> {
         };
         let chunk = self.store.config().io_chunk as usize;
         for seg in self.conns[key].session.out.segs.iter_mut() {
-            if let Segment::Tail(f) = seg {
-                if let Some(kept) = self.store.tails.get(&f.tail.digest, f.tail.cas) {
-                    if let Some(tail) = f.tail.verify(&kept) {
-                        *seg = Segment::Bytes(reply_with_tail(f, tail));
-                        continue;
-                    }
-                }
-                if f.token.is_none() {
-                    f.token = Some(reader.read_tail(key, &mut self.seq, &f.tail, chunk));
-                }
+            // Only new fetches: one already submitted waits for its read.
+            let Segment::Tail(f) = seg else { continue };
+            if f.token.is_some() {
+                continue;
+            }
+            let kept = self.store.tails.get(&f.tail.digest, f.tail.cas);
+            match kept.as_deref().and_then(|k| f.tail.verify(k)) {
+                Some(tail) => *seg = Segment::Bytes(reply_with_tail(f, tail)),
+                None => f.token = Some(reader.read_tail(key, &mut self.seq, &f.tail, chunk)),
             }
         }
     }

@@ -253,9 +253,9 @@ impl Fills {
         self.inflight.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Registers a new fetch of `path` for `class` in a locked table.
-    pub fn start(table: &mut Inflight<'_>, path: &[u8], class: AeClass) -> Arc<Fill> {
-        let key = object::key(path, Some(class));
+    /// Registers a new fetch of `path` for `class` under its variant key `key`
+    /// ([`object::key`] of both) in a locked table.
+    pub fn start(table: &mut Inflight<'_>, key: Digest, path: &[u8], class: AeClass) -> Arc<Fill> {
         let fill = Arc::new(Fill {
             key,
             path: path.to_vec(),
@@ -278,12 +278,12 @@ impl Fills {
     /// Called by the fetching loop once a fill is done or failed: a complete cacheable
     /// object goes to the admission thread; anything else leaves the table now.
     pub fn finish(&self, fill: &Arc<Fill>) {
-        let cacheable = {
+        let (done, cacheable, len) = {
             let st = fill.lock();
-            st.phase == Phase::Done && st.ttl.is_some()
+            let done = st.phase == Phase::Done;
+            (done, done && st.ttl.is_some(), st.bytes().len() as u64)
         };
         if cacheable {
-            let len = fill.lock().bytes().len() as u64;
             self.backlog.fetch_add(len, Ordering::Relaxed);
             let sent = self
                 .admit
@@ -294,7 +294,7 @@ impl Fills {
                 return;
             }
             self.backlog.fetch_sub(len, Ordering::Relaxed);
-        } else if fill.lock().phase == Phase::Done {
+        } else if done {
             self.stats.passes.fetch_add(1, Ordering::Relaxed);
         }
         self.forget(fill);

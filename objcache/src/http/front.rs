@@ -443,7 +443,7 @@ impl Front {
     /// Reads on from the origin connections paused by the admission backlog, once it
     /// drained.
     fn resume_origins(&mut self) {
-        if self.sh.fills.backlogged() {
+        if self.paused.is_empty() || self.sh.fills.backlogged() {
             return;
         }
         for key in std::mem::take(&mut self.paused) {

@@ -236,10 +236,11 @@ fn get(
     out: &mut Vec<u8>,
     now: i64,
 ) -> Vec<Part> {
+    // The variant's digest is needed only behind a marker or on a miss, not on a plain hit.
     let plain = object::key(path, None);
-    let variant = object::key(path, Some(class));
+    let variant = || object::key(path, Some(class));
     let hit = |out: &mut Vec<u8>| match lookup(&sh.store, &plain, &ask, out, now) {
-        Lookup::Marker => match lookup(&sh.store, &variant, &ask, out, now) {
+        Lookup::Marker => match lookup(&sh.store, &variant(), &ask, out, now) {
             Lookup::Hit(parts) => Some(parts),
             _ => None,
         },
@@ -250,6 +251,7 @@ fn get(
         sh.stats.hits.fetch_add(1, Ordering::Relaxed);
         return parts;
     }
+    let variant = variant();
     let mut table = sh.fills.inflight();
     let (fill, source) = match table.get(&variant.0) {
         Some(f) => {
@@ -264,7 +266,7 @@ fn get(
                 return parts;
             }
             sh.stats.misses.fetch_add(1, Ordering::Relaxed);
-            let f = Fills::start(&mut table, path, class);
+            let f = Fills::start(&mut table, variant, path, class);
             started.push(Arc::clone(&f));
             (f, Source::Miss)
         }
