@@ -15,26 +15,10 @@
 
 #![no_main]
 
-use goblin_server::db::{Db, Value};
+use goblin_server::rdb::contents;
 use goblin_server::rdb::read::{load, LoadOptions};
 use goblin_server::rdb::write::{write_snapshot, AuxInfo};
 use libfuzzer_sys::fuzz_target;
-
-type Dump = Vec<(usize, Vec<u8>, Option<u64>, Vec<(Vec<u8>, u64)>)>;
-
-fn dump(dbs: &[Db]) -> Dump {
-    let mut out = Vec::new();
-    for (i, db) in dbs.iter().enumerate() {
-        for e in db.iter() {
-            let Value::ZSet(z) = &e.value;
-            z.validate();
-            let members = z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect();
-            out.push((i, e.key().to_vec(), e.expire_at(), members));
-        }
-    }
-    out.sort();
-    out
-}
 
 fuzz_target!(|data: &[u8]| {
     let opts = LoadOptions {
@@ -58,5 +42,5 @@ fuzz_target!(|data: &[u8]| {
         Ok(loaded) => loaded,
         Err(e) => panic!("Goblin's own snapshot does not load: {e}"),
     };
-    assert!(dump(&dbs) == dump(&again), "round trip changed the keyspace");
+    assert!(contents(&dbs) == contents(&again), "round trip changed the keyspace");
 });

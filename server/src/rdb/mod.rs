@@ -33,6 +33,25 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
+/// Every key of a keyspace as (database, key, expiry, members with their scores' bits),
+/// sorted: what a snapshot must carry, for comparing keyspaces across a save and a load.
+pub type Contents = Vec<(usize, Vec<u8>, Option<u64>, Vec<(Vec<u8>, u64)>)>;
+
+/// The [`Contents`] of `dbs`, checking each set's internal invariants on the way.
+pub fn contents(dbs: &[crate::db::Db]) -> Contents {
+    let mut out = Vec::new();
+    for (i, db) in dbs.iter().enumerate() {
+        for e in db.iter() {
+            let crate::db::Value::ZSet(z) = &e.value;
+            z.validate();
+            let members = z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect();
+            out.push((i, e.key().to_vec(), e.expire_at(), members));
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Seconds to wait after a failed BGSAVE before a save point tries again (as Redis).
 const BGSAVE_RETRY_DELAY: u64 = 5;
 

@@ -871,6 +871,7 @@ impl<'a, R: Read> Loader<'a, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rdb::contents;
     use crate::rdb::packed::tests::{listpack, ziplist};
     use crate::rdb::write::{write_snapshot, AuxInfo, RdbWriter};
 
@@ -898,22 +899,6 @@ mod tests {
             Ok(_) => panic!("loaded"),
             Err(e) => e,
         }
-    }
-
-    /// Every (db, key, expiry, members) of `dbs`, sorted.
-    type Dump = Vec<(usize, Vec<u8>, Option<u64>, Vec<(Vec<u8>, u64)>)>;
-    fn dump(dbs: &[Db]) -> Dump {
-        let mut out = Vec::new();
-        for (i, db) in dbs.iter().enumerate() {
-            for e in db.iter() {
-                let Value::ZSet(z) = &e.value;
-                z.validate();
-                let members = z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect();
-                out.push((i, e.key().to_vec(), e.expire_at(), members));
-            }
-        }
-        out.sort();
-        out
     }
 
     fn sample_dbs() -> Vec<Db> {
@@ -977,9 +962,9 @@ mod tests {
     fn writer_output_loads_back_identically() {
         let file = sample_file();
         let (dbs, report) = load_bytes(&file, &opts()).unwrap();
-        let mut want = dump(&sample_dbs());
+        let mut want = contents(&sample_dbs());
         want.retain(|(_, k, _, _)| k != b"expired");
-        assert_eq!(dump(&dbs), want);
+        assert_eq!(contents(&dbs), want);
         assert_eq!(report.keys, 4);
         assert_eq!(report.checksum, Checksum::Verified);
         assert_eq!(report.version, 10);
