@@ -117,7 +117,10 @@ def main():
 
     scale = 0.01 if args.quick else 1.0
     cases = []
-    for w in args.workloads.split(","):
+    names = [n for w in args.workloads.split(",") for n in (["W4a", "W4b"] if w == "W4" else [w])]
+    for w in names:
+        if w not in ("W1", "W2", "W3", "W4a", "W4b"):
+            ap.error("unknown workload %r (W1, W2, W3, W4a, W4b; W4 means both W4 cases)" % w)
         if w == "W2":
             for n in args.sizes.split(","):
                 cases.append((w, max(1000, int(int(n) * scale))))
