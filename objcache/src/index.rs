@@ -1,11 +1,11 @@
 //! The digest index of one shard: a hash table of 4-byte entry ids over a slab of entries.
 //!
-//! An [`Entry`] is 72 bytes: the 32-byte SHA-256 digest, the 8-byte CAS value, and six 4-byte
-//! fields (value length, client flags, expiry, last access, location, tail page) plus one
-//! byte of state bits, padded to 8. The hash table adds about 6 bytes per object (a 4-byte id
-//! and a control byte at 7/8 load), and the eviction policy 12 bytes of links. A side table
-//! keeps one more byte per entry id: the key's length, which the memcache front notes after
-//! a store so `stats items` and `stats slabs` can class objects as memcached would.
+//! An [`Entry`] is 72 bytes: the 32-byte SHA-256 digest, the 8-byte CAS value, six 4-byte
+//! fields (value length, client flags, expiry, last access, location, tail page), one byte
+//! of state bits and one of key length, 66 bytes padded to 8. The key length is recorded when
+//! a storage command links the entry, so `stats items` and `stats slabs` can class objects as
+//! memcached would. The hash table adds about 6 bytes per object (a 4-byte id and a control
+//! byte at 7/8 load), and the eviction policy 12 bytes of links.
 
 use hashbrown::HashTable;
 use slab::Slab;
@@ -43,6 +43,9 @@ pub struct Entry {
     pub tail: u32,
     /// `BIT_*` state bits.
     pub bits: u8,
+    /// Key length in bytes, saturated at 255 (memcache keys are at most 250 bytes); 0 when
+    /// the storing front gave none (HTTP objects).
+    pub key_len: u8,
 }
 
 /// Digest to entry map of one shard.
@@ -50,8 +53,6 @@ pub struct Entry {
 pub struct Index {
     table: HashTable<u32>,
     entries: Slab<Entry>,
-    /// Key length by entry id, 0 until noted.
-    key_lens: Vec<u8>,
 }
 
 impl Index {
@@ -82,23 +83,12 @@ impl Index {
         let entries = &self.entries;
         self.table
             .insert_unique(hash, id, |&i| entries[i as usize].digest.table_hash());
-        match self.key_lens.get_mut(id as usize) {
-            Some(l) => *l = 0,
-            None => self.key_lens.resize(id as usize + 1, 0),
-        }
         id
     }
 
-    /// Records the key length of entry `id` (saturated at 255; keys are at most 250 bytes).
-    pub fn set_key_len(&mut self, id: u32, len: usize) {
-        self.key_lens[id as usize] = len.min(255) as u8;
-    }
-
-    /// Every entry with its key length (0 when never noted), in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (&Entry, usize)> + '_ {
-        self.entries
-            .iter()
-            .map(|(id, e)| (e, usize::from(self.key_lens[id])))
+    /// Every entry, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
+        self.entries.iter().map(|(_, e)| e)
     }
 
     /// Removes the entry `id` and returns it.
@@ -124,7 +114,6 @@ impl Index {
     pub fn clear(&mut self) {
         self.table.clear();
         self.entries.clear();
-        self.key_lens.clear();
     }
 }
 
@@ -146,6 +135,7 @@ mod tests {
             ids.push(ix.insert(Entry {
                 digest,
                 size: i,
+                key_len: if i == 1 { 4 } else { 0 },
                 ..Entry::default()
             }));
         }
@@ -160,9 +150,7 @@ mod tests {
         for i in 0..1000u32 {
             assert_eq!(ix.find(&Digest::of(&i.to_le_bytes())).is_some(), i % 2 == 1);
         }
-        let id = ix.find(&Digest::of(&1u32.to_le_bytes())).unwrap();
-        ix.set_key_len(id, 4);
-        assert_eq!(ix.iter().filter(|(_, l)| *l == 4).count(), 1);
+        assert_eq!(ix.iter().filter(|e| e.key_len == 4).count(), 1);
         assert_eq!(ix.iter().count(), 500);
         ix.clear();
         assert!(ix.is_empty());

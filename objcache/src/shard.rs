@@ -12,7 +12,7 @@ use crate::config::StoreConfig;
 use crate::digest::Digest;
 use crate::eviction::Sieve;
 use crate::heads::Heads;
-use crate::index::{Entry, Index, BIT_KEY_BINARY};
+use crate::index::{Entry, Index};
 use crate::stats::{self, Stats};
 use crate::tail::extents::Extents;
 use crate::tail::{extent_pages, PoolFile};
@@ -249,23 +249,11 @@ impl Shard {
         id
     }
 
-    /// Records the key length of entry `id`, and whether its key was given base64-encoded
-    /// (`None` keeps what the entry says).
-    pub fn note_key(&mut self, id: u32, key_len: usize, binary: Option<bool>) {
-        self.index.set_key_len(id, key_len);
-        let e = self.index.get_mut(id);
-        match binary {
-            Some(true) => e.bits |= BIT_KEY_BINARY,
-            Some(false) => e.bits &= !BIT_KEY_BINARY,
-            None => {}
-        }
-    }
-
-    /// Calls `f` with every unexpired entry and its key length (0 when never noted).
-    pub fn for_each_live(&self, now: u32, f: &mut impl FnMut(&Entry, usize)) {
-        for (e, key_len) in self.index.iter() {
+    /// Calls `f` with every unexpired entry.
+    pub fn for_each_live(&self, now: u32, f: &mut impl FnMut(&Entry)) {
+        for e in self.index.iter() {
             if !clock::is_expired(e.exptime, now) {
-                f(e, key_len);
+                f(e);
             }
         }
     }

@@ -16,7 +16,7 @@ use std::sync::{Mutex, MutexGuard};
 use crate::clock;
 use crate::config::StoreConfig;
 use crate::digest::Digest;
-use crate::index::{Entry, BIT_FETCHED, BIT_STALE, BIT_TOKEN_SENT};
+use crate::index::{Entry, BIT_FETCHED, BIT_KEY_BINARY, BIT_STALE, BIT_TOKEN_SENT};
 use crate::shard::Shard;
 use crate::stats::{self, Stats};
 use crate::tail::cache::TailCache;
@@ -37,6 +37,38 @@ pub enum Mode {
     Prepend,
     /// Store only if present with the given CAS value.
     Cas,
+}
+
+/// What a command knows of the key it stores under, recorded in the entry it links (the
+/// index keeps only digests): the length for `stats items`, `stats slabs` and `stats sizes`,
+/// and whether the key was given base64-encoded for mg `k` and `me`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyNote {
+    /// Key length in bytes, saturated at 255 (memcache keys are at most 250 bytes); 0 when
+    /// the front has no key to give (HTTP objects).
+    pub len: u8,
+    /// `Some(b)` records `b` as the entry's binary-key bit; `None` leaves the bit as the
+    /// command leaves it: clear on a newly linked entry, unchanged on one changed in place.
+    pub binary: Option<bool>,
+}
+
+impl KeyNote {
+    /// A note for a key of `len` bytes.
+    pub fn new(len: usize, binary: Option<bool>) -> KeyNote {
+        KeyNote {
+            len: len.min(255) as u8,
+            binary,
+        }
+    }
+
+    /// The state bits of a newly linked entry.
+    fn bits(self) -> u8 {
+        if self.binary == Some(true) {
+            BIT_KEY_BINARY
+        } else {
+            0
+        }
+    }
 }
 
 /// Outcome of a storage command.
@@ -258,13 +290,14 @@ impl Store {
         self.lookup(d, true, |e, _| e.exptime = exptime).is_some()
     }
 
-    /// Runs a storage command. `cas_in` is the CAS value for [`Mode::Cas`] (and an optional
-    /// check for append and prepend when non-zero); `vivify` makes append and prepend store
-    /// the data as a new item when the key is missing.
+    /// Runs a storage command. `key` is recorded in the entry it links; `cas_in` is the CAS
+    /// value for [`Mode::Cas`] (and an optional check for append and prepend when non-zero);
+    /// `vivify` makes append and prepend store the data as a new item when the key is missing.
     #[allow(clippy::too_many_arguments)]
     pub fn store(
         &self,
         d: &Digest,
+        key: KeyNote,
         mode: Mode,
         flags: u32,
         exptime: u32,
@@ -274,9 +307,9 @@ impl Store {
     ) -> Stored {
         let now = clock::now();
         let r = if matches!(mode, Mode::Append | Mode::Prepend) {
-            self.store_concat(d, mode, cas_in, data, vivify, flags, exptime, now)
+            self.store_concat(d, key, mode, cas_in, data, vivify, flags, exptime, now)
         } else if self.cfg.is_split(data.len()) {
-            self.store_split(d, mode, flags, exptime, data, cas_in, now)
+            self.store_split(d, key, mode, flags, exptime, data, cas_in, now)
         } else {
             let mut s = self.shard(d);
             let old = s.find_live(d, now, &self.stats);
@@ -286,7 +319,7 @@ impl Store {
                     if let Some(id) = old {
                         s.unlink(id);
                     }
-                    self.link_whole(&mut s, d, flags, exptime, data, now)
+                    self.link_whole(&mut s, d, key, flags, exptime, data, now)
                 }
             }
         };
@@ -323,10 +356,12 @@ impl Store {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn link_whole(
         &self,
         s: &mut Shard,
         d: &Digest,
+        key: KeyNote,
         flags: u32,
         exptime: u32,
         data: &[u8],
@@ -346,7 +381,8 @@ impl Store {
             atime: now,
             loc,
             tail: 0,
-            bits: 0,
+            bits: key.bits(),
+            key_len: key.len,
         });
         Stored::Stored { cas, size }
     }
@@ -355,6 +391,7 @@ impl Store {
     fn store_split(
         &self,
         d: &Digest,
+        key: KeyNote,
         mode: Mode,
         flags: u32,
         exptime: u32,
@@ -418,7 +455,8 @@ impl Store {
             atime: now,
             loc: res.slot,
             tail: res.page,
-            bits: 0,
+            bits: key.bits(),
+            key_len: key.len,
         });
         drop(s);
         // While the hot-tail cache has room, the written extent goes in as it is.
@@ -455,6 +493,7 @@ impl Store {
     fn store_concat(
         &self,
         d: &Digest,
+        key: KeyNote,
         mode: Mode,
         cas_in: u64,
         data: &[u8],
@@ -467,7 +506,7 @@ impl Store {
         let old = s.find_live(d, now, &self.stats);
         if old.is_none() && vivify {
             drop(s);
-            return self.store(d, Mode::Add, flags, exptime, data, 0, false);
+            return self.store(d, key, Mode::Add, flags, exptime, data, 0, false);
         }
         if let Err(r) = self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
             return r;
@@ -489,16 +528,19 @@ impl Store {
         s.unlink(id);
         if self.cfg.is_split(value.len()) {
             drop(s);
-            return self.store_split(d, Mode::Set, e.flags, e.exptime, &value, 0, now);
+            return self.store_split(d, key, Mode::Set, e.flags, e.exptime, &value, 0, now);
         }
-        self.link_whole(&mut s, d, e.flags, e.exptime, &value, now)
+        self.link_whole(&mut s, d, key, e.flags, e.exptime, &value, now)
     }
 
     /// incr (`incr` true) or decr by `delta`. `cas_in` non-zero must match; `vivify` gives
-    /// the initial value and expiry for a missing key.
+    /// the initial value and expiry for a missing key. `key.len` is recorded in the item;
+    /// `key.binary` only in an item created from `vivify` (an item changed in place keeps its
+    /// bit, one relinked under a longer value has it clear).
     pub fn arith(
         &self,
         d: &Digest,
+        key: KeyNote,
         incr: bool,
         delta: u64,
         cas_in: u64,
@@ -511,7 +553,7 @@ impl Store {
                 return Arith::NotFound;
             };
             let text = initial.to_string();
-            return match self.link_whole(&mut s, d, 0, exptime, text.as_bytes(), now) {
+            return match self.link_whole(&mut s, d, key, 0, exptime, text.as_bytes(), now) {
                 Stored::Stored { cas, .. } => {
                     stats::incr(&self.stats.total_items);
                     Arith::Value {
@@ -545,12 +587,18 @@ impl Store {
             bytes[..text.len()].copy_from_slice(text.as_bytes());
             bytes[text.len()..].fill(b' ');
             let cas = self.next_cas();
-            s.entry_mut(id).cas = cas;
+            let stored = s.entry_mut(id);
+            stored.cas = cas;
+            stored.key_len = key.len;
             s.touch(id);
             cas
         } else {
             s.unlink(id);
-            match self.link_whole(&mut s, d, e.flags, e.exptime, text.as_bytes(), now) {
+            let key = KeyNote {
+                binary: None,
+                ..key
+            };
+            match self.link_whole(&mut s, d, key, e.flags, e.exptime, text.as_bytes(), now) {
                 Stored::Stored { cas, .. } => cas,
                 _ => return Arith::NoMemory,
             }
@@ -629,20 +677,9 @@ impl Store {
         g
     }
 
-    /// Records the key length of the live item for `d` and whether its key was given
-    /// base64-encoded (`None`: unchanged): the index keeps only digests, and the memcache
-    /// front notes both after a store for `stats items`, `stats slabs`, mg `k` and `me`.
-    pub fn note_key(&self, d: &Digest, key_len: usize, binary: Option<bool>) {
-        let now = clock::now();
-        let mut s = self.shard(d);
-        if let Some(id) = s.find_live(d, now, &self.stats) {
-            s.note_key(id, key_len, binary);
-        }
-    }
-
-    /// Calls `f` with every live item's entry and noted key length, one shard at a time
-    /// under its lock (for `stats items` and `stats slabs`).
-    pub fn for_each_item(&self, mut f: impl FnMut(&Entry, usize)) {
+    /// Calls `f` with every live item's entry, one shard at a time under its lock (for
+    /// `stats items` and `stats slabs`).
+    pub fn for_each_item(&self, mut f: impl FnMut(&Entry)) {
         let now = clock::now();
         for s in &self.shards {
             s.lock()
@@ -723,7 +760,8 @@ mod tests {
     }
 
     fn set(st: &Store, key: &str, mode: Mode, v: &[u8], cas: u64) -> Stored {
-        st.store(&Digest::of(key.as_bytes()), mode, 0, 0, v, cas, false)
+        let note = KeyNote::new(key.len(), None);
+        st.store(&Digest::of(key.as_bytes()), note, mode, 0, 0, v, cas, false)
     }
 
     #[test]
@@ -760,32 +798,102 @@ mod tests {
         let d = Digest::of(b"n");
         set(&st, "n", Mode::Set, b"10", 0);
         assert!(matches!(
-            st.arith(&d, false, 5, 0, None),
+            st.arith(&d, KeyNote::default(), false, 5, 0, None),
             Arith::Value { value: 5, .. }
         ));
         assert_eq!(get(&st, "n").unwrap(), b"5 ");
         assert!(matches!(
-            st.arith(&d, true, 995, 0, None),
+            st.arith(&d, KeyNote::default(), true, 995, 0, None),
             Arith::Value { value: 1000, .. }
         ));
         assert_eq!(get(&st, "n").unwrap(), b"1000");
         set(&st, "t", Mode::Set, b"abc", 0);
         assert_eq!(
-            st.arith(&Digest::of(b"t"), true, 1, 0, None),
+            st.arith(&Digest::of(b"t"), KeyNote::default(), true, 1, 0, None),
             Arith::NonNumeric
         );
         assert_eq!(
-            st.arith(&Digest::of(b"zz"), true, 1, 0, None),
+            st.arith(&Digest::of(b"zz"), KeyNote::default(), true, 1, 0, None),
             Arith::NotFound
         );
         assert!(matches!(
-            st.arith(&Digest::of(b"zz"), true, 1, 0, Some((7, 0))),
+            st.arith(
+                &Digest::of(b"zz"),
+                KeyNote::default(),
+                true,
+                1,
+                0,
+                Some((7, 0))
+            ),
             Arith::Value {
                 value: 7,
                 created: true,
                 ..
             }
         ));
+    }
+
+    /// The entry of `key`, without bumping it.
+    fn entry(st: &Store, key: &str) -> Entry {
+        st.lookup(&Digest::of(key.as_bytes()), false, |e, _| *e)
+            .unwrap()
+    }
+
+    #[test]
+    fn key_notes_are_recorded_when_linking() {
+        let dir = std::env::temp_dir().join(format!("goblin-store-keys-{}", std::process::id()));
+        let st = store(Some(&dir));
+        let bin = KeyNote::new(3, Some(true));
+        let d = Digest::of(b"abc");
+        st.store(&d, bin, Mode::Set, 0, 0, b"1", 0, false);
+        let e = entry(&st, "abc");
+        assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (3, BIT_KEY_BINARY));
+        // A failed command leaves the entry alone.
+        let plain = KeyNote::new(3, Some(false));
+        assert_eq!(
+            st.store(&d, plain, Mode::Add, 0, 0, b"2", 0, false),
+            Stored::NotStored
+        );
+        assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, BIT_KEY_BINARY);
+        // Changed in place, an item keeps its bit whatever the note says.
+        assert!(matches!(
+            st.arith(&d, plain, true, 1, 0, None),
+            Arith::Value { value: 2, .. }
+        ));
+        assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, BIT_KEY_BINARY);
+        // Relinked (append, a longer incr), it has the bit only when the note says so.
+        let keep = KeyNote::new(3, None);
+        st.store(&d, keep, Mode::Append, 0, 0, b"9", 0, false);
+        let e = entry(&st, "abc");
+        assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (3, 0));
+        st.store(&d, bin, Mode::Set, 0, 0, b"9", 0, false);
+        st.arith(&d, bin, true, 1, 0, None);
+        assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, 0);
+        // Created from an initial value, it takes the note's bit.
+        let v = Digest::of(b"v");
+        st.arith(&v, KeyNote::new(1, Some(true)), true, 1, 0, Some((5, 0)));
+        let e = entry(&st, "v");
+        assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (1, BIT_KEY_BINARY));
+        // Split objects record it too; lengths saturate at 255.
+        let big = vec![7u8; 10_000];
+        st.store(
+            &d,
+            KeyNote::new(300, Some(true)),
+            Mode::Set,
+            0,
+            0,
+            &big,
+            0,
+            false,
+        );
+        let e = entry(&st, "abc");
+        assert!(st.cfg.is_split(e.size as usize));
+        assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (255, BIT_KEY_BINARY));
+        let mut lens = Vec::new();
+        st.for_each_item(|e| lens.push(e.key_len));
+        lens.sort_unstable();
+        assert_eq!(lens, [1, 255]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

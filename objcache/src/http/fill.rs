@@ -18,7 +18,7 @@ use super::policy;
 use super::stats::HttpStats;
 use crate::clock;
 use crate::digest::Digest;
-use crate::store::{Mode, Store, Stored};
+use crate::store::{KeyNote, Mode, Store, Stored};
 
 /// Where a fetch stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -326,8 +326,10 @@ impl Fills {
             plain
         };
         // Entry sizes are 32-bit: a larger object is served to its readers but not kept.
+        // HTTP objects are keyed by digest alone: no key length is recorded for them.
+        let none = KeyNote::default();
         let r = if u32::try_from(stored.len()).is_ok() {
-            store.store(&target, Mode::Set, 0, exptime, &stored, 0, false)
+            store.store(&target, none, Mode::Set, 0, exptime, &stored, 0, false)
         } else {
             Stored::NoMemory
         };
@@ -341,7 +343,7 @@ impl Fills {
                 headers_len: 0,
             }
             .write(&mut marker);
-            store.store(&plain, Mode::Set, 0, exptime, &marker, 0, false);
+            store.store(&plain, none, Mode::Set, 0, exptime, &marker, 0, false);
         }
         let counter = match r {
             Stored::Stored { .. } => &self.stats.admitted,

@@ -9,7 +9,7 @@ use super::{push_value_line, Output, TailFetch};
 use crate::clock;
 use crate::digest::Digest;
 use crate::stats::{self};
-use crate::store::{Arith, Body, Deleted, Mode, Store, Stored};
+use crate::store::{Arith, Body, Deleted, KeyNote, Mode, Store, Stored};
 
 /// What the connection does after a request.
 #[derive(Debug, PartialEq, Eq)]
@@ -56,7 +56,8 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             noreply,
         } => {
             let d = Digest::of(key);
-            let r = store.arith(&d, incr, delta, 0, None);
+            // The key length goes into the item, also when incr relinks it under a longer value.
+            let r = store.arith(&d, KeyNote::new(key.len(), None), incr, delta, 0, None);
             let (hit, miss) = if incr {
                 (&store.stats.incr_hits, &store.stats.incr_misses)
             } else {
@@ -64,8 +65,6 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             };
             match r {
                 Arith::Value { value, .. } => {
-                    // incr may relink the item under a longer value.
-                    store.note_key(&d, key.len(), None);
                     stats::incr(hit);
                     reply(out, noreply, &value.to_string());
                 }
@@ -201,8 +200,10 @@ pub fn finish_store(
         return;
     };
     let d = Digest::of(key);
+    let concat = matches!(mode, Mode::Append | Mode::Prepend);
     let r = store.store(
         &d,
+        KeyNote::new(key.len(), (!concat).then_some(false)),
         mode,
         flags,
         clock::expiry(i64::from(exptime)),
@@ -211,11 +212,7 @@ pub fn finish_store(
         false,
     );
     let text = match r {
-        Stored::Stored { .. } => {
-            let concat = matches!(mode, Mode::Append | Mode::Prepend);
-            store.note_key(&d, key.len(), (!concat).then_some(false));
-            "STORED"
-        }
+        Stored::Stored { .. } => "STORED",
         Stored::Exists => "EXISTS",
         Stored::NotFound => "NOT_FOUND",
         Stored::NotStored => "NOT_STORED",

@@ -9,7 +9,7 @@ use crate::clock;
 use crate::digest::Digest;
 use crate::index::{BIT_FETCHED, BIT_KEY_BINARY, BIT_STALE, BIT_TOKEN_SENT};
 use crate::stats;
-use crate::store::{Arith, Body, Deleted, Mode, Store, Stored};
+use crate::store::{Arith, Body, Deleted, KeyNote, Mode, Store, Stored};
 
 /// Most tokens (command, key, flags and the terminal one) a meta command may have.
 const MAX_META_TOKENS: usize = 20;
@@ -328,13 +328,13 @@ fn mget(
     let mut found = attempt(false);
     if found.is_none() {
         if let Some(exptime) = of.vivify {
+            let key = KeyNote::new(of.key.len(), Some(of.binary));
             let created = matches!(
-                store.store(&d, Mode::Add, 0, exptime, b"", 0, false),
+                store.store(&d, key, Mode::Add, 0, exptime, b"", 0, false),
                 Stored::Stored { .. }
             );
             if created {
                 stats::incr(&store.stats.total_items);
-                store.note_key(&d, of.key.len(), Some(of.binary));
             }
             found = attempt(created);
         }
@@ -452,7 +452,9 @@ fn marith(
     };
     let d = Digest::of(&of.key);
     let vivify = of.vivify.map(|t| (of.initial, t));
-    let r = store.arith(&d, incr, of.delta, of.cas_in.unwrap_or(0), vivify);
+    // The binary-key bit goes only into an item created from the initial value.
+    let key = KeyNote::new(of.key.len(), Some(of.binary));
+    let r = store.arith(&d, key, incr, of.delta, of.cas_in.unwrap_or(0), vivify);
     let (hit, miss) = if incr {
         (&store.stats.incr_hits, &store.stats.incr_misses)
     } else {
@@ -475,7 +477,6 @@ fn marith(
             exptime,
             created,
         } => {
-            store.note_key(&d, of.key.len(), created.then_some(of.binary));
             if !created {
                 stats::incr(hit);
             }
@@ -606,8 +607,10 @@ pub fn finish_set(store: &Store, plan: &SetPlan, block: &[u8], out: &mut Output)
         of.ttl.unwrap_or(0)
     };
     let d = Digest::of(&of.key);
+    let concat = matches!(plan.mode, Mode::Append | Mode::Prepend);
     let r = store.store(
         &d,
+        KeyNote::new(of.key.len(), (!concat).then_some(of.binary)),
         plan.mode,
         of.client_flags,
         exptime,
@@ -617,8 +620,6 @@ pub fn finish_set(store: &Store, plan: &SetPlan, block: &[u8], out: &mut Output)
     );
     let (code, cas): (&[u8], u64) = match r {
         Stored::Stored { cas, .. } => {
-            let concat = matches!(plan.mode, Mode::Append | Mode::Prepend);
-            store.note_key(&d, of.key.len(), (!concat).then_some(of.binary));
             if of.quiet {
                 return;
             }

@@ -111,11 +111,12 @@ impl Census {
             classes: [ClassUse::default(); CLASSES + 1],
             sizes: Default::default(),
         };
-        store.for_each_item(|e, key_len| c.add(e, key_len));
+        store.for_each_item(|e| c.add(e));
         c
     }
 
-    fn add(&mut self, e: &Entry, key_len: usize) {
+    fn add(&mut self, e: &Entry) {
+        let key_len = usize::from(e.key_len);
         let size = e.size as usize;
         let total = item_total(key_len, e.flags, size);
         let u = &mut self.classes[class_of(total)];
