@@ -186,6 +186,13 @@ impl fmt::Debug for ZSet {
     }
 }
 
+/// Bytes `(member, score)` takes in a large set's arena: summed over the
+/// members a new set is about to receive, the `bytes` hint of
+/// [`ZSet::with_expected`].
+pub fn stored_bytes(member: &[u8], score: f64) -> usize {
+    entry::encoded_len(member, score)
+}
+
 impl ZSet {
     /// An empty set in the small form.
     pub fn new() -> ZSet {
@@ -195,14 +202,17 @@ impl ZSet {
     }
 
     /// An empty set in the form Redis would choose for a set about to
-    /// receive `len` members, the longest `max_member_len` bytes (for STORE
-    /// commands and loading); the large form reserves its member index.
-    pub fn with_expected(len: usize, max_member_len: usize, cfg: &Config) -> ZSet {
+    /// receive `len` members, the longest `max_member_len` bytes (for ZADD,
+    /// STORE commands and loading). The large form reserves its member index
+    /// for `len` members and its arena for `bytes` bytes (the sum of
+    /// [`stored_bytes`] over the members, or 0 when unknown), so a set built
+    /// in one command carries no growth slack.
+    pub fn with_expected(len: usize, max_member_len: usize, bytes: usize, cfg: &Config) -> ZSet {
         if len <= cfg.max_listpack_entries && max_member_len <= cfg.max_listpack_value {
             ZSet::new()
         } else {
             ZSet {
-                repr: Repr::Medium(Box::new(LargeSet::with_capacity(len, 0))),
+                repr: Repr::Medium(Box::new(LargeSet::with_capacity(len, bytes))),
             }
         }
     }
@@ -551,17 +561,43 @@ mod tests {
         long.insert(b"abcde", 1.0, &cfg);
         assert_eq!(long.encoding().as_str(), "skiplist");
         assert_eq!(
-            ZSet::with_expected(3, 4, &cfg).encoding(),
+            ZSet::with_expected(3, 4, 0, &cfg).encoding(),
             Encoding::Listpack
         );
         assert_eq!(
-            ZSet::with_expected(4, 4, &cfg).encoding(),
+            ZSet::with_expected(4, 4, 0, &cfg).encoding(),
             Encoding::Skiplist
         );
         assert_eq!(
-            ZSet::with_expected(1, 5, &cfg).encoding(),
+            ZSet::with_expected(1, 5, 0, &cfg).encoding(),
             Encoding::Skiplist
         );
+    }
+
+    #[test]
+    fn a_byte_hint_leaves_no_arena_slack() {
+        let cfg = Config::default();
+        let pairs: Vec<(Vec<u8>, f64)> = (0..200u32)
+            .map(|i| {
+                (
+                    format!("m:{:012x}", i * 7919).into_bytes(),
+                    f64::from(i * 31),
+                )
+            })
+            .collect();
+        let bytes: usize = pairs.iter().map(|(m, s)| stored_bytes(m, *s)).sum();
+        let build = |hint| {
+            let mut z = ZSet::with_expected(pairs.len(), 14, hint, &cfg);
+            for (m, s) in &pairs {
+                z.insert(m, *s, &cfg);
+            }
+            z
+        };
+        let (hinted, unhinted) = (build(bytes), build(0));
+        // Same members and index; only the arena's capacity differs.
+        hinted.validate();
+        assert_eq!(hinted.len(), 200);
+        assert!(hinted.memory_bytes() < unhinted.memory_bytes());
     }
 
     #[test]

@@ -545,7 +545,7 @@ proptest! {
 #[test]
 fn hundred_thousand_members() {
     let cfg = Config::default();
-    let mut z = ZSet::with_expected(100_000, 8, &cfg);
+    let mut z = ZSet::with_expected(100_000, 8, 0, &cfg);
     assert_eq!(z.encoding(), Encoding::Skiplist);
     for i in 0..100_000u32 {
         z.insert(

@@ -637,7 +637,7 @@ impl<'a, R: Read> Loader<'a, R> {
             return Ok(None);
         }
         let reserve = self.plausible(count, if rdb_type == TYPE_ZSET_2 { 9 } else { 2 });
-        let mut zset = ZSet::with_expected(reserve, 0, &self.opts.zset);
+        let mut zset = ZSet::with_expected(reserve, 0, 0, &self.opts.zset);
         for _ in 0..count {
             let at = self.input.offset();
             self.scratch.clear();
@@ -708,7 +708,7 @@ impl<'a, R: Read> Loader<'a, R> {
         if pairs.is_empty() {
             return Ok(None);
         }
-        let mut zset = ZSet::with_expected(pairs.len(), 0, &self.opts.zset);
+        let mut zset = ZSet::with_expected(pairs.len(), 0, 0, &self.opts.zset);
         let mut text = Vec::new();
         for (m, score) in pairs {
             let bytes: &[u8] = match m {

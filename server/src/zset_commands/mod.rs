@@ -151,7 +151,11 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> usiz
     }
     let cfg = ctx.server.config.zset;
     let longest = members.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
-    let mut set = ZSet::with_expected(count, longest, &cfg);
+    let bytes = members
+        .iter()
+        .map(|(m, s)| goblin_zset::stored_bytes(m, *s))
+        .sum();
+    let mut set = ZSet::with_expected(count, longest, bytes, &cfg);
     for (member, score) in &members {
         insert(&mut set, member, *score, &cfg);
     }
@@ -178,7 +182,7 @@ fn insert(set: &mut ZSet, member: &[u8], score: f64, cfg: &goblin_zset::Config) 
 /// the small form allows (Redis 7.2's zsetTypeMaybeConvert).
 fn maybe_convert(set: &mut ZSet, incoming: usize, cfg: &goblin_zset::Config) {
     if set.encoding() == goblin_zset::Encoding::Listpack && incoming > cfg.max_listpack_entries {
-        let mut large = ZSet::with_expected(set.len() + incoming, 0, cfg);
+        let mut large = ZSet::with_expected(set.len() + incoming, 0, 0, cfg);
         for (member, score) in set.iter() {
             large.insert(member, score, cfg);
         }

@@ -82,10 +82,19 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
             ctx.out.int(0)
         };
     }
-    // One keyspace lookup finds the set or creates it, sized from the member count and the
-    // first member, as Redis 7.2 does.
+    // One keyspace lookup finds the set or creates it, its encoding chosen from the member
+    // count and the first member, as Redis 7.2 does, and its room from all the members.
     let (entry, created) = ctx.server.lookup_write_or_create(db, key, ctx.now_ms, || {
-        Value::ZSet(ZSet::with_expected(pairs.len(), pairs[0].1.len(), &cfg))
+        let bytes = pairs
+            .iter()
+            .map(|&(s, m)| goblin_zset::stored_bytes(m, s))
+            .sum();
+        Value::ZSet(ZSet::with_expected(
+            pairs.len(),
+            pairs[0].1.len(),
+            bytes,
+            &cfg,
+        ))
     });
     let Value::ZSet(set) = &mut entry.value;
     maybe_convert(set, pairs.len(), &cfg);
