@@ -68,9 +68,32 @@ pub fn is_expired(exptime: u32, now: u32) -> bool {
     exptime != 0 && exptime <= now
 }
 
+/// The (year, month, day) of a count of days since 1970-01-01 in the proleptic Gregorian
+/// calendar (Howard Hinnant's algorithm), for HTTP dates and log timestamps.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calendar() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20789), (2026, 12, 2));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11016), (2000, 2, 29));
+    }
 
     #[test]
     fn expiry_forms() {

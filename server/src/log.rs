@@ -67,7 +67,7 @@ fn timestamp() -> String {
         .unwrap_or_default();
     let secs = now.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = goblin_objcache::clock::civil_from_days(days);
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
@@ -83,19 +83,6 @@ fn timestamp() -> String {
     )
 }
 
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + (m <= 2) as i64, m, d)
-}
-
 /// Logs at notice level with format arguments.
 #[macro_export]
 macro_rules! notice {
@@ -106,13 +93,4 @@ macro_rules! notice {
 #[macro_export]
 macro_rules! warning {
     ($($t:tt)*) => { $crate::log::log($crate::config::LogLevel::Warning, &format!($($t)*)) };
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn calendar() {
-        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
-        assert_eq!(super::civil_from_days(20789), (2026, 12, 2));
-    }
 }

@@ -137,26 +137,11 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146097 + doe - 719468
 }
 
-/// The (year, month, day) of a count of days since 1970-01-01; the inverse of
-/// [`days_from_civil`].
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
 /// Appends the IMF-fixdate form of Unix seconds (`Sun, 06 Nov 1994 08:49:37 GMT`, 29 bytes
 /// for years 0 to 9999).
 pub fn format_http_date(unix: i64, out: &mut Vec<u8>) {
     let (days, secs) = (unix.div_euclid(86400), unix.rem_euclid(86400));
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = crate::clock::civil_from_days(days);
     // 1970-01-01 was a Thursday.
     let wd = WEEKDAYS[(days + 3).rem_euclid(7) as usize];
     let mon = std::str::from_utf8(MONTHS[month as usize - 1]).expect("ASCII month");
