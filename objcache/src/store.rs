@@ -47,14 +47,14 @@ pub struct KeyNote {
     /// Key length in bytes, saturated at 255 (memcache keys are at most 250 bytes); 0 when
     /// the front has no key to give (HTTP objects).
     pub len: u8,
-    /// `Some(b)` records `b` as the entry's binary-key bit; `None` leaves the bit as the
-    /// command leaves it: clear on a newly linked entry, unchanged on one changed in place.
-    pub binary: Option<bool>,
+    /// The key was given base64-encoded: sets the binary-key bit of a newly linked entry
+    /// (an entry changed in place keeps the bit it has).
+    pub binary: bool,
 }
 
 impl KeyNote {
     /// A note for a key of `len` bytes.
-    pub fn new(len: usize, binary: Option<bool>) -> KeyNote {
+    pub fn new(len: usize, binary: bool) -> KeyNote {
         KeyNote {
             len: len.min(255) as u8,
             binary,
@@ -63,7 +63,7 @@ impl KeyNote {
 
     /// The state bits of a newly linked entry.
     fn bits(self) -> u8 {
-        if self.binary == Some(true) {
+        if self.binary {
             BIT_KEY_BINARY
         } else {
             0
@@ -534,9 +534,9 @@ impl Store {
     }
 
     /// incr (`incr` true) or decr by `delta`. `cas_in` non-zero must match; `vivify` gives
-    /// the initial value and expiry for a missing key. `key.len` is recorded in the item;
-    /// `key.binary` only in an item created from `vivify` (an item changed in place keeps its
-    /// bit, one relinked under a longer value has it clear).
+    /// the initial value and expiry for a missing key. `key` is recorded in an item linked
+    /// anew: in full when created from `vivify`, without the binary-key bit when relinked
+    /// under a longer value; an item changed in place keeps its entry as it is.
     pub fn arith(
         &self,
         d: &Digest,
@@ -587,15 +587,13 @@ impl Store {
             bytes[..text.len()].copy_from_slice(text.as_bytes());
             bytes[text.len()..].fill(b' ');
             let cas = self.next_cas();
-            let stored = s.entry_mut(id);
-            stored.cas = cas;
-            stored.key_len = key.len;
+            s.entry_mut(id).cas = cas;
             s.touch(id);
             cas
         } else {
             s.unlink(id);
             let key = KeyNote {
-                binary: None,
+                binary: false,
                 ..key
             };
             match self.link_whole(&mut s, d, key, e.flags, e.exptime, text.as_bytes(), now) {
@@ -760,7 +758,7 @@ mod tests {
     }
 
     fn set(st: &Store, key: &str, mode: Mode, v: &[u8], cas: u64) -> Stored {
-        let note = KeyNote::new(key.len(), None);
+        let note = KeyNote::new(key.len(), false);
         st.store(&Digest::of(key.as_bytes()), note, mode, 0, 0, v, cas, false)
     }
 
@@ -843,13 +841,13 @@ mod tests {
     fn key_notes_are_recorded_when_linking() {
         let dir = std::env::temp_dir().join(format!("goblin-store-keys-{}", std::process::id()));
         let st = store(Some(&dir));
-        let bin = KeyNote::new(3, Some(true));
+        let bin = KeyNote::new(3, true);
         let d = Digest::of(b"abc");
         st.store(&d, bin, Mode::Set, 0, 0, b"1", 0, false);
         let e = entry(&st, "abc");
         assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (3, BIT_KEY_BINARY));
         // A failed command leaves the entry alone.
-        let plain = KeyNote::new(3, Some(false));
+        let plain = KeyNote::new(3, false);
         assert_eq!(
             st.store(&d, plain, Mode::Add, 0, 0, b"2", 0, false),
             Stored::NotStored
@@ -862,7 +860,7 @@ mod tests {
         ));
         assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, BIT_KEY_BINARY);
         // Relinked (append, a longer incr), it has the bit only when the note says so.
-        let keep = KeyNote::new(3, None);
+        let keep = KeyNote::new(3, false);
         st.store(&d, keep, Mode::Append, 0, 0, b"9", 0, false);
         let e = entry(&st, "abc");
         assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (3, 0));
@@ -871,21 +869,12 @@ mod tests {
         assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, 0);
         // Created from an initial value, it takes the note's bit.
         let v = Digest::of(b"v");
-        st.arith(&v, KeyNote::new(1, Some(true)), true, 1, 0, Some((5, 0)));
+        st.arith(&v, KeyNote::new(1, true), true, 1, 0, Some((5, 0)));
         let e = entry(&st, "v");
         assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (1, BIT_KEY_BINARY));
         // Split objects record it too; lengths saturate at 255.
         let big = vec![7u8; 10_000];
-        st.store(
-            &d,
-            KeyNote::new(300, Some(true)),
-            Mode::Set,
-            0,
-            0,
-            &big,
-            0,
-            false,
-        );
+        st.store(&d, KeyNote::new(300, true), Mode::Set, 0, 0, &big, 0, false);
         let e = entry(&st, "abc");
         assert!(st.cfg.is_split(e.size as usize));
         assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (255, BIT_KEY_BINARY));

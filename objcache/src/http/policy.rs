@@ -69,7 +69,7 @@ pub fn parse_http_date(s: &[u8]) -> Option<i64> {
     if day == 0 || day > days_in_month(year, mon) || h > 23 || m > 59 || sec > 60 {
         return None;
     }
-    let days = days_from_civil(year as i64, mon, day);
+    let days = crate::clock::days_from_civil(year as i64, mon, day);
     Some(days * 86400 + (h * 3600 + m * 60 + sec) as i64)
 }
 
@@ -124,17 +124,6 @@ fn days_in_month(year: u32, month: u32) -> u32 {
         4 | 6 | 9 | 11 => 30,
         _ => 31,
     }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
 }
 
 /// Appends the IMF-fixdate form of Unix seconds (`Sun, 06 Nov 1994 08:49:37 GMT`, 29 bytes

@@ -56,8 +56,8 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             noreply,
         } => {
             let d = Digest::of(key);
-            // The key length goes into the item, also when incr relinks it under a longer value.
-            let r = store.arith(&d, KeyNote::new(key.len(), None), incr, delta, 0, None);
+            // The key length goes into the item when incr relinks it under a longer value.
+            let r = store.arith(&d, KeyNote::new(key.len(), false), incr, delta, 0, None);
             let (hit, miss) = if incr {
                 (&store.stats.incr_hits, &store.stats.incr_misses)
             } else {
@@ -200,10 +200,9 @@ pub fn finish_store(
         return;
     };
     let d = Digest::of(key);
-    let concat = matches!(mode, Mode::Append | Mode::Prepend);
     let r = store.store(
         &d,
-        KeyNote::new(key.len(), (!concat).then_some(false)),
+        KeyNote::new(key.len(), false),
         mode,
         flags,
         clock::expiry(i64::from(exptime)),
