@@ -114,9 +114,10 @@ def rss_bytes(pid):
 
 
 class Server:
-    """A goblin-server or redis-server on a free port, pinned to `cpu` with taskset."""
+    """A goblin-server or redis-server on a free port, pinned to `cpu` with taskset; `wrapper`
+    runs it under another program (valgrind), `start_timeout` bounds the wait for its PING."""
 
-    def __init__(self, kind, cpu=None, extra=()):
+    def __init__(self, kind, cpu=None, extra=(), wrapper=(), start_timeout=10):
         self.kind = kind
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="goblin-bench-")
@@ -124,11 +125,11 @@ class Server:
             cmd = [GOBLIN_BIN, "--port", str(self.port), "--save", ""]
         else:
             cmd = [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir]
-        cmd += list(extra)
+        cmd = list(wrapper) + cmd + list(extra)
         if cpu is not None:
             cmd = ["taskset", "-c", str(cpu)] + cmd
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir)
-        deadline = time.time() + 10
+        deadline = time.time() + start_timeout
         while True:
             try:
                 c = Client(self.port)

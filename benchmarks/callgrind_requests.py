@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Instructions per request on the server, counted by valgrind's callgrind: repeatable
+whatever else the machine is doing, so it shows what a change does to the request path when
+throughput figures drown in the VM's noise.
+
+The server runs under callgrind with instrumentation off. The script preloads one set of
+--members members (as redis_benchmark_speed.py does), turns instrumentation on with
+callgrind_control, runs redis-benchmark (one connection, pipeline 16, --requests requests)
+for each test, and dumps the counts after each (a dump resets them). A figure is the server's user-space
+instructions for the test (everything: event loop, parsing, the command, the reply, the
+system-call wrappers; not the kernel) divided by the requests.
+
+    python3 benchmarks/callgrind_requests.py [--members 1000000] [--requests 20000] [--tests ZADD,ZSCORE]
+"""
+
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Server  # noqa: E402
+from redis_benchmark_speed import KEY, preload  # noqa: E402
+
+TESTS = {
+    "ZADD": ["ZADD", KEY, "__rand_int__", "element:__rand_int__"],
+    "ZSCORE": ["ZSCORE", KEY, "element:__rand_int__"],
+    "ZRANK": ["ZRANK", KEY, "element:__rand_int__"],
+    "ZRANGEBYSCORE": ["ZRANGEBYSCORE", KEY, "__rand_int__", "+inf", "LIMIT", "0", "16"],
+}
+
+
+def dumped_total(path):
+    """The `totals:` Ir figure of one callgrind dump (its `summary:` line can be garbage after
+    a dump has reset the counters)."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+    raise RuntimeError("no totals in %s" % path)
+
+
+def control(pid, *flags):
+    subprocess.run(["callgrind_control", *flags, str(pid)], check=True, capture_output=True)
+
+
+def measure(args):
+    out_dir = tempfile.mkdtemp(prefix="goblin-callgrind-")
+    wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+               "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir]
+    results = {}
+    with Server("goblin", extra=args.extra, wrapper=wrapper, start_timeout=120) as server:
+        preload(server.port, args.members)
+        for name in args.tests:
+            control(server.pid, "--instr=on")
+            subprocess.run(["redis-benchmark", "-p", str(server.port), "-c", "1", "-P", "16",
+                            "-n", str(args.requests), "-r", str(args.members), "-q"] + TESTS[name],
+                           check=True, capture_output=True)
+            before = set(glob.glob(out_dir + "/callgrind.out.*"))
+            control(server.pid, "--dump=" + name)
+            control(server.pid, "--instr=off")
+            deadline = time.time() + 60
+            while not (new := set(glob.glob(out_dir + "/callgrind.out.*")) - before):
+                if time.time() > deadline:
+                    raise RuntimeError("callgrind wrote no dump for " + name)
+                time.sleep(0.1)
+            time.sleep(0.5)
+            results[name] = dumped_total(new.pop()) / args.requests
+    shutil.rmtree(out_dir, ignore_errors=True)
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--members", type=int, default=1_000_000)
+    ap.add_argument("--requests", type=int, default=20_000)
+    ap.add_argument("--tests", default="ZADD,ZSCORE", help="comma-separated, of: " + ",".join(TESTS))
+    ap.add_argument("--extra", nargs="*", default=[], help="more goblin-server flags")
+    args = ap.parse_args()
+    args.tests = [t.strip().upper() for t in args.tests.split(",")]
+    unknown = [t for t in args.tests if t not in TESTS]
+    if unknown:
+        sys.exit("unknown test(s): " + ", ".join(unknown))
+    for tool in ("valgrind", "callgrind_control", "redis-benchmark"):
+        if not shutil.which(tool):
+            sys.exit(tool + " not found")
+    results = measure(args)
+    print("%d members, %d requests a test, pipeline 16, one connection" % (args.members, args.requests))
+    print("| command | Ir/request |")
+    print("|---|---:|")
+    for name in args.tests:
+        print("| %s | %.0f |" % (name, results[name]))
+
+
+if __name__ == "__main__":
+    main()
