@@ -797,9 +797,8 @@ def main():
             out = {"scenario": scenario, "limit": limit, "date": stamp, "corpus": corpus,
                    "machine": {"cpus": os.cpu_count(), "loadavg": open("/proc/loadavg").read().split()[:3],
                                "uname": os.uname().release,
-                               "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip(),
-                               "varnish": subprocess.run(["varnishd", "-V"], stdout=subprocess.PIPE,
-                                                         stderr=subprocess.STDOUT, text=True).stdout.split("\n")[0],
+                               "nginx": tool_version(["nginx", "-v"]),
+                               "varnish": tool_version(["varnishd", "-V"]),
                                "goblin": getattr(args, "goblin_build", None)},
                    "results": []}
             path = os.path.join(args.workdir, "results-%s-%s.json" % (scenario, stamp))
@@ -817,6 +816,15 @@ def main():
         origin.stop()
         cgroup.reset(None)
     return 0
+
+
+def tool_version(cmd):
+    """The first line a peer prints of its version, or None when it is not installed (the
+    smoke run needs neither nginx nor Varnish)."""
+    if not shutil.which(cmd[0]):
+        return None
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    return out.split("\n")[0].strip()
 
 
 if __name__ == "__main__":
