@@ -41,7 +41,7 @@ pub fn reuseport_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener>
             return Err(io::Error::last_os_error());
         }
     }
-    let (sa, len) = super::sockaddr::raw(addr);
+    let (sa, len) = goblin_evloop::sockaddr::raw(addr);
     // SAFETY: sa is a valid socket address of length len for the duration of the call.
     let r = unsafe { libc::bind(fd, (&sa as *const libc::sockaddr_storage).cast(), len) };
     if r != 0 {

@@ -3,9 +3,7 @@
 //! - [`listener`]: the SO_REUSEPORT listener each event loop accepts on.
 //! - [`event_ring`]: an io_uring whose completions wake a mio loop through an eventfd.
 //! - [`tail_reader`]: SSD tail reads for one loop, on io_uring or a blocking pool.
-//! - [`sockaddr`]: socket addresses for the system calls std does not wrap.
 
 pub(crate) mod event_ring;
 pub(crate) mod listener;
-pub(crate) mod sockaddr;
 pub(crate) mod tail_reader;

@@ -4,11 +4,12 @@
 //! streamed from the origin (sent from the fill's value as it grows).
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::IpAddr;
 use std::ops::Range;
 use std::sync::Arc;
 
+use goblin_evloop::write_some;
 use mio::net::TcpStream;
 
 use super::fill::{Fill, FillState, Phase};
@@ -89,10 +90,8 @@ pub enum Skip {
     Chunked(ChunkedDecoder),
 }
 
-/// A client connection.
+/// A client connection's state beside its socket.
 pub struct Conn {
-    /// The socket.
-    pub stream: TcpStream,
     /// The client's address.
     pub peer: IpAddr,
     /// Received bytes not yet consumed.
@@ -125,9 +124,8 @@ pub enum Flush {
 
 impl Conn {
     /// A connection on an accepted socket.
-    pub fn new(stream: TcpStream, peer: IpAddr) -> Conn {
+    pub fn new(peer: IpAddr) -> Conn {
         Conn {
-            stream,
             peer,
             input: Vec::new(),
             parts: VecDeque::new(),
@@ -136,24 +134,6 @@ impl Conn {
             eof: false,
             skip: Skip::None,
             spare: Vec::new(),
-        }
-    }
-
-    /// Reads what the socket has; false on EOF or error.
-    pub fn fill_input(&mut self, scratch: &mut [u8]) -> bool {
-        loop {
-            match self.stream.read(scratch) {
-                Ok(0) => return false,
-                Ok(n) => {
-                    self.input.extend_from_slice(&scratch[..n]);
-                    if n < scratch.len() {
-                        return true;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return false,
-            }
         }
     }
 
@@ -178,8 +158,8 @@ impl Conn {
         self.parts.iter().any(|p| matches!(p, Part::Fill(_)))
     }
 
-    /// Writes ready output in order, until a part waits or the socket is full.
-    pub fn flush(&mut self, sent: &mut u64) -> Flush {
+    /// Writes ready output to `stream` in order, until a part waits or the socket is full.
+    pub fn flush(&mut self, stream: &mut TcpStream, sent: &mut u64) -> Flush {
         loop {
             let Some(front) = self.parts.front_mut() else {
                 return if self.closing {
@@ -189,16 +169,16 @@ impl Conn {
                 };
             };
             let step = match front {
-                Part::Bytes(b) => write_from(&mut self.stream, &b[self.written..], sent),
+                Part::Bytes(b) => write_from(stream, &b[self.written..], sent),
                 Part::Tail(t) => match &t.data {
                     None => return Flush::Idle,
                     Some(buf) => {
                         let from = TAIL_HEADER + t.range.start + self.written;
                         let to = TAIL_HEADER + t.range.end;
-                        write_from(&mut self.stream, &buf[from..to], sent)
+                        write_from(stream, &buf[from..to], sent)
                     }
                 },
-                Part::Fill(f) => match fill_step(&mut self.stream, f, &mut self.written, sent) {
+                Part::Fill(f) => match fill_step(stream, f, &mut self.written, sent) {
                     FillStep::Wrote(r) => r,
                     FillStep::Finished => Ok(Some(0)),
                     FillStep::Waiting => return Flush::Idle,
@@ -239,20 +219,11 @@ impl Conn {
 
 /// Ok(Some(n)): n bytes written; Ok(None): the socket is full.
 fn write_from(stream: &mut TcpStream, bytes: &[u8], sent: &mut u64) -> io::Result<Option<usize>> {
-    if bytes.is_empty() {
-        return Ok(Some(0));
+    let r = write_some(stream, bytes);
+    if let Ok(Some(n)) = r {
+        *sent += n as u64;
     }
-    loop {
-        match stream.write(bytes) {
-            Ok(n) => {
-                *sent += n as u64;
-                return Ok(Some(n));
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
+    r
 }
 
 enum FillStep {

@@ -7,10 +7,11 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use mio::net::TcpListener;
-use mio::{Events, Interest, Poll, Token, Waker};
+use goblin_evloop::{source, Ctx, EventLoop, Handler, Next};
+use mio::net::{TcpListener, TcpStream};
+use mio::{Interest, Poll, Waker};
 use slab::Slab;
 
 use super::conn::{Conn, Flush, Part};
@@ -26,12 +27,13 @@ use crate::io::tail_reader::{self, ReadDone, TailEngine, TailReader};
 use crate::store::stats;
 use crate::store::Store;
 
-const LISTENER: Token = Token(0);
-const TAIL: Token = Token(1);
-const WAKE: Token = Token(2);
-const ORIGIN_RING: Token = Token(3);
-const FIRST_CONN: usize = 4;
-const FIRST_ORIGIN: usize = 1 << 40;
+/// The handler's source numbers: the tail reader, the origin ring, then one per plain
+/// origin connection (`FIRST_ORIGIN + key`).
+const TAIL: usize = 0;
+const ORIGIN_RING: usize = 1;
+const FIRST_ORIGIN: usize = 2;
+/// Bytes of the read buffer the loop's client and origin connections share.
+const READ_BUFFER: usize = 256 << 10;
 /// How often paused origin connections look at the admission backlog again.
 const PAUSE_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -49,7 +51,7 @@ pub fn start(
         let listener = reuseport_listener(addr)
             .map_err(|e| anyhow::anyhow!("binding HTTP port {addr}: {e}"))?;
         let poll = Poll::new()?;
-        let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let waker = Arc::new(Waker::new(poll.registry(), goblin_evloop::WAKE)?);
         loops.push((listener, poll, waker));
     }
     let max_headers = if cfg.ssd_dir.is_some() {
@@ -109,11 +111,14 @@ impl Origin {
     }
 }
 
+/// The loop as the HTTP front's handler sees it.
+type Cx<'a> = Ctx<'a, Conn>;
+
+/// The HTTP front on one event loop: the handler of its client connections, and the owner
+/// of its origin connections, origin ring and tail reader.
 struct Front {
     id: usize,
     sh: Arc<Shared>,
-    poll: Poll,
-    conns: Slab<Conn>,
     origins: Slab<Origin>,
     ring: Option<OriginRing>,
     idle: Vec<usize>,
@@ -121,7 +126,8 @@ struct Front {
     paused: Vec<usize>,
     reader: Option<TailReader>,
     seq: u32,
-    scratch: Vec<u8>,
+    /// Finished tail reads being applied (kept to reuse its allocation).
+    done: Vec<ReadDone>,
     started: Vec<Arc<Fill>>,
     fill_conns: HashSet<usize>,
 }
@@ -133,74 +139,94 @@ fn run(
     listener: std::net::TcpListener,
     engine: TailEngine,
 ) -> io::Result<()> {
-    let mut listener = TcpListener::from_std(listener);
-    poll.registry()
-        .register(&mut listener, LISTENER, Interest::READABLE)?;
-    let reader = tail_reader::open(&poll, TAIL, engine)?;
+    let reader = tail_reader::open(&poll, source(TAIL), engine)?;
     let ring = match sh.cfg.uring {
         true => {
             let r = OriginRing::new(1024)?;
             poll.registry().register(
                 &mut mio::unix::SourceFd(&r.eventfd()),
-                ORIGIN_RING,
+                source(ORIGIN_RING),
                 Interest::READABLE,
             )?;
             Some(r)
         }
         false => None,
     };
-    let mut f = Front {
+    let f = Front {
         ring,
         id,
         sh,
-        poll,
-        conns: Slab::new(),
         origins: Slab::new(),
         idle: Vec::new(),
         paused: Vec::new(),
         reader,
         seq: 0,
-        scratch: vec![0; 256 << 10],
+        done: Vec::new(),
         started: Vec::new(),
         fill_conns: HashSet::new(),
     };
-    let mut events = Events::with_capacity(1024);
-    let mut done = Vec::new();
-    loop {
-        let mut timeout = f
-            .next_deadline()
-            .map(|d| d.saturating_duration_since(Instant::now()));
-        if !f.paused.is_empty() {
+    let listeners = vec![TcpListener::from_std(listener)];
+    EventLoop::new(poll, listeners, f, Duration::ZERO)?.run()
+}
+
+impl Handler for Front {
+    type Conn = Conn;
+    const INTEREST: Interest = Interest::READABLE.add(Interest::WRITABLE);
+    const SCRATCH: usize = READ_BUFFER;
+
+    fn accept(&mut self, _key: usize, _stream: &mut TcpStream, peer: SocketAddr) -> Option<Conn> {
+        stats::incr(&self.sh.stats.curr_connections);
+        Some(Conn::new(peer.ip()))
+    }
+
+    fn accept_failed(&mut self, error: io::Error) {
+        eprintln!("goblin-store: HTTP accept failed: {error}");
+    }
+
+    fn ready(&mut self, cx: &mut Cx<'_>, key: usize) {
+        let read = cx.read_via_scratch(key, |c, bytes| c.input.extend_from_slice(bytes));
+        let Some(conn) = cx.conn(key) else {
+            return;
+        };
+        if read.eof {
+            // The client is done sending: answer what it sent, then close.
+            conn.state.eof = true;
+        }
+        self.pump(cx, key);
+    }
+
+    fn source(&mut self, cx: &mut Cx<'_>, n: usize) {
+        match n {
+            TAIL => {
+                let mut done = std::mem::take(&mut self.done);
+                if let Some(r) = self.reader.as_mut() {
+                    r.drain(&mut done);
+                }
+                for d in done.drain(..) {
+                    self.tail_done(cx, d);
+                }
+                self.done = done;
+            }
+            ORIGIN_RING => self.ring_event(cx),
+            n => self.origin_event(cx, n - FIRST_ORIGIN),
+        }
+    }
+
+    fn woken(&mut self, cx: &mut Cx<'_>) {
+        self.resume_origins(cx);
+        self.pump_fill_conns(cx);
+    }
+
+    fn after_events(&mut self, cx: &mut Cx<'_>) -> Next {
+        self.resume_origins(cx);
+        self.expire_origins(cx);
+        let mut deadline = self.next_deadline();
+        if !self.paused.is_empty() {
             // A backlog that drained between the check and the pause sends no wake.
-            timeout = Some(timeout.map_or(PAUSE_RECHECK, |t| t.min(PAUSE_RECHECK)));
+            let recheck = Instant::now() + PAUSE_RECHECK;
+            deadline = Some(deadline.map_or(recheck, |d| d.min(recheck)));
         }
-        if let Err(e) = f.poll.poll(&mut events, timeout) {
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-        for ev in &events {
-            match ev.token() {
-                LISTENER => f.accept(&listener),
-                TAIL => {
-                    if let Some(r) = f.reader.as_mut() {
-                        r.drain(&mut done);
-                    }
-                    for d in done.drain(..) {
-                        f.tail_done(d);
-                    }
-                }
-                WAKE => {
-                    f.resume_origins();
-                    f.pump_fill_conns();
-                }
-                ORIGIN_RING => f.ring_event(),
-                Token(t) if t >= FIRST_ORIGIN => f.origin_event(t - FIRST_ORIGIN),
-                Token(t) => f.conn_event(t - FIRST_CONN),
-            }
-        }
-        f.resume_origins();
-        f.expire_origins();
+        Next::Wait(deadline)
     }
 }
 
@@ -209,66 +235,28 @@ impl Front {
         1 << (self.id % 64)
     }
 
-    fn accept(&mut self, listener: &TcpListener) {
-        loop {
-            match listener.accept() {
-                Ok((mut stream, peer)) => {
-                    let _ = stream.set_nodelay(true);
-                    let entry = self.conns.vacant_entry();
-                    let token = Token(entry.key() + FIRST_CONN);
-                    if self
-                        .poll
-                        .registry()
-                        .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
-                        .is_ok()
-                    {
-                        entry.insert(Conn::new(stream, peer.ip()));
-                        stats::incr(&self.sh.stats.curr_connections);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    eprintln!("goblin-store: HTTP accept failed: {e}");
-                    return;
-                }
-            }
-        }
-    }
-
-    fn conn_event(&mut self, key: usize) {
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
-        if !conn.fill_input(&mut self.scratch) {
-            // The client is done sending: answer what it sent, then close.
-            conn.eof = true;
-        }
-        self.pump(key);
-    }
-
     /// Runs requests, starts fetches, submits tail reads and writes, until nothing moves.
-    fn pump(&mut self, key: usize) {
+    fn pump(&mut self, cx: &mut Cx<'_>, key: usize) {
         let bit = self.loop_bit();
         loop {
-            let Some(conn) = self.conns.get_mut(key) else {
+            let Some(conn) = cx.conn(key).map(|c| &mut c.state) else {
                 return;
             };
             let before = (conn.input.len(), conn.parts.len());
             serve::process(conn, &self.sh, bit, &mut self.started);
             conn.closing |= conn.eof;
             let progressed = (conn.input.len(), conn.parts.len()) != before;
-            self.start_fills();
-            self.submit_tails(key);
-            let Some(conn) = self.conns.get_mut(key) else {
+            self.start_fills(cx);
+            self.submit_tails(cx, key);
+            let Some(conn) = cx.conn(key) else {
                 return;
             };
             let mut sent = 0;
-            let flushed = conn.flush(&mut sent);
+            let flushed = conn.state.flush(&mut conn.stream, &mut sent);
             stats::add(&self.sh.stats.bytes_sent, sent);
             match flushed {
                 Flush::Close => {
-                    self.close(key);
+                    self.close(cx, key);
                     return;
                 }
                 Flush::Blocked => break,
@@ -276,27 +264,27 @@ impl Front {
                 Flush::Idle => {}
             }
         }
-        if self.conns.get(key).is_some_and(Conn::waits_for_fill) {
+        if cx.conn(key).is_some_and(|c| c.state.waits_for_fill()) {
             self.fill_conns.insert(key);
         }
     }
 
-    fn pump_fill_conns(&mut self) {
+    fn pump_fill_conns(&mut self, cx: &mut Cx<'_>) {
         let keys: Vec<usize> = self.fill_conns.drain().collect();
         for key in keys {
-            self.pump(key);
+            self.pump(cx, key);
         }
     }
 
-    fn submit_tails(&mut self, key: usize) {
+    fn submit_tails(&mut self, cx: &mut Cx<'_>, key: usize) {
         let Some(reader) = self.reader.as_mut() else {
             return;
         };
         let chunk = self.sh.store.config().io_chunk as usize;
-        let Some(conn) = self.conns.get_mut(key) else {
+        let Some(conn) = cx.conn(key) else {
             return;
         };
-        for part in conn.parts.iter_mut() {
+        for part in conn.state.parts.iter_mut() {
             if let Part::Tail(t) = part {
                 if t.token.is_none() && t.data.is_none() {
                     t.token = Some(reader.read_tail(key, &mut self.seq, &t.tail, chunk));
@@ -305,13 +293,13 @@ impl Front {
         }
     }
 
-    fn tail_done(&mut self, done: ReadDone) {
+    fn tail_done(&mut self, cx: &mut Cx<'_>, done: ReadDone) {
         let key = tail_reader::conn_of(done.token);
         let st = &self.sh.store.stats;
-        let Some(conn) = self.conns.get_mut(key) else {
+        let Some(conn) = cx.conn(key) else {
             return;
         };
-        let Some(t) = conn.parts.iter_mut().find_map(|p| match p {
+        let Some(t) = conn.state.parts.iter_mut().find_map(|p| match p {
             Part::Tail(t) if t.token == Some(done.token) => Some(t),
             _ => None,
         }) else {
@@ -343,20 +331,20 @@ impl Front {
             // The head is already on its way: the client sees a short body and a close.
             let tail = t.tail;
             self.sh.store.delete(&tail.digest, tail.cas);
-            self.close(key);
+            self.close(cx, key);
             return;
         }
-        self.pump(key);
+        self.pump(cx, key);
     }
 
     /// Starts the fetches queued by request handling.
-    fn start_fills(&mut self) {
+    fn start_fills(&mut self, cx: &mut Cx<'_>) {
         while let Some(fill) = self.started.pop() {
-            self.fetch(fill, false);
+            self.fetch(cx, fill, false);
         }
     }
 
-    fn fetch(&mut self, fill: Arc<Fill>, fresh: bool) {
+    fn fetch(&mut self, cx: &mut Cx<'_>, fill: Arc<Fill>, fresh: bool) {
         let mut request = Vec::with_capacity(fill.path.len() + 96);
         request.extend_from_slice(b"GET ");
         request.extend_from_slice(&fill.path);
@@ -369,10 +357,10 @@ impl Front {
         request.extend_from_slice(b"\r\n");
         let key = match self.idle.pop().filter(|_| !fresh) {
             Some(key) => key,
-            None => match self.connect() {
+            None => match self.connect(cx) {
                 Ok(key) => key,
                 Err(_) => {
-                    self.fail_fill(&fill, 502);
+                    self.fail_fill(cx, &fill, 502);
                     return;
                 }
             },
@@ -382,7 +370,7 @@ impl Front {
             Origin::Plain(c) => {
                 let reused = c.connected();
                 c.fetch.begin(fill, request, timeout, reused);
-                self.origin_event(key);
+                self.origin_event(cx, key);
             }
             Origin::Ring(c) => {
                 let reused = c.connected;
@@ -396,7 +384,7 @@ impl Front {
     }
 
     /// Opens a new origin connection on the configured transport.
-    fn connect(&mut self) -> io::Result<usize> {
+    fn connect(&mut self, cx: &mut Cx<'_>) -> io::Result<usize> {
         let addr = self.sh.cfg.origin;
         let entry = self.origins.vacant_entry();
         let key = entry.key();
@@ -405,9 +393,9 @@ impl Front {
             return Ok(key);
         }
         let mut c = PlainConn::connect(addr)?;
-        self.poll.registry().register(
+        cx.registry().register(
             &mut c.stream,
-            Token(key + FIRST_ORIGIN),
+            source(FIRST_ORIGIN + key),
             Interest::READABLE | Interest::WRITABLE,
         )?;
         entry.insert(Origin::Plain(c));
@@ -415,7 +403,7 @@ impl Front {
     }
 
     /// Applies the origin ring's completions.
-    fn ring_event(&mut self) {
+    fn ring_event(&mut self, cx: &mut Cx<'_>) {
         let Some(ring) = self.ring.as_mut() else {
             return;
         };
@@ -436,13 +424,13 @@ impl Front {
                     ring.recv(key, c);
                 }
             }
-            self.settle(key, progress);
+            self.settle(cx, key, progress);
         }
     }
 
     /// Reads on from the origin connections paused by the admission backlog, once it
     /// drained.
-    fn resume_origins(&mut self) {
+    fn resume_origins(&mut self, cx: &mut Cx<'_>) {
         if self.paused.is_empty() || self.sh.fills.backlogged() {
             return;
         }
@@ -456,7 +444,7 @@ impl Front {
                 }
                 Some(Origin::Plain(c)) if c.fetch.fill().is_some() => {
                     c.fetch.deadline = Some(Instant::now() + self.sh.limits.timeout);
-                    self.origin_event(key);
+                    self.origin_event(cx, key);
                 }
                 _ => {}
             }
@@ -464,14 +452,14 @@ impl Front {
     }
 
     /// A readiness event on a plain origin connection.
-    fn origin_event(&mut self, key: usize) {
+    fn origin_event(&mut self, cx: &mut Cx<'_>, key: usize) {
         let Some(Origin::Plain(oc)) = self.origins.get_mut(key) else {
             return;
         };
         if oc.fetch.fill().is_none() {
-            if !oc.idle_alive(&mut self.scratch) {
+            if !oc.idle_alive(cx.scratch()) {
                 self.idle.retain(|&k| k != key);
-                self.drop_origin(key);
+                self.drop_origin(cx, key);
             }
             return;
         }
@@ -482,12 +470,12 @@ impl Front {
             }
             return;
         }
-        let progress = oc.drive(&mut self.scratch, &self.sh.limits);
-        self.settle(key, progress);
+        let progress = oc.drive(cx.scratch(), &self.sh.limits);
+        self.settle(cx, key, progress);
     }
 
     /// Acts on what an origin connection's fetch did.
-    fn settle(&mut self, key: usize, progress: Progress) {
+    fn settle(&mut self, cx: &mut Cx<'_>, key: usize, progress: Progress) {
         let fill = match progress {
             Progress::Pending => self.origins[key].fetch().fill().cloned(),
             Progress::Done { keep_alive } => {
@@ -495,7 +483,7 @@ impl Front {
                 if keep_alive {
                     self.idle.push(key);
                 } else {
-                    self.drop_origin(key);
+                    self.drop_origin(cx, key);
                 }
                 if let Some(f) = &fill {
                     self.sh.fills.finish(f);
@@ -504,14 +492,14 @@ impl Front {
             }
             Progress::Failed { before_head, retry } => {
                 let fill = self.origins[key].fetch().take_fill();
-                self.drop_origin(key);
+                self.drop_origin(cx, key);
                 let Some(fill) = fill else { return };
                 if retry {
-                    self.fetch(fill, true);
+                    self.fetch(cx, fill, true);
                     return;
                 }
                 if before_head {
-                    self.fail_fill(&fill, 502);
+                    self.fail_fill(cx, &fill, 502);
                 } else {
                     self.abort_fill(&fill);
                 }
@@ -519,12 +507,12 @@ impl Front {
             }
         };
         if let Some(f) = fill {
-            self.announce(&f);
+            self.announce(cx, &f);
         }
     }
 
     /// A fetch failed before a response head: its waiters get `status`.
-    fn fail_fill(&mut self, fill: &Arc<Fill>, status: u16) {
+    fn fail_fill(&mut self, cx: &mut Cx<'_>, fill: &Arc<Fill>, status: u16) {
         {
             let mut st = fill.lock();
             st.phase = Phase::Failed;
@@ -532,7 +520,7 @@ impl Front {
         }
         self.sh.stats.origin_errors.fetch_add(1, Ordering::Relaxed);
         self.sh.fills.finish(fill);
-        self.announce(fill);
+        self.announce(cx, fill);
     }
 
     /// A fetch failed in its body: its readers are cut off, nothing is stored.
@@ -543,7 +531,7 @@ impl Front {
     }
 
     /// Lets the readers of `fill` on this loop and on the others see its progress.
-    fn announce(&mut self, fill: &Arc<Fill>) {
+    fn announce(&mut self, cx: &mut Cx<'_>, fill: &Arc<Fill>) {
         let loops = fill.lock().loops;
         for (i, w) in self.sh.wakers.iter().enumerate() {
             if i != self.id && loops & (1 << (i % 64)) != 0 {
@@ -551,11 +539,11 @@ impl Front {
             }
         }
         if loops & self.loop_bit() != 0 {
-            self.pump_fill_conns();
+            self.pump_fill_conns(cx);
         }
     }
 
-    fn drop_origin(&mut self, key: usize) {
+    fn drop_origin(&mut self, cx: &mut Cx<'_>, key: usize) {
         match self.origins.get_mut(key) {
             Some(Origin::Ring(c)) if c.busy => {
                 // The kernel still owns its buffer: free it when the operation completes.
@@ -563,7 +551,7 @@ impl Front {
                 c.doomed = true;
             }
             Some(Origin::Plain(c)) => {
-                let _ = self.poll.registry().deregister(&mut c.stream);
+                let _ = cx.registry().deregister(&mut c.stream);
                 self.origins.remove(key);
             }
             Some(Origin::Ring(_)) => {
@@ -578,7 +566,7 @@ impl Front {
     }
 
     /// Fails the fetches whose origin went quiet past --origin-timeout (504 before a head).
-    fn expire_origins(&mut self) {
+    fn expire_origins(&mut self, cx: &mut Cx<'_>) {
         let now = Instant::now();
         let late: Vec<usize> = self
             .origins
@@ -590,21 +578,19 @@ impl Front {
             let Some(fill) = self.origins[key].fetch().take_fill() else {
                 continue;
             };
-            self.drop_origin(key);
+            self.drop_origin(cx, key);
             let before_head = fill.lock().phase == Phase::Waiting;
             if before_head {
-                self.fail_fill(&fill, 504);
+                self.fail_fill(cx, &fill, 504);
             } else {
                 self.abort_fill(&fill);
-                self.announce(&fill);
+                self.announce(cx, &fill);
             }
         }
     }
 
-    fn close(&mut self, key: usize) {
-        if self.conns.contains(key) {
-            let mut conn = self.conns.remove(key);
-            let _ = self.poll.registry().deregister(&mut conn.stream);
+    fn close(&mut self, cx: &mut Cx<'_>, key: usize) {
+        if cx.close(key).is_some() {
             self.fill_conns.remove(&key);
             self.sh
                 .stats

@@ -69,7 +69,7 @@ impl RingConn {
                 std::mem::size_of::<libc::c_int>() as u32,
             );
         }
-        let (addr, addr_len) = crate::io::sockaddr::raw(addr);
+        let (addr, addr_len) = goblin_evloop::sockaddr::raw(addr);
         Ok(RingConn {
             fd,
             addr: Box::new(addr),

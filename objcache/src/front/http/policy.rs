@@ -69,7 +69,7 @@ pub fn parse_http_date(s: &[u8]) -> Option<i64> {
     if day == 0 || day > days_in_month(year, mon) || h > 23 || m > 59 || sec > 60 {
         return None;
     }
-    let days = crate::store::clock::days_from_civil(year as i64, mon, day);
+    let days = goblin_evloop::calendar::days_from_civil(year as i64, mon, day);
     Some(days * 86400 + (h * 3600 + m * 60 + sec) as i64)
 }
 
@@ -130,7 +130,7 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 /// for years 0 to 9999).
 pub fn format_http_date(unix: i64, out: &mut Vec<u8>) {
     let (days, secs) = (unix.div_euclid(86400), unix.rem_euclid(86400));
-    let (year, month, day) = crate::store::clock::civil_from_days(days);
+    let (year, month, day) = goblin_evloop::calendar::civil_from_days(days);
     // 1970-01-01 was a Thursday.
     let wd = WEEKDAYS[(days + 3).rem_euclid(7) as usize];
     let mon = std::str::from_utf8(MONTHS[month as usize - 1]).expect("ASCII month");

@@ -1,14 +1,14 @@
-//! Store event loops: each owns a SO_REUSEPORT listener, a mio poll, its connections and a
-//! tail reader. A connection stays on the loop that accepted it; the kernel spreads new
-//! connections over the listeners.
+//! The memcache event loops: each is a [`goblin_evloop::EventLoop`] on its own SO_REUSEPORT
+//! listener, with its connections and a tail reader; [`MemcacheLoop`] is the handler that
+//! reads requests, runs sessions, submits tail reads and writes replies. A connection stays
+//! on the loop that accepted it; the kernel spreads new connections over the listeners.
 
 use std::io;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use mio::net::TcpListener;
-use mio::{Events, Interest, Poll, Token};
-use slab::Slab;
+use goblin_evloop::{source, Ctx, EventLoop, Handler};
+use mio::net::{TcpListener, TcpStream};
+use mio::{Interest, Poll};
 
 use super::conn::Conn;
 use super::{Segment, TailFetch};
@@ -16,9 +16,10 @@ use crate::io::tail_reader::{self, ReadDone, TailEngine, TailReader};
 use crate::store::stats;
 use crate::store::Store;
 
-const LISTENER: Token = Token(0);
-const TAIL: Token = Token(1);
-const FIRST_CONN: usize = 2;
+/// The handler's source number of the tail reader.
+const TAIL: usize = 0;
+/// Bytes of the read buffer the loop's connections share (allocated once, not per read).
+const READ_BUFFER: usize = 64 << 10;
 
 /// The reply of a tail fetch whose tail is at hand: prefix, tail, CRLF.
 fn reply_with_tail(f: &mut TailFetch, tail: &[u8]) -> Vec<u8> {
@@ -39,158 +40,123 @@ pub fn spawn(
     std::thread::Builder::new()
         .name(format!("goblin-store-{id}"))
         .spawn(move || {
-            if let Err(e) = run(&store, listener, engine) {
+            if let Err(e) = run(store, listener, engine) {
                 eprintln!("goblin-store: event loop {id} stopped: {e}");
             }
         })?;
     Ok(())
 }
 
-struct Loop<'a> {
-    store: &'a Store,
-    poll: Poll,
-    conns: Slab<Conn>,
-    reader: Option<TailReader>,
-    seq: u32,
-    /// Read buffer shared by the loop's connections (allocated once, not per read).
-    scratch: Vec<u8>,
-}
-
-fn run(store: &Store, listener: std::net::TcpListener, engine: TailEngine) -> io::Result<()> {
+fn run(store: Arc<Store>, listener: std::net::TcpListener, engine: TailEngine) -> io::Result<()> {
     let poll = Poll::new()?;
-    let mut listener = TcpListener::from_std(listener);
-    poll.registry()
-        .register(&mut listener, LISTENER, Interest::READABLE)?;
-    let reader = tail_reader::open(&poll, TAIL, engine)?;
-    let mut lp = Loop {
+    let reader = tail_reader::open(&poll, source(TAIL), engine)?;
+    let busy_poll = store.config().busy_poll;
+    let handler = MemcacheLoop {
         store,
-        poll,
-        conns: Slab::new(),
         reader,
         seq: 0,
-        scratch: vec![0; 64 << 10],
+        done: Vec::new(),
     };
-    let mut events = Events::with_capacity(1024);
-    let mut done = Vec::new();
-    let busy_poll = store.config().busy_poll;
-    let mut last_event = Instant::now();
-    loop {
-        // --store-busy-poll-us: traffic was seen recently, so poll instead of sleeping.
-        let timeout = (last_event.elapsed() < busy_poll).then_some(Duration::ZERO);
-        if let Err(e) = lp.poll.poll(&mut events, timeout) {
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+    let listeners = vec![TcpListener::from_std(listener)];
+    EventLoop::new(poll, listeners, handler, busy_poll)?.run()
+}
+
+/// The memcache protocol on one event loop.
+struct MemcacheLoop {
+    store: Arc<Store>,
+    reader: Option<TailReader>,
+    /// Sequence number of the last tail read submitted.
+    seq: u32,
+    /// Finished tail reads being applied (kept to reuse its allocation).
+    done: Vec<ReadDone>,
+}
+
+impl Handler for MemcacheLoop {
+    type Conn = Conn;
+    const INTEREST: Interest = Interest::READABLE.add(Interest::WRITABLE);
+    const SCRATCH: usize = READ_BUFFER;
+
+    fn accept(
+        &mut self,
+        _key: usize,
+        _stream: &mut TcpStream,
+        _peer: std::net::SocketAddr,
+    ) -> Option<Conn> {
+        stats::incr(&self.store.stats.curr_connections);
+        stats::incr(&self.store.stats.total_connections);
+        Some(Conn::default())
+    }
+
+    fn accept_failed(&mut self, error: io::Error) {
+        // Out of descriptors and the like: keep serving existing connections.
+        eprintln!("goblin-store: accept failed: {error}");
+    }
+
+    fn ready(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
+        let read = cx.read_via_scratch(key, |c, bytes| c.session.feed(bytes));
+        stats::add(&self.store.stats.bytes_read, read.got as u64);
+        if read.eof {
+            self.close(cx, key);
+            return;
         }
-        if !events.is_empty() {
-            last_event = Instant::now();
+        self.pump(cx, key);
+    }
+
+    fn source(&mut self, cx: &mut Ctx<'_, Conn>, n: usize) {
+        debug_assert_eq!(n, TAIL);
+        let mut done = std::mem::take(&mut self.done);
+        if let Some(r) = self.reader.as_mut() {
+            r.drain(&mut done);
         }
-        for ev in &events {
-            match ev.token() {
-                LISTENER => lp.accept(&listener)?,
-                TAIL => {
-                    if let Some(r) = lp.reader.as_mut() {
-                        r.drain(&mut done);
-                    }
-                    for d in done.drain(..) {
-                        lp.complete(d);
-                    }
-                }
-                Token(t) => lp.serve(t - FIRST_CONN),
-            }
+        for d in done.drain(..) {
+            self.complete(cx, d);
         }
+        self.done = done;
     }
 }
 
-impl Loop<'_> {
-    fn accept(&mut self, listener: &TcpListener) -> io::Result<()> {
-        loop {
-            match listener.accept() {
-                Ok((mut stream, _)) => {
-                    let _ = stream.set_nodelay(true);
-                    let entry = self.conns.vacant_entry();
-                    let token = Token(entry.key() + FIRST_CONN);
-                    self.poll.registry().register(
-                        &mut stream,
-                        token,
-                        Interest::READABLE | Interest::WRITABLE,
-                    )?;
-                    entry.insert(Conn::new(stream));
-                    stats::incr(&self.store.stats.curr_connections);
-                    stats::incr(&self.store.stats.total_connections);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    // Out of descriptors and the like: keep serving existing connections.
-                    eprintln!("goblin-store: accept failed: {e}");
-                    return Ok(());
-                }
-            }
-        }
-    }
-
-    fn serve(&mut self, key: usize) {
-        let store = self.store;
-        let Some(conn) = self.conns.get_mut(key) else {
-            return;
-        };
-        if !conn.fill(store, &mut self.scratch) {
-            self.close(key);
-            return;
-        }
-        self.pump(key);
-    }
-
+impl MemcacheLoop {
     /// Processes input, submits tail reads and sends output until no progress is made.
-    fn pump(&mut self, key: usize) {
-        let store = self.store;
+    fn pump(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
         loop {
-            let Some(conn) = self.conns.get_mut(key) else {
+            let Some(conn) = cx.conn(key) else {
                 return;
             };
-            let before = conn.session.input_len();
-            conn.session.process(store);
-            self.submit_tails(key);
-            let conn = &mut self.conns[key];
-            let was_blocked = conn.blocked;
-            if !conn.flush(store) || (conn.session.closing && conn.drained()) {
-                self.close(key);
+            let before = conn.state.session.input_len();
+            conn.state.session.process(&self.store);
+            self.submit_tails(cx, key);
+            let Some(conn) = cx.conn(key) else {
+                return;
+            };
+            let c = &mut conn.state;
+            let was_blocked = c.blocked;
+            if !c.flush(&mut conn.stream, &self.store) || (c.session.closing && c.drained()) {
+                self.close(cx, key);
                 return;
             }
+            let (blocked, progressed) = (c.blocked, c.session.input_len() < before);
+            let stop =
+                !progressed || c.session.input_len() == 0 || c.session.closing || !c.drained();
             // Ask for writability only while a reply is stuck in a full socket buffer.
-            if conn.blocked != was_blocked {
-                let interest = if conn.blocked {
-                    Interest::READABLE | Interest::WRITABLE
-                } else {
-                    Interest::READABLE
-                };
-                let token = Token(key + FIRST_CONN);
-                if self
-                    .poll
-                    .registry()
-                    .reregister(&mut conn.stream, token, interest)
-                    .is_err()
-                {
-                    self.close(key);
-                    return;
-                }
+            if blocked != was_blocked && cx.watch_writable(key, blocked).is_err() {
+                self.close(cx, key);
+                return;
             }
-            let progressed = conn.session.input_len() < before;
-            let s = &conn.session;
-            if !progressed || s.input_len() == 0 || s.closing || !conn.drained() {
+            if stop {
                 return;
             }
         }
     }
 
-    fn submit_tails(&mut self, key: usize) {
+    fn submit_tails(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
         let Some(reader) = self.reader.as_mut() else {
             return;
         };
+        let Some(conn) = cx.conn(key) else {
+            return;
+        };
         let chunk = self.store.config().io_chunk as usize;
-        for seg in self.conns[key].session.out.segs.iter_mut() {
+        for seg in conn.state.session.out.segs.iter_mut() {
             // Only new fetches: one already submitted waits for its read.
             let Segment::Tail(f) = seg else { continue };
             if f.token.is_some() {
@@ -204,13 +170,14 @@ impl Loop<'_> {
         }
     }
 
-    fn complete(&mut self, done: ReadDone) {
+    fn complete(&mut self, cx: &mut Ctx<'_, Conn>, done: ReadDone) {
         let key = tail_reader::conn_of(done.token);
         let stats = &self.store.stats;
-        let Some(conn) = self.conns.get_mut(key) else {
+        let Some(conn) = cx.conn(key) else {
             return;
         };
         let slot = conn
+            .state
             .session
             .out
             .segs
@@ -252,13 +219,11 @@ impl Loop<'_> {
             // Only the version that was read (same CAS value) is dropped.
             self.store.delete(&tail.digest, tail.cas);
         }
-        self.pump(key);
+        self.pump(cx, key);
     }
 
-    fn close(&mut self, key: usize) {
-        if self.conns.contains(key) {
-            let mut conn = self.conns.remove(key);
-            let _ = self.poll.registry().deregister(&mut conn.stream);
+    fn close(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
+        if cx.close(key).is_some() {
             self.store
                 .stats
                 .curr_connections
