@@ -747,7 +747,7 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     for binary in (args.bench_bin,) + ((args.goblin_bin,) if "goblin" in args.peers else ()):
         if not os.access(binary, os.X_OK):
-            ap.error("%s is not built (cargo build --release -p goblin-objcache --bin goblin-bench; "
+            ap.error("%s is not built (cargo build --release -p goblin-objcache-load; "
                      "cargo build --release -p goblin-server)" % binary)
 
     # One run at a time on this machine: the cgroup, drop_caches and the CPUs are shared,

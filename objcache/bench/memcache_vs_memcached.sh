@@ -15,7 +15,7 @@ MC_PORT=${MC_PORT:-22122}
 GB_PORT=${GB_PORT:-22123}
 BENCH="$TARGET/release/goblin-bench"
 
-(cd "$REPO" && CARGO_TARGET_DIR="$TARGET" cargo build --release -p goblin-objcache --bins >/dev/null)
+(cd "$REPO" && CARGO_TARGET_DIR="$TARGET" cargo build --release -p goblin-objcache -p goblin-objcache-load >/dev/null)
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use goblin_objcache::eviction::Sieve;
+use goblin_objcache::store::Sieve;
 
 struct Rng(u64);
 

@@ -1,40 +1,45 @@
 //! Goblin Store: an object cache inside goblin-server, with its own event loops and ports.
 //!
+//! The modules, one line each:
+//!
 //! - [`config`]: the `StoreArgs` flags and the validated `StoreConfig`.
-//! - [`digest`], [`index`]: keys hashed with SHA-256; a compact digest index per shard.
-//! - [`blocks`], [`arena`], [`heads`]: HugeTLB-first blocks; the packed, compacting arena of
-//!   small objects; fixed RAM head slots of large ones.
-//! - [`tail`]: SSD pool files, O_DIRECT reads through io_uring or a blocking pool;
-//!   [`ring`]: an io_uring that wakes a mio loop.
-//! - [`eviction`]: SIEVE; [`shard`]: the pieces of one shard kept consistent; [`store`]: the
-//!   API the fronts call; [`stats`], [`clock`]: counters and memcached's coarse clock.
-//! - [`memcache`], [`conn`], [`worker`]: the memcache text protocol on mio event loops;
-//!   [`sockaddr`]: socket addresses for the system calls std does not wrap.
-//! - [`http`]: the HTTP/1.1 mirror front (--mirror, --http-port) on its own event loops.
+//! - [`store`]: the object store and its API ([`Store`]); inside it, `digest` (SHA-256 key
+//!   digests), `index` (the per-shard digest index of 72-byte entries), `blocks`
+//!   (HugeTLB-first memory), `arena` (the packed, compacting arena of small objects),
+//!   `heads` (fixed RAM head slots of large objects), `tail` (SSD pool files, the tail
+//!   header, `TailRef`, the hot-tail cache), `eviction` (SIEVE), `shard` (the pieces of one
+//!   shard kept consistent), [`store::stats`] (counters), [`store::clock`] (memcached's
+//!   coarse clock) and `report` (the general stats every front shows).
+//! - `io`: what both fronts share below the protocol: `listener` (SO_REUSEPORT),
+//!   `event_ring` (an io_uring that wakes a mio loop), `tail_reader` (SSD tail reads on
+//!   io_uring or a blocking pool).
+//! - [`front::memcache`]: the memcache text and meta protocol on its event loops.
+//! - [`front::http`]: the HTTP/1.1 mirror front (--mirror, --http-port) on its event loops.
+//!
+//! The path a request takes:
+//!
+//! ```text
+//! socket (a front's event loop, accepted on an io::listener)
+//!   -> parse: front::memcache::parse (a request line and data block)
+//!             or front::http::parse (a request head)
+//!   -> key digest: store::Digest::of(key) picks the shard and the index bucket
+//!   -> index: the shard's entry for the digest (size, CAS, expiry, where the bytes are)
+//!   -> bytes: a small object whole from the RAM arena;
+//!             a large one's head from its RAM head slot, its tail from SSD
+//!             (io::tail_reader, O_DIRECT; or the hot-tail cache in RAM)
+//!   -> or, for the HTTP front on a miss, the origin (front::http::fill, one fetch per key)
+//!   -> the reply, written by the front's event loop in request order
+//! ```
 //!
 //! `goblin-server` flattens [`StoreArgs`] into its own flags and calls [`start`]; the
 //! returned [`StoreHandle`] feeds the `# Objcache` section of INFO.
 
 #![warn(missing_docs)]
 
-pub mod arena;
-pub mod blocks;
-pub mod clock;
 pub mod config;
-pub mod conn;
-pub mod digest;
-pub mod eviction;
-pub mod heads;
-pub mod http;
-pub mod index;
-pub mod memcache;
-pub mod ring;
-pub mod shard;
-pub mod sockaddr;
-pub mod stats;
+pub mod front;
+pub(crate) mod io;
 pub mod store;
-pub mod tail;
-pub mod worker;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -43,13 +48,14 @@ pub use config::StoreArgs;
 pub use store::Store;
 
 use config::TailIoChoice;
-use worker::TailEngine;
+use io::listener::reuseport_listener;
+use io::tail_reader::TailEngine;
 
 /// A running store; cheap to share between threads.
 pub struct StoreHandle {
     store: Arc<Store>,
     engine: TailEngine,
-    http: Option<Arc<http::stats::HttpStats>>,
+    http: Option<Arc<front::http::stats::HttpStats>>,
 }
 
 impl StoreHandle {
@@ -61,7 +67,7 @@ impl StoreHandle {
     /// The `# Objcache` section of INFO: `field:value` lines, CRLF-terminated.
     pub fn info_section(&self) -> String {
         let mut s = String::from("# Objcache\r\n");
-        for (k, v) in memcache::exec::general_stats(&self.store) {
+        for (k, v) in store::general_stats(&self.store) {
             s.push_str(&format!("{k}:{v}\r\n"));
         }
         s.push_str(&format!("tail_engine:{}\r\n", self.engine.as_str()));
@@ -91,21 +97,6 @@ fn choose_engine(choice: TailIoChoice, has_ssd: bool) -> anyhow::Result<TailEngi
     })
 }
 
-/// Large buffers come and go: the store's fill bodies, tail reads and hot tails, and the
-/// sorted sets' arenas and member indexes as they grow. glibc raises its mmap threshold
-/// each time such a buffer is freed, after which they come from the heap, whose freed holes
-/// are not given back: RSS then outgrows --memory, and a big set's old copies stay resident.
-/// A fixed threshold keeps every buffer of 64 KiB or more in its own mapping, returned to
-/// the system when freed and grown by `mremap` without a copy. The process calls this once
-/// at start, before it allocates.
-pub fn keep_large_buffers_out_of_the_heap() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt only changes allocator parameters.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 10);
-    }
-}
-
 /// Starts the store if any store flag was given: builds the store, binds one SO_REUSEPORT
 /// listener per --cores and spawns the event loops. Returns `None` when no flag was given.
 pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
@@ -123,12 +114,12 @@ pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
         let mut listeners = Vec::with_capacity(cfg.cores);
         for _ in 0..cfg.cores {
             listeners.push(
-                worker::reuseport_listener(addr)
+                reuseport_listener(addr)
                     .map_err(|e| anyhow::anyhow!("binding memcache port {addr}: {e}"))?,
             );
         }
         for (i, l) in listeners.into_iter().enumerate() {
-            worker::spawn(i, Arc::clone(&store), l, engine)?;
+            front::memcache::event_loop::spawn(i, Arc::clone(&store), l, engine)?;
         }
         eprintln!(
             "goblin-store: memcache on {addr}, {} loops, {} shards, arena {} MiB, heads {} MiB",
@@ -139,7 +130,7 @@ pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
         );
     }
     let http = match cfg.http {
-        Some(_) => Some(http::front::start(&store, &cfg, engine)?),
+        Some(_) => Some(front::http::event_loop::start(&store, &cfg, engine)?),
         None => None,
     };
     Ok(Some(StoreHandle {

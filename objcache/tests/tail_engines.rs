@@ -88,7 +88,7 @@ fn round_trip(engine: &str) {
         expect.extend_from_slice(v);
         expect.extend_from_slice(b"\r\nEND\r\n");
         expect.extend_from_slice(
-            format!("VERSION {}\r\n", goblin_objcache::memcache::exec::VERSION).as_bytes(),
+            format!("VERSION {}\r\n", goblin_objcache::store::VERSION).as_bytes(),
         );
     }
     s.write_all(&req).unwrap();

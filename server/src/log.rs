@@ -67,7 +67,7 @@ fn timestamp() -> String {
         .unwrap_or_default();
     let secs = now.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    let (y, m, d) = goblin_objcache::clock::civil_from_days(days);
+    let (y, m, d) = goblin_evloop::calendar::civil_from_days(days);
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];

@@ -43,7 +43,7 @@ fn redis_style_args() -> Vec<String> {
 }
 
 fn main() {
-    goblin_objcache::keep_large_buffers_out_of_the_heap();
+    goblin_evloop::alloc::keep_large_buffers_out_of_the_heap();
     let args = Args::parse_from(redis_style_args());
     if let Err(e) = run(args) {
         eprintln!("goblin-server: {e:#}");

@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use goblin_objcache::http::parse::{
+use goblin_objcache::front::http::parse::{
     self, ChunkedDecoder, Header, ParseError, RequestHead, ResponseHead, MAX_HEAD,
 };
 use libfuzzer_sys::fuzz_target;

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use goblin_objcache::memcache::session::Session;
+use goblin_objcache::front::memcache::session::Session;
 use goblin_objcache::{Store, StoreArgs};
 use libfuzzer_sys::fuzz_target;
 

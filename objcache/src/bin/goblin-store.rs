@@ -12,7 +12,7 @@ struct Cli {
 }
 
 fn main() -> anyhow::Result<()> {
-    goblin_objcache::keep_large_buffers_out_of_the_heap();
+    goblin_evloop::alloc::keep_large_buffers_out_of_the_heap();
     let cli = Cli::parse();
     if goblin_objcache::start(&cli.store)?.is_none() {
         anyhow::bail!("no store flag given; for example: goblin-store --memcache-port 11211");

@@ -1,0 +1,683 @@
+//! The event-loop skeleton: one mio poll, its listeners, a slab of connections, a waker and
+//! optional busy polling, driving a [`Handler`] that gives the connections their protocol.
+//!
+//! The loop owns the mechanics every protocol repeats: accepting until `WouldBlock`
+//! (TCP_NODELAY set, each socket registered under its slab key), dispatching readiness by
+//! token, reading until the socket is drained ([`Ctx::read_via_scratch`],
+//! [`Ctx::read_in_place`]), writing until the socket is full ([`write_some`]), asking for
+//! writability only while output is stuck ([`Ctx::watch_writable`]), closing, the
+//! [`mio::Waker`] (an eventfd) through which other threads wake the loop, and after traffic
+//! polling without sleeping for a while (`busy_poll`). The handler owns the protocol:
+//! what a connection's state is, when requests run, what is written and when a connection
+//! closes.
+//!
+//! Tokens:
+//!
+//! ```text
+//! 0 .. SOURCE_BASE              connections: the token is the connection's slab key
+//! SOURCE_BASE + n               the handler's own sources (see `source`): Handler::source(n)
+//! LISTENER_BASE + i (i < 64)    the i-th listener
+//! usize::MAX                    WAKE, the waker: Handler::woken
+//! ```
+//!
+//! Everything is generic over the handler: no allocation and no dynamic dispatch per event.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Registry, Token};
+use slab::Slab;
+
+/// The token of the loop's waker: create it with `mio::Waker::new(poll.registry(), WAKE)`
+/// before [`EventLoop::new`]; its wakes reach [`Handler::woken`].
+pub const WAKE: Token = Token(usize::MAX);
+/// Tokens from here on (below the listeners) are the handler's own sources.
+const SOURCE_BASE: usize = 1 << 48;
+/// Tokens from here on are listeners.
+const LISTENER_BASE: usize = usize::MAX - 65;
+
+/// The token under which a handler registers its own source number `n` (an io_uring eventfd,
+/// an outgoing socket, ...); its readiness reaches [`Handler::source`] as `n`.
+pub fn source(n: usize) -> Token {
+    Token(SOURCE_BASE + n)
+}
+
+/// One connection: its socket and the handler's state for it.
+pub struct Conn<C> {
+    /// The socket.
+    pub stream: TcpStream,
+    /// The handler's state.
+    pub state: C,
+    /// The socket is registered for writability too.
+    writable: bool,
+}
+
+/// What the loop does after a round of events ([`Handler::after_events`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Poll again, waking at this deadline at the latest (`None`: only for events).
+    Wait(Option<Instant>),
+    /// Return from [`EventLoop::run`].
+    Stop,
+}
+
+/// What one read of a connection saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOutcome {
+    /// Bytes read.
+    pub got: usize,
+    /// The peer closed its side, or the socket failed.
+    pub eof: bool,
+    /// The socket was empty when the read stopped (the last read returned less than asked,
+    /// or `WouldBlock`): reading again before the next readiness event would find nothing.
+    pub drained: bool,
+}
+
+/// The loop as a handler sees it: the connections, the registry and the read buffer shared
+/// by the connections.
+pub struct Ctx<'a, C> {
+    conns: &'a mut Slab<Conn<C>>,
+    registry: &'a Registry,
+    scratch: &'a mut Vec<u8>,
+}
+
+/// A protocol on the loop. Every method runs on the loop's thread; `cx` gives access to the
+/// connections. The contract:
+///
+/// - [`accept`](Handler::accept) is called for each accepted socket, already registered
+///   with [`INTEREST`](Handler::INTEREST) under `key`; returning `None` refuses it (the loop
+///   deregisters and drops the socket; the handler may write a last word to it first).
+/// - [`ready`](Handler::ready) is called for every readiness event of a connection (mio is
+///   edge-triggered: the handler must read until drained, or keep the connection on a list
+///   of its own to come back to, and write until the socket is full or nothing is pending).
+///   The handler reads with [`Ctx::read_via_scratch`] or [`Ctx::read_in_place`], writes with
+///   [`write_some`] on [`Conn::stream`], asks for writability with [`Ctx::watch_writable`]
+///   while output waits, and closes with [`Ctx::close`], which hands the state back for the
+///   handler's own bookkeeping. A key may be reused once its connection is closed.
+/// - [`source`](Handler::source) gets the readiness of what the handler registered under
+///   [`source`]`(n)`, [`woken`](Handler::woken) the wakes of the [`WAKE`] waker.
+/// - [`after_events`](Handler::after_events) runs after each round of events (and after a
+///   timeout): timers, deferred work; it returns the next deadline or [`Next::Stop`].
+pub trait Handler {
+    /// The state of one connection.
+    type Conn;
+    /// The interest a connection is registered with at accept (`READABLE`, or
+    /// `READABLE | WRITABLE` for a handler that never changes it).
+    const INTEREST: Interest = Interest::READABLE;
+    /// Bytes of the read buffer the loop shares among connections (0 when the handler only
+    /// reads in place).
+    const SCRATCH: usize = 0;
+
+    /// A new connection from `peer` under `key`; `None` refuses it.
+    fn accept(
+        &mut self,
+        key: usize,
+        stream: &mut TcpStream,
+        peer: SocketAddr,
+    ) -> Option<Self::Conn>;
+
+    /// Accepting failed with something other than `WouldBlock` (out of descriptors, ...);
+    /// the loop stops accepting until the listener's next event.
+    fn accept_failed(&mut self, error: io::Error);
+
+    /// A readiness event on connection `key`.
+    fn ready(&mut self, cx: &mut Ctx<'_, Self::Conn>, key: usize);
+
+    /// A readiness event on the handler's source `n`.
+    fn source(&mut self, cx: &mut Ctx<'_, Self::Conn>, n: usize) {
+        let _ = (cx, n);
+    }
+
+    /// The waker was woken.
+    fn woken(&mut self, cx: &mut Ctx<'_, Self::Conn>) {
+        let _ = cx;
+    }
+
+    /// Runs after every round of events; returns when to wake at the latest, or to stop.
+    fn after_events(&mut self, cx: &mut Ctx<'_, Self::Conn>) -> Next {
+        let _ = cx;
+        Next::Wait(None)
+    }
+}
+
+/// A poll, its listeners, the connections and the handler.
+pub struct EventLoop<H: Handler> {
+    poll: Poll,
+    listeners: Vec<TcpListener>,
+    conns: Slab<Conn<H::Conn>>,
+    scratch: Vec<u8>,
+    busy_poll: Duration,
+    /// The protocol.
+    pub handler: H,
+}
+
+impl<H: Handler> EventLoop<H> {
+    /// A loop on `poll` (where the handler may have registered its sources and the waker)
+    /// accepting on `listeners` (at most 64). With a non-zero `busy_poll` it keeps polling
+    /// without sleeping for that long after the last event.
+    pub fn new(
+        poll: Poll,
+        mut listeners: Vec<TcpListener>,
+        handler: H,
+        busy_poll: Duration,
+    ) -> io::Result<EventLoop<H>> {
+        assert!(listeners.len() <= 64, "at most 64 listeners");
+        for (i, l) in listeners.iter_mut().enumerate() {
+            poll.registry()
+                .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        }
+        Ok(EventLoop {
+            poll,
+            listeners,
+            conns: Slab::new(),
+            scratch: vec![0; H::SCRATCH],
+            busy_poll,
+            handler,
+        })
+    }
+
+    /// Runs until the handler says [`Next::Stop`] or polling fails.
+    pub fn run(&mut self) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        let mut deadline = None;
+        let mut last_event = Instant::now();
+        loop {
+            let mut timeout =
+                deadline.map(|d: Instant| d.saturating_duration_since(Instant::now()));
+            if last_event.elapsed() < self.busy_poll {
+                // Traffic was seen recently: poll instead of sleeping.
+                timeout = Some(Duration::ZERO);
+            }
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            if !events.is_empty() {
+                last_event = Instant::now();
+            }
+            for ev in &events {
+                self.dispatch(ev.token());
+            }
+            let mut cx = Ctx {
+                conns: &mut self.conns,
+                registry: self.poll.registry(),
+                scratch: &mut self.scratch,
+            };
+            match self.handler.after_events(&mut cx) {
+                Next::Wait(d) => deadline = d,
+                Next::Stop => return Ok(()),
+            }
+        }
+    }
+
+    fn dispatch(&mut self, token: Token) {
+        let Token(t) = token;
+        if t >= LISTENER_BASE && token != WAKE {
+            self.accept(t - LISTENER_BASE);
+            return;
+        }
+        let mut cx = Ctx {
+            conns: &mut self.conns,
+            registry: self.poll.registry(),
+            scratch: &mut self.scratch,
+        };
+        match t {
+            _ if token == WAKE => self.handler.woken(&mut cx),
+            t if t >= SOURCE_BASE => self.handler.source(&mut cx, t - SOURCE_BASE),
+            key => self.handler.ready(&mut cx, key),
+        }
+    }
+
+    fn accept(&mut self, listener: usize) {
+        loop {
+            let (mut stream, peer) = match self.listeners[listener].accept() {
+                Ok(pair) => pair,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.handler.accept_failed(e);
+                    return;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let entry = self.conns.vacant_entry();
+            let key = entry.key();
+            let registry = self.poll.registry();
+            if registry
+                .register(&mut stream, Token(key), H::INTEREST)
+                .is_err()
+            {
+                continue;
+            }
+            match self.handler.accept(key, &mut stream, peer) {
+                Some(state) => {
+                    entry.insert(Conn {
+                        stream,
+                        state,
+                        writable: H::INTEREST.is_writable(),
+                    });
+                }
+                None => {
+                    let _ = registry.deregister(&mut stream);
+                }
+            }
+        }
+    }
+}
+
+impl<C> Ctx<'_, C> {
+    /// Connection `key`, if open.
+    pub fn conn(&mut self, key: usize) -> Option<&mut Conn<C>> {
+        self.conns.get_mut(key)
+    }
+
+    /// Every open connection with its key.
+    pub fn conns(&mut self) -> impl Iterator<Item = (usize, &mut Conn<C>)> {
+        self.conns.iter_mut()
+    }
+
+    /// The registry, for the handler's own sources.
+    pub fn registry(&self) -> &Registry {
+        self.registry
+    }
+
+    /// The read buffer shared by the loop's connections ([`Handler::SCRATCH`] bytes), for
+    /// the handler's own reads.
+    pub fn scratch(&mut self) -> &mut [u8] {
+        self.scratch
+    }
+
+    /// Closes connection `key` (deregisters and drops its socket) and returns its state;
+    /// `None` when it was not open.
+    pub fn close(&mut self, key: usize) -> Option<C> {
+        if !self.conns.contains(key) {
+            return None;
+        }
+        let mut conn = self.conns.remove(key);
+        let _ = self.registry.deregister(&mut conn.stream);
+        Some(conn.state)
+    }
+
+    /// Registers connection `key` for writability too (`want`), or for readability only.
+    /// Changes the registration only when it differs; an error means the connection
+    /// should be closed.
+    pub fn watch_writable(&mut self, key: usize, want: bool) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return Ok(());
+        };
+        if conn.writable == want {
+            return Ok(());
+        }
+        let interest = if want {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        self.registry
+            .reregister(&mut conn.stream, Token(key), interest)?;
+        conn.writable = want;
+        Ok(())
+    }
+
+    /// Reads connection `key` until the socket is drained, through the shared read buffer:
+    /// each read's bytes go to `take` (which appends them to the connection's input). A
+    /// read that fills less than the buffer ends it (the socket is empty then; new bytes
+    /// raise a new event), which saves the read that would only return `WouldBlock`.
+    pub fn read_via_scratch(
+        &mut self,
+        key: usize,
+        mut take: impl FnMut(&mut C, &[u8]),
+    ) -> ReadOutcome {
+        let mut out = ReadOutcome::default();
+        let Some(conn) = self.conns.get_mut(key) else {
+            out.eof = true;
+            return out;
+        };
+        loop {
+            match conn.stream.read(self.scratch) {
+                Ok(0) => {
+                    out.eof = true;
+                    out.drained = true;
+                    return out;
+                }
+                Ok(n) => {
+                    out.got += n;
+                    take(&mut conn.state, &self.scratch[..n]);
+                    if n < self.scratch.len() {
+                        out.drained = true;
+                        return out;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    out.drained = true;
+                    return out;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    out.eof = true;
+                    out.drained = true;
+                    return out;
+                }
+            }
+        }
+    }
+
+    /// Reads connection `key` straight into the spare capacity of its input buffer
+    /// (`input` picks it from the state), reserving `chunk` bytes before each read (no copy,
+    /// no zeroing). Stops when the socket is drained or when `input` holds `enough` bytes
+    /// more than `consumed(state)` (requests not yet run), so that they run before more
+    /// is read.
+    pub fn read_in_place(
+        &mut self,
+        key: usize,
+        chunk: usize,
+        enough: usize,
+        mut input: impl FnMut(&mut C) -> (&mut Vec<u8>, usize),
+    ) -> ReadOutcome {
+        let mut out = ReadOutcome::default();
+        let Some(conn) = self.conns.get_mut(key) else {
+            out.eof = true;
+            return out;
+        };
+        let fd = conn.stream.as_raw_fd();
+        loop {
+            let (buf, consumed) = input(&mut conn.state);
+            buf.reserve(chunk);
+            let spare = buf.spare_capacity_mut();
+            let want = spare.len();
+            // SAFETY: `spare` is writable memory owned by `buf` of `want` bytes; read(2)
+            // initializes the first `n` of them, and only those become part of the vector.
+            let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), want) };
+            if n > 0 {
+                let n = n as usize;
+                // SAFETY: the kernel wrote `n <= want` bytes past the old length.
+                unsafe { buf.set_len(buf.len() + n) };
+                out.got += n;
+                if n < want || buf.len() - consumed >= enough {
+                    out.drained = n < want;
+                    return out;
+                }
+            } else if n == 0 {
+                out.eof = true;
+                out.drained = true;
+                return out;
+            } else {
+                match io::Error::last_os_error().kind() {
+                    io::ErrorKind::WouldBlock => {
+                        out.drained = true;
+                        return out;
+                    }
+                    io::ErrorKind::Interrupted => {}
+                    _ => {
+                        out.eof = true;
+                        out.drained = true;
+                        return out;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One write of `bytes` (retried on `EINTR`): `Ok(Some(n))` wrote `n` bytes (0 for empty
+/// `bytes`), `Ok(None)` the socket buffer is full; an error (a write of 0 bytes counts as
+/// one) means the connection is broken.
+pub fn write_some(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<Option<usize>> {
+    if bytes.is_empty() {
+        return Ok(Some(0));
+    }
+    loop {
+        match stream.write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    /// Stop reading while this many echoed bytes wait to be written.
+    const PAUSE: usize = 256 << 10;
+
+    #[derive(Default)]
+    struct Echo {
+        input: Vec<u8>,
+        sent: usize,
+        eof: bool,
+    }
+
+    /// A trivial protocol: every byte read is written back.
+    struct EchoHandler {
+        stop: Arc<AtomicBool>,
+        open: Arc<AtomicUsize>,
+        most_pending: Arc<AtomicUsize>,
+        refuse: bool,
+    }
+
+    impl EchoHandler {
+        fn pump(&mut self, cx: &mut Ctx<'_, Echo>, key: usize) {
+            loop {
+                let Some(conn) = cx.conn(key) else { return };
+                let e = &mut conn.state;
+                let mut drained = true;
+                if !e.eof && e.input.len() - e.sent < PAUSE {
+                    let read = cx
+                        .read_in_place(key, 16 << 10, PAUSE, |e: &mut Echo| (&mut e.input, e.sent));
+                    drained = read.drained;
+                    cx.conn(key).expect("open").state.eof |= read.eof;
+                }
+                let conn = cx.conn(key).expect("open");
+                let e = &mut conn.state;
+                self.most_pending
+                    .fetch_max(e.input.len() - e.sent, Ordering::Relaxed);
+                let mut full = false;
+                while e.sent < e.input.len() {
+                    match write_some(&mut conn.stream, &e.input[e.sent..]) {
+                        Ok(Some(n)) => e.sent += n,
+                        Ok(None) => {
+                            full = true;
+                            break;
+                        }
+                        Err(_) => {
+                            self.close(cx, key);
+                            return;
+                        }
+                    }
+                }
+                if e.sent == e.input.len() {
+                    e.input.clear();
+                    e.sent = 0;
+                    if e.eof {
+                        self.close(cx, key);
+                        return;
+                    }
+                }
+                if cx.watch_writable(key, full).is_err() {
+                    self.close(cx, key);
+                    return;
+                }
+                // The socket is full (a writable event goes on) or empty (a readable one).
+                if full || drained {
+                    return;
+                }
+            }
+        }
+
+        fn close(&mut self, cx: &mut Ctx<'_, Echo>, key: usize) {
+            if cx.close(key).is_some() {
+                self.open.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    impl Handler for EchoHandler {
+        type Conn = Echo;
+
+        fn accept(&mut self, _: usize, stream: &mut TcpStream, _: SocketAddr) -> Option<Echo> {
+            if self.refuse {
+                let _ = stream.write_all(b"busy\n");
+                return None;
+            }
+            self.open.fetch_add(1, Ordering::Relaxed);
+            Some(Echo::default())
+        }
+
+        fn accept_failed(&mut self, error: io::Error) {
+            panic!("accept failed: {error}");
+        }
+
+        fn ready(&mut self, cx: &mut Ctx<'_, Echo>, key: usize) {
+            self.pump(cx, key);
+        }
+
+        fn after_events(&mut self, _: &mut Ctx<'_, Echo>) -> Next {
+            if self.stop.load(Ordering::Relaxed) {
+                Next::Stop
+            } else {
+                Next::Wait(None)
+            }
+        }
+    }
+
+    struct Running {
+        addr: SocketAddr,
+        stop: Arc<AtomicBool>,
+        waker: Arc<mio::Waker>,
+        open: Arc<AtomicUsize>,
+        most_pending: Arc<AtomicUsize>,
+        thread: Mutex<Option<std::thread::JoinHandle<io::Result<()>>>>,
+    }
+
+    impl Running {
+        fn start(refuse: bool, busy_poll: Duration) -> Running {
+            let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let poll = Poll::new().unwrap();
+            let waker = Arc::new(mio::Waker::new(poll.registry(), WAKE).unwrap());
+            let stop = Arc::new(AtomicBool::new(false));
+            let open = Arc::new(AtomicUsize::new(0));
+            let most_pending = Arc::new(AtomicUsize::new(0));
+            let handler = EchoHandler {
+                stop: Arc::clone(&stop),
+                open: Arc::clone(&open),
+                most_pending: Arc::clone(&most_pending),
+                refuse,
+            };
+            let mut lp = EventLoop::new(poll, vec![listener], handler, busy_poll).unwrap();
+            let thread = std::thread::spawn(move || lp.run());
+            Running {
+                addr,
+                stop,
+                waker,
+                open,
+                most_pending,
+                thread: Mutex::new(Some(thread)),
+            }
+        }
+
+        fn wait_open(&self, n: usize) {
+            for _ in 0..500 {
+                if self.open.load(Ordering::Relaxed) == n {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            panic!(
+                "{n} connections expected, {} open",
+                self.open.load(Ordering::Relaxed)
+            );
+        }
+
+        fn stop(&self) {
+            self.stop.store(true, Ordering::Relaxed);
+            self.waker.wake().unwrap();
+            let t = self.thread.lock().unwrap().take().unwrap();
+            t.join().unwrap().unwrap();
+        }
+    }
+
+    fn client(addr: SocketAddr) -> std::net::TcpStream {
+        let c = std::net::TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        c
+    }
+
+    #[test]
+    fn accepts_echoes_and_closes() {
+        let lp = Running::start(false, Duration::ZERO);
+        let mut a = client(lp.addr);
+        let mut b = client(lp.addr);
+        lp.wait_open(2);
+        for (c, msg) in [
+            (&mut a, &b"hello"[..]),
+            (&mut b, &b"pipelined\r\nrequests"[..]),
+        ] {
+            c.write_all(msg).unwrap();
+            let mut got = vec![0; msg.len()];
+            c.read_exact(&mut got).unwrap();
+            assert_eq!(got, msg);
+        }
+        // The peer closing its side closes the connection.
+        a.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        a.read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty());
+        lp.wait_open(1);
+        drop(b);
+        lp.wait_open(0);
+        lp.stop();
+    }
+
+    #[test]
+    fn refused_connection_is_dropped() {
+        let lp = Running::start(true, Duration::ZERO);
+        let mut c = client(lp.addr);
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"busy\n");
+        assert_eq!(lp.open.load(Ordering::Relaxed), 0);
+        lp.stop();
+    }
+
+    #[test]
+    fn a_client_that_does_not_read_pauses_reading() {
+        let lp = Running::start(false, Duration::from_micros(50));
+        let c = client(lp.addr);
+        let total = 32 << 20;
+        let mut writer = c.try_clone().unwrap();
+        let sender = std::thread::spawn(move || {
+            let block = vec![7u8; 64 << 10];
+            for _ in 0..total / block.len() {
+                writer.write_all(&block).unwrap();
+            }
+        });
+        // Nothing is read for a while: the socket buffers fill and the server stops
+        // reading once PAUSE bytes wait, instead of buffering everything.
+        std::thread::sleep(Duration::from_millis(300));
+        let mut reader = c;
+        let mut got = 0;
+        let mut buf = vec![0u8; 256 << 10];
+        while got < total {
+            let n = reader.read(&mut buf).unwrap();
+            assert!(n > 0);
+            assert!(buf[..n].iter().all(|&b| b == 7));
+            got += n;
+        }
+        sender.join().unwrap();
+        assert_eq!(got, total);
+        let most = lp.most_pending.load(Ordering::Relaxed);
+        assert!(most < total / 4, "{most} bytes were pending at once");
+        lp.stop();
+    }
+}

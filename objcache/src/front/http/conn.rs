@@ -1,0 +1,353 @@
+//! One HTTP client connection: its input, the body of a request being skipped, and the
+//! queue of responses in request order. A response part is ready bytes, a byte range of an
+//! SSD tail (waiting for its read, then sent from the read buffer), or a fill being
+//! streamed from the origin (sent from the fill's value as it grows).
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::IpAddr;
+use std::ops::Range;
+use std::sync::Arc;
+
+use goblin_evloop::write_some;
+use mio::net::TcpStream;
+
+use super::fill::{Fill, FillState, Phase};
+use super::parse::ChunkedDecoder;
+use super::respond::{self, Ask, Object, Send, Source};
+use crate::store::clock;
+use crate::store::TailRef;
+use crate::store::{AlignedBuf, TAIL_HEADER};
+
+/// A tail range waiting for, or sent from, its read.
+pub struct TailPart {
+    /// The tail to read.
+    pub tail: TailRef,
+    /// Bytes of the tail to send.
+    pub range: Range<usize>,
+    /// Read token once submitted.
+    pub token: Option<u64>,
+    /// The verified read, or the tail kept in RAM.
+    pub data: Option<Arc<AlignedBuf>>,
+    /// The object was read before: offer the read to the hot-tail cache.
+    pub hot: bool,
+}
+
+/// A response streamed from a fill.
+pub struct FillPart {
+    /// The fill.
+    pub fill: Arc<Fill>,
+    /// What the request asked.
+    pub ask: Ask,
+    /// Miss for the request that started the fetch; hit for those that joined it (they
+    /// caused no origin request, as with Varnish's and nginx's waiting requests).
+    pub source: Source,
+    /// The response head, once the fill's head arrived.
+    pub head: Option<Vec<u8>>,
+    /// Body bytes to send, as offsets in the fill's value.
+    pub range: Range<usize>,
+    /// Chunked streaming, for a body of unknown length.
+    pub chunking: Option<Chunking>,
+}
+
+/// The state of a chunked response streamed from a fill of unknown length.
+pub struct Chunking {
+    /// Offset in the fill's value of the next body byte to frame.
+    next: usize,
+    /// A framed chunk (size line, data, CRLF) and how much of it was written.
+    frame: Vec<u8>,
+    at: usize,
+    /// The last (empty) chunk is framed.
+    last: bool,
+}
+
+impl Chunking {
+    fn done(&self) -> bool {
+        self.last && self.at == self.frame.len()
+    }
+}
+
+/// Most body bytes framed in one chunk.
+const CHUNK: usize = 256 << 10;
+
+/// One part of the pending output.
+pub enum Part {
+    /// Ready bytes.
+    Bytes(Vec<u8>),
+    /// An SSD tail range.
+    Tail(TailPart),
+    /// A fill.
+    Fill(FillPart),
+}
+
+/// The rest of a request body to read and drop.
+pub enum Skip {
+    /// Nothing to skip.
+    None,
+    /// This many bytes.
+    Bytes(u64),
+    /// A chunked body.
+    Chunked(ChunkedDecoder),
+}
+
+/// A client connection's state beside its socket.
+pub struct Conn {
+    /// The client's address.
+    pub peer: IpAddr,
+    /// Received bytes not yet consumed.
+    pub input: Vec<u8>,
+    /// Responses in request order.
+    pub parts: VecDeque<Part>,
+    /// Bytes of the front part already written.
+    written: usize,
+    /// Close once the parts are written (and read no more requests).
+    pub closing: bool,
+    /// The client shut its side: close after answering what arrived.
+    pub eof: bool,
+    /// A request body being skipped.
+    pub skip: Skip,
+    /// A written buffer kept for the next response, so hits do not allocate.
+    spare: Vec<u8>,
+}
+
+/// What writing achieved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flush {
+    /// Everything ready was written; more may come.
+    Idle,
+    /// The socket buffer is full.
+    Blocked,
+    /// The connection must close (socket error, a failed fill or tail mid-response, or
+    /// all written on a closing connection).
+    Close,
+}
+
+impl Conn {
+    /// A connection on an accepted socket.
+    pub fn new(peer: IpAddr) -> Conn {
+        Conn {
+            peer,
+            input: Vec::new(),
+            parts: VecDeque::new(),
+            written: 0,
+            closing: false,
+            eof: false,
+            skip: Skip::None,
+            spare: Vec::new(),
+        }
+    }
+
+    /// An empty buffer for a response, reusing a written one.
+    pub fn buffer(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.spare)
+    }
+
+    /// Appends bytes to the output.
+    pub fn push_bytes(&mut self, bytes: Vec<u8>) {
+        if let Some(Part::Bytes(b)) = self.parts.back_mut() {
+            if b.len() + bytes.len() <= 64 << 10 {
+                b.extend_from_slice(&bytes);
+                return;
+            }
+        }
+        self.parts.push_back(Part::Bytes(bytes));
+    }
+
+    /// True when a response waits for a fill.
+    pub fn waits_for_fill(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::Fill(_)))
+    }
+
+    /// Writes ready output to `stream` in order, until a part waits or the socket is full.
+    pub fn flush(&mut self, stream: &mut TcpStream, sent: &mut u64) -> Flush {
+        loop {
+            let Some(front) = self.parts.front_mut() else {
+                return if self.closing {
+                    Flush::Close
+                } else {
+                    Flush::Idle
+                };
+            };
+            let step = match front {
+                Part::Bytes(b) => write_from(stream, &b[self.written..], sent),
+                Part::Tail(t) => match &t.data {
+                    None => return Flush::Idle,
+                    Some(buf) => {
+                        let from = TAIL_HEADER + t.range.start + self.written;
+                        let to = TAIL_HEADER + t.range.end;
+                        write_from(stream, &buf[from..to], sent)
+                    }
+                },
+                Part::Fill(f) => match fill_step(stream, f, &mut self.written, sent) {
+                    FillStep::Wrote(r) => r,
+                    FillStep::Finished => Ok(Some(0)),
+                    FillStep::Waiting => return Flush::Idle,
+                    FillStep::Broken => return Flush::Close,
+                },
+            };
+            match step {
+                Ok(Some(n)) => {
+                    self.written += n;
+                    if self.front_done() {
+                        self.written = 0;
+                        if let Some(Part::Bytes(mut b)) = self.parts.pop_front() {
+                            if b.capacity() <= 1 << 20 && b.capacity() > self.spare.capacity() {
+                                b.clear();
+                                self.spare = b;
+                            }
+                        }
+                    }
+                }
+                Ok(None) => return Flush::Blocked,
+                Err(_) => return Flush::Close,
+            }
+        }
+    }
+
+    fn front_done(&self) -> bool {
+        match self.parts.front() {
+            Some(Part::Bytes(b)) => self.written == b.len(),
+            Some(Part::Tail(t)) => self.written == t.range.len(),
+            Some(Part::Fill(f)) => f.head.as_ref().is_some_and(|h| match &f.chunking {
+                Some(c) => c.done(),
+                None => self.written == h.len() + f.range.len(),
+            }),
+            None => false,
+        }
+    }
+}
+
+/// Ok(Some(n)): n bytes written; Ok(None): the socket is full.
+fn write_from(stream: &mut TcpStream, bytes: &[u8], sent: &mut u64) -> io::Result<Option<usize>> {
+    let r = write_some(stream, bytes);
+    if let Ok(Some(n)) = r {
+        *sent += n as u64;
+    }
+    r
+}
+
+enum FillStep {
+    Wrote(io::Result<Option<usize>>),
+    Finished,
+    Waiting,
+    Broken,
+}
+
+/// One write of a fill part: its head once the fill has one (for a body of unknown length,
+/// once the body is complete), then body bytes as they arrive. `written` counts the head
+/// and the body bytes sent.
+fn fill_step(
+    stream: &mut TcpStream,
+    f: &mut FillPart,
+    written: &mut usize,
+    sent: &mut u64,
+) -> FillStep {
+    let st = f.fill.lock();
+    if f.head.is_none() {
+        // A body of unknown length streams chunked to HTTP/1.1 clients; an HTTP/1.0
+        // client gets it with a length once complete.
+        let ready = match st.phase {
+            Phase::Waiting => false,
+            Phase::Streaming => st.body_len.is_some() || f.ask.minor >= 1,
+            Phase::Done | Phase::Failed => true,
+        };
+        if !ready {
+            return FillStep::Waiting;
+        }
+        let mut head = Vec::with_capacity(512);
+        let now = clock::unix_now();
+        match (st.phase, st.meta) {
+            (Phase::Failed, None) => {
+                respond::error(&mut head, &f.ask, st.error_status, now);
+                f.range = 0..0;
+            }
+            (Phase::Failed, Some(_)) if st.body_len.is_none() => return FillStep::Broken,
+            (_, Some(meta)) => {
+                let obj = Object {
+                    status: meta.status,
+                    headers: meta.headers(st.bytes()),
+                    body_len: st.body_len,
+                    age: u64::from(meta.age) + (now - meta.stored_at).max(0) as u64,
+                    source: f.source,
+                };
+                let start = meta.body_start();
+                match respond::object_head(&mut head, &f.ask, &obj, now).1 {
+                    Send::Bytes(r) => f.range = start + r.start as usize..start + r.end as usize,
+                    Send::Chunked => {
+                        f.range = start..start;
+                        f.chunking = Some(Chunking {
+                            next: start,
+                            frame: Vec::new(),
+                            at: 0,
+                            last: false,
+                        });
+                    }
+                }
+            }
+            (_, None) => return FillStep::Broken,
+        }
+        f.head = Some(head);
+    }
+    let head = f.head.as_ref().expect("set above");
+    if *written < head.len() {
+        return FillStep::Wrote(write_from(stream, &head[*written..], sent));
+    }
+    if let Some(c) = f.chunking.as_mut() {
+        return chunk_step(stream, c, &st, sent);
+    }
+    let at = f.range.start + (*written - head.len());
+    if at == f.range.end {
+        return FillStep::Finished;
+    }
+    let have = st.bytes().len().min(f.range.end);
+    if at < have {
+        return FillStep::Wrote(write_from(stream, &st.bytes()[at..have], sent));
+    }
+    if st.phase == Phase::Failed || st.phase == Phase::Done {
+        // The body ended (or broke) before the declared length.
+        return FillStep::Broken;
+    }
+    FillStep::Waiting
+}
+
+/// One write of a chunked fill response: the rest of the framed chunk, else a new chunk of
+/// what arrived, else the last chunk once the fill is done.
+fn chunk_step(
+    stream: &mut TcpStream,
+    c: &mut Chunking,
+    st: &FillState,
+    sent: &mut u64,
+) -> FillStep {
+    if c.at == c.frame.len() {
+        if c.last {
+            return FillStep::Finished;
+        }
+        let avail = &st.bytes()[c.next..];
+        c.frame.clear();
+        c.at = 0;
+        if !avail.is_empty() {
+            let take = avail.len().min(CHUNK);
+            c.frame
+                .extend_from_slice(format!("{take:x}\r\n").as_bytes());
+            c.frame.extend_from_slice(&avail[..take]);
+            c.frame.extend_from_slice(b"\r\n");
+            c.next += take;
+        } else if st.phase == Phase::Done {
+            c.frame.extend_from_slice(b"0\r\n\r\n");
+            c.last = true;
+        } else if st.phase == Phase::Failed {
+            // No last chunk: the client sees the body end early.
+            return FillStep::Broken;
+        } else {
+            return FillStep::Waiting;
+        }
+    }
+    match write_from(stream, &c.frame[c.at..], sent) {
+        Ok(Some(n)) => {
+            c.at += n;
+            // Progress is tracked here, not in the connection's written count.
+            FillStep::Wrote(Ok(Some(0)))
+        }
+        other => FillStep::Wrote(other),
+    }
+}

@@ -1,0 +1,362 @@
+//! Origin fetches in progress. A [`Fill`] is shared by every request that misses on its key
+//! while it runs: the fetching loop appends the origin's bytes to the fill's value (laid out
+//! as a stored object, see [`super::object`]) and wakes the loops whose clients read it; each
+//! client streams from the value at its own pace. When the body is complete and the response
+//! is cacheable, the admission thread stores the value and only then drops the fill from the
+//! in-flight table, so a request always finds the object in the store or in the table.
+//! Admission runs on its own threads; while their backlog is over a limit the loops stop
+//! reading from the origin, so fills arrive no faster than the pool takes them.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::object::{self, lists_token, AeClass, Meta, MARKER, META_LEN, VARY_AE};
+use super::parse::ResponseHead;
+use super::policy;
+use super::stats::HttpStats;
+use crate::store::clock;
+use crate::store::Digest;
+use crate::store::{KeyNote, Mode, Store, Stored};
+
+/// Where a fetch stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// No response head yet.
+    Waiting,
+    /// The head arrived; the body is coming in.
+    Streaming,
+    /// The whole body arrived.
+    Done,
+    /// The fetch failed (before the head: the waiters get `error_status`).
+    Failed,
+}
+
+/// Hop-by-hop and per-response headers that are not stored with an object.
+const NOT_STORED: [&str; 13] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "content-length",
+    "date",
+    "age",
+    "accept-ranges",
+];
+
+/// The state of a fetch, behind the fill's lock.
+pub struct FillState {
+    /// Progress.
+    pub phase: Phase,
+    /// 502 or 504 when the fetch failed before a head.
+    pub error_status: u16,
+    /// Meta, header block and the body received so far.
+    value: Vec<u8>,
+    /// The complete value, moved here when the fetch is done so that admission shares it.
+    complete: Option<Arc<Vec<u8>>>,
+    /// The meta, once the head arrived.
+    pub meta: Option<Meta>,
+    /// Body length when the origin declared it (always known once done).
+    pub body_len: Option<u64>,
+    /// Time to live, or `None` when the response must not be cached.
+    pub ttl: Option<u64>,
+    /// Bit `i` set: event loop `i` has clients reading this fill.
+    pub loops: u64,
+}
+
+impl FillState {
+    /// The value so far: meta, header block, body.
+    pub fn bytes(&self) -> &[u8] {
+        self.complete.as_deref().unwrap_or(&self.value)
+    }
+
+    /// Body bytes received so far.
+    pub fn body(&self) -> &[u8] {
+        self.meta.map_or(&[], |m| &self.bytes()[m.body_start()..])
+    }
+
+    /// Appends body bytes.
+    pub fn append(&mut self, bytes: &[u8]) {
+        self.value.extend_from_slice(bytes);
+    }
+
+    /// The value, for decoders that append to it.
+    pub fn growing(&mut self) -> &mut Vec<u8> {
+        &mut self.value
+    }
+
+    /// Marks the body complete.
+    pub fn finish(&mut self) {
+        self.body_len = Some(self.body().len() as u64);
+        self.complete = Some(Arc::new(std::mem::take(&mut self.value)));
+        self.phase = Phase::Done;
+    }
+
+    /// Takes the origin's response head: keeps its end-to-end headers and decides whether
+    /// and for how long the object may be cached. `max_headers` is the most the meta and
+    /// header block may take (they must fit in a RAM head).
+    pub fn begin(&mut self, head: &ResponseHead, raw: &[u8], default_ttl: u64, max_headers: usize) {
+        let now = clock::unix_now();
+        let mut block = Vec::with_capacity(head.head_len);
+        let connection_tokens = head.header(raw, "connection").unwrap_or_default();
+        for h in &head.headers {
+            let name = &raw[h.name.clone()];
+            let dropped = NOT_STORED
+                .iter()
+                .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+                || std::str::from_utf8(name).is_ok_and(|n| lists_token(connection_tokens, n));
+            if !dropped {
+                block.extend_from_slice(name);
+                block.extend_from_slice(b": ");
+                block.extend_from_slice(&raw[h.value.clone()]);
+                block.extend_from_slice(b"\r\n");
+            }
+        }
+        let mut flags = 0;
+        let mut ttl = policy::cache_ttl(
+            head.status,
+            head.header(raw, "cache-control"),
+            head.header(raw, "expires"),
+            head.header(raw, "date"),
+            head.header(raw, "set-cookie").is_some(),
+            now,
+            default_ttl,
+        );
+        for h in head
+            .headers
+            .iter()
+            .filter(|h| raw[h.name.clone()].eq_ignore_ascii_case(b"vary"))
+        {
+            for token in raw[h.value.clone()].split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"accept-encoding") {
+                    flags |= VARY_AE;
+                } else if !token.is_empty() {
+                    ttl = None;
+                }
+            }
+        }
+        if META_LEN + block.len() > max_headers {
+            ttl = None;
+        }
+        let age = head
+            .header(raw, "age")
+            .and_then(|a| std::str::from_utf8(a).ok()?.parse::<u32>().ok())
+            .unwrap_or(0);
+        let meta = Meta {
+            status: head.status,
+            flags,
+            stored_at: now,
+            age,
+            headers_len: block.len() as u32,
+        };
+        self.value.resize(META_LEN, 0);
+        meta.write(&mut self.value);
+        self.value.extend_from_slice(&block);
+        self.meta = Some(meta);
+        self.ttl = ttl;
+        self.body_len = match head.body {
+            super::parse::Framing::Length(n) => Some(n),
+            super::parse::Framing::None => Some(0),
+            _ => None,
+        };
+        if let Some(n) = self.body_len {
+            self.value.reserve(n.min(64 << 20) as usize);
+        }
+        self.phase = Phase::Streaming;
+    }
+}
+
+/// One origin fetch.
+pub struct Fill {
+    /// The variant key the fetch is registered under.
+    pub key: Digest,
+    /// Path and query fetched.
+    pub path: Vec<u8>,
+    /// Accept-Encoding class sent to the origin.
+    pub class: AeClass,
+    state: Mutex<FillState>,
+}
+
+impl Fill {
+    /// The state.
+    pub fn lock(&self) -> MutexGuard<'_, FillState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Threads storing finished fills: pool writes run side by side.
+const ADMITTERS: usize = 4;
+
+/// Bytes of finished fills waiting for admission above which the loops stop reading from
+/// the origin, so that a population faster than the pool writes cannot pile up in RAM.
+const BACKLOG_LIMIT: u64 = 64 << 20;
+
+/// The in-flight table and the admission threads, shared by the HTTP event loops.
+pub struct Fills {
+    inflight: Mutex<HashMap<[u8; 32], Arc<Fill>>>,
+    admit: Mutex<Sender<Arc<Fill>>>,
+    stats: Arc<HttpStats>,
+    backlog: AtomicU64,
+    wakers: Vec<Arc<mio::Waker>>,
+}
+
+/// The in-flight table, locked: a request looks a key up and starts a fetch under one lock.
+pub type Inflight<'a> = MutexGuard<'a, HashMap<[u8; 32], Arc<Fill>>>;
+
+impl Fills {
+    /// An empty table and its admission threads; `wakers` wake the HTTP loops when the
+    /// admission backlog drains.
+    pub fn new(
+        store: Arc<Store>,
+        stats: Arc<HttpStats>,
+        wakers: Vec<Arc<mio::Waker>>,
+    ) -> std::io::Result<Arc<Fills>> {
+        let (tx, rx) = mpsc::channel::<Arc<Fill>>();
+        let fills = Arc::new(Fills {
+            inflight: Mutex::new(HashMap::new()),
+            admit: Mutex::new(tx),
+            stats,
+            backlog: AtomicU64::new(0),
+            wakers,
+        });
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..ADMITTERS {
+            let weak = Arc::downgrade(&fills);
+            let (rx, store) = (Arc::clone(&rx), Arc::clone(&store));
+            std::thread::Builder::new()
+                .name(format!("goblin-http-admit-{i}"))
+                .spawn(move || loop {
+                    let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    let (Ok(fill), Some(fills)) = (next, weak.upgrade()) else {
+                        return;
+                    };
+                    fills.admit(&store, &fill);
+                })?;
+        }
+        Ok(fills)
+    }
+
+    /// True while finished fills wait for admission beyond the limit: origin reads pause.
+    pub fn backlogged(&self) -> bool {
+        self.backlog.load(Ordering::Relaxed) > BACKLOG_LIMIT
+    }
+
+    /// Locks the in-flight table.
+    pub fn inflight(&self) -> Inflight<'_> {
+        self.inflight.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a new fetch of `path` for `class` under its variant key `key`
+    /// ([`object::key`] of both) in a locked table.
+    pub fn start(table: &mut Inflight<'_>, key: Digest, path: &[u8], class: AeClass) -> Arc<Fill> {
+        let fill = Arc::new(Fill {
+            key,
+            path: path.to_vec(),
+            class,
+            state: Mutex::new(FillState {
+                phase: Phase::Waiting,
+                error_status: 502,
+                value: Vec::new(),
+                complete: None,
+                meta: None,
+                body_len: None,
+                ttl: None,
+                loops: 0,
+            }),
+        });
+        table.insert(key.0, Arc::clone(&fill));
+        fill
+    }
+
+    /// Called by the fetching loop once a fill is done or failed: a complete cacheable
+    /// object goes to the admission thread; anything else leaves the table now.
+    pub fn finish(&self, fill: &Arc<Fill>) {
+        let (done, cacheable, len) = {
+            let st = fill.lock();
+            let done = st.phase == Phase::Done;
+            (done, done && st.ttl.is_some(), st.bytes().len() as u64)
+        };
+        if cacheable {
+            self.backlog.fetch_add(len, Ordering::Relaxed);
+            let sent = self
+                .admit
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .send(Arc::clone(fill));
+            if sent.is_ok() {
+                return;
+            }
+            self.backlog.fetch_sub(len, Ordering::Relaxed);
+        } else if done {
+            self.stats.passes.fetch_add(1, Ordering::Relaxed);
+        }
+        self.forget(fill);
+    }
+
+    fn forget(&self, fill: &Arc<Fill>) {
+        let mut table = self.inflight();
+        if table.get(&fill.key.0).is_some_and(|f| Arc::ptr_eq(f, fill)) {
+            table.remove(&fill.key.0);
+        }
+    }
+
+    /// Stores a finished fill (under its variant key with a marker under the plain key when
+    /// it varies on Accept-Encoding), then drops it from the table.
+    fn admit(&self, store: &Store, fill: &Arc<Fill>) {
+        // The complete value is shared, so the pool write runs without the fill's lock,
+        // which readers on other loops take for every send.
+        let (flags, exptime, stored) = {
+            let st = fill.lock();
+            let meta = st.meta.expect("a done fill has a head");
+            let ttl = st.ttl.unwrap_or(0).min(u64::from(u32::MAX) / 2) as u32;
+            let complete = st.complete.clone().expect("a done fill is complete");
+            (meta.flags, clock::now().saturating_add(ttl), complete)
+        };
+        let plain = object::key(&fill.path, None);
+        let target = if flags & VARY_AE != 0 {
+            fill.key
+        } else {
+            plain
+        };
+        // Entry sizes are 32-bit: a larger object is served to its readers but not kept.
+        // HTTP objects are keyed by digest alone: no key length is recorded for them.
+        let none = KeyNote::default();
+        let r = if u32::try_from(stored.len()).is_ok() {
+            store.store(&target, none, Mode::Set, 0, exptime, &stored, 0, false)
+        } else {
+            Stored::NoMemory
+        };
+        if flags & VARY_AE != 0 && matches!(r, Stored::Stored { .. }) {
+            let mut marker = vec![0u8; META_LEN];
+            Meta {
+                status: 0,
+                flags: MARKER,
+                stored_at: 0,
+                age: 0,
+                headers_len: 0,
+            }
+            .write(&mut marker);
+            store.store(&plain, none, Mode::Set, 0, exptime, &marker, 0, false);
+        }
+        let counter = match r {
+            Stored::Stored { .. } => &self.stats.admitted,
+            _ => &self.stats.not_admitted,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        self.forget(fill);
+        let len = stored.len() as u64;
+        let before = self.backlog.fetch_sub(len, Ordering::Relaxed);
+        if before > BACKLOG_LIMIT && before - len <= BACKLOG_LIMIT {
+            for w in &self.wakers {
+                let _ = w.wake();
+            }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! The HTTP/1.1 mirror front of Goblin Store: a caching reverse proxy for one origin.
+//!
+//! - [`parse`]: request and response heads, chunked bodies; [`policy`]: freshness, ranges,
+//!   validators and dates (both I/O-free).
+//! - [`object`]: how a cached response is laid out as one store value.
+//! - [`fill`]: an origin fetch in progress, shared by every request that misses on its key
+//!   and read by them while it streams in; finished fills are admitted by a writer thread.
+//! - [`origin`]: the persistent origin connections of one event loop, on non-blocking
+//!   sockets or ([`origin_ring`]) as io_uring submissions.
+//! - [`respond`]: the response heads the front writes, for hits, fills and errors.
+//! - [`serve`]: request dispatch; [`conn`], [`event_loop`]: client connections and the
+//!   event loops that drive everything; [`stats`]: the front's counters.
+//!
+//! Requests flow: socket -> [`parse`] -> key digest -> store lookup (hit: head from RAM, tail
+//! from SSD) or [`fill`] (miss: one origin fetch per key, streamed to every waiter).
+
+pub mod conn;
+pub mod event_loop;
+pub mod fill;
+pub mod object;
+pub mod origin;
+pub mod origin_ring;
+pub mod parse;
+pub mod policy;
+pub mod respond;
+pub mod serve;
+pub mod stats;

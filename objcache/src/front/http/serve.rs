@@ -1,0 +1,353 @@
+//! Request dispatch: turns the requests in a connection's input into response parts. GET
+//! and HEAD are served from the store (RAM head, then SSD tail) or from a fill; PURGE drops
+//! a path's variants; /goblin/stats answers JSON; anything else is refused.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::conn::{Conn, FillPart, Part, Skip, TailPart};
+use super::fill::{Fill, Fills};
+use super::object::{self, AeClass, Meta, MARKER};
+use super::parse::{self, Framing, Method, ParseError, RequestHead};
+use super::respond::{self, Ask, Object, Send, Source};
+use super::stats::HttpStats;
+use crate::config::HttpConfig;
+use crate::store::clock;
+use crate::store::Digest;
+use crate::store::BIT_FETCHED;
+use crate::store::{Body, Deleted, Store};
+
+/// Responses queued on one connection before its input is left unread.
+const MAX_QUEUED: usize = 32;
+
+/// What every HTTP loop shares.
+pub struct Shared {
+    /// The object store.
+    pub store: Arc<Store>,
+    /// Fetches in flight.
+    pub fills: Arc<Fills>,
+    /// Counters.
+    pub stats: Arc<HttpStats>,
+    /// The front's configuration.
+    pub cfg: HttpConfig,
+    /// Wakers of every HTTP loop, by loop id.
+    pub wakers: Vec<Arc<mio::Waker>>,
+    /// Origin fetch parameters.
+    pub limits: super::origin::Limits,
+}
+
+/// Handles the complete requests in `conn`'s input. Fetches to start are pushed on
+/// `started`; `loop_bit` marks this loop in the fills it joins.
+pub fn process(conn: &mut Conn, sh: &Shared, loop_bit: u64, started: &mut Vec<Arc<Fill>>) {
+    let mut at = 0;
+    while !conn.closing && conn.parts.len() < MAX_QUEUED {
+        if !skip_body(conn, &mut at) {
+            break;
+        }
+        let now = clock::unix_now();
+        match parse::parse_request(&conn.input[at..]) {
+            Ok(None) => break,
+            Err(e) => {
+                refuse(conn, sh, e, now);
+                break;
+            }
+            Ok(Some(req)) => {
+                sh.stats.requests.fetch_add(1, Ordering::Relaxed);
+                let mut out = conn.buffer();
+                let raw = &conn.input[at..at + req.head_len];
+                let ask = ask_of(&req, raw);
+                let parts = route(
+                    &req, raw, ask, conn.peer, sh, loop_bit, started, &mut out, now,
+                );
+                if let Err(e) = parts {
+                    refuse(conn, sh, e, now);
+                    break;
+                }
+                if !out.is_empty() {
+                    conn.push_bytes(out);
+                }
+                for p in parts.unwrap_or_default() {
+                    conn.parts.push_back(p);
+                }
+                conn.closing |= !req.keep_alive;
+                conn.skip = match req.body {
+                    Framing::Length(n) => Skip::Bytes(n),
+                    Framing::Chunked => Skip::Chunked(parse::ChunkedDecoder::new()),
+                    Framing::None | Framing::UntilClose => Skip::None,
+                };
+                at += req.head_len;
+            }
+        }
+    }
+    conn.input.drain(..at);
+}
+
+/// Consumes request body bytes; false while more are needed (or the body was malformed,
+/// which closes the connection).
+fn skip_body(conn: &mut Conn, at: &mut usize) -> bool {
+    let avail = conn.input.len() - *at;
+    match &mut conn.skip {
+        Skip::None => true,
+        Skip::Bytes(n) => {
+            let take = (*n).min(avail as u64);
+            *at += take as usize;
+            *n -= take;
+            if *n == 0 {
+                conn.skip = Skip::None;
+            }
+            matches!(conn.skip, Skip::None)
+        }
+        Skip::Chunked(d) => {
+            let mut sink = Vec::new();
+            match d.decode(&conn.input[*at..], &mut sink) {
+                Ok((used, done)) => {
+                    *at += used;
+                    if done {
+                        conn.skip = Skip::None;
+                    }
+                    done
+                }
+                Err(_) => {
+                    conn.skip = Skip::None;
+                    let mut out = Vec::new();
+                    respond::error(&mut out, &closing_ask(), 400, clock::unix_now());
+                    conn.push_bytes(out);
+                    conn.closing = true;
+                    false
+                }
+            }
+        }
+    }
+}
+
+fn closing_ask() -> Ask {
+    Ask {
+        minor: 1,
+        ..Ask::default()
+    }
+}
+
+fn refuse(conn: &mut Conn, sh: &Shared, e: ParseError, now: i64) {
+    sh.stats.bad_requests.fetch_add(1, Ordering::Relaxed);
+    let mut out = Vec::new();
+    respond::error(&mut out, &closing_ask(), e.status(), now);
+    conn.push_bytes(out);
+    conn.closing = true;
+}
+
+fn ask_of(req: &RequestHead, raw: &[u8]) -> Ask {
+    let owned = |name| req.header(raw, name).map(<[u8]>::to_vec);
+    Ask {
+        head_only: req.method == Method::Head,
+        minor: req.minor,
+        keep_alive: req.keep_alive,
+        range: owned("range"),
+        if_none_match: owned("if-none-match"),
+        if_modified_since: owned("if-modified-since"),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn route(
+    req: &RequestHead,
+    raw: &[u8],
+    ask: Ask,
+    peer: std::net::IpAddr,
+    sh: &Shared,
+    loop_bit: u64,
+    started: &mut Vec<Arc<Fill>>,
+    out: &mut Vec<u8>,
+    now: i64,
+) -> Result<Vec<Part>, ParseError> {
+    let path = parse::request_path(&raw[req.target.clone()])?;
+    match req.method {
+        Method::Get | Method::Head if path == b"/goblin/stats" => {
+            let body = stats_json(sh);
+            respond::simple(
+                out,
+                &ask,
+                200,
+                "application/json",
+                "Cache-Control: no-store\r\n",
+                body.as_bytes(),
+                now,
+            );
+            Ok(Vec::new())
+        }
+        Method::Get | Method::Head => {
+            let class = AeClass::of(req.header(raw, "accept-encoding"));
+            Ok(get(path, class, ask, sh, loop_bit, started, out, now))
+        }
+        Method::Purge => {
+            let status = if !sh.cfg.purge_allow.contains(&peer) {
+                403
+            } else if purge(&sh.store, path) {
+                sh.stats.purges.fetch_add(1, Ordering::Relaxed);
+                200
+            } else {
+                404
+            };
+            respond::error(out, &ask, status, now);
+            Ok(Vec::new())
+        }
+        Method::Other => {
+            sh.stats.bad_requests.fetch_add(1, Ordering::Relaxed);
+            let body = b"405 Method Not Allowed\n";
+            respond::simple(
+                out,
+                &ask,
+                405,
+                "text/plain",
+                "Allow: GET, HEAD, PURGE\r\n",
+                body,
+                now,
+            );
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// Removes every stored variant of `path`; true when something was removed.
+fn purge(store: &Store, path: &[u8]) -> bool {
+    let mut any = false;
+    let keys = std::iter::once(object::key(path, None))
+        .chain(AeClass::ALL.iter().map(|&c| object::key(path, Some(c))));
+    for k in keys {
+        any |= store.delete(&k, 0) == Deleted::Deleted;
+    }
+    any
+}
+
+enum Lookup {
+    Miss,
+    Marker,
+    Hit(Vec<Part>),
+}
+
+/// Serves a GET or HEAD: a hit from the store, else a fill (joined or started).
+#[allow(clippy::too_many_arguments)]
+fn get(
+    path: &[u8],
+    class: AeClass,
+    ask: Ask,
+    sh: &Shared,
+    loop_bit: u64,
+    started: &mut Vec<Arc<Fill>>,
+    out: &mut Vec<u8>,
+    now: i64,
+) -> Vec<Part> {
+    // The variant's digest is needed only behind a marker or on a miss, not on a plain hit.
+    let plain = object::key(path, None);
+    let variant = || object::key(path, Some(class));
+    let hit = |out: &mut Vec<u8>| match lookup(&sh.store, &plain, &ask, out, now) {
+        Lookup::Marker => match lookup(&sh.store, &variant(), &ask, out, now) {
+            Lookup::Hit(parts) => Some(parts),
+            _ => None,
+        },
+        Lookup::Hit(parts) => Some(parts),
+        Lookup::Miss => None,
+    };
+    if let Some(parts) = hit(out) {
+        sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+        return parts;
+    }
+    let variant = variant();
+    let mut table = sh.fills.inflight();
+    let (fill, source) = match table.get(&variant.0) {
+        Some(f) => {
+            sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+            sh.stats.joined.fetch_add(1, Ordering::Relaxed);
+            (Arc::clone(f), Source::Hit)
+        }
+        None => {
+            // The fill may have been admitted between the lookup and the lock.
+            if let Some(parts) = hit(out) {
+                sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+                return parts;
+            }
+            sh.stats.misses.fetch_add(1, Ordering::Relaxed);
+            let f = Fills::start(&mut table, variant, path, class);
+            started.push(Arc::clone(&f));
+            (f, Source::Miss)
+        }
+    };
+    drop(table);
+    fill.lock().loops |= loop_bit;
+    vec![Part::Fill(FillPart {
+        fill,
+        ask,
+        source,
+        head: None,
+        range: 0..0,
+        chunking: None,
+    })]
+}
+
+/// Looks `digest` up and, on a hit, writes the response head and the RAM-resident body
+/// bytes to `out`, returning the tail part if the range reaches the SSD tail.
+fn lookup(store: &Store, digest: &Digest, ask: &Ask, out: &mut Vec<u8>, now: i64) -> Lookup {
+    let found = store.lookup(digest, true, |e, body| {
+        let (ram, tail) = match body {
+            Body::Whole(b) => (b, None),
+            Body::Split { head, tail } => (head, Some(tail)),
+        };
+        let meta = Meta::parse(ram)?;
+        if meta.flags & MARKER != 0 {
+            return Some(Lookup::Marker);
+        }
+        let start = meta.body_start();
+        let body_len = u64::from(e.size) - start as u64;
+        let age = u64::from(meta.age) + (now - meta.stored_at).max(0) as u64;
+        let obj = Object {
+            status: meta.status,
+            headers: meta.headers(ram),
+            body_len: Some(body_len),
+            age,
+            source: Source::Hit,
+        };
+        out.reserve(512 + ram.len());
+        let r = match respond::object_head(out, ask, &obj, now).1 {
+            Send::Bytes(r) => r,
+            Send::Chunked => unreachable!("a stored object has a length"),
+        };
+        let (from, to) = (start + r.start as usize, start + r.end as usize);
+        out.extend_from_slice(&ram[from.min(ram.len())..to.min(ram.len())]);
+        let mut parts = Vec::new();
+        if let Some(tail) = tail.filter(|_| to > ram.len()) {
+            let head_len = ram.len();
+            parts.push(Part::Tail(TailPart {
+                tail,
+                range: from.max(head_len) - head_len..to - head_len,
+                token: None,
+                data: store.tails.get(&tail.digest, tail.cas),
+                hot: e.bits & BIT_FETCHED != 0,
+            }));
+        }
+        Some(Lookup::Hit(parts))
+    });
+    found.flatten().unwrap_or(Lookup::Miss)
+}
+
+fn stats_json(sh: &Shared) -> String {
+    let mut s = String::from("{");
+    for (i, (k, v)) in sh.stats.counters().iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&format!("\"{k}\":{v}"));
+    }
+    s.push_str(",\"store\":{");
+    for (i, (k, v)) in crate::store::general_stats(&sh.store).iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let quoted = v.parse::<f64>().is_err();
+        if quoted {
+            s.push_str(&format!("\"{k}\":\"{v}\""));
+        } else {
+            s.push_str(&format!("\"{k}\":{v}"));
+        }
+    }
+    s.push_str("}}\n");
+    s
+}

@@ -1,0 +1,382 @@
+//! The classic memcache commands: retrieval, storage, delete, incr/decr, touch, flush_all,
+//! version, verbosity and stats, replying exactly as memcached 1.6 does.
+
+use std::fmt::Write as _;
+
+use super::parse::{strtoul, Request, KEY_MAX};
+use super::slabs::{self, Census};
+use super::{push_value_line, Output, TailFetch};
+use crate::store::clock;
+use crate::store::stats::{self};
+use crate::store::Digest;
+use crate::store::{general_stats, Arith, Body, Deleted, KeyNote, Mode, Store, Stored, VERSION};
+
+/// What the connection does after a request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Read the next request.
+    Continue,
+    /// Flush replies, then close.
+    Close,
+}
+
+/// Runs a request that carries no data block (storage commands go through [`finish_store`]).
+pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
+    match req {
+        Request::Get { keys, cas, touch } => get(store, &keys, cas, touch, out),
+        Request::Delete { key, noreply } => {
+            let r = store.delete(&Digest::of(key), 0);
+            let c = if r == Deleted::Deleted {
+                &store.stats.delete_hits
+            } else {
+                &store.stats.delete_misses
+            };
+            stats::incr(c);
+            reply(
+                out,
+                noreply,
+                if r == Deleted::Deleted {
+                    "DELETED"
+                } else {
+                    "NOT_FOUND"
+                },
+            );
+        }
+        Request::Arith {
+            key,
+            incr,
+            delta,
+            noreply,
+        } => {
+            let d = Digest::of(key);
+            // The key length goes into the item when incr relinks it under a longer value.
+            let r = store.arith(&d, KeyNote::new(key.len(), false), incr, delta, 0, None);
+            let (hit, miss) = if incr {
+                (&store.stats.incr_hits, &store.stats.incr_misses)
+            } else {
+                (&store.stats.decr_hits, &store.stats.decr_misses)
+            };
+            match r {
+                Arith::Value { value, .. } => {
+                    stats::incr(hit);
+                    reply(out, noreply, &value.to_string());
+                }
+                Arith::NotFound => {
+                    stats::incr(miss);
+                    reply(out, noreply, "NOT_FOUND");
+                }
+                Arith::NonNumeric | Arith::Exists => reply(
+                    out,
+                    noreply,
+                    "CLIENT_ERROR cannot increment or decrement non-numeric value",
+                ),
+                Arith::NoMemory => reply(out, noreply, "SERVER_ERROR out of memory"),
+            }
+        }
+        Request::Touch {
+            key,
+            exptime,
+            noreply,
+        } => {
+            stats::incr(&store.stats.cmd_touch);
+            if store.touch(&Digest::of(key), clock::expiry(i64::from(exptime))) {
+                stats::incr(&store.stats.touch_hits);
+                reply(out, noreply, "TOUCHED");
+            } else {
+                stats::incr(&store.stats.touch_misses);
+                reply(out, noreply, "NOT_FOUND");
+            }
+        }
+        Request::FlushAll { delay, noreply } => {
+            store.flush(i64::from(delay));
+            reply(out, noreply, "OK");
+        }
+        Request::Version => out.line(&format!("VERSION {VERSION}")),
+        Request::Verbosity { noreply } => reply(out, noreply, "OK"),
+        Request::Stats(args) => stats_command(store, &args, out),
+        Request::Quit | Request::Close => return Flow::Close,
+        Request::Error {
+            reply: text,
+            noreply,
+            ..
+        } => reply(out, noreply, text),
+        Request::Store { .. } | Request::Meta { .. } => {
+            unreachable!("storage and meta requests are routed by the connection")
+        }
+    }
+    Flow::Continue
+}
+
+fn reply(out: &mut Output, noreply: bool, text: &str) {
+    if !noreply {
+        out.line(text);
+    }
+}
+
+/// get, gets, gat and gats. A key over 250 bytes anywhere makes the whole reply
+/// CLIENT_ERROR (memcached discards the replies of the earlier keys).
+pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, out: &mut Output) {
+    if keys.iter().any(|k| k.len() > KEY_MAX) {
+        out.line("CLIENT_ERROR bad command line format");
+        return;
+    }
+    let exptime = touch.map(|t| clock::expiry(i64::from(t)));
+    for key in keys {
+        let d = Digest::of(key);
+        let found = store.lookup(&d, true, |e, body| {
+            if let Some(t) = exptime {
+                e.exptime = t;
+            }
+            let cas = with_cas.then_some(e.cas);
+            match body {
+                Body::Whole(v) => {
+                    let b = out.bytes();
+                    push_value_line(b, key, e.flags, e.size, cas);
+                    b.extend_from_slice(v);
+                    b.extend_from_slice(b"\r\n");
+                }
+                Body::Split { head, tail } => {
+                    let mut line = Vec::with_capacity(head.len() + key.len() + 64);
+                    push_value_line(&mut line, key, e.flags, e.size, cas);
+                    line.extend_from_slice(head);
+                    out.push_tail(TailFetch {
+                        prefix: line,
+                        tail,
+                        on_fail: Vec::new(),
+                        token: None,
+                    });
+                }
+            }
+        });
+        let s = &store.stats;
+        match (touch.is_some(), found.is_some()) {
+            (true, true) => [&s.cmd_touch, &s.touch_hits]
+                .into_iter()
+                .for_each(stats::incr),
+            (true, false) => [&s.cmd_touch, &s.touch_misses]
+                .into_iter()
+                .for_each(stats::incr),
+            (false, true) => [&s.cmd_get, &s.get_hits].into_iter().for_each(stats::incr),
+            (false, false) => [&s.cmd_get, &s.get_misses]
+                .into_iter()
+                .for_each(stats::incr),
+        };
+    }
+    out.line("END");
+}
+
+/// Replies to a storage command whose value would exceed the item size limit; a `set`
+/// also drops the old value, as memcached does.
+pub fn too_large(store: &Store, mode: Mode, key: &[u8], noreply: bool, out: &mut Output) {
+    if mode == Mode::Set {
+        store.delete(&Digest::of(key), 0);
+    }
+    reply(out, noreply, "SERVER_ERROR object too large for cache");
+}
+
+/// Completes a classic storage command once its data block (with the CRLF) has arrived.
+#[allow(clippy::too_many_arguments)]
+pub fn finish_store(
+    store: &Store,
+    mode: Mode,
+    key: &[u8],
+    flags: u32,
+    exptime: i32,
+    cas: u64,
+    noreply: bool,
+    block: &[u8],
+    out: &mut Output,
+) {
+    stats::incr(&store.stats.cmd_set);
+    let Some(data) = block.strip_suffix(b"\r\n") else {
+        reply(out, noreply, "CLIENT_ERROR bad data chunk");
+        return;
+    };
+    let d = Digest::of(key);
+    let r = store.store(
+        &d,
+        KeyNote::new(key.len(), false),
+        mode,
+        flags,
+        clock::expiry(i64::from(exptime)),
+        data,
+        cas,
+        false,
+    );
+    let text = match r {
+        Stored::Stored { .. } => "STORED",
+        Stored::Exists => "EXISTS",
+        Stored::NotFound => "NOT_FOUND",
+        Stored::NotStored => "NOT_STORED",
+        Stored::NoMemory => "SERVER_ERROR out of memory storing object",
+    };
+    reply(out, noreply, text);
+}
+
+/// `stats` and its sub-commands, in memcached's `process_stat` order.
+fn stats_command(store: &Store, args: &[&[u8]], out: &mut Output) {
+    let Some(&sub) = args.first() else {
+        let mut text = String::with_capacity(2048);
+        for (k, v) in general_stats(store) {
+            let _ = write!(text, "STAT {k} {v}\r\n");
+        }
+        text.push_str("END");
+        return out.line(&text);
+    };
+    let text = match sub {
+        b"reset" => return out.line("RESET"),
+        // Goblin keeps no per-prefix counters: on and off are accepted, dump is empty.
+        b"detail" => {
+            return out.line(match args.get(1).copied() {
+                Some(b"on" | b"off") => "OK",
+                Some(b"dump") => "END",
+                _ => "CLIENT_ERROR usage: stats detail on|off|dump",
+            })
+        }
+        b"settings" => settings(store),
+        // Keys are not kept (the index holds digests), so every class dumps empty.
+        b"cachedump" => {
+            return out.line(match (args.get(1), args.get(2)) {
+                (Some(id), Some(limit)) => match (strtoul(id), strtoul(limit)) {
+                    (Some(id), Some(_)) if id >= 64 => "CLIENT_ERROR Illegal slab id",
+                    (Some(_), Some(_)) => "END",
+                    _ => "CLIENT_ERROR bad command line format",
+                },
+                _ => "CLIENT_ERROR bad command line",
+            })
+        }
+        b"conns" => conns(store),
+        // memcached built with extstore but running without it lists nothing.
+        b"extstore" => "END\r\n".to_string(),
+        b"items" => Census::of(store).items(),
+        b"slabs" => Census::of(store).slabs(),
+        b"sizes" => Census::of(store).sizes(),
+        // memcached replies to these with the status line alone.
+        b"sizes_enable" => return out.line(slabs::set_sizes_enabled(true)),
+        b"sizes_disable" => return out.line(slabs::set_sizes_enabled(false)),
+        _ => return out.line("ERROR"),
+    };
+    out.bytes().extend_from_slice(text.as_bytes());
+}
+
+/// `stats settings`: memcached's fields in its order, with Goblin's value where it has the
+/// setting and memcached's default where it does not.
+fn settings(store: &Store) -> String {
+    let cfg = store.config();
+    let inter = cfg.listen_address.to_string();
+    let ours = [
+        ("maxbytes", (cfg.small_memory + cfg.memory).to_string()),
+        ("maxconns", "1024".to_string()),
+        ("tcpport", cfg.memcache_port.unwrap_or(0).to_string()),
+        ("udpport", "0".to_string()),
+        ("inter", inter),
+    ];
+    let mut text = String::with_capacity(4096);
+    for (k, v) in ours {
+        let _ = write!(text, "STAT {k} {v}\r\n");
+    }
+    for &(k, v) in SETTINGS_DEFAULTS {
+        let v = match k {
+            "num_threads" => cfg.cores.to_string(),
+            "item_size_max" => cfg.max_item_size.to_string(),
+            _ => v.to_string(),
+        };
+        let _ = write!(text, "STAT {k} {v}\r\n");
+    }
+    text.push_str("END\r\n");
+    text
+}
+
+/// `stats settings` after `inter`, with memcached 1.6.18's defaults (`num_threads` and
+/// `item_size_max` are replaced by Goblin's).
+const SETTINGS_DEFAULTS: &[(&str, &str)] = &[
+    ("verbosity", "0"),
+    ("oldest", "0"),
+    ("evictions", "on"),
+    ("domain_socket", "NULL"),
+    ("umask", "700"),
+    ("shutdown_command", "no"),
+    ("growth_factor", "1.25"),
+    ("chunk_size", "48"),
+    ("num_threads", ""),
+    ("num_threads_per_udp", "4"),
+    ("stat_key_prefix", ":"),
+    ("detail_enabled", "no"),
+    ("reqs_per_event", "20"),
+    ("cas_enabled", "yes"),
+    ("tcp_backlog", "1024"),
+    ("binding_protocol", "auto-negotiate"),
+    ("auth_enabled_sasl", "no"),
+    ("auth_enabled_ascii", "no"),
+    ("item_size_max", ""),
+    ("maxconns_fast", "yes"),
+    ("hashpower_init", "0"),
+    ("slab_reassign", "yes"),
+    ("slab_automove", "1"),
+    ("slab_automove_ratio", "0.80"),
+    ("slab_automove_window", "30"),
+    ("slab_chunk_max", "524288"),
+    ("lru_crawler", "yes"),
+    ("lru_crawler_sleep", "100"),
+    ("lru_crawler_tocrawl", "0"),
+    ("tail_repair_time", "0"),
+    ("flush_enabled", "yes"),
+    ("dump_enabled", "yes"),
+    ("hash_algorithm", "murmur3"),
+    ("lru_maintainer_thread", "yes"),
+    ("lru_segmented", "yes"),
+    ("hot_lru_pct", "20"),
+    ("warm_lru_pct", "40"),
+    ("hot_max_factor", "0.20"),
+    ("warm_max_factor", "2.00"),
+    ("temp_lru", "no"),
+    ("temporary_ttl", "61"),
+    ("idle_timeout", "0"),
+    ("watcher_logbuf_size", "262144"),
+    ("worker_logbuf_size", "65536"),
+    ("read_buf_mem_limit", "0"),
+    ("track_sizes", "no"),
+    ("inline_ascii_response", "no"),
+    ("ext_item_size", "512"),
+    ("ext_item_age", "4294967295"),
+    ("ext_low_ttl", "0"),
+    ("ext_recache_rate", "2000"),
+    ("ext_wbuf_size", "4194304"),
+    ("ext_compact_under", "0"),
+    ("ext_drop_under", "0"),
+    ("ext_max_sleep", "1000000"),
+    ("ext_max_frag", "0.80"),
+    ("slab_automove_freeratio", "0.010"),
+    ("ext_drop_unread", "no"),
+    ("ssl_enabled", "no"),
+    ("ssl_chain_cert", "(null)"),
+    ("ssl_key", "(null)"),
+    ("ssl_verify_mode", "0"),
+    ("ssl_keyformat", "1"),
+    ("ssl_ciphers", "NULL"),
+    ("ssl_ca_cert", "NULL"),
+    ("ssl_wbuf_size", "16384"),
+    ("ssl_session_cache", "no"),
+    ("ssl_kernel_tls", "no"),
+    ("ssl_min_version", "tlsv1.2"),
+    ("num_napi_ids", "(null)"),
+    ("memory_file", "(null)"),
+];
+
+/// `stats conns`: memcached lists every socket; Goblin's sessions do not see the others, so
+/// this lists the listener of each event loop (`--cores` of them, sharing the port).
+fn conns(store: &Store) -> String {
+    let cfg = store.config();
+    let addr = cfg.listen_address;
+    let port = cfg.memcache_port.unwrap_or(0);
+    let idle = clock::uptime();
+    let mut text = String::new();
+    for id in 0..cfg.cores {
+        let _ = write!(
+            text,
+            "STAT {id}:addr tcp:{addr}:{port}\r\nSTAT {id}:state conn_listening\r\nSTAT {id}:secs_since_last_cmd {idle}\r\n"
+        );
+    }
+    text.push_str("END\r\n");
+    text
+}

@@ -1,0 +1,268 @@
+//! The packed arena: whole objects shorter than --ram-head, bump-allocated at 16-byte
+//! alignment inside --block sized blocks, so a 1 KiB object costs 1 KiB plus a 16-byte header.
+//!
+//! Every object is preceded by a header: the owning entry id, the value length and the key's
+//! check word (a word of its digest, compared on every read). Freeing marks the header dead
+//! and lowers the block's live count.
+//!
+//! ```text
+//! one object at a 16-byte aligned offset of a block, integers little-endian
+//! offset  bytes  field
+//!      0      4  owning entry id in the shard's index; u32::MAX once freed (dead),
+//!                u32::MAX - 1 while placed and not yet linked
+//!      4      4  value length in bytes (u32)
+//!      8      8  check word: Digest::check() of the key
+//!     16    len  the value
+//! 16+len    pad  up to the next multiple of 16 (footprint(len) bytes in all)
+//! ``` When no block
+//! has room, [`Arena::compact`] picks the block with the most reclaimable space and slides its
+//! live objects down to the start, in place, telling the caller each object's new location;
+//! the freed end of that block becomes the new bump region. Locations are 32-bit counts of
+//! 16-byte units from the start of the shard's arena.
+
+use crate::store::blocks::Block;
+
+/// Bytes of the per-object header.
+pub const HEADER: usize = 16;
+const DEAD: u32 = u32::MAX;
+
+/// The bytes an object of `len` bytes occupies, header included.
+pub fn footprint(len: usize) -> usize {
+    HEADER + len.div_ceil(16) * 16
+}
+
+struct Slot {
+    block: Block,
+    /// Bump offset: bytes in use from the start.
+    used: usize,
+    /// Bytes of live objects (headers included).
+    live: usize,
+}
+
+/// The packed arena of one shard.
+pub struct Arena {
+    block_size: usize,
+    max_blocks: usize,
+    blocks: Vec<Slot>,
+    current: usize,
+    live: usize,
+}
+
+impl Arena {
+    /// An arena of at most `max_blocks` blocks of `block_size` bytes, none mapped yet.
+    pub fn new(block_size: usize, max_blocks: usize) -> Arena {
+        Arena {
+            block_size,
+            max_blocks,
+            blocks: Vec::new(),
+            current: 0,
+            live: 0,
+        }
+    }
+
+    /// Capacity in bytes.
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.block_size * self.max_blocks
+    }
+
+    /// Bytes of live objects, headers included.
+    pub fn live_bytes(&self) -> usize {
+        self.live
+    }
+
+    /// Bytes of mapped blocks.
+    pub fn mapped_bytes(&self) -> usize {
+        self.blocks.len() * self.block_size
+    }
+
+    /// True when a value of `len` bytes fits in one block at all.
+    pub fn fits(&self, len: usize) -> bool {
+        footprint(len) <= self.block_size
+    }
+
+    /// Stores `data` for entry `id` and returns its location, or `None` when no block has
+    /// room (compact or evict, then retry).
+    pub fn alloc(&mut self, id: u32, check: u64, data: &[u8]) -> Option<u32> {
+        let need = footprint(data.len());
+        if !self.fits(data.len()) {
+            return None;
+        }
+        let fits = |s: &Slot| s.used + need <= self.block_size;
+        if self.blocks.get(self.current).is_none_or(|s| !fits(s)) {
+            if self.blocks.len() >= self.max_blocks {
+                return None;
+            }
+            let block = Block::map(self.block_size).ok()?;
+            self.blocks.push(Slot {
+                block,
+                used: 0,
+                live: 0,
+            });
+            self.current = self.blocks.len() - 1;
+        }
+        let slot = &mut self.blocks[self.current];
+        let off = slot.used;
+        let bytes = slot.block.bytes_mut();
+        bytes[off..off + 4].copy_from_slice(&id.to_le_bytes());
+        bytes[off + 4..off + 8].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        bytes[off + 8..off + 16].copy_from_slice(&check.to_le_bytes());
+        bytes[off + HEADER..off + HEADER + data.len()].copy_from_slice(data);
+        slot.used += need;
+        slot.live += need;
+        self.live += need;
+        Some(((self.current * self.block_size + off) / 16) as u32)
+    }
+
+    fn split(&self, loc: u32) -> (usize, usize) {
+        let at = loc as usize * 16;
+        (at / self.block_size, at % self.block_size)
+    }
+
+    /// Records `id` as the owner of the object at `loc` (objects are placed before their
+    /// entry exists, since placing may evict).
+    pub fn set_owner(&mut self, loc: u32, id: u32) {
+        let (b, off) = self.split(loc);
+        self.blocks[b].block.bytes_mut()[off..off + 4].copy_from_slice(&id.to_le_bytes());
+    }
+
+    /// The value stored at `loc`, if its header still carries `check` and `len`.
+    pub fn get(&self, loc: u32, len: usize, check: u64) -> Option<&[u8]> {
+        let (b, off) = self.split(loc);
+        let bytes = self.blocks.get(b)?.block.bytes();
+        let h = &bytes[off..off + HEADER];
+        let ok = u32::from_le_bytes(h[4..8].try_into().ok()?) as usize == len
+            && u64::from_le_bytes(h[8..16].try_into().ok()?) == check;
+        ok.then(|| &bytes[off + HEADER..off + HEADER + len])
+    }
+
+    /// The value stored at `loc`, mutably (same length; used by in-place incr/decr).
+    pub fn get_mut(&mut self, loc: u32, len: usize) -> &mut [u8] {
+        let (b, off) = self.split(loc);
+        &mut self.blocks[b].block.bytes_mut()[off + HEADER..off + HEADER + len]
+    }
+
+    /// Releases the object at `loc`.
+    pub fn free(&mut self, loc: u32) {
+        let (b, off) = self.split(loc);
+        let slot = &mut self.blocks[b];
+        let bytes = slot.block.bytes_mut();
+        let len = u32::from_le_bytes(bytes[off + 4..off + 8].try_into().expect("4 bytes"));
+        bytes[off..off + 4].copy_from_slice(&DEAD.to_le_bytes());
+        let size = footprint(len as usize);
+        slot.live -= size;
+        self.live -= size;
+    }
+
+    /// Compacts the block with the most reclaimable space if that frees at least `need`
+    /// bytes (and at least `min_gain`), calling `moved(id, new_loc)` for every object that
+    /// moves. Returns false when no block qualifies: evict first.
+    pub fn compact(
+        &mut self,
+        need: usize,
+        min_gain: usize,
+        mut moved: impl FnMut(u32, u32),
+    ) -> bool {
+        let need = footprint(need);
+        let cur_free = self
+            .blocks
+            .get(self.current)
+            .map_or(0, |s| self.block_size - s.used);
+        let best = (0..self.blocks.len())
+            .map(|i| (self.block_size - self.blocks[i].live, i))
+            .filter(|&(gain, _)| gain >= need.max(min_gain) && gain > cur_free)
+            .max();
+        let Some((_, b)) = best else { return false };
+        let block_size = self.block_size;
+        let slot = &mut self.blocks[b];
+        let bytes = slot.block.bytes_mut();
+        let (mut read, mut write) = (0usize, 0usize);
+        while read < slot.used {
+            let id = u32::from_le_bytes(bytes[read..read + 4].try_into().expect("4 bytes"));
+            let len = u32::from_le_bytes(bytes[read + 4..read + 8].try_into().expect("4 bytes"));
+            let size = footprint(len as usize);
+            if id != DEAD {
+                if write != read {
+                    bytes.copy_within(read..read + size, write);
+                    moved(id, ((b * block_size + write) / 16) as u32);
+                }
+                write += size;
+            }
+            read += size;
+        }
+        debug_assert_eq!(write, slot.live);
+        slot.used = write;
+        self.current = b;
+        true
+    }
+
+    /// Forgets every object; blocks stay mapped for reuse.
+    pub fn clear(&mut self) {
+        for s in &mut self.blocks {
+            s.used = 0;
+            s.live = 0;
+        }
+        self.current = 0;
+        self.live = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    const BLOCK: usize = 64 << 10;
+
+    #[test]
+    fn footprint_is_16_aligned_plus_header() {
+        assert_eq!(footprint(0), 16);
+        assert_eq!(footprint(1), 32);
+        assert_eq!(footprint(1024), 1040);
+    }
+
+    #[test]
+    fn alloc_get_and_check() {
+        let mut a = Arena::new(BLOCK, 2);
+        let loc = a.alloc(1, 99, b"hello").unwrap();
+        assert_eq!(a.get(loc, 5, 99), Some(&b"hello"[..]));
+        assert_eq!(a.get(loc, 5, 98), None);
+        assert_eq!(a.get(loc, 4, 99), None);
+        a.get_mut(loc, 5)[0] = b'j';
+        assert_eq!(a.get(loc, 5, 99), Some(&b"jello"[..]));
+        a.free(loc);
+        assert_eq!(a.live_bytes(), 0);
+    }
+
+    #[test]
+    fn full_arena_refuses_then_compaction_reclaims() {
+        let mut a = Arena::new(BLOCK, 2);
+        let mut locs = HashMap::new();
+        let data = vec![7u8; 1000];
+        let mut id = 0u32;
+        while let Some(loc) = a.alloc(id, u64::from(id), &data) {
+            locs.insert(id, loc);
+            id += 1;
+        }
+        assert_eq!(id as usize, 2 * (BLOCK / footprint(1000)));
+        assert!(!a.compact(1000, 0, |_, _| {}));
+        // Free every other object, then compaction must make room and move survivors.
+        for i in (0..id).step_by(2) {
+            a.free(locs.remove(&i).unwrap());
+        }
+        let mut moves = 0;
+        assert!(a.compact(1000, 4096, |i, new| {
+            locs.insert(i, new);
+            moves += 1;
+        }));
+        assert!(moves > 0);
+        for (&i, &loc) in &locs {
+            assert_eq!(a.get(loc, 1000, u64::from(i)), Some(&data[..]));
+        }
+        let extra = a.alloc(10_000, 5, &data).unwrap();
+        assert_eq!(a.get(extra, 1000, 5), Some(&data[..]));
+        a.clear();
+        assert_eq!(a.live_bytes(), 0);
+        assert!(a.alloc(1, 1, &data).is_some());
+    }
+}

@@ -1,0 +1,926 @@
+//! The store API the protocol fronts call: lookups, the memcached storage modes, arithmetic,
+//! deletes, flush and statistics, over independently locked shards chosen by digest.
+//!
+//! CAS values come from one store-wide counter advanced exactly where memcached advances its
+//! own (every link of a new item, in-place incr/decr, md with `I`, flush_all), so a client
+//! sees the same CAS sequence from Goblin as from memcached.
+//!
+//! Split objects are written in three steps so the pool write happens without the shard
+//! lock: reserve a head slot and extent, write the tail, then check the mode's condition and
+//! link (or give the reservation back).
+
+pub(crate) mod arena;
+pub(crate) mod blocks;
+pub mod clock;
+pub(crate) mod digest;
+pub(crate) mod eviction;
+pub(crate) mod heads;
+pub(crate) mod index;
+pub(crate) mod report;
+pub(crate) mod shard;
+pub mod stats;
+pub(crate) mod tail;
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use crate::config::StoreConfig;
+use shard::Shard;
+use stats::Stats;
+use tail::cache::TailCache;
+use tail::PoolFile;
+
+pub use digest::Digest;
+pub use eviction::Sieve;
+pub use index::{Entry, BIT_FETCHED, BIT_KEY_BINARY, BIT_STALE, BIT_TOKEN_SENT};
+pub use report::{general_stats, VERSION};
+pub use tail::{AlignedBuf, TailRef, TAIL_HEADER};
+
+/// How a storage command treats an existing item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Store unconditionally.
+    Set,
+    /// Store only if absent.
+    Add,
+    /// Store only if present.
+    Replace,
+    /// Add the data after the present value.
+    Append,
+    /// Add the data before the present value.
+    Prepend,
+    /// Store only if present with the given CAS value.
+    Cas,
+}
+
+/// What a command knows of the key it stores under, recorded in the entry it links (the
+/// index keeps only digests): the length for `stats items`, `stats slabs` and `stats sizes`,
+/// and whether the key was given base64-encoded for mg `k` and `me`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyNote {
+    /// Key length in bytes, saturated at 255 (memcache keys are at most 250 bytes); 0 when
+    /// the front has no key to give (HTTP objects).
+    pub len: u8,
+    /// The key was given base64-encoded: sets the binary-key bit of a newly linked entry
+    /// (an entry changed in place keeps the bit it has).
+    pub binary: bool,
+}
+
+impl KeyNote {
+    /// A note for a key of `len` bytes.
+    pub fn new(len: usize, binary: bool) -> KeyNote {
+        KeyNote {
+            len: len.min(255) as u8,
+            binary,
+        }
+    }
+
+    /// The state bits of a newly linked entry.
+    fn bits(self) -> u8 {
+        if self.binary {
+            BIT_KEY_BINARY
+        } else {
+            0
+        }
+    }
+}
+
+/// Outcome of a storage command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    /// Stored with this CAS value and final size.
+    Stored {
+        /// New CAS value.
+        cas: u64,
+        /// Final value length.
+        size: u32,
+    },
+    /// CAS mismatch.
+    Exists,
+    /// `cas` on a missing item.
+    NotFound,
+    /// The mode's condition failed.
+    NotStored,
+    /// No room could be made, or the pool write failed.
+    NoMemory,
+}
+
+/// Outcome of incr/decr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arith {
+    /// The new value.
+    Value {
+        /// New numeric value.
+        value: u64,
+        /// New CAS value.
+        cas: u64,
+        /// Expiry of the item.
+        exptime: u32,
+        /// True when the item was created from the initial value.
+        created: bool,
+    },
+    /// No such item.
+    NotFound,
+    /// The value is not a decimal number.
+    NonNumeric,
+    /// CAS mismatch.
+    Exists,
+    /// No room for the longer value.
+    NoMemory,
+}
+
+/// Outcome of delete and invalidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deleted {
+    /// Removed (or marked stale).
+    Deleted,
+    /// No such item.
+    NotFound,
+    /// CAS mismatch.
+    Exists,
+}
+
+/// The bytes of a found item.
+pub enum Body<'a> {
+    /// The whole value, in RAM.
+    Whole(&'a [u8]),
+    /// The RAM head and where to read the rest.
+    Split {
+        /// First --ram-head bytes.
+        head: &'a [u8],
+        /// The tail on SSD.
+        tail: TailRef,
+    },
+}
+
+/// The object store shared by every event loop.
+pub struct Store {
+    cfg: StoreConfig,
+    shards: Vec<Mutex<Shard>>,
+    cas: AtomicU64,
+    flush_at: AtomicU32,
+    /// Counters.
+    pub stats: Stats,
+    /// Hot tails kept in the RAM of --memory that the heads leave.
+    pub tails: TailCache,
+}
+
+impl Store {
+    /// Creates the store and its pool files.
+    pub fn new(cfg: StoreConfig) -> anyhow::Result<Store> {
+        let mut shards = Vec::with_capacity(cfg.shards);
+        let mut direct = true;
+        let heads_in_use = std::sync::Arc::default();
+        for i in 0..cfg.shards {
+            let pool = match &cfg.ssd_dir {
+                Some(dir) => {
+                    let p = PoolFile::create(&dir.join(format!("goblin-pool-{i}.bin")))?;
+                    direct &= p.direct;
+                    Some(std::sync::Arc::new(p))
+                }
+                None => None,
+            };
+            shards.push(Mutex::new(Shard::new(&cfg, pool, &heads_in_use)));
+        }
+        if cfg.ssd_dir.is_some() && !direct {
+            eprintln!("goblin-store: the --ssd-dir filesystem refuses O_DIRECT; tails go through the page cache");
+        }
+        Ok(Store {
+            tails: TailCache::new(cfg.memory, heads_in_use),
+            cfg,
+            shards,
+            cas: AtomicU64::new(0),
+            flush_at: AtomicU32::new(0),
+            stats: Stats::default(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &StoreConfig {
+        &self.cfg
+    }
+
+    fn next_cas(&self) -> u64 {
+        self.cas.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn shard(&self, d: &Digest) -> MutexGuard<'_, Shard> {
+        let now = clock::now();
+        let at = self.flush_at.load(Ordering::Relaxed);
+        if at != 0
+            && now >= at
+            && self
+                .flush_at
+                .compare_exchange(at, 0, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.clear_all();
+        }
+        self.shards[d.shard(self.shards.len())]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn clear_all(&self) {
+        for s in &self.shards {
+            s.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+        self.tails.clear();
+    }
+
+    /// Finds a live item and calls `f` with a copy of its entry and its bytes. Changes `f`
+    /// makes to the entry's expiry and state bits are kept. With `bump`, the hit is then
+    /// recorded (eviction policy, access time, fetched bit), after `f` saw the old values.
+    pub fn lookup<R>(
+        &self,
+        d: &Digest,
+        bump: bool,
+        f: impl FnOnce(&mut Entry, Body<'_>) -> R,
+    ) -> Option<R> {
+        let now = clock::now();
+        let mut s = self.shard(d);
+        let id = s.find_live(d, now, &self.stats)?;
+        let mut e = *s.entry(id);
+        let r = if s.is_split(e.size as usize) {
+            let pool = s.pool.as_ref().expect("split objects have a pool");
+            let tail_len = e.size as usize - s.ram_head();
+            let tail = TailRef {
+                fd: pool.fd(),
+                offset: u64::from(e.tail) * 4096,
+                extent_len: tail::extent_pages(tail_len) as usize * 4096,
+                tail_len,
+                digest: e.digest,
+                cas: e.cas,
+            };
+            let snapshot = e;
+            f(
+                &mut e,
+                Body::Split {
+                    head: s.head(&snapshot),
+                    tail,
+                },
+            )
+        } else {
+            let bytes = s.whole(&e)?;
+            f(&mut e, Body::Whole(bytes))
+        };
+        let stored = s.entry_mut(id);
+        stored.exptime = e.exptime;
+        stored.bits = e.bits;
+        if bump {
+            stored.atime = now;
+            stored.bits |= BIT_FETCHED;
+            s.touch(id);
+        }
+        Some(r)
+    }
+
+    /// Sets a new expiry on a live item; false when missing.
+    pub fn touch(&self, d: &Digest, exptime: u32) -> bool {
+        self.lookup(d, true, |e, _| e.exptime = exptime).is_some()
+    }
+
+    /// Runs a storage command. `key` is recorded in the entry it links; `cas_in` is the CAS
+    /// value for [`Mode::Cas`] (and an optional check for append and prepend when non-zero);
+    /// `vivify` makes append and prepend store the data as a new item when the key is missing.
+    #[allow(clippy::too_many_arguments)]
+    pub fn store(
+        &self,
+        d: &Digest,
+        key: KeyNote,
+        mode: Mode,
+        flags: u32,
+        exptime: u32,
+        data: &[u8],
+        cas_in: u64,
+        vivify: bool,
+    ) -> Stored {
+        let now = clock::now();
+        let r = if matches!(mode, Mode::Append | Mode::Prepend) {
+            self.store_concat(d, key, mode, cas_in, data, vivify, flags, exptime, now)
+        } else if self.cfg.is_split(data.len()) {
+            self.store_split(d, key, mode, flags, exptime, data, cas_in, now)
+        } else {
+            let mut s = self.shard(d);
+            let old = s.find_live(d, now, &self.stats);
+            match self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
+                Err(r) => r,
+                Ok(()) => {
+                    if let Some(id) = old {
+                        s.unlink(id);
+                    }
+                    self.link_whole(&mut s, d, key, flags, exptime, data, now)
+                }
+            }
+        };
+        self.count_store(mode, r);
+        r
+    }
+
+    fn count_store(&self, mode: Mode, r: Stored) {
+        if mode == Mode::Cas {
+            let c = match r {
+                Stored::Stored { .. } => &self.stats.cas_hits,
+                Stored::Exists => &self.stats.cas_badval,
+                Stored::NotFound => &self.stats.cas_misses,
+                _ => return,
+            };
+            stats::incr(c);
+        }
+        if let Stored::Stored { .. } = r {
+            stats::incr(&self.stats.total_items);
+        }
+    }
+
+    fn condition(&self, mode: Mode, old: Option<&Entry>, cas_in: u64) -> Result<(), Stored> {
+        match (mode, old) {
+            (Mode::Set, _) | (Mode::Add, None) => Ok(()),
+            (Mode::Add, Some(_)) => Err(Stored::NotStored),
+            (Mode::Replace | Mode::Append | Mode::Prepend, None) => Err(Stored::NotStored),
+            (Mode::Cas, None) => Err(Stored::NotFound),
+            (Mode::Cas, Some(e)) if e.cas != cas_in => Err(Stored::Exists),
+            (Mode::Append | Mode::Prepend, Some(e)) if cas_in != 0 && e.cas != cas_in => {
+                Err(Stored::Exists)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn link_whole(
+        &self,
+        s: &mut Shard,
+        d: &Digest,
+        key: KeyNote,
+        flags: u32,
+        exptime: u32,
+        data: &[u8],
+        now: u32,
+    ) -> Stored {
+        let Some(loc) = s.place_whole(data, d, now, &self.stats) else {
+            return Stored::NoMemory;
+        };
+        let cas = self.next_cas();
+        let size = data.len() as u32;
+        s.link(Entry {
+            digest: *d,
+            cas,
+            size,
+            flags,
+            exptime,
+            atime: now,
+            loc,
+            tail: 0,
+            bits: key.bits(),
+            key_len: key.len,
+        });
+        Stored::Stored { cas, size }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store_split(
+        &self,
+        d: &Digest,
+        key: KeyNote,
+        mode: Mode,
+        flags: u32,
+        exptime: u32,
+        data: &[u8],
+        cas_in: u64,
+        now: u32,
+    ) -> Stored {
+        let (res, pool, head) = {
+            let mut s = self.shard(d);
+            // Check the condition before spending a CAS value and a pool write on an object
+            // that would not be stored; it is checked again when linking.
+            let old = s.find_live(d, now, &self.stats);
+            if let Err(r) = self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
+                return r;
+            }
+            let Some(r) = s.reserve_split(data.len(), now, &self.stats) else {
+                return Stored::NoMemory;
+            };
+            let head = s.ram_head();
+            s.fill_head(&r, &data[..head]);
+            self.tails.trim();
+            (
+                r,
+                std::sync::Arc::clone(s.pool.as_ref().expect("split objects have a pool")),
+                head,
+            )
+        };
+        let cas = self.next_cas();
+        let extent = match pool.write(
+            res.page,
+            d,
+            cas,
+            &data[head..],
+            self.cfg.write_io_chunk as usize,
+        ) {
+            Ok(extent) => extent,
+            Err(e) => {
+                eprintln!("goblin-store: pool write failed, object dropped: {e}");
+                stats::incr(&self.stats.ssd_io_errors);
+                self.shard(d).release(&res);
+                return Stored::NoMemory;
+            }
+        };
+        stats::add(&self.stats.ssd_bytes_written, (data.len() - head) as u64);
+        let mut s = self.shard(d);
+        let old = s.find_live(d, now, &self.stats);
+        if let Err(r) = self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
+            s.release(&res);
+            return r;
+        }
+        if let Some(id) = old {
+            s.unlink(id);
+        }
+        let size = data.len() as u32;
+        s.link(Entry {
+            digest: *d,
+            cas,
+            size,
+            flags,
+            exptime,
+            atime: now,
+            loc: res.slot,
+            tail: res.page,
+            bits: key.bits(),
+            key_len: key.len,
+        });
+        drop(s);
+        // While the hot-tail cache has room, the written extent goes in as it is.
+        self.tails.offer(d, cas, std::sync::Arc::new(extent), false);
+        Stored::Stored { cas, size }
+    }
+
+    /// The full value of entry `e`, reading a split object's tail with a blocking read.
+    fn read_full(&self, s: &Shard, e: &Entry) -> Option<Vec<u8>> {
+        if !s.is_split(e.size as usize) {
+            return s.whole(e).map(<[u8]>::to_vec);
+        }
+        let pool = s.pool.as_ref()?;
+        let tail_len = e.size as usize - s.ram_head();
+        let buf = match pool.read_blocking(e.tail, tail_len, self.cfg.io_chunk as usize) {
+            Ok(b) => b,
+            Err(err) => {
+                eprintln!("goblin-store: pool read failed: {err}");
+                stats::incr(&self.stats.ssd_io_errors);
+                return None;
+            }
+        };
+        stats::add(&self.stats.ssd_bytes_read, buf.len() as u64);
+        let Some(tail) = tail::verify(&buf, &e.digest, e.cas, tail_len) else {
+            stats::incr(&self.stats.ssd_check_failures);
+            return None;
+        };
+        let mut v = s.head(e).to_vec();
+        v.extend_from_slice(tail);
+        Some(v)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store_concat(
+        &self,
+        d: &Digest,
+        key: KeyNote,
+        mode: Mode,
+        cas_in: u64,
+        data: &[u8],
+        vivify: bool,
+        flags: u32,
+        exptime: u32,
+        now: u32,
+    ) -> Stored {
+        let mut s = self.shard(d);
+        let old = s.find_live(d, now, &self.stats);
+        if old.is_none() && vivify {
+            drop(s);
+            return self.store(d, key, Mode::Add, flags, exptime, data, 0, false);
+        }
+        if let Err(r) = self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
+            return r;
+        }
+        let id = old.expect("condition checked presence");
+        let e = *s.entry(id);
+        let Some(mut value) = self.read_full(&s, &e) else {
+            s.unlink(id);
+            return Stored::NotStored;
+        };
+        if mode == Mode::Append {
+            value.extend_from_slice(data);
+        } else {
+            value.splice(0..0, data.iter().copied());
+        }
+        if value.len() as u64 > self.cfg.max_item_size {
+            return Stored::NotStored;
+        }
+        s.unlink(id);
+        if self.cfg.is_split(value.len()) {
+            drop(s);
+            return self.store_split(d, key, Mode::Set, e.flags, e.exptime, &value, 0, now);
+        }
+        self.link_whole(&mut s, d, key, e.flags, e.exptime, &value, now)
+    }
+
+    /// incr (`incr` true) or decr by `delta`. `cas_in` non-zero must match; `vivify` gives
+    /// the initial value and expiry for a missing key. `key` is recorded in an item linked
+    /// anew: in full when created from `vivify`, without the binary-key bit when relinked
+    /// under a longer value; an item changed in place keeps its entry as it is.
+    pub fn arith(
+        &self,
+        d: &Digest,
+        key: KeyNote,
+        incr: bool,
+        delta: u64,
+        cas_in: u64,
+        vivify: Option<(u64, u32)>,
+    ) -> Arith {
+        let now = clock::now();
+        let mut s = self.shard(d);
+        let Some(id) = s.find_live(d, now, &self.stats) else {
+            let Some((initial, exptime)) = vivify else {
+                return Arith::NotFound;
+            };
+            let text = initial.to_string();
+            return match self.link_whole(&mut s, d, key, 0, exptime, text.as_bytes(), now) {
+                Stored::Stored { cas, .. } => {
+                    stats::incr(&self.stats.total_items);
+                    Arith::Value {
+                        value: initial,
+                        cas,
+                        exptime,
+                        created: true,
+                    }
+                }
+                _ => Arith::NoMemory,
+            };
+        };
+        let e = *s.entry(id);
+        if e.size == 0 || s.is_split(e.size as usize) {
+            return Arith::NonNumeric;
+        }
+        if cas_in != 0 && cas_in != e.cas {
+            return Arith::Exists;
+        }
+        let Some(current) = s.whole(&e).and_then(parse_u64) else {
+            return Arith::NonNumeric;
+        };
+        let value = if incr {
+            current.wrapping_add(delta)
+        } else {
+            current.saturating_sub(delta)
+        };
+        let text = value.to_string();
+        let cas = if text.len() <= e.size as usize {
+            let bytes = s.whole_mut(&e);
+            bytes[..text.len()].copy_from_slice(text.as_bytes());
+            bytes[text.len()..].fill(b' ');
+            let cas = self.next_cas();
+            s.entry_mut(id).cas = cas;
+            s.touch(id);
+            cas
+        } else {
+            s.unlink(id);
+            let key = KeyNote {
+                binary: false,
+                ..key
+            };
+            match self.link_whole(&mut s, d, key, e.flags, e.exptime, text.as_bytes(), now) {
+                Stored::Stored { cas, .. } => cas,
+                _ => return Arith::NoMemory,
+            }
+        };
+        Arith::Value {
+            value,
+            cas,
+            exptime: e.exptime,
+            created: false,
+        }
+    }
+
+    /// Deletes an item; a non-zero `cas_in` must match.
+    pub fn delete(&self, d: &Digest, cas_in: u64) -> Deleted {
+        let now = clock::now();
+        let mut s = self.shard(d);
+        let Some(id) = s.find_live(d, now, &self.stats) else {
+            return Deleted::NotFound;
+        };
+        if cas_in != 0 && s.entry(id).cas != cas_in {
+            return Deleted::Exists;
+        }
+        s.unlink(id);
+        Deleted::Deleted
+    }
+
+    /// Marks an item stale instead of deleting it (md `I`): new CAS value, recache token
+    /// released, optional new expiry.
+    pub fn invalidate(&self, d: &Digest, cas_in: u64, exptime: Option<u32>) -> Deleted {
+        let now = clock::now();
+        let mut s = self.shard(d);
+        let Some(id) = s.find_live(d, now, &self.stats) else {
+            return Deleted::NotFound;
+        };
+        if cas_in != 0 && s.entry(id).cas != cas_in {
+            return Deleted::Exists;
+        }
+        let cas = self.next_cas();
+        let e = s.entry_mut(id);
+        if let Some(t) = exptime {
+            e.exptime = t;
+        }
+        e.bits = (e.bits | BIT_STALE) & !BIT_TOKEN_SENT;
+        e.cas = cas;
+        Deleted::Deleted
+    }
+
+    /// flush_all: with `delay` <= 0 drops everything now, otherwise when `delay` (a protocol
+    /// expiry) has passed, as memcached does (one second early, like its `oldest_live`).
+    pub fn flush(&self, delay: i64) {
+        stats::incr(&self.stats.cmd_flush);
+        if delay > 0 {
+            self.flush_at.store(
+                clock::expiry(delay).saturating_sub(1).max(1),
+                Ordering::Relaxed,
+            );
+        } else {
+            self.next_cas();
+            self.flush_at.store(0, Ordering::Relaxed);
+            self.clear_all();
+        }
+    }
+
+    /// Current sizes of the store.
+    pub fn gauges(&self) -> Gauges {
+        let mut g = Gauges::default();
+        for s in &self.shards {
+            let s = s.lock().unwrap_or_else(|p| p.into_inner());
+            let (live, mapped, heads, tails) = s.usage();
+            g.items += s.items() as u64;
+            g.arena_bytes += live as u64;
+            g.arena_mapped += mapped as u64;
+            g.head_bytes += heads as u64;
+            g.tail_bytes += tails;
+        }
+        g
+    }
+
+    /// Calls `f` with every live item's entry, one shard at a time under its lock (for
+    /// `stats items` and `stats slabs`).
+    pub fn for_each_item(&self, mut f: impl FnMut(&Entry)) {
+        let now = clock::now();
+        for s in &self.shards {
+            s.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .for_each_live(now, &mut f);
+        }
+    }
+}
+
+/// Point-in-time sizes of the store.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct Gauges {
+    /// Live items.
+    pub items: u64,
+    /// Arena bytes of live objects (headers included).
+    pub arena_bytes: u64,
+    /// Arena bytes mapped.
+    pub arena_mapped: u64,
+    /// Head slot bytes in use.
+    pub head_bytes: u64,
+    /// Tail extent bytes in use.
+    pub tail_bytes: u64,
+}
+
+/// memcached's `safe_strtoull` on a stored value: optional leading spaces, decimal digits,
+/// then the end or whitespace; negative numbers and overflow are refused.
+pub fn parse_u64(bytes: &[u8]) -> Option<u64> {
+    let mut i = 0;
+    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let negative = bytes.get(i) == Some(&b'-');
+    if matches!(bytes.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let start = i;
+    let mut v: u64 = 0;
+    while i < bytes.len() && bytes[i].is_ascii_digit() {
+        v = v.checked_mul(10)?.checked_add(u64::from(bytes[i] - b'0'))?;
+        i += 1;
+    }
+    if i == start || (i < bytes.len() && !bytes[i].is_ascii_whitespace()) {
+        return None;
+    }
+    if negative {
+        // strtoull negates; memcached refuses results that look negative as signed.
+        let neg = v.wrapping_neg();
+        return ((neg as i64) >= 0).then_some(neg);
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::StoreArgs;
+
+    fn store(ssd: Option<&std::path::Path>) -> Store {
+        let args = StoreArgs {
+            small_memory: Some(4 << 20),
+            memory: Some(1 << 20),
+            block: Some(2 << 20),
+            ram_head: Some(4096),
+            ssd_dir: ssd.map(|p| p.to_path_buf()),
+            cores: Some(1),
+            ..StoreArgs::default()
+        };
+        Store::new(args.resolve().unwrap()).unwrap()
+    }
+
+    fn get(st: &Store, key: &str) -> Option<Vec<u8>> {
+        let d = Digest::of(key.as_bytes());
+        let (e, whole) = st.lookup(&d, true, |e, b| match b {
+            Body::Whole(v) => (*e, Some(v.to_vec())),
+            Body::Split { .. } => (*e, None),
+        })?;
+        whole.or_else(|| st.read_full(&st.shard(&d), &e))
+    }
+
+    fn set(st: &Store, key: &str, mode: Mode, v: &[u8], cas: u64) -> Stored {
+        let note = KeyNote::new(key.len(), false);
+        st.store(&Digest::of(key.as_bytes()), note, mode, 0, 0, v, cas, false)
+    }
+
+    #[test]
+    fn modes_and_cas_sequence() {
+        let st = store(None);
+        assert_eq!(
+            set(&st, "a", Mode::Set, b"1", 0),
+            Stored::Stored { cas: 1, size: 1 }
+        );
+        assert_eq!(set(&st, "a", Mode::Add, b"2", 0), Stored::NotStored);
+        assert_eq!(set(&st, "b", Mode::Replace, b"2", 0), Stored::NotStored);
+        assert_eq!(
+            set(&st, "a", Mode::Append, b"x", 0),
+            Stored::Stored { cas: 2, size: 2 }
+        );
+        assert_eq!(
+            set(&st, "a", Mode::Prepend, b"y", 0),
+            Stored::Stored { cas: 3, size: 3 }
+        );
+        assert_eq!(get(&st, "a").unwrap(), b"y1x");
+        assert_eq!(set(&st, "a", Mode::Cas, b"z", 2), Stored::Exists);
+        assert_eq!(
+            set(&st, "a", Mode::Cas, b"z", 3),
+            Stored::Stored { cas: 4, size: 1 }
+        );
+        assert_eq!(set(&st, "q", Mode::Cas, b"z", 3), Stored::NotFound);
+        assert_eq!(st.delete(&Digest::of(b"a"), 0), Deleted::Deleted);
+        assert_eq!(st.delete(&Digest::of(b"a"), 0), Deleted::NotFound);
+    }
+
+    #[test]
+    fn arith_pads_in_place_and_grows() {
+        let st = store(None);
+        let d = Digest::of(b"n");
+        set(&st, "n", Mode::Set, b"10", 0);
+        assert!(matches!(
+            st.arith(&d, KeyNote::default(), false, 5, 0, None),
+            Arith::Value { value: 5, .. }
+        ));
+        assert_eq!(get(&st, "n").unwrap(), b"5 ");
+        assert!(matches!(
+            st.arith(&d, KeyNote::default(), true, 995, 0, None),
+            Arith::Value { value: 1000, .. }
+        ));
+        assert_eq!(get(&st, "n").unwrap(), b"1000");
+        set(&st, "t", Mode::Set, b"abc", 0);
+        assert_eq!(
+            st.arith(&Digest::of(b"t"), KeyNote::default(), true, 1, 0, None),
+            Arith::NonNumeric
+        );
+        assert_eq!(
+            st.arith(&Digest::of(b"zz"), KeyNote::default(), true, 1, 0, None),
+            Arith::NotFound
+        );
+        assert!(matches!(
+            st.arith(
+                &Digest::of(b"zz"),
+                KeyNote::default(),
+                true,
+                1,
+                0,
+                Some((7, 0))
+            ),
+            Arith::Value {
+                value: 7,
+                created: true,
+                ..
+            }
+        ));
+    }
+
+    /// The entry of `key`, without bumping it.
+    fn entry(st: &Store, key: &str) -> Entry {
+        st.lookup(&Digest::of(key.as_bytes()), false, |e, _| *e)
+            .unwrap()
+    }
+
+    #[test]
+    fn key_notes_are_recorded_when_linking() {
+        let dir = std::env::temp_dir().join(format!("goblin-store-keys-{}", std::process::id()));
+        let st = store(Some(&dir));
+        let bin = KeyNote::new(3, true);
+        let d = Digest::of(b"abc");
+        st.store(&d, bin, Mode::Set, 0, 0, b"1", 0, false);
+        let e = entry(&st, "abc");
+        assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (3, BIT_KEY_BINARY));
+        // A failed command leaves the entry alone.
+        let plain = KeyNote::new(3, false);
+        assert_eq!(
+            st.store(&d, plain, Mode::Add, 0, 0, b"2", 0, false),
+            Stored::NotStored
+        );
+        assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, BIT_KEY_BINARY);
+        // Changed in place, an item keeps its bit whatever the note says.
+        assert!(matches!(
+            st.arith(&d, plain, true, 1, 0, None),
+            Arith::Value { value: 2, .. }
+        ));
+        assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, BIT_KEY_BINARY);
+        // Relinked (append, a longer incr), it has the bit only when the note says so.
+        let keep = KeyNote::new(3, false);
+        st.store(&d, keep, Mode::Append, 0, 0, b"9", 0, false);
+        let e = entry(&st, "abc");
+        assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (3, 0));
+        st.store(&d, bin, Mode::Set, 0, 0, b"9", 0, false);
+        st.arith(&d, bin, true, 1, 0, None);
+        assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, 0);
+        // Created from an initial value, it takes the note's bit.
+        let v = Digest::of(b"v");
+        st.arith(&v, KeyNote::new(1, true), true, 1, 0, Some((5, 0)));
+        let e = entry(&st, "v");
+        assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (1, BIT_KEY_BINARY));
+        // Split objects record it too; lengths saturate at 255.
+        let big = vec![7u8; 10_000];
+        st.store(&d, KeyNote::new(300, true), Mode::Set, 0, 0, &big, 0, false);
+        let e = entry(&st, "abc");
+        assert!(st.cfg.is_split(e.size as usize));
+        assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (255, BIT_KEY_BINARY));
+        let mut lens = Vec::new();
+        st.for_each_item(|e| lens.push(e.key_len));
+        lens.sort_unstable();
+        assert_eq!(lens, [1, 255]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parse_like_strtoull() {
+        assert_eq!(parse_u64(b"12 "), Some(12));
+        assert_eq!(parse_u64(b" 12"), Some(12));
+        assert_eq!(parse_u64(b"12a"), None);
+        assert_eq!(parse_u64(b""), None);
+        assert_eq!(parse_u64(b"-1"), None);
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+    }
+
+    #[test]
+    fn split_objects_round_trip_and_evict() {
+        let dir = std::env::temp_dir().join(format!("goblin-store-test-{}", std::process::id()));
+        let st = store(Some(&dir));
+        let big: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        assert!(matches!(
+            set(&st, "big", Mode::Set, &big, 0),
+            Stored::Stored { .. }
+        ));
+        assert_eq!(get(&st, "big").unwrap(), big);
+        assert!(matches!(
+            set(&st, "big", Mode::Append, b"!!", 0),
+            Stored::Stored { size: 100_002, .. }
+        ));
+        assert_eq!(&get(&st, "big").unwrap()[100_000..], b"!!");
+        // 1 MiB of heads = 256 slots of 4 KiB: storing 600 split objects must evict.
+        for i in 0..600 {
+            set(&st, &format!("k{i}"), Mode::Set, &big[..5000], 0);
+        }
+        assert!(st.stats.evictions.load(Ordering::Relaxed) > 0);
+        assert_eq!(get(&st, "k599").unwrap(), &big[..5000]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn flush_drops_everything() {
+        let st = store(None);
+        set(&st, "a", Mode::Set, b"1", 0);
+        st.flush(0);
+        assert!(get(&st, "a").is_none());
+        assert_eq!(st.gauges().items, 0);
+        // flush consumed a CAS value, as memcached's does.
+        assert_eq!(
+            set(&st, "a", Mode::Set, b"1", 0),
+            Stored::Stored { cas: 3, size: 1 }
+        );
+    }
+}
