@@ -5,15 +5,18 @@
 //! - [`resp`]: request parsing and reply encoding.
 //! - [`commands`]: the command table, dispatch and the generic commands.
 //! - [`zset_commands`]: the sorted-set commands on the `goblin-zset` engine.
-//! - [`server`], [`db`]: server state, databases, expiry, WATCH and blocking bookkeeping.
+//! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter.
+//! - [`server`]: server state: configuration, keyspace, connections, statistics.
+//! - [`clock`]: Unix time in milliseconds.
 //! - [`config`], [`log`]: command line, redis.conf and CONFIG; Redis-style logging.
 //! - [`rdb`]: RDB snapshots (SAVE, BGSAVE, save points, loading at start-up).
 
 pub mod client;
+pub mod clock;
 pub mod commands;
 pub mod config;
-pub mod db;
 pub mod glob;
+pub mod keyspace;
 pub mod log;
 pub mod net;
 pub mod numbers;

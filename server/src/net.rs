@@ -9,9 +9,10 @@
 //! client that never reads cannot make the server grow without bound.
 
 use crate::client::Client;
+use crate::clock::unix_ms;
 use crate::commands;
 use crate::resp::parse::{Limits, Parsed, RequestParser};
-use crate::server::{unix_ms, Server};
+use crate::server::Server;
 use crate::{notice, warning};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -482,7 +483,7 @@ fn serve_woken(server: &mut Server, poll: &Poll) {
 fn cron(server: &mut Server, poll: &Poll) {
     let now = unix_ms();
     server.stats.sample_ops(now);
-    server.active_expire(Duration::from_millis(
+    server.keyspace.active_expire(Duration::from_millis(
         25 * 10 / server.config.hz.max(1) as u64,
     ));
     commands::expire_blocked(server, now);

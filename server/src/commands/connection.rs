@@ -28,7 +28,7 @@ pub fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
     let id = ctx.client.id;
-    ctx.server.unwatch_all(id, &mut ctx.client.watched);
+    ctx.server.keyspace.unwatch_all(id, &mut ctx.client.watched);
     ctx.client.db = 0;
     ctx.client.resp3 = false;
     ctx.out.set_resp3(false);
@@ -144,7 +144,7 @@ pub fn select(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(index) = ctx.int_arg(args[1]) else {
         return;
     };
-    if index < 0 || index as usize >= ctx.server.dbs.len() {
+    if index < 0 || index as usize >= ctx.server.keyspace.db_count() {
         return ctx.error("ERR DB index is out of range");
     }
     ctx.client.db = index as usize;

@@ -23,8 +23,9 @@ pub use server_cmds::SlowLog;
 pub use table::{lookup, Command, Flags, StatSlot};
 
 use crate::client::{Client, ReplyMode};
+use crate::clock::unix_ms;
 use crate::resp::reply::ReplyWriter;
-use crate::server::{unix_ms, Server};
+use crate::server::Server;
 use std::time::Instant;
 
 /// A handler: runs one command whose arity was checked.

@@ -69,6 +69,7 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
 /// CONFIG RESETSTAT
 pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.server.stats.reset();
+    ctx.server.keyspace.reset_stats();
     ctx.server.slowlog.entries.clear();
     ctx.out.ok();
 }
@@ -239,7 +240,7 @@ pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64)
     let log = &mut ctx.server.slowlog;
     let entry = SlowlogEntry {
         id: log.next_id,
-        time: crate::server::unix_ms() / 1000,
+        time: crate::clock::unix_ms() / 1000,
         micros,
         args: kept,
         addr: ctx.client.addr.to_string(),

@@ -26,8 +26,10 @@ pub mod packed;
 pub mod read;
 pub mod write;
 
+use crate::clock::unix_ms;
 use crate::commands::Ctx;
-use crate::server::{unix_ms, Garbage, Server};
+use crate::keyspace::{Db, Value};
+use crate::server::Server;
 use crate::{notice, warning};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -38,11 +40,11 @@ use std::time::Instant;
 pub type Contents = Vec<(usize, Vec<u8>, Option<u64>, Vec<(Vec<u8>, u64)>)>;
 
 /// The [`Contents`] of `dbs`, checking each set's internal invariants on the way.
-pub fn contents(dbs: &[crate::db::Db]) -> Contents {
+pub fn contents(dbs: &[Db]) -> Contents {
     let mut out = Vec::new();
     for (i, db) in dbs.iter().enumerate() {
         for e in db.iter() {
-            let crate::db::Value::ZSet(z) = &e.value;
+            let Value::ZSet(z) = &e.value;
             z.validate();
             let members = z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect();
             out.push((i, e.key().to_vec(), e.expire_at(), members));
@@ -79,7 +81,7 @@ pub struct SaveState {
     pub last_bgsave_secs: i64,
     /// The running BGSAVE child.
     pub child: Option<Child>,
-    /// `Server::dirty` when the running BGSAVE forked.
+    /// `Keyspace::dirty` when the running BGSAVE forked.
     pub dirty_before_bgsave: u64,
     /// BGSAVE SCHEDULE asked for a save once the running one ends.
     pub scheduled: bool,
@@ -125,7 +127,7 @@ impl Default for SaveState {
 }
 
 fn aux_info(server: &Server) -> (u64, u64) {
-    (unix_ms() / 1000, server.used_memory() as u64)
+    (unix_ms() / 1000, server.keyspace.used_memory() as u64)
 }
 
 fn load_options(server: &Server) -> read::LoadOptions {
@@ -134,7 +136,7 @@ fn load_options(server: &Server) -> read::LoadOptions {
         zset: server.config.zset,
         skip_unsupported: server.config.rdb_skip_unsupported_types,
         now_ms: unix_ms(),
-        clock_secs: server.clock_secs(),
+        clock_secs: server.keyspace.clock_secs(),
         size: None,
     }
 }
@@ -151,13 +153,14 @@ pub fn save(server: &mut Server) -> std::io::Result<write::SaveStats> {
     match file::save(
         &server.config.dir,
         &server.config.dbfilename,
-        &server.dbs,
+        server.keyspace.databases(),
         &aux,
         unix_ms(),
     ) {
         Ok(stats) => {
             notice!("DB saved on disk");
-            server.dirty = 0;
+            let changes = server.keyspace.dirty();
+            server.keyspace.saved(changes);
             server.rdb.last_save = unix_ms() / 1000;
             server.rdb.last_bgsave_ok = true;
             Ok(stats)
@@ -175,7 +178,7 @@ pub fn bgsave(server: &mut Server) -> Result<(), &'static str> {
         return Err("ERR Background save already in progress");
     }
     server.rdb.saves += 1;
-    server.rdb.dirty_before_bgsave = server.dirty;
+    server.rdb.dirty_before_bgsave = server.keyspace.dirty();
     server.rdb.last_bgsave_try = unix_ms() / 1000;
     let (ctime, used_mem) = aux_info(server);
     let parent = std::process::id() as libc::pid_t;
@@ -245,7 +248,7 @@ fn child_main(
     let (code, report) = match file::save(
         &server.config.dir,
         &server.config.dbfilename,
-        &server.dbs,
+        server.keyspace.databases(),
         &aux,
         unix_ms(),
     ) {
@@ -345,7 +348,7 @@ fn reap(server: &mut Server) {
     }
     if r == child.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
         notice!("Background saving terminated with success");
-        server.dirty = server.dirty.saturating_sub(server.rdb.dirty_before_bgsave);
+        server.keyspace.saved(server.rdb.dirty_before_bgsave);
         server.rdb.last_save = unix_ms() / 1000;
         server.rdb.last_bgsave_ok = true;
     } else if r == child.pid && libc::WIFEXITED(status) {
@@ -405,7 +408,7 @@ pub fn cron(server: &mut Server) {
         .config
         .save
         .iter()
-        .find(|&&(secs, changes)| server.dirty >= changes && since > secs)
+        .find(|&&(secs, changes)| server.keyspace.dirty() >= changes && since > secs)
         .copied();
     if let Some((secs, changes)) = due {
         notice!("{changes} changes in {secs} seconds. Saving...");
@@ -480,7 +483,7 @@ pub fn load_at_startup(server: &mut Server) -> anyhow::Result<()> {
             log_report(&report);
             server.rdb.last_load_keys = report.keys;
             server.rdb.last_load_expired = report.expired_skipped;
-            server.dbs = dbs;
+            server.keyspace.replace_all(dbs);
             notice!(
                 "DB loaded from disk: {:.3} seconds",
                 started.elapsed().as_secs_f64()
@@ -587,7 +590,7 @@ pub fn debug_reload(ctx: &mut Ctx, options: &[&[u8]]) {
         Ok(Some(loaded)) => loaded,
         Ok(None) => {
             let n = ctx.server.config.databases;
-            let empty = (0..n).map(|_| crate::db::Db::default()).collect();
+            let empty = (0..n).map(|_| Db::default()).collect();
             (empty, read::LoadReport::empty())
         }
         Err(e) => {
@@ -596,13 +599,7 @@ pub fn debug_reload(ctx: &mut Ctx, options: &[&[u8]]) {
         }
     };
     log_report(&report);
-    for db in 0..ctx.server.dbs.len() {
-        ctx.server.signal_flushed(db);
-    }
-    let old = std::mem::replace(&mut ctx.server.dbs, dbs);
-    for db in old {
-        ctx.server.lazyfree.dispose(Garbage::Db(db));
-    }
+    ctx.server.keyspace.replace_all(dbs);
     ctx.server.rdb.last_load_keys = report.keys;
     ctx.server.rdb.last_load_expired = report.expired_skipped;
     notice!("DB reloaded by DEBUG RELOAD");
@@ -619,7 +616,7 @@ pub fn info_persistence(server: &Server, w: &mut String) {
     let _ = write!(
         w,
         "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
-        server.dirty,
+        server.keyspace.dirty(),
         st.child.is_some() as u8,
         st.last_save,
         if st.last_bgsave_ok { "ok" } else { "err" },

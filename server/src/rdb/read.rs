@@ -18,7 +18,7 @@
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::db::{Db, Value};
+use crate::keyspace::{Db, Value};
 use goblin_zset::ZSet;
 use std::fmt;
 use std::io::Read;

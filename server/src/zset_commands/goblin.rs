@@ -2,7 +2,7 @@
 
 use super::{read_zset, write_zset};
 use crate::commands::Ctx;
-use crate::db::Value;
+use crate::keyspace::Value;
 
 /// Target load factor of GOBLIN.OPTIMIZE when none is given.
 const DEFAULT_DENSITY: f64 = 0.97;
@@ -20,7 +20,7 @@ pub fn memory(ctx: &mut Ctx, args: &[&[u8]]) {
         },
         [_] => {
             let (mut sets, mut members, mut bytes) = (0usize, 0usize, 0usize);
-            for entry in ctx.server.dbs.iter().flat_map(|db| db.iter()) {
+            for entry in ctx.server.keyspace.entries() {
                 let Value::ZSet(z) = &entry.value;
                 sets += 1;
                 members += z.len();

@@ -18,7 +18,7 @@ mod setops;
 mod write;
 
 use crate::commands::{Command, Ctx, Flags, StatSlot};
-use crate::db::Value;
+use crate::keyspace::Value;
 use crate::resp::reply::ReplyWriter;
 use goblin_zset::ZSet;
 
@@ -88,7 +88,7 @@ pub static COMMANDS: [Command; 37] = [
 fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c ZSet> {
     let db = ctx.client.db;
     let touch = !ctx.client.no_touch;
-    match ctx.server.lookup_read(db, key, ctx.now_ms, touch) {
+    match ctx.server.keyspace.lookup_read(db, key, ctx.now_ms, touch) {
         Some(entry) => match &entry.value {
             Value::ZSet(z) => Some(z),
         },
@@ -109,7 +109,10 @@ fn read_zset_and_out<'c, 'a>(
         now_ms,
         ..
     } = ctx;
-    let set = match server.lookup_read(client.db, key, *now_ms, !client.no_touch) {
+    let set = match server
+        .keyspace
+        .lookup_read(client.db, key, *now_ms, !client.no_touch)
+    {
         Some(entry) => match &entry.value {
             Value::ZSet(z) => Some(z),
         },
@@ -121,7 +124,7 @@ fn read_zset_and_out<'c, 'a>(
 /// The sorted set at `key` for writing, or None.
 fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut ZSet> {
     let db = ctx.client.db;
-    match ctx.server.lookup_write(db, key, ctx.now_ms) {
+    match ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) {
         Some(entry) => match &mut entry.value {
             Value::ZSet(z) => Some(z),
         },
@@ -134,9 +137,9 @@ fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut ZSet> {
 fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
     let db = ctx.client.db;
     if empty {
-        ctx.server.delete(db, key);
+        ctx.server.keyspace.delete(db, key);
     } else {
-        ctx.server.signal_modified(db, key);
+        ctx.server.keyspace.signal_modified(db, key);
     }
 }
 
@@ -146,7 +149,7 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> usiz
     let db = ctx.client.db;
     let count = members.len();
     if count == 0 {
-        ctx.server.delete(db, dst);
+        ctx.server.keyspace.delete(db, dst);
         return 0;
     }
     let cfg = ctx.server.config.zset;
@@ -159,7 +162,7 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> usiz
     for (member, score) in &members {
         insert(&mut set, member, *score, &cfg);
     }
-    ctx.server.store_value(db, dst, Value::ZSet(set));
+    ctx.server.keyspace.store(db, dst, Value::ZSet(set));
     count
 }
 

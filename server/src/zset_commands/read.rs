@@ -106,7 +106,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         if len == 0 {
             return ctx.out.null();
         }
-        let rank = (ctx.server.random() % len as u64) as usize;
+        let rank = (ctx.server.keyspace.random() % len as u64) as usize;
         let member = read_zset(ctx, args[1])
             .and_then(|s| s.get_by_rank(rank))
             .map(|(m, _)| m.to_vec())
@@ -130,7 +130,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let ranks: Vec<usize> = if count < 0 {
         (0..count.unsigned_abs())
-            .map(|_| (ctx.server.random() % len as u64) as usize)
+            .map(|_| (ctx.server.keyspace.random() % len as u64) as usize)
             .collect()
     } else if count as usize >= len {
         (0..len).collect()
@@ -139,7 +139,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         let count = count as usize;
         let mut pool: Vec<usize> = (0..len).collect();
         for i in 0..count {
-            let j = i + (ctx.server.random() % (len - i) as u64) as usize;
+            let j = i + (ctx.server.keyspace.random() % (len - i) as u64) as usize;
             pool.swap(i, j);
         }
         pool.truncate(count);

@@ -2,7 +2,7 @@
 
 use super::{after_write, insert, maybe_convert, parse, write_zset};
 use crate::commands::Ctx;
-use crate::db::Value;
+use crate::keyspace::Value;
 use goblin_zset::ZSet;
 
 /// ZADD's options.
@@ -84,18 +84,21 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
     }
     // One keyspace lookup finds the set or creates it, its encoding chosen from the member
     // count and the first member, as Redis 7.2 does, and its room from all the members.
-    let (entry, created) = ctx.server.lookup_write_or_create(db, key, ctx.now_ms, || {
-        let bytes = pairs
-            .iter()
-            .map(|&(s, m)| goblin_zset::stored_bytes(m, s))
-            .sum();
-        Value::ZSet(ZSet::with_expected(
-            pairs.len(),
-            pairs[0].1.len(),
-            bytes,
-            &cfg,
-        ))
-    });
+    let (entry, created) = ctx
+        .server
+        .keyspace
+        .lookup_write_or_create(db, key, ctx.now_ms, || {
+            let bytes = pairs
+                .iter()
+                .map(|&(s, m)| goblin_zset::stored_bytes(m, s))
+                .sum();
+            Value::ZSet(ZSet::with_expected(
+                pairs.len(),
+                pairs[0].1.len(),
+                bytes,
+                &cfg,
+            ))
+        });
     let Value::ZSet(set) = &mut entry.value;
     maybe_convert(set, pairs.len(), &cfg);
     let (mut added, mut updated) = (0i64, 0i64);
