@@ -4,6 +4,7 @@
 //!
 //! - [`db`]: one database, the key table with expiry times and stable SCAN cursors.
 //! - [`value`]: the value enum, one variant per data type.
+//! - [`zset`]: the sorted-set value: the engine with Redis's -0 rule on writes.
 //! - `lazyfree`, `watch`, `blocking`, `expire`: lazy free, WATCH state, waited-on keys,
 //!   active expiry.
 //!
@@ -16,6 +17,7 @@
 
 pub mod db;
 pub mod value;
+pub mod zset;
 
 mod blocking;
 mod expire;
@@ -25,6 +27,7 @@ mod watch;
 pub use db::{Db, Entry};
 pub use expire::KeyspaceStats;
 pub use value::Value;
+pub use zset::SortedSet;
 
 use crate::clock::unix_ms;
 use blocking::BlockedKeys;

@@ -1,13 +1,13 @@
 //! The value stored under a key: one variant per data type, each type in its own module
 //! with its encoding rules, memory figure and conversions. Goblin stores sorted sets today.
 
-use goblin_zset::ZSet;
+use super::zset::SortedSet;
 
 /// A value in the keyspace.
 #[derive(Clone)]
 pub enum Value {
     /// A sorted set.
-    ZSet(ZSet),
+    ZSet(SortedSet),
 }
 
 impl Value {
