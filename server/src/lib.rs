@@ -11,10 +11,14 @@
 //! - [`config`], [`log`]: command line, redis.conf and CONFIG; Redis-style logging.
 //! - [`rdb`]: RDB snapshots (SAVE, BGSAVE, save points, loading at start-up).
 
+/// The Redis version Goblin follows; clients gate features on it.
+pub const REDIS_VERSION: &str = "7.2.4";
+
 pub mod client;
 pub mod clock;
 pub mod commands;
 pub mod config;
+pub mod errors;
 pub mod glob;
 pub mod keyspace;
 pub mod log;

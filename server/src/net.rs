@@ -133,7 +133,7 @@ pub fn run(server: &mut Server, mut listeners: Vec<TcpListener>) -> anyhow::Resu
             next_cron =
                 Instant::now() + Duration::from_millis(1000 / server.config.hz.max(1) as u64);
         }
-        if server.shutdown || crate::rdb::signalled_shutdown(server) {
+        if server.shutdown || server.snapshots().signalled_shutdown() {
             notice!("Goblin is now ready to exit, bye bye...");
             return Ok(());
         }
@@ -487,7 +487,7 @@ fn cron(server: &mut Server, poll: &Poll) {
         25 * 10 / server.config.hz.max(1) as u64,
     ));
     commands::expire_blocked(server, now);
-    crate::rdb::cron(server);
+    server.snapshots().cron();
     let idle_limit = server.config.timeout;
     if idle_limit > 0 {
         for (token, conn) in server.conns.iter_mut() {

@@ -65,4 +65,13 @@ impl Server {
             shutdown: false,
         }
     }
+
+    /// The snapshot machinery on this server's keyspace (SAVE, BGSAVE, cron, shutdown).
+    pub fn snapshots(&mut self) -> crate::rdb::Snapshots<'_> {
+        crate::rdb::Snapshots {
+            state: &mut self.rdb,
+            config: &self.config,
+            keyspace: &mut self.keyspace,
+        }
+    }
 }

@@ -1,10 +1,8 @@
 //! INFO: the sections and field names Redis uses, with Goblin's true values.
 
 use super::Ctx;
+use crate::REDIS_VERSION;
 use std::fmt::Write;
-
-/// The Redis version Goblin follows; clients gate features on it.
-pub const REDIS_VERSION: &str = "7.2.4";
 
 /// Sections only `INFO all` / `INFO everything` (or naming them) prints.
 const ALL_EXTRA: &[&str] = &["commandstats", "latencystats"];
@@ -201,7 +199,7 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
                 diff(rss, used),
             );
         }
-        "persistence" => crate::rdb::info_persistence(server, w),
+        "persistence" => super::persistence::info_section(server, w),
         "stats" => {
             let st = &server.stats;
             let ks = server.keyspace.stats();

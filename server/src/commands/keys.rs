@@ -2,6 +2,7 @@
 //! FLUSHDB, FLUSHALL, SWAPDB, OBJECT, MEMORY.
 
 use super::Ctx;
+use crate::errors;
 use crate::glob::glob_match;
 use crate::keyspace::Entry;
 
@@ -60,7 +61,7 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
     let db = ctx.db();
     let (src, dst) = (args[1], args[2]);
     if !alive(ctx, db, src) {
-        return ctx.error("ERR no such key");
+        return ctx.error(errors::NO_SUCH_KEY);
     }
     if src == dst {
         return if nx { ctx.out.int(0) } else { ctx.out.ok() };
@@ -93,7 +94,7 @@ pub fn renamenx(ctx: &mut Ctx, args: &[&[u8]]) {
 fn db_index(ctx: &mut Ctx, arg: &[u8]) -> Option<usize> {
     let index = ctx.int_arg(arg)?;
     if index < 0 || index as usize >= ctx.server.keyspace.db_count() {
-        ctx.error("ERR DB index is out of range");
+        ctx.error(errors::DB_INDEX_OUT_OF_RANGE);
         return None;
     }
     Some(index as usize)
@@ -121,7 +122,7 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let (src, dst) = (args[1], args[2]);
     if src_db == dst_db && src == dst {
-        return ctx.error("ERR source and destination objects are the same");
+        return ctx.error(errors::SAME_SOURCE_AND_DESTINATION);
     }
     let Some(entry) = ctx.server.keyspace.lookup_write(src_db, src, ctx.now_ms) else {
         return ctx.out.int(0);
@@ -147,7 +148,7 @@ pub fn move_key(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if src_db == dst_db {
-        return ctx.error("ERR source and destination objects are the same");
+        return ctx.error(errors::SAME_SOURCE_AND_DESTINATION);
     }
     if !alive(ctx, src_db, args[1]) || alive(ctx, dst_db, args[1]) {
         return ctx.out.int(0);
@@ -178,7 +179,7 @@ pub fn keys(ctx: &mut Ctx, args: &[&[u8]]) {
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(cursor) = crate::numbers::parse_cursor(args[1]) else {
-        return ctx.error("ERR invalid cursor");
+        return ctx.error(errors::INVALID_CURSOR);
     };
     let Some(opts) = ScanOptions::parse(ctx, &args[2..], true) else {
         return;
@@ -302,10 +303,11 @@ pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
 pub fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
     if flush_mode_ok(ctx, args) {
         ctx.server.keyspace.flush_all();
-        crate::rdb::kill_child(ctx.server);
-        if !ctx.server.config.save.is_empty() {
+        let mut snapshots = ctx.server.snapshots();
+        snapshots.kill_child();
+        if !snapshots.config.save.is_empty() {
             // A failed save is logged by `save`; FLUSHALL still succeeds, as in Redis.
-            let _ = crate::rdb::save(ctx.server);
+            let _ = snapshots.save();
         }
         ctx.out.ok();
     }
@@ -322,7 +324,7 @@ pub fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     let count = ctx.server.keyspace.db_count() as i64;
     if a < 0 || a >= count || b < 0 || b >= count {
-        return ctx.error("ERR DB index is out of range");
+        return ctx.error(errors::DB_INDEX_OUT_OF_RANGE);
     }
     ctx.server.keyspace.swap_dbs(a as usize, b as usize);
     ctx.out.ok();

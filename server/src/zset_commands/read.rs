@@ -2,6 +2,7 @@
 
 use super::{parse, read_zset, write_members};
 use crate::commands::Ctx;
+use crate::errors;
 use crate::glob::glob_match;
 
 /// ZCARD key
@@ -36,9 +37,7 @@ pub fn zmscore(ctx: &mut Ctx, args: &[&[u8]]) {
 fn rank_generic(ctx: &mut Ctx, args: &[&[u8]], reverse: bool) {
     if args.len() > 4 {
         let name = if reverse { "zrevrank" } else { "zrank" };
-        return ctx.error(&format!(
-            "ERR wrong number of arguments for '{name}' command"
-        ));
+        return ctx.error(&errors::wrong_arity(name));
     }
     let withscore = match args.get(3) {
         None => false,
@@ -161,7 +160,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
 /// ZSCAN key cursor [MATCH pattern] [COUNT count]
 pub fn zscan(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(cursor) = crate::numbers::parse_cursor(args[2]) else {
-        return ctx.error("ERR invalid cursor");
+        return ctx.error(errors::INVALID_CURSOR);
     };
     let Some(opts) = crate::commands::ScanOptions::parse(ctx, &args[3..], false) else {
         return;
