@@ -307,10 +307,6 @@ impl Db {
 mod tests {
     use super::*;
 
-    fn zset() -> Value {
-        Value::ZSet(Default::default())
-    }
-
     #[test]
     fn short_and_long_keys() {
         let mut db = Db::default();
@@ -322,7 +318,7 @@ mod tests {
             &[b'z'; INLINE_KEY + 1],
             &long,
         ] {
-            db.insert(key, zset(), 0);
+            db.insert(key, Value::empty_zset(), 0);
             assert_eq!(db.get(key).unwrap().key(), key);
         }
         assert_eq!(std::mem::size_of::<KeyBytes>(), 24);
@@ -332,7 +328,9 @@ mod tests {
     fn insert_remove_and_expiry_bookkeeping() {
         let mut db = Db::default();
         for i in 0..100u32 {
-            assert!(db.insert(format!("k{i}").as_bytes(), zset(), 0).is_none());
+            assert!(db
+                .insert(format!("k{i}").as_bytes(), Value::empty_zset(), 0)
+                .is_none());
         }
         for i in (0..100u32).step_by(3) {
             assert!(db.set_expiry(format!("k{i}").as_bytes(), 1000 + i as u64));
@@ -350,7 +348,7 @@ mod tests {
             let key = db.volatile_key(n).unwrap().to_vec();
             assert!(db.get(&key).unwrap().expire_at().is_some());
         }
-        assert!(db.insert(b"k3", zset(), 0).is_some());
+        assert!(db.insert(b"k3", Value::empty_zset(), 0).is_some());
         assert_eq!(
             db.get(b"k3").unwrap().expire_at(),
             None,
@@ -363,7 +361,7 @@ mod tests {
     fn scan_returns_every_stable_key_despite_churn() {
         let mut db = Db::default();
         for i in 0..1000u32 {
-            db.insert(format!("stable{i}").as_bytes(), zset(), 0);
+            db.insert(format!("stable{i}").as_bytes(), Value::empty_zset(), 0);
         }
         let mut seen = std::collections::HashSet::new();
         let mut cursor = 0;
@@ -373,7 +371,7 @@ mod tests {
                 seen.insert(e.key().to_vec());
             });
             // Churn: add and remove other keys between calls.
-            db.insert(format!("temp{round}").as_bytes(), zset(), 0);
+            db.insert(format!("temp{round}").as_bytes(), Value::empty_zset(), 0);
             if round.is_multiple_of(2) {
                 db.remove(format!("temp{}", round / 2).as_bytes());
             }

@@ -72,7 +72,7 @@ mod tests {
         let mut ks = Keyspace::new(1);
         for i in 0..200u32 {
             let key = format!("k{i}");
-            ks.store(0, key.as_bytes(), Value::ZSet(Default::default()));
+            ks.store(0, key.as_bytes(), Value::empty_zset());
             if i < 150 {
                 ks.set_expiry(0, key.as_bytes(), 1);
             }

@@ -440,15 +440,11 @@ impl Keyspace {
 mod tests {
     use super::*;
 
-    fn zset() -> Value {
-        Value::ZSet(Default::default())
-    }
-
     #[test]
     fn lookup_removes_a_key_whose_time_has_come() {
         let mut ks = Keyspace::new(2);
-        ks.store(0, b"k", zset());
-        ks.store(0, b"stays", zset());
+        ks.store(0, b"k", Value::empty_zset());
+        ks.store(0, b"stays", Value::empty_zset());
         assert!(ks.set_expiry(0, b"k", 1_000));
         assert!(ks.lookup_read(0, b"k", 999, true).is_some());
         assert!(ks.lookup_read(0, b"k", 1_000, true).is_none());
@@ -468,7 +464,7 @@ mod tests {
     #[test]
     fn writes_and_flushes_dirty_the_watchers() {
         let mut ks = Keyspace::new(2);
-        ks.store(0, b"a", zset());
+        ks.store(0, b"a", Value::empty_zset());
         let mut watched = vec![(0, b"a".to_vec(), ks.watch(0, b"a", 7, 0))];
         assert!(!ks.watched_keys_changed(7, &watched, 0));
         ks.signal_modified(0, b"other");
@@ -490,7 +486,7 @@ mod tests {
     #[test]
     fn a_watched_key_that_expires_breaks_the_watch() {
         let mut ks = Keyspace::new(1);
-        ks.store(0, b"a", zset());
+        ks.store(0, b"a", Value::empty_zset());
         ks.set_expiry(0, b"a", 100);
         let watched = vec![(0, b"a".to_vec(), ks.watch(0, b"a", 1, 50))];
         assert!(!ks.watched_keys_changed(1, &watched, 99));
@@ -504,9 +500,9 @@ mod tests {
         ks.block_on(0, b"q", 2);
         ks.block_on(0, b"q", 1);
         assert_eq!(ks.waiters(0, b"q"), vec![1, 2]);
-        ks.store(0, b"nobody-waits", zset());
+        ks.store(0, b"nobody-waits", Value::empty_zset());
         assert!(!ks.has_ready_keys());
-        ks.store(0, b"q", zset());
+        ks.store(0, b"q", Value::empty_zset());
         ks.signal_ready(0, b"q");
         assert_eq!(ks.take_ready_keys(), vec![(0, b"q".to_vec())]);
         assert!(!ks.has_ready_keys());
@@ -519,7 +515,7 @@ mod tests {
     #[test]
     fn swapping_makes_waited_keys_ready() {
         let mut ks = Keyspace::new(2);
-        ks.store(1, b"q", zset());
+        ks.store(1, b"q", Value::empty_zset());
         ks.block_on(0, b"q", 1);
         assert!(!ks.has_ready_keys());
         ks.swap_dbs(0, 1);
@@ -529,8 +525,8 @@ mod tests {
     #[test]
     fn changes_are_counted_until_saved() {
         let mut ks = Keyspace::new(1);
-        ks.store(0, b"a", zset());
-        ks.store(0, b"b", zset());
+        ks.store(0, b"a", Value::empty_zset());
+        ks.store(0, b"b", Value::empty_zset());
         ks.delete(0, b"a");
         assert_eq!(ks.dirty(), 3);
         ks.saved(2);

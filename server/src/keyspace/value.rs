@@ -44,3 +44,11 @@ impl Value {
         self.len() == 0
     }
 }
+
+#[cfg(test)]
+impl Value {
+    /// An empty sorted set: some value for tests of the key table.
+    pub(crate) fn empty_zset() -> Value {
+        Value::ZSet(Default::default())
+    }
+}

@@ -157,10 +157,27 @@ pub enum ReloadError {
 }
 
 impl Snapshots<'_> {
-    fn aux_info(&self) -> (u64, u64) {
-        (unix_ms() / 1000, self.keyspace.used_memory() as u64)
+    /// The AUX facts of a save starting now.
+    fn aux_info(&self) -> write::AuxInfo<'static> {
+        write::AuxInfo {
+            redis_version: crate::REDIS_VERSION,
+            ctime: unix_ms() / 1000,
+            used_mem: self.keyspace.used_memory() as u64,
+        }
     }
 
+    /// Writes the snapshot file (crash-safe: temp file, fsync, rename).
+    fn write_file(&self, aux: &write::AuxInfo) -> std::io::Result<write::SaveStats> {
+        file::save(
+            &self.config.dir,
+            &self.config.dbfilename,
+            self.keyspace.databases(),
+            aux,
+            unix_ms(),
+        )
+    }
+
+    /// How a load reads the file under this configuration.
     fn load_options(&self) -> read::LoadOptions {
         read::LoadOptions {
             databases: self.config.databases,
@@ -174,20 +191,9 @@ impl Snapshots<'_> {
 
     /// A foreground save (SAVE, SHUTDOWN, FLUSHALL). Logs and returns the error on failure.
     pub fn save(&mut self) -> std::io::Result<write::SaveStats> {
-        let (ctime, used_mem) = self.aux_info();
-        let aux = write::AuxInfo {
-            redis_version: crate::REDIS_VERSION,
-            ctime,
-            used_mem,
-        };
+        let aux = self.aux_info();
         self.state.saves += 1;
-        match file::save(
-            &self.config.dir,
-            &self.config.dbfilename,
-            self.keyspace.databases(),
-            &aux,
-            unix_ms(),
-        ) {
+        match self.write_file(&aux) {
             Ok(stats) => {
                 notice!("DB saved on disk");
                 let changes = self.keyspace.dirty();
@@ -211,7 +217,7 @@ impl Snapshots<'_> {
         self.state.saves += 1;
         self.state.dirty_before_bgsave = self.keyspace.dirty();
         self.state.last_bgsave_try = unix_ms() / 1000;
-        let (ctime, used_mem) = self.aux_info();
+        let aux = self.aux_info();
         let parent = std::process::id() as libc::pid_t;
         let mut fds = [-1 as libc::c_int; 2];
         // SAFETY: pipe2 writes two descriptors into the array we pass.
@@ -224,7 +230,7 @@ impl Snapshots<'_> {
         // and leaves with _exit, never returning into the event loop.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            self.child_main(parent, ctime, used_mem, fds);
+            self.child_main(parent, &aux, fds);
         }
         close_fd(fds[1]);
         if pid < 0 {
@@ -245,13 +251,7 @@ impl Snapshots<'_> {
         Ok(())
     }
 
-    fn child_main(
-        &self,
-        parent: libc::pid_t,
-        ctime: u64,
-        used_mem: u64,
-        fds: [libc::c_int; 2],
-    ) -> ! {
+    fn child_main(&self, parent: libc::pid_t, aux: &write::AuxInfo, fds: [libc::c_int; 2]) -> ! {
         close_fd(fds[0]);
         // SAFETY: plain system calls on this process's own state.
         unsafe {
@@ -262,20 +262,9 @@ impl Snapshots<'_> {
             libc::signal(libc::SIGTERM, libc::SIG_DFL);
             libc::signal(libc::SIGINT, libc::SIG_DFL);
         }
-        let aux = write::AuxInfo {
-            redis_version: crate::REDIS_VERSION,
-            ctime,
-            used_mem,
-        };
         // The child does not log: another thread may have held the log's lock at the fork.
         // It reports to the parent through the pipe instead (see `ChildReport`).
-        let (code, report) = match file::save(
-            &self.config.dir,
-            &self.config.dbfilename,
-            self.keyspace.databases(),
-            &aux,
-            unix_ms(),
-        ) {
+        let (code, report) = match self.write_file(aux) {
             Ok(stats) => {
                 let cow = file::private_dirty_bytes();
                 (0, ChildReport::Saved(stats, cow).encode())
