@@ -298,6 +298,7 @@ impl ZSet {
     /// Converts a small set to the large form up front when one write brings more members
     /// than the small form holds (Redis 7.2's zsetTypeMaybeConvert), so the write does not
     /// convert halfway. The large form reserves its member index for them all.
+    #[inline]
     pub fn maybe_convert(&mut self, incoming: usize, cfg: &Config) {
         if self.encoding() == Encoding::Listpack && !cfg.fits_small(incoming, 0) {
             self.convert_to_large(self.len() + incoming, 0);
