@@ -207,12 +207,20 @@ pub struct SlowLog {
     next_id: u64,
 }
 
-/// Adds an entry when a command took longer than slowlog-log-slower-than.
+/// Adds an entry when a command took longer than slowlog-log-slower-than. The check runs
+/// after every command, so it inlines into the dispatcher; the recording does not.
+#[inline]
 pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64) {
     let threshold = ctx.server.config.slowlog_log_slower_than;
     if threshold < 0 || micros < threshold as u64 || cmd.flags.contains(Flags::SKIP_SLOWLOG) {
         return;
     }
+    slowlog_push(ctx, args, micros);
+}
+
+/// Records a slow command: its arguments (trimmed as Redis trims them), time and client.
+#[cold]
+fn slowlog_push(ctx: &mut Ctx, args: &[&[u8]], micros: u64) {
     let mut kept: Vec<Vec<u8>> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         if i == SLOWLOG_MAX_ARGC - 1 && args.len() > SLOWLOG_MAX_ARGC {
