@@ -1,19 +1,51 @@
-//! Goblin: a Redis-compatible sorted-set server (Goblin Core) with a co-hosted object cache
-//! (Goblin Store) in the same process.
+//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, with the
+//! object cache (Goblin Store) co-hosted in the same process.
 //!
-//! - [`net`]: the mio event loop and connections.
-//! - [`resp`]: request parsing and reply encoding.
-//! - [`commands`]: the command table, dispatch and the generic commands.
-//! - [`zset_commands`]: the sorted-set commands on the `goblin-zset` engine.
-//! - [`server`], [`db`]: server state, databases, expiry, WATCH and blocking bookkeeping.
-//! - [`config`], [`log`]: command line, redis.conf and CONFIG; Redis-style logging.
-//! - [`rdb`]: RDB snapshots (SAVE, BGSAVE, save points, loading at start-up).
+//! # Modules
+//!
+//! - [`net`]: the mio event loop, connections, their buffers and limits.
+//! - [`client`]: per-connection client state (database, MULTI queue, WATCHes, blocking).
+//! - [`resp`]: request parsing and reply encoding (RESP2 and RESP3).
+//! - [`commands`]: the command table, dispatch, and the generic command handlers.
+//! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
+//! - [`errors`]: the error replies Redis words one way.
+//! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
+//!   and the value types.
+//! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load.
+//! - [`server`]: the server state that wires them: config, keyspace, connections, stats.
+//! - [`config`]: command line, redis.conf and CONFIG parameters.
+//! - [`stats`]: counters behind INFO stats, commandstats and errorstats.
+//! - [`log`]: Redis-style log lines.
+//! - [`clock`], [`numbers`], [`glob`]: Unix time, Redis's number texts, glob patterns.
+//!
+//! # The path of a request
+//!
+//! ```text
+//! socket -> net (read into the connection's buffer)
+//!        -> resp::parse (one request's arguments)
+//!        -> commands (table lookup, arity / auth / MULTI checks, dispatch to a handler)
+//!        -> keyspace (lookup for read or write, expiry, signals to WATCH and waiters)
+//!        -> engine (goblin-zset)
+//!        <- resp::reply into the connection's write buffer <- net (one write per batch)
+//!
+//! rdb -> keyspace (save reads the databases; load builds them and replaces them)
+//! ```
+//!
+//! Dependencies run one way: net -> commands -> keyspace -> engine, and rdb -> keyspace;
+//! neither `keyspace` nor `rdb` names `commands` or `net`.
+
+#![warn(missing_docs)]
+
+/// The Redis version Goblin follows; clients gate features on it.
+pub const REDIS_VERSION: &str = "7.2.4";
 
 pub mod client;
+pub mod clock;
 pub mod commands;
 pub mod config;
-pub mod db;
+pub mod errors;
 pub mod glob;
+pub mod keyspace;
 pub mod log;
 pub mod net;
 pub mod numbers;

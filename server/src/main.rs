@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use goblin_server::config::{Args, Config};
-use goblin_server::{commands, log, net, notice, rdb, server, warning};
+use goblin_server::{log, net, notice, rdb, server, warning};
 
 /// Rewrites Redis-style `--directive value...` flags that clap does not know into
 /// `--set directive value`, so `goblin-server --enable-debug-command yes` works as with Redis.
@@ -65,13 +65,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     notice!(
         "Goblin {} (Redis {} compatible), pid={}, port {}",
         env!("CARGO_PKG_VERSION"),
-        commands::REDIS_VERSION,
+        goblin_server::REDIS_VERSION,
         std::process::id(),
         config.port
     );
     let mut server = server::Server::new(config);
     server.store = goblin_objcache::start(&args.store)?;
-    rdb::load_at_startup(&mut server)?;
+    server.snapshots().load_at_startup()?;
     rdb::install_signal_handlers();
     notice!("Ready to accept connections tcp");
     net::run(&mut server, listeners)

@@ -9,9 +9,10 @@
 //! client that never reads cannot make the server grow without bound.
 
 use crate::client::Client;
+use crate::clock::unix_ms;
 use crate::commands;
 use crate::resp::parse::{Limits, Parsed, RequestParser};
-use crate::server::{unix_ms, Server};
+use crate::server::Server;
 use crate::{notice, warning};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -132,7 +133,7 @@ pub fn run(server: &mut Server, mut listeners: Vec<TcpListener>) -> anyhow::Resu
             next_cron =
                 Instant::now() + Duration::from_millis(1000 / server.config.hz.max(1) as u64);
         }
-        if server.shutdown || crate::rdb::signalled_shutdown(server) {
+        if server.shutdown || server.snapshots().signalled_shutdown() {
             notice!("Goblin is now ready to exit, bye bye...");
             return Ok(());
         }
@@ -482,11 +483,11 @@ fn serve_woken(server: &mut Server, poll: &Poll) {
 fn cron(server: &mut Server, poll: &Poll) {
     let now = unix_ms();
     server.stats.sample_ops(now);
-    server.active_expire(Duration::from_millis(
+    server.keyspace.active_expire(Duration::from_millis(
         25 * 10 / server.config.hz.max(1) as u64,
     ));
     commands::expire_blocked(server, now);
-    crate::rdb::cron(server);
+    server.snapshots().cron();
     let idle_limit = server.config.timeout;
     if idle_limit > 0 {
         for (token, conn) in server.conns.iter_mut() {

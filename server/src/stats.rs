@@ -118,12 +118,6 @@ pub struct Stats {
     pub net_input_bytes: u64,
     /// total_net_output_bytes
     pub net_output_bytes: u64,
-    /// expired_keys
-    pub expired_keys: u64,
-    /// keyspace_hits
-    pub keyspace_hits: u64,
-    /// keyspace_misses
-    pub keyspace_misses: u64,
     /// total_error_replies
     pub error_replies: u64,
     /// total_reads_processed: read calls on client sockets.
@@ -136,10 +130,6 @@ pub struct Stats {
     commands: Vec<CommandStats>,
     /// used_memory_peak: the most used_memory seen by INFO since start or RESETSTAT.
     pub used_memory_peak: u64,
-    /// expired_time_cap_reached_count: active expiry cycles stopped by their time budget.
-    pub expire_time_cap_reached: u64,
-    /// Microseconds spent in active expiry (expire_cycle_cpu_milliseconds).
-    pub expire_cycle_micros: u64,
     /// Samples of (millis, commands_processed, net input bytes, net output bytes) for the
     /// instantaneous_* fields.
     pub ops_samples: std::collections::VecDeque<(u64, u64, u64, u64)>,

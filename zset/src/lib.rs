@@ -96,6 +96,15 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// Whether `len` members, the longest `max_member_len` bytes, fit the small form: the
+    /// one test of the thresholds, behind every encoding decision of [`ZSet`].
+    #[inline]
+    fn fits_small(&self, len: usize, max_member_len: usize) -> bool {
+        len <= self.max_listpack_entries && max_member_len <= self.max_listpack_value
+    }
+}
+
 /// The representation of a set, named as Redis's `OBJECT ENCODING` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoding {
@@ -208,7 +217,7 @@ impl ZSet {
     /// [`stored_bytes`] over the members, or 0 when unknown), so a set built
     /// in one command carries no growth slack.
     pub fn with_expected(len: usize, max_member_len: usize, bytes: usize, cfg: &Config) -> ZSet {
-        if len <= cfg.max_listpack_entries && max_member_len <= cfg.max_listpack_value {
+        if cfg.fits_small(len, max_member_len) {
             ZSet::new()
         } else {
             ZSet {
@@ -264,18 +273,49 @@ impl ZSet {
         if let Some(old) = s.update(member, score) {
             return Some(old);
         }
-        if s.len() < cfg.max_listpack_entries && member.len() <= cfg.max_listpack_value {
+        if cfg.fits_small(s.len() + 1, member.len()) {
             s.insert_new(member, score);
             return None;
         }
-        let small = std::mem::take(s);
         // The packed entries are exactly the arena's first bytes.
-        let bytes = small.memory_bytes() + small.memory_bytes() / 4;
-        self.repr = Repr::Medium(Box::new(LargeSet::with_capacity(small.len() + 1, bytes)));
+        let bytes = s.memory_bytes() + s.memory_bytes() / 4;
+        let len = s.len() + 1;
+        self.convert_to_large(len, bytes);
+        self.insert_large(member, score)
+    }
+
+    /// Whether [`ZSet::insert`] of `member` leaves the set in the small form: it is small
+    /// and either holds `member` (updates never convert) or has room for it.
+    pub fn insert_stays_small(&self, member: &[u8], cfg: &Config) -> bool {
+        match &self.repr {
+            Repr::Small(s) => {
+                s.score(member).is_some() || cfg.fits_small(s.len() + 1, member.len())
+            }
+            Repr::Medium(_) | Repr::Large(_) => false,
+        }
+    }
+
+    /// Converts a small set to the large form up front when one write brings more members
+    /// than the small form holds (Redis 7.2's zsetTypeMaybeConvert), so the write does not
+    /// convert halfway. The large form reserves its member index for them all.
+    #[inline]
+    pub fn maybe_convert(&mut self, incoming: usize, cfg: &Config) {
+        if self.encoding() == Encoding::Listpack && !cfg.fits_small(incoming, 0) {
+            self.convert_to_large(self.len() + incoming, 0);
+        }
+    }
+
+    /// Moves a small set's members into a new large form reserved for `len` members and
+    /// `bytes` arena bytes.
+    fn convert_to_large(&mut self, len: usize, bytes: usize) {
+        let Repr::Small(s) = &mut self.repr else {
+            return;
+        };
+        let small = std::mem::take(s);
+        self.repr = Repr::Medium(Box::new(LargeSet::with_capacity(len, bytes)));
         for e in small.entries() {
             self.insert_large(e.member, e.score);
         }
-        self.insert_large(member, score)
     }
 
     /// Inserts into a large set, first widening 16-bit ids to 32 bits if
@@ -498,6 +538,31 @@ mod tests {
     #[test]
     fn zset_is_send_sync_clone() {
         assert_send_sync_clone::<ZSet>();
+    }
+
+    #[test]
+    fn small_form_limits_decide_every_conversion() {
+        let cfg = Config {
+            max_listpack_entries: 2,
+            max_listpack_value: 4,
+        };
+        let mut z = ZSet::new();
+        z.insert(b"a", 1.0, &cfg);
+        assert!(z.insert_stays_small(b"b", &cfg));
+        assert!(!z.insert_stays_small(b"long-member", &cfg));
+        z.insert(b"b", 2.0, &cfg);
+        assert!(!z.insert_stays_small(b"c", &cfg), "full");
+        assert!(z.insert_stays_small(b"a", &cfg), "an update never converts");
+        z.maybe_convert(2, &cfg);
+        assert_eq!(z.encoding(), Encoding::Listpack, "two fit");
+        z.maybe_convert(3, &cfg);
+        assert_eq!(z.encoding(), Encoding::Skiplist);
+        assert_eq!(
+            z.iter().collect::<Vec<_>>(),
+            [(&b"a"[..], 1.0), (&b"b"[..], 2.0)]
+        );
+        assert!(!z.insert_stays_small(b"a", &cfg));
+        z.validate();
     }
 
     #[test]

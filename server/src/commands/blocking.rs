@@ -20,13 +20,7 @@ pub fn block_client(
     args: &[&[u8]],
 ) {
     for key in &keys {
-        let queue = server
-            .blocked_on
-            .entry((client.db, key.clone()))
-            .or_default();
-        if !queue.contains(&client.id) {
-            queue.push_back(client.id);
-        }
+        server.keyspace.block_on(client.db, key, client.id);
     }
     server.blocked_clients += 1;
     client.blocked = Some(Blocked {
@@ -44,29 +38,17 @@ fn unblock(server: &mut Server, client: &mut Client) {
     };
     server.blocked_clients -= 1;
     for key in blocked.keys {
-        let k = (blocked.db, key);
-        if let Some(queue) = server.blocked_on.get_mut(&k) {
-            queue.retain(|&id| id != client.id);
-            if queue.is_empty() {
-                server.blocked_on.remove(&k);
-            }
-        }
+        server.keyspace.unblock_from(blocked.db, key, client.id);
     }
 }
 
 /// Re-runs the blocked commands of clients waiting on keys that became ready; the
 /// connections that got a reply are queued in `Server::wake`.
 pub fn serve_ready_keys(server: &mut Server) {
-    while !server.ready_keys.is_empty() {
-        let ready = std::mem::take(&mut server.ready_keys);
-        for (db, key) in ready {
-            let waiting: Vec<u64> = server
-                .blocked_on
-                .get(&(db, key.clone()))
-                .map(|q| q.iter().copied().collect())
-                .unwrap_or_default();
-            for id in waiting {
-                if server.dbs[db].get(&key).is_none() {
+    while server.keyspace.has_ready_keys() {
+        for (db, key) in server.keyspace.take_ready_keys() {
+            for id in server.keyspace.waiters(db, &key) {
+                if server.keyspace.db(db).get(&key).is_none() {
                     break;
                 }
                 let Some(&token) = server.tokens.get(&id) else {
@@ -187,6 +169,6 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
 /// Cleans up after a closed connection: WATCHes and blocking waits.
 pub fn client_gone(server: &mut Server, client: &mut Client) {
     let id = client.id;
-    server.unwatch_all(id, &mut client.watched);
+    server.keyspace.unwatch_all(id, &mut client.watched);
     unblock(server, client);
 }

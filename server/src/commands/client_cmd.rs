@@ -2,6 +2,7 @@
 
 use super::Ctx;
 use crate::client::{Client, ReplyMode};
+use crate::errors;
 use crate::net::Conn;
 
 /// Whether a client or library name is acceptable: printable ASCII without spaces.
@@ -61,8 +62,7 @@ pub fn id(ctx: &mut Ctx, _args: &[&[u8]]) {
 /// CLIENT SETNAME name
 pub fn setname(ctx: &mut Ctx, args: &[&[u8]]) {
     if !valid_name(args[2]) {
-        return ctx
-            .error("ERR Client names cannot contain spaces, newlines or special characters.");
+        return ctx.error(errors::BAD_CLIENT_NAME);
     }
     ctx.client.name = (!args[2].is_empty()).then(|| args[2].to_vec());
     ctx.out.ok();

@@ -2,13 +2,14 @@
 
 use super::Ctx;
 use crate::client::ReplyMode;
+use crate::errors;
 
 /// PING [message]
 pub fn ping(ctx: &mut Ctx, args: &[&[u8]]) {
     match args {
         [_] => ctx.out.simple("PONG"),
         [_, msg] => ctx.out.bulk(msg),
-        _ => ctx.error("ERR wrong number of arguments for 'ping' command"),
+        _ => ctx.error(&errors::wrong_arity("ping")),
     }
 }
 
@@ -28,7 +29,7 @@ pub fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
     let id = ctx.client.id;
-    ctx.server.unwatch_all(id, &mut ctx.client.watched);
+    ctx.server.keyspace.unwatch_all(id, &mut ctx.client.watched);
     ctx.client.db = 0;
     ctx.client.resp3 = false;
     ctx.out.set_resp3(false);
@@ -113,8 +114,7 @@ pub fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     if let Some(name) = name {
         if !super::client_cmd::valid_name(name) {
-            return ctx
-                .error("ERR Client names cannot contain spaces, newlines or special characters.");
+            return ctx.error(errors::BAD_CLIENT_NAME);
         }
         ctx.client.name = (!name.is_empty()).then(|| name.to_vec());
     }
@@ -126,7 +126,7 @@ pub fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.bulk(b"server");
     ctx.out.bulk(b"redis");
     ctx.out.bulk(b"version");
-    ctx.out.bulk(super::info::REDIS_VERSION.as_bytes());
+    ctx.out.bulk(crate::REDIS_VERSION.as_bytes());
     ctx.out.bulk(b"proto");
     ctx.out.int(if ctx.client.resp3 { 3 } else { 2 });
     ctx.out.bulk(b"id");
@@ -144,8 +144,8 @@ pub fn select(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(index) = ctx.int_arg(args[1]) else {
         return;
     };
-    if index < 0 || index as usize >= ctx.server.dbs.len() {
-        return ctx.error("ERR DB index is out of range");
+    if index < 0 || index as usize >= ctx.server.keyspace.db_count() {
+        return ctx.error(errors::DB_INDEX_OUT_OF_RANGE);
     }
     ctx.client.db = index as usize;
     ctx.out.ok();

@@ -69,7 +69,7 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool, nam
     }
     let db = ctx.db();
     let key = args[1];
-    let Some(entry) = ctx.server.lookup_write(db, key, ctx.now_ms) else {
+    let Some(entry) = ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) else {
         return ctx.out.int(0);
     };
     let current = entry.expire_at().map(|v| v as i64);
@@ -81,10 +81,10 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool, nam
         return ctx.out.int(0);
     }
     if when <= ctx.now_ms as i64 {
-        ctx.server.delete(db, key);
+        ctx.server.keyspace.delete(db, key);
     } else {
-        ctx.server.dbs[db].set_expiry(key, when as u64);
-        ctx.server.signal_modified(db, key);
+        ctx.server.keyspace.set_expiry(db, key, when as u64);
+        ctx.server.keyspace.signal_modified(db, key);
     }
     ctx.out.int(1);
 }
@@ -114,7 +114,11 @@ pub fn pexpireat(ctx: &mut Ctx, args: &[&[u8]]) {
 fn ttl_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, absolute: bool) {
     let db = ctx.db();
     let now = ctx.now_ms as i64;
-    let Some(entry) = ctx.server.lookup_read(db, args[1], ctx.now_ms, false) else {
+    let Some(entry) = ctx
+        .server
+        .keyspace
+        .lookup_read(db, args[1], ctx.now_ms, false)
+    else {
         return ctx.out.int(-2);
     };
     let Some(at) = entry.expire_at() else {
@@ -154,11 +158,16 @@ pub fn pexpiretime(ctx: &mut Ctx, args: &[&[u8]]) {
 /// PERSIST key
 pub fn persist(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
-    if ctx.server.lookup_write(db, args[1], ctx.now_ms).is_none() {
+    if ctx
+        .server
+        .keyspace
+        .lookup_write(db, args[1], ctx.now_ms)
+        .is_none()
+    {
         return ctx.out.int(0);
     }
-    if ctx.server.dbs[db].persist(args[1]) {
-        ctx.server.signal_modified(db, args[1]);
+    if ctx.server.keyspace.persist(db, args[1]) {
+        ctx.server.keyspace.signal_modified(db, args[1]);
         ctx.out.int(1);
     } else {
         ctx.out.int(0);

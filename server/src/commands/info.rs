@@ -1,10 +1,8 @@
 //! INFO: the sections and field names Redis uses, with Goblin's true values.
 
 use super::Ctx;
+use crate::REDIS_VERSION;
 use std::fmt::Write;
-
-/// The Redis version Goblin follows; clients gate features on it.
-pub const REDIS_VERSION: &str = "7.2.4";
 
 /// Sections only `INFO all` / `INFO everything` (or naming them) prints.
 const ALL_EXTRA: &[&str] = &["commandstats", "latencystats"];
@@ -49,7 +47,7 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
         wanted.extend(defaults());
     }
     if wanted.iter().any(|w| w == "memory") {
-        let used = ctx.server.used_memory() as u64;
+        let used = ctx.server.keyspace.used_memory() as u64;
         let peak = &mut ctx.server.stats.used_memory_peak;
         *peak = (*peak).max(used);
     }
@@ -123,7 +121,7 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
     let server = &*ctx.server;
     let mut s = String::new();
     let w = &mut s;
-    let now_ms = crate::server::unix_ms();
+    let now_ms = crate::clock::unix_ms();
     match section {
         "server" => {
             let uptime = server.started.elapsed().as_secs();
@@ -147,7 +145,7 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
         }
         "clients" => {
             let connected = server.conns.len();
-            let blocking_keys = server.blocked_on.len();
+            let blocking_keys = server.keyspace.blocking_key_count();
             let _ = write!(
                 w,
                 "# Clients\r\nconnected_clients:{connected}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\ntotal_blocking_keys:{blocking_keys}\r\ntotal_blocking_keys_on_nokey:0\r\n",
@@ -155,16 +153,10 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
             );
         }
         "memory" => {
-            let used = server.used_memory() as u64;
+            let used = server.keyspace.used_memory() as u64;
             let rss = rss_bytes();
-            let pending = server
-                .lazyfree
-                .pending
-                .load(std::sync::atomic::Ordering::Relaxed);
-            let freed = server
-                .lazyfree
-                .freed
-                .load(std::sync::atomic::Ordering::Relaxed);
+            let pending = server.keyspace.lazyfree_pending();
+            let freed = server.keyspace.lazyfreed();
             let total = std::fs::read_to_string("/proc/meminfo")
                 .ok()
                 .and_then(|m| {
@@ -175,7 +167,7 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
                 })
                 .unwrap_or(0)
                 * 1024;
-            let dataset = server.dataset_memory() as u64;
+            let dataset = server.keyspace.dataset_memory() as u64;
             let overhead = used - dataset;
             let peak = server.stats.used_memory_peak.max(used);
             let (allocated, active) = allocator_bytes();
@@ -207,13 +199,14 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
                 diff(rss, used),
             );
         }
-        "persistence" => crate::rdb::info_persistence(server, w),
+        "persistence" => super::persistence::info_section(server, w),
         "stats" => {
             let st = &server.stats;
+            let ks = server.keyspace.stats();
             let _ = write!(
                 w,
                 "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
-                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.input_kbps(), st.output_kbps(), st.rejected_connections, st.expired_keys, st.expire_time_cap_reached, st.expire_cycle_micros / 1000, st.keyspace_hits, st.keyspace_misses, server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed,
+                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.input_kbps(), st.output_kbps(), st.rejected_connections, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, ks.keyspace_hits, ks.keyspace_misses, server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed,
             );
         }
         "replication" => {
@@ -240,8 +233,8 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
         "cluster" => w.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
         "keyspace" => {
             w.push_str("# Keyspace\r\n");
-            for (i, db) in server.dbs.iter().enumerate() {
-                let (keys, expires) = super::keys::db_counts(db);
+            for (i, db) in server.keyspace.databases().iter().enumerate() {
+                let (keys, expires) = (db.len(), db.volatile_len());
                 if keys > 0 {
                     let _ = write!(w, "db{i}:keys={keys},expires={expires},avg_ttl=0\r\n");
                 }

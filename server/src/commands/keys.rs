@@ -2,12 +2,16 @@
 //! FLUSHDB, FLUSHALL, SWAPDB, OBJECT, MEMORY.
 
 use super::Ctx;
-use crate::db::{Db, Value};
+use crate::errors;
 use crate::glob::glob_match;
+use crate::keyspace::Entry;
 
 /// Whether `key` exists (not expired) in `db`, for writers.
 fn alive(ctx: &mut Ctx, db: usize, key: &[u8]) -> bool {
-    ctx.server.lookup_write(db, key, ctx.now_ms).is_some()
+    ctx.server
+        .keyspace
+        .lookup_write(db, key, ctx.now_ms)
+        .is_some()
 }
 
 /// DEL / UNLINK key [key ...]
@@ -15,7 +19,7 @@ pub fn del(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
     let mut n = 0;
     for key in &args[1..] {
-        if alive(ctx, db, key) && ctx.server.delete(db, key) {
+        if alive(ctx, db, key) && ctx.server.keyspace.delete(db, key) {
             n += 1;
         }
     }
@@ -29,7 +33,12 @@ pub fn exists(ctx: &mut Ctx, args: &[&[u8]]) {
     let touch = args[0].eq_ignore_ascii_case(b"TOUCH");
     let mut n = 0;
     for key in &args[1..] {
-        if ctx.server.lookup_read(db, key, ctx.now_ms, touch).is_some() {
+        if ctx
+            .server
+            .keyspace
+            .lookup_read(db, key, ctx.now_ms, touch)
+            .is_some()
+        {
             n += 1;
         }
     }
@@ -41,31 +50,18 @@ pub fn type_of(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
     let name = ctx
         .server
+        .keyspace
         .lookup_read(db, args[1], ctx.now_ms, false)
         .map(|e| e.value.type_name())
         .unwrap_or("none");
     ctx.out.simple(name);
 }
 
-/// Moves `src` of database `from` to `dst` of database `to`, keeping its expiry.
-fn move_entry(ctx: &mut Ctx, from: usize, src: &[u8], to: usize, dst: &[u8]) {
-    // Read the expiry first: removing an entry clears it from the volatile set.
-    let expire = ctx.server.dbs[from].get(src).and_then(|e| e.expire_at());
-    let entry = ctx.server.dbs[from]
-        .remove(src)
-        .expect("caller checked the source exists");
-    ctx.server.signal_modified(from, src);
-    ctx.server.store_value(to, dst, entry.value);
-    if let Some(at) = expire {
-        ctx.server.dbs[to].set_expiry(dst, at);
-    }
-}
-
 fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
     let db = ctx.db();
     let (src, dst) = (args[1], args[2]);
     if !alive(ctx, db, src) {
-        return ctx.error("ERR no such key");
+        return ctx.error(errors::NO_SUCH_KEY);
     }
     if src == dst {
         return if nx { ctx.out.int(0) } else { ctx.out.ok() };
@@ -74,9 +70,9 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
         if nx {
             return ctx.out.int(0);
         }
-        ctx.server.delete(db, dst);
+        ctx.server.keyspace.delete(db, dst);
     }
-    move_entry(ctx, db, src, db, dst);
+    ctx.server.keyspace.relocate(db, src, db, dst);
     if nx {
         ctx.out.int(1)
     } else {
@@ -97,8 +93,8 @@ pub fn renamenx(ctx: &mut Ctx, args: &[&[u8]]) {
 /// Parses a database index argument.
 fn db_index(ctx: &mut Ctx, arg: &[u8]) -> Option<usize> {
     let index = ctx.int_arg(arg)?;
-    if index < 0 || index as usize >= ctx.server.dbs.len() {
-        ctx.error("ERR DB index is out of range");
+    if index < 0 || index as usize >= ctx.server.keyspace.db_count() {
+        ctx.error(errors::DB_INDEX_OUT_OF_RANGE);
         return None;
     }
     Some(index as usize)
@@ -126,9 +122,9 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let (src, dst) = (args[1], args[2]);
     if src_db == dst_db && src == dst {
-        return ctx.error("ERR source and destination objects are the same");
+        return ctx.error(errors::SAME_SOURCE_AND_DESTINATION);
     }
-    let Some(entry) = ctx.server.lookup_write(src_db, src, ctx.now_ms) else {
+    let Some(entry) = ctx.server.keyspace.lookup_write(src_db, src, ctx.now_ms) else {
         return ctx.out.int(0);
     };
     let (value, expire) = (entry.value.clone(), entry.expire_at());
@@ -136,11 +132,11 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
         if !replace {
             return ctx.out.int(0);
         }
-        ctx.server.delete(dst_db, dst);
+        ctx.server.keyspace.delete(dst_db, dst);
     }
-    ctx.server.store_value(dst_db, dst, value);
+    ctx.server.keyspace.store(dst_db, dst, value);
     if let Some(at) = expire {
-        ctx.server.dbs[dst_db].set_expiry(dst, at);
+        ctx.server.keyspace.set_expiry(dst_db, dst, at);
     }
     ctx.out.int(1);
 }
@@ -152,23 +148,25 @@ pub fn move_key(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if src_db == dst_db {
-        return ctx.error("ERR source and destination objects are the same");
+        return ctx.error(errors::SAME_SOURCE_AND_DESTINATION);
     }
     if !alive(ctx, src_db, args[1]) || alive(ctx, dst_db, args[1]) {
         return ctx.out.int(0);
     }
-    move_entry(ctx, src_db, args[1], dst_db, args[1]);
+    ctx.server
+        .keyspace
+        .relocate(src_db, args[1], dst_db, args[1]);
     ctx.out.int(1);
 }
 
 /// KEYS pattern
 pub fn keys(ctx: &mut Ctx, args: &[&[u8]]) {
-    let db = &ctx.server.dbs[ctx.client.db];
+    let db = ctx.server.keyspace.db(ctx.client.db);
     let now = ctx.now_ms;
     let all = args[1] == b"*";
     let found: Vec<&[u8]> = db
         .iter()
-        .filter(|e| e.expire_at().is_none_or(|at| at > now))
+        .filter(|e| !e.is_expired(now))
         .map(|e| e.key())
         .filter(|k| all || glob_match(args[1], k, false))
         .collect();
@@ -181,7 +179,7 @@ pub fn keys(ctx: &mut Ctx, args: &[&[u8]]) {
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(cursor) = crate::numbers::parse_cursor(args[1]) else {
-        return ctx.error("ERR invalid cursor");
+        return ctx.error(errors::INVALID_CURSOR);
     };
     let Some(opts) = ScanOptions::parse(ctx, &args[2..], true) else {
         return;
@@ -189,8 +187,8 @@ pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
     let now = ctx.now_ms;
     let mut found = Vec::new();
-    let next = ctx.server.dbs[db].scan(cursor, opts.count, |e| {
-        let live = e.expire_at().is_none_or(|at| at > now);
+    let next = ctx.server.keyspace.db(db).scan(cursor, opts.count, |e| {
+        let live = !e.is_expired(now);
         let type_ok = opts
             .type_name
             .as_ref()
@@ -265,28 +263,16 @@ impl ScanOptions {
 /// RANDOMKEY
 pub fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) {
     let db = ctx.db();
-    for _ in 0..100 {
-        let server = &mut *ctx.server;
-        let mut seed = server.random();
-        let key = server.dbs[db].random_key(|| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 11
-        });
-        let Some(key) = key.map(<[u8]>::to_vec) else {
-            return ctx.out.null();
-        };
-        if !ctx.server.expire_if_needed(db, &key, ctx.now_ms) {
-            return ctx.out.bulk(&key);
-        }
+    match ctx.server.keyspace.random_key(db, ctx.now_ms) {
+        Some(key) => ctx.out.bulk(&key),
+        None => ctx.out.null(),
     }
-    ctx.out.null();
 }
 
 /// DBSIZE
 pub fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) {
-    ctx.out.int(ctx.server.dbs[ctx.client.db].len() as i64);
+    ctx.out
+        .int(ctx.server.keyspace.db(ctx.client.db).len() as i64);
 }
 
 /// Checks the optional ASYNC|SYNC argument of FLUSHDB / FLUSHALL.
@@ -305,7 +291,7 @@ fn flush_mode_ok(ctx: &mut Ctx, args: &[&[u8]]) -> bool {
 /// FLUSHDB [ASYNC|SYNC]
 pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
     if flush_mode_ok(ctx, args) {
-        ctx.server.flush_db(ctx.client.db);
+        ctx.server.keyspace.flush_db(ctx.client.db);
         ctx.out.ok();
     }
 }
@@ -316,13 +302,12 @@ pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
 /// dataset is saved at once, so a restart does not bring the flushed keys back.
 pub fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
     if flush_mode_ok(ctx, args) {
-        for db in 0..ctx.server.dbs.len() {
-            ctx.server.flush_db(db);
-        }
-        crate::rdb::kill_child(ctx.server);
-        if !ctx.server.config.save.is_empty() {
+        ctx.server.keyspace.flush_all();
+        let mut snapshots = ctx.server.snapshots();
+        snapshots.kill_child();
+        if !snapshots.config.save.is_empty() {
             // A failed save is logged by `save`; FLUSHALL still succeeds, as in Redis.
-            let _ = crate::rdb::save(ctx.server);
+            let _ = snapshots.save();
         }
         ctx.out.ok();
     }
@@ -337,67 +322,46 @@ pub fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(b) = parse(args[2]) else {
         return ctx.error("ERR invalid second DB index");
     };
-    let count = ctx.server.dbs.len() as i64;
+    let count = ctx.server.keyspace.db_count() as i64;
     if a < 0 || a >= count || b < 0 || b >= count {
-        return ctx.error("ERR DB index is out of range");
+        return ctx.error(errors::DB_INDEX_OUT_OF_RANGE);
     }
-    let (a, b) = (a as usize, b as usize);
-    if a != b {
-        ctx.server.signal_flushed(a);
-        ctx.server.signal_flushed(b);
-        ctx.server.dbs.swap(a, b);
-        ctx.server.signal_flushed(a);
-        ctx.server.signal_flushed(b);
-        let waiting: Vec<(usize, Vec<u8>)> = ctx
-            .server
-            .blocked_on
-            .keys()
-            .filter(|(d, _)| *d == a || *d == b)
-            .cloned()
-            .collect();
-        for (d, key) in waiting {
-            if ctx.server.dbs[d].get(&key).is_some() {
-                ctx.server.signal_ready(d, &key);
-            }
-        }
-    }
+    ctx.server.keyspace.swap_dbs(a as usize, b as usize);
     ctx.out.ok();
 }
 
 /// Looks a key up for OBJECT / MEMORY without touching its access time or statistics.
-fn peek(ctx: &mut Ctx, key: &[u8]) -> Option<usize> {
+fn peek<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c Entry> {
     let db = ctx.db();
-    ctx.server.expire_if_needed(db, key, ctx.now_ms);
-    ctx.server.dbs[db].get(key).map(|_| db)
+    ctx.server.keyspace.peek(db, key, ctx.now_ms)
 }
 
 /// OBJECT ENCODING key
 pub fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(db) = peek(ctx, args[2]) else {
+    let Some(entry) = peek(ctx, args[2]) else {
         return ctx.out.null();
     };
-    let encoding = match &ctx.server.dbs[db].get(args[2]).expect("peeked").value {
-        Value::ZSet(z) => z.encoding().as_str(),
-    };
+    let encoding = entry.value.encoding_name();
     ctx.out.bulk(encoding.as_bytes());
 }
 
 /// OBJECT REFCOUNT key (values are never shared: 1)
 pub fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) {
-    match peek(ctx, args[2]) {
-        Some(_) => ctx.out.int(1),
-        None => ctx.out.null(),
+    if peek(ctx, args[2]).is_some() {
+        ctx.out.int(1)
+    } else {
+        ctx.out.null()
     }
 }
 
 /// OBJECT IDLETIME key
 pub fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(db) = peek(ctx, args[2]) else {
+    let Some(entry) = peek(ctx, args[2]) else {
         return ctx.out.null();
     };
-    let accessed = ctx.server.dbs[db].get(args[2]).expect("peeked").accessed;
+    let accessed = entry.accessed();
     ctx.out
-        .int(ctx.server.clock_secs().saturating_sub(accessed) as i64);
+        .int(ctx.server.keyspace.clock_secs().saturating_sub(accessed) as i64);
 }
 
 /// OBJECT FREQ key: Goblin has no LFU policy, so, as Redis under an LRU policy, it refuses.
@@ -444,12 +408,10 @@ pub fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         i += 2;
     }
-    let Some(db) = peek(ctx, args[2]) else {
+    let Some(entry) = peek(ctx, args[2]) else {
         return ctx.out.null();
     };
-    let entry = ctx.server.dbs[db].get(args[2]).expect("peeked");
-    let bytes =
-        entry.value.memory_bytes() + entry.key().len() + std::mem::size_of::<crate::db::Entry>();
+    let bytes = entry.memory_usage();
     ctx.out.int(bytes as i64);
 }
 
@@ -464,9 +426,4 @@ pub fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) {
             "    sampled up to <count> times (default: 5, 0 means sample all).",
         ],
     );
-}
-
-/// Count of keys in a database, for INFO keyspace: (keys, expires).
-pub fn db_counts(db: &Db) -> (usize, usize) {
-    (db.len(), db.volatile_len())
 }

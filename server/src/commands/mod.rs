@@ -13,18 +13,20 @@ mod info;
 mod introspection;
 mod keys;
 mod multi;
+mod persistence;
 mod server_cmds;
 mod table;
 
 pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
-pub use info::REDIS_VERSION;
 pub use keys::ScanOptions;
 pub use server_cmds::SlowLog;
 pub use table::{lookup, Command, Flags, StatSlot};
 
 use crate::client::{Client, ReplyMode};
+use crate::clock::unix_ms;
+use crate::errors;
 use crate::resp::reply::ReplyWriter;
-use crate::server::{unix_ms, Server};
+use crate::server::Server;
 use std::time::Instant;
 
 /// A handler: runs one command whose arity was checked.
@@ -72,14 +74,14 @@ impl<'a> Ctx<'a> {
 
     /// The syntax error reply.
     pub fn syntax_error(&mut self) {
-        self.error("ERR syntax error");
+        self.error(errors::SYNTAX);
     }
 
     /// Parses an integer argument or replies "value is not an integer or out of range".
     pub fn int_arg(&mut self, arg: &[u8]) -> Option<i64> {
         let v = crate::numbers::parse_i64(arg);
         if v.is_none() {
-            self.error("ERR value is not an integer or out of range");
+            self.error(errors::NOT_AN_INTEGER);
         }
         v
     }
@@ -181,15 +183,11 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         }
     }
     if !cmd.arity_ok(args.len()) {
-        reject(
-            ctx,
-            Some(cmd),
-            &format!("ERR wrong number of arguments for '{}' command", cmd.name),
-        );
+        reject(ctx, Some(cmd), &errors::wrong_arity(cmd.name));
         return None;
     }
     if !ctx.client.authenticated && !cmd.flags.contains(Flags::NO_AUTH) {
-        reject(ctx, Some(cmd), "NOAUTH Authentication required.");
+        reject(ctx, Some(cmd), errors::NOAUTH);
         return None;
     }
     if ctx.client.multi.is_some() && cmd.flags.contains(Flags::NO_MULTI) {

@@ -17,7 +17,7 @@ pub(super) fn end_transaction(ctx: &mut Ctx) {
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
     let id = ctx.client.id;
-    ctx.server.unwatch_all(id, &mut ctx.client.watched);
+    ctx.server.keyspace.unwatch_all(id, &mut ctx.client.watched);
 }
 
 /// DISCARD
@@ -29,20 +29,6 @@ pub fn discard(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.ok();
 }
 
-/// Whether a WATCHed key changed, or expired since it was watched.
-fn watch_broken(ctx: &mut Ctx) -> bool {
-    if ctx.server.dirty_clients.contains(&ctx.client.id) {
-        return true;
-    }
-    let now = ctx.now_ms;
-    ctx.client.watched.iter().any(|(db, key, was_alive)| {
-        *was_alive
-            && ctx.server.dbs[*db]
-                .get(key)
-                .is_some_and(|e| e.expire_at().is_some_and(|at| at <= now))
-    })
-}
-
 /// EXEC
 pub fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
     let Some(queued) = ctx.client.multi.take() else {
@@ -52,7 +38,11 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
         end_transaction(ctx);
         return ctx.error("EXECABORT Transaction discarded because of previous errors.");
     }
-    if watch_broken(ctx) {
+    if ctx
+        .server
+        .keyspace
+        .watched_keys_changed(ctx.client.id, &ctx.client.watched, ctx.now_ms)
+    {
         end_transaction(ctx);
         return ctx.out.null_array();
     }
@@ -84,15 +74,11 @@ pub fn watch(ctx: &mut Ctx, args: &[&[u8]]) {
         {
             continue;
         }
-        let alive = ctx.server.dbs[db]
-            .get(key)
-            .is_some_and(|e| e.expire_at().is_none_or(|at| at > ctx.now_ms));
+        let alive = ctx
+            .server
+            .keyspace
+            .watch(db, key, ctx.client.id, ctx.now_ms);
         ctx.client.watched.push((db, key.to_vec(), alive));
-        ctx.server
-            .watchers
-            .entry((db, key.to_vec()))
-            .or_default()
-            .push(ctx.client.id);
     }
     ctx.out.ok();
 }
@@ -100,6 +86,6 @@ pub fn watch(ctx: &mut Ctx, args: &[&[u8]]) {
 /// UNWATCH
 pub fn unwatch(ctx: &mut Ctx, _args: &[&[u8]]) {
     let id = ctx.client.id;
-    ctx.server.unwatch_all(id, &mut ctx.client.watched);
+    ctx.server.keyspace.unwatch_all(id, &mut ctx.client.watched);
     ctx.out.ok();
 }

@@ -3,6 +3,7 @@
 
 use super::{Command, Ctx, Flags};
 use crate::config::ConfigError;
+use crate::errors;
 use std::collections::VecDeque;
 
 /// Writes a HELP reply as Redis does: a header line, the given lines, then HELP itself.
@@ -24,9 +25,7 @@ pub fn subcommand_syntax_error(ctx: &mut Ctx, args: &[&[u8]]) {
     let sub = String::from_utf8_lossy(args[1]);
     let sub: String = sub.chars().take(128).collect();
     let command = String::from_utf8_lossy(args[0]).to_ascii_uppercase();
-    ctx.error(&format!(
-        "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {command} HELP."
-    ));
+    ctx.error(&errors::subcommand_syntax(&sub, &command));
 }
 
 /// CONFIG GET parameter [parameter ...]
@@ -69,6 +68,7 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
 /// CONFIG RESETSTAT
 pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.server.stats.reset();
+    ctx.server.keyspace.reset_stats();
     ctx.server.slowlog.entries.clear();
     ctx.out.ok();
 }
@@ -99,11 +99,6 @@ pub fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.bulk(now.subsec_micros().to_string().as_bytes());
 }
 
-/// LASTSAVE: Unix time of the last successful save (the start time before any).
-pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) {
-    ctx.out.int(ctx.server.rdb.last_save as i64);
-}
-
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
 pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     let (mut save, mut nosave, mut force, mut abort) = (false, false, false, false);
@@ -128,7 +123,7 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     crate::warning!("User requested shutdown...");
     let mode = (save || nosave).then_some(save);
-    if crate::rdb::prepare_shutdown(ctx.server, mode).is_err() && !force {
+    if ctx.server.snapshots().prepare_shutdown(mode).is_err() && !force {
         return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
     }
     ctx.server.shutdown = true;
@@ -153,7 +148,7 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             }
             ctx.out.ok();
         }
-        (b"reload", _) => crate::rdb::debug_reload(ctx, &args[2..]),
+        (b"reload", _) => super::persistence::debug_reload(ctx, &args[2..]),
         (b"help", 2) => help_reply(
             ctx,
             "DEBUG",
@@ -166,9 +161,7 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
         ),
         _ => {
             let name = String::from_utf8_lossy(args[1]).into_owned();
-            ctx.error(&format!(
-                "ERR unknown subcommand or wrong number of arguments for '{name}'. Try DEBUG HELP."
-            ))
+            ctx.error(&errors::subcommand_syntax(&name, "DEBUG"))
         }
     }
 }
@@ -214,12 +207,20 @@ pub struct SlowLog {
     next_id: u64,
 }
 
-/// Adds an entry when a command took longer than slowlog-log-slower-than.
+/// Adds an entry when a command took longer than slowlog-log-slower-than. The check runs
+/// after every command, so it inlines into the dispatcher; the recording does not.
+#[inline]
 pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64) {
     let threshold = ctx.server.config.slowlog_log_slower_than;
     if threshold < 0 || micros < threshold as u64 || cmd.flags.contains(Flags::SKIP_SLOWLOG) {
         return;
     }
+    slowlog_push(ctx, args, micros);
+}
+
+/// Records a slow command: its arguments (trimmed as Redis trims them), time and client.
+#[cold]
+fn slowlog_push(ctx: &mut Ctx, args: &[&[u8]], micros: u64) {
     let mut kept: Vec<Vec<u8>> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         if i == SLOWLOG_MAX_ARGC - 1 && args.len() > SLOWLOG_MAX_ARGC {
@@ -239,7 +240,7 @@ pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64)
     let log = &mut ctx.server.slowlog;
     let entry = SlowlogEntry {
         id: log.next_id,
-        time: crate::server::unix_ms() / 1000,
+        time: crate::clock::unix_ms() / 1000,
         micros,
         args: kept,
         addr: ctx.client.addr.to_string(),

@@ -2,8 +2,8 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    blocking, client_cmd, connection, expire, info, introspection, keys, multi, server_cmds,
-    Handler,
+    blocking, client_cmd, connection, expire, info, introspection, keys, multi, persistence,
+    server_cmds, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -157,9 +157,7 @@ macro_rules! cmd {
 /// Containers never run themselves: the dispatcher picks a subcommand or refuses.
 fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
     let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
-    ctx.error(&format!(
-        "ERR wrong number of arguments for '{name}' command"
-    ));
+    ctx.error(&crate::errors::wrong_arity(&name));
 }
 
 static CLIENT_SUBS: [Command; 12] = [
@@ -346,9 +344,9 @@ pub static COMMANDS: [Command; 50] = [
     cmd!("config", -2, NONE, subs: &CONFIG_SUBS),
     cmd!("command", -1, LS, introspection::command, subs: &COMMAND_SUBS),
     cmd!("time", 1, LSF, server_cmds::time),
-    cmd!("lastsave", 1, LSF, server_cmds::lastsave),
-    cmd!("save", 1, ADMIN.with(Flags::NO_MULTI), crate::rdb::cmd_save),
-    cmd!("bgsave", -1, ADMIN, crate::rdb::cmd_bgsave),
+    cmd!("lastsave", 1, LSF, persistence::lastsave),
+    cmd!("save", 1, ADMIN.with(Flags::NO_MULTI), persistence::save),
+    cmd!("bgsave", -1, ADMIN, persistence::bgsave),
     cmd!(
         "shutdown",
         -1,

@@ -6,7 +6,7 @@
 
 use super::read::{self, LoadError, LoadOptions, LoadReport};
 use super::write::{write_snapshot, AuxInfo, SaveStats};
-use crate::db::Db;
+use crate::keyspace::Db;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};

@@ -255,6 +255,7 @@ pub fn ziplist_items<'a>(
     Ok(count)
 }
 
+/// Builders of listpack and ziplist blobs for tests (the loader's tests use them too).
 #[cfg(test)]
 pub mod tests {
     use super::*;

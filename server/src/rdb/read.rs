@@ -18,7 +18,7 @@
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::db::{Db, Value};
+use crate::keyspace::{Db, Value};
 use goblin_zset::ZSet;
 use std::fmt;
 use std::io::Read;
@@ -622,7 +622,7 @@ impl<'a, R: Read> Loader<'a, R> {
                 ),
             });
         }
-        target.insert(&key, Value::ZSet(zset), self.opts.clock_secs);
+        target.insert(&key, Value::ZSet(zset.into()), self.opts.clock_secs);
         if let Some(t) = expire {
             target.set_expiry(&key, t);
         }
@@ -916,7 +916,7 @@ mod tests {
         ] {
             small.insert(m, s, &cfg);
         }
-        dbs[0].insert(b"small", Value::ZSet(small), 0);
+        dbs[0].insert(b"small", Value::ZSet(small.into()), 0);
         let mut large = ZSet::new();
         for i in 0..5000u32 {
             large.insert(
@@ -925,15 +925,15 @@ mod tests {
                 &cfg,
             );
         }
-        dbs[0].insert(b"large", Value::ZSet(large), 0);
+        dbs[0].insert(b"large", Value::ZSet(large.into()), 0);
         let mut long = ZSet::new();
         long.insert(&[b'x'; 200], 7.0, &cfg);
-        dbs[3].insert(b"long-member", Value::ZSet(long), 0);
+        dbs[3].insert(b"long-member", Value::ZSet(long.into()), 0);
         let mut volatile = ZSet::new();
         volatile.insert(b"v", 1.0, &cfg);
-        dbs[15].insert(b"volatile", Value::ZSet(volatile.clone()), 0);
+        dbs[15].insert(b"volatile", Value::ZSet(volatile.clone().into()), 0);
         dbs[15].set_expiry(b"volatile", 2_000_000);
-        dbs[15].insert(b"expired", Value::ZSet(volatile), 0);
+        dbs[15].insert(b"expired", Value::ZSet(volatile.into()), 0);
         dbs[15].set_expiry(b"expired", 999_000);
         dbs
     }

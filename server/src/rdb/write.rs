@@ -16,7 +16,7 @@
 
 use super::crc64;
 use super::format::*;
-use crate::db::{Db, Value};
+use crate::keyspace::{Db, Value};
 use std::io::{self, Write};
 
 /// Bytes gathered before they are checksummed and handed to the output.

@@ -20,9 +20,12 @@ pub struct ProtocolError(pub &'static str);
 /// What one call to [`RequestParser::parse`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed {
-    /// A whole request ends at this buffer offset; its arguments are in [`RequestParser::args`].
-    /// An empty argument list (`*0`, a blank inline line) means "nothing to run".
-    Request { end: usize },
+    /// A whole request; its arguments are in [`RequestParser::args`]. An empty argument
+    /// list (`*0`, a blank inline line) means "nothing to run".
+    Request {
+        /// The buffer offset just past the request.
+        end: usize,
+    },
     /// More bytes are needed.
     Incomplete,
 }

@@ -2,7 +2,8 @@
 
 use super::{read_zset, write_zset};
 use crate::commands::Ctx;
-use crate::db::Value;
+use crate::errors;
+use crate::keyspace::Value;
 
 /// Target load factor of GOBLIN.OPTIMIZE when none is given.
 const DEFAULT_DENSITY: f64 = 0.97;
@@ -20,7 +21,7 @@ pub fn memory(ctx: &mut Ctx, args: &[&[u8]]) {
         },
         [_] => {
             let (mut sets, mut members, mut bytes) = (0usize, 0usize, 0usize);
-            for entry in ctx.server.dbs.iter().flat_map(|db| db.iter()) {
+            for entry in ctx.server.keyspace.entries() {
                 let Value::ZSet(z) = &entry.value;
                 sets += 1;
                 members += z.len();
@@ -40,7 +41,7 @@ pub fn memory(ctx: &mut Ctx, args: &[&[u8]]) {
                 0.0
             });
         }
-        _ => ctx.error("ERR wrong number of arguments for 'goblin.memory' command"),
+        _ => ctx.error(&errors::wrong_arity("goblin.memory")),
     }
 }
 
@@ -58,7 +59,7 @@ fn release_free_memory() {
 /// missing member scans the whole table). Replies with the set's bytes afterwards.
 pub fn optimize(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() > 3 {
-        return ctx.error("ERR wrong number of arguments for 'goblin.optimize' command");
+        return ctx.error(&errors::wrong_arity("goblin.optimize"));
     }
     let density = match args.get(2) {
         None => DEFAULT_DENSITY,
@@ -68,7 +69,7 @@ pub fn optimize(ctx: &mut Ctx, args: &[&[u8]]) {
         },
     };
     let Some(set) = write_zset(ctx, args[1]) else {
-        return ctx.error("ERR no such key");
+        return ctx.error(errors::NO_SUCH_KEY);
     };
     set.optimize(density);
     let bytes = set.memory_bytes();

@@ -18,9 +18,8 @@ mod setops;
 mod write;
 
 use crate::commands::{Command, Ctx, Flags, StatSlot};
-use crate::db::Value;
+use crate::keyspace::{SortedSet, Value};
 use crate::resp::reply::ReplyWriter;
-use goblin_zset::ZSet;
 
 const W: Flags = Flags::WRITE;
 const WD: Flags = Flags::WRITE.with(Flags::DENYOOM);
@@ -85,10 +84,10 @@ pub static COMMANDS: [Command; 37] = [
 ];
 
 /// The sorted set at `key` for reading (expired keys are removed first), or None.
-fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c ZSet> {
+fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c SortedSet> {
     let db = ctx.client.db;
     let touch = !ctx.client.no_touch;
-    match ctx.server.lookup_read(db, key, ctx.now_ms, touch) {
+    match ctx.server.keyspace.lookup_read(db, key, ctx.now_ms, touch) {
         Some(entry) => match &entry.value {
             Value::ZSet(z) => Some(z),
         },
@@ -101,7 +100,7 @@ fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c ZSet> {
 fn read_zset_and_out<'c, 'a>(
     ctx: &'c mut Ctx<'a>,
     key: &[u8],
-) -> (Option<&'c ZSet>, &'c mut ReplyWriter<'a>) {
+) -> (Option<&'c SortedSet>, &'c mut ReplyWriter<'a>) {
     let Ctx {
         server,
         client,
@@ -109,7 +108,10 @@ fn read_zset_and_out<'c, 'a>(
         now_ms,
         ..
     } = ctx;
-    let set = match server.lookup_read(client.db, key, *now_ms, !client.no_touch) {
+    let set = match server
+        .keyspace
+        .lookup_read(client.db, key, *now_ms, !client.no_touch)
+    {
         Some(entry) => match &entry.value {
             Value::ZSet(z) => Some(z),
         },
@@ -119,9 +121,9 @@ fn read_zset_and_out<'c, 'a>(
 }
 
 /// The sorted set at `key` for writing, or None.
-fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut ZSet> {
+fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut SortedSet> {
     let db = ctx.client.db;
-    match ctx.server.lookup_write(db, key, ctx.now_ms) {
+    match ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) {
         Some(entry) => match &mut entry.value {
             Value::ZSet(z) => Some(z),
         },
@@ -134,60 +136,24 @@ fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut ZSet> {
 fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
     let db = ctx.client.db;
     if empty {
-        ctx.server.delete(db, key);
+        ctx.server.keyspace.delete(db, key);
     } else {
-        ctx.server.signal_modified(db, key);
+        ctx.server.keyspace.signal_modified(db, key);
     }
 }
 
-/// Stores `members` (any order, unique) as the set at `dst`, choosing the encoding as Redis
-/// does for a result of that size; an empty result deletes `dst`. Returns the member count.
+/// Stores `members` (any order, unique) as the set at `dst`, encoded as Redis encodes a
+/// result of that size; an empty result deletes `dst`. Returns the member count.
 fn store_result(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> usize {
     let db = ctx.client.db;
     let count = members.len();
     if count == 0 {
-        ctx.server.delete(db, dst);
+        ctx.server.keyspace.delete(db, dst);
         return 0;
     }
-    let cfg = ctx.server.config.zset;
-    let longest = members.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
-    let bytes = members
-        .iter()
-        .map(|(m, s)| goblin_zset::stored_bytes(m, *s))
-        .sum();
-    let mut set = ZSet::with_expected(count, longest, bytes, &cfg);
-    for (member, score) in &members {
-        insert(&mut set, member, *score, &cfg);
-    }
-    ctx.server.store_value(db, dst, Value::ZSet(set));
+    let set = SortedSet::from_members(&members, &ctx.server.config.zset);
+    ctx.server.keyspace.store(db, dst, Value::ZSet(set));
     count
-}
-
-/// Inserts or updates a member. A listpack stores -0 as the integer 0, as Redis's does, so
-/// a member that lands in a small set loses the sign of a zero; one whose insertion converts
-/// the set (Redis converts before inserting) keeps it.
-fn insert(set: &mut ZSet, member: &[u8], score: f64, cfg: &goblin_zset::Config) -> Option<f64> {
-    let stays_small = set.encoding() == goblin_zset::Encoding::Listpack
-        && member.len() <= cfg.max_listpack_value
-        && (set.len() < cfg.max_listpack_entries || set.score(member).is_some());
-    let score = if score == 0.0 && stays_small {
-        0.0
-    } else {
-        score
-    };
-    set.insert(member, score, cfg)
-}
-
-/// Converts a small set to the large form up front when a write brings more members than
-/// the small form allows (Redis 7.2's zsetTypeMaybeConvert).
-fn maybe_convert(set: &mut ZSet, incoming: usize, cfg: &goblin_zset::Config) {
-    if set.encoding() == goblin_zset::Encoding::Listpack && incoming > cfg.max_listpack_entries {
-        let mut large = ZSet::with_expected(set.len() + incoming, 0, 0, cfg);
-        for (member, score) in set.iter() {
-            large.insert(member, score, cfg);
-        }
-        *set = large;
-    }
 }
 
 /// Writes members, with scores when asked: RESP2 flat, RESP3 as [member, score] pairs.

@@ -1,6 +1,7 @@
 //! Argument parsing for the sorted-set commands, with Redis's exact error texts.
 
 use crate::commands::Ctx;
+use crate::errors;
 use crate::numbers::parse_f64;
 use goblin_zset::{LexBound, LexRange, ScoreBound, ScoreRange};
 
@@ -8,7 +9,7 @@ use goblin_zset::{LexBound, LexRange, ScoreBound, ScoreRange};
 pub fn score(ctx: &mut Ctx, arg: &[u8]) -> Option<f64> {
     let v = parse_f64(arg);
     if v.is_none() {
-        ctx.error("ERR value is not a valid float");
+        ctx.error(errors::NOT_A_FLOAT);
     }
     v
 }
@@ -48,7 +49,7 @@ pub fn score_range(ctx: &mut Ctx, min: &[u8], max: &[u8]) -> Option<ScoreRange> 
     match (score_bound(min), score_bound(max)) {
         (Some(min), Some(max)) => Some(ScoreRange { min, max }),
         _ => {
-            ctx.error("ERR min or max is not a float");
+            ctx.error(errors::MIN_MAX_NOT_FLOAT);
             None
         }
     }
@@ -69,7 +70,7 @@ pub fn lex_range(ctx: &mut Ctx, min: &[u8], max: &[u8]) -> Option<LexRange> {
     match (lex_bound(min), lex_bound(max)) {
         (Some(min), Some(max)) => Some(LexRange { min, max }),
         _ => {
-            ctx.error("ERR min or max not valid string range item");
+            ctx.error(errors::MIN_MAX_NOT_STRING_RANGE);
             None
         }
     }
@@ -84,7 +85,7 @@ pub fn timeout(ctx: &mut Ctx, arg: &[u8]) -> Option<Option<u64>> {
     };
     let ms = (secs * 1000.0).ceil();
     if ms > i64::MAX as f64 {
-        ctx.error("ERR timeout is out of range");
+        ctx.error(errors::TIMEOUT_OUT_OF_RANGE);
         return None;
     }
     if ms < 0.0 {
@@ -97,7 +98,7 @@ pub fn timeout(ctx: &mut Ctx, arg: &[u8]) -> Option<Option<u64>> {
     match (ms as i64).checked_add(ctx.now_ms as i64) {
         Some(deadline) => Some(Some(deadline as u64)),
         None => {
-            ctx.error("ERR timeout is out of range");
+            ctx.error(errors::TIMEOUT_OUT_OF_RANGE);
             None
         }
     }
@@ -115,7 +116,7 @@ pub fn int_in_range(
     match (crate::numbers::parse_i64(arg), message) {
         (Some(v), _) if (min..=max).contains(&v) => return Some(v),
         (_, Some(m)) => ctx.error(m),
-        (None, None) => ctx.error("ERR value is not an integer or out of range"),
+        (None, None) => ctx.error(errors::NOT_AN_INTEGER),
         (Some(_), None) => ctx.error(&format!(
             "ERR value is out of range, value must between {min} and {max}"
         )),

@@ -2,6 +2,7 @@
 
 use super::{parse, read_zset, write_members};
 use crate::commands::Ctx;
+use crate::errors;
 use crate::glob::glob_match;
 
 /// ZCARD key
@@ -36,9 +37,7 @@ pub fn zmscore(ctx: &mut Ctx, args: &[&[u8]]) {
 fn rank_generic(ctx: &mut Ctx, args: &[&[u8]], reverse: bool) {
     if args.len() > 4 {
         let name = if reverse { "zrevrank" } else { "zrank" };
-        return ctx.error(&format!(
-            "ERR wrong number of arguments for '{name}' command"
-        ));
+        return ctx.error(&errors::wrong_arity(name));
     }
     let withscore = match args.get(3) {
         None => false,
@@ -106,7 +105,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         if len == 0 {
             return ctx.out.null();
         }
-        let rank = (ctx.server.random() % len as u64) as usize;
+        let rank = (ctx.server.keyspace.random() % len as u64) as usize;
         let member = read_zset(ctx, args[1])
             .and_then(|s| s.get_by_rank(rank))
             .map(|(m, _)| m.to_vec())
@@ -130,7 +129,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let ranks: Vec<usize> = if count < 0 {
         (0..count.unsigned_abs())
-            .map(|_| (ctx.server.random() % len as u64) as usize)
+            .map(|_| (ctx.server.keyspace.random() % len as u64) as usize)
             .collect()
     } else if count as usize >= len {
         (0..len).collect()
@@ -139,7 +138,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         let count = count as usize;
         let mut pool: Vec<usize> = (0..len).collect();
         for i in 0..count {
-            let j = i + (ctx.server.random() % (len - i) as u64) as usize;
+            let j = i + (ctx.server.keyspace.random() % (len - i) as u64) as usize;
             pool.swap(i, j);
         }
         pool.truncate(count);
@@ -161,7 +160,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
 /// ZSCAN key cursor [MATCH pattern] [COUNT count]
 pub fn zscan(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(cursor) = crate::numbers::parse_cursor(args[2]) else {
-        return ctx.error("ERR invalid cursor");
+        return ctx.error(errors::INVALID_CURSOR);
     };
     let Some(opts) = crate::commands::ScanOptions::parse(ctx, &args[3..], false) else {
         return;

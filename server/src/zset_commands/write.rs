@@ -1,9 +1,8 @@
 //! ZADD, ZINCRBY, ZREM, ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZREMRANGEBYLEX.
 
-use super::{after_write, insert, maybe_convert, parse, write_zset};
+use super::{after_write, parse, write_zset};
 use crate::commands::Ctx;
-use crate::db::Value;
-use goblin_zset::ZSet;
+use crate::keyspace::{SortedSet, Value};
 
 /// ZADD's options.
 #[derive(Default)]
@@ -30,7 +29,7 @@ enum Outcome {
 
 /// Adds or updates one member under ZADD's rules (Redis's zsetAdd). Err on a NaN result.
 fn add_one(
-    set: &mut ZSet,
+    set: &mut SortedSet,
     member: &[u8],
     score: f64,
     f: &AddFlags,
@@ -39,7 +38,7 @@ fn add_one(
     if !(f.nx || f.xx || f.gt || f.lt || f.incr) {
         // Plain ZADD: one lookup inserts or updates and tells which it was (an equal score
         // leaves the member as it is).
-        return Ok(match insert(set, member, score, cfg) {
+        return Ok(match set.insert(member, score, cfg) {
             None => Outcome::Added(score),
             Some(old) if old == score => Outcome::Same(score),
             Some(_) => Outcome::Updated(score),
@@ -60,12 +59,12 @@ fn add_one(
             if new == current {
                 return Ok(Outcome::Same(new));
             }
-            insert(set, member, new, cfg);
+            set.insert(member, new, cfg);
             Ok(Outcome::Updated(new))
         }
         None if f.xx => Ok(Outcome::Refused),
         None => {
-            insert(set, member, score, cfg);
+            set.insert(member, score, cfg);
             Ok(Outcome::Added(score))
         }
     }
@@ -84,20 +83,14 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
     }
     // One keyspace lookup finds the set or creates it, its encoding chosen from the member
     // count and the first member, as Redis 7.2 does, and its room from all the members.
-    let (entry, created) = ctx.server.lookup_write_or_create(db, key, ctx.now_ms, || {
-        let bytes = pairs
-            .iter()
-            .map(|&(s, m)| goblin_zset::stored_bytes(m, s))
-            .sum();
-        Value::ZSet(ZSet::with_expected(
-            pairs.len(),
-            pairs[0].1.len(),
-            bytes,
-            &cfg,
-        ))
-    });
+    let (entry, created) = ctx
+        .server
+        .keyspace
+        .lookup_write_or_create(db, key, ctx.now_ms, || {
+            Value::ZSet(SortedSet::for_zadd(pairs, &cfg))
+        });
     let Value::ZSet(set) = &mut entry.value;
-    maybe_convert(set, pairs.len(), &cfg);
+    set.maybe_convert(pairs.len(), &cfg);
     let (mut added, mut updated) = (0i64, 0i64);
     let mut last = None;
     let mut nan = false;
@@ -213,7 +206,11 @@ pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 /// Removes a rank range and replies with the count (shared by the ZREMRANGEBY* commands).
-fn remove_ranks(ctx: &mut Ctx, key: &[u8], ranks: impl FnOnce(&ZSet) -> std::ops::Range<usize>) {
+fn remove_ranks(
+    ctx: &mut Ctx,
+    key: &[u8],
+    ranks: impl FnOnce(&SortedSet) -> std::ops::Range<usize>,
+) {
     let Some(set) = write_zset(ctx, key) else {
         return ctx.out.int(0);
     };

@@ -15,45 +15,10 @@
 //! whole scan is returned exactly once, whatever grows or shrinks meanwhile; a key added
 //! during the scan may or may not be returned, as Redis promises.
 
-use goblin_zset::ZSet;
+use super::value::Value;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use slab::Slab;
 use std::hash::BuildHasher;
-
-/// A value in the keyspace. Goblin stores sorted sets only.
-#[derive(Clone)]
-pub enum Value {
-    /// A sorted set.
-    ZSet(ZSet),
-}
-
-impl Value {
-    /// The name TYPE reports.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::ZSet(_) => "zset",
-        }
-    }
-
-    /// Bytes the engine holds for the value.
-    pub fn memory_bytes(&self) -> usize {
-        match self {
-            Value::ZSet(z) => z.memory_bytes(),
-        }
-    }
-
-    /// Elements in the value (how expensive it is to free).
-    pub fn len(&self) -> usize {
-        match self {
-            Value::ZSet(z) => z.len(),
-        }
-    }
-
-    /// Whether the value holds no element (a key never keeps an empty value).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
 
 /// Key bytes, kept inside the entry when short: most keys ("user:1234", "k:42") fit in 22
 /// bytes, which saves a heap allocation (32 bytes with the allocator's header) per key.
@@ -105,19 +70,38 @@ pub struct Entry {
     expire_at: u64,
     /// Position in `Db::volatile` when `expire_at` is set.
     volatile_pos: u32,
-    /// Last access, in seconds of the server clock (OBJECT IDLETIME).
-    pub accessed: u32,
+    /// Last access, in seconds of the keyspace's access clock (OBJECT IDLETIME).
+    pub(super) accessed: u32,
 }
 
 impl Entry {
     /// The key bytes.
+    #[inline]
     pub fn key(&self) -> &[u8] {
         self.key.as_bytes()
     }
 
     /// The expiry time in Unix milliseconds, if any.
+    #[inline]
     pub fn expire_at(&self) -> Option<u64> {
         (self.expire_at != NO_EXPIRY).then_some(self.expire_at)
+    }
+
+    /// Whether the key's time has come at Unix time `now_ms` (it is dead, though not yet
+    /// removed).
+    #[inline]
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at().is_some_and(|at| at <= now_ms)
+    }
+
+    /// Last access, in seconds of the keyspace's access clock.
+    pub fn accessed(&self) -> u32 {
+        self.accessed
+    }
+
+    /// Bytes the key costs: its value, its key bytes and the entry itself (MEMORY USAGE).
+    pub fn memory_usage(&self) -> usize {
+        self.value.memory_bytes() + self.key().len() + std::mem::size_of::<Entry>()
     }
 }
 
@@ -146,11 +130,14 @@ impl Db {
         self.volatile.len()
     }
 
+    #[inline]
     fn hash(&self, key: &[u8]) -> u64 {
         self.hasher.hash_one(key)
     }
 
-    fn find(&self, key: &[u8]) -> Option<u32> {
+    /// The slot of `key`'s entry, expired or not (see [`Db::entry`]).
+    #[inline]
+    pub(super) fn find(&self, key: &[u8]) -> Option<u32> {
         let slots = &self.slots;
         self.index
             .find(self.hash(key), |&id| {
@@ -159,29 +146,21 @@ impl Db {
             .copied()
     }
 
-    /// The slot of `key`'s entry, expired or not (see [`Db::entry`]).
-    pub fn find_id(&self, key: &[u8]) -> Option<u32> {
-        self.find(key)
-    }
-
-    /// The entry in slot `id` (from [`Db::find_id`], with no removal since).
-    pub fn entry(&self, id: u32) -> &Entry {
+    /// The entry in slot `id` (from [`Db::find`], with no removal since).
+    #[inline]
+    pub(super) fn entry(&self, id: u32) -> &Entry {
         &self.slots[id as usize]
     }
 
     /// The entry in slot `id`, mutable.
-    pub fn entry_mut(&mut self, id: u32) -> &mut Entry {
+    #[inline]
+    pub(super) fn entry_mut(&mut self, id: u32) -> &mut Entry {
         &mut self.slots[id as usize]
     }
 
     /// The entry for `key`, expired or not.
     pub fn get(&self, key: &[u8]) -> Option<&Entry> {
         self.find(key).map(|id| &self.slots[id as usize])
-    }
-
-    /// The entry for `key`, mutable.
-    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        self.find(key).map(|id| &mut self.slots[id as usize])
     }
 
     /// Inserts `key` with no expiry, replacing (and returning) any previous value.
@@ -192,6 +171,12 @@ impl Db {
             entry.accessed = now_secs;
             return Some(std::mem::replace(&mut entry.value, value));
         }
+        self.insert_absent(key, value, now_secs);
+        None
+    }
+
+    /// Inserts `key`, which is not in the table, with no expiry; returns its slot.
+    pub(super) fn insert_absent(&mut self, key: &[u8], value: Value, now_secs: u32) -> u32 {
         let entry = Entry {
             key: KeyBytes::new(key),
             value,
@@ -205,7 +190,7 @@ impl Db {
         self.index.insert_unique(hash, id, |&other| {
             hasher.hash_one(slots[other as usize].key.as_bytes())
         });
-        None
+        id
     }
 
     /// Removes `key`, returning its entry.
@@ -322,10 +307,6 @@ impl Db {
 mod tests {
     use super::*;
 
-    fn zset() -> Value {
-        Value::ZSet(ZSet::new())
-    }
-
     #[test]
     fn short_and_long_keys() {
         let mut db = Db::default();
@@ -337,7 +318,7 @@ mod tests {
             &[b'z'; INLINE_KEY + 1],
             &long,
         ] {
-            db.insert(key, zset(), 0);
+            db.insert(key, Value::empty_zset(), 0);
             assert_eq!(db.get(key).unwrap().key(), key);
         }
         assert_eq!(std::mem::size_of::<KeyBytes>(), 24);
@@ -347,7 +328,9 @@ mod tests {
     fn insert_remove_and_expiry_bookkeeping() {
         let mut db = Db::default();
         for i in 0..100u32 {
-            assert!(db.insert(format!("k{i}").as_bytes(), zset(), 0).is_none());
+            assert!(db
+                .insert(format!("k{i}").as_bytes(), Value::empty_zset(), 0)
+                .is_none());
         }
         for i in (0..100u32).step_by(3) {
             assert!(db.set_expiry(format!("k{i}").as_bytes(), 1000 + i as u64));
@@ -365,7 +348,7 @@ mod tests {
             let key = db.volatile_key(n).unwrap().to_vec();
             assert!(db.get(&key).unwrap().expire_at().is_some());
         }
-        assert!(db.insert(b"k3", zset(), 0).is_some());
+        assert!(db.insert(b"k3", Value::empty_zset(), 0).is_some());
         assert_eq!(
             db.get(b"k3").unwrap().expire_at(),
             None,
@@ -378,7 +361,7 @@ mod tests {
     fn scan_returns_every_stable_key_despite_churn() {
         let mut db = Db::default();
         for i in 0..1000u32 {
-            db.insert(format!("stable{i}").as_bytes(), zset(), 0);
+            db.insert(format!("stable{i}").as_bytes(), Value::empty_zset(), 0);
         }
         let mut seen = std::collections::HashSet::new();
         let mut cursor = 0;
@@ -388,7 +371,7 @@ mod tests {
                 seen.insert(e.key().to_vec());
             });
             // Churn: add and remove other keys between calls.
-            db.insert(format!("temp{round}").as_bytes(), zset(), 0);
+            db.insert(format!("temp{round}").as_bytes(), Value::empty_zset(), 0);
             if round.is_multiple_of(2) {
                 db.remove(format!("temp{}", round / 2).as_bytes());
             }

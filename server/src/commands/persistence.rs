@@ -1,0 +1,85 @@
+//! Persistence commands: SAVE, BGSAVE, LASTSAVE, DEBUG RELOAD, and INFO persistence. The
+//! snapshot work itself is [`crate::rdb`]'s.
+
+use super::Ctx;
+use crate::errors::{self, BGSAVE_IN_PROGRESS};
+use crate::rdb::{BgsaveError, ReloadError};
+use crate::server::Server;
+use std::fmt::Write as _;
+
+/// SAVE
+pub fn save(ctx: &mut Ctx, _args: &[&[u8]]) {
+    if ctx.server.rdb.child.is_some() {
+        return ctx.error(BGSAVE_IN_PROGRESS);
+    }
+    match ctx.server.snapshots().save() {
+        Ok(_) => ctx.out.ok(),
+        Err(_) => ctx.error(errors::ERR),
+    }
+}
+
+/// BGSAVE [SCHEDULE]
+pub fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) {
+    let schedule = match args {
+        [_] => false,
+        [_, opt] if opt.eq_ignore_ascii_case(b"schedule") => true,
+        _ => return ctx.syntax_error(),
+    };
+    if ctx.server.rdb.child.is_some() && schedule {
+        ctx.server.rdb.scheduled = true;
+        return ctx.out.simple("Background saving scheduled");
+    }
+    match ctx.server.snapshots().bgsave() {
+        Ok(()) => ctx.out.simple("Background saving started"),
+        Err(BgsaveError::InProgress) => ctx.error(BGSAVE_IN_PROGRESS),
+        Err(BgsaveError::Fork) => ctx.error(errors::ERR),
+    }
+}
+
+/// LASTSAVE: Unix time of the last successful save (the start time before any).
+pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.out.int(ctx.server.rdb.last_save as i64);
+}
+
+/// DEBUG RELOAD [NOSAVE]: save (unless NOSAVE), then load the file in place of the data.
+pub fn debug_reload(ctx: &mut Ctx, options: &[&[u8]]) {
+    let mut nosave = false;
+    for opt in options {
+        if opt.eq_ignore_ascii_case(b"nosave") {
+            nosave = true;
+        } else {
+            return ctx.error("ERR DEBUG RELOAD only supports the NOSAVE option in Goblin");
+        }
+    }
+    match ctx.server.snapshots().reload(nosave) {
+        Ok(()) => ctx.out.ok(),
+        Err(ReloadError::Save) => {
+            ctx.error("ERR Error trying to save the RDB dump, check server logs.")
+        }
+        Err(ReloadError::Load) => {
+            ctx.error("ERR Error trying to load the RDB dump, check server logs.")
+        }
+    }
+}
+
+/// The `# Persistence` section of INFO.
+pub fn info_section(server: &Server, w: &mut String) {
+    let st = &server.rdb;
+    let current = st
+        .child
+        .as_ref()
+        .map_or(-1, |c| c.started.elapsed().as_secs() as i64);
+    let _ = write!(
+        w,
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        server.keyspace.dirty(),
+        st.child.is_some() as u8,
+        st.last_save,
+        if st.last_bgsave_ok { "ok" } else { "err" },
+        st.last_bgsave_secs,
+        st.saves,
+        st.last_cow_bytes,
+        st.last_load_expired,
+        st.last_load_keys,
+    );
+}

@@ -1,0 +1,44 @@
+//! Error replies Redis words one way, each written once: constants for the fixed texts
+//! and small functions for the formatted ones. A text used by a single command stays
+//! beside its command.
+
+/// The bare error Redis answers a failed SAVE or fork with (its shared.err).
+pub const ERR: &str = "ERR";
+/// A malformed argument list.
+pub const SYNTAX: &str = "ERR syntax error";
+/// An integer argument that does not parse or does not fit.
+pub const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
+/// A float argument that does not parse (or is NaN).
+pub const NOT_A_FLOAT: &str = "ERR value is not a valid float";
+/// A database index past the configured `databases`.
+pub const DB_INDEX_OUT_OF_RANGE: &str = "ERR DB index is out of range";
+/// A key that must exist does not.
+pub const NO_SUCH_KEY: &str = "ERR no such key";
+/// COPY or MOVE onto the source itself.
+pub const SAME_SOURCE_AND_DESTINATION: &str = "ERR source and destination objects are the same";
+/// A SCAN-family cursor that is not an unsigned integer.
+pub const INVALID_CURSOR: &str = "ERR invalid cursor";
+/// A blocking timeout that does not fit.
+pub const TIMEOUT_OUT_OF_RANGE: &str = "ERR timeout is out of range";
+/// A score range bound that is not a float.
+pub const MIN_MAX_NOT_FLOAT: &str = "ERR min or max is not a float";
+/// A lex range bound without `[`, `(`, `-` or `+`.
+pub const MIN_MAX_NOT_STRING_RANGE: &str = "ERR min or max not valid string range item";
+/// A client name with a space, a newline or a special character.
+pub const BAD_CLIENT_NAME: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+/// SAVE or BGSAVE while a BGSAVE child runs.
+pub const BGSAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
+/// A command other than AUTH, HELLO and the like before authentication.
+pub const NOAUTH: &str = "NOAUTH Authentication required.";
+
+/// The arity error of command `name` (lower case, as typed in the table).
+pub fn wrong_arity(name: &str) -> String {
+    format!("ERR wrong number of arguments for '{name}' command")
+}
+
+/// The reply to a subcommand `sub` of `command` that does not exist or takes other
+/// arguments (Redis's addReplySubcommandSyntaxError).
+pub fn subcommand_syntax(sub: &str, command: &str) -> String {
+    format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {command} HELP.")
+}

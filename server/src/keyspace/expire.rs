@@ -1,0 +1,84 @@
+//! Active expiry (Redis's activeExpireCycle) and the keyspace counters INFO shows.
+
+use super::Keyspace;
+use crate::clock::unix_ms;
+use std::time::{Duration, Instant};
+
+/// Keys sampled per round of active expiry.
+const SAMPLE: usize = 20;
+
+/// Keyspace counters for INFO stats.
+#[derive(Debug, Default, Clone)]
+pub struct KeyspaceStats {
+    /// expired_keys
+    pub expired_keys: u64,
+    /// keyspace_hits
+    pub keyspace_hits: u64,
+    /// keyspace_misses
+    pub keyspace_misses: u64,
+    /// expired_time_cap_reached_count: active expiry cycles stopped by their time budget.
+    pub expire_time_cap_reached: u64,
+    /// Microseconds spent in active expiry (expire_cycle_cpu_milliseconds).
+    pub expire_cycle_micros: u64,
+}
+
+impl Keyspace {
+    /// Active expiry: samples keys with an expiry in every database and removes those due,
+    /// repeating while more than a quarter of a sample was due, within a time budget.
+    pub fn active_expire(&mut self, budget: Duration) {
+        let start = Instant::now();
+        let now = unix_ms();
+        for db in 0..self.dbs.len() {
+            loop {
+                let volatile = self.dbs[db].volatile_len();
+                if volatile == 0 {
+                    break;
+                }
+                let sample = volatile.min(SAMPLE);
+                let mut due = Vec::new();
+                for _ in 0..sample {
+                    let n = self.random() as usize;
+                    let d = &self.dbs[db];
+                    if let Some(key) = d.volatile_key(n) {
+                        if d.get(key).is_some_and(|e| e.is_expired(now)) {
+                            due.push(key.to_vec());
+                        }
+                    }
+                }
+                let expired = due.len();
+                for key in due {
+                    self.expire_if_needed(db, &key, now);
+                }
+                if expired * 4 <= sample {
+                    break;
+                }
+                if start.elapsed() > budget {
+                    self.stats.expire_time_cap_reached += 1;
+                    break;
+                }
+            }
+        }
+        self.stats.expire_cycle_micros += start.elapsed().as_micros() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::Value;
+
+    #[test]
+    fn active_expiry_removes_due_keys_and_keeps_the_others() {
+        let mut ks = Keyspace::new(1);
+        for i in 0..200u32 {
+            let key = format!("k{i}");
+            ks.store(0, key.as_bytes(), Value::empty_zset());
+            if i < 150 {
+                ks.set_expiry(0, key.as_bytes(), 1);
+            }
+        }
+        ks.active_expire(Duration::from_secs(10));
+        assert_eq!(ks.db(0).len(), 50);
+        assert_eq!(ks.stats().expired_keys, 150);
+    }
+}

@@ -1,0 +1,77 @@
+//! Lazy free: large values and whole databases are dropped on a background thread, as
+//! Redis's lazyfree does, so freeing them does not stall the event loop.
+
+use super::db::Db;
+use super::value::Value;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+
+/// Values with more elements than this are freed on the lazy-free thread.
+const LAZYFREE_THRESHOLD: usize = 64;
+
+/// Something big to drop off the event loop.
+pub(super) enum Garbage {
+    /// One value.
+    Value(Value),
+    /// A whole database (FLUSHDB / FLUSHALL ASYNC, a reload).
+    Db(Db),
+}
+
+/// The lazy-free thread and its counters.
+pub(super) struct LazyFree {
+    sender: mpsc::Sender<Garbage>,
+    /// Objects queued and not yet freed (INFO lazyfree_pending_objects).
+    pending: Arc<AtomicUsize>,
+    /// Objects freed so far (INFO lazyfreed_objects).
+    freed: Arc<AtomicUsize>,
+}
+
+impl LazyFree {
+    /// Starts the thread.
+    pub(super) fn start() -> LazyFree {
+        let (sender, receiver) = mpsc::channel::<Garbage>();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let freed = Arc::new(AtomicUsize::new(0));
+        let (p, f) = (pending.clone(), freed.clone());
+        std::thread::Builder::new()
+            .name("lazyfree".into())
+            .spawn(move || {
+                for garbage in receiver {
+                    drop(garbage);
+                    p.fetch_sub(1, Ordering::Relaxed);
+                    f.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+            .expect("spawn the lazy-free thread");
+        LazyFree {
+            sender,
+            pending,
+            freed,
+        }
+    }
+
+    /// Frees `garbage` here when small, on the background thread otherwise.
+    pub(super) fn dispose(&self, garbage: Garbage) {
+        let big = match &garbage {
+            Garbage::Value(v) => v.len() > LAZYFREE_THRESHOLD,
+            Garbage::Db(db) => !db.is_empty(),
+        };
+        if big {
+            self.pending.fetch_add(1, Ordering::Relaxed);
+            if let Err(mpsc::SendError(g)) = self.sender.send(garbage) {
+                self.pending.fetch_sub(1, Ordering::Relaxed);
+                drop(g);
+            }
+        }
+    }
+
+    /// Objects queued and not yet freed.
+    pub(super) fn pending(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+
+    /// Objects freed so far.
+    pub(super) fn freed(&self) -> usize {
+        self.freed.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,537 @@
+//! The keyspace: the numbered databases and everything tied to their keys — expiry (lazy
+//! on lookup, active in the cron), WATCH, the keys blocked clients wait on, lazy free, the
+//! change counter and the access clock.
+//!
+//! - [`db`]: one database, the key table with expiry times and stable SCAN cursors.
+//! - [`value`]: the value enum, one variant per data type.
+//! - [`zset`]: the sorted-set value: the engine with Redis's -0 rule on writes.
+//! - `lazyfree`, `watch`, `blocking`, `expire`: lazy free, WATCH state, waited-on keys,
+//!   active expiry.
+//!
+//! Every write goes through [`Keyspace::signal_modified`] (Redis's signalModifiedKey), which
+//! counts the change and marks WATCHing clients dirty, and every write that can make a key
+//! non-empty through [`Keyspace::signal_ready`], which queues the key for the clients
+//! blocked on it. [`Keyspace::store`], [`Keyspace::delete`] and
+//! [`Keyspace::lookup_write_or_create`] signal on their own; a command that changes a value
+//! in place after [`Keyspace::lookup_write`] signals itself.
+
+pub mod db;
+pub mod value;
+pub mod zset;
+
+mod blocking;
+mod expire;
+mod lazyfree;
+mod watch;
+
+pub use db::{Db, Entry};
+pub use expire::KeyspaceStats;
+pub use value::Value;
+pub use zset::SortedSet;
+
+use crate::clock::unix_ms;
+use blocking::BlockedKeys;
+use lazyfree::{Garbage, LazyFree};
+use watch::Watches;
+
+/// The databases and their key-level state.
+pub struct Keyspace {
+    dbs: Vec<Db>,
+    watches: Watches,
+    blocked: BlockedKeys,
+    lazyfree: LazyFree,
+    /// Keys changed since the last save (INFO rdb_changes_since_last_save).
+    dirty: u64,
+    /// Start time, Unix milliseconds: the base of the access clock.
+    started_ms: u64,
+    rng_state: u64,
+    stats: KeyspaceStats,
+}
+
+impl Keyspace {
+    /// `databases` empty databases.
+    pub fn new(databases: usize) -> Keyspace {
+        let now = unix_ms();
+        Keyspace {
+            dbs: (0..databases).map(|_| Db::default()).collect(),
+            watches: Watches::default(),
+            blocked: BlockedKeys::default(),
+            lazyfree: LazyFree::start(),
+            dirty: 0,
+            started_ms: now,
+            rng_state: now ^ ((std::process::id() as u64) << 32) | 1,
+            stats: KeyspaceStats::default(),
+        }
+    }
+
+    /// Number of databases.
+    #[inline]
+    pub fn db_count(&self) -> usize {
+        self.dbs.len()
+    }
+
+    /// Database `index`, read-only (KEYS, SCAN, DBSIZE).
+    #[inline]
+    pub fn db(&self, index: usize) -> &Db {
+        &self.dbs[index]
+    }
+
+    /// Every database, read-only (snapshots, INFO keyspace).
+    pub fn databases(&self) -> &[Db] {
+        &self.dbs
+    }
+
+    /// A pseudo-random number (xorshift64*), for RANDOMKEY, ZRANDMEMBER and sampling.
+    pub fn random(&mut self) -> u64 {
+        let mut x = self.rng_state;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng_state = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// The access clock in seconds (OBJECT IDLETIME, access times of loaded keys).
+    pub fn clock_secs(&self) -> u32 {
+        self.clock_secs_at(unix_ms())
+    }
+
+    /// The access clock at Unix time `now_ms` (what a command already read), so a lookup
+    /// does not read the clock again.
+    #[inline]
+    fn clock_secs_at(&self, now_ms: u64) -> u32 {
+        (now_ms.saturating_sub(self.started_ms) / 1000) as u32
+    }
+
+    /// Removes `key` if its time has come. Returns true when it was removed.
+    pub fn expire_if_needed(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
+        match self.dbs[db].get(key) {
+            Some(e) if e.is_expired(now_ms) => {
+                self.stats.expired_keys += 1;
+                self.delete(db, key);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The slot of the live entry for `key`: one hash lookup, and the key is removed
+    /// instead when its time has come.
+    #[inline]
+    fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<u32> {
+        let id = self.dbs[db].find(key)?;
+        if self.dbs[db].entry(id).is_expired(now_ms) {
+            self.stats.expired_keys += 1;
+            self.delete(db, key);
+            return None;
+        }
+        Some(id)
+    }
+
+    /// Looks a key up for reading: expires it if due, counts a hit or a miss and updates
+    /// its access time (unless `touch` is false, as for CLIENT NO-TOUCH).
+    #[inline]
+    pub fn lookup_read(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        touch: bool,
+    ) -> Option<&Entry> {
+        let clock = self.clock_secs_at(now_ms);
+        match self.live_entry(db, key, now_ms) {
+            Some(id) => {
+                self.stats.keyspace_hits += 1;
+                let e = self.dbs[db].entry_mut(id);
+                if touch {
+                    e.accessed = clock;
+                }
+                Some(e)
+            }
+            None => {
+                self.stats.keyspace_misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Looks a key up for writing: expires it if due; no statistics. A caller that changes
+    /// the value calls [`Keyspace::signal_modified`] (and [`Keyspace::delete`] when it
+    /// left the value empty).
+    #[inline]
+    pub fn lookup_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+        let clock = self.clock_secs_at(now_ms);
+        let id = self.live_entry(db, key, now_ms)?;
+        let e = self.dbs[db].entry_mut(id);
+        e.accessed = clock;
+        Some(e)
+    }
+
+    /// Looks a key up for writing, creating it with `make()` when absent (expired keys
+    /// count as absent). Returns the entry and whether it was created; a created key is
+    /// signalled to watchers and blocked clients as [`Keyspace::store`] does.
+    #[inline]
+    pub fn lookup_write_or_create(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        make: impl FnOnce() -> Value,
+    ) -> (&mut Entry, bool) {
+        let clock = self.clock_secs_at(now_ms);
+        let (id, created) = match self.live_entry(db, key, now_ms) {
+            Some(id) => (id, false),
+            None => {
+                let id = self.dbs[db].insert_absent(key, make(), clock);
+                self.signal_modified(db, key);
+                self.signal_ready(db, key);
+                (id, true)
+            }
+        };
+        let e = self.dbs[db].entry_mut(id);
+        e.accessed = clock;
+        (e, created)
+    }
+
+    /// Looks a key up without touching its access time or the hit statistics (OBJECT,
+    /// MEMORY USAGE); a key whose time has come is removed first.
+    pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&Entry> {
+        self.expire_if_needed(db, key, now_ms);
+        self.dbs[db].get(key)
+    }
+
+    /// Deletes a key (freeing a large value off the loop). Returns true when it existed.
+    pub fn delete(&mut self, db: usize, key: &[u8]) -> bool {
+        match self.dbs[db].remove(key) {
+            Some(entry) => {
+                self.lazyfree.dispose(Garbage::Value(entry.value));
+                self.signal_modified(db, key);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Stores `value` under `key` (dropping any expiry), signalling watchers and waiters.
+    pub fn store(&mut self, db: usize, key: &[u8], value: Value) {
+        let clock = self.clock_secs();
+        if let Some(old) = self.dbs[db].insert(key, value, clock) {
+            self.lazyfree.dispose(Garbage::Value(old));
+        }
+        self.signal_modified(db, key);
+        self.signal_ready(db, key);
+    }
+
+    /// Moves `src` of database `from` to `dst` of database `to` with its expiry (RENAME,
+    /// MOVE). The caller checked that `src` exists; a value at `dst` is replaced.
+    pub fn relocate(&mut self, from: usize, src: &[u8], to: usize, dst: &[u8]) {
+        // Read the expiry first: removing an entry clears it from the volatile set.
+        let expire = self.dbs[from].get(src).and_then(Entry::expire_at);
+        let entry = self.dbs[from]
+            .remove(src)
+            .expect("caller checked the source exists");
+        self.signal_modified(from, src);
+        self.store(to, dst, entry.value);
+        if let Some(at) = expire {
+            self.dbs[to].set_expiry(dst, at);
+        }
+    }
+
+    /// Sets or replaces the expiry of an existing key; false when it is absent. Signals
+    /// nothing: the caller signals when the change is a write of its own (EXPIRE).
+    pub fn set_expiry(&mut self, db: usize, key: &[u8], at_ms: u64) -> bool {
+        self.dbs[db].set_expiry(key, at_ms)
+    }
+
+    /// Removes the expiry of `key`; true when it had one. Signals nothing (see
+    /// [`Keyspace::set_expiry`]).
+    pub fn persist(&mut self, db: usize, key: &[u8]) -> bool {
+        self.dbs[db].persist(key)
+    }
+
+    /// A key was changed: counts the change, and WATCHing clients will fail their EXEC.
+    #[inline]
+    pub fn signal_modified(&mut self, db: usize, key: &[u8]) {
+        self.dirty += 1;
+        self.watches.touch(db, key);
+    }
+
+    /// A key may have become non-empty: clients blocked on it get served after the command.
+    #[inline]
+    pub fn signal_ready(&mut self, db: usize, key: &[u8]) {
+        self.blocked.mark_ready(db, key);
+    }
+
+    /// Marks every watcher of a key that exists in `db` dirty (flush, swap, reload).
+    fn signal_flushed(&mut self, db: usize) {
+        let keys = &self.dbs[db];
+        self.watches.touch_db(db, |k| keys.get(k).is_some());
+    }
+
+    /// Empties database `db`, freeing its contents off the loop (FLUSHDB).
+    pub fn flush_db(&mut self, db: usize) {
+        self.signal_flushed(db);
+        self.dirty += self.dbs[db].len() as u64;
+        let old = self.dbs[db].take();
+        self.lazyfree.dispose(Garbage::Db(old));
+    }
+
+    /// Empties every database (FLUSHALL).
+    pub fn flush_all(&mut self) {
+        for db in 0..self.dbs.len() {
+            self.flush_db(db);
+        }
+    }
+
+    /// Swaps databases `a` and `b` (SWAPDB): watchers of keys on either side are dirtied,
+    /// and keys clients wait on that now exist are made ready.
+    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        if a == b {
+            return;
+        }
+        self.signal_flushed(a);
+        self.signal_flushed(b);
+        self.dbs.swap(a, b);
+        self.signal_flushed(a);
+        self.signal_flushed(b);
+        for db in [a, b] {
+            for key in self.blocked.keys_of(db) {
+                if self.dbs[db].get(&key).is_some() {
+                    self.signal_ready(db, &key);
+                }
+            }
+        }
+    }
+
+    /// Replaces every database with `dbs` (a loaded snapshot): watchers of existing keys
+    /// are dirtied and the old contents are freed off the loop.
+    pub fn replace_all(&mut self, dbs: Vec<Db>) {
+        for db in 0..self.dbs.len() {
+            self.signal_flushed(db);
+        }
+        let old = std::mem::replace(&mut self.dbs, dbs);
+        for db in old {
+            self.lazyfree.dispose(Garbage::Db(db));
+        }
+    }
+
+    /// A random live key of `db` (RANDOMKEY): expired keys met on the way are removed; None
+    /// when the database is empty or a hundred draws found only expired keys.
+    pub fn random_key(&mut self, db: usize, now_ms: u64) -> Option<Vec<u8>> {
+        for _ in 0..100 {
+            let mut seed = self.random();
+            let key = self.dbs[db].random_key(|| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                seed >> 11
+            })?;
+            let key = key.to_vec();
+            if !self.expire_if_needed(db, &key, now_ms) {
+                return Some(key);
+            }
+        }
+        None
+    }
+
+    /// Records that `client_id` WATCHes `key` of `db`; returns whether the key was alive
+    /// (present and not expired), which EXEC compares against later.
+    pub fn watch(&mut self, db: usize, key: &[u8], client_id: u64, now_ms: u64) -> bool {
+        let alive = self.dbs[db].get(key).is_some_and(|e| !e.is_expired(now_ms));
+        self.watches.add(db, key, client_id);
+        alive
+    }
+
+    /// Forgets the WATCHes of a client (drained from `watched`).
+    pub fn unwatch_all(&mut self, client_id: u64, watched: &mut Vec<(usize, Vec<u8>, bool)>) {
+        self.watches.remove_client(client_id, watched);
+    }
+
+    /// Whether a key `client_id` WATCHes changed, or expired since it was watched alive.
+    pub fn watched_keys_changed(
+        &self,
+        client_id: u64,
+        watched: &[(usize, Vec<u8>, bool)],
+        now_ms: u64,
+    ) -> bool {
+        self.watches.is_dirty(client_id)
+            || watched.iter().any(|(db, key, was_alive)| {
+                *was_alive && self.dbs[*db].get(key).is_some_and(|e| e.is_expired(now_ms))
+            })
+    }
+
+    /// Queues `client_id` on `key` of `db` until the key becomes ready.
+    pub fn block_on(&mut self, db: usize, key: &[u8], client_id: u64) {
+        self.blocked.add(db, key, client_id);
+    }
+
+    /// Takes `client_id` off the queue of `key` of `db`.
+    pub fn unblock_from(&mut self, db: usize, key: Vec<u8>, client_id: u64) {
+        self.blocked.remove(db, key, client_id);
+    }
+
+    /// The clients waiting on `key` of `db`, in arrival order.
+    pub fn waiters(&self, db: usize, key: &[u8]) -> Vec<u64> {
+        self.blocked.waiters(db, key)
+    }
+
+    /// Takes the keys that became ready since the last call, in order.
+    pub fn take_ready_keys(&mut self) -> Vec<(usize, Vec<u8>)> {
+        self.blocked.take_ready()
+    }
+
+    /// Whether keys became ready for waiting clients.
+    pub fn has_ready_keys(&self) -> bool {
+        self.blocked.any_ready()
+    }
+
+    /// Number of keys clients wait on (INFO total_blocking_keys).
+    pub fn blocking_key_count(&self) -> usize {
+        self.blocked.key_count()
+    }
+
+    /// Changes since the last save (INFO rdb_changes_since_last_save, save points).
+    pub fn dirty(&self) -> u64 {
+        self.dirty
+    }
+
+    /// A save covered the first `changes` changes: they no longer count as dirty.
+    pub fn saved(&mut self, changes: u64) {
+        self.dirty = self.dirty.saturating_sub(changes);
+    }
+
+    /// Counters for INFO stats.
+    pub fn stats(&self) -> &KeyspaceStats {
+        &self.stats
+    }
+
+    /// Zeroes the counters (CONFIG RESETSTAT).
+    pub fn reset_stats(&mut self) {
+        self.stats = KeyspaceStats::default();
+    }
+
+    /// Objects queued for the lazy-free thread and not yet freed.
+    pub fn lazyfree_pending(&self) -> usize {
+        self.lazyfree.pending()
+    }
+
+    /// Objects the lazy-free thread freed so far.
+    pub fn lazyfreed(&self) -> usize {
+        self.lazyfree.freed()
+    }
+
+    /// Bytes held by the values alone (INFO used_memory_dataset).
+    pub fn dataset_memory(&self) -> usize {
+        self.entries().map(|e| e.value.memory_bytes()).sum()
+    }
+
+    /// Bytes held by all values (engine-tracked) plus keys and entries.
+    pub fn used_memory(&self) -> usize {
+        self.entries().map(|e| e.memory_usage() + 5).sum()
+    }
+
+    /// Every entry of every database, expired or not.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.dbs.iter().flat_map(Db::iter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_removes_a_key_whose_time_has_come() {
+        let mut ks = Keyspace::new(2);
+        ks.store(0, b"k", Value::empty_zset());
+        ks.store(0, b"stays", Value::empty_zset());
+        assert!(ks.set_expiry(0, b"k", 1_000));
+        assert!(ks.lookup_read(0, b"k", 999, true).is_some());
+        assert!(ks.lookup_read(0, b"k", 1_000, true).is_none());
+        assert_eq!(
+            ks.db(0).len(),
+            1,
+            "the expired key is gone, not just hidden"
+        );
+        assert_eq!(ks.stats().expired_keys, 1);
+        assert_eq!(
+            (ks.stats().keyspace_hits, ks.stats().keyspace_misses),
+            (1, 1)
+        );
+        assert!(ks.lookup_write(0, b"stays", 1_000).is_some());
+    }
+
+    #[test]
+    fn writes_and_flushes_dirty_the_watchers() {
+        let mut ks = Keyspace::new(2);
+        ks.store(0, b"a", Value::empty_zset());
+        let mut watched = vec![(0, b"a".to_vec(), ks.watch(0, b"a", 7, 0))];
+        assert!(!ks.watched_keys_changed(7, &watched, 0));
+        ks.signal_modified(0, b"other");
+        assert!(!ks.watched_keys_changed(7, &watched, 0));
+        ks.signal_modified(0, b"a");
+        assert!(ks.watched_keys_changed(7, &watched, 0));
+        ks.unwatch_all(7, &mut watched);
+        assert!(watched.is_empty());
+        assert!(!ks.watched_keys_changed(7, &watched, 0));
+
+        watched.push((0, b"a".to_vec(), ks.watch(0, b"a", 8, 0)));
+        ks.flush_db(1);
+        assert!(!ks.watched_keys_changed(8, &watched, 0), "another database");
+        ks.flush_db(0);
+        assert!(ks.watched_keys_changed(8, &watched, 0));
+        assert_eq!(ks.db(0).len(), 0);
+    }
+
+    #[test]
+    fn a_watched_key_that_expires_breaks_the_watch() {
+        let mut ks = Keyspace::new(1);
+        ks.store(0, b"a", Value::empty_zset());
+        ks.set_expiry(0, b"a", 100);
+        let watched = vec![(0, b"a".to_vec(), ks.watch(0, b"a", 1, 50))];
+        assert!(!ks.watched_keys_changed(1, &watched, 99));
+        assert!(ks.watched_keys_changed(1, &watched, 100));
+    }
+
+    #[test]
+    fn keys_with_waiters_become_ready_once() {
+        let mut ks = Keyspace::new(2);
+        ks.block_on(0, b"q", 1);
+        ks.block_on(0, b"q", 2);
+        ks.block_on(0, b"q", 1);
+        assert_eq!(ks.waiters(0, b"q"), vec![1, 2]);
+        ks.store(0, b"nobody-waits", Value::empty_zset());
+        assert!(!ks.has_ready_keys());
+        ks.store(0, b"q", Value::empty_zset());
+        ks.signal_ready(0, b"q");
+        assert_eq!(ks.take_ready_keys(), vec![(0, b"q".to_vec())]);
+        assert!(!ks.has_ready_keys());
+        ks.unblock_from(0, b"q".to_vec(), 1);
+        assert_eq!(ks.waiters(0, b"q"), vec![2]);
+        ks.unblock_from(0, b"q".to_vec(), 2);
+        assert_eq!(ks.blocking_key_count(), 0);
+    }
+
+    #[test]
+    fn swapping_makes_waited_keys_ready() {
+        let mut ks = Keyspace::new(2);
+        ks.store(1, b"q", Value::empty_zset());
+        ks.block_on(0, b"q", 1);
+        assert!(!ks.has_ready_keys());
+        ks.swap_dbs(0, 1);
+        assert_eq!(ks.take_ready_keys(), vec![(0, b"q".to_vec())]);
+    }
+
+    #[test]
+    fn changes_are_counted_until_saved() {
+        let mut ks = Keyspace::new(1);
+        ks.store(0, b"a", Value::empty_zset());
+        ks.store(0, b"b", Value::empty_zset());
+        ks.delete(0, b"a");
+        assert_eq!(ks.dirty(), 3);
+        ks.saved(2);
+        assert_eq!(ks.dirty(), 1);
+        ks.flush_all();
+        assert_eq!(ks.dirty(), 2, "a flush counts each key it removed");
+    }
+}

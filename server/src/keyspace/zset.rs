@@ -1,0 +1,162 @@
+//! The sorted-set value: the `goblin-zset` engine with Redis's write rules on top.
+//!
+//! The engine decides the encoding (its `zset-max-listpack-*` thresholds, conversion to the
+//! large form, and the up-front conversion of Redis 7.2's zsetTypeMaybeConvert); this type
+//! adds the one rule the engine leaves to Redis semantics: a listpack stores a score of -0
+//! as the integer 0, so a member that lands in a small set loses the sign of a zero, while
+//! one whose insertion converts the set (Redis converts before inserting) keeps it.
+//!
+//! Reads go straight to the engine through `Deref`; writes go through the methods here, so
+//! a command can neither skip the rule nor test a threshold.
+
+use goblin_zset::{stored_bytes, Config, ZSet};
+use std::ops::{Deref, Range};
+
+/// A sorted set as the keyspace stores it.
+#[derive(Clone, Default)]
+pub struct SortedSet(ZSet);
+
+impl Deref for SortedSet {
+    type Target = ZSet;
+
+    #[inline]
+    fn deref(&self) -> &ZSet {
+        &self.0
+    }
+}
+
+impl From<ZSet> for SortedSet {
+    /// Wraps a set built by the engine directly (the RDB loader's, as it was written).
+    fn from(set: ZSet) -> SortedSet {
+        SortedSet(set)
+    }
+}
+
+impl SortedSet {
+    /// An empty set for ZADD of `pairs`: encoded, as Redis 7.2 creates it, from the count
+    /// and the first member's length, and reserved for all of them.
+    pub fn for_zadd(pairs: &[(f64, &[u8])], cfg: &Config) -> SortedSet {
+        let bytes = pairs.iter().map(|&(s, m)| stored_bytes(m, s)).sum();
+        let first = pairs.first().map_or(0, |(_, m)| m.len());
+        SortedSet(ZSet::with_expected(pairs.len(), first, bytes, cfg))
+    }
+
+    /// The set of `members` (unique, any order), encoded as Redis encodes a STORE result of
+    /// that size.
+    pub fn from_members(members: &[(Vec<u8>, f64)], cfg: &Config) -> SortedSet {
+        let longest = members.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+        let bytes = members.iter().map(|(m, s)| stored_bytes(m, *s)).sum();
+        let mut set = SortedSet(ZSet::with_expected(members.len(), longest, bytes, cfg));
+        for (member, score) in members {
+            set.insert(member, *score, cfg);
+        }
+        set
+    }
+
+    /// Inserts or updates a member; returns the previous score. A -0 that lands in the
+    /// small form is stored as 0.
+    #[inline]
+    pub fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> Option<f64> {
+        let score = if is_negative_zero(score) && self.0.insert_stays_small(member, cfg) {
+            0.0
+        } else {
+            score
+        };
+        self.0.insert(member, score, cfg)
+    }
+
+    /// Before a write of up to `incoming` members: converts a small set that cannot hold
+    /// them (Redis's zsetTypeMaybeConvert).
+    #[inline]
+    pub fn maybe_convert(&mut self, incoming: usize, cfg: &Config) {
+        self.0.maybe_convert(incoming, cfg);
+    }
+
+    /// Removes `member`, returning its score.
+    #[inline]
+    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        self.0.remove(member)
+    }
+
+    /// Removes the members at ascending ranks `ranks` (clamped); returns how many.
+    #[inline]
+    pub fn remove_rank_range(&mut self, ranks: Range<usize>) -> usize {
+        self.0.remove_rank_range(ranks)
+    }
+
+    /// Repacks for memory at load factor `density` (GOBLIN.OPTIMIZE).
+    pub fn optimize(&mut self, density: f64) {
+        self.0.optimize(density);
+    }
+}
+
+/// Whether `score` is -0 (equal to 0 with the sign bit set).
+#[inline]
+fn is_negative_zero(score: f64) -> bool {
+    score.to_bits() == (-0.0f64).to_bits()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goblin_zset::Encoding;
+
+    fn sign_of(set: &SortedSet, member: &[u8]) -> bool {
+        set.score(member).expect("member").is_sign_negative()
+    }
+
+    #[test]
+    fn a_small_set_stores_negative_zero_as_zero() {
+        let cfg = Config::default();
+        let mut set = SortedSet::default();
+        set.insert(b"a", -0.0, &cfg);
+        assert!(!sign_of(&set, b"a"));
+        set.insert(b"b", 1.0, &cfg);
+        set.insert(b"b", -0.0, &cfg);
+        assert!(!sign_of(&set, b"b"), "an update in a small set too");
+    }
+
+    #[test]
+    fn negative_zero_survives_in_the_large_form_and_on_conversion() {
+        let cfg = Config {
+            max_listpack_entries: 2,
+            max_listpack_value: 64,
+        };
+        let mut set = SortedSet::default();
+        set.insert(b"a", 1.0, &cfg);
+        set.insert(b"b", 2.0, &cfg);
+        set.insert(b"c", -0.0, &cfg);
+        assert_eq!(set.encoding(), Encoding::Skiplist);
+        assert!(
+            sign_of(&set, b"c"),
+            "the insert that converts keeps the sign"
+        );
+        set.insert(b"d", -0.0, &cfg);
+        assert!(sign_of(&set, b"d"));
+    }
+
+    #[test]
+    fn constructors_choose_the_encoding_for_what_comes() {
+        let cfg = Config {
+            max_listpack_entries: 2,
+            max_listpack_value: 4,
+        };
+        let long: &[u8] = b"longer";
+        assert_eq!(
+            SortedSet::for_zadd(&[(1.0, b"a"), (2.0, long)], &cfg).encoding(),
+            Encoding::Listpack,
+            "ZADD looks at the first member only"
+        );
+        assert_eq!(
+            SortedSet::for_zadd(&[(1.0, long)], &cfg).encoding(),
+            Encoding::Skiplist
+        );
+        let members = vec![(b"a".to_vec(), -0.0), (long.to_vec(), 1.0)];
+        let stored = SortedSet::from_members(&members, &cfg);
+        assert_eq!(stored.encoding(), Encoding::Skiplist, "STORE: the longest");
+        assert!(sign_of(&stored, b"a"));
+        let small = SortedSet::from_members(&members[..1], &cfg);
+        assert_eq!(small.encoding(), Encoding::Listpack);
+        assert!(!sign_of(&small, b"a"));
+    }
+}
