@@ -8,6 +8,7 @@
 //! - [`server`], [`db`]: server state, databases, expiry, WATCH and blocking bookkeeping.
 //! - [`config`], [`log`]: command line, redis.conf and CONFIG; Redis-style logging.
 //! - [`rdb`]: RDB snapshots (SAVE, BGSAVE, save points, loading at start-up).
+//! - [`service`]: daemonize, pidfile, supervised, protected-mode, `--version`.
 
 pub mod client;
 pub mod commands;
@@ -20,5 +21,6 @@ pub mod numbers;
 pub mod rdb;
 pub mod resp;
 pub mod server;
+pub mod service;
 pub mod stats;
 pub mod zset_commands;
