@@ -9,7 +9,6 @@ use clap::Parser;
 #[derive(Parser, Debug, Default)]
 #[command(
     name = "goblin-server",
-    version,
     about = "Goblin: a Redis-compatible sorted-set server with a co-hosted object cache."
 )]
 pub struct Args {
@@ -38,7 +37,7 @@ pub struct Args {
     pub logfile: Option<String>,
     /// Any other redis.conf directive as `--name value` (e.g. --zset-max-listpack-entries 256,
     /// --enable-debug-command yes, --hz 10). Repeatable.
-    #[arg(long = "set", value_names = ["NAME", "VALUE"], num_args = 2, action = clap::ArgAction::Append)]
+    #[arg(long = "set", value_names = ["NAME", "VALUE"], num_args = 2, allow_hyphen_values = true, action = clap::ArgAction::Append)]
     pub set: Vec<String>,
     /// After traffic, keep polling the sockets without sleeping for this many microseconds
     /// before the event loop blocks [default: 0, off]. A pipelining or request/response
@@ -116,8 +115,8 @@ pub struct Config {
     pub logfile: String,
     /// zset-max-listpack-entries / zset-max-listpack-value
     pub zset: goblin_zset::Config,
-    /// --busy-poll-us: how long the event loop keeps polling without sleeping after traffic
-    /// (a start-up flag only, not a CONFIG parameter; 0 is off).
+    /// busy-poll-us: how long the event loop keeps polling without sleeping after traffic
+    /// (start-up only, Goblin's own; 0 is off).
     pub busy_poll_us: u64,
     /// proto-max-bulk-len
     pub proto_max_bulk_len: i64,
@@ -148,6 +147,14 @@ pub struct Config {
     /// rdb-skip-unsupported-types: load a snapshot holding keys of other types by skipping
     /// them (and logging how many) instead of refusing it.
     pub rdb_skip_unsupported_types: bool,
+    /// daemonize: detach from the terminal at start.
+    pub daemonize: bool,
+    /// pidfile: the file the pid is written to at start ("" none, unless daemonized).
+    pub pidfile: String,
+    /// supervised: no, upstart, systemd or auto.
+    pub supervised: String,
+    /// protected-mode: without a password, only loopback clients are served.
+    pub protected_mode: bool,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
 }
@@ -186,6 +193,10 @@ impl Default for Config {
             dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
             dbfilename: "dump.rdb".into(),
             rdb_skip_unsupported_types: false,
+            daemonize: false,
+            pidfile: String::new(),
+            supervised: "no".into(),
+            protected_mode: true,
             save_seen_at_start: false,
         }
     }
@@ -230,11 +241,16 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("dir", None, Mutability::Runtime),
     ("dbfilename", None, Mutability::Runtime),
     ("rdb-skip-unsupported-types", None, Mutability::Runtime),
+    ("busy-poll-us", None, Mutability::StartOnly),
+    ("daemonize", None, Mutability::StartOnly),
+    ("pidfile", None, Mutability::StartOnly),
+    ("supervised", None, Mutability::StartOnly),
+    ("protected-mode", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
 /// that `CONFIG GET *` stays a subset of Redis's parameters.
-const GOBLIN_ONLY: &[&str] = &["rdb-skip-unsupported-types"];
+const GOBLIN_ONLY: &[&str] = &["rdb-skip-unsupported-types", "busy-poll-us"];
 
 /// Why a directive was refused.
 #[derive(Debug, PartialEq, Eq)]
@@ -309,6 +325,9 @@ impl Config {
         if let Some(v) = &args.logfile {
             flags.push(("logfile", v.clone()));
         }
+        if let Some(v) = args.busy_poll_us {
+            flags.push(("busy-poll-us", v.to_string()));
+        }
         for pair in args.set.chunks(2) {
             flags.push((pair[0].as_str(), pair[1].clone()));
         }
@@ -324,7 +343,6 @@ impl Config {
                     ConfigError::Immutable => unreachable!(),
                 })?;
         }
-        config.busy_poll_us = args.busy_poll_us.unwrap_or(0);
         Ok((config, ignored))
     }
 
@@ -354,12 +372,8 @@ impl Config {
             "databases" => self.databases = int_in(&text, 1, i32::MAX as i64)? as usize,
             "maxclients" => self.maxclients = int_in(&text, 1, u32::MAX as i64)? as usize,
             "loglevel" => {
-                self.loglevel = LogLevel::parse(&text).ok_or_else(|| {
-                    ConfigError::BadValue(format!(
-                        "argument(s) must be one of the following: {}",
-                        LogLevel::NAMES.join(", ")
-                    ))
-                })?
+                self.loglevel =
+                    LogLevel::parse(&one_of(&text, &LogLevel::NAMES)?).expect("a level's name")
             }
             "logfile" => self.logfile = text,
             // An integer parameter in Redis (the -value one is a memory parameter).
@@ -383,13 +397,7 @@ impl Config {
             }
             "slowlog-max-len" => self.slowlog_max_len = int_in(&text, 0, i64::MAX)? as usize,
             "enable-debug-command" => {
-                let v = text.to_ascii_lowercase();
-                if !["no", "yes", "local"].contains(&v.as_str()) {
-                    return Err(ConfigError::BadValue(
-                        "argument(s) must be one of the following: no, yes, local".into(),
-                    ));
-                }
-                self.enable_debug_command = v;
+                self.enable_debug_command = one_of(&text, &["no", "yes", "local"])?
             }
             // Goblin has no append-only file: only the value that says so is accepted.
             "appendonly" if text.eq_ignore_ascii_case("no") => {}
@@ -423,6 +431,11 @@ impl Config {
                 self.dbfilename = text;
             }
             "rdb-skip-unsupported-types" => self.rdb_skip_unsupported_types = yes_no(&text)?,
+            "busy-poll-us" => self.busy_poll_us = int_in(&text, 0, i64::MAX)? as u64,
+            "daemonize" => self.daemonize = yes_no(&text)?,
+            "pidfile" => self.pidfile = text,
+            "supervised" => self.supervised = one_of(&text, &["upstart", "systemd", "auto", "no"])?,
+            "protected-mode" => self.protected_mode = yes_no(&text)?,
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -517,12 +530,12 @@ impl Config {
                 .join(" "),
             "dir" => self.dir.display().to_string(),
             "dbfilename" => self.dbfilename.clone(),
-            "rdb-skip-unsupported-types" => if self.rdb_skip_unsupported_types {
-                "yes"
-            } else {
-                "no"
-            }
-            .into(),
+            "rdb-skip-unsupported-types" => yes_no_name(self.rdb_skip_unsupported_types),
+            "busy-poll-us" => self.busy_poll_us.to_string(),
+            "daemonize" => yes_no_name(self.daemonize),
+            "pidfile" => self.pidfile.clone(),
+            "supervised" => self.supervised.clone(),
+            "protected-mode" => yes_no_name(self.protected_mode),
             _ => unreachable!("every canonical name has a value"),
         }
     }
@@ -587,6 +600,23 @@ fn yes_no(text: &str) -> Result<bool, ConfigError> {
         _ => Err(ConfigError::BadValue(
             "argument must be 'yes' or 'no'".into(),
         )),
+    }
+}
+
+fn yes_no_name(value: bool) -> String {
+    if value { "yes" } else { "no" }.into()
+}
+
+/// One of an enum parameter's names (ASCII case ignored), lowercased.
+fn one_of(text: &str, names: &[&str]) -> Result<String, ConfigError> {
+    let lower = text.to_ascii_lowercase();
+    if names.contains(&lower.as_str()) {
+        Ok(lower)
+    } else {
+        Err(ConfigError::BadValue(format!(
+            "argument(s) must be one of the following: {}",
+            names.join(", ")
+        )))
     }
 }
 
@@ -671,6 +701,40 @@ mod tests {
         c.apply("rdb-skip-unsupported-types", b"yes", false)
             .unwrap();
         assert!(c.rdb_skip_unsupported_types);
+    }
+
+    #[test]
+    fn service_directives() {
+        let mut c = Config::default();
+        let get = |c: &Config, name: &[u8]| c.get_matching(&[name])[0].1.clone();
+        assert_eq!(get(&c, b"protected-mode"), "yes");
+        c.apply("protected-mode", b"NO", false).unwrap();
+        assert!(!c.protected_mode);
+        assert!(matches!(
+            c.apply("protected-mode", b"maybe", false),
+            Err(ConfigError::BadValue(_))
+        ));
+        for (name, value) in [
+            ("daemonize", "yes"),
+            ("pidfile", "/x.pid"),
+            ("supervised", "auto"),
+        ] {
+            assert_eq!(
+                c.apply(name, value.as_bytes(), false),
+                Err(ConfigError::Immutable)
+            );
+            c.apply(name, value.as_bytes(), true).unwrap();
+            assert_eq!(get(&c, name.as_bytes()), value);
+        }
+        assert_eq!(
+            c.apply("supervised", b"launchd", true),
+            Err(ConfigError::BadValue(
+                "argument(s) must be one of the following: upstart, systemd, auto, no".into()
+            ))
+        );
+        c.apply("busy-poll-us", b"50", true).unwrap();
+        assert_eq!(c.busy_poll_us, 50);
+        assert!(c.get_matching(&[b"busy*"]).is_empty());
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
 //! - [`stats`]: counters behind INFO stats, commandstats and errorstats.
 //! - [`log`]: Redis-style log lines.
+//! - [`service`]: daemonize, pidfile, supervised, protected-mode, `--version`.
 //! - [`clock`], [`numbers`], [`glob`]: Unix time, Redis's number texts, glob patterns.
 //!
 //! # The path of a request
@@ -52,5 +53,6 @@ pub mod numbers;
 pub mod rdb;
 pub mod resp;
 pub mod server;
+pub mod service;
 pub mod stats;
 pub mod zset_commands;

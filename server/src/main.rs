@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use goblin_server::config::{Args, Config};
-use goblin_server::{log, net, notice, rdb, server, warning};
+use goblin_server::{log, net, notice, rdb, server, service, warning};
 
 /// Rewrites Redis-style `--directive value...` flags that clap does not know into
 /// `--set directive value`, so `goblin-server --enable-debug-command yes` works as with Redis.
@@ -13,7 +13,7 @@ fn redis_style_args() -> Vec<String> {
     let known: Vec<String> = cli
         .get_arguments()
         .filter_map(|a| a.get_long().map(str::to_owned))
-        .chain(["help".into(), "version".into()])
+        .chain(["help".into()])
         .collect();
     let mut out = Vec::new();
     let mut args = std::env::args().peekable();
@@ -44,6 +44,10 @@ fn redis_style_args() -> Vec<String> {
 
 fn main() {
     goblin_evloop::alloc::keep_large_buffers_out_of_the_heap();
+    if service::asks_version(std::env::args()) {
+        println!("{}", service::version_line());
+        return;
+    }
     let args = Args::parse_from(redis_style_args());
     if let Err(e) = run(args) {
         eprintln!("goblin-server: {e:#}");
@@ -52,16 +56,17 @@ fn main() {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    let (config, ignored) = Config::from_args(&args)?;
+    let (mut config, ignored) = Config::from_args(&args)?;
     log::init(config.loglevel, &config.logfile)?;
-    for name in ignored {
-        warning!("Configuration directive '{name}' is not supported by Goblin and was ignored.");
+    if let Some(summary) = service::ignored_summary(&ignored) {
+        warning!("{summary}");
     }
     // SAFETY: ignoring SIGPIPE so a client that goes away mid-write yields EPIPE, not death.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     let listeners = net::bind(&config.bind, config.port)?;
+    let mut service = service::Service::start(&mut config)?;
     notice!(
         "Goblin {} (Redis {} compatible), pid={}, port {}",
         env!("CARGO_PKG_VERSION"),
@@ -74,5 +79,6 @@ fn run(args: Args) -> anyhow::Result<()> {
     server.snapshots().load_at_startup()?;
     rdb::install_signal_handlers();
     notice!("Ready to accept connections tcp");
+    service.ready();
     net::run(&mut server, listeners)
 }

@@ -157,6 +157,9 @@ fn accept_all(server: &mut Server, poll: &Poll, listener: &TcpListener) {
             server.stats.rejected_connections += 1;
             continue;
         }
+        if crate::service::protected::deny(server, &mut stream, addr) {
+            continue;
+        }
         let _ = stream.set_nodelay(true);
         let fd = {
             use std::os::fd::AsRawFd;
