@@ -55,13 +55,6 @@ pub struct Lease {
     pub buffers: Buffers,
 }
 
-impl Lease {
-    /// The connection key of the leased client.
-    pub fn key(&self) -> usize {
-        self.key
-    }
-}
-
 /// One registered client.
 struct Slot {
     /// `None` while leased.
@@ -249,7 +242,7 @@ mod tests {
         let mut clients = two();
         assert_eq!(clients.len(), 2);
         let lease = clients.lease(3).expect("registered");
-        assert_eq!((lease.key(), lease.client.id), (3, 2));
+        assert_eq!(lease.client.id, 2);
         assert!(clients.lease(3).is_none(), "already leased");
         // A leased client is counted but not listed.
         assert_eq!(clients.len(), 2);
@@ -263,7 +256,9 @@ mod tests {
         assert_eq!(clients.len(), 1);
         // A freed key is reused, with a new id.
         assert_eq!(clients.admit(0, 12, addr(1002), addr(6379), true), 3);
-        assert_eq!(clients.lease_id(3).map(|l| l.key()), Some(0));
+        let lease = clients.lease_id(3).expect("registered");
+        clients.restore(lease, true);
+        assert_eq!(clients.take_woken(), vec![0]);
     }
 
     #[test]
