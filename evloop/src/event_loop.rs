@@ -100,7 +100,8 @@ pub struct Ctx<'a, C> {
 /// - [`source`](Handler::source) gets the readiness of what the handler registered under
 ///   [`source`]`(n)`, [`woken`](Handler::woken) the wakes of the [`WAKE`] waker.
 /// - [`after_events`](Handler::after_events) runs after each round of events (and after a
-///   timeout): timers, deferred work; it returns the next deadline or [`Next::Stop`].
+///   timeout, and once right at the start): timers, deferred work; it returns the next
+///   deadline or [`Next::Stop`].
 pub trait Handler {
     /// The state of one connection.
     type Conn;
@@ -182,7 +183,9 @@ impl<H: Handler> EventLoop<H> {
     /// Runs until the handler says [`Next::Stop`] or polling fails.
     pub fn run(&mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
-        let mut deadline = None;
+        // The first poll does not wait: `after_events` runs once at the start, so a
+        // handler's timers start with the loop rather than with the first event.
+        let mut deadline = Some(Instant::now());
         let mut last_event = Instant::now();
         loop {
             let mut timeout =

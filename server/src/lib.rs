@@ -3,8 +3,10 @@
 //!
 //! # Modules
 //!
-//! - [`net`]: the mio event loop, connections, their buffers and limits.
-//! - [`client`]: per-connection client state (database, MULTI queue, WATCHes, blocking).
+//! - [`net`]: the RESP handler on the shared event loop (goblin-evloop), the connections'
+//!   buffers and limits.
+//! - [`clients`]: the client registry (each client's state: database, MULTI queue, WATCHes,
+//!   blocking) through which commands see the other clients.
 //! - [`resp`]: request parsing and reply encoding (RESP2 and RESP3).
 //! - [`commands`]: the command table, dispatch, and the generic command handlers.
 //! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
@@ -22,25 +24,27 @@
 //! # The path of a request
 //!
 //! ```text
-//! socket -> net (read into the connection's buffer)
+//! socket -> net (read into the connection's buffer; its client leased from `clients`)
 //!        -> resp::parse (one request's arguments)
 //!        -> commands (table lookup, arity / auth / MULTI checks, dispatch to a handler)
 //!        -> keyspace (lookup for read or write, expiry, signals to WATCH and waiters)
 //!        -> engine (goblin-zset)
-//!        <- resp::reply into the connection's write buffer <- net (one write per batch)
+//!        <- resp::reply into the connection's write buffer <- net (one write per batch;
+//!           the client restored to `clients`, the clients its commands woke serviced)
 //!
 //! rdb -> keyspace (save reads the databases; load builds them and replaces them)
 //! ```
 //!
 //! Dependencies run one way: net -> commands -> keyspace -> engine, and rdb -> keyspace;
-//! neither `keyspace` nor `rdb` names `commands` or `net`.
+//! commands reach other clients through `clients`, never a connection; neither `keyspace`
+//! nor `rdb` names `commands` or `net`.
 
 #![warn(missing_docs)]
 
 /// The Redis version Goblin follows; clients gate features on it.
 pub const REDIS_VERSION: &str = "7.2.4";
 
-pub mod client;
+pub mod clients;
 pub mod clock;
 pub mod commands;
 pub mod config;

@@ -1,12 +1,10 @@
 //! Server state shared by all commands: configuration, the keyspace, statistics, the
-//! connections and their blocking bookkeeping, the slow log and the snapshot state.
+//! client registry, the slow log and the snapshot state.
 
+use crate::clients::Clients;
 use crate::config::Config;
 use crate::keyspace::Keyspace;
-use crate::net::Conn;
 use crate::stats::Stats;
-use hashbrown::HashMap;
-use slab::Slab;
 use std::time::Instant;
 
 /// The whole server.
@@ -17,16 +15,8 @@ pub struct Server {
     pub keyspace: Keyspace,
     /// Counters for INFO.
     pub stats: Stats,
-    /// Connections by token; the one running a command is taken out while it runs.
-    pub conns: Slab<Option<Conn>>,
-    /// Next CLIENT ID.
-    pub next_client_id: u64,
-    /// Connections to service after the current command (woken, timed out or killed).
-    pub wake: Vec<usize>,
-    /// Client id -> connection token.
-    pub tokens: HashMap<u64, usize>,
-    /// Number of blocked clients (INFO blocked_clients).
-    pub blocked_clients: usize,
+    /// The connected clients; the one running a command is leased out while it runs.
+    pub clients: Clients,
     /// The object cache, when enabled (INFO objcache).
     pub store: Option<goblin_objcache::StoreHandle>,
     /// SLOWLOG entries.
@@ -52,11 +42,7 @@ impl Server {
             config,
             keyspace,
             stats: Stats::default(),
-            conns: Slab::new(),
-            next_client_id: 1,
-            wake: Vec::new(),
-            tokens: HashMap::new(),
-            blocked_clients: 0,
+            clients: Clients::default(),
             store: None,
             slowlog: Default::default(),
             started: Instant::now(),

@@ -7,7 +7,7 @@
 //! order until the key is empty again, as Redis 7 does.
 
 use super::{call, lookup, Ctx};
-use crate::client::{Blocked, Client};
+use crate::clients::{Blocked, Client, Lease};
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
 
@@ -22,7 +22,7 @@ pub fn block_client(
     for key in &keys {
         server.keyspace.block_on(client.db, key, client.id);
     }
-    server.blocked_clients += 1;
+    server.clients.count_blocked(true);
     client.blocked = Some(Blocked {
         db: client.db,
         keys,
@@ -36,14 +36,14 @@ fn unblock(server: &mut Server, client: &mut Client) {
     let Some(blocked) = client.blocked.take() else {
         return;
     };
-    server.blocked_clients -= 1;
+    server.clients.count_blocked(false);
     for key in blocked.keys {
         server.keyspace.unblock_from(blocked.db, key, client.id);
     }
 }
 
-/// Re-runs the blocked commands of clients waiting on keys that became ready; the
-/// connections that got a reply are queued in `Server::wake`.
+/// Re-runs the blocked commands of clients waiting on keys that became ready; the clients
+/// that got a reply are woken.
 pub fn serve_ready_keys(server: &mut Server) {
     while server.keyspace.has_ready_keys() {
         for (db, key) in server.keyspace.take_ready_keys() {
@@ -51,24 +51,19 @@ pub fn serve_ready_keys(server: &mut Server) {
                 if server.keyspace.db(db).get(&key).is_none() {
                     break;
                 }
-                let Some(&token) = server.tokens.get(&id) else {
+                let Some(mut lease) = server.clients.lease_id(id) else {
                     continue;
                 };
-                let Some(mut conn) = server.conns.get_mut(token).and_then(Option::take) else {
-                    continue;
-                };
-                if rerun(server, &mut conn) {
-                    server.wake.push(token);
-                }
-                server.conns[token] = Some(conn);
+                let served = rerun(server, &mut lease);
+                server.clients.restore(lease, served);
             }
         }
     }
 }
 
 /// Runs a blocked client's command again. Returns true when it completed.
-fn rerun(server: &mut Server, conn: &mut crate::net::Conn) -> bool {
-    let (client, wbuf) = conn.parts();
+fn rerun(server: &mut Server, lease: &mut Lease) -> bool {
+    let Lease { client, out, .. } = lease;
     let Some(blocked) = client.blocked.clone() else {
         return false;
     };
@@ -76,7 +71,7 @@ fn rerun(server: &mut Server, conn: &mut crate::net::Conn) -> bool {
     let Some(cmd) = lookup(args[0]) else {
         return false;
     };
-    let mut ctx = Ctx::new(server, client, wbuf);
+    let mut ctx = Ctx::new(server, client, out);
     let mark = ctx.out.position();
     call(&mut ctx, cmd, &args);
     if ctx.block.is_some() {
@@ -88,43 +83,33 @@ fn rerun(server: &mut Server, conn: &mut crate::net::Conn) -> bool {
     true
 }
 
-/// Ends the waits whose timeout passed with the null reply; their connections are queued
-/// in `Server::wake`.
+/// Ends the waits whose timeout passed with the null reply; the clients are woken.
 pub fn expire_blocked(server: &mut Server, now_ms: u64) {
-    if server.blocked_clients == 0 {
+    if server.clients.blocked() == 0 {
         return;
     }
-    let mut expired = Vec::new();
-    for token in 0..server.conns.capacity() {
-        let Some(Some(conn)) = server.conns.get(token) else {
-            continue;
-        };
-        if conn
-            .client
-            .blocked
+    let expired = server.clients.ids_where(|c| {
+        c.blocked
             .as_ref()
             .and_then(|b| b.deadline_ms)
             .is_some_and(|d| d <= now_ms)
-        {
-            expired.push(token);
-        }
+    });
+    for id in expired {
+        let Some(mut lease) = server.clients.lease_id(id) else {
+            continue;
+        };
+        ReplyWriter::new(&mut lease.out, lease.client.resp3).null_array();
+        unblock(server, &mut lease.client);
+        server.clients.restore(lease, true);
     }
-    for &token in &expired {
-        let mut conn = server.conns[token].take().expect("present");
-        let (client, wbuf) = conn.parts();
-        ReplyWriter::new(wbuf, client.resp3).null_array();
-        unblock(server, client);
-        server.conns[token] = Some(conn);
-    }
-    server.wake.extend(expired);
 }
 
 /// The nearest blocking deadline, for the poll timeout.
 pub fn next_deadline(server: &Server) -> Option<u64> {
     server
-        .conns
+        .clients
         .iter()
-        .filter_map(|(_, c)| c.as_ref()?.client.blocked.as_ref()?.deadline_ms)
+        .filter_map(|(c, _)| c.blocked.as_ref()?.deadline_ms)
         .min()
 }
 
@@ -143,26 +128,21 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(id) = ctx.int_arg(args[2]) else {
         return;
     };
-    let token = ctx.server.tokens.get(&(id as u64)).copied();
-    let Some(Some(conn)) = token.and_then(|t| ctx.server.conns.get_mut(t)) else {
+    let Some(mut lease) = ctx.server.clients.lease_id(id as u64) else {
         return ctx.out.int(0);
     };
-    if conn.client.blocked.is_none() {
+    if lease.client.blocked.is_none() {
+        ctx.server.clients.restore(lease, false);
         return ctx.out.int(0);
     }
-    let mut conn = ctx.server.conns[token.expect("found")]
-        .take()
-        .expect("present");
-    let (client, wbuf) = conn.parts();
-    let mut out = ReplyWriter::new(wbuf, client.resp3);
+    let mut out = ReplyWriter::new(&mut lease.out, lease.client.resp3);
     if as_error {
         out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
     } else {
         out.null_array();
     }
-    unblock(ctx.server, client);
-    ctx.server.conns[token.expect("found")] = Some(conn);
-    ctx.server.wake.extend(token);
+    unblock(ctx.server, &mut lease.client);
+    ctx.server.clients.restore(lease, true);
     ctx.out.int(1);
 }
 

@@ -1,9 +1,8 @@
 //! CLIENT and its subcommands.
 
 use super::Ctx;
-use crate::client::{Client, ReplyMode};
+use crate::clients::{Buffers, Client, ReplyMode};
 use crate::errors;
-use crate::net::Conn;
 
 /// Whether a client or library name is acceptable: printable ASCII without spaces.
 pub fn valid_name(name: &[u8]) -> bool {
@@ -11,16 +10,17 @@ pub fn valid_name(name: &[u8]) -> bool {
 }
 
 /// One CLIENT LIST line (without the newline).
-fn describe(client: &Client, conn: Option<&Conn>, now_cmd: Option<&str>) -> String {
+fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String {
     let name = |v: &Option<Vec<u8>>| {
         v.as_ref()
             .map(|n| String::from_utf8_lossy(n).into_owned())
             .unwrap_or_default()
     };
-    let (qbuf, qbuf_cap, omem) = match conn {
-        Some(c) => (c.pending_input(), c.input_capacity(), c.pending_output()),
-        None => (0, 0, 0),
-    };
+    let Buffers {
+        pending_input: qbuf,
+        input_capacity: qbuf_cap,
+        pending_output: omem,
+    } = buffers;
     let multi = match (&client.multi, client.exec_queued) {
         (Some(queue), _) => queue.len() as i64,
         (None, Some(n)) => n as i64,
@@ -42,7 +42,7 @@ fn describe(client: &Client, conn: Option<&Conn>, now_cmd: Option<&str>) -> Stri
         qbuf_cap.saturating_sub(qbuf),
         qbuf_cap,
         omem,
-        qbuf_cap + omem,
+        buffers.total(),
         match client.exec_queued {
             // Inside EXEC the command Redis shows is EXEC itself.
             Some(_) => "exec",
@@ -118,12 +118,10 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
     if only_normal {
         lines.push((
             ctx.client.id,
-            describe(ctx.client, None, Some("client|list")),
+            describe(ctx.client, Buffers::default(), Some("client|list")),
         ));
-        for (_, conn) in ctx.server.conns.iter() {
-            if let Some(c) = conn {
-                lines.push((c.client.id, describe(&c.client, Some(c), None)));
-            }
+        for (c, buffers) in ctx.server.clients.iter() {
+            lines.push((c.id, describe(c, buffers, None)));
         }
     }
     lines.sort_by_key(|(id, _)| *id);
@@ -138,7 +136,7 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// CLIENT INFO
 pub fn info(ctx: &mut Ctx, _args: &[&[u8]]) {
-    let mut line = describe(ctx.client, None, Some("client|info"));
+    let mut line = describe(ctx.client, Buffers::default(), Some("client|info"));
     line.push('\n');
     ctx.out.verbatim(line.as_bytes());
 }
@@ -198,18 +196,7 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
             && laddr.as_ref().is_none_or(|a| c.laddr.to_string() == *a)
             && maxage.is_none_or(|m| c.created.elapsed().as_secs() >= m)
     };
-    let mut killed = 0;
-    let mut doomed = Vec::new();
-    for (token, conn) in ctx.server.conns.iter_mut() {
-        if let Some(c) = conn {
-            if matches(&c.client) {
-                c.closing = true;
-                doomed.push(token);
-                killed += 1;
-            }
-        }
-    }
-    ctx.server.wake.extend(doomed);
+    let mut killed = ctx.server.clients.kill(&matches) as i64;
     if !skipme && matches(ctx.client) {
         ctx.client.close_after_reply = true;
         killed += 1;

@@ -1,7 +1,7 @@
 //! PING, ECHO, QUIT, RESET, AUTH, HELLO, SELECT.
 
 use super::Ctx;
-use crate::client::ReplyMode;
+use crate::clients::ReplyMode;
 use crate::errors;
 
 /// PING [message]

@@ -144,12 +144,12 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
             );
         }
         "clients" => {
-            let connected = server.conns.len();
+            let connected = server.clients.len();
             let blocking_keys = server.keyspace.blocking_key_count();
             let _ = write!(
                 w,
                 "# Clients\r\nconnected_clients:{connected}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\ntotal_blocking_keys:{blocking_keys}\r\ntotal_blocking_keys_on_nokey:0\r\n",
-                server.config.maxclients, server.blocked_clients, server.blocked_clients,
+                server.config.maxclients, server.clients.blocked(), server.clients.blocked(),
             );
         }
         "memory" => {
@@ -173,10 +173,9 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
             let (allocated, active) = allocator_bytes();
             let resident = rss;
             let clients_normal: u64 = server
-                .conns
+                .clients
                 .iter()
-                .filter_map(|(_, c)| c.as_ref())
-                .map(|c| (c.input_capacity() + c.pending_output()) as u64)
+                .map(|(_, buffers)| buffers.total() as u64)
                 .sum();
             let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
             let diff = |a: u64, b: u64| a as i64 - b as i64;

@@ -22,7 +22,7 @@ pub use keys::ScanOptions;
 pub use server_cmds::SlowLog;
 pub use table::{lookup, Command, Flags, StatSlot};
 
-use crate::client::{Client, ReplyMode};
+use crate::clients::{Client, ReplyMode};
 use crate::clock::unix_ms;
 use crate::errors;
 use crate::resp::reply::ReplyWriter;

@@ -1,4 +1,5 @@
-//! Per-connection client state: everything about a client except its socket and buffers.
+//! One client's state as commands see it: everything about a client except its socket and
+//! buffers (those belong to `net`).
 
 use std::net::SocketAddr;
 use std::time::Instant;

@@ -1,0 +1,306 @@
+//! The client registry: every connected client's state ([`Client`]) by connection key, the
+//! interface through which commands see the other clients (CLIENT LIST / KILL / UNBLOCK,
+//! serving blocked clients, timeouts) without knowing about sockets.
+//!
+//! `net` owns the sockets and the buffers; the registry owns the clients. While a
+//! connection is being serviced its client is [leased](Clients::lease) out of the registry
+//! (so a command gets `&mut Client` next to `&mut Server`), and every other client stays
+//! here, visible to that command. After servicing, `net` [restores](Clients::restore) the
+//! client with the sizes of its buffers ([`Buffers`]), which is what CLIENT LIST and INFO
+//! report for it (they cannot change until it is serviced again).
+//!
+//! Replies written on behalf of a client whose connection is not being serviced (a blocked
+//! client served by another client's write, a wait that timed out, CLIENT UNBLOCK) go to the
+//! lease's `out`; the client is then [woken](Clients::take_woken) and `net` moves that output
+//! to the connection's write buffer when it services it. CLIENT KILL and the idle timeout
+//! [doom](Clients::kill) clients: `net` closes them once their replies are written.
+
+mod client;
+
+pub use client::{Blocked, Client, Queued, ReplyMode};
+
+use hashbrown::HashMap;
+use std::net::SocketAddr;
+
+/// The sizes of a connection's buffers, as of its last servicing (CLIENT LIST qbuf, qbuf-free,
+/// rbs, omem, tot-mem).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Buffers {
+    /// Bytes of requests received and not yet run.
+    pub pending_input: usize,
+    /// Allocated size of the read buffer.
+    pub input_capacity: usize,
+    /// Bytes of replies not yet written.
+    pub pending_output: usize,
+}
+
+impl Buffers {
+    /// The memory the buffers account for (CLIENT LIST tot-mem, INFO mem_clients_normal).
+    pub fn total(&self) -> usize {
+        self.input_capacity + self.pending_output
+    }
+}
+
+/// A client taken out of the registry while something runs on its behalf; give it back with
+/// [`Clients::restore`].
+pub struct Lease {
+    key: usize,
+    /// The client.
+    pub client: Box<Client>,
+    /// Replies written for the client while its connection was not being serviced.
+    pub out: Vec<u8>,
+    /// CLIENT KILL or the idle timeout asked to close the connection.
+    pub doomed: bool,
+    /// The connection's buffer sizes; `net` updates them before restoring.
+    pub buffers: Buffers,
+}
+
+/// One registered client.
+struct Slot {
+    /// `None` while leased.
+    client: Option<Box<Client>>,
+    out: Vec<u8>,
+    doomed: bool,
+    buffers: Buffers,
+}
+
+/// Every connected client, by connection key, with the id -> key mapping.
+pub struct Clients {
+    slots: Vec<Option<Slot>>,
+    ids: HashMap<u64, usize>,
+    next_id: u64,
+    woken: Vec<usize>,
+    blocked: usize,
+}
+
+impl Default for Clients {
+    fn default() -> Self {
+        Clients {
+            slots: Vec::new(),
+            ids: HashMap::new(),
+            next_id: 1,
+            woken: Vec::new(),
+            blocked: 0,
+        }
+    }
+}
+
+impl Clients {
+    /// Registers the client of a new connection under `key` and returns its CLIENT ID.
+    pub fn admit(
+        &mut self,
+        key: usize,
+        fd: i32,
+        addr: SocketAddr,
+        laddr: SocketAddr,
+        authenticated: bool,
+    ) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        if self.slots.len() <= key {
+            self.slots.resize_with(key + 1, || None);
+        }
+        debug_assert!(self.slots[key].is_none(), "key {key} is taken");
+        self.slots[key] = Some(Slot {
+            client: Some(Box::new(Client::new(id, fd, addr, laddr, authenticated))),
+            out: Vec::new(),
+            doomed: false,
+            buffers: Buffers::default(),
+        });
+        self.ids.insert(id, key);
+        id
+    }
+
+    /// Unregisters a leased client (its connection closed) and gives it back for the
+    /// cleanup.
+    pub fn remove(&mut self, lease: Lease) -> Box<Client> {
+        if let Some(slot) = self.slots.get_mut(lease.key) {
+            *slot = None;
+        }
+        self.ids.remove(&lease.client.id);
+        lease.client
+    }
+
+    /// Number of connected clients (leased ones included).
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether no client is connected.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Takes the client under `key` out of the registry; `None` when there is none or it is
+    /// already leased.
+    #[inline]
+    pub fn lease(&mut self, key: usize) -> Option<Lease> {
+        let slot = self.slots.get_mut(key)?.as_mut()?;
+        let client = slot.client.take()?;
+        Some(Lease {
+            key,
+            client,
+            out: std::mem::take(&mut slot.out),
+            doomed: std::mem::take(&mut slot.doomed),
+            buffers: slot.buffers,
+        })
+    }
+
+    /// [`lease`](Clients::lease) by CLIENT ID.
+    pub fn lease_id(&mut self, id: u64) -> Option<Lease> {
+        let key = *self.ids.get(&id)?;
+        self.lease(key)
+    }
+
+    /// Puts a leased client back; with `wake` its connection is queued to be serviced.
+    #[inline]
+    pub fn restore(&mut self, lease: Lease, wake: bool) {
+        let Some(Some(slot)) = self.slots.get_mut(lease.key) else {
+            return;
+        };
+        slot.client = Some(lease.client);
+        slot.out = lease.out;
+        slot.doomed |= lease.doomed;
+        slot.buffers = lease.buffers;
+        if wake {
+            self.woken.push(lease.key);
+        }
+    }
+
+    /// The clients not leased, in key order, with their buffer sizes (the leased client's
+    /// own output is counted in `pending_output`).
+    pub fn iter(&self) -> impl Iterator<Item = (&Client, Buffers)> {
+        self.slots.iter().filter_map(|s| {
+            let s = s.as_ref()?;
+            let mut buffers = s.buffers;
+            buffers.pending_output += s.out.len();
+            Some((&**s.client.as_ref()?, buffers))
+        })
+    }
+
+    /// CLIENT IDs of the clients not leased for which `pred` holds, in key order.
+    pub fn ids_where(&self, mut pred: impl FnMut(&Client) -> bool) -> Vec<u64> {
+        self.iter()
+            .filter(|(c, _)| pred(c))
+            .map(|(c, _)| c.id)
+            .collect()
+    }
+
+    /// Dooms the clients not leased that `pred` picks (their connections close once their
+    /// replies are written) and wakes them; returns how many.
+    pub fn kill(&mut self, mut pred: impl FnMut(&Client) -> bool) -> usize {
+        let mut killed = 0;
+        for (key, slot) in self.slots.iter_mut().enumerate() {
+            let Some(slot) = slot else { continue };
+            if slot.client.as_deref().is_some_and(&mut pred) {
+                slot.doomed = true;
+                self.woken.push(key);
+                killed += 1;
+            }
+        }
+        killed
+    }
+
+    /// The connections woken since the last call, to be serviced.
+    pub fn take_woken(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.woken)
+    }
+
+    /// Number of blocked clients (INFO blocked_clients).
+    pub fn blocked(&self) -> usize {
+        self.blocked
+    }
+
+    /// Counts a client that started (`true`) or stopped (`false`) waiting in a blocking
+    /// command.
+    pub fn count_blocked(&mut self, started: bool) {
+        if started {
+            self.blocked += 1;
+        } else {
+            self.blocked -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    fn two() -> Clients {
+        let mut clients = Clients::default();
+        assert_eq!(clients.admit(0, 10, addr(1000), addr(6379), true), 1);
+        assert_eq!(clients.admit(3, 11, addr(1001), addr(6379), false), 2);
+        clients
+    }
+
+    #[test]
+    fn admits_leases_and_removes() {
+        let mut clients = two();
+        assert_eq!(clients.len(), 2);
+        let lease = clients.lease(3).expect("registered");
+        assert_eq!(lease.client.id, 2);
+        assert!(clients.lease(3).is_none(), "already leased");
+        // A leased client is counted but not listed.
+        assert_eq!(clients.len(), 2);
+        assert_eq!(clients.ids_where(|_| true), vec![1]);
+        clients.restore(lease, false);
+        assert_eq!(clients.ids_where(|_| true), vec![1, 2]);
+        assert!(clients.take_woken().is_empty());
+        let gone = clients.lease(0).expect("registered");
+        assert_eq!(clients.remove(gone).id, 1);
+        assert!(clients.lease_id(1).is_none());
+        assert_eq!(clients.len(), 1);
+        // A freed key is reused, with a new id.
+        assert_eq!(clients.admit(0, 12, addr(1002), addr(6379), true), 3);
+        let lease = clients.lease_id(3).expect("registered");
+        clients.restore(lease, true);
+        assert_eq!(clients.take_woken(), vec![0]);
+    }
+
+    #[test]
+    fn output_for_a_client_is_kept_counted_and_woken() {
+        let mut clients = two();
+        let mut lease = clients.lease_id(2).expect("registered");
+        lease.out.extend_from_slice(b"*-1\r\n");
+        clients.restore(lease, true);
+        assert_eq!(clients.take_woken(), vec![3]);
+        let (_, buffers) = clients.iter().find(|(c, _)| c.id == 2).expect("listed");
+        assert_eq!(buffers.pending_output, 5);
+        // Servicing takes the output with the lease and records the buffer sizes.
+        let mut lease = clients.lease(3).expect("registered");
+        assert_eq!(std::mem::take(&mut lease.out), b"*-1\r\n");
+        lease.buffers = Buffers {
+            pending_input: 4,
+            input_capacity: 16,
+            pending_output: 5,
+        };
+        clients.restore(lease, false);
+        let (_, buffers) = clients.iter().find(|(c, _)| c.id == 2).expect("listed");
+        assert_eq!((buffers.pending_output, buffers.total()), (5, 21));
+    }
+
+    #[test]
+    fn kill_dooms_and_wakes_the_matching_clients() {
+        let mut clients = two();
+        let leased = clients.lease(0).expect("registered");
+        // The leased client (the one running the command) is not among the candidates.
+        assert_eq!(clients.kill(|_| true), 1);
+        assert_eq!(clients.take_woken(), vec![3]);
+        clients.restore(leased, false);
+        assert!(!clients.lease(0).expect("registered").doomed);
+        assert!(clients.lease(3).expect("registered").doomed);
+    }
+
+    #[test]
+    fn counts_blocked_clients() {
+        let mut clients = two();
+        clients.count_blocked(true);
+        clients.count_blocked(true);
+        clients.count_blocked(false);
+        assert_eq!(clients.blocked(), 1);
+    }
+}

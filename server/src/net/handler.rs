@@ -1,0 +1,198 @@
+//! [`RespLoop`]: the RESP protocol as a [`Handler`] on the shared event loop. A readiness
+//! event services its connection (flush, read, run, flush, limits), then the connections
+//! that the connection's commands woke; after each round of events the blocking timeouts
+//! and the cron run.
+
+use super::conn::{Conn, READ_CHUNK};
+use super::limits::{input_over_limit, output_over_limit, PAUSE_OUTPUT};
+use super::requests::run_requests;
+use crate::clients::Lease;
+use crate::clock::unix_ms;
+use crate::commands;
+use crate::server::Server;
+use crate::{notice, warning};
+use goblin_evloop::{Ctx, Handler, Next};
+use mio::net::TcpStream;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// The loop's view of the server.
+pub struct RespLoop<'s> {
+    server: &'s mut Server,
+    next_cron: Instant,
+}
+
+impl<'s> RespLoop<'s> {
+    /// The handler for `server`'s connections; the cron runs at the first round.
+    pub fn new(server: &'s mut Server) -> Self {
+        RespLoop {
+            server,
+            next_cron: Instant::now(),
+        }
+    }
+}
+
+impl Handler for RespLoop<'_> {
+    type Conn = Conn;
+
+    fn accept(&mut self, key: usize, stream: &mut TcpStream, peer: SocketAddr) -> Option<Conn> {
+        let server = &mut *self.server;
+        server.stats.connections_received += 1;
+        if server.clients.len() >= server.config.maxclients {
+            let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+            server.stats.rejected_connections += 1;
+            return None;
+        }
+        if crate::service::protected::deny(server, stream, peer) {
+            return None;
+        }
+        let fd = {
+            use std::os::fd::AsRawFd;
+            stream.as_raw_fd()
+        };
+        let laddr = stream.local_addr().unwrap_or(peer);
+        let authenticated = server.config.requirepass.is_none();
+        let id = server.clients.admit(key, fd, peer, laddr, authenticated);
+        Some(Conn::new(id))
+    }
+
+    fn accept_failed(&mut self, error: std::io::Error) {
+        warning!("Accepting client connection: {error}");
+    }
+
+    fn ready(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
+        self.service(cx, key);
+        self.serve_woken(cx);
+    }
+
+    fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
+        if self.server.clients.blocked() > 0 {
+            commands::expire_blocked(self.server, unix_ms());
+            self.serve_woken(cx);
+        }
+        if Instant::now() >= self.next_cron {
+            self.cron(cx);
+            let period = Duration::from_millis(1000 / self.server.config.hz.max(1) as u64);
+            self.next_cron = Instant::now() + period;
+        }
+        let server = &mut *self.server;
+        if server.shutdown || server.snapshots().signalled_shutdown() {
+            notice!("Goblin is now ready to exit, bye bye...");
+            return Next::Stop;
+        }
+        let mut deadline = self.next_cron;
+        if server.clients.blocked() > 0 {
+            if let Some(ms) = commands::next_deadline(server) {
+                let wait = Duration::from_millis(ms.saturating_sub(unix_ms()));
+                deadline = deadline.min(Instant::now() + wait);
+            }
+        }
+        Next::Wait(Some(deadline))
+    }
+}
+
+impl RespLoop<'_> {
+    /// Reads, runs and writes for connection `key` (its client leased from the registry
+    /// meanwhile), then puts it back or closes it.
+    fn service(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
+        let server = &mut *self.server;
+        let Some(mut lease) = server.clients.lease(key) else {
+            return;
+        };
+        let Some(c) = cx.conn(key) else {
+            server.clients.restore(lease, false);
+            return;
+        };
+        let conn = &mut c.state;
+        if !lease.out.is_empty() {
+            // Replies written for the client while it was not being serviced.
+            conn.wbuf.extend_from_slice(&lease.out);
+            lease.out.clear();
+        }
+        conn.closing |= std::mem::take(&mut lease.doomed);
+        let mut open = conn.flush(&mut c.stream, &mut server.stats);
+        loop {
+            let conn = &cx.conn(key).expect("open").state;
+            if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
+                break;
+            }
+            let read = cx.read_in_place(key, READ_CHUNK, 4 * READ_CHUNK, |c| (&mut c.rbuf, c.rpos));
+            server.stats.reads_processed += 1;
+            server.stats.net_input_bytes += read.got as u64;
+            if read.got == 0 && read.eof {
+                open = false;
+                break;
+            }
+            let c = cx.conn(key).expect("open");
+            let conn = &mut c.state;
+            if input_over_limit(&server.config, conn, &lease.client) {
+                open = false;
+                break;
+            }
+            run_requests(server, conn, &mut lease.client);
+            open = conn.flush(&mut c.stream, &mut server.stats);
+            if read.got == 0 || read.eof {
+                open &= !read.eof || conn.pending_output() > 0;
+                break;
+            }
+            if read.drained {
+                // The socket is empty: reading again now would only return WouldBlock.
+                break;
+            }
+        }
+        self.finish(cx, key, lease, open);
+    }
+
+    /// After servicing: the output limits, the writability interest, and either the client
+    /// back into the registry or the connection closed.
+    fn finish(&mut self, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Lease, open: bool) {
+        let server = &mut *self.server;
+        let conn = &mut cx.conn(key).expect("open").state;
+        let over_limit = output_over_limit(&server.config, conn, &lease.client);
+        let done = conn.closing && conn.pending_output() == 0;
+        let want_write = conn.pending_output() > 0;
+        lease.buffers = conn.buffers();
+        if !open || over_limit || done || cx.watch_writable(key, want_write).is_err() {
+            cx.close(key);
+            let mut client = server.clients.remove(lease);
+            commands::client_gone(server, &mut client);
+            return;
+        }
+        server.clients.restore(lease, false);
+    }
+
+    /// Services the connections that the last commands woke (served blocked clients,
+    /// timed-out waits, CLIENT KILL and CLIENT UNBLOCK targets, idle clients).
+    fn serve_woken(&mut self, cx: &mut Ctx<'_, Conn>) {
+        loop {
+            commands::serve_ready_keys(self.server);
+            let woken = self.server.clients.take_woken();
+            if woken.is_empty() {
+                return;
+            }
+            for key in woken {
+                self.service(cx, key);
+            }
+        }
+    }
+
+    /// Periodic work: statistics, active expiry, blocking timeouts, snapshots, idle clients.
+    fn cron(&mut self, cx: &mut Ctx<'_, Conn>) {
+        let server = &mut *self.server;
+        let now = unix_ms();
+        server.stats.sample_ops(now);
+        server.keyspace.active_expire(Duration::from_millis(
+            25 * 10 / server.config.hz.max(1) as u64,
+        ));
+        commands::expire_blocked(server, now);
+        server.snapshots().cron();
+        let idle_limit = server.config.timeout;
+        if idle_limit > 0 {
+            server.clients.kill(|c| {
+                c.blocked.is_none() && c.last_interaction.elapsed().as_secs() > idle_limit
+            });
+        }
+        self.serve_woken(cx);
+    }
+}

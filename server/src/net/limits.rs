@@ -1,0 +1,50 @@
+//! The limits on a connection's buffers: the query buffer limit, the output buffer limits
+//! (hard, and soft for a while) and the pause on reading while replies wait.
+
+use super::conn::Conn;
+use crate::clients::Client;
+use crate::config::Config;
+use crate::warning;
+use std::time::Instant;
+
+/// Pending reply bytes past which a connection's requests wait until the client reads.
+pub const PAUSE_OUTPUT: usize = 64 * 1024 * 1024;
+
+/// Whether the unread requests passed `client-query-buffer-limit` (logged: the connection
+/// is then closed).
+pub fn input_over_limit(config: &Config, conn: &Conn, client: &Client) -> bool {
+    if conn.pending_input() as u64 <= config.client_query_buffer_limit {
+        return false;
+    }
+    warning!(
+        "Closing client that reached max query buffer length: id={} addr={} (qbuf={})",
+        client.id,
+        client.addr,
+        conn.pending_input()
+    );
+    true
+}
+
+/// Whether the pending replies passed the hard output limit, or the soft one for longer
+/// than allowed (logged: the connection is then closed).
+pub fn output_over_limit(config: &Config, conn: &mut Conn, client: &Client) -> bool {
+    let limit = config.output_limit;
+    let pending = conn.pending_output() as u64;
+    let over = if limit.hard > 0 && pending > limit.hard {
+        true
+    } else if limit.soft > 0 && pending > limit.soft {
+        let since = *conn.soft_limit_since.get_or_insert_with(Instant::now);
+        since.elapsed().as_secs() >= limit.soft_seconds
+    } else {
+        conn.soft_limit_since = None;
+        false
+    };
+    if over {
+        warning!(
+            "Client id={} addr={} closed for overcoming of output buffer limits.",
+            client.id,
+            client.addr
+        );
+    }
+    over
+}

@@ -1,0 +1,80 @@
+//! Running what a connection received: every complete request in the read buffer is parsed
+//! and dispatched to `commands`, its reply appended to the write buffer.
+
+use super::conn::Conn;
+use super::limits::PAUSE_OUTPUT;
+use crate::clients::Client;
+use crate::commands;
+use crate::resp::parse::{Limits, Parsed};
+use crate::server::Server;
+use std::time::Instant;
+
+/// Requests with at most this many arguments pass them in a stack array.
+const STACK_ARGS: usize = 16;
+
+/// Runs every complete request in the read buffer, until the client blocks, the connection
+/// is to close, or [`PAUSE_OUTPUT`] reply bytes wait.
+pub fn run_requests(server: &mut Server, conn: &mut Conn, client: &mut Client) {
+    if conn.pending_input() > 0 {
+        // Once per read, as Redis updates lastinteraction per read, not per command.
+        client.last_interaction = Instant::now();
+    }
+    loop {
+        if client.blocked.is_some() || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
+            break;
+        }
+        let limits = Limits {
+            max_bulk: server.config.proto_max_bulk_len,
+            authenticated: client.authenticated,
+        };
+        match conn.parser.parse(&conn.rbuf, conn.rpos, limits) {
+            Ok(Parsed::Incomplete) => break,
+            Ok(Parsed::Request { end }) => {
+                conn.rpos = end;
+                let Conn {
+                    rbuf, parser, wbuf, ..
+                } = conn;
+                // Most requests have a few arguments: those borrow a stack array.
+                let mut inline_store: [&[u8]; STACK_ARGS] = [&[]; STACK_ARGS];
+                let heap_store: Vec<&[u8]>;
+                let args: &[&[u8]] = match parser.inline_args() {
+                    Some(inline) => {
+                        heap_store = inline.iter().map(Vec::as_slice).collect();
+                        &heap_store
+                    }
+                    None if parser.args().len() <= STACK_ARGS => {
+                        let ranges = parser.args();
+                        for (dst, r) in inline_store.iter_mut().zip(ranges) {
+                            *dst = &rbuf[r.clone()];
+                        }
+                        &inline_store[..ranges.len()]
+                    }
+                    None => {
+                        heap_store = parser.args().iter().map(|r| &rbuf[r.clone()]).collect();
+                        &heap_store
+                    }
+                };
+                commands::execute(server, client, wbuf, args);
+                if client.close_after_reply {
+                    conn.closing = true;
+                }
+            }
+            Err(e) => {
+                crate::log::log(
+                    crate::config::LogLevel::Verbose,
+                    &format!(
+                        "Protocol error ({}) from client: id={} addr={}",
+                        e.0, client.id, client.addr
+                    ),
+                );
+                conn.wbuf.extend_from_slice(b"-ERR ");
+                conn.wbuf.extend_from_slice(e.0.as_bytes());
+                conn.wbuf.extend_from_slice(b"\r\n");
+                server.stats.count_error("ERR");
+                conn.closing = true;
+                break;
+            }
+        }
+    }
+    conn.compact_input();
+}
