@@ -275,6 +275,15 @@ impl Store {
         Some(r)
     }
 
+    /// The CAS value and the whole value of a live item, a split object's tail read with a
+    /// blocking read under the shard lock: for a front's background threads, not its loops.
+    pub fn read(&self, d: &Digest) -> Option<(u64, Vec<u8>)> {
+        let mut s = self.shard(d);
+        let id = s.find_live(d, clock::now(), &self.stats)?;
+        let e = *s.entry(id);
+        Some((e.cas, self.read_full(&s, &e)?))
+    }
+
     /// Sets a new expiry on a live item; false when missing.
     pub fn touch(&self, d: &Digest, exptime: u32) -> bool {
         self.lookup(d, true, |e, _| e.exptime = exptime).is_some()

@@ -195,6 +195,34 @@ pub fn cache_ttl(
     (ttl > 0).then_some(ttl)
 }
 
+/// The stale windows of a cacheable response as `(stale-while-revalidate,
+/// stale-if-error)` seconds after its freshness ends (RFC 5861): each directive's value
+/// when given (first occurrence, quoted or not; not a number means 0), else `grace` (the
+/// --grace default, as Varnish's grace covers both). `must-revalidate` and
+/// `proxy-revalidate` forbid serving stale: both windows are 0. `s-maxage` implies
+/// proxy-revalidate (RFC 9111 5.2.2.10), so --grace does not apply with it, but explicit
+/// stale-* directives beside it do, as CDNs honour them.
+pub fn stale_windows(cache_control: Option<&[u8]>, grace: u64) -> (u32, u32) {
+    let (mut swr, mut sie) = (None, None);
+    let mut grace = grace.min(MAX_DELTA);
+    for (name, value) in directives(cache_control.unwrap_or_default()) {
+        let name_is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+        if name_is("must-revalidate") || name_is("proxy-revalidate") {
+            return (0, 0);
+        }
+        if name_is("s-maxage") {
+            grace = 0;
+        }
+        if name_is("stale-while-revalidate") && swr.is_none() {
+            swr = Some(delta_seconds(value).unwrap_or(0));
+        } else if name_is("stale-if-error") && sie.is_none() {
+            sie = Some(delta_seconds(value).unwrap_or(0));
+        }
+    }
+    let secs = |w: Option<u64>| w.unwrap_or(grace).min(u64::from(u32::MAX) / 4) as u32;
+    (secs(swr), secs(sie))
+}
+
 /// Delta-seconds from a directive's value, capped at [`MAX_DELTA`]; `None` when it is
 /// missing or not digits.
 fn delta_seconds(value: Option<&[u8]>) -> Option<u64> {
@@ -596,6 +624,32 @@ mod tests {
         // max-age wins over Expires.
         assert_eq!(ttl(200, Some("max-age=5"), Some("0"), None), Some(5));
         assert_eq!(ttl(200, Some("public"), Some(later), None), Some(120));
+    }
+
+    #[test]
+    fn stale_window_directives() {
+        let w = |cc: Option<&str>, grace| stale_windows(cc.map(str::as_bytes), grace);
+        assert_eq!(w(None, 0), (0, 0));
+        assert_eq!(w(None, 30), (30, 30));
+        assert_eq!(w(Some("max-age=5"), 30), (30, 30));
+        assert_eq!(w(Some("max-age=5, stale-while-revalidate=10"), 0), (10, 0));
+        assert_eq!(w(Some("STALE-IF-ERROR=\"60\", max-age=5"), 7), (7, 60));
+        assert_eq!(
+            w(
+                Some("stale-while-revalidate=1, stale-if-error=2, stale-if-error=9"),
+                0
+            ),
+            (1, 2)
+        );
+        assert_eq!(w(Some("stale-while-revalidate=x"), 30), (0, 30));
+        assert_eq!(
+            w(Some("stale-while-revalidate=9, must-revalidate"), 30),
+            (0, 0)
+        );
+        assert_eq!(w(Some("proxy-revalidate"), 30), (0, 0));
+        assert_eq!(w(Some("s-maxage=5"), 30), (0, 0));
+        assert_eq!(w(Some("s-maxage=5, stale-if-error=9"), 30), (0, 9));
+        assert_eq!(w(Some("stale-if-error=99999999999999"), 0).1, u32::MAX / 4);
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub enum Source {
     Hit,
     /// From an origin fetch.
     Miss,
+    /// From the store, expired: within its stale window.
+    Stale,
 }
 
 /// Headers a 304 repeats from the stored response (RFC 9110 15.4.5).
@@ -208,6 +210,7 @@ fn extra(out: &mut Vec<u8>, age: u64, source: Source) {
     out.extend_from_slice(match source {
         Source::Hit => b"X-Cache: HIT\r\n",
         Source::Miss => b"X-Cache: MISS\r\n",
+        Source::Stale => b"X-Cache: HIT-STALE\r\n",
     });
 }
 
