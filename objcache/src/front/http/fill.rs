@@ -8,7 +8,7 @@
 //! reading from the origin, so fills arrive no faster than the pool takes them.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -18,6 +18,7 @@ use super::object::{MARKER, META_LEN, VARY_AE};
 use super::origin::Limits;
 use super::parse::ResponseHead;
 use super::policy;
+use super::purge;
 use super::stats::HttpStats;
 use crate::store::clock;
 use crate::store::Digest;
@@ -204,8 +205,16 @@ pub struct Fill {
     pub class: AeClass,
     /// The stale object this fetch revalidates, if any.
     pub revalidate: Option<Revalidation>,
+    /// The strongest purge that reached this fetch before it was admitted (0,
+    /// [`PURGE_SOFT`] or [`PURGE_HARD`]; see [`super::purge`]).
+    purge: AtomicU8,
     state: Mutex<FillState>,
 }
+
+/// A soft purge reached a fetch: what admission stores is marked stale.
+pub const PURGE_SOFT: u8 = 1;
+/// A hard purge reached a fetch: admission drops it.
+pub const PURGE_HARD: u8 = 2;
 
 impl Fill {
     /// The state.
@@ -316,6 +325,7 @@ impl Fills {
             path: path.to_vec(),
             class,
             revalidate,
+            purge: AtomicU8::new(0),
             state: Mutex::new(FillState {
                 phase: Phase::Waiting,
                 error_status: 502,
@@ -357,6 +367,24 @@ impl Fills {
         self.forget(fill);
     }
 
+    /// Marks the fetches `hits` picks with purge `level`; a hard purge also drops them
+    /// from the table, so later requests fetch anew instead of joining them. Returns how
+    /// many of them hold a complete object waiting for admission.
+    pub fn mark_purged(&self, hits: impl Fn(&Fill) -> bool, level: u8) -> u64 {
+        let mut table = self.inflight();
+        let mut pending = 0;
+        table.retain(|_, f| {
+            if !hits(f) {
+                return true;
+            }
+            f.purge.fetch_max(level, Ordering::SeqCst);
+            let st = f.lock();
+            pending += u64::from(st.phase == Phase::Done && st.ttl.is_some());
+            level != PURGE_HARD
+        });
+        pending
+    }
+
     fn forget(&self, fill: &Arc<Fill>) {
         let mut table = self.inflight();
         if table.get(&fill.key.0).is_some_and(|f| Arc::ptr_eq(f, fill)) {
@@ -385,9 +413,25 @@ impl Fills {
         };
         let len = complete.len() as u64;
         let r = match (&fill.revalidate, refreshed) {
+            _ if fill.purge.load(Ordering::SeqCst) == PURGE_HARD => Stored::NotStored,
             (Some(reval), true) => self.refresh(store, reval, &complete, exptime, meta),
             _ => self.store_new(store, fill, &complete, exptime, meta),
         };
+        if let Stored::Stored { cas, .. } = r {
+            let target = self.target(fill, meta);
+            let tags = purge::object_tags(&fill.path, meta.headers(&complete));
+            store.tag(&target, cas, &tags);
+            // A purge that marked the fill after the check above missed the store's copy.
+            match fill.purge.load(Ordering::SeqCst) {
+                PURGE_HARD => {
+                    store.delete(&target, cas);
+                }
+                PURGE_SOFT => {
+                    store.lookup(&target, false, |e, _| purge::soften(e));
+                }
+                _ => {}
+            }
+        }
         let counter = match r {
             Stored::Stored { .. } => &self.stats.admitted,
             _ => &self.stats.not_admitted,
@@ -402,6 +446,16 @@ impl Fills {
         }
     }
 
+    /// The store key of a fill's object with `meta`: the revalidated object's, the
+    /// variant key when it varies on Accept-Encoding, else the plain key.
+    fn target(&self, fill: &Fill, meta: Meta) -> Digest {
+        match &fill.revalidate {
+            Some(r) if fill.lock().refreshed => r.target,
+            _ if meta.flags & VARY_AE != 0 => fill.key,
+            _ => object::key(&fill.path, None),
+        }
+    }
+
     /// Stores a fetched object.
     fn store_new(
         &self,
@@ -412,11 +466,7 @@ impl Fills {
         meta: Meta,
     ) -> Stored {
         let plain = object::key(&fill.path, None);
-        let target = if meta.flags & VARY_AE != 0 {
-            fill.key
-        } else {
-            plain
-        };
+        let target = self.target(fill, meta);
         // Entry sizes are 32-bit: a larger object is served to its readers but not kept.
         // HTTP objects are keyed by digest alone: no key length is recorded for them. The
         // client flags hold the stale window (see `object`).

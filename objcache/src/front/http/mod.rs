@@ -8,6 +8,7 @@
 //! - [`grace`]: stale objects served while one fetch revalidates them, 304 refreshes.
 //! - [`origin`]: the persistent origin connections of one event loop, on non-blocking
 //!   sockets or ([`origin_ring`]) as io_uring submissions.
+//! - [`purge`]: PURGE by URL, path prefix or surrogate key, hard or soft.
 //! - [`respond`]: the response heads the front writes, for hits, fills and errors.
 //! - [`serve`]: request dispatch; [`conn`], [`event_loop`]: client connections and the
 //!   event loops that drive everything; [`stats`]: the front's counters.
@@ -24,6 +25,7 @@ pub mod origin;
 pub mod origin_ring;
 pub mod parse;
 pub mod policy;
+pub mod purge;
 pub mod respond;
 pub mod serve;
 pub mod stats;

@@ -10,12 +10,13 @@ use super::fill::{Fill, Fills, Inflight, Phase};
 use super::grace::{self, Revalidation, Standing};
 use super::object::{self, AeClass, Meta, MARKER};
 use super::parse::{self, Framing, Method, ParseError, RequestHead};
+use super::purge;
 use super::respond::{self, Ask, Object, Send, Source};
 use super::stats::HttpStats;
 use crate::config::HttpConfig;
 use crate::store::clock;
 use crate::store::Digest;
-use crate::store::{Body, Deleted, Store};
+use crate::store::{Body, Store};
 use crate::store::{BIT_FETCHED, BIT_STALE};
 
 /// Responses queued on one connection before its input is left unread.
@@ -180,15 +181,19 @@ fn route(
             Ok(get(path, class, ask, sh, loop_bit, started, out, now))
         }
         Method::Purge => {
-            let status = if !sh.cfg.purge_allow.contains(&peer) {
-                403
-            } else if purge(&sh.store, path) {
-                sh.stats.purges.fetch_add(1, Ordering::Relaxed);
-                200
+            let (status, n) = if !sh.cfg.purge_allow.contains(&peer) {
+                (403, None)
             } else {
-                404
+                let n = purge::run(sh, &purge::Purge::of(req, raw, path));
+                (if n > 0 { 200 } else { 404 }, Some(n))
             };
-            respond::error(out, &ask, status, now);
+            match n {
+                Some(n) => {
+                    let body = format!("purged {n}\n");
+                    respond::simple(out, &ask, status, "text/plain", "", body.as_bytes(), now);
+                }
+                None => respond::error(out, &ask, status, now),
+            }
             Ok(Vec::new())
         }
         Method::Other => {
@@ -206,17 +211,6 @@ fn route(
             Ok(Vec::new())
         }
     }
-}
-
-/// Removes every stored variant of `path`; true when something was removed.
-fn purge(store: &Store, path: &[u8]) -> bool {
-    let mut any = false;
-    let keys = std::iter::once(object::key(path, None))
-        .chain(AeClass::ALL.iter().map(|&c| object::key(path, Some(c))));
-    for k in keys {
-        any |= store.delete(&k, 0) == Deleted::Deleted;
-    }
-    any
 }
 
 /// What a store lookup found.

@@ -34,8 +34,14 @@ pub struct HttpStats {
     pub revalidations: AtomicU64,
     /// Revalidations the origin answered with 304 that refreshed the stored object.
     pub refreshes: AtomicU64,
-    /// PURGE requests that removed something.
+    /// Hard PURGE requests of one URL.
     pub purges: AtomicU64,
+    /// Hard PURGE requests by surrogate key or path prefix.
+    pub tag_purges: AtomicU64,
+    /// Soft PURGE requests (any form).
+    pub soft_purges: AtomicU64,
+    /// Objects the PURGE requests dropped or marked stale.
+    pub purged_objects: AtomicU64,
     /// Requests refused with a 4xx/5xx of the front's own.
     pub bad_requests: AtomicU64,
     /// Response bytes written to clients.
@@ -46,7 +52,7 @@ pub struct HttpStats {
 
 impl HttpStats {
     /// Every counter as `(name, value)`.
-    pub fn counters(&self) -> [(&'static str, u64); 17] {
+    pub fn counters(&self) -> [(&'static str, u64); 20] {
         let v = |c: &AtomicU64| c.load(Ordering::Relaxed);
         [
             ("requests", v(&self.requests)),
@@ -63,6 +69,9 @@ impl HttpStats {
             ("revalidations", v(&self.revalidations)),
             ("refreshes", v(&self.refreshes)),
             ("purges", v(&self.purges)),
+            ("tag_purges", v(&self.tag_purges)),
+            ("soft_purges", v(&self.soft_purges)),
+            ("purged_objects", v(&self.purged_objects)),
             ("bad_requests", v(&self.bad_requests)),
             ("bytes_sent", v(&self.bytes_sent)),
             ("curr_connections", v(&self.curr_connections)),
