@@ -146,6 +146,7 @@ fn ask_of(req: &RequestHead, raw: &[u8]) -> Ask {
         range: owned("range"),
         if_none_match: owned("if-none-match"),
         if_modified_since: owned("if-modified-since"),
+        if_range: owned("if-range"),
     }
 }
 
