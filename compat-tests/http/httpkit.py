@@ -128,6 +128,11 @@ class Origin:
 
     def stop(self) -> None:
         self.stopped = True
+        try:
+            # Wakes the accept thread (closing alone leaves it accepting on Linux).
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
         self.drop_connections()
 

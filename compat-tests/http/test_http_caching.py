@@ -370,3 +370,21 @@ def test_origin_sees_its_own_host(front, origin, path):
     assert req.header("Host") == f"127.0.0.1:{origin.port}"
     assert req.method == "GET"
 
+
+
+def test_if_range(front, origin, path):
+    body = body_of(40_000, seed=5)
+    lm = "Sun, 06 Nov 1994 08:49:37 GMT"
+    origin.route(path, body=body, headers=[("ETag", '"ir"'), ("Last-Modified", lm)])
+    rng = {"Range": "bytes=20000-20009"}
+    # On the miss (served from the fill) and on hits (head and SSD tail).
+    for if_range, partial in (('"ir"', True), (lm, True), ('"other"', False), ('W/"ir"', False),
+                              ("Sun, 06 Nov 1994 08:49:38 GMT", False), ("garbage", False)):
+        r = fetch(front, path, {**rng, "If-Range": if_range})
+        if partial:
+            assert (r.status, r.body) == (206, body[20000:20010]), if_range
+            assert r.header("Content-Range") == "bytes 20000-20009/40000"
+        else:
+            assert (r.status, r.body) == (200, body), if_range
+            assert r.header("Content-Range") is None
+    assert origin.count(path) == 1

@@ -98,6 +98,12 @@ pub struct StoreArgs {
     #[arg(long = "default-ttl", value_name = "SECONDS")]
     pub default_ttl: Option<u64>,
 
+    /// Seconds an expired object may still be served, stale, while one fetch revalidates it
+    /// or when the origin fails, for responses without stale-while-revalidate /
+    /// stale-if-error (seconds) [default: 0, as Varnish's default_grace is 10]
+    #[arg(long, value_name = "SECONDS")]
+    pub grace: Option<u64>,
+
     /// Seconds the origin may take to connect, to answer and between body reads before the
     /// request fails with 504 [default: 10]
     #[arg(long = "origin-timeout", value_name = "SECONDS")]
@@ -148,6 +154,8 @@ pub struct HttpConfig {
     pub origin_host: String,
     /// Time to live when the origin gives none, in seconds.
     pub default_ttl: u64,
+    /// Stale windows when the origin gives none, in seconds.
+    pub grace: u64,
     /// Origin timeout.
     pub origin_timeout: Duration,
     /// Addresses allowed to PURGE.
@@ -312,6 +320,7 @@ impl StoreArgs {
                     origin,
                     origin_host,
                     default_ttl: self.default_ttl.unwrap_or(120),
+                    grace: self.grace.unwrap_or(0),
                     origin_timeout: Duration::from_secs(self.origin_timeout.unwrap_or(10).max(1)),
                     uring: self.mirror_client.as_deref() == Some("uring"),
                     purge_allow: self.purge_allow.clone().unwrap_or_else(|| {
@@ -402,7 +411,7 @@ mod tests {
         assert!(cli.resolve().is_err());
         let cli = Cli::parse_from(["x", "--mirror", "http://127.0.0.1:9"]).store;
         let http = cli.resolve().unwrap().http.unwrap();
-        assert_eq!((http.port, http.default_ttl), (8080, 120));
+        assert_eq!((http.port, http.default_ttl, http.grace), (8080, 120, 0));
         assert_eq!(http.purge_allow.len(), 2);
     }
 

@@ -19,6 +19,7 @@ pub(crate) mod index;
 pub(crate) mod report;
 pub(crate) mod shard;
 pub mod stats;
+pub(crate) mod tags;
 pub(crate) mod tail;
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -34,6 +35,7 @@ pub use digest::Digest;
 pub use eviction::Sieve;
 pub use index::{Entry, BIT_FETCHED, BIT_KEY_BINARY, BIT_STALE, BIT_TOKEN_SENT};
 pub use report::{general_stats, VERSION};
+pub use tags::MAX_TAGS;
 pub use tail::{AlignedBuf, TailRef, TAIL_HEADER};
 
 /// How a storage command treats an existing item.
@@ -273,6 +275,15 @@ impl Store {
             s.touch(id);
         }
         Some(r)
+    }
+
+    /// The CAS value and the whole value of a live item, a split object's tail read with a
+    /// blocking read under the shard lock: for a front's background threads, not its loops.
+    pub fn read(&self, d: &Digest) -> Option<(u64, Vec<u8>)> {
+        let mut s = self.shard(d);
+        let id = s.find_live(d, clock::now(), &self.stats)?;
+        let e = *s.entry(id);
+        Some((e.cas, self.read_full(&s, &e)?))
     }
 
     /// Sets a new expiry on a live item; false when missing.
@@ -634,6 +645,42 @@ impl Store {
         Deleted::Deleted
     }
 
+    /// Attaches `tags` (at most [`MAX_TAGS`], replacing any it had) to the live item `d`
+    /// if it still has CAS value `cas`; false when it is gone or was replaced. The tags
+    /// leave the index with the item, whatever unlinks it.
+    pub fn tag(&self, d: &Digest, cas: u64, tags: &[u64]) -> bool {
+        let mut s = self.shard(d);
+        match s.find_live(d, clock::now(), &self.stats) {
+            Some(id) if s.entry(id).cas == cas => {
+                s.tags.set(id, tags);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Purges every live item carrying any of `tags`: unlinks it, or with `soft` lets
+    /// `soft` change its entry's expiry and state bits instead. Returns how many items.
+    pub fn purge_tags(&self, tags: &[u64], soft: Option<&dyn Fn(&mut Entry)>) -> u64 {
+        let now = clock::now();
+        let mut n = 0;
+        for shard in &self.shards {
+            let mut s = shard.lock().unwrap_or_else(|p| p.into_inner());
+            for id in s.tags.carrying(tags) {
+                let digest = s.entry(id).digest;
+                if s.find_live(&digest, now, &self.stats) != Some(id) {
+                    continue;
+                }
+                n += 1;
+                match soft {
+                    Some(f) => f(s.entry_mut(id)),
+                    None => s.unlink(id),
+                }
+            }
+        }
+        n
+    }
+
     /// flush_all: with `delay` <= 0 drops everything now, otherwise when `delay` (a protocol
     /// expiry) has passed, as memcached does (one second early, like its `oldest_live`).
     pub fn flush(&self, delay: i64) {
@@ -750,6 +797,59 @@ mod tests {
     fn set(st: &Store, key: &str, mode: Mode, v: &[u8], cas: u64) -> Stored {
         let note = KeyNote::new(key.len(), false);
         st.store(&Digest::of(key.as_bytes()), note, mode, 0, 0, v, cas, false)
+    }
+
+    #[test]
+    fn tags_purge_and_leave_with_their_items() {
+        let st = store(None);
+        let d = |k: &str| Digest::of(k.as_bytes());
+        let cas = |r| match r {
+            Stored::Stored { cas, .. } => cas,
+            other => panic!("{other:?}"),
+        };
+        let a = cas(set(&st, "a", Mode::Set, b"1", 0));
+        let b = cas(set(&st, "b", Mode::Set, b"2", 0));
+        assert!(st.tag(&d("a"), a, &[7, 8]));
+        assert!(st.tag(&d("b"), b, &[8]));
+        assert!(!st.tag(&d("b"), b + 100, &[9]), "another version");
+        assert!(!st.tag(&d("zz"), 1, &[9]));
+        // Soft: the entries stay, changed.
+        let soft = |e: &mut Entry| e.bits |= BIT_STALE;
+        assert_eq!(st.purge_tags(&[8], Some(&soft)), 2);
+        assert!(st
+            .lookup(&d("a"), false, |e, _| e.bits & BIT_STALE != 0)
+            .unwrap());
+        assert_eq!(st.purge_tags(&[7, 8], None), 2);
+        assert!(get(&st, "a").is_none() && get(&st, "b").is_none());
+        assert_eq!(st.purge_tags(&[7, 8], None), 0);
+        // Replaced or deleted items leave their tags behind.
+        let c = cas(set(&st, "c", Mode::Set, b"3", 0));
+        st.tag(&d("c"), c, &[5]);
+        set(&st, "c", Mode::Set, b"4", 0);
+        assert_eq!(st.purge_tags(&[5], None), 0);
+        assert_eq!(get(&st, "c").unwrap(), b"4");
+    }
+
+    #[test]
+    fn evicted_items_leave_the_tag_index() {
+        let st = store(None);
+        let value = vec![b'x'; 100 << 10];
+        for i in 0..200 {
+            let k = format!("k{i}");
+            if let Stored::Stored { cas, .. } = set(&st, &k, Mode::Set, &value, 0) {
+                st.tag(&Digest::of(k.as_bytes()), cas, &[1, i]);
+            }
+        }
+        assert!(st.stats.evictions.load(Ordering::Relaxed) > 0);
+        let live = st.gauges().items;
+        let tagged: usize = st
+            .shards
+            .iter()
+            .map(|s| s.lock().unwrap().tags.carrying(&[1]).len())
+            .sum();
+        assert_eq!(tagged as u64, live);
+        assert_eq!(st.purge_tags(&[1], None), live);
+        assert_eq!(st.gauges().items, 0);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::store::eviction::Sieve;
 use crate::store::heads::Heads;
 use crate::store::index::{Entry, Index};
 use crate::store::stats::{self, Stats};
+use crate::store::tags::TagIndex;
 use crate::store::tail::extents::Extents;
 use crate::store::tail::{extent_pages, PoolFile};
 
@@ -39,6 +40,8 @@ pub struct Shard {
     heads: Option<Heads>,
     big: Sieve,
     extents: Extents,
+    /// The tags of the shard's entries, forgotten as entries are unlinked.
+    pub tags: TagIndex,
     /// The shard's pool file, when objects may be split.
     pub pool: Option<Arc<PoolFile>>,
     ram_head: usize,
@@ -71,6 +74,7 @@ impl Shard {
             heads,
             big: Sieve::default(),
             extents: Extents::default(),
+            tags: TagIndex::default(),
             pool,
             ram_head: cfg.ram_head as usize,
             min_gain: (cfg.block as usize / 32).max(4096),
@@ -138,6 +142,7 @@ impl Shard {
 
     /// Removes entry `id` and releases everything it owns.
     pub fn unlink(&mut self, id: u32) {
+        self.tags.forget(id);
         let e = self.index.remove(id);
         if self.is_split(e.size as usize) {
             self.big.remove(id);
@@ -283,6 +288,7 @@ impl Shard {
     /// Drops every item.
     pub fn clear(&mut self) {
         self.index.clear();
+        self.tags.clear();
         self.arena.clear();
         self.small.clear();
         self.big.clear();

@@ -120,6 +120,9 @@ pub enum Flush {
     /// The connection must close (socket error, a failed fill or tail mid-response, or
     /// all written on a closing connection).
     Close,
+    /// The front part is a fill whose waiters are answered from the stored object (see
+    /// [`super::fill::Fill::serves_stored`]): replace it, then flush again.
+    Stored,
 }
 
 impl Conn {
@@ -183,6 +186,7 @@ impl Conn {
                     FillStep::Finished => Ok(Some(0)),
                     FillStep::Waiting => return Flush::Idle,
                     FillStep::Broken => return Flush::Close,
+                    FillStep::Stored => return Flush::Stored,
                 },
             };
             match step {
@@ -231,6 +235,7 @@ enum FillStep {
     Finished,
     Waiting,
     Broken,
+    Stored,
 }
 
 /// One write of a fill part: its head once the fill has one (for a body of unknown length,
@@ -243,6 +248,9 @@ fn fill_step(
     sent: &mut u64,
 ) -> FillStep {
     let st = f.fill.lock();
+    if f.head.is_none() && f.fill.serves_stored(&st) {
+        return FillStep::Stored;
+    }
     if f.head.is_none() {
         // A body of unknown length streams chunked to HTTP/1.1 clients; an HTTP/1.0
         // client gets it with a length once complete.

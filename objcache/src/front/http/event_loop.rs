@@ -67,6 +67,7 @@ pub fn start(
         wakers,
         limits: Limits {
             default_ttl: http.default_ttl,
+            grace: http.grace,
             max_headers: max_headers.max(META_LEN),
             timeout: http.origin_timeout,
         },
@@ -260,6 +261,7 @@ impl Front {
                     return;
                 }
                 Flush::Blocked => break,
+                Flush::Stored => serve::serve_stored(&mut conn.state, &self.sh),
                 Flush::Idle if !progressed && sent == 0 => break,
                 Flush::Idle => {}
             }
@@ -353,6 +355,9 @@ impl Front {
         request.extend_from_slice(b"\r\n");
         if fill.class == super::object::AeClass::Gzip {
             request.extend_from_slice(b"Accept-Encoding: gzip\r\n");
+        }
+        if let Some(r) = &fill.revalidate {
+            r.conditional_headers(&mut request);
         }
         request.extend_from_slice(b"\r\n");
         let key = match self.idle.pop().filter(|_| !fresh) {

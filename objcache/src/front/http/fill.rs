@@ -8,13 +8,17 @@
 //! reading from the origin, so fills arrive no faster than the pool takes them.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::object::{self, lists_token, AeClass, Meta, MARKER, META_LEN, VARY_AE};
+use super::grace::{self, Revalidation};
+use super::object::{self, header_lines, header_value, lists_token, AeClass, Meta};
+use super::object::{MARKER, META_LEN, VARY_AE};
+use super::origin::Limits;
 use super::parse::ResponseHead;
 use super::policy;
+use super::purge;
 use super::stats::HttpStats;
 use crate::store::clock;
 use crate::store::Digest;
@@ -68,6 +72,9 @@ pub struct FillState {
     pub ttl: Option<u64>,
     /// Bit `i` set: event loop `i` has clients reading this fill.
     pub loops: u64,
+    /// The origin answered the revalidation with 304: the waiters are served the stored
+    /// object, which admission refreshes.
+    pub refreshed: bool,
 }
 
 impl FillState {
@@ -99,9 +106,17 @@ impl FillState {
     }
 
     /// Takes the origin's response head: keeps its end-to-end headers and decides whether
-    /// and for how long the object may be cached. `max_headers` is the most the meta and
-    /// header block may take (they must fit in a RAM head).
-    pub fn begin(&mut self, head: &ResponseHead, raw: &[u8], default_ttl: u64, max_headers: usize) {
+    /// and for how long the object may be cached (the meta and header block must fit in
+    /// `limits.max_headers`, a RAM head). A 304 answering the revalidation `reval` makes
+    /// the refreshed object's meta and header block, without a body: admission puts the
+    /// stored body behind them.
+    pub fn begin(
+        &mut self,
+        head: &ResponseHead,
+        raw: &[u8],
+        reval: Option<&Revalidation>,
+        limits: &Limits,
+    ) {
         let now = clock::unix_now();
         let mut block = Vec::with_capacity(head.head_len);
         let connection_tokens = head.header(raw, "connection").unwrap_or_default();
@@ -118,22 +133,25 @@ impl FillState {
                 block.extend_from_slice(b"\r\n");
             }
         }
+        let mut status = head.status;
+        if let Some(r) = reval.filter(|_| head.status == 304) {
+            status = r.status;
+            block = grace::refreshed_headers(&r.headers, &block);
+            self.refreshed = true;
+        }
+        let cache_control = header_value(&block, "cache-control");
         let mut flags = 0;
         let mut ttl = policy::cache_ttl(
-            head.status,
-            head.header(raw, "cache-control"),
-            head.header(raw, "expires"),
+            status,
+            cache_control,
+            header_value(&block, "expires"),
             head.header(raw, "date"),
-            head.header(raw, "set-cookie").is_some(),
+            header_value(&block, "set-cookie").is_some(),
             now,
-            default_ttl,
+            limits.default_ttl,
         );
-        for h in head
-            .headers
-            .iter()
-            .filter(|h| raw[h.name.clone()].eq_ignore_ascii_case(b"vary"))
-        {
-            for token in raw[h.value.clone()].split(|&b| b == b',') {
+        for (_, value) in header_lines(&block).filter(|(n, _)| n.eq_ignore_ascii_case(b"vary")) {
+            for token in value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
                 if token.eq_ignore_ascii_case(b"accept-encoding") {
                     flags |= VARY_AE;
@@ -142,19 +160,23 @@ impl FillState {
                 }
             }
         }
-        if META_LEN + block.len() > max_headers {
+        if META_LEN + block.len() > limits.max_headers {
             ttl = None;
         }
         let age = head
             .header(raw, "age")
             .and_then(|a| std::str::from_utf8(a).ok()?.parse::<u32>().ok())
             .unwrap_or(0);
+        let (swr, sie) = policy::stale_windows(cache_control, limits.grace);
         let meta = Meta {
-            status: head.status,
+            status,
             flags,
             stored_at: now,
             age,
             headers_len: block.len() as u32,
+            ttl: ttl.unwrap_or(0).min(u64::from(u32::MAX) / 4) as u32,
+            swr,
+            sie,
         };
         self.value.resize(META_LEN, 0);
         meta.write(&mut self.value);
@@ -181,13 +203,48 @@ pub struct Fill {
     pub path: Vec<u8>,
     /// Accept-Encoding class sent to the origin.
     pub class: AeClass,
+    /// The stale object this fetch revalidates, if any.
+    pub revalidate: Option<Revalidation>,
+    /// The strongest purge that reached this fetch before it was admitted (0,
+    /// [`PURGE_SOFT`] or [`PURGE_HARD`]; see [`super::purge`]).
+    purge: AtomicU8,
     state: Mutex<FillState>,
 }
+
+/// A soft purge reached a fetch: what admission stores is marked stale.
+pub const PURGE_SOFT: u8 = 1;
+/// A hard purge reached a fetch: admission drops it.
+pub const PURGE_HARD: u8 = 2;
 
 impl Fill {
     /// The state.
     pub fn lock(&self) -> MutexGuard<'_, FillState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes the origin's response head (see [`FillState::begin`]).
+    pub fn begin(&self, head: &ResponseHead, raw: &[u8], limits: &Limits) {
+        self.lock()
+            .begin(head, raw, self.revalidate.as_ref(), limits);
+    }
+
+    /// True when a response with this status ends the fetch as a failure that leaves the
+    /// stale object serving (a 5xx within stale-if-error).
+    pub fn fails_over(&self, status: u16) -> bool {
+        status >= 500 && self.revalidate.as_ref().is_some_and(|r| r.serve_on_error)
+    }
+
+    /// True when the waiters are to be answered from the stored object instead: the
+    /// origin confirmed it (304), or failed within stale-if-error. `st` is this fill's
+    /// locked state.
+    pub fn serves_stored(&self, st: &FillState) -> bool {
+        match st.phase {
+            Phase::Done => st.refreshed,
+            Phase::Failed => {
+                st.meta.is_none() && self.revalidate.as_ref().is_some_and(|r| r.serve_on_error)
+            }
+            Phase::Waiting | Phase::Streaming => false,
+        }
     }
 }
 
@@ -254,12 +311,21 @@ impl Fills {
     }
 
     /// Registers a new fetch of `path` for `class` under its variant key `key`
-    /// ([`object::key`] of both) in a locked table.
-    pub fn start(table: &mut Inflight<'_>, key: Digest, path: &[u8], class: AeClass) -> Arc<Fill> {
+    /// ([`object::key`] of both) in a locked table; `revalidate` names the stale object it
+    /// revalidates.
+    pub fn start(
+        table: &mut Inflight<'_>,
+        key: Digest,
+        path: &[u8],
+        class: AeClass,
+        revalidate: Option<Revalidation>,
+    ) -> Arc<Fill> {
         let fill = Arc::new(Fill {
             key,
             path: path.to_vec(),
             class,
+            revalidate,
+            purge: AtomicU8::new(0),
             state: Mutex::new(FillState {
                 phase: Phase::Waiting,
                 error_status: 502,
@@ -269,6 +335,7 @@ impl Fills {
                 body_len: None,
                 ttl: None,
                 loops: 0,
+                refreshed: false,
             }),
         });
         table.insert(key.0, Arc::clone(&fill));
@@ -300,6 +367,24 @@ impl Fills {
         self.forget(fill);
     }
 
+    /// Marks the fetches `hits` picks with purge `level`; a hard purge also drops them
+    /// from the table, so later requests fetch anew instead of joining them. Returns how
+    /// many of them hold a complete object waiting for admission.
+    pub fn mark_purged(&self, hits: impl Fn(&Fill) -> bool, level: u8) -> u64 {
+        let mut table = self.inflight();
+        let mut pending = 0;
+        table.retain(|_, f| {
+            if !hits(f) {
+                return true;
+            }
+            f.purge.fetch_max(level, Ordering::SeqCst);
+            let st = f.lock();
+            pending += u64::from(st.phase == Phase::Done && st.ttl.is_some());
+            level != PURGE_HARD
+        });
+        pending
+    }
+
     fn forget(&self, fill: &Arc<Fill>) {
         let mut table = self.inflight();
         if table.get(&fill.key.0).is_some_and(|f| Arc::ptr_eq(f, fill)) {
@@ -308,42 +393,44 @@ impl Fills {
     }
 
     /// Stores a finished fill (under its variant key with a marker under the plain key when
-    /// it varies on Accept-Encoding), then drops it from the table.
+    /// it varies on Accept-Encoding; a refreshed one over the object it revalidated), then
+    /// drops it from the table.
     fn admit(&self, store: &Store, fill: &Arc<Fill>) {
         // The complete value is shared, so the pool write runs without the fill's lock,
         // which readers on other loops take for every send.
-        let (flags, exptime, stored) = {
+        let (meta, exptime, complete, refreshed) = {
             let st = fill.lock();
             let meta = st.meta.expect("a done fill has a head");
-            let ttl = st.ttl.unwrap_or(0).min(u64::from(u32::MAX) / 2) as u32;
+            let keep = u64::from(meta.ttl) + u64::from(meta.stale_window());
+            let keep = keep.min(u64::from(u32::MAX) / 2) as u32;
             let complete = st.complete.clone().expect("a done fill is complete");
-            (meta.flags, clock::now().saturating_add(ttl), complete)
+            (
+                meta,
+                clock::now().saturating_add(keep),
+                complete,
+                st.refreshed,
+            )
         };
-        let plain = object::key(&fill.path, None);
-        let target = if flags & VARY_AE != 0 {
-            fill.key
-        } else {
-            plain
+        let len = complete.len() as u64;
+        let r = match (&fill.revalidate, refreshed) {
+            _ if fill.purge.load(Ordering::SeqCst) == PURGE_HARD => Stored::NotStored,
+            (Some(reval), true) => self.refresh(store, reval, &complete, exptime, meta),
+            _ => self.store_new(store, fill, &complete, exptime, meta),
         };
-        // Entry sizes are 32-bit: a larger object is served to its readers but not kept.
-        // HTTP objects are keyed by digest alone: no key length is recorded for them.
-        let none = KeyNote::default();
-        let r = if u32::try_from(stored.len()).is_ok() {
-            store.store(&target, none, Mode::Set, 0, exptime, &stored, 0, false)
-        } else {
-            Stored::NoMemory
-        };
-        if flags & VARY_AE != 0 && matches!(r, Stored::Stored { .. }) {
-            let mut marker = vec![0u8; META_LEN];
-            Meta {
-                status: 0,
-                flags: MARKER,
-                stored_at: 0,
-                age: 0,
-                headers_len: 0,
+        if let Stored::Stored { cas, .. } = r {
+            let target = self.target(fill, meta);
+            let tags = purge::object_tags(&fill.path, meta.headers(&complete));
+            store.tag(&target, cas, &tags);
+            // A purge that marked the fill after the check above missed the store's copy.
+            match fill.purge.load(Ordering::SeqCst) {
+                PURGE_HARD => {
+                    store.delete(&target, cas);
+                }
+                PURGE_SOFT => {
+                    store.lookup(&target, false, |e, _| purge::soften(e));
+                }
+                _ => {}
             }
-            .write(&mut marker);
-            store.store(&plain, none, Mode::Set, 0, exptime, &marker, 0, false);
         }
         let counter = match r {
             Stored::Stored { .. } => &self.stats.admitted,
@@ -351,12 +438,98 @@ impl Fills {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         self.forget(fill);
-        let len = stored.len() as u64;
         let before = self.backlog.fetch_sub(len, Ordering::Relaxed);
         if before > BACKLOG_LIMIT && before - len <= BACKLOG_LIMIT {
             for w in &self.wakers {
                 let _ = w.wake();
             }
         }
+    }
+
+    /// The store key of a fill's object with `meta`: the revalidated object's, the
+    /// variant key when it varies on Accept-Encoding, else the plain key.
+    fn target(&self, fill: &Fill, meta: Meta) -> Digest {
+        match &fill.revalidate {
+            Some(r) if fill.lock().refreshed => r.target,
+            _ if meta.flags & VARY_AE != 0 => fill.key,
+            _ => object::key(&fill.path, None),
+        }
+    }
+
+    /// Stores a fetched object.
+    fn store_new(
+        &self,
+        store: &Store,
+        fill: &Fill,
+        value: &[u8],
+        exptime: u32,
+        meta: Meta,
+    ) -> Stored {
+        let plain = object::key(&fill.path, None);
+        let target = self.target(fill, meta);
+        // Entry sizes are 32-bit: a larger object is served to its readers but not kept.
+        // HTTP objects are keyed by digest alone: no key length is recorded for them. The
+        // client flags hold the stale window (see `object`).
+        let none = KeyNote::default();
+        let window = meta.stale_window();
+        let r = if u32::try_from(value.len()).is_ok() {
+            store.store(&target, none, Mode::Set, window, exptime, value, 0, false)
+        } else {
+            Stored::NoMemory
+        };
+        if meta.flags & VARY_AE != 0 && matches!(r, Stored::Stored { .. }) {
+            let mut marker = vec![0u8; META_LEN];
+            Meta {
+                status: 0,
+                flags: MARKER,
+                stored_at: 0,
+                age: 0,
+                headers_len: 0,
+                ttl: 0,
+                swr: 0,
+                sie: 0,
+            }
+            .write(&mut marker);
+            store.store(&plain, none, Mode::Set, 0, exptime, &marker, 0, false);
+        }
+        r
+    }
+
+    /// Refreshes a revalidated object: the 304's meta and header block (`head`) before the
+    /// stored body, stored only over the version that was revalidated. The body is read
+    /// back from the store (the tail with a blocking read, on this admission thread).
+    fn refresh(
+        &self,
+        store: &Store,
+        reval: &Revalidation,
+        head: &[u8],
+        exptime: u32,
+        meta: Meta,
+    ) -> Stored {
+        let Some((cas, old)) = store.read(&reval.target) else {
+            return Stored::NotFound;
+        };
+        let Some(old_meta) = Meta::parse(&old).filter(|_| cas == reval.cas) else {
+            return Stored::Exists;
+        };
+        let mut value = Vec::with_capacity(head.len() + old.len() - old_meta.body_start());
+        value.extend_from_slice(head);
+        value.extend_from_slice(&old[old_meta.body_start()..]);
+        let window = meta.stale_window();
+        let none = KeyNote::default();
+        let r = store.store(
+            &reval.target,
+            none,
+            Mode::Cas,
+            window,
+            exptime,
+            &value,
+            cas,
+            false,
+        );
+        if matches!(r, Stored::Stored { .. }) {
+            self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
+        }
+        r
     }
 }

@@ -5,8 +5,10 @@
 //! - [`object`]: how a cached response is laid out as one store value.
 //! - [`fill`]: an origin fetch in progress, shared by every request that misses on its key
 //!   and read by them while it streams in; finished fills are admitted by a writer thread.
+//! - [`grace`]: stale objects served while one fetch revalidates them, 304 refreshes.
 //! - [`origin`]: the persistent origin connections of one event loop, on non-blocking
 //!   sockets or ([`origin_ring`]) as io_uring submissions.
+//! - [`purge`]: PURGE by URL, path prefix or surrogate key, hard or soft.
 //! - [`respond`]: the response heads the front writes, for hits, fills and errors.
 //! - [`serve`]: request dispatch; [`conn`], [`event_loop`]: client connections and the
 //!   event loops that drive everything; [`stats`]: the front's counters.
@@ -17,11 +19,13 @@
 pub mod conn;
 pub mod event_loop;
 pub mod fill;
+pub mod grace;
 pub mod object;
 pub mod origin;
 pub mod origin_ring;
 pub mod parse;
 pub mod policy;
+pub mod purge;
 pub mod respond;
 pub mod serve;
 pub mod stats;

@@ -2,16 +2,23 @@
 //!
 //! ```text
 //! offset size
-//!  0     4    magic "GHT1"
-//!  4     2    status (little endian)
+//!  0     4    magic "GHT2"
+//!  4     2    status (little endian, as every field)
 //!  6     2    flags: VARY_AE (stored under its Accept-Encoding key), MARKER (no response:
 //!             the variants of this path are stored under their Accept-Encoding keys)
 //!  8     8    stored at, Unix seconds
 //! 16     4    the origin's Age when stored
 //! 20     4    H, length of the header block
-//! 24     H    header block: the origin's end-to-end headers, "Name: value\r\n" each
-//! 24+H   ...  body
+//! 24     4    time to live from `stored at`, seconds
+//! 28     4    stale-while-revalidate window after it, seconds
+//! 32     4    stale-if-error window after it, seconds
+//! 36     H    header block: the origin's end-to-end headers, "Name: value\r\n" each
+//! 36+H   ...  body
 //! ```
+//!
+//! The store keeps an object for its time to live plus the larger stale window
+//! ([`Meta::stale_window`]), and its entry's client flags hold that window, so that a soft
+//! purge can end the freshness now and leave the window (see [`super::grace`]).
 //!
 //! The meta and header block come first so that they are always in the RAM head: an
 //! object whose meta and headers would not fit in one head is not cached.
@@ -19,8 +26,8 @@
 use crate::store::Digest;
 
 /// Bytes of the fixed meta in front of the header block.
-pub const META_LEN: usize = 24;
-const MAGIC: &[u8; 4] = b"GHT1";
+pub const META_LEN: usize = 36;
+const MAGIC: &[u8; 4] = b"GHT2";
 
 /// The object varies on Accept-Encoding and is stored under its variant key.
 pub const VARY_AE: u16 = 1;
@@ -40,6 +47,12 @@ pub struct Meta {
     pub age: u32,
     /// Length of the header block.
     pub headers_len: u32,
+    /// Seconds fresh after `stored_at`.
+    pub ttl: u32,
+    /// Seconds after that the object may be served stale while one fetch revalidates it.
+    pub swr: u32,
+    /// Seconds after that the object may be served stale when the origin fails.
+    pub sie: u32,
 }
 
 impl Meta {
@@ -56,6 +69,9 @@ impl Meta {
             stored_at: i64::from_le_bytes(value[8..16].try_into().expect("8 bytes")),
             age: u32_at(16),
             headers_len: u32_at(20),
+            ttl: u32_at(24),
+            swr: u32_at(28),
+            sie: u32_at(32),
         };
         (META_LEN + meta.headers_len as usize <= value.len()).then_some(meta)
     }
@@ -68,6 +84,14 @@ impl Meta {
         out[8..16].copy_from_slice(&self.stored_at.to_le_bytes());
         out[16..20].copy_from_slice(&self.age.to_le_bytes());
         out[20..24].copy_from_slice(&self.headers_len.to_le_bytes());
+        out[24..28].copy_from_slice(&self.ttl.to_le_bytes());
+        out[28..32].copy_from_slice(&self.swr.to_le_bytes());
+        out[32..36].copy_from_slice(&self.sie.to_le_bytes());
+    }
+
+    /// Seconds the store keeps the object after its freshness ends: the larger window.
+    pub fn stale_window(&self) -> u32 {
+        self.swr.max(self.sie)
     }
 
     /// Offset of the body in the value.
@@ -171,6 +195,9 @@ mod tests {
             stored_at: 1_700_000_000,
             age: 7,
             headers_len: 5,
+            ttl: 60,
+            swr: 10,
+            sie: 30,
         };
         let mut v = vec![0u8; META_LEN];
         m.write(&mut v);
@@ -178,6 +205,7 @@ mod tests {
         v.extend_from_slice(b"body");
         let back = Meta::parse(&v).unwrap();
         assert_eq!(back, m);
+        assert_eq!(back.stale_window(), 30);
         assert_eq!(back.headers(&v), b"A: b\n");
         assert_eq!(&v[back.body_start()..], b"body");
         assert!(Meta::parse(&v[..META_LEN + 2]).is_none());

@@ -38,6 +38,8 @@ pub enum Progress {
 pub struct Limits {
     /// Time to live when the origin gives none.
     pub default_ttl: u64,
+    /// Stale windows when the origin gives none (--grace).
+    pub grace: u64,
     /// Most bytes a stored meta and header block may take.
     pub max_headers: usize,
     /// Deadline extension on progress.
@@ -161,8 +163,12 @@ impl Fetch {
                 }
             };
             let fill = self.fill.as_ref().expect("a fetch has a fill");
-            fill.lock()
-                .begin(&head, &self.rbuf, limits.default_ttl, limits.max_headers);
+            if fill.fails_over(head.status) {
+                // The stale object keeps serving; the connection is not read further.
+                self.keep_alive = false;
+                return self.failed();
+            }
+            fill.begin(&head, &self.rbuf, limits);
             self.keep_alive = head.keep_alive;
             self.state = State::Body(head.body);
             let rest = std::mem::take(&mut self.rbuf);

@@ -195,6 +195,34 @@ pub fn cache_ttl(
     (ttl > 0).then_some(ttl)
 }
 
+/// The stale windows of a cacheable response as `(stale-while-revalidate,
+/// stale-if-error)` seconds after its freshness ends (RFC 5861): each directive's value
+/// when given (first occurrence, quoted or not; not a number means 0), else `grace` (the
+/// --grace default, as Varnish's grace covers both). `must-revalidate` and
+/// `proxy-revalidate` forbid serving stale: both windows are 0. `s-maxage` implies
+/// proxy-revalidate (RFC 9111 5.2.2.10), so --grace does not apply with it, but explicit
+/// stale-* directives beside it do, as CDNs honour them.
+pub fn stale_windows(cache_control: Option<&[u8]>, grace: u64) -> (u32, u32) {
+    let (mut swr, mut sie) = (None, None);
+    let mut grace = grace.min(MAX_DELTA);
+    for (name, value) in directives(cache_control.unwrap_or_default()) {
+        let name_is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+        if name_is("must-revalidate") || name_is("proxy-revalidate") {
+            return (0, 0);
+        }
+        if name_is("s-maxage") {
+            grace = 0;
+        }
+        if name_is("stale-while-revalidate") && swr.is_none() {
+            swr = Some(delta_seconds(value).unwrap_or(0));
+        } else if name_is("stale-if-error") && sie.is_none() {
+            sie = Some(delta_seconds(value).unwrap_or(0));
+        }
+    }
+    let secs = |w: Option<u64>| w.unwrap_or(grace).min(u64::from(u32::MAX) / 4) as u32;
+    (secs(swr), secs(sie))
+}
+
 /// Delta-seconds from a directive's value, capped at [`MAX_DELTA`]; `None` when it is
 /// missing or not digits.
 fn delta_seconds(value: Option<&[u8]>) -> Option<u64> {
@@ -362,6 +390,28 @@ pub fn not_modified(
         last_modified.and_then(parse_http_date),
     ) {
         (Some(since), Some(modified)) => modified <= since,
+        _ => false,
+    }
+}
+
+/// Whether an If-Range value lets the Range field apply (RFC 9110 13.1.5): an entity tag
+/// matches the stored ETag by the strong comparison (a weak tag on either side never
+/// matches); a date matches a Last-Modified equal to it. Anything else does not match, and
+/// the whole representation is sent.
+pub fn if_range_matches(
+    if_range: &[u8],
+    etag: Option<&[u8]>,
+    last_modified: Option<&[u8]>,
+) -> bool {
+    let v = if_range.trim_ascii();
+    if v.starts_with(b"\"") || v.starts_with(b"W/") {
+        return etag.is_some_and(|e| {
+            let e = e.trim_ascii();
+            !v.starts_with(b"W/") && !e.starts_with(b"W/") && e == v
+        });
+    }
+    match (parse_http_date(v), last_modified.and_then(parse_http_date)) {
+        (Some(date), Some(modified)) => date == modified,
         _ => false,
     }
 }
@@ -599,6 +649,32 @@ mod tests {
     }
 
     #[test]
+    fn stale_window_directives() {
+        let w = |cc: Option<&str>, grace| stale_windows(cc.map(str::as_bytes), grace);
+        assert_eq!(w(None, 0), (0, 0));
+        assert_eq!(w(None, 30), (30, 30));
+        assert_eq!(w(Some("max-age=5"), 30), (30, 30));
+        assert_eq!(w(Some("max-age=5, stale-while-revalidate=10"), 0), (10, 0));
+        assert_eq!(w(Some("STALE-IF-ERROR=\"60\", max-age=5"), 7), (7, 60));
+        assert_eq!(
+            w(
+                Some("stale-while-revalidate=1, stale-if-error=2, stale-if-error=9"),
+                0
+            ),
+            (1, 2)
+        );
+        assert_eq!(w(Some("stale-while-revalidate=x"), 30), (0, 30));
+        assert_eq!(
+            w(Some("stale-while-revalidate=9, must-revalidate"), 30),
+            (0, 0)
+        );
+        assert_eq!(w(Some("proxy-revalidate"), 30), (0, 0));
+        assert_eq!(w(Some("s-maxage=5"), 30), (0, 0));
+        assert_eq!(w(Some("s-maxage=5, stale-if-error=9"), 30), (0, 9));
+        assert_eq!(w(Some("stale-if-error=99999999999999"), 0).1, u32::MAX / 4);
+    }
+
+    #[test]
     fn directive_tokenizer() {
         let d: Vec<_> = directives(b" a , b=1,c = \"x,\\\"y\" ,, d=\"unterminated").collect();
         assert_eq!(
@@ -656,6 +732,24 @@ mod tests {
         ] {
             assert_eq!(range(v, 1000), Full, "{v:?}");
         }
+    }
+
+    #[test]
+    fn if_range() {
+        let m = |v: &str, etag: Option<&str>, lm: Option<&str>| {
+            if_range_matches(v.as_bytes(), etag.map(str::as_bytes), lm.map(str::as_bytes))
+        };
+        let lm = Some("Sun, 06 Nov 1994 08:49:37 GMT");
+        assert!(m("\"a\"", Some("\"a\""), None));
+        assert!(m(" \"a\" ", Some("\"a\""), lm));
+        assert!(!m("\"a\"", Some("\"b\""), lm));
+        assert!(!m("W/\"a\"", Some("W/\"a\""), None));
+        assert!(!m("\"a\"", Some("W/\"a\""), None));
+        assert!(!m("\"a\"", None, lm));
+        assert!(m("Sun, 06 Nov 1994 08:49:37 GMT", None, lm));
+        assert!(!m("Sun, 06 Nov 1994 08:49:38 GMT", None, lm));
+        assert!(!m("Sun, 06 Nov 1994 08:49:37 GMT", Some("\"a\""), None));
+        assert!(!m("yesterday", None, lm));
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub struct Ask {
     pub if_none_match: Option<Vec<u8>>,
     /// If-Modified-Since header.
     pub if_modified_since: Option<Vec<u8>>,
+    /// If-Range header: the range applies only while the object is unchanged.
+    pub if_range: Option<Vec<u8>>,
 }
 
 /// How the response was obtained, for the X-Cache header.
@@ -31,6 +33,8 @@ pub enum Source {
     Hit,
     /// From an origin fetch.
     Miss,
+    /// From the store, expired: within its stale window.
+    Stale,
 }
 
 /// Headers a 304 repeats from the stored response (RFC 9110 15.4.5).
@@ -151,7 +155,14 @@ pub fn object_head(out: &mut Vec<u8>, ask: &Ask, obj: &Object<'_>, now: i64) -> 
         out.extend_from_slice(b"\r\n");
         return (304, Send::Bytes(0..0));
     }
-    let spec = match (&ask.range, validators_apply, body_len) {
+    let unchanged = ask.if_range.as_deref().is_none_or(|v| {
+        policy::if_range_matches(
+            v,
+            header_value(headers, "etag"),
+            header_value(headers, "last-modified"),
+        )
+    });
+    let spec = match (&ask.range, validators_apply && unchanged, body_len) {
         (Some(r), true, Some(len)) => policy::parse_range(r, len),
         _ => RangeSpec::Full,
     };
@@ -208,6 +219,7 @@ fn extra(out: &mut Vec<u8>, age: u64, source: Source) {
     out.extend_from_slice(match source {
         Source::Hit => b"X-Cache: HIT\r\n",
         Source::Miss => b"X-Cache: MISS\r\n",
+        Source::Stale => b"X-Cache: HIT-STALE\r\n",
     });
 }
 
@@ -292,6 +304,21 @@ mod tests {
         assert!(text(&out).contains(
             "Content-Range: bytes */10\r\nAccept-Ranges: bytes\r\nContent-Length: 0\r\n"
         ));
+    }
+
+    #[test]
+    fn if_range_gates_the_range() {
+        let mut a = ask();
+        a.range = Some(b"bytes=2-4".to_vec());
+        a.if_range = Some(b"\"v1\"".to_vec());
+        let mut out = Vec::new();
+        let (code, r) = object_head(&mut out, &a, &obj(0, Source::Hit), 0);
+        assert_eq!((code, r), (206, Send::Bytes(2..5)));
+        a.if_range = Some(b"\"v0\"".to_vec());
+        out.clear();
+        let (code, r) = object_head(&mut out, &a, &obj(0, Source::Hit), 0);
+        assert_eq!((code, r), (200, Send::Bytes(0..10)));
+        assert!(!text(&out).contains("Content-Range"));
     }
 
     #[test]

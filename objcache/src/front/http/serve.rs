@@ -6,16 +6,18 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::conn::{Conn, FillPart, Part, Skip, TailPart};
-use super::fill::{Fill, Fills};
+use super::fill::{Fill, Fills, Inflight, Phase};
+use super::grace::{self, Revalidation, Standing};
 use super::object::{self, AeClass, Meta, MARKER};
 use super::parse::{self, Framing, Method, ParseError, RequestHead};
+use super::purge;
 use super::respond::{self, Ask, Object, Send, Source};
 use super::stats::HttpStats;
 use crate::config::HttpConfig;
 use crate::store::clock;
 use crate::store::Digest;
-use crate::store::BIT_FETCHED;
-use crate::store::{Body, Deleted, Store};
+use crate::store::{Body, Store};
+use crate::store::{BIT_FETCHED, BIT_STALE};
 
 /// Responses queued on one connection before its input is left unread.
 const MAX_QUEUED: usize = 32;
@@ -144,6 +146,7 @@ fn ask_of(req: &RequestHead, raw: &[u8]) -> Ask {
         range: owned("range"),
         if_none_match: owned("if-none-match"),
         if_modified_since: owned("if-modified-since"),
+        if_range: owned("if-range"),
     }
 }
 
@@ -179,15 +182,19 @@ fn route(
             Ok(get(path, class, ask, sh, loop_bit, started, out, now))
         }
         Method::Purge => {
-            let status = if !sh.cfg.purge_allow.contains(&peer) {
-                403
-            } else if purge(&sh.store, path) {
-                sh.stats.purges.fetch_add(1, Ordering::Relaxed);
-                200
+            let (status, n) = if !sh.cfg.purge_allow.contains(&peer) {
+                (403, None)
             } else {
-                404
+                let n = purge::run(sh, &purge::Purge::of(req, raw, path));
+                (if n > 0 { 200 } else { 404 }, Some(n))
             };
-            respond::error(out, &ask, status, now);
+            match n {
+                Some(n) => {
+                    let body = format!("purged {n}\n");
+                    respond::simple(out, &ask, status, "text/plain", "", body.as_bytes(), now);
+                }
+                None => respond::error(out, &ask, status, now),
+            }
             Ok(Vec::new())
         }
         Method::Other => {
@@ -207,21 +214,16 @@ fn route(
     }
 }
 
-/// Removes every stored variant of `path`; true when something was removed.
-fn purge(store: &Store, path: &[u8]) -> bool {
-    let mut any = false;
-    let keys = std::iter::once(object::key(path, None))
-        .chain(AeClass::ALL.iter().map(|&c| object::key(path, Some(c))));
-    for k in keys {
-        any |= store.delete(&k, 0) == Deleted::Deleted;
-    }
-    any
-}
-
+/// What a store lookup found.
 enum Lookup {
     Miss,
     Marker,
-    Hit(Vec<Part>),
+    /// Answered (the head and RAM bytes written): fresh, or stale within
+    /// stale-while-revalidate, and then the revalidation to start.
+    Hit(Vec<Part>, Option<Revalidation>),
+    /// Stale past stale-while-revalidate, within stale-if-error: fetch, and answer from it
+    /// if the fetch fails.
+    Expired(Revalidation),
 }
 
 /// Serves a GET or HEAD: a hit from the store, else a fill (joined or started).
@@ -239,21 +241,29 @@ fn get(
     // The variant's digest is needed only behind a marker or on a miss, not on a plain hit.
     let plain = object::key(path, None);
     let variant = || object::key(path, Some(class));
-    let hit = |out: &mut Vec<u8>| match lookup(&sh.store, &plain, &ask, out, now) {
-        Lookup::Marker => match lookup(&sh.store, &variant(), &ask, out, now) {
-            Lookup::Hit(parts) => Some(parts),
-            _ => None,
+    let find = |out: &mut Vec<u8>| match lookup(&sh.store, &plain, &ask, out, now, None) {
+        Lookup::Marker => match lookup(&sh.store, &variant(), &ask, out, now, None) {
+            Lookup::Marker => Lookup::Miss,
+            found => found,
         },
-        Lookup::Hit(parts) => Some(parts),
-        Lookup::Miss => None,
+        found => found,
     };
-    if let Some(parts) = hit(out) {
-        sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+    let fetch = Fetch {
+        key: variant(),
+        path,
+        class,
+    };
+    let found = find(out);
+    if let Lookup::Hit(parts, reval) = found {
+        if let Some(r) = reval {
+            fetch.background(&mut sh.fills.inflight(), sh, r, started);
+        } else {
+            sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+        }
         return parts;
     }
-    let variant = variant();
     let mut table = sh.fills.inflight();
-    let (fill, source) = match table.get(&variant.0) {
+    let (fill, source) = match table.get(&fetch.key.0) {
         Some(f) => {
             sh.stats.hits.fetch_add(1, Ordering::Relaxed);
             sh.stats.joined.fetch_add(1, Ordering::Relaxed);
@@ -261,12 +271,24 @@ fn get(
         }
         None => {
             // The fill may have been admitted between the lookup and the lock.
-            if let Some(parts) = hit(out) {
-                sh.stats.hits.fetch_add(1, Ordering::Relaxed);
-                return parts;
-            }
-            sh.stats.misses.fetch_add(1, Ordering::Relaxed);
-            let f = Fills::start(&mut table, variant, path, class);
+            let reval = match find(out) {
+                Lookup::Hit(parts, reval) => {
+                    if let Some(r) = reval {
+                        fetch.background(&mut table, sh, r, started);
+                    } else {
+                        sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return parts;
+                }
+                Lookup::Expired(r) => Some(r),
+                Lookup::Miss | Lookup::Marker => None,
+            };
+            let counter = match reval {
+                Some(_) => &sh.stats.revalidations,
+                None => &sh.stats.misses,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            let f = Fills::start(&mut table, fetch.key, path, class, reval);
             started.push(Arc::clone(&f));
             (f, Source::Miss)
         }
@@ -283,9 +305,81 @@ fn get(
     })]
 }
 
+/// The fetch a request would start.
+struct Fetch<'a> {
+    key: Digest,
+    path: &'a [u8],
+    class: AeClass,
+}
+
+impl Fetch<'_> {
+    /// A stale hit: starts the revalidation unless a fetch of the key runs already.
+    fn background(
+        &self,
+        table: &mut Inflight<'_>,
+        sh: &Shared,
+        reval: Revalidation,
+        started: &mut Vec<Arc<Fill>>,
+    ) {
+        sh.stats.stale_hits.fetch_add(1, Ordering::Relaxed);
+        if !table.contains_key(&self.key.0) {
+            sh.stats.revalidations.fetch_add(1, Ordering::Relaxed);
+            let fill = Fills::start(table, self.key, self.path, self.class, Some(reval));
+            started.push(fill);
+        }
+    }
+}
+
+/// Replaces the fill part at the front of `conn`'s queue by the stored object it
+/// revalidated: the origin confirmed it (`X-Cache: HIT`) or failed within stale-if-error
+/// (`HIT-STALE`). An object gone meanwhile gets the fetch's error status.
+pub fn serve_stored(conn: &mut Conn, sh: &Shared) {
+    let Some(Part::Fill(f)) = conn.parts.pop_front() else {
+        return;
+    };
+    let now = clock::unix_now();
+    let (failed, status) = {
+        let st = f.fill.lock();
+        (st.phase == Phase::Failed, st.error_status)
+    };
+    let source = if failed { Source::Stale } else { Source::Hit };
+    let mut out = conn.buffer();
+    let found = f
+        .fill
+        .revalidate
+        .as_ref()
+        .map(|r| lookup(&sh.store, &r.target, &f.ask, &mut out, now, Some(source)));
+    let parts = match found {
+        Some(Lookup::Hit(parts, _)) => {
+            if failed {
+                sh.stats.stale_errors.fetch_add(1, Ordering::Relaxed);
+            }
+            parts
+        }
+        _ => {
+            out.clear();
+            respond::error(&mut out, &f.ask, if failed { status } else { 502 }, now);
+            Vec::new()
+        }
+    };
+    for p in parts.into_iter().rev() {
+        conn.parts.push_front(p);
+    }
+    conn.parts.push_front(Part::Bytes(out));
+}
+
 /// Looks `digest` up and, on a hit, writes the response head and the RAM-resident body
-/// bytes to `out`, returning the tail part if the range reaches the SSD tail.
-fn lookup(store: &Store, digest: &Digest, ask: &Ask, out: &mut Vec<u8>, now: i64) -> Lookup {
+/// bytes to `out`, returning the tail part if the range reaches the SSD tail. With
+/// `forced`, the object is answered as that source whatever its freshness (the fetch that
+/// revalidated it is over).
+fn lookup(
+    store: &Store,
+    digest: &Digest,
+    ask: &Ask,
+    out: &mut Vec<u8>,
+    now: i64,
+    forced: Option<Source>,
+) -> Lookup {
     let found = store.lookup(digest, true, |e, body| {
         let (ram, tail) = match body {
             Body::Whole(b) => (b, None),
@@ -295,6 +389,21 @@ fn lookup(store: &Store, digest: &Digest, ask: &Ask, out: &mut Vec<u8>, now: i64
         if meta.flags & MARKER != 0 {
             return Some(Lookup::Marker);
         }
+        let standing = grace::standing(&meta, e.exptime, e.bits & BIT_STALE != 0, clock::now());
+        let reval = |serve_on_error| Revalidation {
+            target: *digest,
+            cas: e.cas,
+            status: meta.status,
+            headers: meta.headers(ram).to_vec(),
+            serve_on_error,
+        };
+        let (source, reval) = match (forced, standing) {
+            (Some(source), _) => (source, None),
+            (None, Standing::Fresh) => (Source::Hit, None),
+            (None, Standing::Revalidate { on_error }) => (Source::Stale, Some(reval(on_error))),
+            (None, Standing::OnErrorOnly) => return Some(Lookup::Expired(reval(true))),
+            (None, Standing::Gone) => return Some(Lookup::Miss),
+        };
         let start = meta.body_start();
         let body_len = u64::from(e.size) - start as u64;
         let age = u64::from(meta.age) + (now - meta.stored_at).max(0) as u64;
@@ -303,7 +412,7 @@ fn lookup(store: &Store, digest: &Digest, ask: &Ask, out: &mut Vec<u8>, now: i64
             headers: meta.headers(ram),
             body_len: Some(body_len),
             age,
-            source: Source::Hit,
+            source,
         };
         out.reserve(512 + ram.len());
         let r = match respond::object_head(out, ask, &obj, now).1 {
@@ -323,7 +432,7 @@ fn lookup(store: &Store, digest: &Digest, ask: &Ask, out: &mut Vec<u8>, now: i64
                 hot: e.bits & BIT_FETCHED != 0,
             }));
         }
-        Some(Lookup::Hit(parts))
+        Some(Lookup::Hit(parts, reval))
     });
     found.flatten().unwrap_or(Lookup::Miss)
 }

@@ -24,8 +24,24 @@ pub struct HttpStats {
     pub admitted: AtomicU64,
     /// Objects the store could not take.
     pub not_admitted: AtomicU64,
-    /// PURGE requests that removed something.
+    /// Requests answered from an expired object within its stale-while-revalidate window
+    /// (`X-Cache: HIT-STALE`), counted apart from `hits`.
+    pub stale_hits: AtomicU64,
+    /// Requests answered from a stale object because its revalidation failed within
+    /// stale-if-error.
+    pub stale_errors: AtomicU64,
+    /// Fetches that revalidate a stale object (in the background or for waiting requests).
+    pub revalidations: AtomicU64,
+    /// Revalidations the origin answered with 304 that refreshed the stored object.
+    pub refreshes: AtomicU64,
+    /// Hard PURGE requests of one URL.
     pub purges: AtomicU64,
+    /// Hard PURGE requests by surrogate key or path prefix.
+    pub tag_purges: AtomicU64,
+    /// Soft PURGE requests (any form).
+    pub soft_purges: AtomicU64,
+    /// Objects the PURGE requests dropped or marked stale.
+    pub purged_objects: AtomicU64,
     /// Requests refused with a 4xx/5xx of the front's own.
     pub bad_requests: AtomicU64,
     /// Response bytes written to clients.
@@ -36,7 +52,7 @@ pub struct HttpStats {
 
 impl HttpStats {
     /// Every counter as `(name, value)`.
-    pub fn counters(&self) -> [(&'static str, u64); 13] {
+    pub fn counters(&self) -> [(&'static str, u64); 20] {
         let v = |c: &AtomicU64| c.load(Ordering::Relaxed);
         [
             ("requests", v(&self.requests)),
@@ -48,7 +64,14 @@ impl HttpStats {
             ("fills_aborted", v(&self.fills_aborted)),
             ("admitted", v(&self.admitted)),
             ("not_admitted", v(&self.not_admitted)),
+            ("stale_hits", v(&self.stale_hits)),
+            ("stale_errors", v(&self.stale_errors)),
+            ("revalidations", v(&self.revalidations)),
+            ("refreshes", v(&self.refreshes)),
             ("purges", v(&self.purges)),
+            ("tag_purges", v(&self.tag_purges)),
+            ("soft_purges", v(&self.soft_purges)),
+            ("purged_objects", v(&self.purged_objects)),
             ("bad_requests", v(&self.bad_requests)),
             ("bytes_sent", v(&self.bytes_sent)),
             ("curr_connections", v(&self.curr_connections)),
