@@ -6,6 +6,7 @@
 //! per non-empty database:
 //!   SELECTDB n, RESIZEDB keys expires
 //!   per key: [EXPIRETIME_MS t] ZSET_2 key len (member, 8-byte LE double)...
+//!        or: [EXPIRETIME_MS t] STRING key value
 //! EOF, CRC64 of everything before it (8 bytes LE)
 //! ```
 //!
@@ -217,23 +218,31 @@ pub fn write_snapshot<W: Write>(
             if expire.is_some_and(|at| at <= now_ms) {
                 continue;
             }
-            let Value::ZSet(z) = &entry.value;
-            if z.is_empty() {
+            if entry.value.is_empty() {
                 continue;
             }
             if let Some(at) = expire {
                 w.byte(OP_EXPIRETIME_MS)?;
                 w.raw(&(at as i64).to_le_bytes())?;
             }
-            w.byte(TYPE_ZSET_2)?;
-            w.string(entry.key())?;
-            w.len(z.len() as u64)?;
-            for (member, score) in z.iter().rev() {
-                w.string(member)?;
-                w.double(score)?;
+            match &entry.value {
+                Value::ZSet(z) => {
+                    w.byte(TYPE_ZSET_2)?;
+                    w.string(entry.key())?;
+                    w.len(z.len() as u64)?;
+                    for (member, score) in z.iter().rev() {
+                        w.string(member)?;
+                        w.double(score)?;
+                    }
+                    stats.members += z.len() as u64;
+                }
+                Value::Str(s) => {
+                    w.byte(TYPE_STRING)?;
+                    w.string(entry.key())?;
+                    w.string(&s.bytes())?;
+                }
             }
             stats.keys += 1;
-            stats.members += z.len() as u64;
         }
     }
     let (out, bytes) = w.finish()?;

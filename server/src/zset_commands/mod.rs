@@ -18,7 +18,7 @@ mod setops;
 mod write;
 
 use crate::commands::{Command, Ctx, Flags, StatSlot};
-use crate::keyspace::{SortedSet, Value};
+use crate::keyspace::{SortedSet, Value, WrongType};
 use crate::resp::reply::ReplyWriter;
 
 const W: Flags = Flags::WRITE;
@@ -83,16 +83,10 @@ pub static COMMANDS: [Command; 37] = [
     zcmd!("goblin.optimize", -2, W, goblin::optimize),
 ];
 
-/// The sorted set at `key` for reading (expired keys are removed first), or None.
-fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c SortedSet> {
-    let db = ctx.client.db;
-    let touch = !ctx.client.no_touch;
-    match ctx.server.keyspace.lookup_read(db, key, ctx.now_ms, touch) {
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    }
+/// The sorted set at `key` for reading (expired keys are removed first): None when
+/// absent, `Err` after the WRONGTYPE reply.
+fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c SortedSet>, WrongType> {
+    ctx.read_typed(key, Value::as_zset)
 }
 
 /// The sorted set at `key` for reading beside the reply writer (split borrows), so a reply
@@ -100,35 +94,16 @@ fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c SortedSet> {
 fn read_zset_and_out<'c, 'a>(
     ctx: &'c mut Ctx<'a>,
     key: &[u8],
-) -> (Option<&'c SortedSet>, &'c mut ReplyWriter<'a>) {
-    let Ctx {
-        server,
-        client,
-        out,
-        now_ms,
-        ..
-    } = ctx;
-    let set = match server
-        .keyspace
-        .lookup_read(client.db, key, *now_ms, !client.no_touch)
-    {
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    };
-    (set, out)
+) -> (
+    Result<Option<&'c SortedSet>, WrongType>,
+    &'c mut ReplyWriter<'a>,
+) {
+    ctx.read_typed_and_out(key, Value::as_zset)
 }
 
-/// The sorted set at `key` for writing, or None.
-fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut SortedSet> {
-    let db = ctx.client.db;
-    match ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) {
-        Some(entry) => match &mut entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    }
+/// The sorted set at `key` for writing: None when absent, `Err` after the WRONGTYPE reply.
+fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut SortedSet>, WrongType> {
+    ctx.write_typed(key, Value::as_zset_mut)
 }
 
 /// After a write to `key` that left its set `empty` or not: signals watchers, and removes
