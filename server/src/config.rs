@@ -148,6 +148,8 @@ pub struct Config {
     /// rdb-skip-unsupported-types: load a snapshot holding keys of other types by skipping
     /// them (and logging how many) instead of refusing it.
     pub rdb_skip_unsupported_types: bool,
+    /// rdbcompression: LZF-compress string values over 20 bytes in snapshots.
+    pub rdbcompression: bool,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
 }
@@ -186,6 +188,7 @@ impl Default for Config {
             dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
             dbfilename: "dump.rdb".into(),
             rdb_skip_unsupported_types: false,
+            rdbcompression: true,
             save_seen_at_start: false,
         }
     }
@@ -230,6 +233,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("dir", None, Mutability::Runtime),
     ("dbfilename", None, Mutability::Runtime),
     ("rdb-skip-unsupported-types", None, Mutability::Runtime),
+    ("rdbcompression", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -423,6 +427,7 @@ impl Config {
                 self.dbfilename = text;
             }
             "rdb-skip-unsupported-types" => self.rdb_skip_unsupported_types = yes_no(&text)?,
+            "rdbcompression" => self.rdbcompression = yes_no(&text)?,
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -523,6 +528,7 @@ impl Config {
                 "no"
             }
             .into(),
+            "rdbcompression" => if self.rdbcompression { "yes" } else { "no" }.into(),
             _ => unreachable!("every canonical name has a value"),
         }
     }

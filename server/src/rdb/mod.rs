@@ -177,6 +177,7 @@ impl Snapshots<'_> {
             redis_version: crate::REDIS_VERSION,
             ctime: unix_ms() / 1000,
             used_mem: self.keyspace.used_memory() as u64,
+            compress: self.config.rdbcompression,
         }
     }
 

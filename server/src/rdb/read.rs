@@ -942,6 +942,25 @@ mod tests {
         dbs[15].set_expiry(b"volatile", 2_000_000);
         dbs[15].insert(b"expired", Value::ZSet(volatile.into()), 0);
         dbs[15].set_expiry(b"expired", 999_000);
+        let mut noise = 7u64;
+        let random: Vec<u8> = (0..100)
+            .map(|_| {
+                noise = noise.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (noise >> 56) as u8
+            })
+            .collect();
+        for (key, value) in [
+            (&b"int"[..], StringValue::from_set(b"-123456")),
+            (b"big-int", StringValue::from_set(b"9223372036854775807")),
+            (b"short", StringValue::from_set(b"hello")),
+            (b"empty", StringValue::from_set(b"")),
+            (b"embstr", StringValue::from_set(&[b'e'; 40])),
+            (b"lzf", StringValue::from_set(&b"abc".repeat(100))),
+            (b"random", StringValue::raw(&random)),
+        ] {
+            dbs[2].insert(key, Value::Str(value), 0);
+        }
+        dbs[2].set_expiry(b"lzf", 2_000_000);
         dbs
     }
 
@@ -954,6 +973,7 @@ mod tests {
             redis_version: "7.2.4",
             ctime: 1,
             used_mem: 2,
+            compress: true,
         };
         write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
     }
@@ -972,7 +992,7 @@ mod tests {
         let mut want = contents(&sample_dbs());
         want.retain(|(_, k, _, _)| k != b"expired");
         assert_eq!(contents(&dbs), want);
-        assert_eq!(report.keys, 4);
+        assert_eq!(report.keys, 11);
         assert_eq!(report.checksum, Checksum::Verified);
         assert_eq!(report.version, 10);
         assert!(report
@@ -985,7 +1005,7 @@ mod tests {
             ..opts()
         };
         let (_, report) = load_bytes(&file, &later).unwrap();
-        assert_eq!((report.keys, report.expired_skipped), (3, 1));
+        assert_eq!((report.keys, report.expired_skipped), (9, 2));
     }
 
     #[test]
