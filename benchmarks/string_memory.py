@@ -18,7 +18,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode  # noqa: E402
+from common import Client, Server, encode, memory_field  # noqa: E402
 
 def commands(name, keys, seed=1):
     rng = random.Random(seed)
@@ -33,24 +33,16 @@ def commands(name, keys, seed=1):
         raise ValueError(name)
 
 
-def info_field(client, field):
-    text = client.call("INFO", "memory").decode()
-    for line in text.split("\r\n"):
-        if line.startswith(field + ":"):
-            return int(line.split(":")[1])
-    raise KeyError(field)
-
-
 def measure(kind, name, keys, cpu):
     with Server(kind, cpu=cpu) as server:
         c = Client(server.port)
-        base_rss, base_used = server.rss(), info_field(c, "used_memory")
+        base_rss, base_used = server.rss(), memory_field(c, "used_memory")
         c.pipeline(commands(name, keys))
         loaded = c.call("DBSIZE")
         result = {
             "keys": loaded,
             "rss": (server.rss() - base_rss) / loaded,
-            "used": (info_field(c, "used_memory") - base_used) / loaded,
+            "used": (memory_field(c, "used_memory") - base_used) / loaded,
         }
         c.close()
         return result

@@ -106,6 +106,18 @@ impl StatSlot {
 }
 
 impl Command {
+    /// A command without subcommands (the tables of the type modules are lists of these).
+    pub const fn simple(name: &'static str, arity: i32, flags: Flags, handler: Handler) -> Command {
+        Command {
+            name,
+            arity,
+            flags,
+            handler,
+            subcommands: &[],
+            slot: StatSlot::new(),
+        }
+    }
+
     /// The subcommand called `name` (ASCII case ignored).
     pub fn subcommand(&self, name: &[u8]) -> Option<&'static Command> {
         self.subcommands.iter().find(|s| {

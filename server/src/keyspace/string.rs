@@ -24,7 +24,7 @@
 //! existing key, SETRANGE, SETBIT, BITFIELD) leaves `raw` ([`StringValue::bytes_mut`]);
 //! new strings made by those writes and by BITOP are `raw` ([`StringValue::raw`]).
 
-use crate::numbers::parse_i64;
+use crate::numbers::{i64_text, parse_i64};
 use std::ops::Deref;
 
 /// Longest string kept inside the entry.
@@ -254,29 +254,15 @@ impl StringValue {
     }
 }
 
-/// The decimal text of `v`, written from the right.
+/// The decimal text of `v`, from the start of a buffer.
 fn digits(v: i64) -> Bytes<'static> {
     let mut tmp = [0u8; INT_LIMIT];
-    let mut at = INT_LIMIT;
-    let mut n = v.unsigned_abs();
-    loop {
-        at -= 1;
-        tmp[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        at -= 1;
-        tmp[at] = b'-';
-    }
-    let len = INT_LIMIT - at;
+    let text = i64_text(v, &mut tmp);
     let mut buf = [0u8; INT_LIMIT];
-    buf[..len].copy_from_slice(&tmp[at..]);
+    buf[..text.len()].copy_from_slice(text);
     Bytes::Digits {
         buf,
-        len: len as u8,
+        len: text.len() as u8,
     }
 }
 

@@ -13,7 +13,7 @@ mod get;
 mod long_double;
 mod set;
 
-use crate::commands::{Command, Ctx, Flags, StatSlot};
+use crate::commands::{Command, Ctx, Flags};
 use crate::keyspace::{StringValue, Value, WrongType};
 
 const WD: Flags = Flags::WRITE.with(Flags::DENYOOM);
@@ -22,42 +22,29 @@ const WF: Flags = Flags::WRITE.with(Flags::FAST);
 const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
-macro_rules! scmd {
-    ($name:literal, $arity:expr, $flags:expr, $handler:expr) => {
-        Command {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            handler: $handler,
-            subcommands: &[],
-            slot: StatSlot::new(),
-        }
-    };
-}
-
 /// Every string command.
 pub static COMMANDS: [Command; 21] = [
-    scmd!("set", -3, WD, set::set),
-    scmd!("setnx", 3, WDF, set::setnx),
-    scmd!("setex", 4, WD, set::setex),
-    scmd!("psetex", 4, WD, set::psetex),
-    scmd!("getset", 3, WDF, set::getset),
-    scmd!("mset", -3, WD, set::mset),
-    scmd!("msetnx", -3, WD, set::msetnx),
-    scmd!("get", 2, RF, get::get),
-    scmd!("getdel", 2, WF, get::getdel),
-    scmd!("getex", -2, WF, get::getex),
-    scmd!("mget", -2, RF, get::mget),
-    scmd!("append", 3, WDF, edit::append),
-    scmd!("setrange", 4, WD, edit::setrange),
-    scmd!("getrange", 4, R, edit::getrange),
-    scmd!("substr", 4, R, edit::getrange),
-    scmd!("strlen", 2, RF, edit::strlen),
-    scmd!("incr", 2, WDF, counter::incr),
-    scmd!("decr", 2, WDF, counter::decr),
-    scmd!("incrby", 3, WDF, counter::incrby),
-    scmd!("decrby", 3, WDF, counter::decrby),
-    scmd!("incrbyfloat", 3, WDF, counter::incrbyfloat),
+    Command::simple("set", -3, WD, set::set),
+    Command::simple("setnx", 3, WDF, set::setnx),
+    Command::simple("setex", 4, WD, set::setex),
+    Command::simple("psetex", 4, WD, set::psetex),
+    Command::simple("getset", 3, WDF, set::getset),
+    Command::simple("mset", -3, WD, set::mset),
+    Command::simple("msetnx", -3, WD, set::msetnx),
+    Command::simple("get", 2, RF, get::get),
+    Command::simple("getdel", 2, WF, get::getdel),
+    Command::simple("getex", -2, WF, get::getex),
+    Command::simple("mget", -2, RF, get::mget),
+    Command::simple("append", 3, WDF, edit::append),
+    Command::simple("setrange", 4, WD, edit::setrange),
+    Command::simple("getrange", 4, R, edit::getrange),
+    Command::simple("substr", 4, R, edit::getrange),
+    Command::simple("strlen", 2, RF, edit::strlen),
+    Command::simple("incr", 2, WDF, counter::incr),
+    Command::simple("decr", 2, WDF, counter::decr),
+    Command::simple("incrby", 3, WDF, counter::incrby),
+    Command::simple("decrby", 3, WDF, counter::decrby),
+    Command::simple("incrbyfloat", 3, WDF, counter::incrbyfloat),
 ];
 
 /// The string at `key` for reading: None when absent, `Err` after the WRONGTYPE reply.

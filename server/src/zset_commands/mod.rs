@@ -17,7 +17,7 @@ mod read;
 mod setops;
 mod write;
 
-use crate::commands::{Command, Ctx, Flags, StatSlot};
+use crate::commands::{Command, Ctx, Flags};
 use crate::keyspace::{SortedSet, Value, WrongType};
 use crate::resp::reply::ReplyWriter;
 
@@ -29,58 +29,45 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 const WB: Flags = Flags::WRITE.with(Flags::BLOCKING);
 
-macro_rules! zcmd {
-    ($name:literal, $arity:expr, $flags:expr, $handler:expr) => {
-        Command {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            handler: $handler,
-            subcommands: &[],
-            slot: StatSlot::new(),
-        }
-    };
-}
-
 /// Every sorted-set command.
 pub static COMMANDS: [Command; 37] = [
-    zcmd!("zadd", -4, WDF, write::zadd),
-    zcmd!("zincrby", 4, WDF, write::zincrby),
-    zcmd!("zrem", -3, WF, write::zrem),
-    zcmd!("zremrangebyrank", 4, W, write::zremrangebyrank),
-    zcmd!("zremrangebyscore", 4, W, write::zremrangebyscore),
-    zcmd!("zremrangebylex", 4, W, write::zremrangebylex),
-    zcmd!("zcard", 2, RF, read::zcard),
-    zcmd!("zscore", 3, RF, read::zscore),
-    zcmd!("zmscore", -3, RF, read::zmscore),
-    zcmd!("zrank", -3, RF, read::zrank),
-    zcmd!("zrevrank", -3, RF, read::zrevrank),
-    zcmd!("zcount", 4, RF, read::zcount),
-    zcmd!("zlexcount", 4, RF, read::zlexcount),
-    zcmd!("zrandmember", -2, R, read::zrandmember),
-    zcmd!("zscan", -3, R, read::zscan),
-    zcmd!("zrange", -4, R, range::zrange),
-    zcmd!("zrangestore", -5, WD, range::zrangestore),
-    zcmd!("zrevrange", -4, R, range::zrevrange),
-    zcmd!("zrangebyscore", -4, R, range::zrangebyscore),
-    zcmd!("zrevrangebyscore", -4, R, range::zrevrangebyscore),
-    zcmd!("zrangebylex", -4, R, range::zrangebylex),
-    zcmd!("zrevrangebylex", -4, R, range::zrevrangebylex),
-    zcmd!("zpopmin", -2, WF, pop::zpopmin),
-    zcmd!("zpopmax", -2, WF, pop::zpopmax),
-    zcmd!("zmpop", -4, W, pop::zmpop),
-    zcmd!("bzpopmin", -3, WB.with(Flags::FAST), pop::bzpopmin),
-    zcmd!("bzpopmax", -3, WB.with(Flags::FAST), pop::bzpopmax),
-    zcmd!("bzmpop", -5, WB, pop::bzmpop),
-    zcmd!("zunion", -3, R, setops::zunion),
-    zcmd!("zinter", -3, R, setops::zinter),
-    zcmd!("zdiff", -3, R, setops::zdiff),
-    zcmd!("zunionstore", -4, WD, setops::zunionstore),
-    zcmd!("zinterstore", -4, WD, setops::zinterstore),
-    zcmd!("zdiffstore", -4, WD, setops::zdiffstore),
-    zcmd!("zintercard", -3, RF, setops::zintercard),
-    zcmd!("goblin.memory", -1, R, goblin::memory),
-    zcmd!("goblin.optimize", -2, W, goblin::optimize),
+    Command::simple("zadd", -4, WDF, write::zadd),
+    Command::simple("zincrby", 4, WDF, write::zincrby),
+    Command::simple("zrem", -3, WF, write::zrem),
+    Command::simple("zremrangebyrank", 4, W, write::zremrangebyrank),
+    Command::simple("zremrangebyscore", 4, W, write::zremrangebyscore),
+    Command::simple("zremrangebylex", 4, W, write::zremrangebylex),
+    Command::simple("zcard", 2, RF, read::zcard),
+    Command::simple("zscore", 3, RF, read::zscore),
+    Command::simple("zmscore", -3, RF, read::zmscore),
+    Command::simple("zrank", -3, RF, read::zrank),
+    Command::simple("zrevrank", -3, RF, read::zrevrank),
+    Command::simple("zcount", 4, RF, read::zcount),
+    Command::simple("zlexcount", 4, RF, read::zlexcount),
+    Command::simple("zrandmember", -2, R, read::zrandmember),
+    Command::simple("zscan", -3, R, read::zscan),
+    Command::simple("zrange", -4, R, range::zrange),
+    Command::simple("zrangestore", -5, WD, range::zrangestore),
+    Command::simple("zrevrange", -4, R, range::zrevrange),
+    Command::simple("zrangebyscore", -4, R, range::zrangebyscore),
+    Command::simple("zrevrangebyscore", -4, R, range::zrevrangebyscore),
+    Command::simple("zrangebylex", -4, R, range::zrangebylex),
+    Command::simple("zrevrangebylex", -4, R, range::zrevrangebylex),
+    Command::simple("zpopmin", -2, WF, pop::zpopmin),
+    Command::simple("zpopmax", -2, WF, pop::zpopmax),
+    Command::simple("zmpop", -4, W, pop::zmpop),
+    Command::simple("bzpopmin", -3, WB.with(Flags::FAST), pop::bzpopmin),
+    Command::simple("bzpopmax", -3, WB.with(Flags::FAST), pop::bzpopmax),
+    Command::simple("bzmpop", -5, WB, pop::bzmpop),
+    Command::simple("zunion", -3, R, setops::zunion),
+    Command::simple("zinter", -3, R, setops::zinter),
+    Command::simple("zdiff", -3, R, setops::zdiff),
+    Command::simple("zunionstore", -4, WD, setops::zunionstore),
+    Command::simple("zinterstore", -4, WD, setops::zinterstore),
+    Command::simple("zdiffstore", -4, WD, setops::zdiffstore),
+    Command::simple("zintercard", -3, RF, setops::zintercard),
+    Command::simple("goblin.memory", -1, R, goblin::memory),
+    Command::simple("goblin.optimize", -2, W, goblin::optimize),
 ];
 
 /// The sorted set at `key` for reading (expired keys are removed first): None when
