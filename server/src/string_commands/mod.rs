@@ -5,11 +5,15 @@
 //! - [`get`]: GET, GETDEL, GETEX, MGET.
 //! - [`edit`]: APPEND, SETRANGE, GETRANGE, SUBSTR, STRLEN.
 //! - [`counter`]: INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.
+//! - [`lcs`]: LCS (LEN IDX MINMATCHLEN WITHMATCHLEN).
+//! - [`bits`]: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP.
 //! - [`long_double`]: the x87 80-bit arithmetic INCRBYFLOAT needs to answer as Redis does.
 
+mod bits;
 mod counter;
 mod edit;
 mod get;
+mod lcs;
 mod long_double;
 mod set;
 
@@ -23,7 +27,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every string command.
-pub static COMMANDS: [Command; 21] = [
+pub static COMMANDS: [Command; 27] = [
     Command::simple("set", -3, WD, set::set),
     Command::simple("setnx", 3, WDF, set::setnx),
     Command::simple("setex", 4, WD, set::setex),
@@ -45,6 +49,12 @@ pub static COMMANDS: [Command; 21] = [
     Command::simple("incrby", 3, WDF, counter::incrby),
     Command::simple("decrby", 3, WDF, counter::decrby),
     Command::simple("incrbyfloat", 3, WDF, counter::incrbyfloat),
+    Command::simple("lcs", -3, R, lcs::lcs),
+    Command::simple("setbit", 4, WD, bits::setbit),
+    Command::simple("getbit", 3, RF, bits::getbit),
+    Command::simple("bitcount", -2, R, bits::bitcount),
+    Command::simple("bitpos", -3, R, bits::bitpos),
+    Command::simple("bitop", -4, WD, bits::bitop),
 ];
 
 /// The string at `key` for reading: None when absent, `Err` after the WRONGTYPE reply.
