@@ -170,3 +170,58 @@ def test_lcs(s):
         s("LCS", "x", "y")
         s("LCS", "x", "y", "IDX", "WITHMATCHLEN")
         s("LCS", "x", "y", "IDX", "MINMATCHLEN", 2)
+
+
+def test_bitfield(s):
+    s("BITFIELD", "bf", "SET", "i8", 0, 100, "GET", "i8", 0, "GET", "u4", 0, "GET", "i4", 4)
+    s("BITFIELD", "bf", "INCRBY", "i8", 0, 100)
+    s("BITFIELD", "bf", "OVERFLOW", "SAT", "INCRBY", "i8", 0, 100, "INCRBY", "i8", 0, -1000)
+    s("BITFIELD", "bf", "OVERFLOW", "FAIL", "INCRBY", "i8", 0, 1000, "GET", "i8", 0)
+    s("BITFIELD", "bf", "OVERFLOW", "WRAP", "INCRBY", "u2", 100, 1, "INCRBY", "u2", 100, 5)
+    s("BITFIELD", "bf", "SET", "u8", "#2", 255, "GET", "u8", "#2", "GET", "i16", "#1")
+    s("BITFIELD", "bf", "SET", "i64", 0, -(2**63), "GET", "i64", 0, "INCRBY", "i64", 0, -1)
+    s("BITFIELD", "bf", "OVERFLOW", "SAT", "INCRBY", "i64", 0, -1, "INCRBY", "i64", 0, 2**63 - 1)
+    s("BITFIELD", "bf", "OVERFLOW", "SAT", "SET", "i8", 0, -(2**63), "SET", "u8", 0, -1, "SET", "u8", 0, 300)
+    s("BITFIELD", "bf", "OVERFLOW", "FAIL", "SET", "u8", 0, 256, "SET", "i8", 0, 128, "SET", "i8", 0, -128)
+    s("BITFIELD", "bf", "SET", "u63", 3, 2**63 - 1, "GET", "u63", 3, "INCRBY", "u63", 3, 1)
+    s("GET", "bf")
+    s("OBJECT", "ENCODING", "bf")
+    s("BITFIELD", "bf")
+    s("BITFIELD", "nokey", "GET", "u8", 0)
+    s("EXISTS", "nokey")
+    s("BITFIELD", "new", "OVERFLOW", "FAIL", "INCRBY", "u8", 16, 300)
+    s("GET", "new")
+    for bad in (
+        ["GET", "u64", 0], ["GET", "i65", 0], ["GET", "i0", 0], ["GET", "U8", 0], ["GET", "x8", 0],
+        ["GET", "i8", -1], ["GET", "i8", "#x"], ["GET", "i8"], ["SET", "i8", 0], ["SET", "i8", 0, "x"],
+        ["INCRBY", "i8", 0, "1.5"], ["OVERFLOW", "NOPE"], ["OVERFLOW"], ["BOGUS", "i8", 0],
+        ["GET", "i8", 2**40], ["GET", "i8", "#-1"],
+    ):
+        s("BITFIELD", "bf", *bad)
+    s("BITFIELD_RO", "bf", "GET", "i8", 0, "GET", "u16", "#1")
+    s("BITFIELD_RO", "bf", "SET", "i8", 0, 1)
+    s("BITFIELD_RO", "bf", "INCRBY", "i8", 0, 1)
+    s("BITFIELD_RO", "nokey", "GET", "i8", 0)
+    s("BITFIELD_RO", "bf")
+    s("SET", "n", 99)
+    s("BITFIELD", "n", "GET", "u8", 0, "SET", "u8", 0, 65)
+    s("GET", "n")
+    s("ZADD", "z", 1, "m")
+    s("BITFIELD", "z", "GET", "i8", 0)
+    s("BITFIELD_RO", "z", "GET", "i8", 0)
+    s("BITFIELD", "z", "SET", "i8", 0, 1)
+
+
+def test_bitfield_random(both):
+    rng = random.Random(21)
+    for _ in range(300):
+        signed = rng.random() < 0.5
+        bits = rng.randrange(1, 65 if signed else 64)
+        t = ("i" if signed else "u") + str(bits)
+        off = rng.randrange(0, 80)
+        op = rng.choice(["SET", "INCRBY", "GET"])
+        ow = rng.choice(["WRAP", "SAT", "FAIL"])
+        v = rng.choice([rng.randrange(-(2**63), 2**63), rng.randrange(-300, 300), 2**63 - 1, -(2**63)])
+        args = ["OVERFLOW", ow, op, t, off] + ([] if op == "GET" else [v])
+        both("BITFIELD", "r", *args)
+    both("GET", "r")

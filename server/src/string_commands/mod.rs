@@ -7,8 +7,10 @@
 //! - [`counter`]: INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.
 //! - [`lcs`]: LCS (LEN IDX MINMATCHLEN WITHMATCHLEN).
 //! - [`bits`]: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP.
+//! - [`bitfield`]: BITFIELD, BITFIELD_RO.
 //! - [`long_double`]: the x87 80-bit arithmetic INCRBYFLOAT needs to answer as Redis does.
 
+mod bitfield;
 mod bits;
 mod counter;
 mod edit;
@@ -27,7 +29,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every string command.
-pub static COMMANDS: [Command; 27] = [
+pub static COMMANDS: [Command; 29] = [
     Command::simple("set", -3, WD, set::set),
     Command::simple("setnx", 3, WDF, set::setnx),
     Command::simple("setex", 4, WD, set::setex),
@@ -55,6 +57,8 @@ pub static COMMANDS: [Command; 27] = [
     Command::simple("bitcount", -2, R, bits::bitcount),
     Command::simple("bitpos", -3, R, bits::bitpos),
     Command::simple("bitop", -4, WD, bits::bitop),
+    Command::simple("bitfield", -2, WD, bitfield::bitfield),
+    Command::simple("bitfield_ro", -2, RF, bitfield::bitfield_ro),
 ];
 
 /// The string at `key` for reading: None when absent, `Err` after the WRONGTYPE reply.
