@@ -42,13 +42,9 @@ impl<'a> Ctx<'a> {
         let found = server
             .keyspace
             .lookup_read(client.db, key, *now_ms, !client.no_touch);
-        let picked = match found.map(|e| pick(&e.value)).transpose() {
-            Err(w) => {
-                super::record_error(out, &mut server.stats, failed, errors::WRONGTYPE);
-                Err(w)
-            }
-            Ok(v) => Ok(v),
-        };
+        let picked = found.map(|e| pick(&e.value)).transpose().inspect_err(|_| {
+            super::record_error(out, &mut server.stats, failed, errors::WRONGTYPE)
+        });
         (picked, out)
     }
 
@@ -69,17 +65,9 @@ impl<'a> Ctx<'a> {
             ..
         } = self;
         let found = server.keyspace.lookup_write(client.db, key, *now_ms);
-        match found.map(|e| pick(&mut e.value)).transpose() {
-            Err(w) => {
-                super::record_error(out, &mut server.stats, failed, errors::WRONGTYPE);
-                Err(w)
-            }
-            Ok(v) => Ok(v),
-        }
-    }
-
-    /// Replies WRONGTYPE (for a handler that found the type itself).
-    pub fn wrong_type(&mut self) {
-        self.error(errors::WRONGTYPE);
+        found
+            .map(|e| pick(&mut e.value))
+            .transpose()
+            .inspect_err(|_| super::record_error(out, &mut server.stats, failed, errors::WRONGTYPE))
     }
 }
