@@ -105,6 +105,15 @@ class Client:
         self.sock.close()
 
 
+def memory_field(client, field):
+    """An integer field of INFO memory (used_memory, ...)."""
+    text = client.call("INFO", "memory").decode()
+    for line in text.split("\r\n"):
+        if line.startswith(field + ":"):
+            return int(line.split(":")[1])
+    raise KeyError(field)
+
+
 def rss_bytes(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:

@@ -23,7 +23,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode  # noqa: E402
+from common import Client, Server, encode, memory_field  # noqa: E402
 
 BATCH = 500  # members per ZADD
 
@@ -74,25 +74,17 @@ def workload(name, size, seed=1):
     raise ValueError(name)
 
 
-def info_field(client, field):
-    text = client.call("INFO", "memory").decode()
-    for line in text.split("\r\n"):
-        if line.startswith(field + ":"):
-            return int(line.split(":")[1])
-    raise KeyError(field)
-
-
 def measure(kind, sets, members, cpu):
     """Loads `sets` into a fresh server; returns a dict of bytes-per-member figures."""
     with Server(kind, cpu=cpu) as server:
         c = Client(server.port)
         base_rss = server.rss()
-        base_used = info_field(c, "used_memory") if kind == "redis" else 0
+        base_used = memory_field(c, "used_memory") if kind == "redis" else 0
         for key, pairs in sets:
             c.pipeline(zadd_commands(key, pairs))
         result = {"rss": (server.rss() - base_rss) / members}
         if kind == "redis":
-            result["engine"] = (info_field(c, "used_memory") - base_used) / members
+            result["engine"] = (memory_field(c, "used_memory") - base_used) / members
         else:
             summary = c.call("GOBLIN.MEMORY")
             result["engine"] = summary[b"bytes"] / members if isinstance(summary, dict) else dict(zip(summary[::2], summary[1::2]))[b"bytes"] / members

@@ -155,6 +155,8 @@ pub struct Config {
     pub supervised: String,
     /// protected-mode: without a password, only loopback clients are served.
     pub protected_mode: bool,
+    /// rdbcompression: LZF-compress string values over 20 bytes in snapshots.
+    pub rdbcompression: bool,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
 }
@@ -197,6 +199,7 @@ impl Default for Config {
             pidfile: String::new(),
             supervised: "no".into(),
             protected_mode: true,
+            rdbcompression: true,
             save_seen_at_start: false,
         }
     }
@@ -246,6 +249,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("pidfile", None, Mutability::StartOnly),
     ("supervised", None, Mutability::StartOnly),
     ("protected-mode", None, Mutability::Runtime),
+    ("rdbcompression", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -436,6 +440,7 @@ impl Config {
             "pidfile" => self.pidfile = text,
             "supervised" => self.supervised = one_of(&text, &["upstart", "systemd", "auto", "no"])?,
             "protected-mode" => self.protected_mode = yes_no(&text)?,
+            "rdbcompression" => self.rdbcompression = yes_no(&text)?,
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -536,6 +541,7 @@ impl Config {
             "pidfile" => self.pidfile.clone(),
             "supervised" => self.supervised.clone(),
             "protected-mode" => yes_no_name(self.protected_mode),
+            "rdbcompression" => yes_no_name(self.rdbcompression),
             _ => unreachable!("every canonical name has a value"),
         }
     }

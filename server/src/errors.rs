@@ -10,6 +10,8 @@ pub const SYNTAX: &str = "ERR syntax error";
 pub const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 /// A float argument that does not parse (or is NaN).
 pub const NOT_A_FLOAT: &str = "ERR value is not a valid float";
+/// A key holding a value of another type than the command works on.
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 /// A database index past the configured `databases`.
 pub const DB_INDEX_OUT_OF_RANGE: &str = "ERR DB index is out of range";
 /// A key that must exist does not.

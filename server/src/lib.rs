@@ -1,4 +1,4 @@
-//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, with the
+//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets and strings, with the
 //! object cache (Goblin Store) co-hosted in the same process.
 //!
 //! # Modules
@@ -10,6 +10,7 @@
 //! - [`resp`]: request parsing and reply encoding (RESP2 and RESP3).
 //! - [`commands`]: the command table, dispatch, and the generic command handlers.
 //! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
+//! - [`string_commands`]: the string commands (SET, GET, INCR, APPEND, ...).
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -59,4 +60,5 @@ pub mod resp;
 pub mod server;
 pub mod service;
 pub mod stats;
+pub mod string_commands;
 pub mod zset_commands;

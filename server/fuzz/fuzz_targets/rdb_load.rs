@@ -1,6 +1,7 @@
 //! Feeds arbitrary bytes to the RDB loader. It must never panic, loop or allocate without
-//! bound; whatever it accepts must survive a round trip: written by Goblin's writer and
-//! loaded again, it is the same keyspace, and every set passes the engine's own checks.
+//! bound; whatever it accepts must survive a round trip: written by Goblin's writer (strings
+//! LZF-compressed where they compress) and loaded again, it is the same keyspace, and every
+//! set passes the engine's own checks.
 //!
 //! Seeds in corpus/rdb_load/ have a zero checksum ("not computed", as Redis writes with
 //! rdbchecksum no) or a pre-checksum version, so mutations get past the CRC check.
@@ -36,6 +37,7 @@ fuzz_target!(|data: &[u8]| {
         redis_version: "7.2.4",
         ctime: 0,
         used_mem: 0,
+        compress: true,
     };
     let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux, 0).expect("writing to memory");
     let (again, _) = match load(&bytes[..], &opts) {

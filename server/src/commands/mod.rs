@@ -12,6 +12,7 @@ mod expire;
 mod info;
 mod introspection;
 mod keys;
+mod lookup;
 mod multi;
 mod persistence;
 mod server_cmds;
@@ -19,6 +20,7 @@ mod table;
 
 pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
 pub use keys::ScanOptions;
+pub use lookup::{Pick, PickMut};
 pub use server_cmds::SlowLog;
 pub use table::{lookup, Command, Flags, StatSlot};
 
@@ -27,6 +29,7 @@ use crate::clock::unix_ms;
 use crate::errors;
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
+use crate::stats::Stats;
 use std::time::Instant;
 
 /// A handler: runs one command whose arity was checked.
@@ -67,9 +70,12 @@ impl<'a> Ctx<'a> {
 
     /// Replies with an error and counts it (errorstats).
     pub fn error(&mut self, message: &str) {
-        self.out.error(message);
-        self.server.stats.count_error(message);
-        self.failed = true;
+        record_error(
+            &mut self.out,
+            &mut self.server.stats,
+            &mut self.failed,
+            message,
+        );
     }
 
     /// The syntax error reply.
@@ -90,6 +96,14 @@ impl<'a> Ctx<'a> {
     pub fn db(&self) -> usize {
         self.client.db
     }
+}
+
+/// Writes an error reply, counts it (errorstats) and marks the command failed: the body of
+/// [`Ctx::error`], for handlers holding split borrows of the context.
+fn record_error(out: &mut ReplyWriter, stats: &mut Stats, failed: &mut bool, message: &str) {
+    out.error(message);
+    stats.count_error(message);
+    *failed = true;
 }
 
 /// Runs one request from a client: lookup, checks, MULTI queuing, then the call.

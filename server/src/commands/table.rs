@@ -106,6 +106,18 @@ impl StatSlot {
 }
 
 impl Command {
+    /// A command without subcommands (the tables of the type modules are lists of these).
+    pub const fn simple(name: &'static str, arity: i32, flags: Flags, handler: Handler) -> Command {
+        Command {
+            name,
+            arity,
+            flags,
+            handler,
+            subcommands: &[],
+            slot: StatSlot::new(),
+        }
+    }
+
     /// The subcommand called `name` (ASCII case ignored).
     pub fn subcommand(&self, name: &[u8]) -> Option<&'static Command> {
         self.subcommands.iter().find(|s| {
@@ -364,6 +376,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
         COMMANDS
             .iter()
             .chain(&crate::zset_commands::COMMANDS)
+            .chain(&crate::string_commands::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -377,7 +390,10 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     index.get(&lower[..name.len()]).copied()
 }
 
-/// Every top-level command, Goblin's sorted-set commands included.
+/// Every top-level command, the sorted-set and string commands included.
 pub fn all() -> impl Iterator<Item = &'static Command> {
-    COMMANDS.iter().chain(&crate::zset_commands::COMMANDS)
+    COMMANDS
+        .iter()
+        .chain(&crate::zset_commands::COMMANDS)
+        .chain(&crate::string_commands::COMMANDS)
 }

@@ -1,13 +1,24 @@
 //! The value stored under a key: one variant per data type, each type in its own module
-//! with its encoding rules, memory figure and conversions. Goblin stores sorted sets today.
+//! with its encoding rules, memory figure and conversions: sorted sets and strings.
+//!
+//! Commands reach a value of their type through the typed accessors ([`Value::as_zset`],
+//! [`Value::as_string`] and their `_mut` forms), which answer [`WrongType`] for a value of
+//! another type, so no command can forget the check.
 
+use super::string::StringValue;
 use super::zset::SortedSet;
+
+/// A key holds a value of another type than the command works on (the WRONGTYPE reply).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrongType;
 
 /// A value in the keyspace.
 #[derive(Clone)]
 pub enum Value {
     /// A sorted set.
     ZSet(SortedSet),
+    /// A string (integers and bitmaps included).
+    Str(StringValue),
 }
 
 impl Value {
@@ -15,6 +26,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::ZSet(_) => "zset",
+            Value::Str(_) => "string",
         }
     }
 
@@ -22,6 +34,7 @@ impl Value {
     pub fn encoding_name(&self) -> &'static str {
         match self {
             Value::ZSet(z) => z.encoding().as_str(),
+            Value::Str(s) => s.encoding().as_str(),
         }
     }
 
@@ -29,19 +42,58 @@ impl Value {
     pub fn memory_bytes(&self) -> usize {
         match self {
             Value::ZSet(z) => z.memory_bytes(),
+            Value::Str(s) => s.memory_bytes(),
         }
     }
 
-    /// Elements in the value (how expensive it is to free).
+    /// Elements in the value (how expensive it is to free; a string is one).
     pub fn len(&self) -> usize {
         match self {
             Value::ZSet(z) => z.len(),
+            Value::Str(_) => 1,
         }
     }
 
-    /// Whether the value holds no element (a key never keeps an empty value).
+    /// Whether the value holds no element (a key never keeps an empty collection; an
+    /// empty string is a value).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The sorted set, or [`WrongType`].
+    #[inline]
+    pub fn as_zset(&self) -> Result<&SortedSet, WrongType> {
+        match self {
+            Value::ZSet(z) => Ok(z),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The sorted set for writing, or [`WrongType`].
+    #[inline]
+    pub fn as_zset_mut(&mut self) -> Result<&mut SortedSet, WrongType> {
+        match self {
+            Value::ZSet(z) => Ok(z),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The string, or [`WrongType`].
+    #[inline]
+    pub fn as_string(&self) -> Result<&StringValue, WrongType> {
+        match self {
+            Value::Str(s) => Ok(s),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The string for writing, or [`WrongType`].
+    #[inline]
+    pub fn as_string_mut(&mut self) -> Result<&mut StringValue, WrongType> {
+        match self {
+            Value::Str(s) => Ok(s),
+            _ => Err(WrongType),
+        }
     }
 }
 

@@ -36,19 +36,33 @@ use crate::{notice, warning};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
-/// Every key of a keyspace as (database, key, expiry, members with their scores' bits),
-/// sorted: what a snapshot must carry, for comparing keyspaces across a save and a load.
-pub type Contents = Vec<(usize, Vec<u8>, Option<u64>, Vec<(Vec<u8>, u64)>)>;
+/// One key's value as a snapshot carries it: a sorted set's members with their scores'
+/// bits, or a string's bytes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Content {
+    /// A sorted set's members in order, with their scores' bits.
+    ZSet(Vec<(Vec<u8>, u64)>),
+    /// A string's bytes.
+    Str(Vec<u8>),
+}
+
+/// Every key of a keyspace as (database, key, expiry, value), sorted: what a snapshot must
+/// carry, for comparing keyspaces across a save and a load.
+pub type Contents = Vec<(usize, Vec<u8>, Option<u64>, Content)>;
 
 /// The [`Contents`] of `dbs`, checking each set's internal invariants on the way.
 pub fn contents(dbs: &[Db]) -> Contents {
     let mut out = Vec::new();
     for (i, db) in dbs.iter().enumerate() {
         for e in db.iter() {
-            let Value::ZSet(z) = &e.value;
-            z.validate();
-            let members = z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect();
-            out.push((i, e.key().to_vec(), e.expire_at(), members));
+            let content = match &e.value {
+                Value::ZSet(z) => {
+                    z.validate();
+                    Content::ZSet(z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect())
+                }
+                Value::Str(s) => Content::Str(s.bytes().to_vec()),
+            };
+            out.push((i, e.key().to_vec(), e.expire_at(), content));
         }
     }
     out.sort();
@@ -163,6 +177,7 @@ impl Snapshots<'_> {
             redis_version: crate::REDIS_VERSION,
             ctime: unix_ms() / 1000,
             used_mem: self.keyspace.used_memory() as u64,
+            compress: self.config.rdbcompression,
         }
     }
 

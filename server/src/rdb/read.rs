@@ -18,7 +18,7 @@
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, Value};
+use crate::keyspace::{Db, StringValue, Value};
 use goblin_zset::ZSet;
 use std::fmt;
 use std::io::Read;
@@ -576,8 +576,15 @@ impl<'a, R: Read> Loader<'a, R> {
         let mut key = Vec::new();
         self.input.string(&mut key)?;
         let value = match rdb_type {
-            TYPE_ZSET | TYPE_ZSET_2 => self.zset(rdb_type)?,
-            TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => self.packed_zset(rdb_type)?,
+            TYPE_ZSET | TYPE_ZSET_2 => self.zset(rdb_type)?.map(|z| Value::ZSet(z.into())),
+            TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => {
+                self.packed_zset(rdb_type)?.map(|z| Value::ZSet(z.into()))
+            }
+            TYPE_STRING => {
+                let mut bytes = Vec::new();
+                self.input.string(&mut bytes)?;
+                Some(Value::Str(StringValue::from_set(&bytes)))
+            }
             _ => {
                 let name = type_name(rdb_type, valkey);
                 if !self.opts.skip_unsupported {
@@ -585,7 +592,7 @@ impl<'a, R: Read> Loader<'a, R> {
                         kind: ErrorKind::Unsupported,
                         offset: at,
                         message: format!(
-                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
+                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets and strings. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
                             String::from_utf8_lossy(&key)
                         ),
                     });
@@ -603,7 +610,7 @@ impl<'a, R: Read> Loader<'a, R> {
                 return Ok(());
             }
         };
-        let Some(zset) = value else {
+        let Some(value) = value else {
             self.report.empty_skipped += 1;
             return Ok(());
         };
@@ -622,7 +629,7 @@ impl<'a, R: Read> Loader<'a, R> {
                 ),
             });
         }
-        target.insert(&key, Value::ZSet(zset.into()), self.opts.clock_secs);
+        target.insert(&key, value, self.opts.clock_secs);
         if let Some(t) = expire {
             target.set_expiry(&key, t);
         }
@@ -935,6 +942,25 @@ mod tests {
         dbs[15].set_expiry(b"volatile", 2_000_000);
         dbs[15].insert(b"expired", Value::ZSet(volatile.into()), 0);
         dbs[15].set_expiry(b"expired", 999_000);
+        let mut noise = 7u64;
+        let random: Vec<u8> = (0..100)
+            .map(|_| {
+                noise = noise.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (noise >> 56) as u8
+            })
+            .collect();
+        for (key, value) in [
+            (&b"int"[..], StringValue::from_set(b"-123456")),
+            (b"big-int", StringValue::from_set(b"9223372036854775807")),
+            (b"short", StringValue::from_set(b"hello")),
+            (b"empty", StringValue::from_set(b"")),
+            (b"embstr", StringValue::from_set(&[b'e'; 40])),
+            (b"lzf", StringValue::from_set(&b"abc".repeat(100))),
+            (b"random", StringValue::raw(&random)),
+        ] {
+            dbs[2].insert(key, Value::Str(value), 0);
+        }
+        dbs[2].set_expiry(b"lzf", 2_000_000);
         dbs
     }
 
@@ -947,6 +973,7 @@ mod tests {
             redis_version: "7.2.4",
             ctime: 1,
             used_mem: 2,
+            compress: true,
         };
         write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
     }
@@ -965,7 +992,7 @@ mod tests {
         let mut want = contents(&sample_dbs());
         want.retain(|(_, k, _, _)| k != b"expired");
         assert_eq!(contents(&dbs), want);
-        assert_eq!(report.keys, 4);
+        assert_eq!(report.keys, 11);
         assert_eq!(report.checksum, Checksum::Verified);
         assert_eq!(report.version, 10);
         assert!(report
@@ -978,7 +1005,7 @@ mod tests {
             ..opts()
         };
         let (_, report) = load_bytes(&file, &later).unwrap();
-        assert_eq!((report.keys, report.expired_skipped), (3, 1));
+        assert_eq!((report.keys, report.expired_skipped), (9, 2));
     }
 
     #[test]
@@ -1024,7 +1051,12 @@ mod tests {
     }
 
     fn members(dbs: &[Db], db: usize, key: &[u8]) -> Vec<(Vec<u8>, f64)> {
-        let Value::ZSet(z) = &dbs[db].get(key).expect("key").value;
+        let z = dbs[db]
+            .get(key)
+            .expect("key")
+            .value
+            .as_zset()
+            .expect("zset");
         z.iter().map(|(m, s)| (m.to_vec(), s)).collect()
     }
 
@@ -1190,6 +1222,7 @@ mod tests {
 
     #[test]
     fn other_types_are_refused_naming_the_key_or_skipped() {
+        // A string loads; the list after it (at offset 25) is the first refused key.
         let bytes = file("REDIS0011", |w| {
             w.byte(TYPE_STRING).unwrap();
             w.string(b"greeting").unwrap();
@@ -1236,9 +1269,9 @@ mod tests {
         });
         let err = fail(&bytes, &opts());
         assert_eq!(err.kind, ErrorKind::Unsupported);
-        assert_eq!(err.offset, 9);
+        assert_eq!(err.offset, 25);
         assert!(
-            err.message.contains("'greeting'") && err.message.contains("string"),
+            err.message.contains("'list'") && err.message.contains("list"),
             "{err}"
         );
         let skipping = LoadOptions {
@@ -1246,16 +1279,10 @@ mod tests {
             ..opts()
         };
         let (dbs, report) = load_bytes(&bytes, &skipping).unwrap();
-        assert_eq!(report.keys, 1);
+        assert_eq!(report.keys, 2);
         assert_eq!(
             report.unsupported_skipped,
-            vec![
-                ("string", 1),
-                ("list", 1),
-                ("hash", 1),
-                ("set", 1),
-                ("stream", 1)
-            ]
+            vec![("list", 1), ("hash", 1), ("set", 1), ("stream", 1)]
         );
         assert_eq!(members(&dbs, 0, b"z"), vec![(b"m".to_vec(), 1.0)]);
     }

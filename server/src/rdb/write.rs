@@ -6,16 +6,20 @@
 //! per non-empty database:
 //!   SELECTDB n, RESIZEDB keys expires
 //!   per key: [EXPIRETIME_MS t] ZSET_2 key len (member, 8-byte LE double)...
+//!        or: [EXPIRETIME_MS t] STRING key value
 //! EOF, CRC64 of everything before it (8 bytes LE)
 //! ```
 //!
 //! Members are written from the highest score to the lowest, as Redis does: a loader that
 //! inserts each one at the head of a list (Redis's skiplist) then never searches. Strings
 //! that are canonical integers of at most 11 characters are written integer-encoded, as
-//! Redis does; nothing is LZF-compressed (Redis reads both).
+//! Redis does; string values over 20 bytes are LZF-compressed when that saves 4 bytes or
+//! more and rdbcompression is on, as Redis does (keys and members are not: Redis reads
+//! both forms, and sorted sets save faster so).
 
 use super::crc64;
 use super::format::*;
+use super::lzf;
 use crate::keyspace::{Db, Value};
 use std::io::{self, Write};
 
@@ -30,6 +34,8 @@ pub struct AuxInfo<'a> {
     pub ctime: u64,
     /// Bytes of data held (`used-mem`).
     pub used_mem: u64,
+    /// rdbcompression: string values over 20 bytes are LZF-compressed (not a field).
+    pub compress: bool,
 }
 
 /// What a save wrote.
@@ -100,6 +106,25 @@ impl<W: Write> RdbWriter<W> {
     pub fn string(&mut self, s: &[u8]) -> io::Result<()> {
         encode_string(s, &mut self.buf);
         self.maybe_spill()
+    }
+
+    /// A string value: as [`RdbWriter::string`], but LZF-compressed when `compress` and it is
+    /// over 20 bytes and compresses (Redis's rdbSaveRawString with rdbcompression yes).
+    pub fn string_value(&mut self, s: &[u8], compress: bool) -> io::Result<()> {
+        let packed = if compress && s.len() > 20 {
+            lzf::compress(s)
+        } else {
+            None
+        };
+        match packed {
+            Some(packed) => {
+                self.buf.push((LEN_ENCVAL << 6) | ENC_LZF);
+                encode_len(packed.len() as u64, &mut self.buf);
+                encode_len(s.len() as u64, &mut self.buf);
+                self.raw(&packed)
+            }
+            None => self.string(s),
+        }
     }
 
     /// A double as 8 bytes little-endian (ZSET_2 scores).
@@ -217,23 +242,31 @@ pub fn write_snapshot<W: Write>(
             if expire.is_some_and(|at| at <= now_ms) {
                 continue;
             }
-            let Value::ZSet(z) = &entry.value;
-            if z.is_empty() {
+            if entry.value.is_empty() {
                 continue;
             }
             if let Some(at) = expire {
                 w.byte(OP_EXPIRETIME_MS)?;
                 w.raw(&(at as i64).to_le_bytes())?;
             }
-            w.byte(TYPE_ZSET_2)?;
-            w.string(entry.key())?;
-            w.len(z.len() as u64)?;
-            for (member, score) in z.iter().rev() {
-                w.string(member)?;
-                w.double(score)?;
+            match &entry.value {
+                Value::ZSet(z) => {
+                    w.byte(TYPE_ZSET_2)?;
+                    w.string(entry.key())?;
+                    w.len(z.len() as u64)?;
+                    for (member, score) in z.iter().rev() {
+                        w.string(member)?;
+                        w.double(score)?;
+                    }
+                    stats.members += z.len() as u64;
+                }
+                Value::Str(s) => {
+                    w.byte(TYPE_STRING)?;
+                    w.string(entry.key())?;
+                    w.string_value(&s.bytes(), aux.compress)?;
+                }
             }
             stats.keys += 1;
-            stats.members += z.len() as u64;
         }
     }
     let (out, bytes) = w.finish()?;

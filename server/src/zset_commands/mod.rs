@@ -17,8 +17,8 @@ mod read;
 mod setops;
 mod write;
 
-use crate::commands::{Command, Ctx, Flags, StatSlot};
-use crate::keyspace::{SortedSet, Value};
+use crate::commands::{Command, Ctx, Flags};
+use crate::keyspace::{SortedSet, Value, WrongType};
 use crate::resp::reply::ReplyWriter;
 
 const W: Flags = Flags::WRITE;
@@ -29,70 +29,51 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 const WB: Flags = Flags::WRITE.with(Flags::BLOCKING);
 
-macro_rules! zcmd {
-    ($name:literal, $arity:expr, $flags:expr, $handler:expr) => {
-        Command {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            handler: $handler,
-            subcommands: &[],
-            slot: StatSlot::new(),
-        }
-    };
-}
-
 /// Every sorted-set command.
 pub static COMMANDS: [Command; 37] = [
-    zcmd!("zadd", -4, WDF, write::zadd),
-    zcmd!("zincrby", 4, WDF, write::zincrby),
-    zcmd!("zrem", -3, WF, write::zrem),
-    zcmd!("zremrangebyrank", 4, W, write::zremrangebyrank),
-    zcmd!("zremrangebyscore", 4, W, write::zremrangebyscore),
-    zcmd!("zremrangebylex", 4, W, write::zremrangebylex),
-    zcmd!("zcard", 2, RF, read::zcard),
-    zcmd!("zscore", 3, RF, read::zscore),
-    zcmd!("zmscore", -3, RF, read::zmscore),
-    zcmd!("zrank", -3, RF, read::zrank),
-    zcmd!("zrevrank", -3, RF, read::zrevrank),
-    zcmd!("zcount", 4, RF, read::zcount),
-    zcmd!("zlexcount", 4, RF, read::zlexcount),
-    zcmd!("zrandmember", -2, R, read::zrandmember),
-    zcmd!("zscan", -3, R, read::zscan),
-    zcmd!("zrange", -4, R, range::zrange),
-    zcmd!("zrangestore", -5, WD, range::zrangestore),
-    zcmd!("zrevrange", -4, R, range::zrevrange),
-    zcmd!("zrangebyscore", -4, R, range::zrangebyscore),
-    zcmd!("zrevrangebyscore", -4, R, range::zrevrangebyscore),
-    zcmd!("zrangebylex", -4, R, range::zrangebylex),
-    zcmd!("zrevrangebylex", -4, R, range::zrevrangebylex),
-    zcmd!("zpopmin", -2, WF, pop::zpopmin),
-    zcmd!("zpopmax", -2, WF, pop::zpopmax),
-    zcmd!("zmpop", -4, W, pop::zmpop),
-    zcmd!("bzpopmin", -3, WB.with(Flags::FAST), pop::bzpopmin),
-    zcmd!("bzpopmax", -3, WB.with(Flags::FAST), pop::bzpopmax),
-    zcmd!("bzmpop", -5, WB, pop::bzmpop),
-    zcmd!("zunion", -3, R, setops::zunion),
-    zcmd!("zinter", -3, R, setops::zinter),
-    zcmd!("zdiff", -3, R, setops::zdiff),
-    zcmd!("zunionstore", -4, WD, setops::zunionstore),
-    zcmd!("zinterstore", -4, WD, setops::zinterstore),
-    zcmd!("zdiffstore", -4, WD, setops::zdiffstore),
-    zcmd!("zintercard", -3, RF, setops::zintercard),
-    zcmd!("goblin.memory", -1, R, goblin::memory),
-    zcmd!("goblin.optimize", -2, W, goblin::optimize),
+    Command::simple("zadd", -4, WDF, write::zadd),
+    Command::simple("zincrby", 4, WDF, write::zincrby),
+    Command::simple("zrem", -3, WF, write::zrem),
+    Command::simple("zremrangebyrank", 4, W, write::zremrangebyrank),
+    Command::simple("zremrangebyscore", 4, W, write::zremrangebyscore),
+    Command::simple("zremrangebylex", 4, W, write::zremrangebylex),
+    Command::simple("zcard", 2, RF, read::zcard),
+    Command::simple("zscore", 3, RF, read::zscore),
+    Command::simple("zmscore", -3, RF, read::zmscore),
+    Command::simple("zrank", -3, RF, read::zrank),
+    Command::simple("zrevrank", -3, RF, read::zrevrank),
+    Command::simple("zcount", 4, RF, read::zcount),
+    Command::simple("zlexcount", 4, RF, read::zlexcount),
+    Command::simple("zrandmember", -2, R, read::zrandmember),
+    Command::simple("zscan", -3, R, read::zscan),
+    Command::simple("zrange", -4, R, range::zrange),
+    Command::simple("zrangestore", -5, WD, range::zrangestore),
+    Command::simple("zrevrange", -4, R, range::zrevrange),
+    Command::simple("zrangebyscore", -4, R, range::zrangebyscore),
+    Command::simple("zrevrangebyscore", -4, R, range::zrevrangebyscore),
+    Command::simple("zrangebylex", -4, R, range::zrangebylex),
+    Command::simple("zrevrangebylex", -4, R, range::zrevrangebylex),
+    Command::simple("zpopmin", -2, WF, pop::zpopmin),
+    Command::simple("zpopmax", -2, WF, pop::zpopmax),
+    Command::simple("zmpop", -4, W, pop::zmpop),
+    Command::simple("bzpopmin", -3, WB.with(Flags::FAST), pop::bzpopmin),
+    Command::simple("bzpopmax", -3, WB.with(Flags::FAST), pop::bzpopmax),
+    Command::simple("bzmpop", -5, WB, pop::bzmpop),
+    Command::simple("zunion", -3, R, setops::zunion),
+    Command::simple("zinter", -3, R, setops::zinter),
+    Command::simple("zdiff", -3, R, setops::zdiff),
+    Command::simple("zunionstore", -4, WD, setops::zunionstore),
+    Command::simple("zinterstore", -4, WD, setops::zinterstore),
+    Command::simple("zdiffstore", -4, WD, setops::zdiffstore),
+    Command::simple("zintercard", -3, RF, setops::zintercard),
+    Command::simple("goblin.memory", -1, R, goblin::memory),
+    Command::simple("goblin.optimize", -2, W, goblin::optimize),
 ];
 
-/// The sorted set at `key` for reading (expired keys are removed first), or None.
-fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c SortedSet> {
-    let db = ctx.client.db;
-    let touch = !ctx.client.no_touch;
-    match ctx.server.keyspace.lookup_read(db, key, ctx.now_ms, touch) {
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    }
+/// The sorted set at `key` for reading (expired keys are removed first): None when
+/// absent, `Err` after the WRONGTYPE reply.
+fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c SortedSet>, WrongType> {
+    ctx.read_typed(key, Value::as_zset)
 }
 
 /// The sorted set at `key` for reading beside the reply writer (split borrows), so a reply
@@ -100,35 +81,16 @@ fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c SortedSet> {
 fn read_zset_and_out<'c, 'a>(
     ctx: &'c mut Ctx<'a>,
     key: &[u8],
-) -> (Option<&'c SortedSet>, &'c mut ReplyWriter<'a>) {
-    let Ctx {
-        server,
-        client,
-        out,
-        now_ms,
-        ..
-    } = ctx;
-    let set = match server
-        .keyspace
-        .lookup_read(client.db, key, *now_ms, !client.no_touch)
-    {
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    };
-    (set, out)
+) -> (
+    Result<Option<&'c SortedSet>, WrongType>,
+    &'c mut ReplyWriter<'a>,
+) {
+    ctx.read_typed_and_out(key, Value::as_zset)
 }
 
-/// The sorted set at `key` for writing, or None.
-fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut SortedSet> {
-    let db = ctx.client.db;
-    match ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) {
-        Some(entry) => match &mut entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    }
+/// The sorted set at `key` for writing: None when absent, `Err` after the WRONGTYPE reply.
+fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut SortedSet>, WrongType> {
+    ctx.write_typed(key, Value::as_zset_mut)
 }
 
 /// After a write to `key` that left its set `empty` or not: signals watchers, and removes

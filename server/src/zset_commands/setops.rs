@@ -2,6 +2,7 @@
 
 use super::{parse, read_zset, store_result, write_members};
 use crate::commands::Ctx;
+use crate::keyspace::WrongType;
 use hashbrown::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -63,22 +64,26 @@ fn weigh(score: f64, weight: f64) -> f64 {
 /// Members with their scores, in ascending order.
 type Members = Vec<(Vec<u8>, f64)>;
 
-/// Snapshot of the input sets, None for missing keys.
-fn load_inputs(ctx: &mut Ctx, keys: &[&[u8]]) -> Vec<Option<Members>> {
+/// Snapshot of the input sets, None for missing keys; `Err` after the WRONGTYPE reply
+/// when one holds another type.
+fn load_inputs(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Vec<Option<Members>>, WrongType> {
     keys.iter()
-        .map(|k| read_zset(ctx, k).map(|s| s.iter().map(|(m, sc)| (m.to_vec(), sc)).collect()))
+        .map(|k| {
+            let set = read_zset(ctx, k)?;
+            Ok(set.map(|s| s.iter().map(|(m, sc)| (m.to_vec(), sc)).collect()))
+        })
         .collect()
 }
 
-/// Computes the result, sorted by (score, member).
+/// Computes the result, sorted by (score, member); `Err` after the WRONGTYPE reply.
 fn compute(
     ctx: &mut Ctx,
     keys: &[&[u8]],
     weights: &[f64],
     aggregate: Aggregate,
     op: Op,
-) -> Vec<(Vec<u8>, f64)> {
-    let inputs = load_inputs(ctx, keys);
+) -> Result<Members, WrongType> {
+    let inputs = load_inputs(ctx, keys)?;
     // Redis visits the inputs from the smallest to the largest (a stable order for equal
     // sizes), which decides the order floating-point sums are made in.
     let mut order: Vec<usize> = (0..inputs.len()).collect();
@@ -98,7 +103,7 @@ fn compute(
         }
         Op::Inter => {
             if inputs.iter().any(Option::is_none) {
-                return Vec::new();
+                return Ok(Vec::new());
             }
             let sets: Vec<HashMap<&[u8], f64>> = inputs
                 .iter()
@@ -122,7 +127,7 @@ fn compute(
         }
         Op::Diff => {
             let Some(first) = &inputs[0] else {
-                return Vec::new();
+                return Ok(Vec::new());
             };
             let others: Vec<hashbrown::HashSet<&[u8]>> = inputs[1..]
                 .iter()
@@ -141,7 +146,7 @@ fn compute(
             .expect("no NaN scores")
             .then_with(|| a.0.cmp(&b.0))
     });
-    result
+    Ok(result)
 }
 
 /// Parses the numkeys argument at `at`, checking there are that many keys after it.
@@ -196,7 +201,9 @@ fn setop_generic(ctx: &mut Ctx, args: &[&[u8]], at: usize, dst: Option<&[u8]>, o
         }
         j += 1;
     }
-    let result = compute(ctx, &keys, &weights, aggregate, op);
+    let Ok(result) = compute(ctx, &keys, &weights, aggregate, op) else {
+        return;
+    };
     match dst {
         Some(dst) => {
             let n = store_result(ctx, dst, result);
@@ -265,6 +272,9 @@ pub fn zintercard(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     let keys: Vec<&[u8]> = args[2..2 + numkeys].to_vec();
-    let n = compute(ctx, &keys, &vec![1.0; numkeys], Aggregate::Sum, Op::Inter).len();
+    let Ok(result) = compute(ctx, &keys, &vec![1.0; numkeys], Aggregate::Sum, Op::Inter) else {
+        return;
+    };
+    let n = result.len();
     ctx.out.int(if limit > 0 { n.min(limit) } else { n } as i64);
 }

@@ -74,7 +74,10 @@ fn add_one(
 fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) {
     let db = ctx.client.db;
     let cfg = ctx.server.config.zset;
-    if f.xx && write_zset(ctx, key).is_none() {
+    let Ok(found) = write_zset(ctx, key) else {
+        return;
+    };
+    if f.xx && found.is_none() {
         return if f.incr {
             ctx.out.null()
         } else {
@@ -89,7 +92,9 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
         .lookup_write_or_create(db, key, ctx.now_ms, || {
             Value::ZSet(SortedSet::for_zadd(pairs, &cfg))
         });
-    let Value::ZSet(set) = &mut entry.value;
+    let Ok(set) = entry.value.as_zset_mut() else {
+        unreachable!("the lookup above found a sorted set or nothing")
+    };
     set.maybe_convert(pairs.len(), &cfg);
     let (mut added, mut updated) = (0i64, 0i64);
     let mut last = None;
@@ -194,7 +199,10 @@ pub fn zincrby(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// ZREM key member [member ...]
 pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(set) = write_zset(ctx, args[1]) else {
+    let Ok(found) = write_zset(ctx, args[1]) else {
+        return;
+    };
+    let Some(set) = found else {
         return ctx.out.int(0);
     };
     let removed = args[2..].iter().filter(|m| set.remove(m).is_some()).count();
@@ -211,7 +219,10 @@ fn remove_ranks(
     key: &[u8],
     ranks: impl FnOnce(&SortedSet) -> std::ops::Range<usize>,
 ) {
-    let Some(set) = write_zset(ctx, key) else {
+    let Ok(found) = write_zset(ctx, key) else {
+        return;
+    };
+    let Some(set) = found else {
         return ctx.out.int(0);
     };
     let ranks = ranks(set);

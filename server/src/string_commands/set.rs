@@ -1,0 +1,240 @@
+//! SET and its kin: SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX; the expiry options SET and
+//! GETEX share (Redis's parseExtendedStringArgumentsOrReply and getExpireMillisecondsOrReply).
+
+use super::{get, store};
+use crate::commands::Ctx;
+use crate::errors;
+use crate::keyspace::StringValue;
+
+/// Which command parses the options: SET takes NX XX GET KEEPTTL, GETEX takes PERSIST.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Family {
+    /// SET.
+    Set,
+    /// GETEX.
+    Get,
+}
+
+/// An expiry argument: its text and how to read it.
+#[derive(Clone, Copy)]
+pub(super) struct Expiry<'a> {
+    /// The number as given.
+    pub text: &'a [u8],
+    /// Seconds (EX, EXAT) rather than milliseconds.
+    pub seconds: bool,
+    /// Relative to now (EX, PX) rather than a Unix time (EXAT, PXAT).
+    pub relative: bool,
+}
+
+/// The options of SET or GETEX.
+#[derive(Default)]
+pub(super) struct Options<'a> {
+    /// NX: only when the key is absent.
+    pub nx: bool,
+    /// XX: only when the key exists.
+    pub xx: bool,
+    /// GET: reply with the old value.
+    pub get: bool,
+    /// KEEPTTL: keep the key's expiry.
+    pub keep_ttl: bool,
+    /// PERSIST: remove the expiry (GETEX).
+    pub persist: bool,
+    /// EX / PX / EXAT / PXAT.
+    pub expiry: Option<Expiry<'a>>,
+}
+
+impl<'a> Options<'a> {
+    /// Parses `args` (after the key, or key and value) as Redis does: a flag that conflicts
+    /// with one already given, or an expiry without its number, is a syntax error.
+    pub(super) fn parse(ctx: &mut Ctx, args: &[&'a [u8]], family: Family) -> Option<Options<'a>> {
+        let mut o = Options::default();
+        let set = family == Family::Set;
+        let mut j = 0;
+        while j < args.len() {
+            let opt = args[j].to_ascii_uppercase();
+            let next = args.get(j + 1).copied();
+            let timed = o.expiry.map(|e| (e.seconds, e.relative));
+            let no_ttl_flags = !o.keep_ttl && !o.persist;
+            match opt.as_slice() {
+                b"NX" if !o.xx && set => o.nx = true,
+                b"XX" if !o.nx && set => o.xx = true,
+                b"GET" if set => o.get = true,
+                b"KEEPTTL" if !o.persist && timed.is_none() && set => o.keep_ttl = true,
+                b"PERSIST" if !set && !o.keep_ttl && timed.is_none() => o.persist = true,
+                b"EX" | b"PX" | b"EXAT" | b"PXAT" if no_ttl_flags && next.is_some() => {
+                    let seconds = opt[0] == b'E';
+                    let relative = opt.len() == 2;
+                    if timed.is_some_and(|t| t != (seconds, relative)) {
+                        ctx.syntax_error();
+                        return None;
+                    }
+                    o.expiry = Some(Expiry {
+                        text: next.expect("checked"),
+                        seconds,
+                        relative,
+                    });
+                    j += 1;
+                }
+                _ => {
+                    ctx.syntax_error();
+                    return None;
+                }
+            }
+            j += 1;
+        }
+        Some(o)
+    }
+}
+
+/// The absolute expiry in Unix milliseconds of `e`, or the reply "invalid expire time in
+/// '<command>' command".
+pub(super) fn expire_at(ctx: &mut Ctx, e: Expiry, command: &str) -> Option<i64> {
+    let mut ms = ctx.int_arg(e.text)?;
+    let invalid = format!("ERR invalid expire time in '{command}' command");
+    if ms <= 0 || (e.seconds && ms > i64::MAX / 1000) {
+        ctx.error(&invalid);
+        return None;
+    }
+    if e.seconds {
+        ms *= 1000;
+    }
+    if e.relative {
+        ms = ms.wrapping_add(ctx.now_ms as i64);
+    }
+    if ms <= 0 {
+        ctx.error(&invalid);
+        return None;
+    }
+    Some(ms)
+}
+
+/// What a refused SET (NX or XX not met) answers, and what a done one answers.
+struct Replies {
+    refused: fn(&mut Ctx),
+    done: fn(&mut Ctx),
+}
+
+const SET_REPLIES: Replies = Replies {
+    refused: |ctx| ctx.out.null(),
+    done: |ctx| ctx.out.ok(),
+};
+
+/// Redis's setGenericCommand.
+fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], o: &Options, command: &str, r: Replies) {
+    let at = match o.expiry {
+        Some(e) => match expire_at(ctx, e, command) {
+            Some(at) => Some(at),
+            None => return,
+        },
+        None => None,
+    };
+    if o.get && !get::reply_value(ctx, key) {
+        return;
+    }
+    let db = ctx.db();
+    let found = ctx
+        .server
+        .keyspace
+        .lookup_write(db, key, ctx.now_ms)
+        .is_some();
+    if (o.nx && found) || (o.xx && !found) {
+        if !o.get {
+            (r.refused)(ctx);
+        }
+        return;
+    }
+    store(ctx, key, StringValue::from_set(value), o.keep_ttl);
+    if let Some(at) = at {
+        ctx.server.keyspace.set_expiry(db, key, at as u64);
+    }
+    if !o.get {
+        (r.done)(ctx);
+    }
+}
+
+/// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
+pub fn set(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(o) = Options::parse(ctx, &args[3..], Family::Set) else {
+        return;
+    };
+    set_generic(ctx, args[1], args[2], &o, "set", SET_REPLIES);
+}
+
+/// SETNX key value
+pub fn setnx(ctx: &mut Ctx, args: &[&[u8]]) {
+    let o = Options {
+        nx: true,
+        ..Options::default()
+    };
+    let replies = Replies {
+        refused: |ctx| ctx.out.int(0),
+        done: |ctx| ctx.out.int(1),
+    };
+    set_generic(ctx, args[1], args[2], &o, "setnx", replies);
+}
+
+/// SETEX and PSETEX: key, a relative expiry, value.
+fn setex_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, command: &str) {
+    let o = Options {
+        expiry: Some(Expiry {
+            text: args[2],
+            seconds,
+            relative: true,
+        }),
+        ..Options::default()
+    };
+    set_generic(ctx, args[1], args[3], &o, command, SET_REPLIES);
+}
+
+/// SETEX key seconds value
+pub fn setex(ctx: &mut Ctx, args: &[&[u8]]) {
+    setex_generic(ctx, args, true, "setex");
+}
+
+/// PSETEX key milliseconds value
+pub fn psetex(ctx: &mut Ctx, args: &[&[u8]]) {
+    setex_generic(ctx, args, false, "psetex");
+}
+
+/// GETSET key value: the old value, and the new one stored without an expiry.
+pub fn getset(ctx: &mut Ctx, args: &[&[u8]]) {
+    if get::reply_value(ctx, args[1]) {
+        store(ctx, args[1], StringValue::from_set(args[2]), false);
+    }
+}
+
+/// MSET and MSETNX: pairs of key and value; with `nx`, nothing is set when a key exists.
+fn mset_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool, name: &str) {
+    if args.len().is_multiple_of(2) {
+        return ctx.error(&errors::wrong_arity(name));
+    }
+    let db = ctx.db();
+    if nx {
+        let now = ctx.now_ms;
+        let exists = args[1..]
+            .iter()
+            .step_by(2)
+            .any(|k| ctx.server.keyspace.lookup_write(db, k, now).is_some());
+        if exists {
+            return ctx.out.int(0);
+        }
+    }
+    for pair in args[1..].chunks(2) {
+        store(ctx, pair[0], StringValue::from_set(pair[1]), false);
+    }
+    if nx {
+        ctx.out.int(1);
+    } else {
+        ctx.out.ok();
+    }
+}
+
+/// MSET key value [key value ...]
+pub fn mset(ctx: &mut Ctx, args: &[&[u8]]) {
+    mset_generic(ctx, args, false, "mset");
+}
+
+/// MSETNX key value [key value ...]
+pub fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) {
+    mset_generic(ctx, args, true, "msetnx");
+}
