@@ -347,15 +347,13 @@ impl Front {
     }
 
     fn fetch(&mut self, cx: &mut Cx<'_>, fill: Arc<Fill>, fresh: bool) {
-        let mut request = Vec::with_capacity(fill.path.len() + 96);
+        let mut request = Vec::with_capacity(fill.path.len() + fill.forward.len() + 96);
         request.extend_from_slice(b"GET ");
         request.extend_from_slice(&fill.path);
         request.extend_from_slice(b" HTTP/1.1\r\nHost: ");
         request.extend_from_slice(self.sh.cfg.origin_host.as_bytes());
         request.extend_from_slice(b"\r\n");
-        if fill.class == super::object::AeClass::Gzip {
-            request.extend_from_slice(b"Accept-Encoding: gzip\r\n");
-        }
+        request.extend_from_slice(&fill.forward);
         if let Some(r) = &fill.revalidate {
             r.conditional_headers(&mut request);
         }

@@ -2,7 +2,9 @@
 //!
 //! - [`parse`]: request and response heads, chunked bodies; [`policy`]: freshness, ranges,
 //!   validators and dates (both I/O-free).
-//! - [`object`]: how a cached response is laid out as one store value.
+//! - [`object`]: how a cached response is laid out as one store value; [`vary`]: variant
+//!   keys and the headers forwarded to the origin; [`variants`]: the marker listing a
+//!   varying path's variants.
 //! - [`fill`]: an origin fetch in progress, shared by every request that misses on its key
 //!   and read by them while it streams in; finished fills are admitted by a writer thread.
 //! - [`grace`]: stale objects served while one fetch revalidates them, 304 refreshes.
@@ -29,3 +31,5 @@ pub mod purge;
 pub mod respond;
 pub mod serve;
 pub mod stats;
+pub mod variants;
+pub mod vary;
