@@ -11,7 +11,8 @@
 //! - [`origin`]: the persistent origin connections of one event loop, on non-blocking
 //!   sockets or ([`origin_ring`]) as io_uring submissions.
 //! - [`purge`]: PURGE by URL, path prefix or surrogate key, hard or soft.
-//! - [`respond`]: the response heads the front writes, for hits, fills and errors.
+//! - [`respond`]: the response heads the front writes, for hits, fills and errors;
+//!   [`tail_stream`]: an SSD tail sent chunk by chunk as it is read, its extent pinned.
 //! - [`serve`]: request dispatch; [`conn`], [`event_loop`]: client connections and the
 //!   event loops that drive everything; [`stats`]: the front's counters.
 //!
@@ -31,5 +32,6 @@ pub mod purge;
 pub mod respond;
 pub mod serve;
 pub mod stats;
+pub mod tail_stream;
 pub mod variants;
 pub mod vary;

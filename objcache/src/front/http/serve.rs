@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::conn::{Conn, FillPart, Part, Skip, TailPart};
+use super::conn::{Conn, FillPart, Part, Skip};
 use super::fill::{Fill, Fills, Inflight, Phase};
 use super::grace::{self, Revalidation, Standing};
 use super::object::{self, Meta, MARKER};
@@ -13,6 +13,7 @@ use super::parse::{self, Framing, Method, ParseError, RequestHead};
 use super::purge;
 use super::respond::{self, Ask, Object, Send, Source};
 use super::stats::HttpStats;
+use super::tail_stream::TailStream;
 use super::variants::Variants;
 use super::vary;
 use crate::config::HttpConfig;
@@ -413,13 +414,14 @@ pub fn serve_stored(conn: &mut Conn, sh: &Shared) {
 /// `forced`, the object is answered as that source whatever its freshness (the fetch that
 /// revalidated it is over).
 fn lookup(
-    store: &Store,
+    store: &Arc<Store>,
     digest: &Digest,
     ask: &Ask,
     out: &mut Vec<u8>,
     now: i64,
     forced: Option<Source>,
 ) -> Lookup {
+    let written = out.len();
     let found = store.lookup(digest, true, |e, body| {
         let (ram, tail) = match body {
             Body::Whole(b) => (b, None),
@@ -464,17 +466,30 @@ fn lookup(
         let mut parts = Vec::new();
         if let Some(tail) = tail.filter(|_| to > ram.len()) {
             let head_len = ram.len();
-            parts.push(Part::Tail(TailPart {
+            parts.push(Part::Tail(TailStream::new(
                 tail,
-                range: from.max(head_len) - head_len..to - head_len,
-                token: None,
-                data: store.tails.get(&tail.digest, tail.cas),
-                hot: e.bits & BIT_FETCHED != 0,
-            }));
+                from.max(head_len) - head_len..to - head_len,
+                store.config().io_chunk as usize,
+                e.bits & BIT_FETCHED != 0,
+                store.tails.get(&tail.digest, tail.cas),
+            )));
         }
         Some(Lookup::Hit(parts, reval))
     });
-    found.flatten().unwrap_or(Lookup::Miss)
+    let mut found = found.flatten().unwrap_or(Lookup::Miss);
+    if let Lookup::Hit(parts, _) = &mut found {
+        // The shard lock is free again: pin the extent a stream reads. An object replaced
+        // in between is a miss after all.
+        let pinned = parts.iter_mut().all(|p| match p {
+            Part::Tail(t) => !t.reads() || t.pin(store),
+            _ => true,
+        });
+        if !pinned {
+            out.truncate(written);
+            return Lookup::Miss;
+        }
+    }
+    found
 }
 
 fn stats_json(sh: &Shared) -> String {
