@@ -277,6 +277,21 @@ impl Store {
         Some(r)
     }
 
+    /// Pins the extent of `tail`, from a lookup, against reuse while a front streams it;
+    /// false when the object version it belongs to is gone. Every pin is dropped with
+    /// [`Store::unpin`].
+    pub fn pin(&self, tail: &TailRef) -> bool {
+        let page = (tail.offset / 4096) as u32;
+        self.shard(&tail.digest)
+            .pin_tail(&tail.digest, tail.cas, page)
+    }
+
+    /// Drops a pin taken with [`Store::pin`].
+    pub fn unpin(&self, tail: &TailRef) {
+        self.shard(&tail.digest)
+            .unpin_tail((tail.offset / 4096) as u32);
+    }
+
     /// The CAS value and the whole value of a live item, a split object's tail read with a
     /// blocking read under the shard lock: for a front's background threads, not its loops.
     pub fn read(&self, d: &Digest) -> Option<(u64, Vec<u8>)> {

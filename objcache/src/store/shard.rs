@@ -140,6 +140,26 @@ impl Shard {
         &heads.slot(e.loc)[..self.ram_head]
     }
 
+    /// Pins the tail extent at `page` of the live split object `digest` with CAS value
+    /// `cas` (see `tail::extents`); false when that version no longer owns it.
+    pub fn pin_tail(&mut self, digest: &Digest, cas: u64, page: u32) -> bool {
+        let Some(id) = self.index.find(digest) else {
+            return false;
+        };
+        let e = *self.index.get(id);
+        if e.cas != cas || e.tail != page || !self.is_split(e.size as usize) {
+            return false;
+        }
+        self.extents
+            .pin(page, extent_pages(e.size as usize - self.ram_head));
+        true
+    }
+
+    /// Drops a pin taken with [`Shard::pin_tail`].
+    pub fn unpin_tail(&mut self, page: u32) {
+        self.extents.unpin(page);
+    }
+
     /// Removes entry `id` and releases everything it owns.
     pub fn unlink(&mut self, id: u32) {
         self.tags.forget(id);

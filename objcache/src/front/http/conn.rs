@@ -1,7 +1,7 @@
 //! One HTTP client connection: its input, the body of a request being skipped, and the
 //! queue of responses in request order. A response part is ready bytes, a byte range of an
-//! SSD tail (waiting for its read, then sent from the read buffer), or a fill being
-//! streamed from the origin (sent from the fill's value as it grows).
+//! SSD tail (sent chunk by chunk as its reads complete, see [`super::tail_stream`]), or a
+//! fill being streamed from the origin (sent from the fill's value as it grows).
 
 use std::collections::VecDeque;
 use std::io;
@@ -15,23 +15,8 @@ use mio::net::TcpStream;
 use super::fill::{Fill, FillState, Phase};
 use super::parse::ChunkedDecoder;
 use super::respond::{self, Ask, Object, Send, Source};
+use super::tail_stream::TailStream;
 use crate::store::clock;
-use crate::store::TailRef;
-use crate::store::{AlignedBuf, TAIL_HEADER};
-
-/// A tail range waiting for, or sent from, its read.
-pub struct TailPart {
-    /// The tail to read.
-    pub tail: TailRef,
-    /// Bytes of the tail to send.
-    pub range: Range<usize>,
-    /// Read token once submitted.
-    pub token: Option<u64>,
-    /// The verified read, or the tail kept in RAM.
-    pub data: Option<Arc<AlignedBuf>>,
-    /// The object was read before: offer the read to the hot-tail cache.
-    pub hot: bool,
-}
 
 /// A response streamed from a fill.
 pub struct FillPart {
@@ -75,7 +60,7 @@ pub enum Part {
     /// Ready bytes.
     Bytes(Vec<u8>),
     /// An SSD tail range.
-    Tail(TailPart),
+    Tail(TailStream),
     /// A fill.
     Fill(FillPart),
 }
@@ -173,13 +158,10 @@ impl Conn {
             };
             let step = match front {
                 Part::Bytes(b) => write_from(stream, &b[self.written..], sent),
-                Part::Tail(t) => match &t.data {
+                Part::Tail(t) if self.written == t.len() => Ok(Some(0)),
+                Part::Tail(t) => match t.ready(self.written) {
                     None => return Flush::Idle,
-                    Some(buf) => {
-                        let from = TAIL_HEADER + t.range.start + self.written;
-                        let to = TAIL_HEADER + t.range.end;
-                        write_from(stream, &buf[from..to], sent)
-                    }
+                    Some(bytes) => write_from(stream, bytes, sent),
                 },
                 Part::Fill(f) => match fill_step(stream, f, &mut self.written, sent) {
                     FillStep::Wrote(r) => r,
@@ -211,7 +193,7 @@ impl Conn {
     fn front_done(&self) -> bool {
         match self.parts.front() {
             Some(Part::Bytes(b)) => self.written == b.len(),
-            Some(Part::Tail(t)) => self.written == t.range.len(),
+            Some(Part::Tail(t)) => self.written == t.len(),
             Some(Part::Fill(f)) => f.head.as_ref().is_some_and(|h| match &f.chunking {
                 Some(c) => c.done(),
                 None => self.written == h.len() + f.range.len(),

@@ -21,6 +21,7 @@ use super::origin::{Fetch, Limits, PlainConn, Progress};
 use super::origin_ring::{Op, OriginRing, RingConn};
 use super::serve::{self, Shared};
 use super::stats::HttpStats;
+use super::tail_stream::Completed;
 use crate::config::StoreConfig;
 use crate::io::listener::reuseport_listener;
 use crate::io::tail_reader::{self, ReadDone, TailEngine, TailReader};
@@ -262,7 +263,8 @@ impl Front {
                 }
                 Flush::Blocked => break,
                 Flush::Stored => serve::serve_stored(&mut conn.state, &self.sh),
-                Flush::Idle if !progressed && sent == 0 => break,
+                // A chunk sent in full makes room for the next read.
+                Flush::Idle if !progressed && sent == 0 && !self.submit_tails(cx, key) => break,
                 Flush::Idle => {}
             }
         }
@@ -278,21 +280,24 @@ impl Front {
         }
     }
 
-    fn submit_tails(&mut self, cx: &mut Cx<'_>, key: usize) {
-        let Some(reader) = self.reader.as_mut() else {
-            return;
+    /// Requests the next chunks of the connection's first tail stream (one streams at a
+    /// time, so a connection holds at most its read-ahead); true when it requested any.
+    fn submit_tails(&mut self, cx: &mut Cx<'_>, key: usize) -> bool {
+        let (Some(reader), Some(conn)) = (self.reader.as_mut(), cx.conn(key)) else {
+            return false;
         };
         let chunk = self.sh.store.config().io_chunk as usize;
-        let Some(conn) = cx.conn(key) else {
-            return;
+        let first = conn.state.parts.iter_mut().find_map(|p| match p {
+            Part::Tail(t) => Some(t),
+            _ => None,
+        });
+        let Some(t) = first else {
+            return false;
         };
-        for part in conn.state.parts.iter_mut() {
-            if let Part::Tail(t) = part {
-                if t.token.is_none() && t.data.is_none() {
-                    t.token = Some(reader.read_tail(key, &mut self.seq, &t.tail, chunk));
-                }
-            }
-        }
+        let (tail, before) = (t.tail, self.seq);
+        let seq = &mut self.seq;
+        t.request(|range| reader.read_range(key, seq, &tail, range, chunk));
+        self.seq != before
     }
 
     fn tail_done(&mut self, cx: &mut Cx<'_>, done: ReadDone) {
@@ -302,7 +307,7 @@ impl Front {
             return;
         };
         let Some(t) = conn.state.parts.iter_mut().find_map(|p| match p {
-            Part::Tail(t) if t.token == Some(done.token) => Some(t),
+            Part::Tail(t) if t.owns(done.token) => Some(t),
             _ => None,
         }) else {
             return;
@@ -310,17 +315,18 @@ impl Front {
         let ok = match done.result {
             Ok(buf) => {
                 stats::add(&st.ssd_bytes_read, buf.len() as u64);
-                if t.tail.verify(&buf).is_some() {
-                    let buf = Arc::new(buf);
-                    self.sh
-                        .store
-                        .tails
-                        .offer(&t.tail.digest, t.tail.cas, Arc::clone(&buf), t.hot);
-                    t.data = Some(buf);
-                    true
-                } else {
-                    stats::incr(&st.ssd_check_failures);
-                    false
+                match t.complete(done.token, buf) {
+                    Completed::Read(whole) => {
+                        if let Some(whole) = whole {
+                            let tails = &self.sh.store.tails;
+                            tails.offer(&t.tail.digest, t.tail.cas, Arc::new(whole), t.hot);
+                        }
+                        true
+                    }
+                    Completed::BadHeader => {
+                        stats::incr(&st.ssd_check_failures);
+                        false
+                    }
                 }
             }
             Err(e) => {
@@ -347,15 +353,13 @@ impl Front {
     }
 
     fn fetch(&mut self, cx: &mut Cx<'_>, fill: Arc<Fill>, fresh: bool) {
-        let mut request = Vec::with_capacity(fill.path.len() + 96);
+        let mut request = Vec::with_capacity(fill.path.len() + fill.forward.len() + 96);
         request.extend_from_slice(b"GET ");
         request.extend_from_slice(&fill.path);
         request.extend_from_slice(b" HTTP/1.1\r\nHost: ");
         request.extend_from_slice(self.sh.cfg.origin_host.as_bytes());
         request.extend_from_slice(b"\r\n");
-        if fill.class == super::object::AeClass::Gzip {
-            request.extend_from_slice(b"Accept-Encoding: gzip\r\n");
-        }
+        request.extend_from_slice(&fill.forward);
         if let Some(r) = &fill.revalidate {
             r.conditional_headers(&mut request);
         }

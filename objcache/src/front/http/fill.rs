@@ -13,13 +13,14 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::grace::{self, Revalidation};
-use super::object::{self, header_lines, header_value, lists_token, AeClass, Meta};
-use super::object::{MARKER, META_LEN, VARY_AE};
+use super::object::{self, header_value, lists_token, Meta};
+use super::object::{META_LEN, VARIES};
 use super::origin::Limits;
 use super::parse::ResponseHead;
 use super::policy;
 use super::purge;
 use super::stats::HttpStats;
+use super::{variants, vary};
 use crate::store::clock;
 use crate::store::Digest;
 use crate::store::{KeyNote, Mode, Store, Stored};
@@ -140,7 +141,6 @@ impl FillState {
             self.refreshed = true;
         }
         let cache_control = header_value(&block, "cache-control");
-        let mut flags = 0;
         let mut ttl = policy::cache_ttl(
             status,
             cache_control,
@@ -150,16 +150,14 @@ impl FillState {
             now,
             limits.default_ttl,
         );
-        for (_, value) in header_lines(&block).filter(|(n, _)| n.eq_ignore_ascii_case(b"vary")) {
-            for token in value.split(|&b| b == b',') {
-                let token = token.trim_ascii();
-                if token.eq_ignore_ascii_case(b"accept-encoding") {
-                    flags |= VARY_AE;
-                } else if !token.is_empty() {
-                    ttl = None;
-                }
+        let flags = match vary::names(&block) {
+            Some(names) if names.is_empty() => 0,
+            Some(_) => VARIES,
+            None => {
+                ttl = None;
+                0
             }
-        }
+        };
         if META_LEN + block.len() > limits.max_headers {
             ttl = None;
         }
@@ -201,8 +199,8 @@ pub struct Fill {
     pub key: Digest,
     /// Path and query fetched.
     pub path: Vec<u8>,
-    /// Accept-Encoding class sent to the origin.
-    pub class: AeClass,
+    /// The request headers forwarded to the origin, a [`vary::forward`] block.
+    pub forward: Vec<u8>,
     /// The stale object this fetch revalidates, if any.
     pub revalidate: Option<Revalidation>,
     /// The strongest purge that reached this fetch before it was admitted (0,
@@ -310,20 +308,20 @@ impl Fills {
         self.inflight.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Registers a new fetch of `path` for `class` under its variant key `key`
-    /// ([`object::key`] of both) in a locked table; `revalidate` names the stale object it
-    /// revalidates.
+    /// Registers a new fetch of `path` forwarding the headers `forward` under the in-flight
+    /// key `key` (a variant key, the plain key, or a first-contact key, see [`vary`]) in a
+    /// locked table; `revalidate` names the stale object it revalidates.
     pub fn start(
         table: &mut Inflight<'_>,
         key: Digest,
         path: &[u8],
-        class: AeClass,
+        forward: Vec<u8>,
         revalidate: Option<Revalidation>,
     ) -> Arc<Fill> {
         let fill = Arc::new(Fill {
             key,
             path: path.to_vec(),
-            class,
+            forward,
             revalidate,
             purge: AtomicU8::new(0),
             state: Mutex::new(FillState {
@@ -392,9 +390,9 @@ impl Fills {
         }
     }
 
-    /// Stores a finished fill (under its variant key with a marker under the plain key when
-    /// it varies on Accept-Encoding; a refreshed one over the object it revalidated), then
-    /// drops it from the table.
+    /// Stores a finished fill (under its variant key, recorded in the marker under the plain
+    /// key, when it varies; a refreshed one over the object it revalidated), then drops it
+    /// from the table.
     fn admit(&self, store: &Store, fill: &Arc<Fill>) {
         // The complete value is shared, so the pool write runs without the fill's lock,
         // which readers on other loops take for every send.
@@ -418,7 +416,7 @@ impl Fills {
             _ => self.store_new(store, fill, &complete, exptime, meta),
         };
         if let Stored::Stored { cas, .. } = r {
-            let target = self.target(fill, meta);
+            let target = self.target(fill, meta, &complete);
             let tags = purge::object_tags(&fill.path, meta.headers(&complete));
             store.tag(&target, cas, &tags);
             // A purge that marked the fill after the check above missed the store's copy.
@@ -446,13 +444,16 @@ impl Fills {
         }
     }
 
-    /// The store key of a fill's object with `meta`: the revalidated object's, the
-    /// variant key when it varies on Accept-Encoding, else the plain key.
-    fn target(&self, fill: &Fill, meta: Meta) -> Digest {
+    /// The store key of a fill's object with `meta` in `value`: the revalidated object's,
+    /// the variant key of the forwarded headers when it varies, else the plain key.
+    fn target(&self, fill: &Fill, meta: Meta, value: &[u8]) -> Digest {
         match &fill.revalidate {
             Some(r) if fill.lock().refreshed => r.target,
-            _ if meta.flags & VARY_AE != 0 => fill.key,
-            _ => object::key(&fill.path, None),
+            _ if meta.flags & VARIES != 0 => {
+                let names = vary::names(meta.headers(value)).unwrap_or_default();
+                vary::variant_key(&fill.path, &names, &fill.forward)
+            }
+            _ => object::key(&fill.path),
         }
     }
 
@@ -465,32 +466,26 @@ impl Fills {
         exptime: u32,
         meta: Meta,
     ) -> Stored {
-        let plain = object::key(&fill.path, None);
-        let target = self.target(fill, meta);
+        let plain = object::key(&fill.path);
+        let target = self.target(fill, meta, value);
         // Entry sizes are 32-bit: a larger object is served to its readers but not kept.
         // HTTP objects are keyed by digest alone: no key length is recorded for them. The
         // client flags hold the stale window (see `object`).
         let none = KeyNote::default();
         let window = meta.stale_window();
+        if meta.flags & VARIES == 0 {
+            // The path no longer varies: the variants a marker there lists go before the
+            // object replaces it.
+            variants::forget(store, &plain);
+        }
         let r = if u32::try_from(value.len()).is_ok() {
             store.store(&target, none, Mode::Set, window, exptime, value, 0, false)
         } else {
             Stored::NoMemory
         };
-        if meta.flags & VARY_AE != 0 && matches!(r, Stored::Stored { .. }) {
-            let mut marker = vec![0u8; META_LEN];
-            Meta {
-                status: 0,
-                flags: MARKER,
-                stored_at: 0,
-                age: 0,
-                headers_len: 0,
-                ttl: 0,
-                swr: 0,
-                sie: 0,
-            }
-            .write(&mut marker);
-            store.store(&plain, none, Mode::Set, 0, exptime, &marker, 0, false);
+        if meta.flags & VARIES != 0 && matches!(r, Stored::Stored { .. }) {
+            let names = vary::names(meta.headers(value)).unwrap_or_default();
+            variants::record(store, &plain, &names, target, exptime);
         }
         r
     }

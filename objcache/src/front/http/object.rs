@@ -4,8 +4,9 @@
 //! offset size
 //!  0     4    magic "GHT2"
 //!  4     2    status (little endian, as every field)
-//!  6     2    flags: VARY_AE (stored under its Accept-Encoding key), MARKER (no response:
-//!             the variants of this path are stored under their Accept-Encoding keys)
+//!  6     2    flags: VARIES (stored under its variant key), MARKER (no response: the
+//!             variants of this path are stored under their variant keys, see
+//!             super::variants)
 //!  8     8    stored at, Unix seconds
 //! 16     4    the origin's Age when stored
 //! 20     4    H, length of the header block
@@ -29,9 +30,10 @@ use crate::store::Digest;
 pub const META_LEN: usize = 36;
 const MAGIC: &[u8; 4] = b"GHT2";
 
-/// The object varies on Accept-Encoding and is stored under its variant key.
-pub const VARY_AE: u16 = 1;
-/// A marker under the plain key: look up the variant key instead.
+/// The object's Vary names request headers: it is stored under its variant key
+/// ([`super::vary::variant_key`]).
+pub const VARIES: u16 = 1;
+/// A marker under the plain key: look up the variant key instead ([`super::variants`]).
 pub const MARKER: u16 = 2;
 
 /// The fixed fields of a stored response.
@@ -39,7 +41,7 @@ pub const MARKER: u16 = 2;
 pub struct Meta {
     /// HTTP status.
     pub status: u16,
-    /// `VARY_AE` / `MARKER`.
+    /// `VARIES` / `MARKER`.
     pub flags: u16,
     /// Unix seconds when stored.
     pub stored_at: i64,
@@ -115,9 +117,6 @@ pub enum AeClass {
 }
 
 impl AeClass {
-    /// Both classes, for PURGE.
-    pub const ALL: [AeClass; 2] = [AeClass::Identity, AeClass::Gzip];
-
     /// The class of a request's Accept-Encoding header.
     pub fn of(accept_encoding: Option<&[u8]>) -> AeClass {
         let Some(v) = accept_encoding else {
@@ -141,23 +140,13 @@ impl AeClass {
             AeClass::Identity
         }
     }
-
-    fn tag(self) -> &'static [u8] {
-        match self {
-            AeClass::Identity => b"identity",
-            AeClass::Gzip => b"gzip",
-        }
-    }
 }
 
-/// The store key of a path: "GET " and the path (a space cannot occur in a memcache key, so
-/// HTTP objects and memcache items never share a key); with a class, the key of that
-/// Accept-Encoding variant.
-pub fn key(path: &[u8], class: Option<AeClass>) -> Digest {
-    match class {
-        None => Digest::of_parts(&[b"GET ", path]),
-        Some(c) => Digest::of_parts(&[b"GET ", path, b" ae=", c.tag()]),
-    }
+/// The plain store key of a path: "GET " and the path (a space cannot occur in a memcache
+/// key, so HTTP objects and memcache items never share a key). It holds the response, or
+/// the marker of a path whose responses vary.
+pub fn key(path: &[u8]) -> Digest {
+    Digest::of_parts(&[b"GET ", path])
 }
 
 /// Lines of a header block as `(name, value)`.
@@ -191,7 +180,7 @@ mod tests {
     fn meta_round_trip() {
         let m = Meta {
             status: 404,
-            flags: VARY_AE,
+            flags: VARIES,
             stored_at: 1_700_000_000,
             age: 7,
             headers_len: 5,
@@ -224,16 +213,7 @@ mod tests {
 
     #[test]
     fn keys_and_headers() {
-        assert_eq!(key(b"/a", None), Digest::of(b"GET /a"));
-        assert_eq!(
-            key(b"/a", Some(AeClass::Gzip)),
-            Digest::of(b"GET /a ae=gzip")
-        );
-        assert_ne!(key(b"/a", None), key(b"/a", Some(AeClass::Gzip)));
-        assert_ne!(
-            key(b"/a", Some(AeClass::Identity)),
-            key(b"/a", Some(AeClass::Gzip))
-        );
+        assert_eq!(key(b"/a"), Digest::of(b"GET /a"));
         let block = b"Content-Type: text/plain\r\nETag: \"x\"\r\nVary: Accept-Encoding, Cookie\r\n";
         assert_eq!(header_value(block, "etag"), Some(&b"\"x\""[..]));
         assert_eq!(header_value(block, "last-modified"), None);

@@ -25,10 +25,11 @@
 use std::sync::atomic::Ordering;
 
 use super::fill::{Fill, PURGE_HARD, PURGE_SOFT};
-use super::object::{self, header_lines, AeClass, Meta, MARKER};
+use super::object::{self, header_lines, Meta, MARKER};
 use super::parse::RequestHead;
 use super::serve::Shared;
-use crate::store::{clock, Digest, Entry, BIT_STALE, MAX_TAGS};
+use super::variants;
+use crate::store::{clock, Body, Deleted, Digest, Entry, BIT_STALE, MAX_TAGS};
 
 /// Most directory prefixes of a path that become tags.
 const MAX_DEPTH: usize = 8;
@@ -158,36 +159,36 @@ fn fill_tags(f: &Fill) -> Vec<u64> {
     }
 }
 
-/// Drops (or softens) every stored variant of `path` and its marker.
+/// Drops (or softens) the object at `path`, or every variant its marker lists and the
+/// marker.
 fn purge_url(sh: &Shared, path: &[u8], soft: bool) -> u64 {
-    let keys = std::iter::once(object::key(path, None))
-        .chain(AeClass::ALL.iter().map(|&c| object::key(path, Some(c))));
-    let mut n = 0;
-    for k in keys {
-        let gone = if soft {
-            sh.store.lookup(&k, false, |e, body| {
+    let plain = object::key(path);
+    let variants = variants::of(&sh.store, &plain);
+    if soft {
+        let soften_object = |k: &Digest| {
+            let object = sh.store.lookup(k, false, |e, body| {
                 let ram = match body {
-                    crate::store::Body::Whole(b) => b,
-                    crate::store::Body::Split { head, .. } => head,
+                    Body::Whole(b) => b,
+                    Body::Split { head, .. } => head,
                 };
                 let object = Meta::parse(ram).is_some_and(|m| m.flags & MARKER == 0);
                 if object {
                     soften(e);
                 }
                 object
-            }) == Some(true)
-        } else {
-            let marker = sh.store.lookup(&k, false, |_, body| match body {
-                crate::store::Body::Whole(b) => {
-                    Meta::parse(b).is_some_and(|m| m.flags & MARKER != 0)
-                }
-                crate::store::Body::Split { .. } => false,
-            }) == Some(true);
-            sh.store.delete(&k, 0) == crate::store::Deleted::Deleted && !marker
+            });
+            u64::from(object == Some(true))
         };
-        n += u64::from(gone);
+        let keys = variants.unwrap_or_else(|| vec![plain]);
+        return keys.iter().map(soften_object).sum();
     }
-    n
+    let deleted = |k: &Digest| u64::from(sh.store.delete(k, 0) == Deleted::Deleted);
+    let plain_gone = deleted(&plain);
+    match variants {
+        // The marker is not an object: it does not count.
+        Some(keys) => keys.iter().map(deleted).sum(),
+        None => plain_gone,
+    }
 }
 
 #[cfg(test)]

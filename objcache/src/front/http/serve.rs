@@ -5,14 +5,17 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::conn::{Conn, FillPart, Part, Skip, TailPart};
+use super::conn::{Conn, FillPart, Part, Skip};
 use super::fill::{Fill, Fills, Inflight, Phase};
 use super::grace::{self, Revalidation, Standing};
-use super::object::{self, AeClass, Meta, MARKER};
+use super::object::{self, Meta, MARKER};
 use super::parse::{self, Framing, Method, ParseError, RequestHead};
 use super::purge;
 use super::respond::{self, Ask, Object, Send, Source};
 use super::stats::HttpStats;
+use super::tail_stream::TailStream;
+use super::variants::Variants;
+use super::vary;
 use crate::config::HttpConfig;
 use crate::store::clock;
 use crate::store::Digest;
@@ -178,8 +181,12 @@ fn route(
             Ok(Vec::new())
         }
         Method::Get | Method::Head => {
-            let class = AeClass::of(req.header(raw, "accept-encoding"));
-            Ok(get(path, class, ask, sh, loop_bit, started, out, now))
+            let r = Request {
+                path,
+                head: req,
+                raw,
+            };
+            Ok(get(&r, ask, sh, loop_bit, started, out, now))
         }
         Method::Purge => {
             let (status, n) = if !sh.cfg.purge_allow.contains(&peer) {
@@ -217,7 +224,8 @@ fn route(
 /// What a store lookup found.
 enum Lookup {
     Miss,
-    Marker,
+    /// A marker: the path varies, on these headers.
+    Marker(Variants),
     /// Answered (the head and RAM bytes written): fresh, or stale within
     /// stale-while-revalidate, and then the revalidation to start.
     Hit(Vec<Part>, Option<Revalidation>),
@@ -226,11 +234,16 @@ enum Lookup {
     Expired(Revalidation),
 }
 
+/// A GET or HEAD request for a path.
+struct Request<'a> {
+    path: &'a [u8],
+    head: &'a RequestHead,
+    raw: &'a [u8],
+}
+
 /// Serves a GET or HEAD: a hit from the store, else a fill (joined or started).
-#[allow(clippy::too_many_arguments)]
 fn get(
-    path: &[u8],
-    class: AeClass,
+    r: &Request<'_>,
     ask: Ask,
     sh: &Shared,
     loop_bit: u64,
@@ -238,62 +251,49 @@ fn get(
     out: &mut Vec<u8>,
     now: i64,
 ) -> Vec<Part> {
-    // The variant's digest is needed only behind a marker or on a miss, not on a plain hit.
-    let plain = object::key(path, None);
-    let variant = || object::key(path, Some(class));
-    let find = |out: &mut Vec<u8>| match lookup(&sh.store, &plain, &ask, out, now, None) {
-        Lookup::Marker => match lookup(&sh.store, &variant(), &ask, out, now, None) {
-            Lookup::Marker => Lookup::Miss,
-            found => found,
-        },
-        found => found,
-    };
-    let fetch = Fetch {
-        key: variant(),
-        path,
-        class,
-    };
-    let found = find(out);
-    if let Lookup::Hit(parts, reval) = found {
-        if let Some(r) = reval {
-            fetch.background(&mut sh.fills.inflight(), sh, r, started);
-        } else {
-            sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+    let (found, fetch) = find(sh, r, &ask, out, now);
+    let fetch = match found {
+        Lookup::Hit(parts, reval) => {
+            hit(sh, r, fetch, reval, &mut sh.fills.inflight(), started);
+            return parts;
         }
-        return parts;
-    }
+        _ => fetch.unwrap_or_else(|| r.fetch(matches!(found, Lookup::Miss))),
+    };
     let mut table = sh.fills.inflight();
     let (fill, source) = match table.get(&fetch.key.0) {
-        Some(f) => {
-            sh.stats.hits.fetch_add(1, Ordering::Relaxed);
-            sh.stats.joined.fetch_add(1, Ordering::Relaxed);
-            (Arc::clone(f), Source::Hit)
-        }
+        Some(f) => (Arc::clone(f), Source::Hit),
         None => {
             // The fill may have been admitted between the lookup and the lock.
-            let reval = match find(out) {
+            let (found, again) = find(sh, r, &ask, out, now);
+            let reval = match found {
                 Lookup::Hit(parts, reval) => {
-                    if let Some(r) = reval {
-                        fetch.background(&mut table, sh, r, started);
-                    } else {
-                        sh.stats.hits.fetch_add(1, Ordering::Relaxed);
-                    }
+                    hit(sh, r, again, reval, &mut table, started);
                     return parts;
                 }
-                Lookup::Expired(r) => Some(r),
-                Lookup::Miss | Lookup::Marker => None,
+                Lookup::Expired(rv) => Some(rv),
+                Lookup::Miss | Lookup::Marker(_) => None,
             };
-            let counter = match reval {
-                Some(_) => &sh.stats.revalidations,
-                None => &sh.stats.misses,
-            };
-            counter.fetch_add(1, Ordering::Relaxed);
-            let f = Fills::start(&mut table, fetch.key, path, class, reval);
-            started.push(Arc::clone(&f));
-            (f, Source::Miss)
+            let fetch = again.unwrap_or_else(|| r.fetch(reval.is_none()));
+            match table.get(&fetch.key.0) {
+                Some(f) => (Arc::clone(f), Source::Hit),
+                None => {
+                    let counter = match reval {
+                        Some(_) => &sh.stats.revalidations,
+                        None => &sh.stats.misses,
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                    let f = Fills::start(&mut table, fetch.key, r.path, fetch.forward, reval);
+                    started.push(Arc::clone(&f));
+                    (f, Source::Miss)
+                }
+            }
         }
     };
     drop(table);
+    if source == Source::Hit {
+        sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+        sh.stats.joined.fetch_add(1, Ordering::Relaxed);
+    }
     fill.lock().loops |= loop_bit;
     vec![Part::Fill(FillPart {
         fill,
@@ -305,28 +305,69 @@ fn get(
     })]
 }
 
-/// The fetch a request would start.
-struct Fetch<'a> {
-    key: Digest,
-    path: &'a [u8],
-    class: AeClass,
+/// A hit answered: counted, and a stale one's revalidation started unless a fetch of its
+/// key runs already.
+fn hit(
+    sh: &Shared,
+    r: &Request<'_>,
+    fetch: Option<Fetch>,
+    reval: Option<Revalidation>,
+    table: &mut Inflight<'_>,
+    started: &mut Vec<Arc<Fill>>,
+) {
+    let Some(reval) = reval else {
+        sh.stats.hits.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    sh.stats.stale_hits.fetch_add(1, Ordering::Relaxed);
+    let fetch = fetch.unwrap_or_else(|| r.fetch(false));
+    if !table.contains_key(&fetch.key.0) {
+        sh.stats.revalidations.fetch_add(1, Ordering::Relaxed);
+        let fill = Fills::start(table, fetch.key, r.path, fetch.forward, Some(reval));
+        started.push(fill);
+    }
 }
 
-impl Fetch<'_> {
-    /// A stale hit: starts the revalidation unless a fetch of the key runs already.
-    fn background(
-        &self,
-        table: &mut Inflight<'_>,
-        sh: &Shared,
-        reval: Revalidation,
-        started: &mut Vec<Arc<Fill>>,
-    ) {
-        sh.stats.stale_hits.fetch_add(1, Ordering::Relaxed);
-        if !table.contains_key(&self.key.0) {
-            sh.stats.revalidations.fetch_add(1, Ordering::Relaxed);
-            let fill = Fills::start(table, self.key, self.path, self.class, Some(reval));
-            started.push(fill);
+/// Looks the request's path up: its object, or behind a marker the variant its headers
+/// select, and then also the fetch of that variant (the fetch of a plain path is made only
+/// when needed, with [`Request::fetch`]).
+fn find(
+    sh: &Shared,
+    r: &Request<'_>,
+    ask: &Ask,
+    out: &mut Vec<u8>,
+    now: i64,
+) -> (Lookup, Option<Fetch>) {
+    match lookup(&sh.store, &object::key(r.path), ask, out, now, None) {
+        Lookup::Marker(v) => {
+            let forward = vary::forward(r.head, r.raw, Some(&v.names));
+            let key = vary::variant_key(r.path, &v.names, &forward);
+            let found = match lookup(&sh.store, &key, ask, out, now, None) {
+                Lookup::Marker(_) => Lookup::Miss,
+                found => found,
+            };
+            (found, Some(Fetch { key, forward }))
         }
+        found => (found, None),
+    }
+}
+
+/// The fetch a request would start: its in-flight key and forwarded headers.
+struct Fetch {
+    key: Digest,
+    forward: Vec<u8>,
+}
+
+impl Request<'_> {
+    /// The fetch of a path with no marker: with everything forwardable forwarded, under the
+    /// first-contact key on a `miss`, else (revalidating the stored object) the plain key.
+    fn fetch(&self, miss: bool) -> Fetch {
+        let forward = vary::forward(self.head, self.raw, None);
+        let key = match miss {
+            true => vary::first_contact_key(self.path, &forward),
+            false => object::key(self.path),
+        };
+        Fetch { key, forward }
     }
 }
 
@@ -373,13 +414,14 @@ pub fn serve_stored(conn: &mut Conn, sh: &Shared) {
 /// `forced`, the object is answered as that source whatever its freshness (the fetch that
 /// revalidated it is over).
 fn lookup(
-    store: &Store,
+    store: &Arc<Store>,
     digest: &Digest,
     ask: &Ask,
     out: &mut Vec<u8>,
     now: i64,
     forced: Option<Source>,
 ) -> Lookup {
+    let written = out.len();
     let found = store.lookup(digest, true, |e, body| {
         let (ram, tail) = match body {
             Body::Whole(b) => (b, None),
@@ -387,7 +429,7 @@ fn lookup(
         };
         let meta = Meta::parse(ram)?;
         if meta.flags & MARKER != 0 {
-            return Some(Lookup::Marker);
+            return Variants::parse(ram).map(Lookup::Marker);
         }
         let standing = grace::standing(&meta, e.exptime, e.bits & BIT_STALE != 0, clock::now());
         let reval = |serve_on_error| Revalidation {
@@ -424,17 +466,30 @@ fn lookup(
         let mut parts = Vec::new();
         if let Some(tail) = tail.filter(|_| to > ram.len()) {
             let head_len = ram.len();
-            parts.push(Part::Tail(TailPart {
+            parts.push(Part::Tail(TailStream::new(
                 tail,
-                range: from.max(head_len) - head_len..to - head_len,
-                token: None,
-                data: store.tails.get(&tail.digest, tail.cas),
-                hot: e.bits & BIT_FETCHED != 0,
-            }));
+                from.max(head_len) - head_len..to - head_len,
+                store.config().io_chunk as usize,
+                e.bits & BIT_FETCHED != 0,
+                store.tails.get(&tail.digest, tail.cas),
+            )));
         }
         Some(Lookup::Hit(parts, reval))
     });
-    found.flatten().unwrap_or(Lookup::Miss)
+    let mut found = found.flatten().unwrap_or(Lookup::Miss);
+    if let Lookup::Hit(parts, _) = &mut found {
+        // The shard lock is free again: pin the extent a stream reads. An object replaced
+        // in between is a miss after all.
+        let pinned = parts.iter_mut().all(|p| match p {
+            Part::Tail(t) => !t.reads() || t.pin(store),
+            _ => true,
+        });
+        if !pinned {
+            out.truncate(written);
+            return Lookup::Miss;
+        }
+    }
+    found
 }
 
 fn stats_json(sh: &Shared) -> String {

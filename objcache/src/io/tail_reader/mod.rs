@@ -77,13 +77,27 @@ impl TailReader {
     /// Queues the read of a tail's whole extent for connection `conn` and returns its token,
     /// `conn << 32 | seq` (`seq` advances per read; [`conn_of`] gives the connection back).
     pub fn read_tail(&mut self, conn: usize, seq: &mut u32, tail: &TailRef, chunk: usize) -> u64 {
+        self.read_range(conn, seq, tail, 0..tail.extent_len, chunk)
+    }
+
+    /// Queues the read of bytes `range` of a tail's extent (page aligned, the end clipped
+    /// to a page multiple of the extent) for connection `conn`; the token as
+    /// [`TailReader::read_tail`]'s.
+    pub fn read_range(
+        &mut self,
+        conn: usize,
+        seq: &mut u32,
+        tail: &TailRef,
+        range: std::ops::Range<usize>,
+        chunk: usize,
+    ) -> u64 {
         *seq = seq.wrapping_add(1);
         let token = ((conn as u64) << 32) | u64::from(*seq);
         self.submit(ReadJob {
             token,
             fd: tail.fd,
-            offset: tail.offset,
-            len: tail.extent_len,
+            offset: tail.offset + range.start as u64,
+            len: range.len(),
             chunk,
         });
         token

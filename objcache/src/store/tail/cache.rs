@@ -66,6 +66,13 @@ impl TailCache {
         Some(Arc::clone(&slot.buf))
     }
 
+    /// True when [`TailCache::offer`] would now keep an extent of `len` bytes (read before
+    /// when `hot`): a stream collects the chunks of such a tail for it.
+    pub fn wants(&self, len: usize, hot: bool) -> bool {
+        let (len, budget) = (len as u64, self.budget());
+        len <= budget / 4 && (hot || self.bytes() + len <= budget)
+    }
+
     /// Keeps a verified tail extent: always when it fits in the free room, and when `hot`
     /// also if room can be made by evicting others.
     pub fn offer(&self, digest: &Digest, cas: u64, buf: Arc<AlignedBuf>, hot: bool) {

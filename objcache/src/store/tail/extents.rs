@@ -1,7 +1,33 @@
 //! Free-space map of a pool file in 4 KiB pages: best-fit allocation from coalesced free
 //! runs, growing the file at its end when no run fits.
+//!
+//! Pinning. A front streaming a tail reads its extent one --io-chunk at a time, long after
+//! the lookup that found it and without the shard lock, and only the first chunk holds the
+//! header a read is checked against. So while a stream may still read, its extent is
+//! pinned ([`Extents::pin`], under the shard lock, while the entry still owns it): freeing a
+//! pinned extent (its object deleted, replaced or evicted) only marks it, and the pages
+//! return to the free map when the last pin goes ([`Extents::unpin`]). A pinned extent is
+//! therefore never allocated to another object while a stream reads it, and the chunks it
+//! reads are the object's. Clearing (flush_all) keeps pinned extents allocated the same way.
+//! Pins are held per streaming response and released when it is sent or its connection
+//! closes, so a client that stops reading holds its extents until it goes.
+//!
+//! ```text
+//! pins: first page -> { count, pages, freed }
+//! free(p) with pins[p]: freed = true (the pages stay used)
+//! unpin(p): count -= 1; at 0, forget the pin, and free the pages if freed
+//! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// A pinned extent.
+#[derive(Clone, Copy, Debug)]
+struct Pinned {
+    count: u32,
+    pages: u32,
+    /// Freed while pinned: the pages return at the last unpin.
+    freed: bool,
+}
 
 /// Extent allocator of one pool file.
 #[derive(Default)]
@@ -10,6 +36,7 @@ pub struct Extents {
     by_size: BTreeSet<(u32, u32)>,
     end: u32,
     used: u64,
+    pins: HashMap<u32, Pinned>,
 }
 
 impl Extents {
@@ -37,8 +64,37 @@ impl Extents {
         }
     }
 
-    /// Returns `pages` pages starting at `start`, merging with free neighbours.
+    /// Pins the allocated extent of `pages` pages at `start` against reuse.
+    pub fn pin(&mut self, start: u32, pages: u32) {
+        let p = self.pins.entry(start).or_insert(Pinned {
+            count: 0,
+            pages,
+            freed: false,
+        });
+        p.count += 1;
+    }
+
+    /// Drops one pin of the extent at `start`, freeing it if it was freed while pinned.
+    pub fn unpin(&mut self, start: u32) {
+        let Some(p) = self.pins.get_mut(&start) else {
+            return;
+        };
+        p.count -= 1;
+        if p.count == 0 {
+            let p = self.pins.remove(&start).expect("present");
+            if p.freed {
+                self.free(start, p.pages);
+            }
+        }
+    }
+
+    /// Returns `pages` pages starting at `start`, merging with free neighbours (later, if
+    /// the extent is pinned).
     pub fn free(&mut self, mut start: u32, mut pages: u32) {
+        if let Some(p) = self.pins.get_mut(&start) {
+            p.freed = true;
+            return;
+        }
         self.used -= u64::from(pages);
         if let Some((&s, &n)) = self.by_start.range(..start).next_back() {
             if s + n == start {
@@ -73,9 +129,21 @@ impl Extents {
         self.used
     }
 
-    /// Forgets every allocation.
+    /// Forgets every allocation but the pinned extents, which are freed at their last unpin.
     pub fn clear(&mut self) {
+        let mut pins = std::mem::take(&mut self.pins);
         *self = Extents::default();
+        let mut pinned: Vec<(u32, u32)> = pins.iter().map(|(&s, p)| (s, p.pages)).collect();
+        pinned.sort_unstable();
+        for (start, pages) in pinned {
+            if start > self.end {
+                self.insert_free(self.end, start - self.end);
+            }
+            self.end = start + pages;
+            self.used += u64::from(pages);
+        }
+        pins.values_mut().for_each(|p| p.freed = true);
+        self.pins = pins;
     }
 }
 
@@ -102,6 +170,32 @@ mod tests {
         assert_eq!(e.used_pages(), 15);
         e.clear();
         assert_eq!(e.alloc(1), Some(0));
+    }
+
+    #[test]
+    fn pinned_extents_are_not_reused_until_unpinned() {
+        let mut e = Extents::default();
+        let a = e.alloc(4).unwrap();
+        let b = e.alloc(4).unwrap();
+        e.pin(a, 4);
+        e.pin(a, 4);
+        e.free(a, 4);
+        assert_eq!(e.alloc(4), Some(8));
+        assert_eq!(e.used_pages(), 12);
+        e.unpin(a);
+        assert_eq!(e.used_pages(), 12);
+        e.unpin(a);
+        assert_eq!(e.used_pages(), 8);
+        assert_eq!(e.alloc(4), Some(a));
+        // Clearing keeps a pinned extent allocated until its unpin.
+        e.pin(b, 4);
+        e.clear();
+        assert_eq!(e.used_pages(), 4);
+        assert_eq!(e.alloc(5), Some(8));
+        assert_eq!(e.alloc(4), Some(0));
+        e.unpin(b);
+        assert_eq!(e.used_pages(), 9);
+        assert_eq!(e.alloc(4), Some(4));
     }
 
     #[test]

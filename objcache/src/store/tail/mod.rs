@@ -3,9 +3,10 @@
 //!
 //! A tail extent starts with a 64-byte header and is padded to 4 KiB pages. Writes go out in
 //! --write-io-chunk pieces; reads (the loops' tail readers, `crate::io::tail_reader`) come
-//! back in --io-chunk pieces with O_DIRECT, bypassing the page cache. Every read is checked
-//! against the digest, CAS and length it expects ([`verify`]), so a reused extent never
-//! leaks another object's bytes.
+//! back in --io-chunk pieces with O_DIRECT, bypassing the page cache. Every read of an
+//! extent's start is checked against the digest, CAS and length it expects ([`verify`],
+//! [`verify_header`]), so a reused extent never leaks another object's bytes; a tail
+//! streamed chunk by chunk is pinned instead while it is read (see `extents`).
 //!
 //! ```text
 //! tail extent at page P of the pool file (byte offset P * 4096), integers little-endian
@@ -171,16 +172,27 @@ impl TailRef {
     pub fn verify<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
         verify(buf, &self.digest, self.cas, self.tail_len)
     }
+
+    /// True when `buf`, read from the start of the extent, has this object's header.
+    pub fn verify_header(&self, buf: &[u8]) -> bool {
+        verify_header(buf, &self.digest, self.cas, self.tail_len)
+    }
 }
 
 /// The tail bytes in `buf` if its header names `digest`, `cas` and `tail_len`.
 pub fn verify<'a>(buf: &'a [u8], digest: &Digest, cas: u64, tail_len: usize) -> Option<&'a [u8]> {
-    let ok = buf.len() >= TAIL_HEADER + tail_len
+    let ok = buf.len() >= TAIL_HEADER + tail_len && verify_header(buf, digest, cas, tail_len);
+    ok.then(|| &buf[TAIL_HEADER..TAIL_HEADER + tail_len])
+}
+
+/// True when `buf`, the start of an extent, has the header of `digest`, `cas` and
+/// `tail_len` (a streamed tail's first chunk).
+pub fn verify_header(buf: &[u8], digest: &Digest, cas: u64, tail_len: usize) -> bool {
+    buf.len() >= TAIL_HEADER
         && &buf[..8] == MAGIC
         && buf[8..40] == digest.0
         && buf[40..48] == cas.to_le_bytes()
-        && buf[48..56] == (tail_len as u64).to_le_bytes();
-    ok.then(|| &buf[TAIL_HEADER..TAIL_HEADER + tail_len])
+        && buf[48..56] == (tail_len as u64).to_le_bytes()
 }
 
 #[cfg(test)]
