@@ -8,9 +8,11 @@ The server runs under callgrind with instrumentation off. The script preloads on
 callgrind_control, runs redis-benchmark (one connection, pipeline 16, --requests requests)
 for each test, and dumps the counts after each (a dump resets them). A figure is the server's user-space
 instructions for the test (everything: event loop, parsing, the command, the reply, the
-system-call wrappers; not the kernel) divided by the requests.
+system-call wrappers; not the kernel) divided by the requests. With `--servers goblin,redis`
+redis-server is measured the same way after Goblin, and the table shows the ratio.
 
     python3 benchmarks/callgrind_requests.py [--members 1000000] [--requests 20000] [--tests ZADD,ZSCORE]
+        [--servers goblin,redis]
 """
 
 import argparse
@@ -48,12 +50,13 @@ def control(pid, *flags):
     subprocess.run(["callgrind_control", *flags, str(pid)], check=True, capture_output=True)
 
 
-def measure(args):
+def measure(kind, args):
     out_dir = tempfile.mkdtemp(prefix="goblin-callgrind-")
     wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir]
     results = {}
-    with Server("goblin", extra=args.extra, wrapper=wrapper, start_timeout=120) as server:
+    extra = args.extra if kind == "goblin" else []
+    with Server(kind, extra=extra, wrapper=wrapper, start_timeout=120) as server:
         preload(server.port, args.members)
         for name in args.tests:
             control(server.pid, "--instr=on")
@@ -80,6 +83,7 @@ def main():
     ap.add_argument("--requests", type=int, default=20_000)
     ap.add_argument("--tests", default="ZADD,ZSCORE", help="comma-separated, of: " + ",".join(TESTS))
     ap.add_argument("--extra", nargs="*", default=[], help="more goblin-server flags")
+    ap.add_argument("--servers", default="goblin", help="goblin, or goblin,redis for Redis beside it")
     args = ap.parse_args()
     args.tests = [t.strip().upper() for t in args.tests.split(",")]
     unknown = [t for t in args.tests if t not in TESTS]
@@ -88,12 +92,22 @@ def main():
     for tool in ("valgrind", "callgrind_control", "redis-benchmark"):
         if not shutil.which(tool):
             sys.exit(tool + " not found")
-    results = measure(args)
+    kinds = [k.strip() for k in args.servers.split(",")]
+    if kinds not in (["goblin"], ["goblin", "redis"]):
+        sys.exit("--servers is goblin or goblin,redis")
+    results = {kind: measure(kind, args) for kind in kinds}
     print("%d members, %d requests a test, pipeline 16, one connection" % (args.members, args.requests))
-    print("| command | Ir/request |")
-    print("|---|---:|")
+    if len(kinds) == 1:
+        print("| command | Ir/request |")
+        print("|---|---:|")
+        for name in args.tests:
+            print("| %s | %.0f |" % (name, results["goblin"][name]))
+        return
+    print("| command | Goblin Ir/request | Redis Ir/request | Goblin/Redis |")
+    print("|---|---:|---:|---:|")
     for name in args.tests:
-        print("| %s | %.0f |" % (name, results[name]))
+        g, r = results["goblin"][name], results["redis"][name]
+        print("| %s | %.0f | %.0f | %.2f |" % (name, g, r, g / r))
 
 
 if __name__ == "__main__":
