@@ -53,6 +53,34 @@ pub struct Lease {
     pub doomed: bool,
     /// The connection's buffer sizes; `net` updates them before restoring.
     pub buffers: Buffers,
+    /// Output written for the client passed its hard limit: `net` closes the connection
+    /// when it services it, without writing more (set by [`Lease::overflow`]).
+    pub overflowed: bool,
+}
+
+impl Lease {
+    /// Bytes of replies waiting for the client: its connection's, as of its last servicing,
+    /// and those written into `out` since.
+    pub fn pending_output(&self) -> usize {
+        self.buffers.pending_output + self.out.len()
+    }
+
+    /// Marks the client's output as over its hard limit (logged once, as Redis logs it).
+    pub fn overflow(&mut self) {
+        if !self.overflowed {
+            warn_output_limit(&self.client);
+            self.overflowed = true;
+        }
+    }
+}
+
+/// Logs the closing of a client whose output passed its limits.
+pub fn warn_output_limit(client: &Client) {
+    crate::warning!(
+        "Client id={} addr={} closed for overcoming of output buffer limits.",
+        client.id,
+        client.addr
+    );
 }
 
 /// One registered client.
@@ -62,6 +90,7 @@ struct Slot {
     out: Vec<u8>,
     doomed: bool,
     buffers: Buffers,
+    overflowed: bool,
 }
 
 /// Every connected client, by connection key, with the id -> key mapping.
@@ -106,6 +135,7 @@ impl Clients {
             out: Vec::new(),
             doomed: false,
             buffers: Buffers::default(),
+            overflowed: false,
         });
         self.ids.insert(id, key);
         id
@@ -143,6 +173,7 @@ impl Clients {
             out: std::mem::take(&mut slot.out),
             doomed: std::mem::take(&mut slot.doomed),
             buffers: slot.buffers,
+            overflowed: slot.overflowed,
         })
     }
 
@@ -162,6 +193,7 @@ impl Clients {
         slot.out = lease.out;
         slot.doomed |= lease.doomed;
         slot.buffers = lease.buffers;
+        slot.overflowed = lease.overflowed;
         if wake {
             self.woken.push(lease.key);
         }

@@ -15,6 +15,7 @@ mod keys;
 mod lookup;
 mod multi;
 mod persistence;
+mod pubsub;
 mod server_cmds;
 mod table;
 
@@ -210,6 +211,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             Some(cmd),
             "ERR Command not allowed inside a transaction",
         );
+        return None;
+    }
+    if pubsub::in_subscribed_mode(ctx.client) && !cmd.flags.contains(Flags::SUBSCRIBED_CONTEXT) {
+        reject(ctx, Some(cmd), &pubsub::not_in_subscribed_context(cmd.name));
         return None;
     }
     Some(cmd)

@@ -111,7 +111,8 @@ impl RespLoop<'_> {
             lease.out.clear();
         }
         conn.closing |= std::mem::take(&mut lease.doomed);
-        let mut open = conn.flush(&mut c.stream, &mut server.stats);
+        // Output written for it passed its hard limit: closed without writing more.
+        let mut open = !lease.overflowed && conn.flush(&mut c.stream, &mut server.stats);
         loop {
             let conn = &cx.conn(key).expect("open").state;
             if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
