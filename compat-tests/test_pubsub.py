@@ -230,3 +230,34 @@ def test_slow_subscriber_is_disconnected(both, raw):
     both("PUBSUB", "NUMSUB", "flood")
     both("PING")
     assert both("PUBLISH", "flood", "after") == 0
+
+
+def test_pubsub_replies_resp3(raw):
+    resp3(raw)
+    raw.same(encode("SUBSCRIBE", "r3"))
+    raw.same(encode("SSUBSCRIBE", "s3"))
+    raw.same(encode("PUBSUB", "NUMSUB", "r3", "none"))
+    raw.same(encode("PUBSUB", "SHARDNUMSUB", "s3"))
+    raw.same(encode("PUBSUB", "CHANNELS", "r*"))
+    raw.same(encode("PUBSUB", "NUMPAT"))
+    raw.same(encode("PING", "x"))
+    raw.same(encode("SUNSUBSCRIBE"))
+    raw.same(encode("UNSUBSCRIBE"))
+
+
+def test_slow_subscriber_over_the_soft_limit_for_too_long(both, raw):
+    both.config_set("client-output-buffer-limit", "pubsub 0 64kb 1")
+    for conn in raw.conns():
+        conn.request(encode("SUBSCRIBE", "slow"))
+    payload = b"y" * 16384
+    for c in both.clients():
+        pipe = c.pipeline(transaction=False)
+        for _ in range(1000):
+            pipe.execute_command("PUBLISH", "slow", payload)
+        assert pipe.execute()[-1] == 1, "under the soft limit for less than its seconds"
+    time.sleep(2.5)
+    for c in both.clients():
+        c.execute_command("PUBLISH", "slow", payload)
+    assert raw.closed() == (True, True)
+    both("PING")
+    assert both("PUBSUB", "NUMSUB", "slow") == [b"slow", 0]

@@ -10,9 +10,11 @@
 //! report for it (they cannot change until it is serviced again).
 //!
 //! Replies written on behalf of a client whose connection is not being serviced (a blocked
-//! client served by another client's write, a wait that timed out, CLIENT UNBLOCK) go to the
-//! lease's `out`; the client is then [woken](Clients::take_woken) and `net` moves that output
-//! to the connection's write buffer when it services it. CLIENT KILL and the idle timeout
+//! client served by another client's write, a wait that timed out, CLIENT UNBLOCK, a message
+//! published to a subscriber) go to the lease's `out`; the client is then
+//! [woken](Clients::take_woken) and `net` moves that output to the connection's write buffer
+//! when it services it. Output that passes its hard limit meanwhile
+//! [overflows](Lease::overflow) the client: `net` closes it without writing more. CLIENT KILL and the idle timeout
 //! [doom](Clients::kill) clients: `net` closes them once their replies are written.
 
 mod client;

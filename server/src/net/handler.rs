@@ -164,7 +164,8 @@ impl RespLoop<'_> {
     }
 
     /// Services the connections that the last commands woke (served blocked clients,
-    /// timed-out waits, CLIENT KILL and CLIENT UNBLOCK targets, idle clients).
+    /// timed-out waits, CLIENT KILL and CLIENT UNBLOCK targets, idle clients, subscribers
+    /// with published messages).
     fn serve_woken(&mut self, cx: &mut Ctx<'_, Conn>) {
         loop {
             commands::serve_ready_keys(self.server);
