@@ -318,6 +318,25 @@ mod tests {
     }
 
     #[test]
+    fn overflow_is_kept_until_the_client_is_serviced() {
+        let mut clients = two();
+        let mut lease = clients.lease_id(2).expect("registered");
+        lease.buffers.pending_output = 10;
+        lease.out.extend_from_slice(b"+x\r\n");
+        assert_eq!(lease.pending_output(), 14);
+        assert!(!lease.overflowed);
+        lease.overflow();
+        lease.overflow();
+        clients.restore(lease, true);
+        assert_eq!(clients.take_woken(), vec![3]);
+        let lease = clients.lease(3).expect("registered");
+        assert!(
+            lease.overflowed,
+            "net sees the overflow when it services the client"
+        );
+    }
+
+    #[test]
     fn kill_dooms_and_wakes_the_matching_clients() {
         let mut clients = two();
         let leased = clients.lease(0).expect("registered");
