@@ -261,3 +261,9 @@ def test_slow_subscriber_over_the_soft_limit_for_too_long(both, raw):
     assert raw.closed() == (True, True)
     both("PING")
     assert both("PUBSUB", "NUMSUB", "slow") == [b"slow", 0]
+
+
+def test_quit_in_subscribed_mode(raw):
+    raw.same(encode("PSUBSCRIBE", "*"))
+    raw.same(encode("QUIT"))
+    assert raw.closed() == (True, True)
