@@ -267,3 +267,16 @@ def test_quit_in_subscribed_mode(raw):
     raw.same(encode("PSUBSCRIBE", "*"))
     raw.same(encode("QUIT"))
     assert raw.closed() == (True, True)
+
+
+def test_idle_timeout_spares_subscribers(both, raw):
+    both.config_set("timeout", 1)
+    idle = raw.new()
+    idle.same(encode("PING"))
+    raw.same(encode("SUBSCRIBE", "kept"))
+    time.sleep(3)
+    assert idle.closed() == (True, True)
+    publisher = raw.new()
+    publisher.same(encode("PUBLISH", "kept", "still here"))
+    raw.same(b"", 1)
+    publisher.same(encode("CONFIG", "SET", "timeout", "0"))

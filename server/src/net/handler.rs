@@ -191,8 +191,11 @@ impl RespLoop<'_> {
         server.snapshots().cron();
         let idle_limit = server.config.timeout;
         if idle_limit > 0 {
+            // Blocked and subscribed clients are exempt, as in Redis.
             server.clients.kill(|c| {
-                c.blocked.is_none() && c.last_interaction.elapsed().as_secs() > idle_limit
+                c.blocked.is_none()
+                    && !c.subscriptions.active()
+                    && c.last_interaction.elapsed().as_secs() > idle_limit
             });
         }
         self.serve_woken(cx);
