@@ -217,18 +217,26 @@ def test_multi_with_publish_and_subscribe(raw):
     raw.same(encode("MULTI"))
 
 
-def test_slow_subscriber_is_disconnected(both, raw):
-    both.config_set("client-output-buffer-limit", "pubsub 256kb 128kb 60")
+def flood(both, raw, limit: str, channel: str, messages: int) -> list:
+    """Subscribes the raw pair (which then never reads) to `channel` under the pubsub output
+    `limit`, and publishes `messages` 16 KB messages in one pipeline per server; returns the
+    last PUBLISH reply of each."""
+    both.config_set("client-output-buffer-limit", "pubsub " + limit)
     for conn in raw.conns():
-        conn.request(encode("SUBSCRIBE", "flood"))
-    payload = b"x" * 16384
+        conn.request(encode("SUBSCRIBE", channel))
+    last = []
     for c in both.clients():
         pipe = c.pipeline(transaction=False)
-        # Far more than the socket buffers and the limit hold; the subscriber never reads.
-        for _ in range(2000):
-            pipe.execute_command("PUBLISH", "flood", payload)
-        replies = pipe.execute()
-        assert replies[-1] == 0, "the subscriber outlived the pubsub output limit"
+        for _ in range(messages):
+            pipe.execute_command("PUBLISH", channel, b"x" * 16384)
+        last.append(pipe.execute()[-1])
+    return last
+
+
+def test_slow_subscriber_is_disconnected(both, raw):
+    # Far more than the socket buffers and the limit hold.
+    last = flood(both, raw, "256kb 128kb 60", "flood", 2000)
+    assert last == [0, 0], "the subscriber outlived the pubsub output limit"
     assert raw.closed() == (True, True)
     both("PUBSUB", "NUMSUB", "flood")
     both("PING")
@@ -249,18 +257,11 @@ def test_pubsub_replies_resp3(raw):
 
 
 def test_slow_subscriber_over_the_soft_limit_for_too_long(both, raw):
-    both.config_set("client-output-buffer-limit", "pubsub 0 64kb 1")
-    for conn in raw.conns():
-        conn.request(encode("SUBSCRIBE", "slow"))
-    payload = b"y" * 16384
-    for c in both.clients():
-        pipe = c.pipeline(transaction=False)
-        for _ in range(1000):
-            pipe.execute_command("PUBLISH", "slow", payload)
-        assert pipe.execute()[-1] == 1, "under the soft limit for less than its seconds"
+    last = flood(both, raw, "0 64kb 1", "slow", 1000)
+    assert last == [1, 1], "over the soft limit for less than its seconds"
     time.sleep(2.5)
     for c in both.clients():
-        c.execute_command("PUBLISH", "slow", payload)
+        c.execute_command("PUBLISH", "slow", "late")
     assert raw.closed() == (True, True)
     both("PING")
     assert both("PUBSUB", "NUMSUB", "slow") == [b"slow", 0]
