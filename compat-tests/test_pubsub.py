@@ -284,3 +284,18 @@ def test_idle_timeout_spares_subscribers(both, raw):
     publisher.same(encode("PUBLISH", "kept", "still here"))
     raw.same(b"", 1)
     publisher.same(encode("CONFIG", "SET", "timeout", "0"))
+
+
+# --- 7.2: CLIENT REPLY OFF / SKIP do not silence pub/sub pushes (redis#11875; 7.0 drops them) --
+def test_client_reply_off_keeps_pushes_7_2(servers):
+    from resp import RawConnection
+
+    with RawConnection(servers.goblin.port) as sub, RawConnection(servers.goblin.port) as pub:
+        sub.request(encode("HELLO", "3"))
+        sub.send(encode("CLIENT", "REPLY", "OFF") + encode("SUBSCRIBE", "quiet") + encode("GET", "k"))
+        assert sub.read_replies(1) == b">3\r\n$9\r\nsubscribe\r\n$5\r\nquiet\r\n:1\r\n"
+        assert pub.request(encode("PUBLISH", "quiet", "m")) == b":1\r\n"
+        assert sub.read_replies(1) == b">3\r\n$7\r\nmessage\r\n$5\r\nquiet\r\n$1\r\nm\r\n"
+        assert sub.request(encode("CLIENT", "REPLY", "ON")) == b"+OK\r\n"
+        sub.send(encode("CLIENT", "REPLY", "SKIP") + encode("UNSUBSCRIBE") + encode("PING"))
+        assert sub.read_replies(2) == b">3\r\n$11\r\nunsubscribe\r\n$5\r\nquiet\r\n:0\r\n+PONG\r\n"

@@ -37,6 +37,9 @@ static PUBSUB_SUBS: [Command; 6] = [
     sub("pubsub|help", 2, help),
 ];
 
+/// How many of [`COMMANDS`] are the (un)subscribe family (they come first).
+const SUBSCRIBE_FAMILY: usize = 6;
+
 /// The pub/sub commands of the table.
 pub static COMMANDS: [Command; 9] = [
     Command::simple("subscribe", -2, SUB, subscribe),
@@ -68,6 +71,14 @@ pub fn not_in_subscribed_context(name: &str) -> String {
 #[inline]
 pub fn in_subscribed_mode(client: &Client) -> bool {
     !client.resp3 && client.subscriptions.active()
+}
+
+/// Whether the command's replies are all (un)subscribe confirmations, which CLIENT REPLY
+/// OFF / SKIP do not silence (Redis 7.2).
+pub fn replies_are_pushes(cmd: &Command) -> bool {
+    COMMANDS[..SUBSCRIBE_FAMILY]
+        .iter()
+        .any(|c| std::ptr::eq(c, cmd))
 }
 
 /// SUBSCRIBE channel [channel ...]
