@@ -126,8 +126,8 @@ pub struct Config {
     pub output_limit: OutputLimit,
     /// client-output-buffer-limit, replica class (kept for CONFIG GET: Goblin has no replicas).
     replica_output_limit: OutputLimit,
-    /// client-output-buffer-limit, pubsub class (kept for CONFIG GET: Goblin has no pub/sub).
-    pubsub_output_limit: OutputLimit,
+    /// client-output-buffer-limit, pubsub class (clients with a subscription).
+    pub pubsub_output_limit: OutputLimit,
     /// hz: active expiry and timeouts run this many times a second.
     pub hz: u32,
     /// timeout: close idle clients after this many seconds (0: never).

@@ -14,6 +14,8 @@
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
+//! - [`pubsub`]: the channel / pattern / shard channel registry, each client's
+//!   subscriptions, and the frames pushed to subscribers.
 //! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load.
 //! - [`server`]: the server state that wires them: config, keyspace, connections, stats.
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
@@ -55,6 +57,7 @@ pub mod keyspace;
 pub mod log;
 pub mod net;
 pub mod numbers;
+pub mod pubsub;
 pub mod rdb;
 pub mod resp;
 pub mod server;

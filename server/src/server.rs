@@ -17,6 +17,8 @@ pub struct Server {
     pub stats: Stats,
     /// The connected clients; the one running a command is leased out while it runs.
     pub clients: Clients,
+    /// Who is subscribed to which channel, pattern and shard channel.
+    pub pubsub: crate::pubsub::Registry,
     /// The object cache, when enabled (INFO objcache).
     pub store: Option<goblin_objcache::StoreHandle>,
     /// SLOWLOG entries.
@@ -43,6 +45,7 @@ impl Server {
             keyspace,
             stats: Stats::default(),
             clients: Clients::default(),
+            pubsub: Default::default(),
             store: None,
             slowlog: Default::default(),
             started: Instant::now(),

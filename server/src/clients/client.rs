@@ -79,6 +79,8 @@ pub struct Client {
     pub close_after_reply: bool,
     /// Set while in a blocking pop.
     pub blocked: Option<Blocked>,
+    /// Pub/sub subscriptions.
+    pub subscriptions: crate::pubsub::Subscriptions,
 }
 
 impl Client {
@@ -108,12 +110,16 @@ impl Client {
             last_command: "NULL",
             close_after_reply: false,
             blocked: None,
+            subscriptions: Default::default(),
         }
     }
 
     /// The `flags=` letters of CLIENT LIST.
     pub fn flags(&self) -> String {
         let mut f = String::new();
+        if self.subscriptions.active() {
+            f.push('P');
+        }
         if self.blocked.is_some() {
             f.push('b');
         }

@@ -10,9 +10,11 @@
 //! report for it (they cannot change until it is serviced again).
 //!
 //! Replies written on behalf of a client whose connection is not being serviced (a blocked
-//! client served by another client's write, a wait that timed out, CLIENT UNBLOCK) go to the
-//! lease's `out`; the client is then [woken](Clients::take_woken) and `net` moves that output
-//! to the connection's write buffer when it services it. CLIENT KILL and the idle timeout
+//! client served by another client's write, a wait that timed out, CLIENT UNBLOCK, a message
+//! published to a subscriber) go to the lease's `out`; the client is then
+//! [woken](Clients::take_woken) and `net` moves that output to the connection's write buffer
+//! when it services it. Output that passes its hard limit meanwhile
+//! [overflows](Lease::overflow) the client: `net` closes it without writing more. CLIENT KILL and the idle timeout
 //! [doom](Clients::kill) clients: `net` closes them once their replies are written.
 
 mod client;
@@ -53,6 +55,34 @@ pub struct Lease {
     pub doomed: bool,
     /// The connection's buffer sizes; `net` updates them before restoring.
     pub buffers: Buffers,
+    /// Output written for the client passed its hard limit: `net` closes the connection
+    /// when it services it, without writing more (set by [`Lease::overflow`]).
+    pub overflowed: bool,
+}
+
+impl Lease {
+    /// Bytes of replies waiting for the client: its connection's, as of its last servicing,
+    /// and those written into `out` since.
+    pub fn pending_output(&self) -> usize {
+        self.buffers.pending_output + self.out.len()
+    }
+
+    /// Marks the client's output as over its hard limit (logged once, as Redis logs it).
+    pub fn overflow(&mut self) {
+        if !self.overflowed {
+            warn_output_limit(&self.client);
+            self.overflowed = true;
+        }
+    }
+}
+
+/// Logs the closing of a client whose output passed its limits.
+pub fn warn_output_limit(client: &Client) {
+    crate::warning!(
+        "Client id={} addr={} closed for overcoming of output buffer limits.",
+        client.id,
+        client.addr
+    );
 }
 
 /// One registered client.
@@ -62,6 +92,7 @@ struct Slot {
     out: Vec<u8>,
     doomed: bool,
     buffers: Buffers,
+    overflowed: bool,
 }
 
 /// Every connected client, by connection key, with the id -> key mapping.
@@ -106,6 +137,7 @@ impl Clients {
             out: Vec::new(),
             doomed: false,
             buffers: Buffers::default(),
+            overflowed: false,
         });
         self.ids.insert(id, key);
         id
@@ -143,6 +175,7 @@ impl Clients {
             out: std::mem::take(&mut slot.out),
             doomed: std::mem::take(&mut slot.doomed),
             buffers: slot.buffers,
+            overflowed: slot.overflowed,
         })
     }
 
@@ -162,6 +195,7 @@ impl Clients {
         slot.out = lease.out;
         slot.doomed |= lease.doomed;
         slot.buffers = lease.buffers;
+        slot.overflowed = lease.overflowed;
         if wake {
             self.woken.push(lease.key);
         }
@@ -281,6 +315,25 @@ mod tests {
         clients.restore(lease, false);
         let (_, buffers) = clients.iter().find(|(c, _)| c.id == 2).expect("listed");
         assert_eq!((buffers.pending_output, buffers.total()), (5, 21));
+    }
+
+    #[test]
+    fn overflow_is_kept_until_the_client_is_serviced() {
+        let mut clients = two();
+        let mut lease = clients.lease_id(2).expect("registered");
+        lease.buffers.pending_output = 10;
+        lease.out.extend_from_slice(b"+x\r\n");
+        assert_eq!(lease.pending_output(), 14);
+        assert!(!lease.overflowed);
+        lease.overflow();
+        lease.overflow();
+        clients.restore(lease, true);
+        assert_eq!(clients.take_woken(), vec![3]);
+        let lease = clients.lease(3).expect("registered");
+        assert!(
+            lease.overflowed,
+            "net sees the overflow when it services the client"
+        );
     }
 
     #[test]

@@ -146,9 +146,10 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.int(1);
 }
 
-/// Cleans up after a closed connection: WATCHes and blocking waits.
+/// Cleans up after a closed connection: WATCHes, blocking waits and subscriptions.
 pub fn client_gone(server: &mut Server, client: &mut Client) {
     let id = client.id;
     server.keyspace.unwatch_all(id, &mut client.watched);
     unblock(server, client);
+    super::pubsub::drop_subscriptions(server, client);
 }

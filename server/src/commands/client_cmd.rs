@@ -3,6 +3,7 @@
 use super::Ctx;
 use crate::clients::{Buffers, Client, ReplyMode};
 use crate::errors;
+use crate::pubsub::Kind;
 
 /// Whether a client or library name is acceptable: printable ASCII without spaces.
 pub fn valid_name(name: &[u8]) -> bool {
@@ -27,7 +28,7 @@ fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String 
         (None, None) => -1,
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         client.id,
         client.addr,
         client.laddr,
@@ -37,6 +38,9 @@ fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String 
         client.last_interaction.elapsed().as_secs(),
         client.flags(),
         client.db,
+        client.subscriptions.names(Kind::Channel).len(),
+        client.subscriptions.names(Kind::Pattern).len(),
+        client.subscriptions.names(Kind::Shard).len(),
         multi,
         qbuf,
         qbuf_cap.saturating_sub(qbuf),
@@ -79,23 +83,48 @@ pub fn getname(ctx: &mut Ctx, _args: &[&[u8]]) {
     }
 }
 
+/// The client classes CLIENT LIST and CLIENT KILL filter on (Goblin has no replication
+/// clients: those types match none).
+#[derive(Debug, Clone, Copy)]
+enum ClientType {
+    Any,
+    Normal,
+    PubSub,
+    Replication,
+}
+
+impl ClientType {
+    /// The class a TYPE argument names, or Redis's error for an unknown one.
+    fn parse(name: &str) -> Result<ClientType, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "normal" => Ok(ClientType::Normal),
+            "pubsub" => Ok(ClientType::PubSub),
+            "master" | "replica" | "slave" => Ok(ClientType::Replication),
+            _ => Err(format!("ERR Unknown client type '{name}'")),
+        }
+    }
+
+    /// Whether `client` is of this class (a client with a subscription is a pubsub client).
+    fn matches(self, client: &Client) -> bool {
+        match self {
+            ClientType::Any => true,
+            ClientType::Normal => !client.subscriptions.active(),
+            ClientType::PubSub => client.subscriptions.active(),
+            ClientType::Replication => false,
+        }
+    }
+}
+
 /// CLIENT LIST [TYPE type] [ID id ...]
 pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut ids: Option<Vec<u64>> = None;
-    let mut only_normal = true;
+    let mut of_type = ClientType::Any;
     let mut i = 2;
     while i < args.len() {
         if args[i].eq_ignore_ascii_case(b"TYPE") && i + 1 < args.len() {
-            let t = args[i + 1].to_ascii_lowercase();
-            match t.as_slice() {
-                b"normal" => only_normal = true,
-                b"master" | b"replica" | b"slave" | b"pubsub" => only_normal = false,
-                _ => {
-                    return ctx.error(&format!(
-                        "ERR Unknown client type '{}'",
-                        String::from_utf8_lossy(args[i + 1])
-                    ))
-                }
+            match ClientType::parse(&String::from_utf8_lossy(args[i + 1])) {
+                Ok(t) => of_type = t,
+                Err(e) => return ctx.error(&e),
             }
             i += 2;
         } else if args[i].eq_ignore_ascii_case(b"ID") && i + 1 < args.len() {
@@ -115,12 +144,14 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let mut text = String::new();
     let mut lines: Vec<(u64, String)> = Vec::new();
-    if only_normal {
+    if of_type.matches(ctx.client) {
         lines.push((
             ctx.client.id,
             describe(ctx.client, Buffers::default(), Some("client|list")),
         ));
-        for (c, buffers) in ctx.server.clients.iter() {
+    }
+    for (c, buffers) in ctx.server.clients.iter() {
+        if of_type.matches(c) {
             lines.push((c.id, describe(c, buffers, None)));
         }
     }
@@ -149,7 +180,7 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut laddr: Option<String> = None;
     let mut skipme = true;
     let mut maxage: Option<u64> = None;
-    let mut normal_type = true;
+    let mut of_type = ClientType::Any;
     if legacy {
         addr = Some(String::from_utf8_lossy(args[2]).into_owned());
         skipme = false;
@@ -166,10 +197,9 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
                 },
                 b"addr" => addr = Some(value),
                 b"laddr" => laddr = Some(value),
-                b"type" => match value.to_ascii_lowercase().as_str() {
-                    "normal" => normal_type = true,
-                    "master" | "replica" | "slave" | "pubsub" => normal_type = false,
-                    _ => return ctx.error(&format!("ERR Unknown client type '{value}'")),
+                b"type" => match ClientType::parse(&value) {
+                    Ok(t) => of_type = t,
+                    Err(e) => return ctx.error(&e),
                 },
                 b"user" => {
                     if value != "default" {
@@ -190,7 +220,7 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     let matches = |c: &Client| {
-        normal_type
+        of_type.matches(c)
             && id.is_none_or(|i| c.id == i)
             && addr.as_ref().is_none_or(|a| c.addr.to_string() == *a)
             && laddr.as_ref().is_none_or(|a| c.laddr.to_string() == *a)

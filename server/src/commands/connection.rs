@@ -4,8 +4,13 @@ use super::Ctx;
 use crate::clients::ReplyMode;
 use crate::errors;
 
-/// PING [message]
+/// PING [message]; in RESP2's subscribed mode the reply is a `pong` message.
 pub fn ping(ctx: &mut Ctx, args: &[&[u8]]) {
+    if super::pubsub::in_subscribed_mode(ctx.client) && args.len() <= 2 {
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        return ctx.out.bulk(args.get(1).copied().unwrap_or_default());
+    }
     match args {
         [_] => ctx.out.simple("PONG"),
         [_, msg] => ctx.out.bulk(msg),
@@ -30,6 +35,7 @@ pub fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.client.multi_failed = false;
     let id = ctx.client.id;
     ctx.server.keyspace.unwatch_all(id, &mut ctx.client.watched);
+    super::pubsub::drop_subscriptions(ctx.server, ctx.client);
     ctx.client.db = 0;
     ctx.client.resp3 = false;
     ctx.out.set_resp3(false);

@@ -15,6 +15,7 @@ mod keys;
 mod lookup;
 mod multi;
 mod persistence;
+mod pubsub;
 mod server_cmds;
 mod table;
 
@@ -113,6 +114,7 @@ pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, arg
     }
     let reply_start = wbuf.len();
     let mut ctx = Ctx::new(server, client, wbuf);
+    let mut called = None;
     match resolve(&mut ctx, args) {
         Some(cmd) => {
             if let (Some(queue), false) = (
@@ -123,6 +125,7 @@ pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, arg
                 ctx.out.simple("QUEUED");
             } else {
                 call(&mut ctx, cmd, args);
+                called = Some(cmd);
                 if let Some((keys, deadline)) = ctx.block.take() {
                     blocking::block_client(ctx.server, ctx.client, keys, deadline, args);
                 }
@@ -134,16 +137,22 @@ pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, arg
             }
         }
     }
-    apply_reply_mode(&mut ctx, reply_start);
+    apply_reply_mode(&mut ctx, reply_start, called);
 }
 
-/// CLIENT REPLY OFF / SKIP: drop what this command wrote.
-fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize) {
+/// CLIENT REPLY OFF / SKIP: drop what this command wrote, unless it ran and its replies are
+/// pub/sub confirmations, which Redis 7.2 pushes regardless.
+fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>) {
+    let drop = |ctx: &mut Ctx| {
+        if !called.is_some_and(pubsub::replies_are_pushes) {
+            ctx.out.truncate(reply_start);
+        }
+    };
     match ctx.client.reply_mode {
         ReplyMode::On => {}
-        ReplyMode::Off => ctx.out.truncate(reply_start),
+        ReplyMode::Off => drop(ctx),
         ReplyMode::Skip => {
-            ctx.out.truncate(reply_start);
+            drop(ctx);
             ctx.client.reply_mode = ReplyMode::On;
         }
         ReplyMode::SkipNext => ctx.client.reply_mode = ReplyMode::Skip,
@@ -210,6 +219,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             Some(cmd),
             "ERR Command not allowed inside a transaction",
         );
+        return None;
+    }
+    if pubsub::in_subscribed_mode(ctx.client) && !cmd.flags.contains(Flags::SUBSCRIBED_CONTEXT) {
+        reject(ctx, Some(cmd), &pubsub::not_in_subscribed_context(cmd.name));
         return None;
     }
     Some(cmd)

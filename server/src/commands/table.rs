@@ -3,7 +3,7 @@
 
 use super::{
     blocking, client_cmd, connection, expire, info, introspection, keys, multi, persistence,
-    server_cmds, Handler,
+    pubsub, server_cmds, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,6 +42,8 @@ impl Flags {
     pub const ALLOW_BUSY: Flags = Flags(1 << 12);
     /// Kept out of the slowlog (EXEC logs its own commands).
     pub const SKIP_SLOWLOG: Flags = Flags(1 << 13);
+    /// Allowed to a RESP2 client in subscribed mode (the subscribe family, PING, QUIT, RESET).
+    pub const SUBSCRIBED_CONTEXT: Flags = Flags(1 << 14);
 
     /// Whether every flag of `other` is set.
     pub const fn contains(self, other: Flags) -> bool {
@@ -167,7 +169,7 @@ macro_rules! cmd {
 }
 
 /// Containers never run themselves: the dispatcher picks a subcommand or refuses.
-fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
+pub(super) fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
     let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
     ctx.error(&crate::errors::wrong_arity(&name));
 }
@@ -250,7 +252,12 @@ static SLOWLOG_SUBS: [Command; 4] = [
 /// Every top-level command.
 pub static COMMANDS: [Command; 50] = [
     // connection
-    cmd!("ping", -1, F, connection::ping),
+    cmd!(
+        "ping",
+        -1,
+        F.with(Flags::SUBSCRIBED_CONTEXT),
+        connection::ping
+    ),
     cmd!("echo", 2, F, connection::echo),
     cmd!(
         "quit",
@@ -259,13 +266,18 @@ pub static COMMANDS: [Command; 50] = [
             .with(Flags::NOSCRIPT)
             .with(LSF)
             .with(Flags::NO_AUTH)
-            .with(MC),
+            .with(MC)
+            .with(Flags::SUBSCRIBED_CONTEXT),
         connection::quit
     ),
     cmd!(
         "reset",
         1,
-        Flags::NOSCRIPT.with(LSF).with(Flags::NO_AUTH).with(MC),
+        Flags::NOSCRIPT
+            .with(LSF)
+            .with(Flags::NO_AUTH)
+            .with(MC)
+            .with(Flags::SUBSCRIBED_CONTEXT),
         connection::reset
     ),
     cmd!(
@@ -377,6 +389,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .iter()
             .chain(&crate::zset_commands::COMMANDS)
             .chain(&crate::string_commands::COMMANDS)
+            .chain(&pubsub::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -396,4 +409,5 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .iter()
         .chain(&crate::zset_commands::COMMANDS)
         .chain(&crate::string_commands::COMMANDS)
+        .chain(&pubsub::COMMANDS)
 }

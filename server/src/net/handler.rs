@@ -111,7 +111,8 @@ impl RespLoop<'_> {
             lease.out.clear();
         }
         conn.closing |= std::mem::take(&mut lease.doomed);
-        let mut open = conn.flush(&mut c.stream, &mut server.stats);
+        // Output written for it passed its hard limit: closed without writing more.
+        let mut open = !lease.overflowed && conn.flush(&mut c.stream, &mut server.stats);
         loop {
             let conn = &cx.conn(key).expect("open").state;
             if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
@@ -163,7 +164,8 @@ impl RespLoop<'_> {
     }
 
     /// Services the connections that the last commands woke (served blocked clients,
-    /// timed-out waits, CLIENT KILL and CLIENT UNBLOCK targets, idle clients).
+    /// timed-out waits, CLIENT KILL and CLIENT UNBLOCK targets, idle clients, subscribers
+    /// with published messages).
     fn serve_woken(&mut self, cx: &mut Ctx<'_, Conn>) {
         loop {
             commands::serve_ready_keys(self.server);
@@ -189,8 +191,11 @@ impl RespLoop<'_> {
         server.snapshots().cron();
         let idle_limit = server.config.timeout;
         if idle_limit > 0 {
+            // Blocked and subscribed clients are exempt, as in Redis.
             server.clients.kill(|c| {
-                c.blocked.is_none() && c.last_interaction.elapsed().as_secs() > idle_limit
+                c.blocked.is_none()
+                    && !c.subscriptions.active()
+                    && c.last_interaction.elapsed().as_secs() > idle_limit
             });
         }
         self.serve_woken(cx);

@@ -26,9 +26,14 @@ pub fn input_over_limit(config: &Config, conn: &Conn, client: &Client) -> bool {
 }
 
 /// Whether the pending replies passed the hard output limit, or the soft one for longer
-/// than allowed (logged: the connection is then closed).
+/// than allowed (logged: the connection is then closed). A client with a subscription is
+/// held to the pubsub class's limits, as in Redis.
 pub fn output_over_limit(config: &Config, conn: &mut Conn, client: &Client) -> bool {
-    let limit = config.output_limit;
+    let limit = if client.subscriptions.active() {
+        config.pubsub_output_limit
+    } else {
+        config.output_limit
+    };
     let pending = conn.pending_output() as u64;
     let over = if limit.hard > 0 && pending > limit.hard {
         true
@@ -40,11 +45,7 @@ pub fn output_over_limit(config: &Config, conn: &mut Conn, client: &Client) -> b
         false
     };
     if over {
-        warning!(
-            "Client id={} addr={} closed for overcoming of output buffer limits.",
-            client.id,
-            client.addr
-        );
+        crate::clients::warn_output_limit(client);
     }
     over
 }

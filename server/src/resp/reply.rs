@@ -139,6 +139,11 @@ impl<'a> ReplyWriter<'a> {
         }
     }
 
+    /// A push header of `n` elements (RESP3 `>`; an array in RESP2).
+    pub fn push(&mut self, n: usize) {
+        self.header(if self.resp3 { b'>' } else { b'*' }, n as i64);
+    }
+
     /// A set header (an array in RESP2).
     pub fn set(&mut self, n: usize) {
         self.header(if self.resp3 { b'~' } else { b'*' }, n as i64);

@@ -1,0 +1,322 @@
+//! The pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH and PUBSUB, the
+//! RESP2 subscribed-mode gate, and dropping a client's subscriptions (RESET, disconnect).
+//!
+//! PUBLISH writes each message into the receiver's output: its own reply stream when the
+//! receiver is the publisher, otherwise the lease output of the client registry, after which
+//! the receiver is woken, so `net` writes it out at once even when that client sends nothing.
+//! Subscribers are held to `client-output-buffer-limit pubsub` when `net` services them.
+
+use super::server_cmds::subcommand_syntax_error;
+use super::table::StatSlot;
+use super::{Command, Ctx, Flags};
+use crate::clients::{Client, Clients};
+use crate::pubsub::{frame, Kind};
+use crate::resp::reply::ReplyWriter;
+use crate::server::Server;
+
+/// Flags of the subscribe family: allowed in RESP2's subscribed mode.
+const SUB: Flags = Flags::NOSCRIPT
+    .with(Flags::LOADING)
+    .with(Flags::STALE)
+    .with(Flags::SUBSCRIBED_CONTEXT);
+/// Flags of PUBLISH / SPUBLISH.
+const PUB: Flags = Flags::LOADING.with(Flags::STALE).with(Flags::FAST);
+/// Flags of the PUBSUB subcommands.
+const INTROSPECT: Flags = Flags::LOADING.with(Flags::STALE);
+
+const fn sub(name: &'static str, arity: i32, handler: super::Handler) -> Command {
+    Command::simple(name, arity, INTROSPECT, handler)
+}
+
+static PUBSUB_SUBS: [Command; 6] = [
+    sub("pubsub|channels", -2, channels),
+    sub("pubsub|numsub", -2, numsub),
+    sub("pubsub|numpat", 2, numpat),
+    sub("pubsub|shardchannels", -2, shardchannels),
+    sub("pubsub|shardnumsub", -2, shardnumsub),
+    sub("pubsub|help", 2, help),
+];
+
+/// How many of [`COMMANDS`] are the (un)subscribe family (they come first).
+const SUBSCRIBE_FAMILY: usize = 6;
+
+/// The pub/sub commands of the table.
+pub static COMMANDS: [Command; 9] = [
+    Command::simple("subscribe", -2, SUB, subscribe),
+    Command::simple("unsubscribe", -1, SUB, unsubscribe),
+    Command::simple("psubscribe", -2, SUB, psubscribe),
+    Command::simple("punsubscribe", -1, SUB, punsubscribe),
+    Command::simple("ssubscribe", -2, SUB, ssubscribe),
+    Command::simple("sunsubscribe", -1, SUB, sunsubscribe),
+    Command::simple("publish", 3, PUB, publish),
+    Command::simple("spublish", 3, PUB, spublish),
+    Command {
+        name: "pubsub",
+        arity: -2,
+        flags: INTROSPECT,
+        handler: super::table::container,
+        subcommands: &PUBSUB_SUBS,
+        slot: StatSlot::new(),
+    },
+];
+
+/// The error for a command other than the subscribe family, PING, QUIT and RESET from a
+/// RESP2 client in subscribed mode.
+pub fn not_in_subscribed_context(name: &str) -> String {
+    format!("ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+}
+
+/// Whether the client is a RESP2 client in subscribed mode (only the subscribe family, PING,
+/// QUIT and RESET run; PING answers as a message).
+#[inline]
+pub fn in_subscribed_mode(client: &Client) -> bool {
+    !client.resp3 && client.subscriptions.active()
+}
+
+/// Whether the command's replies are all (un)subscribe confirmations, which CLIENT REPLY
+/// OFF / SKIP do not silence (Redis 7.2).
+pub fn replies_are_pushes(cmd: &Command) -> bool {
+    COMMANDS[..SUBSCRIBE_FAMILY]
+        .iter()
+        .any(|c| std::ptr::eq(c, cmd))
+}
+
+/// SUBSCRIBE channel [channel ...]
+fn subscribe(ctx: &mut Ctx, args: &[&[u8]]) {
+    subscribe_to(ctx, Kind::Channel, &args[1..]);
+}
+
+/// PSUBSCRIBE pattern [pattern ...]
+fn psubscribe(ctx: &mut Ctx, args: &[&[u8]]) {
+    subscribe_to(ctx, Kind::Pattern, &args[1..]);
+}
+
+/// SSUBSCRIBE shardchannel [shardchannel ...]
+fn ssubscribe(ctx: &mut Ctx, args: &[&[u8]]) {
+    subscribe_to(ctx, Kind::Shard, &args[1..]);
+}
+
+/// UNSUBSCRIBE [channel ...]
+fn unsubscribe(ctx: &mut Ctx, args: &[&[u8]]) {
+    unsubscribe_from(ctx, Kind::Channel, &args[1..]);
+}
+
+/// PUNSUBSCRIBE [pattern ...]
+fn punsubscribe(ctx: &mut Ctx, args: &[&[u8]]) {
+    unsubscribe_from(ctx, Kind::Pattern, &args[1..]);
+}
+
+/// SUNSUBSCRIBE [shardchannel ...]
+fn sunsubscribe(ctx: &mut Ctx, args: &[&[u8]]) {
+    unsubscribe_from(ctx, Kind::Shard, &args[1..]);
+}
+
+/// Subscribes to each name in turn, confirming each with the count after it.
+fn subscribe_to(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
+    let (what, _) = kind.confirmations();
+    for &name in names {
+        if ctx
+            .client
+            .subscriptions
+            .names_mut(kind)
+            .insert(name.to_vec())
+        {
+            ctx.server.pubsub.add(kind, name, ctx.client.id);
+        }
+        let count = ctx.client.subscriptions.confirmed_count(kind);
+        frame::confirmation(&mut ctx.out, what, Some(name), count);
+    }
+}
+
+/// Unsubscribes from each name (from every name of the kind without any), confirming each;
+/// from nothing, one confirmation with a null name.
+fn unsubscribe_from(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
+    let (_, what) = kind.confirmations();
+    let all: Vec<Vec<u8>>;
+    let names: Vec<&[u8]> = if names.is_empty() {
+        all = ctx
+            .client
+            .subscriptions
+            .names(kind)
+            .iter()
+            .cloned()
+            .collect();
+        if all.is_empty() {
+            let count = ctx.client.subscriptions.confirmed_count(kind);
+            return frame::confirmation(&mut ctx.out, what, None, count);
+        }
+        all.iter().map(Vec::as_slice).collect()
+    } else {
+        names.to_vec()
+    };
+    for name in names {
+        if ctx.client.subscriptions.names_mut(kind).remove(name) {
+            ctx.server.pubsub.remove(kind, name, ctx.client.id);
+        }
+        let count = ctx.client.subscriptions.confirmed_count(kind);
+        frame::confirmation(&mut ctx.out, what, Some(name), count);
+    }
+}
+
+/// Drops every subscription of a client, without confirmations (RESET, a closed connection).
+pub fn drop_subscriptions(server: &mut Server, client: &mut Client) {
+    for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+        for name in client.subscriptions.names_mut(kind).drain() {
+            server.pubsub.remove(kind, &name, client.id);
+        }
+    }
+}
+
+/// PUBLISH channel message
+fn publish(ctx: &mut Ctx, args: &[&[u8]]) {
+    let receivers = deliver(ctx, Kind::Channel, args[1], args[2]);
+    ctx.out.int(receivers as i64);
+}
+
+/// SPUBLISH shardchannel message
+fn spublish(ctx: &mut Ctx, args: &[&[u8]]) {
+    let receivers = deliver(ctx, Kind::Shard, args[1], args[2]);
+    ctx.out.int(receivers as i64);
+}
+
+/// Sends a message to the subscribers of `channel` (and, for a plain channel, to those of
+/// the patterns matching it), as Redis does: channel subscribers first. Returns how many
+/// received it.
+fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
+    let Ctx {
+        server,
+        client,
+        out,
+        ..
+    } = ctx;
+    let Server {
+        pubsub,
+        clients,
+        config,
+        ..
+    } = &mut **server;
+    let hard = config.pubsub_output_limit.hard;
+    let mut receivers = 0;
+    for &id in pubsub.subscribers(kind, channel) {
+        send(clients, hard, client, out, id, |w| {
+            frame::message(w, kind, None, channel, payload)
+        });
+        receivers += 1;
+    }
+    if kind == Kind::Channel {
+        for (pattern, ids) in pubsub.matching_patterns(channel) {
+            for &id in ids {
+                send(clients, hard, client, out, id, |w| {
+                    frame::message(w, kind, Some(pattern), channel, payload)
+                });
+                receivers += 1;
+            }
+        }
+    }
+    receivers
+}
+
+/// Writes one frame for client `id`: into the running client's own replies, or into the
+/// lease output of another client, which is woken unless output already waits for it; one
+/// whose output passes `hard_limit` (client-output-buffer-limit pubsub) gets no more and is
+/// closed.
+fn send(
+    clients: &mut Clients,
+    hard_limit: u64,
+    me: &Client,
+    my_out: &mut ReplyWriter,
+    id: u64,
+    write: impl Fn(&mut ReplyWriter),
+) {
+    if id == me.id {
+        return write(my_out);
+    }
+    let Some(mut lease) = clients.lease_id(id) else {
+        return;
+    };
+    if lease.overflowed {
+        return clients.restore(lease, false);
+    }
+    // Output already waiting means the client was woken and not serviced since.
+    let mut wake = lease.out.is_empty();
+    write(&mut ReplyWriter::new(&mut lease.out, lease.client.resp3));
+    // The hard limit is checked as each message is added (a publisher's pipeline runs whole
+    // before the subscriber is serviced); the soft one when `net` services the subscriber.
+    if hard_limit > 0 && lease.pending_output() as u64 > hard_limit {
+        lease.overflow();
+        wake = true;
+    }
+    clients.restore(lease, wake);
+}
+
+/// PUBSUB CHANNELS [pattern]
+fn channels(ctx: &mut Ctx, args: &[&[u8]]) {
+    list_names(ctx, Kind::Channel, args);
+}
+
+/// PUBSUB SHARDCHANNELS [pattern]
+fn shardchannels(ctx: &mut Ctx, args: &[&[u8]]) {
+    list_names(ctx, Kind::Shard, args);
+}
+
+/// The active names of `kind` matching the optional pattern.
+fn list_names(ctx: &mut Ctx, kind: Kind, args: &[&[u8]]) {
+    if args.len() > 3 {
+        return subcommand_syntax_error(ctx, args);
+    }
+    let names = ctx.server.pubsub.names(kind, args.get(2).copied());
+    ctx.out.array(names.len());
+    for name in names {
+        ctx.out.bulk(name);
+    }
+}
+
+/// PUBSUB NUMSUB [channel ...]
+fn numsub(ctx: &mut Ctx, args: &[&[u8]]) {
+    count_subscribers(ctx, Kind::Channel, &args[2..]);
+}
+
+/// PUBSUB SHARDNUMSUB [shardchannel ...]
+fn shardnumsub(ctx: &mut Ctx, args: &[&[u8]]) {
+    count_subscribers(ctx, Kind::Shard, &args[2..]);
+}
+
+/// Each name with its number of subscribers (patterns not counted), as a flat array.
+fn count_subscribers(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
+    ctx.out.array(names.len() * 2);
+    for name in names {
+        ctx.out.bulk(name);
+        let n = ctx.server.pubsub.subscribers(kind, name).len();
+        ctx.out.int(n as i64);
+    }
+}
+
+/// PUBSUB NUMPAT
+fn numpat(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let n = ctx.server.pubsub.len(Kind::Pattern);
+    ctx.out.int(n as i64);
+}
+
+/// PUBSUB HELP (Redis's text, "Prints this help." included).
+fn help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    const LINES: [&str; 14] = [
+        "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CHANNELS [<pattern>]",
+        "    Return the currently active channels matching a <pattern> (default: '*').",
+        "NUMPAT",
+        "    Return number of subscriptions to patterns.",
+        "NUMSUB [<channel> ...]",
+        "    Return the number of subscribers for the specified channels, excluding",
+        "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
+        "HELP",
+        "    Prints this help.",
+    ];
+    ctx.out.array(LINES.len());
+    for line in LINES {
+        ctx.out.simple(line);
+    }
+}
