@@ -406,8 +406,9 @@ def test_ignored_directives_get_one_summary_line(tmp_path, started):
     lines = [line for line in log.read_text().splitlines() if "ignored" in line]
     assert len(lines) == 1, lines
     assert lines[0].endswith(" # Configuration directives not supported by Goblin were ignored "
-                             "(3): maxmemory, tcp-backlog, unixsocket")
+                             "(2): tcp-backlog, unixsocket")
     assert client(port).config_get("protected-mode") == {"protected-mode": "no"}
+    assert client(port).config_get("maxmemory") == {"maxmemory": str(200 << 20)}, "the last one wins"
     shutdown(port)
 
 

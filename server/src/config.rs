@@ -2,6 +2,7 @@
 //! parameters that CONFIG GET / CONFIG SET read and change.
 
 use crate::glob::glob_match;
+use crate::memory::config::MemoryConfig;
 use crate::resp::parse::split_args;
 use clap::Parser;
 
@@ -155,6 +156,10 @@ pub struct Config {
     pub supervised: String,
     /// protected-mode: without a password, only loopback clients are served.
     pub protected_mode: bool,
+    /// stop-writes-on-bgsave-error: refuse writes while the last BGSAVE failed.
+    pub stop_writes_on_bgsave_error: bool,
+    /// maxmemory, maxmemory-policy, maxmemory-samples, lfu-log-factor, lfu-decay-time.
+    pub memory: crate::memory::config::MemoryConfig,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
 }
@@ -197,6 +202,8 @@ impl Default for Config {
             pidfile: String::new(),
             supervised: "no".into(),
             protected_mode: true,
+            stop_writes_on_bgsave_error: true,
+            memory: Default::default(),
             save_seen_at_start: false,
         }
     }
@@ -246,6 +253,13 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("pidfile", None, Mutability::StartOnly),
     ("supervised", None, Mutability::StartOnly),
     ("protected-mode", None, Mutability::Runtime),
+    ("stop-writes-on-bgsave-error", None, Mutability::Runtime),
+    ("maxmemory", None, Mutability::Runtime),
+    ("maxmemory-policy", None, Mutability::Runtime),
+    ("maxmemory-samples", None, Mutability::Runtime),
+    ("maxmemory-eviction-tenacity", None, Mutability::Runtime),
+    ("lfu-log-factor", None, Mutability::Runtime),
+    ("lfu-decay-time", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -436,6 +450,23 @@ impl Config {
             "pidfile" => self.pidfile = text,
             "supervised" => self.supervised = one_of(&text, &["upstart", "systemd", "auto", "no"])?,
             "protected-mode" => self.protected_mode = yes_no(&text)?,
+            "stop-writes-on-bgsave-error" => self.stop_writes_on_bgsave_error = yes_no(&text)?,
+            "maxmemory" => self.memory.maxmemory = memory_in(&text, 0, u64::MAX)?,
+            "maxmemory-policy" => {
+                let names = MemoryConfig::policy_names();
+                let name = one_of(&text, &names)?;
+                self.memory.policy = MemoryConfig::policy_named(&name).expect("a policy's name");
+            }
+            "maxmemory-samples" => self.memory.samples = int_in(&text, 1, i32::MAX as i64)? as u32,
+            "maxmemory-eviction-tenacity" => {
+                self.memory.eviction_tenacity = int_in(&text, 0, 100)? as u32
+            }
+            "lfu-log-factor" => {
+                self.memory.lfu_log_factor = int_in(&text, 0, i32::MAX as i64)? as u32
+            }
+            "lfu-decay-time" => {
+                self.memory.lfu_decay_time = int_in(&text, 0, i32::MAX as i64)? as u32
+            }
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -536,6 +567,13 @@ impl Config {
             "pidfile" => self.pidfile.clone(),
             "supervised" => self.supervised.clone(),
             "protected-mode" => yes_no_name(self.protected_mode),
+            "stop-writes-on-bgsave-error" => yes_no_name(self.stop_writes_on_bgsave_error),
+            "maxmemory" => self.memory.maxmemory.to_string(),
+            "maxmemory-policy" => self.memory.policy.name().into(),
+            "maxmemory-samples" => self.memory.samples.to_string(),
+            "maxmemory-eviction-tenacity" => self.memory.eviction_tenacity.to_string(),
+            "lfu-log-factor" => self.memory.lfu_log_factor.to_string(),
+            "lfu-decay-time" => self.memory.lfu_decay_time.to_string(),
             _ => unreachable!("every canonical name has a value"),
         }
     }
@@ -671,6 +709,11 @@ mod tests {
     #[test]
     fn memory_units() {
         assert_eq!(memtoull("1gb"), Some(1 << 30));
+        assert_eq!(memtoull("100mb"), Some(100 << 20));
+        assert_eq!(memtoull("1024"), Some(1024));
+        assert_eq!(memtoull("2G"), Some(2_000_000_000));
+        assert_eq!(memtoull("-1"), None);
+        assert_eq!(memtoull("1.5gb"), None);
         assert_eq!(memtoull("100k"), Some(100_000));
         assert_eq!(memtoull("512MB"), Some(512 << 20));
         assert_eq!(memtoull("12x"), None);

@@ -76,9 +76,11 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
     let mut server = server::Server::new(config);
     server.store = goblin_objcache::start(&args.store)?;
-    server.snapshots().load_at_startup()?;
+    server.memory.startup = goblin_server::memory::allocator::heap().allocated;
+    server.loading = server.snapshots().start_loading();
     rdb::install_signal_handlers();
-    notice!("Ready to accept connections tcp");
-    service.ready();
-    net::run(&mut server, listeners)
+    net::run(&mut server, listeners, &mut || {
+        notice!("Ready to accept connections tcp");
+        service.ready();
+    })
 }

@@ -33,6 +33,7 @@ fn pop(ctx: &mut Ctx, key: &[u8], end: End, count: usize) -> Vec<(Vec<u8>, f64)>
     if n > 0 {
         after_write(ctx, key, empty);
     }
+    ctx.server.keyspace.add_dirty(n as u64);
     popped
 }
 
