@@ -491,3 +491,15 @@ def test_directives_same_as_flag_in_file_and_by_config_set(tmp_path, started):
             assert redis_got.config_get(name) == {name: expected}, name
     for port in (by_flag, by_file, by_set, redis_port):
         shutdown(port)
+
+
+def test_store_lines_go_through_the_servers_log(tmp_path, started):
+    """Goblin Store's start-up lines carry the server's log format and go to --logfile."""
+    log = tmp_path / "g.log"
+    _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log),
+                         "--memcache-port", str(free_port()))
+    lines = [line for line in log.read_text().splitlines() if "Goblin Store:" in line]
+    assert lines, log.read_text()
+    assert all(re.match(r"\d+:M \d\d \w{3} \d{4} [\d:.]+ [*#] Goblin Store: ", line) for line in lines), lines
+    assert any("memcache on" in line for line in lines), lines
+    shutdown(port)
