@@ -8,6 +8,9 @@ use crate::errors;
 use crate::server::Server;
 
 /// The error refusing `cmd` from `client`, if any (evicting first when over maxmemory).
+/// Out of line: the dispatcher's fast path only tests whether a check applies.
+#[cold]
+#[inline(never)]
 pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<&'static str> {
     if server.config.memory.maxmemory != 0
         && !crate::memory::perform_evictions(server)

@@ -80,6 +80,8 @@ impl AccessClock {
         }
     }
 
+    // Kept out of line so that the LRU path stays small enough to inline into lookups.
+    #[inline(never)]
     fn lfu_touch(&mut self, field: &mut u32, now_ms: u64) {
         let counter = self.decayed(*field, now_ms);
         let r = self.uniform();

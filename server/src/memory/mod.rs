@@ -90,6 +90,16 @@ impl Default for MemoryState {
     }
 }
 
+/// Cron work under a limit: when the resident set outgrows maxmemory by more than a tenth
+/// (holes the allocator keeps after evictions), free pages go back to the system, so RSS
+/// stays near the limit as the operator sized it.
+pub fn cron(server: &Server) {
+    let limit = server.config.memory.maxmemory;
+    if limit != 0 && allocator::rss_bytes() > limit + limit / 10 {
+        allocator::purge();
+    }
+}
+
 /// Evicts until the figure is under maxmemory (called before each command when a limit
 /// is set). Returns false when it stays over it: no key is left to evict under the policy,
 /// or the policy is noeviction; commands that may grow memory are then refused.

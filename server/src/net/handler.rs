@@ -221,6 +221,7 @@ impl RespLoop<'_> {
                 25 * 10 / server.config.hz.max(1) as u64,
             ));
             server.snapshots().cron();
+            crate::memory::cron(server);
         }
         commands::expire_blocked(server, now);
         let idle_limit = server.config.timeout;
