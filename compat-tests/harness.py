@@ -230,6 +230,21 @@ def make_async_client(server: Server, protocol: int = 2, password: str | None = 
 # --------------------------------------------------------------------------------------------
 
 
+def info_of(c: redis.Redis, section: str) -> dict:
+    """INFO `section` from a client without reply callbacks, as a dict of numbers or texts."""
+    out = {}
+    for line in c.execute_command("INFO", section).decode().splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            for kind in (int, float, str):
+                try:
+                    out[k] = kind(v)
+                    break
+                except ValueError:
+                    pass
+    return out
+
+
 def _as_float(v):
     if isinstance(v, bytes):
         try:

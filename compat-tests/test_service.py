@@ -406,8 +406,9 @@ def test_ignored_directives_get_one_summary_line(tmp_path, started):
     lines = [line for line in log.read_text().splitlines() if "ignored" in line]
     assert len(lines) == 1, lines
     assert lines[0].endswith(" # Configuration directives not supported by Goblin were ignored "
-                             "(3): maxmemory, tcp-backlog, unixsocket")
+                             "(2): tcp-backlog, unixsocket")
     assert client(port).config_get("protected-mode") == {"protected-mode": "no"}
+    assert client(port).config_get("maxmemory") == {"maxmemory": str(200 << 20)}, "the last one wins"
     shutdown(port)
 
 
@@ -490,3 +491,15 @@ def test_directives_same_as_flag_in_file_and_by_config_set(tmp_path, started):
             assert redis_got.config_get(name) == {name: expected}, name
     for port in (by_flag, by_file, by_set, redis_port):
         shutdown(port)
+
+
+def test_store_lines_go_through_the_servers_log(tmp_path, started):
+    """Goblin Store's start-up lines carry the server's log format and go to --logfile."""
+    log = tmp_path / "g.log"
+    _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log),
+                         "--memcache-port", str(free_port()))
+    lines = [line for line in log.read_text().splitlines() if "Goblin Store:" in line]
+    assert lines, log.read_text()
+    assert all(re.match(r"\d+:M \d\d \w{3} \d{4} [\d:.]+ [*#] Goblin Store: ", line) for line in lines), lines
+    assert any("memcache on" in line for line in lines), lines
+    shutdown(port)

@@ -39,6 +39,7 @@
 pub mod config;
 pub mod front;
 pub(crate) mod io;
+pub mod log;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -91,7 +92,7 @@ fn choose_engine(choice: TailIoChoice, has_ssd: bool) -> anyhow::Result<TailEngi
             anyhow::bail!("--tail-io uring: io_uring is unavailable: {e}")
         }
         (TailIoChoice::Auto, Err(e)) => {
-            eprintln!("goblin-store: io_uring is unavailable ({e})");
+            crate::store_log!(Warning, "io_uring is unavailable ({e})");
             TailEngine::Blocking
         }
     })
@@ -106,7 +107,7 @@ pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
     let cfg = args.resolve()?;
     let engine = choose_engine(cfg.tail_io, cfg.ssd_dir.is_some())?;
     if engine != TailEngine::None {
-        eprintln!("goblin-store: SSD tail reads use {}", engine.as_str());
+        crate::store_log!(Notice, "SSD tail reads use {}", engine.as_str());
     }
     let store = Arc::new(Store::new(cfg.clone())?);
     if let Some(port) = cfg.memcache_port {
@@ -121,8 +122,9 @@ pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
         for (i, l) in listeners.into_iter().enumerate() {
             front::memcache::event_loop::spawn(i, Arc::clone(&store), l, engine)?;
         }
-        eprintln!(
-            "goblin-store: memcache on {addr}, {} loops, {} shards, arena {} MiB, heads {} MiB",
+        crate::store_log!(
+            Notice,
+            "memcache on {addr}, {} loops, {} shards, arena {} MiB, heads {} MiB",
             cfg.cores,
             cfg.shards,
             cfg.small_memory >> 20,

@@ -2,6 +2,7 @@
 //! parameters that CONFIG GET / CONFIG SET read and change.
 
 use crate::glob::glob_match;
+use crate::memory::config::MemoryConfig;
 use crate::resp::parse::split_args;
 use clap::Parser;
 
@@ -157,6 +158,10 @@ pub struct Config {
     pub protected_mode: bool,
     /// rdbcompression: LZF-compress string values over 20 bytes in snapshots.
     pub rdbcompression: bool,
+    /// stop-writes-on-bgsave-error: refuse writes while the last BGSAVE failed.
+    pub stop_writes_on_bgsave_error: bool,
+    /// maxmemory, maxmemory-policy, maxmemory-samples, lfu-log-factor, lfu-decay-time.
+    pub memory: crate::memory::config::MemoryConfig,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
 }
@@ -200,6 +205,8 @@ impl Default for Config {
             supervised: "no".into(),
             protected_mode: true,
             rdbcompression: true,
+            stop_writes_on_bgsave_error: true,
+            memory: Default::default(),
             save_seen_at_start: false,
         }
     }
@@ -250,6 +257,13 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("supervised", None, Mutability::StartOnly),
     ("protected-mode", None, Mutability::Runtime),
     ("rdbcompression", None, Mutability::Runtime),
+    ("stop-writes-on-bgsave-error", None, Mutability::Runtime),
+    ("maxmemory", None, Mutability::Runtime),
+    ("maxmemory-policy", None, Mutability::Runtime),
+    ("maxmemory-samples", None, Mutability::Runtime),
+    ("maxmemory-eviction-tenacity", None, Mutability::Runtime),
+    ("lfu-log-factor", None, Mutability::Runtime),
+    ("lfu-decay-time", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -441,6 +455,23 @@ impl Config {
             "supervised" => self.supervised = one_of(&text, &["upstart", "systemd", "auto", "no"])?,
             "protected-mode" => self.protected_mode = yes_no(&text)?,
             "rdbcompression" => self.rdbcompression = yes_no(&text)?,
+            "stop-writes-on-bgsave-error" => self.stop_writes_on_bgsave_error = yes_no(&text)?,
+            "maxmemory" => self.memory.maxmemory = memory_in(&text, 0, u64::MAX)?,
+            "maxmemory-policy" => {
+                let names = MemoryConfig::policy_names();
+                let name = one_of(&text, &names)?;
+                self.memory.policy = MemoryConfig::policy_named(&name).expect("a policy's name");
+            }
+            "maxmemory-samples" => self.memory.samples = int_in(&text, 1, i32::MAX as i64)? as u32,
+            "maxmemory-eviction-tenacity" => {
+                self.memory.eviction_tenacity = int_in(&text, 0, 100)? as u32
+            }
+            "lfu-log-factor" => {
+                self.memory.lfu_log_factor = int_in(&text, 0, i32::MAX as i64)? as u32
+            }
+            "lfu-decay-time" => {
+                self.memory.lfu_decay_time = int_in(&text, 0, i32::MAX as i64)? as u32
+            }
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -542,6 +573,13 @@ impl Config {
             "supervised" => self.supervised.clone(),
             "protected-mode" => yes_no_name(self.protected_mode),
             "rdbcompression" => yes_no_name(self.rdbcompression),
+            "stop-writes-on-bgsave-error" => yes_no_name(self.stop_writes_on_bgsave_error),
+            "maxmemory" => self.memory.maxmemory.to_string(),
+            "maxmemory-policy" => self.memory.policy.name().into(),
+            "maxmemory-samples" => self.memory.samples.to_string(),
+            "maxmemory-eviction-tenacity" => self.memory.eviction_tenacity.to_string(),
+            "lfu-log-factor" => self.memory.lfu_log_factor.to_string(),
+            "lfu-decay-time" => self.memory.lfu_decay_time.to_string(),
             _ => unreachable!("every canonical name has a value"),
         }
     }
@@ -677,6 +715,11 @@ mod tests {
     #[test]
     fn memory_units() {
         assert_eq!(memtoull("1gb"), Some(1 << 30));
+        assert_eq!(memtoull("100mb"), Some(100 << 20));
+        assert_eq!(memtoull("1024"), Some(1024));
+        assert_eq!(memtoull("2G"), Some(2_000_000_000));
+        assert_eq!(memtoull("-1"), None);
+        assert_eq!(memtoull("1.5gb"), None);
         assert_eq!(memtoull("100k"), Some(100_000));
         assert_eq!(memtoull("512MB"), Some(512 << 20));
         assert_eq!(memtoull("12x"), None);

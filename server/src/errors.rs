@@ -34,6 +34,14 @@ pub const BGSAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
 /// A command other than AUTH, HELLO and the like before authentication.
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
 
+/// A command that may grow memory while used memory is over maxmemory.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// A write (or PING) while the last BGSAVE failed under stop-writes-on-bgsave-error.
+pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+/// A command without the `loading` flag during the start-up load.
+pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
+
 /// The arity error of command `name` (lower case, as typed in the table).
 pub fn wrong_arity(name: &str) -> String {
     format!("ERR wrong number of arguments for '{name}' command")

@@ -21,6 +21,7 @@
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
 //! - [`stats`]: counters behind INFO stats, commandstats and errorstats.
 //! - [`log`]: Redis-style log lines.
+//! - [`memory`]: maxmemory: the allocator's figure, eviction before commands, OOM.
 //! - [`service`]: daemonize, pidfile, supervised, protected-mode, `--version`.
 //! - [`clock`], [`numbers`], [`glob`]: Unix time, Redis's number texts, glob patterns.
 //!
@@ -55,6 +56,7 @@ pub mod errors;
 pub mod glob;
 pub mod keyspace;
 pub mod log;
+pub mod memory;
 pub mod net;
 pub mod numbers;
 pub mod pubsub;

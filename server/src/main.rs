@@ -55,6 +55,15 @@ fn main() {
     }
 }
 
+/// Goblin Store's lines, through the server's log (its format, level and --logfile).
+fn store_log(level: goblin_objcache::log::Level, message: &str) {
+    let level = match level {
+        goblin_objcache::log::Level::Notice => goblin_server::config::LogLevel::Notice,
+        goblin_objcache::log::Level::Warning => goblin_server::config::LogLevel::Warning,
+    };
+    log::log(level, &format!("Goblin Store: {message}"));
+}
+
 fn run(args: Args) -> anyhow::Result<()> {
     let (mut config, ignored) = Config::from_args(&args)?;
     log::init(config.loglevel, &config.logfile)?;
@@ -75,10 +84,13 @@ fn run(args: Args) -> anyhow::Result<()> {
         config.port
     );
     let mut server = server::Server::new(config);
+    goblin_objcache::log::set_hook(store_log);
     server.store = goblin_objcache::start(&args.store)?;
-    server.snapshots().load_at_startup()?;
+    server.memory.startup = goblin_server::memory::allocator::heap().allocated;
+    server.loading = server.snapshots().start_loading();
     rdb::install_signal_handlers();
-    notice!("Ready to accept connections tcp");
-    service.ready();
-    net::run(&mut server, listeners)
+    net::run(&mut server, listeners, &mut || {
+        notice!("Ready to accept connections tcp");
+        service.ready();
+    })
 }

@@ -31,12 +31,17 @@ pub struct Server {
     pub rdb: crate::rdb::SaveState,
     /// A SHUTDOWN was requested.
     pub shutdown: bool,
+    /// The start-up load, while it runs.
+    pub loading: Option<crate::rdb::loading::Loading>,
+    /// The memory figure, eviction pool and evicted key count.
+    pub memory: crate::memory::MemoryState,
 }
 
 impl Server {
     /// A server with empty databases.
     pub fn new(config: Config) -> Server {
         let mut keyspace = Keyspace::new(config.databases);
+        keyspace.set_access_policy(config.memory.access_policy());
         let run_id = (0..40)
             .map(|_| char::from_digit((keyspace.random() % 16) as u32, 16).expect("hex digit"))
             .collect();
@@ -52,6 +57,8 @@ impl Server {
             run_id,
             rdb: crate::rdb::SaveState::new(),
             shutdown: false,
+            loading: None,
+            memory: Default::default(),
         }
     }
 
@@ -61,6 +68,7 @@ impl Server {
             state: &mut self.rdb,
             config: &self.config,
             keyspace: &mut self.keyspace,
+            loading: self.loading.is_some(),
         }
     }
 }

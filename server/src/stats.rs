@@ -128,8 +128,6 @@ pub struct Stats {
     pub errors: BTreeMap<String, u64>,
     /// Per command, by the command's stats slot (see [`Stats::command`]).
     commands: Vec<CommandStats>,
-    /// used_memory_peak: the most used_memory seen by INFO since start or RESETSTAT.
-    pub used_memory_peak: u64,
     /// Samples of (millis, commands_processed, net input bytes, net output bytes) for the
     /// instantaneous_* fields.
     pub ops_samples: std::collections::VecDeque<(u64, u64, u64, u64)>,

@@ -65,7 +65,7 @@ impl EventRing {
             self.backlog.pop_front();
         }
         if let Err(e) = self.ring.submit() {
-            eprintln!("goblin-store: io_uring submit failed: {e}");
+            crate::store_log!(Warning, "io_uring submit failed: {e}");
         }
     }
 

@@ -82,10 +82,7 @@ fn log_backing(kind: u8, len: usize) {
         } else {
             "normal pages (no HugeTLB pages available)"
         };
-        eprintln!(
-            "goblin-store: {} KiB blocks are backed by {what}",
-            len >> 10
-        );
+        crate::store_log!(Notice, "{} KiB blocks are backed by {what}", len >> 10);
     }
 }
 

@@ -185,7 +185,10 @@ impl Store {
             shards.push(Mutex::new(Shard::new(&cfg, pool, &heads_in_use)));
         }
         if cfg.ssd_dir.is_some() && !direct {
-            eprintln!("goblin-store: the --ssd-dir filesystem refuses O_DIRECT; tails go through the page cache");
+            crate::store_log!(
+                Warning,
+                "the --ssd-dir filesystem refuses O_DIRECT; tails go through the page cache"
+            );
         }
         Ok(Store {
             tails: TailCache::new(cfg.memory, heads_in_use),
@@ -445,7 +448,7 @@ impl Store {
         ) {
             Ok(extent) => extent,
             Err(e) => {
-                eprintln!("goblin-store: pool write failed, object dropped: {e}");
+                crate::store_log!(Warning, "pool write failed, object dropped: {e}");
                 stats::incr(&self.stats.ssd_io_errors);
                 self.shard(d).release(&res);
                 return Stored::NoMemory;
@@ -490,7 +493,7 @@ impl Store {
         let buf = match pool.read_blocking(e.tail, tail_len, self.cfg.io_chunk as usize) {
             Ok(b) => b,
             Err(err) => {
-                eprintln!("goblin-store: pool read failed: {err}");
+                crate::store_log!(Warning, "pool read failed: {err}");
                 stats::incr(&self.stats.ssd_io_errors);
                 return None;
             }

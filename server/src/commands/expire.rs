@@ -86,6 +86,7 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool, nam
         ctx.server.keyspace.set_expiry(db, key, when as u64);
         ctx.server.keyspace.signal_modified(db, key);
     }
+    ctx.server.keyspace.add_dirty(1);
     ctx.out.int(1);
 }
 
@@ -168,6 +169,7 @@ pub fn persist(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     if ctx.server.keyspace.persist(db, args[1]) {
         ctx.server.keyspace.signal_modified(db, args[1]);
+        ctx.server.keyspace.add_dirty(1);
         ctx.out.int(1);
     } else {
         ctx.out.int(0);

@@ -1,6 +1,9 @@
 //! INFO: the sections and field names Redis uses, with Goblin's true values.
 
 use super::Ctx;
+use crate::memory::allocator;
+use crate::memory::figures::{human, Figures};
+use crate::server::Server;
 use crate::REDIS_VERSION;
 use std::fmt::Write;
 
@@ -46,17 +49,16 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() == 1 {
         wanted.extend(defaults());
     }
-    if wanted.iter().any(|w| w == "memory") {
-        let used = ctx.server.keyspace.used_memory() as u64;
-        let peak = &mut ctx.server.stats.used_memory_peak;
-        *peak = (*peak).max(used);
-    }
+    let figures = wanted
+        .iter()
+        .any(|w| w == "memory")
+        .then(|| Figures::of(ctx.server));
     let mut text = String::new();
     for &section in ORDER {
         if !wanted.iter().any(|w| w == section) {
             continue;
         }
-        let body = match section_text(ctx, section) {
+        let body = match section_text(ctx, section, figures.as_ref()) {
             Some(body) => body,
             None => continue,
         };
@@ -68,47 +70,6 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.verbatim(text.as_bytes());
 }
 
-fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "K", "M", "G", "T"];
-    let mut v = bytes as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes}B")
-    } else {
-        format!("{v:.2}{}", UNITS[unit])
-    }
-}
-
-/// Resident set size of this process, from /proc.
-pub fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
-/// Bytes the allocator handed out and bytes it holds from the system (glibc's mallinfo2),
-/// zeros where that is not available.
-fn allocator_bytes() -> (u64, u64) {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: mallinfo2 only reads the allocator's statistics.
-        let m = unsafe { libc::mallinfo2() };
-        ((m.uordblks + m.hblkhd) as u64, (m.arena + m.hblkhd) as u64)
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        (0, 0)
-    }
-}
-
 fn cpu_times(who: libc::c_int) -> (f64, f64) {
     // SAFETY: getrusage writes into the zeroed struct we pass and reads nothing else.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -117,7 +78,7 @@ fn cpu_times(who: libc::c_int) -> (f64, f64) {
     (secs(usage.ru_stime), secs(usage.ru_utime))
 }
 
-fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
+fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Option<String> {
     let server = &*ctx.server;
     let mut s = String::new();
     let w = &mut s;
@@ -152,60 +113,15 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
                 server.config.maxclients, server.clients.blocked(), server.clients.blocked(),
             );
         }
-        "memory" => {
-            let used = server.keyspace.used_memory() as u64;
-            let rss = rss_bytes();
-            let pending = server.keyspace.lazyfree_pending();
-            let freed = server.keyspace.lazyfreed();
-            let total = std::fs::read_to_string("/proc/meminfo")
-                .ok()
-                .and_then(|m| {
-                    m.lines()
-                        .next()
-                        .and_then(|l| l.split_whitespace().nth(1))
-                        .and_then(|v| v.parse::<u64>().ok())
-                })
-                .unwrap_or(0)
-                * 1024;
-            let dataset = server.keyspace.dataset_memory() as u64;
-            let overhead = used - dataset;
-            let peak = server.stats.used_memory_peak.max(used);
-            let (allocated, active) = allocator_bytes();
-            let resident = rss;
-            let clients_normal: u64 = server
-                .clients
-                .iter()
-                .map(|(_, buffers)| buffers.total() as u64)
-                .sum();
-            let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
-            let diff = |a: u64, b: u64| a as i64 - b as i64;
-            let _ = write!(
-                w,
-                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{overhead}\r\nused_memory_startup:0\r\nused_memory_dataset:{dataset}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_vm_eval:0\r\nused_memory_lua_human:0B\r\nused_memory_scripts_eval:0\r\nnumber_of_cached_scripts:0\r\nnumber_of_functions:0\r\nnumber_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:0\r\nused_memory_vm_total_human:0B\r\nused_memory_functions:0\r\nused_memory_scripts:0\r\nused_memory_scripts_human:0B\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{clients_normal}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{pending}\r\nlazyfreed_objects:{freed}\r\n",
-                human(used),
-                human(rss),
-                human(peak),
-                ratio(used, peak) * 100.0,
-                ratio(dataset, used) * 100.0,
-                human(total),
-                ratio(active, allocated),
-                diff(active, allocated),
-                ratio(resident, active),
-                diff(resident, active),
-                ratio(rss, resident),
-                diff(rss, resident),
-                ratio(rss, used),
-                diff(rss, used),
-            );
-        }
+        "memory" => memory_section(server, figures?, w),
         "persistence" => super::persistence::info_section(server, w),
         "stats" => {
             let st = &server.stats;
             let ks = server.keyspace.stats();
             let _ = write!(
                 w,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:0\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
-                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.input_kbps(), st.output_kbps(), st.rejected_connections, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, ks.keyspace_hits, ks.keyspace_misses, server.pubsub.len(crate::pubsub::Kind::Channel), server.pubsub.len(crate::pubsub::Kind::Pattern), server.pubsub.len(crate::pubsub::Kind::Shard), server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:0\r\ntracking_total_items:0\r\ntracking_total_prefixes:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.input_kbps(), st.output_kbps(), st.rejected_connections, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, server.memory.evicted_keys, ks.keyspace_hits, ks.keyspace_misses, server.pubsub.len(crate::pubsub::Kind::Channel), server.pubsub.len(crate::pubsub::Kind::Pattern), server.pubsub.len(crate::pubsub::Kind::Shard), server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed,
             );
         }
         "replication" => {
@@ -274,4 +190,43 @@ fn section_text(ctx: &mut Ctx, section: &str) -> Option<String> {
         _ => return None,
     }
     Some(s)
+}
+
+/// The `# Memory` section: the allocator's figures with Redis's meanings.
+fn memory_section(server: &Server, f: &Figures, w: &mut String) {
+    let r = f.ratios();
+    let total = allocator::total_system_memory();
+    let maxmemory = server.config.memory.maxmemory;
+    let _ = write!(
+        w,
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:0\r\nused_memory_vm_eval:0\r\nused_memory_lua_human:0B\r\nused_memory_scripts_eval:0\r\nnumber_of_cached_scripts:0\r\nnumber_of_functions:0\r\nnumber_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:0\r\nused_memory_vm_total_human:0B\r\nused_memory_functions:0\r\nused_memory_scripts:0\r\nused_memory_scripts_human:0B\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
+        f.used,
+        human(f.used),
+        f.rss,
+        human(f.rss),
+        f.peak,
+        human(f.peak),
+        f.peak_percent(),
+        f.overhead,
+        f.startup,
+        f.dataset,
+        f.dataset_percent(),
+        f.heap.allocated,
+        f.heap.active,
+        f.rss,
+        human(total),
+        human(maxmemory),
+        server.config.memory.policy.name(),
+        r.allocator_frag.0,
+        r.allocator_frag.1,
+        r.allocator_rss.0,
+        r.allocator_rss.1,
+        r.rss_overhead.0,
+        r.rss_overhead.1,
+        r.fragmentation.0,
+        r.fragmentation.1,
+        f.clients,
+        server.keyspace.lazyfree_pending(),
+        server.keyspace.lazyfreed(),
+    );
 }

@@ -23,6 +23,7 @@ pub fn del(ctx: &mut Ctx, args: &[&[u8]]) {
             n += 1;
         }
     }
+    ctx.server.keyspace.add_dirty(n as u64);
     ctx.out.int(n);
 }
 
@@ -73,6 +74,7 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
         ctx.server.keyspace.delete(db, dst);
     }
     ctx.server.keyspace.relocate(db, src, db, dst);
+    ctx.server.keyspace.add_dirty(1);
     if nx {
         ctx.out.int(1)
     } else {
@@ -138,6 +140,7 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
     if let Some(at) = expire {
         ctx.server.keyspace.set_expiry(dst_db, dst, at);
     }
+    ctx.server.keyspace.add_dirty(1);
     ctx.out.int(1);
 }
 
@@ -156,6 +159,7 @@ pub fn move_key(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.server
         .keyspace
         .relocate(src_db, args[1], dst_db, args[1]);
+    ctx.server.keyspace.add_dirty(1);
     ctx.out.int(1);
 }
 
@@ -327,6 +331,7 @@ pub fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.error(errors::DB_INDEX_OUT_OF_RANGE);
     }
     ctx.server.keyspace.swap_dbs(a as usize, b as usize);
+    ctx.server.keyspace.add_dirty(1);
     ctx.out.ok();
 }
 
@@ -360,16 +365,25 @@ pub fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.out.null();
     };
     let accessed = entry.accessed();
+    if ctx.server.config.memory.policy.is_lfu() {
+        return ctx.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+    }
     ctx.out
         .int(ctx.server.keyspace.clock_secs().saturating_sub(accessed) as i64);
 }
 
-/// OBJECT FREQ key: Goblin has no LFU policy, so, as Redis under an LRU policy, it refuses.
+/// OBJECT FREQ key: the key's LFU counter, decayed; refused unless an LFU policy is set.
 pub fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) {
-    if peek(ctx, args[2]).is_none() {
+    let db = ctx.db();
+    let Some(entry) = ctx.server.keyspace.peek(db, args[2], ctx.now_ms) else {
         return ctx.out.null();
+    };
+    let accessed = entry.accessed();
+    let freq = ctx.server.keyspace.frequency(accessed);
+    if !ctx.server.config.memory.policy.is_lfu() {
+        return ctx.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     }
-    ctx.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+    ctx.out.int(freq as i64);
 }
 
 /// OBJECT HELP
@@ -413,17 +427,4 @@ pub fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     let bytes = entry.memory_usage();
     ctx.out.int(bytes as i64);
-}
-
-/// MEMORY HELP
-pub fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) {
-    super::server_cmds::help_reply(
-        ctx,
-        "MEMORY",
-        &[
-            "USAGE <key> [SAMPLES <count>]",
-            "    Return memory in bytes used by <key> and its value. Nested values are",
-            "    sampled up to <count> times (default: 5, 0 means sample all).",
-        ],
-    );
 }

@@ -5,6 +5,7 @@
 //! the reply through [`Ctx`]. Statistics (commandstats, errorstats, slowlog) are kept here,
 //! so handlers only do their command's work.
 
+mod admission;
 mod blocking;
 mod client_cmd;
 mod connection;
@@ -13,6 +14,7 @@ mod info;
 mod introspection;
 mod keys;
 mod lookup;
+mod memory;
 mod multi;
 mod persistence;
 mod pubsub;
@@ -220,6 +222,15 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             "ERR Command not allowed inside a transaction",
         );
         return None;
+    }
+    if ctx.server.config.memory.maxmemory != 0
+        || ctx.server.loading.is_some()
+        || !ctx.server.rdb.last_bgsave_ok
+    {
+        if let Some(refusal) = admission::refusal(ctx.server, ctx.client, cmd) {
+            reject(ctx, Some(cmd), refusal);
+            return None;
+        }
     }
     if pubsub::in_subscribed_mode(ctx.client) && !cmd.flags.contains(Flags::SUBSCRIBED_CONTEXT) {
         reject(ctx, Some(cmd), &pubsub::not_in_subscribed_context(cmd.name));

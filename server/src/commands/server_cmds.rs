@@ -62,6 +62,8 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         crate::log::set_level(updated.loglevel);
     }
     ctx.server.config = updated;
+    let access = ctx.server.config.memory.access_policy();
+    ctx.server.keyspace.set_access_policy(access);
     ctx.out.ok();
 }
 
@@ -69,6 +71,8 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
 pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.server.stats.reset();
     ctx.server.keyspace.reset_stats();
+    ctx.server.memory.evicted_keys = 0;
+    ctx.server.memory.gauge.reset_peak();
     ctx.server.slowlog.entries.clear();
     ctx.out.ok();
 }

@@ -2,8 +2,8 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    blocking, client_cmd, connection, expire, info, introspection, keys, multi, persistence,
-    pubsub, server_cmds, Handler,
+    blocking, client_cmd, connection, expire, info, introspection, keys, memory, multi,
+    persistence, pubsub, server_cmds, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -155,6 +155,8 @@ const ADMIN: Flags = Flags::ADMIN
     .with(Flags::LOADING)
     .with(Flags::STALE);
 const MC: Flags = Flags::MULTI_CONTROL;
+/// Administrative, refused during the start-up load (SAVE, BGSAVE).
+const ADMIN_NOT_LOADING: Flags = Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::STALE);
 
 macro_rules! cmd {
     ($name:literal, $arity:expr, $flags:expr, subs: $subs:expr) => {
@@ -237,9 +239,13 @@ static OBJECT_SUBS: [Command; 5] = [
     cmd!("object|help", 2, LS, keys::object_help),
 ];
 
-static MEMORY_SUBS: [Command; 2] = [
+static MEMORY_SUBS: [Command; 6] = [
+    cmd!("memory|doctor", 2, NONE, memory::doctor),
+    cmd!("memory|malloc-stats", 2, NONE, memory::malloc_stats),
+    cmd!("memory|purge", 2, NONE, memory::purge),
+    cmd!("memory|stats", 2, NONE, memory::stats),
     cmd!("memory|usage", -3, R, keys::memory_usage),
-    cmd!("memory|help", 2, LS, keys::memory_help),
+    cmd!("memory|help", 2, LS, memory::help),
 ];
 
 static SLOWLOG_SUBS: [Command; 4] = [
@@ -369,8 +375,13 @@ pub static COMMANDS: [Command; 50] = [
     cmd!("command", -1, LS, introspection::command, subs: &COMMAND_SUBS),
     cmd!("time", 1, LSF, server_cmds::time),
     cmd!("lastsave", 1, LSF, persistence::lastsave),
-    cmd!("save", 1, ADMIN.with(Flags::NO_MULTI), persistence::save),
-    cmd!("bgsave", -1, ADMIN, persistence::bgsave),
+    cmd!(
+        "save",
+        1,
+        ADMIN_NOT_LOADING.with(Flags::NO_MULTI),
+        persistence::save
+    ),
+    cmd!("bgsave", -1, ADMIN_NOT_LOADING, persistence::bgsave),
     cmd!(
         "shutdown",
         -1,

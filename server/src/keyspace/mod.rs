@@ -10,13 +10,17 @@
 //!   active expiry.
 //!
 //! Every write goes through [`Keyspace::signal_modified`] (Redis's signalModifiedKey), which
-//! counts the change and marks WATCHing clients dirty, and every write that can make a key
+//! marks WATCHing clients dirty, and adds the number of elements it changed to the change
+//! counter with [`Keyspace::add_dirty`] (Redis's `server.dirty +=`: ZADD of 2000 new members
+//! adds 2000, DEL one per key removed), and every write that can make a key
 //! non-empty through [`Keyspace::signal_ready`], which queues the key for the clients
 //! blocked on it. [`Keyspace::store`], [`Keyspace::delete`] and
 //! [`Keyspace::lookup_write_or_create`] signal on their own; a command that changes a value
 //! in place after [`Keyspace::lookup_write`] signals itself.
 
 pub mod db;
+pub mod evict;
+pub mod lfu;
 pub mod string;
 pub mod value;
 pub mod zset;
@@ -43,12 +47,14 @@ pub struct Keyspace {
     watches: Watches,
     blocked: BlockedKeys,
     lazyfree: LazyFree,
-    /// Keys changed since the last save (INFO rdb_changes_since_last_save).
+    /// Elements changed since the last save (INFO rdb_changes_since_last_save).
     dirty: u64,
     /// Start time, Unix milliseconds: the base of the access clock.
     started_ms: u64,
     rng_state: u64,
     stats: KeyspaceStats,
+    /// How accesses are recorded in the entries (LRU clock or LFU counter).
+    access: lfu::AccessClock,
 }
 
 impl Keyspace {
@@ -64,6 +70,7 @@ impl Keyspace {
             started_ms: now,
             rng_state: now ^ ((std::process::id() as u64) << 32) | 1,
             stats: KeyspaceStats::default(),
+            access: lfu::AccessClock::new(now),
         }
     }
 
@@ -104,6 +111,22 @@ impl Keyspace {
     #[inline]
     fn clock_secs_at(&self, now_ms: u64) -> u32 {
         (now_ms.saturating_sub(self.started_ms) / 1000) as u32
+    }
+
+    /// How accesses are recorded (maxmemory-policy, lfu-log-factor, lfu-decay-time).
+    pub fn set_access_policy(&mut self, policy: lfu::AccessPolicy) {
+        self.access.set_policy(policy);
+    }
+
+    /// The access field a key loaded or created now starts with.
+    pub fn initial_access(&self) -> u32 {
+        let now_ms = unix_ms();
+        self.access.initial(self.clock_secs_at(now_ms), now_ms)
+    }
+
+    /// The LFU counter of an entry's `accessed` field now, decayed (OBJECT FREQ).
+    pub fn frequency(&self, accessed: u32) -> u32 {
+        self.access.decayed(accessed, unix_ms())
     }
 
     /// Removes `key` if its time has come. Returns true when it was removed.
@@ -147,7 +170,7 @@ impl Keyspace {
                 self.stats.keyspace_hits += 1;
                 let e = self.dbs[db].entry_mut(id);
                 if touch {
-                    e.accessed = clock;
+                    self.access.touch(&mut e.accessed, clock, now_ms);
                 }
                 Some(e)
             }
@@ -166,7 +189,7 @@ impl Keyspace {
         let clock = self.clock_secs_at(now_ms);
         let id = self.live_entry(db, key, now_ms)?;
         let e = self.dbs[db].entry_mut(id);
-        e.accessed = clock;
+        self.access.touch(&mut e.accessed, clock, now_ms);
         Some(e)
     }
 
@@ -183,17 +206,20 @@ impl Keyspace {
     ) -> (&mut Entry, bool) {
         let clock = self.clock_secs_at(now_ms);
         let (id, created) = match self.live_entry(db, key, now_ms) {
-            Some(id) => (id, false),
+            Some(id) => {
+                let e = self.dbs[db].entry_mut(id);
+                self.access.touch(&mut e.accessed, clock, now_ms);
+                (id, false)
+            }
             None => {
-                let id = self.dbs[db].insert_absent(key, make(), clock);
+                let initial = self.access.initial(clock, now_ms);
+                let id = self.dbs[db].insert_absent(key, make(), initial);
                 self.signal_modified(db, key);
                 self.signal_ready(db, key);
                 (id, true)
             }
         };
-        let e = self.dbs[db].entry_mut(id);
-        e.accessed = clock;
-        (e, created)
+        (self.dbs[db].entry_mut(id), created)
     }
 
     /// Looks a key up without touching its access time or the hit statistics (OBJECT,
@@ -217,8 +243,9 @@ impl Keyspace {
 
     /// Stores `value` under `key` (dropping any expiry), signalling watchers and waiters.
     pub fn store(&mut self, db: usize, key: &[u8], value: Value) {
-        let clock = self.clock_secs();
-        if let Some(old) = self.dbs[db].insert(key, value, clock) {
+        let now_ms = unix_ms();
+        let initial = self.access.initial(self.clock_secs_at(now_ms), now_ms);
+        if let Some(old) = self.dbs[db].insert(key, value, initial) {
             self.lazyfree.dispose(Garbage::Value(old));
         }
         self.signal_modified(db, key);
@@ -252,11 +279,18 @@ impl Keyspace {
         self.dbs[db].persist(key)
     }
 
-    /// A key was changed: counts the change, and WATCHing clients will fail their EXEC.
+    /// A key was changed: WATCHing clients will fail their EXEC. The command counts its
+    /// changes itself ([`Keyspace::add_dirty`]).
     #[inline]
     pub fn signal_modified(&mut self, db: usize, key: &[u8]) {
-        self.dirty += 1;
         self.watches.touch(db, key);
+    }
+
+    /// A write changed `changes` elements (Redis's `server.dirty += changes`): they count
+    /// toward the save points until a save covers them.
+    #[inline]
+    pub fn add_dirty(&mut self, changes: u64) {
+        self.dirty += changes;
     }
 
     /// A key may have become non-empty: clients blocked on it get served after the command.
@@ -530,9 +564,12 @@ mod tests {
         let mut ks = Keyspace::new(1);
         ks.store(0, b"a", Value::empty_zset());
         ks.store(0, b"b", Value::empty_zset());
+        assert_eq!(ks.dirty(), 0, "commands count their changes");
+        ks.add_dirty(2000);
         ks.delete(0, b"a");
-        assert_eq!(ks.dirty(), 3);
-        ks.saved(2);
+        ks.add_dirty(1);
+        assert_eq!(ks.dirty(), 2001);
+        ks.saved(2000);
         assert_eq!(ks.dirty(), 1);
         ks.flush_all();
         assert_eq!(ks.dirty(), 2, "a flush counts each key it removed");

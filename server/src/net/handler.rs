@@ -17,18 +17,25 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+/// How often the loop looks whether the start-up load is done.
+const LOADING_POLL: Duration = Duration::from_millis(5);
+
 /// The loop's view of the server.
 pub struct RespLoop<'s> {
     server: &'s mut Server,
     next_cron: Instant,
+    /// Called once the server serves commands (the start-up load done).
+    ready: Option<&'s mut dyn FnMut()>,
 }
 
 impl<'s> RespLoop<'s> {
-    /// The handler for `server`'s connections; the cron runs at the first round.
-    pub fn new(server: &'s mut Server) -> Self {
+    /// The handler for `server`'s connections; the cron runs at the first round, `ready`
+    /// once the start-up load (if any) is done.
+    pub fn new(server: &'s mut Server, ready: &'s mut dyn FnMut()) -> Self {
         RespLoop {
             server,
             next_cron: Instant::now(),
+            ready: Some(ready),
         }
     }
 }
@@ -67,6 +74,14 @@ impl Handler for RespLoop<'_> {
     }
 
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
+        if self.server.loading.is_some() {
+            self.poll_loading();
+        }
+        if self.server.loading.is_none() {
+            if let Some(ready) = self.ready.take() {
+                ready();
+            }
+        }
         if self.server.clients.blocked() > 0 {
             commands::expire_blocked(self.server, unix_ms());
             self.serve_woken(cx);
@@ -82,6 +97,9 @@ impl Handler for RespLoop<'_> {
             return Next::Stop;
         }
         let mut deadline = self.next_cron;
+        if server.loading.is_some() {
+            deadline = deadline.min(Instant::now() + LOADING_POLL);
+        }
         if server.clients.blocked() > 0 {
             if let Some(ms) = commands::next_deadline(server) {
                 let wait = Duration::from_millis(ms.saturating_sub(unix_ms()));
@@ -179,16 +197,33 @@ impl RespLoop<'_> {
         }
     }
 
-    /// Periodic work: statistics, active expiry, blocking timeouts, snapshots, idle clients.
+    /// Installs the start-up load once its thread is done; a file that did not load ends
+    /// the server, as Redis exits on a bad RDB.
+    fn poll_loading(&mut self) {
+        let server = &mut *self.server;
+        if !server.loading.as_ref().is_some_and(|l| l.is_done()) {
+            return;
+        }
+        let load = server.loading.take().expect("checked");
+        if server.snapshots().finish_loading(load).is_err() {
+            std::process::exit(1);
+        }
+    }
+
+    /// Periodic work: statistics, active expiry, blocking timeouts, snapshots, idle clients
+    /// (no expiry or snapshot while the start-up load runs).
     fn cron(&mut self, cx: &mut Ctx<'_, Conn>) {
         let server = &mut *self.server;
         let now = unix_ms();
         server.stats.sample_ops(now);
-        server.keyspace.active_expire(Duration::from_millis(
-            25 * 10 / server.config.hz.max(1) as u64,
-        ));
+        if server.loading.is_none() {
+            server.keyspace.active_expire(Duration::from_millis(
+                25 * 10 / server.config.hz.max(1) as u64,
+            ));
+            server.snapshots().cron();
+            crate::memory::cron(server);
+        }
         commands::expire_blocked(server, now);
-        server.snapshots().cron();
         let idle_limit = server.config.timeout;
         if idle_limit > 0 {
             // Blocked and subscribed clients are exempt, as in Redis.

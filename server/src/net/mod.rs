@@ -42,10 +42,15 @@ use goblin_evloop::EventLoop;
 use mio::net::TcpListener;
 use std::time::Duration;
 
-/// Runs the loop until SHUTDOWN (or a signal asking for it).
-pub fn run(server: &mut Server, listeners: Vec<TcpListener>) -> anyhow::Result<()> {
+/// Runs the loop until SHUTDOWN (or a signal asking for it); `ready` runs once the server
+/// serves commands (after the start-up load, if any).
+pub fn run(
+    server: &mut Server,
+    listeners: Vec<TcpListener>,
+    ready: &mut dyn FnMut(),
+) -> anyhow::Result<()> {
     let busy_poll = Duration::from_micros(server.config.busy_poll_us);
-    let handler = handler::RespLoop::new(server);
+    let handler = handler::RespLoop::new(server, ready);
     EventLoop::new(mio::Poll::new()?, listeners, handler, busy_poll)?.run()?;
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! - [`write`]: the writer (RDB 10, sorted sets as ZSET_2).
 //! - [`read`]: the streaming loader, all sorted-set encodings, checksum, offsets in errors.
 //! - [`file`]: crash-safe writes (temp file, fsync, rename, fsync of the directory).
+//! - [`loading`]: the start-up load on a thread while the loop answers `-LOADING`.
 //! - this file: [`Snapshots`], the save and load work on a keyspace: SAVE and BGSAVE (by
 //!   fork), save points, shutdown saves, DEBUG RELOAD, loading at start-up. The command
 //!   handlers and the INFO section live with the other command handlers.
@@ -23,6 +24,7 @@
 pub mod crc64;
 pub mod file;
 pub mod format;
+pub mod loading;
 pub mod lzf;
 pub mod packed;
 pub mod read;
@@ -150,6 +152,8 @@ pub struct Snapshots<'a> {
     pub config: &'a Config,
     /// The keyspace.
     pub keyspace: &'a mut Keyspace,
+    /// A start-up load is running: nothing may be saved over the file it reads.
+    pub loading: bool,
 }
 
 /// Why BGSAVE did not start.
@@ -199,7 +203,7 @@ impl Snapshots<'_> {
             zset: self.config.zset,
             skip_unsupported: self.config.rdb_skip_unsupported_types,
             now_ms: unix_ms(),
-            clock_secs: self.keyspace.clock_secs(),
+            clock_secs: self.keyspace.initial_access(),
             size: None,
         }
     }
@@ -401,6 +405,8 @@ impl Snapshots<'_> {
     /// Readies the server to exit: kills a BGSAVE child, then saves when `save` says so
     /// (`None`: when save points are configured, as Redis). `Err` when that save failed.
     pub fn prepare_shutdown(&mut self, save: Option<bool>) -> std::io::Result<()> {
+        // As Redis: no save while loading, which would overwrite the file with a part of it.
+        let save = if self.loading { Some(false) } else { save };
         if self.state.child.is_some() {
             warning!("There is a child saving an .rdb. Killing it!");
             self.kill_child();
@@ -465,15 +471,22 @@ impl Snapshots<'_> {
         Ok(())
     }
 
-    /// Loads the snapshot at start-up, if there is one. A bad file is an error: the server
-    /// must not start (and must not overwrite it later).
-    pub fn load_at_startup(&mut self) -> anyhow::Result<()> {
+    /// Starts loading the snapshot at start-up on a thread, if there is one (see
+    /// [`loading`]); the event loop answers `-LOADING` meanwhile.
+    pub fn start_loading(&mut self) -> Option<loading::Loading> {
         for name in file::remove_stale_temp_files(&self.config.dir) {
             notice!("Removed {name}, left by a save that did not finish");
         }
         let path = self.config.dir.join(&self.config.dbfilename);
-        let started = Instant::now();
-        match file::load(&path, &self.load_options()) {
+        loading::Loading::start(path, self.load_options())
+    }
+
+    /// Installs what the start-up load read. A bad file is an error: the server must exit
+    /// (and must not overwrite it later).
+    pub fn finish_loading(&mut self, load: loading::Loading) -> anyhow::Result<()> {
+        let path = load.path.clone();
+        let started = load.started;
+        match load.finish() {
             Ok(None) => Ok(()),
             Ok(Some((dbs, report))) => {
                 log_report(&report);

@@ -183,6 +183,7 @@ fn expected_dollar(got: u8) -> &'static str {
 
 /// Reads a `*N\r\n` or `$N\r\n` header at `at`. Returns `None` when the line is incomplete,
 /// `Some((None, _))` when the number does not parse.
+#[inline]
 fn read_header(
     buf: &[u8],
     at: usize,

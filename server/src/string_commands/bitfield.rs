@@ -276,21 +276,22 @@ fn bitfield_generic(ctx: &mut Ctx, args: &[&[u8]], read_only: bool) {
     };
     let s = write_string(ctx, key).ok().flatten().expect("made above");
     let bytes = s.bytes_mut(0);
-    let mut changed = false;
+    let mut changes = 0u64;
     let replies: Vec<Option<i64>> = ops
         .iter()
         .map(|op| match op.kind {
             Kind::Get => Some(read_op(bytes, op)),
             _ => {
                 let (reply, change) = write_op(bytes, op);
-                changed |= reply.is_some() && (grew || change);
+                changes += u64::from(reply.is_some() && (grew || change));
                 reply
             }
         })
         .collect();
-    if changed {
+    if changes > 0 {
         let db = ctx.db();
         ctx.server.keyspace.signal_modified(db, key);
+        ctx.server.keyspace.add_dirty(changes);
     }
     ctx.out.array(replies.len());
     for reply in replies {

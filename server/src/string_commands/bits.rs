@@ -63,6 +63,7 @@ pub fn setbit(ctx: &mut Ctx, args: &[&[u8]]) {
     if grew || old != on {
         let db = ctx.db();
         ctx.server.keyspace.signal_modified(db, args[1]);
+        ctx.server.keyspace.add_dirty(1);
     }
     ctx.out.int(old as i64);
 }
@@ -291,6 +292,7 @@ pub fn bitop(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
     if result.is_empty() {
         ctx.server.keyspace.delete(db, args[2]);
+        ctx.server.keyspace.add_dirty(1);
     } else {
         store(ctx, args[2], StringValue::raw(&result), false);
     }

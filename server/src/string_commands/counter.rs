@@ -18,6 +18,7 @@ fn put(ctx: &mut Ctx, key: &[u8], value: StringValue) {
         }
         None => ctx.server.keyspace.store(db, key, Value::Str(value)),
     }
+    ctx.server.keyspace.add_dirty(1);
 }
 
 /// Adds `by` to the integer at `key` (0 when missing) and replies with the result.

@@ -24,6 +24,7 @@ pub fn append(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(Some(len)) => {
             let db = ctx.db();
             ctx.server.keyspace.signal_modified(db, key);
+            ctx.server.keyspace.add_dirty(1);
             ctx.out.int(len as i64);
         }
     }
@@ -59,6 +60,7 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) {
     let len = match done {
         Some(len) => {
             ctx.server.keyspace.signal_modified(db, key);
+            ctx.server.keyspace.add_dirty(1);
             len
         }
         None => {

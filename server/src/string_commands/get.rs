@@ -35,6 +35,7 @@ pub fn getdel(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.out.bulk(&value);
             let db = ctx.db();
             ctx.server.keyspace.delete(db, args[1]);
+            ctx.server.keyspace.add_dirty(1);
         }
         Ok(None) => ctx.out.null(),
         Err(_) => {}
@@ -64,13 +65,16 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     match at {
         Some((at, false)) if at <= ctx.now_ms as i64 => {
             ctx.server.keyspace.delete(db, key);
+            ctx.server.keyspace.add_dirty(1);
         }
         Some((at, _)) => {
             ctx.server.keyspace.set_expiry(db, key, at as u64);
             ctx.server.keyspace.signal_modified(db, key);
+            ctx.server.keyspace.add_dirty(1);
         }
         None if o.persist && ctx.server.keyspace.persist(db, key) => {
             ctx.server.keyspace.signal_modified(db, key);
+            ctx.server.keyspace.add_dirty(1);
         }
         None => {}
     }

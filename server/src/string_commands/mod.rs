@@ -88,6 +88,7 @@ fn store(ctx: &mut Ctx, key: &[u8], value: StringValue, keep_ttl: bool) {
         None
     };
     ctx.server.keyspace.store(db, key, Value::Str(value));
+    ctx.server.keyspace.add_dirty(1);
     if let Some(at) = ttl {
         ctx.server.keyspace.set_expiry(db, key, at);
     }

@@ -45,15 +45,6 @@ pub fn memory(ctx: &mut Ctx, args: &[&[u8]]) {
     }
 }
 
-/// Hands memory freed by a repack back to the kernel, so RSS shows the saving (the C
-/// allocator keeps freed heap pages otherwise).
-fn release_free_memory() {
-    // SAFETY: malloc_trim only walks the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// GOBLIN.OPTIMIZE key [density]: repacks the member index and the score index of the set to
 /// the target load factor (default 0.97; 1.0 packs fully, at the cost that a lookup of a
 /// missing member scans the whole table). Replies with the set's bytes afterwards.
@@ -75,6 +66,7 @@ pub fn optimize(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     set.optimize(density);
     let bytes = set.memory_bytes();
-    release_free_memory();
+    // Hand the memory freed by the repack back, so RSS shows the saving.
+    crate::memory::allocator::purge();
     ctx.out.int(bytes as i64);
 }

@@ -110,11 +110,13 @@ fn store_result(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> usiz
     let db = ctx.client.db;
     let count = members.len();
     if count == 0 {
-        ctx.server.keyspace.delete(db, dst);
+        let existed = ctx.server.keyspace.delete(db, dst);
+        ctx.server.keyspace.add_dirty(existed as u64);
         return 0;
     }
     let set = SortedSet::from_members(&members, &ctx.server.config.zset);
     ctx.server.keyspace.store(db, dst, Value::ZSet(set));
+    ctx.server.keyspace.add_dirty(1);
     count
 }
 

@@ -40,6 +40,7 @@ fn pop(
     if n > 0 {
         after_write(ctx, key, empty);
     }
+    ctx.server.keyspace.add_dirty(n as u64);
     Ok(popped)
 }
 

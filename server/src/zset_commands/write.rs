@@ -121,6 +121,9 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
     if added + updated > 0 || created {
         after_write(ctx, key, empty);
     }
+    ctx.server
+        .keyspace
+        .add_dirty(if nan { 0 } else { (added + updated) as u64 });
     if nan {
         return ctx.error("ERR resulting score is not a number (NaN)");
     }
@@ -210,6 +213,7 @@ pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) {
     if removed > 0 {
         after_write(ctx, args[1], empty);
     }
+    ctx.server.keyspace.add_dirty(removed as u64);
     ctx.out.int(removed as i64);
 }
 
@@ -231,6 +235,7 @@ fn remove_ranks(
     if removed > 0 {
         after_write(ctx, key, empty);
     }
+    ctx.server.keyspace.add_dirty(removed as u64);
     ctx.out.int(removed as i64);
 }
 

@@ -41,7 +41,7 @@ pub fn spawn(
         .name(format!("goblin-store-{id}"))
         .spawn(move || {
             if let Err(e) = run(store, listener, engine) {
-                eprintln!("goblin-store: event loop {id} stopped: {e}");
+                crate::store_log!(Warning, "event loop {id} stopped: {e}");
             }
         })?;
     Ok(())
@@ -89,7 +89,7 @@ impl Handler for MemcacheLoop {
 
     fn accept_failed(&mut self, error: io::Error) {
         // Out of descriptors and the like: keep serving existing connections.
-        eprintln!("goblin-store: accept failed: {error}");
+        crate::store_log!(Warning, "accept failed: {error}");
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
@@ -207,7 +207,7 @@ impl MemcacheLoop {
                 }
             }
             Err(e) => {
-                eprintln!("goblin-store: tail read failed, object dropped: {e}");
+                crate::store_log!(Warning, "tail read failed, object dropped: {e}");
                 stats::incr(&stats.ssd_io_errors);
                 drop_object = true;
                 std::mem::take(&mut f.on_fail)

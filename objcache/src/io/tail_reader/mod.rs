@@ -131,7 +131,10 @@ pub fn open(poll: &Poll, token: Token, engine: TailEngine) -> io::Result<Option<
                 return Ok(Some(TailReader::Uring(Box::new(r))));
             }
             Err(e) => {
-                eprintln!("goblin-store: io_uring ring failed ({e}); this loop uses blocking reads")
+                crate::store_log!(
+                    Warning,
+                    "io_uring ring failed ({e}); this loop uses blocking reads"
+                )
             }
         }
     }

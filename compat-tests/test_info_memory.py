@@ -1,0 +1,103 @@
+"""INFO memory and MEMORY's subcommands against Redis: the same fields and shapes, and
+figures whose relations hold (used_memory is the allocator's allocated bytes, within a
+few percent of glibc's mallinfo2 as read from the process; a sane fragmentation ratio;
+dataset + overhead = used).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from harness import info_of
+
+
+def info(c):
+    return info_of(c, "memory")
+
+
+def test_info_memory_has_redis_fields(both):
+    r, g = (set(info(c)) for c in both.clients())
+    assert r - g <= {"mem_overhead_db_hashtable_rehashing", "mem_clients_normal"} or not (r - g), r - g
+
+
+def test_used_memory_is_the_allocators_figure(both):
+    c = both.goblin
+    for i in range(20):
+        c.execute_command("ZADD", f"k{i}", *[x for m in range(2000) for x in (m, f"member:{m}")])
+    m = info(c)
+    used = m["used_memory"]
+    # MEMORY MALLOC-STATS is glibc's malloc_info: its totals give mallinfo2's figure as the
+    # arenas' current size less their free chunks, plus the mapped chunks.
+    text = c.execute_command("MEMORY", "MALLOC-STATS").decode()
+    tail = text[text.rindex("</heap>"):]
+    size = lambda kind, tag="total": int(re.search(r'<%s type="%s" (?:count="\d+" )?size="(\d+)"' % (tag, kind), tail).group(1))  # noqa: E731
+    malloc = size("current", "system") - size("fast") - size("rest") + size("mmap")
+    assert abs(malloc - used) < 0.05 * used + (256 << 10), (malloc, used)
+    assert m["allocator_allocated"] == used
+    assert m["used_memory_dataset"] + m["used_memory_overhead"] == used
+    assert m["used_memory_peak"] >= used
+    assert m["used_memory_rss"] > 0
+    assert m["allocator_active"] >= m["allocator_allocated"]
+    assert m["used_memory_human"].endswith(("K", "M", "G"))
+    # The engine's figure for the sets is part of the dataset.
+    engine = c.execute_command("GOBLIN.MEMORY")
+    engine = dict(zip(engine[::2], engine[1::2])) if isinstance(engine, list) else engine
+    assert engine[b"bytes"] <= m["used_memory"]
+
+
+def test_used_memory_tracks_mallinfo2(both):
+    """The figure moves with what the allocator holds: 20 MB of members show up in
+    used_memory (mallinfo2's uordblks + hblkhd) and leave with FLUSHALL SYNC."""
+    c = both.goblin
+    before = info(c)["used_memory"]
+    for i in range(10):
+        c.execute_command("ZADD", f"big{i}", *[x for m in range(20000) for x in (m, f"m:{m:08}")])
+    during = info(c)["used_memory"]
+    engine = c.execute_command("GOBLIN.MEMORY")
+    engine = dict(zip(engine[::2], engine[1::2])) if isinstance(engine, list) else engine
+    grown = during - before
+    assert abs(grown - engine[b"bytes"]) < 0.10 * engine[b"bytes"] + (1 << 20), (grown, engine)
+    m = info(c)
+    assert 0.8 < m["mem_fragmentation_ratio"] < 2.0, m["mem_fragmentation_ratio"]
+    assert m["mem_fragmentation_ratio"] == pytest.approx(m["used_memory_rss"] / m["used_memory"], abs=0.01)
+    c.execute_command("FLUSHALL", "SYNC")
+    deadline = time.time() + 5
+    while info(c)["used_memory"] > before + (during - before) // 2:
+        assert time.time() < deadline, "the flushed sets were not freed"
+        time.sleep(0.05)
+
+
+def test_maxmemory_fields_as_configured(both):
+    both.config_set("maxmemory", "64mb")
+    both.config_set("maxmemory-policy", "allkeys-lru")
+    for c in both.clients():
+        m = info(c)
+        assert m["maxmemory"] == 64 << 20
+        assert m["maxmemory_human"] == "64.00M"
+        assert m["maxmemory_policy"] == "allkeys-lru"
+
+
+def test_memory_stats_shape(both):
+    both("ZADD", "k", 1, "a")
+    r, g = (c.execute_command("MEMORY", "STATS") for c in both.clients())
+    as_keys = lambda x: [k for k in x[::2]]  # noqa: E731
+    assert as_keys(r) == as_keys(g)
+    gm = dict(zip(g[::2], g[1::2]))
+    assert gm[b"keys.count"] == 1
+    assert gm[b"total.allocated"] > 0
+
+
+def test_memory_subcommands(both):
+    r, g = both.run("MEMORY", "HELP")
+    assert r[:-1] == g[:-1]  # 7.2 words the last line "Print this help."
+    both("MEMORY", "PURGE")
+    both("MEMORY", "DOCTOR")  # both say a small instance has nothing to report
+    both("MEMORY", "USAGE", "missing")
+    both("MEMORY", "STATS", "extra")
+    both("MEMORY", "NOPE")
+    text = both.goblin.execute_command("MEMORY", "MALLOC-STATS")
+    assert b"<malloc" in text
+    assert isinstance(both.redis.execute_command("MEMORY", "MALLOC-STATS"), bytes)

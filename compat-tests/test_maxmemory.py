@@ -1,0 +1,210 @@
+"""maxmemory against Redis: the directives' CONFIG round trips, OOM replies under
+noeviction, which keys each policy may take (a limit of 1 byte leaves only the keys a
+policy may not evict), LFU counters (OBJECT FREQ) and their errors, evicted_keys.
+
+The memory figures of the two servers differ (jemalloc against glibc, other encodings),
+so cases that evict part of the data set set each server's limit from its own
+used_memory and check the victims by their order (volatile-ttl) or by the share of cold
+keys among them (the sampled LRU and LFU policies).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+from harness import info_of
+
+POLICIES = [
+    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+    "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
+]
+OOM = "command not allowed when used memory > 'maxmemory'."  # redis-py keeps the OOM code in the exception class
+
+
+@pytest.mark.parametrize("name,values,bad", [
+    ("maxmemory", ["100mb", "1gb", "1024", "5k", "2GB", "0"], ["abc", "-1", "1.5gb", "10x"]),
+    ("maxmemory-policy", POLICIES + ["ALLKEYS-LRU"], ["lru", ""]),
+    ("maxmemory-samples", ["1", "10", "64"], ["0", "x"]),
+    ("maxmemory-eviction-tenacity", ["0", "55", "100"], ["101", "-1"]),
+    ("lfu-log-factor", ["0", "100"], ["-1", "x"]),
+    ("lfu-decay-time", ["0", "30"], ["-1"]),
+])
+def test_directives_round_trip(both, name, values, bad):
+    for v in values:
+        both.config_set(name, v)
+        both.pairs("CONFIG", "GET", name)
+    for v in bad:
+        both.err("CONFIG", "SET", name, v)
+    both.pairs("CONFIG", "GET", name)
+
+
+def test_maxmemory_as_flags(tmp_path_factory):
+    from harness import start_pair
+    pair = start_pair(tmp_path_factory, "--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lfu",
+                      "--lfu-log-factor", "3")
+    try:
+        for s in pair:
+            c = pair.admin(s)
+            assert c.config_get("maxmemory")["maxmemory"] == str(100 << 20)
+            assert c.config_get("maxmemory-policy")["maxmemory-policy"] == "allkeys-lfu"
+            info = c.info("memory")
+            assert info["maxmemory"] == 100 << 20
+            assert info["maxmemory_policy"] == "allkeys-lfu"
+            c.close()
+    finally:
+        pair.stop()
+
+
+def fill(both, keys=5, volatile=5, members=20):
+    for i in range(keys):
+        both("ZADD", f"a{i}", *[x for m in range(members) for x in (m, f"m{m}")])
+    for i in range(volatile):
+        both("ZADD", f"v{i}", *[x for m in range(members) for x in (m, f"m{m}")])
+        both("EXPIRE", f"v{i}", 1000 + i)
+
+
+def test_noeviction_refuses_writes_that_may_grow_memory(both):
+    fill(both)
+    both.config_set("maxmemory-policy", "noeviction")
+    both.config_set("maxmemory", "1")
+    assert both.err("ZADD", "a0", 5, "new") == OOM
+    both.err("ZINCRBY", "a0", 1, "m1")
+    both.err("ZUNIONSTORE", "dst", 2, "a0", "a1")
+    both.err("COPY", "a0", "a9")
+    both("ZSCORE", "a0", "m1")
+    both("ZRANGE", "a1", 0, -1)
+    both("ZREM", "a0", "m1")
+    both("EXPIRE", "a1", 100)
+    both("DEL", "a2")
+    both("PING")
+    both("DBSIZE")
+    # Inside MULTI everything but EXEC / DISCARD is refused, and EXEC then aborts.
+    both("MULTI")
+    both("ZSCORE", "a0", "m2")
+    both("EXEC")
+    both("MULTI")
+    both("DISCARD")
+    assert both.each(lambda c: info_of(c, "stats")["evicted_keys"]) == 0
+    both.config_set("maxmemory", "0")
+    both("ZADD", "a0", 5, "new")
+
+
+@pytest.mark.parametrize("policy", [p for p in POLICIES if p != "noeviction"])
+def test_a_policy_evicts_exactly_the_keys_it_may(both, policy):
+    fill(both)
+    both("CONFIG", "RESETSTAT")
+    both.config_set("maxmemory-policy", policy)
+    both.config_set("maxmemory", "1")
+    # Nothing brings memory under one byte: every candidate goes, then the write is refused.
+    assert both.err("ZADD", "new", 1, "x") == OOM
+    both("DBSIZE")
+    assert sorted(both.redis.keys()) == sorted(both.goblin.keys())
+    both.each(lambda c: info_of(c, "stats")["evicted_keys"])
+    # Reads run, and evict nothing more.
+    both("ZCARD", "a0")
+    both.each(lambda c: info_of(c, "stats")["evicted_keys"])
+    both.config_set("maxmemory", "0")
+    both("ZADD", "new", 1, "x")
+
+
+def test_lfu_counters_and_the_errors_of_object(both):
+    both("ZADD", "k", 1, "a")
+    both("OBJECT", "FREQ", "k")
+    both("OBJECT", "IDLETIME", "k")
+    both.config_set("maxmemory-policy", "allkeys-lfu")
+    both("ZADD", "f", 1, "a")
+    assert both("OBJECT", "FREQ", "f") == 5  # LFU_INIT_VAL
+    both("ZSCORE", "f", "a")
+    assert both("OBJECT", "FREQ", "f") == 6  # the first hit always counts
+    both("OBJECT", "IDLETIME", "f")
+    both("OBJECT", "FREQ", "missing")
+    both.config_set("lfu-log-factor", "0")
+    for _ in range(20):
+        both("ZSCORE", "f", "a")
+    assert both("OBJECT", "FREQ", "f") == 26  # factor 0: every hit counts
+
+
+def used(c):
+    return info_of(c, "memory")["used_memory"]
+
+
+def big(c, key, members=2000):
+    for start in range(0, members, 500):
+        c.execute_command("ZADD", key, *[x for m in range(start, start + 500) for x in (m, f"member:{m}")])
+
+
+def each_server(both):
+    return [("redis", both.redis), ("goblin", both.goblin)]
+
+
+def test_volatile_ttl_takes_the_soonest_expiries_in_order(both):
+    for name, c in each_server(both):
+        c.execute_command("CONFIG", "RESETSTAT")
+        for i in range(8):
+            big(c, f"v{i}")
+            c.expire(f"v{i}", 1000 + 100 * (7 - i))  # v7 expires first
+        big(c, "persistent")
+        c.config_set("maxmemory-policy", "volatile-ttl")
+        c.config_set("maxmemory-samples", 10)  # every volatile key is a candidate each round
+        gone = []
+        for _ in range(3):
+            c.config_set("maxmemory", used(c) - 4096)
+            c.ping()
+            gone = [f"v{i}" for i in range(8) if not c.exists(f"v{i}")]
+        c.config_set("maxmemory", 0)
+        assert gone == ["v5", "v6", "v7"], (name, gone)
+        assert c.exists("persistent")
+        assert info_of(c, "stats")["evicted_keys"] == 3, name
+        c.config_set("maxmemory-policy", "noeviction")
+        c.config_set("maxmemory-samples", 5)
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu", "volatile-lru", "volatile-lfu"])
+def test_sampled_policies_keep_the_hot_keys(both, policy):
+    for name, c in each_server(both):
+        c.execute_command("CONFIG", "RESETSTAT")
+        c.config_set("maxmemory-policy", policy)
+        c.config_set("maxmemory-samples", 10)
+        base = used(c)
+        for i in range(60):
+            big(c, f"k{i}", 500)
+            c.expire(f"k{i}", 10000)
+        if "lru" in policy:
+            time.sleep(1.1)  # the LRU clock counts seconds
+        hot = [f"k{i}" for i in range(0, 60, 2)]
+        for _ in range(1 if "lru" in policy else 20):
+            for k in hot:
+                c.zscore(k, "member:1")
+        # About a quarter of the keys must go.
+        per_key = (used(c) - base) // 60
+        c.config_set("maxmemory", used(c) - 15 * per_key)
+        c.ping()
+        c.config_set("maxmemory", 0)
+        gone = [f"k{i}" for i in range(60) if not c.exists(f"k{i}")]
+        assert len(gone) >= 8, (name, gone)
+        cold_share = sum(1 for k in gone if k not in hot) / len(gone)
+        assert cold_share >= 0.8, (name, policy, gone)
+        assert info_of(c, "stats")["evicted_keys"] == len(gone)
+        c.execute_command("FLUSHALL")
+        c.config_set("maxmemory-policy", "noeviction")
+        c.config_set("maxmemory-samples", 5)
+        c.execute_command("CONFIG", "RESETSTAT")
+
+
+def test_big_values_are_evicted_through_the_lazy_free_thread(both):
+    c = both.goblin
+    big(c, "huge", 20000)
+    before = info_of(c, "memory")["lazyfreed_objects"]
+    c.config_set("maxmemory-policy", "allkeys-random")
+    c.config_set("maxmemory", 1)
+    with pytest.raises(redis.exceptions.ResponseError):
+        c.execute_command("ZADD", "x", 1, "y")
+    c.config_set("maxmemory", 0)
+    c.config_set("maxmemory-policy", "noeviction")
+    deadline = time.time() + 5
+    while info_of(c, "memory")["lazyfreed_objects"] == before and time.time() < deadline:
+        time.sleep(0.01)
+    assert info_of(c, "memory")["lazyfreed_objects"] == before + 1

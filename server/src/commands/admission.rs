@@ -1,0 +1,63 @@
+//! The checks Redis's processCommand makes before running a command, in its order, once
+//! the cheap test in the dispatcher saw that one may apply: eviction and OOM under
+//! maxmemory, MISCONF after a failed BGSAVE, LOADING during the start-up load.
+
+use super::{Command, Flags};
+use crate::clients::Client;
+use crate::errors;
+use crate::server::Server;
+
+/// The error refusing `cmd` from `client`, if any (evicting first when over maxmemory).
+/// Out of line: the dispatcher's fast path only tests whether a check applies.
+#[cold]
+#[inline(never)]
+pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<&'static str> {
+    if server.config.memory.maxmemory != 0
+        && !crate::memory::perform_evictions(server)
+        && refused_out_of_memory(client, cmd)
+    {
+        return Some(errors::OOM);
+    }
+    let disk_error = server.config.stop_writes_on_bgsave_error
+        && !server.config.save.is_empty()
+        && !server.rdb.last_bgsave_ok;
+    if disk_error && (cmd.name == "ping" || has_flag(client, cmd, Flags::WRITE)) {
+        return Some(errors::MISCONF);
+    }
+    if server.loading.is_some() && !allowed_while_loading(client, cmd) {
+        return Some(errors::LOADING);
+    }
+    None
+}
+
+/// Whether the command has `flag`, or is an EXEC whose queue holds a command that has it.
+fn has_flag(client: &Client, cmd: &Command, flag: Flags) -> bool {
+    cmd.flags.contains(flag)
+        || (cmd.name == "exec"
+            && client
+                .multi
+                .as_ref()
+                .is_some_and(|q| q.iter().any(|(c, _)| c.flags.contains(flag))))
+}
+
+/// Whether a command runs during the load: flagged `loading`, and for EXEC every queued
+/// command too.
+fn allowed_while_loading(client: &Client, cmd: &Command) -> bool {
+    cmd.flags.contains(Flags::LOADING)
+        && (cmd.name != "exec"
+            || client
+                .multi
+                .as_ref()
+                .is_none_or(|q| q.iter().all(|(c, _)| c.flags.contains(Flags::LOADING))))
+}
+
+/// Whether a command is refused while memory stays over maxmemory: one that may grow
+/// memory (an EXEC whose queue holds one), or anything but EXEC, DISCARD, QUIT and RESET
+/// inside MULTI, whose queue grows too.
+fn refused_out_of_memory(client: &Client, cmd: &Command) -> bool {
+    if cmd.name == "exec" {
+        return has_flag(client, cmd, Flags::DENYOOM);
+    }
+    cmd.flags.contains(Flags::DENYOOM)
+        || (client.multi.is_some() && !matches!(cmd.name, "discard" | "quit" | "reset"))
+}

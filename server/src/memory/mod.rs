@@ -1,0 +1,147 @@
+//! The memory limit: the figure it is held against (the allocator's allocated bytes, read
+//! with a bounded cost), the eviction that keeps it, and the OOM decision before each
+//! command (Redis's processCommand / performEvictions).
+//!
+//! - [`allocator`]: mallinfo2, RSS, malloc_info, malloc_trim.
+//! - [`config`]: the maxmemory directives.
+//! - [`figures`]: INFO memory's and MEMORY STATS's figures.
+//!
+//! The eviction pool itself is the keyspace's ([`crate::keyspace::evict`]).
+
+pub mod allocator;
+pub mod config;
+pub mod figures;
+
+use crate::keyspace::evict::{Evictor, Policy, Request};
+use crate::server::Server;
+use std::time::{Duration, Instant};
+
+/// The allocator's figure, cached for a short while: mallinfo2 walks the free lists of
+/// every arena, so before each command it is read at most once a millisecond, or less
+/// often when a reading is slow (never more than 5% of the time spent reading).
+#[derive(Debug)]
+pub struct Gauge {
+    last: u64,
+    next_read: Instant,
+    peak: u64,
+}
+
+impl Gauge {
+    fn new() -> Gauge {
+        Gauge {
+            last: 0,
+            next_read: Instant::now(),
+            peak: 0,
+        }
+    }
+
+    /// The allocated bytes now (a fresh reading), keeping the peak.
+    pub fn read(&mut self) -> u64 {
+        let started = Instant::now();
+        let used = allocator::heap().allocated;
+        let cost = started.elapsed();
+        self.next_read = started + (cost * 20).max(Duration::from_millis(1));
+        self.last = used;
+        self.peak = self.peak.max(used);
+        used
+    }
+
+    /// The allocated bytes, read again when the last reading is too old.
+    #[inline]
+    fn cached(&mut self) -> u64 {
+        if Instant::now() >= self.next_read {
+            self.read()
+        } else {
+            self.last
+        }
+    }
+
+    /// The highest figure read (INFO used_memory_peak).
+    pub fn peak(&self) -> u64 {
+        self.peak
+    }
+
+    /// Forgets the peak (CONFIG RESETSTAT).
+    pub fn reset_peak(&mut self) {
+        self.peak = self.last;
+    }
+}
+
+/// Memory state of the server: the gauge, the eviction pool and the evicted key count.
+#[derive(Debug)]
+pub struct MemoryState {
+    /// The allocator's figure.
+    pub gauge: Gauge,
+    evictor: Evictor,
+    /// Keys evicted (INFO evicted_keys).
+    pub evicted_keys: u64,
+    /// Allocated bytes once the server had started (INFO used_memory_startup).
+    pub startup: u64,
+}
+
+impl Default for MemoryState {
+    fn default() -> Self {
+        MemoryState {
+            gauge: Gauge::new(),
+            evictor: Evictor::default(),
+            evicted_keys: 0,
+            startup: 0,
+        }
+    }
+}
+
+/// Cron work under a limit: when the resident set outgrows maxmemory by more than a tenth
+/// (holes the allocator keeps after evictions), free pages go back to the system, so RSS
+/// stays near the limit as the operator sized it.
+pub fn cron(server: &Server) {
+    let limit = server.config.memory.maxmemory;
+    if limit != 0 && allocator::rss_bytes() > limit + limit / 10 {
+        allocator::purge();
+    }
+}
+
+/// Evicts until the figure is under maxmemory (called before each command when a limit
+/// is set). Returns false when it stays over it: no key is left to evict under the policy,
+/// or the policy is noeviction; commands that may grow memory are then refused.
+pub fn perform_evictions(server: &mut Server) -> bool {
+    let config = server.config.memory;
+    let MemoryState {
+        gauge,
+        evictor,
+        evicted_keys,
+        ..
+    } = &mut server.memory;
+    let used = gauge.cached();
+    if used <= config.maxmemory {
+        return true;
+    }
+    if config.policy == Policy::NoEviction {
+        return false;
+    }
+    let request = Request {
+        policy: config.policy,
+        samples: config.samples as usize,
+        to_free: used - config.maxmemory,
+        deadline: config.eviction_time_limit().map(|d| Instant::now() + d),
+    };
+    let done = evictor.evict(&mut server.keyspace, request, || {
+        gauge.read() > config.maxmemory
+    });
+    *evicted_keys += done.keys;
+    gauge.next_read = Instant::now();
+    if done.enough {
+        return true;
+    }
+    // Out of candidates: the lazy-free thread may still be freeing what went before.
+    let wait = config
+        .eviction_time_limit()
+        .unwrap_or(Duration::from_millis(100));
+    let started = Instant::now();
+    while server.keyspace.lazyfree_pending() > 0 && started.elapsed() < wait {
+        if gauge.read() <= config.maxmemory {
+            return true;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    false
+}
