@@ -12,6 +12,8 @@ pub const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 pub const NOT_A_FLOAT: &str = "ERR value is not a valid float";
 /// A database index past the configured `databases`.
 pub const DB_INDEX_OUT_OF_RANGE: &str = "ERR DB index is out of range";
+/// A key holds a value of another type than the command works on.
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 /// A key that must exist does not.
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 /// COPY or MOVE onto the source itself.

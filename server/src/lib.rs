@@ -1,4 +1,4 @@
-//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, with the
+//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets and sets, with the
 //! object cache (Goblin Store) co-hosted in the same process.
 //!
 //! # Modules
@@ -8,6 +8,7 @@
 //! - [`resp`]: request parsing and reply encoding (RESP2 and RESP3).
 //! - [`commands`]: the command table, dispatch, and the generic command handlers.
 //! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
+//! - [`set_commands`]: the set commands (S*).
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -26,7 +27,7 @@
 //!        -> resp::parse (one request's arguments)
 //!        -> commands (table lookup, arity / auth / MULTI checks, dispatch to a handler)
 //!        -> keyspace (lookup for read or write, expiry, signals to WATCH and waiters)
-//!        -> engine (goblin-zset)
+//!        -> engine (goblin-zset: sorted sets, and sets in goblin_zset::set)
 //!        <- resp::reply into the connection's write buffer <- net (one write per batch)
 //!
 //! rdb -> keyspace (save reads the databases; load builds them and replaces them)
@@ -54,5 +55,6 @@ pub mod rdb;
 pub mod resp;
 pub mod server;
 pub mod service;
+pub mod set_commands;
 pub mod stats;
 pub mod zset_commands;

@@ -18,19 +18,25 @@ mod server_cmds;
 mod table;
 
 pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
-pub use keys::ScanOptions;
+pub use keys::{write_scan_reply, ScanOptions};
 pub use server_cmds::SlowLog;
 pub use table::{lookup, Command, Flags, StatSlot};
 
 use crate::client::{Client, ReplyMode};
 use crate::clock::unix_ms;
 use crate::errors;
+use crate::keyspace::{Value, WrongType};
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
 use std::time::Instant;
 
 /// A handler: runs one command whose arity was checked.
 pub type Handler = fn(&mut Ctx, &[&[u8]]);
+
+/// The error of a lookup that has already replied with it (WRONGTYPE): the handler just
+/// returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replied;
 
 /// What a handler sees: the server, its client, and the reply writer.
 pub struct Ctx<'a> {
@@ -89,6 +95,87 @@ impl<'a> Ctx<'a> {
     /// The database the client selected.
     pub fn db(&self) -> usize {
         self.client.db
+    }
+
+    /// The value at `key` for reading as the type `typed` picks ([`Value::as_zset`],
+    /// [`Value::as_set`]), beside the reply writer: `Ok(None)` when the key is missing,
+    /// `Err(Replied)` once WRONGTYPE is replied when it holds another type. One lookup.
+    pub fn read_typed_and_out<'c, T: ?Sized>(
+        &'c mut self,
+        key: &[u8],
+        typed: fn(&Value) -> Result<&T, WrongType>,
+    ) -> (Result<Option<&'c T>, Replied>, &'c mut ReplyWriter<'a>) {
+        let Ctx {
+            server,
+            client,
+            out,
+            now_ms,
+            failed,
+            ..
+        } = self;
+        let Server {
+            keyspace, stats, ..
+        } = &mut **server;
+        let found = keyspace.lookup_read(client.db, key, *now_ms, !client.no_touch);
+        let result = match found.map(|e| typed(&e.value)) {
+            None => Ok(None),
+            Some(Ok(v)) => Ok(Some(v)),
+            Some(Err(WrongType)) => {
+                out.error(errors::WRONGTYPE);
+                stats.count_error(errors::WRONGTYPE);
+                *failed = true;
+                Err(Replied)
+            }
+        };
+        (result, out)
+    }
+
+    /// [`Ctx::read_typed_and_out`] without the writer.
+    pub fn read_typed<T: ?Sized>(
+        &mut self,
+        key: &[u8],
+        typed: fn(&Value) -> Result<&T, WrongType>,
+    ) -> Result<Option<&T>, Replied> {
+        self.read_typed_and_out(key, typed).0
+    }
+
+    /// The value at `key` for writing as the type `typed` picks ([`Value::as_zset_mut`],
+    /// [`Value::as_set_mut`]): `Ok(None)` when the key is missing, `Err(Replied)` once
+    /// WRONGTYPE is replied when it holds another type.
+    pub fn write_typed<T: ?Sized>(
+        &mut self,
+        key: &[u8],
+        typed: fn(&mut Value) -> Result<&mut T, WrongType>,
+    ) -> Result<Option<&mut T>, Replied> {
+        let Ctx {
+            server,
+            client,
+            out,
+            now_ms,
+            failed,
+            ..
+        } = self;
+        let Server {
+            keyspace, stats, ..
+        } = &mut **server;
+        match keyspace
+            .lookup_write(client.db, key, *now_ms)
+            .map(|e| typed(&mut e.value))
+        {
+            None => Ok(None),
+            Some(Ok(v)) => Ok(Some(v)),
+            Some(Err(WrongType)) => {
+                out.error(errors::WRONGTYPE);
+                stats.count_error(errors::WRONGTYPE);
+                *failed = true;
+                Err(Replied)
+            }
+        }
+    }
+
+    /// Replies WRONGTYPE.
+    pub fn wrong_type(&mut self) {
+        self.error(errors::WRONGTYPE);
     }
 }
 

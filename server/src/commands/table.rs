@@ -364,6 +364,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
         COMMANDS
             .iter()
             .chain(&crate::zset_commands::COMMANDS)
+            .chain(&crate::set_commands::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -377,7 +378,10 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     index.get(&lower[..name.len()]).copied()
 }
 
-/// Every top-level command, Goblin's sorted-set commands included.
+/// Every top-level command, Goblin's sorted-set and set commands included.
 pub fn all() -> impl Iterator<Item = &'static Command> {
-    COMMANDS.iter().chain(&crate::zset_commands::COMMANDS)
+    COMMANDS
+        .iter()
+        .chain(&crate::zset_commands::COMMANDS)
+        .chain(&crate::set_commands::COMMANDS)
 }

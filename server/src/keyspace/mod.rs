@@ -5,6 +5,7 @@
 //! - [`db`]: one database, the key table with expiry times and stable SCAN cursors.
 //! - [`value`]: the value enum, one variant per data type.
 //! - [`zset`]: the sorted-set value: the engine with Redis's -0 rule on writes.
+//! - [`set`]: the set value, on the set engine.
 //! - `lazyfree`, `watch`, `blocking`, `expire`: lazy free, WATCH state, waited-on keys,
 //!   active expiry.
 //!
@@ -16,6 +17,7 @@
 //! in place after [`Keyspace::lookup_write`] signals itself.
 
 pub mod db;
+pub mod set;
 pub mod value;
 pub mod zset;
 
@@ -26,7 +28,8 @@ mod watch;
 
 pub use db::{Db, Entry};
 pub use expire::KeyspaceStats;
-pub use value::Value;
+pub use set::{Member, Set, SetConfig, SetEncoding};
+pub use value::{Value, WrongType};
 pub use zset::SortedSet;
 
 use crate::clock::unix_ms;

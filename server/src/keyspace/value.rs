@@ -1,13 +1,21 @@
 //! The value stored under a key: one variant per data type, each type in its own module
-//! with its encoding rules, memory figure and conversions. Goblin stores sorted sets today.
+//! with its encoding rules, memory figure and conversions. Goblin stores sorted sets and
+//! sets.
 
+use super::set::Set;
 use super::zset::SortedSet;
+
+/// The key holds a value of another type than the command works on (WRONGTYPE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrongType;
 
 /// A value in the keyspace.
 #[derive(Clone)]
 pub enum Value {
     /// A sorted set.
     ZSet(SortedSet),
+    /// A set.
+    Set(Set),
 }
 
 impl Value {
@@ -15,6 +23,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::ZSet(_) => "zset",
+            Value::Set(_) => "set",
         }
     }
 
@@ -22,6 +31,7 @@ impl Value {
     pub fn encoding_name(&self) -> &'static str {
         match self {
             Value::ZSet(z) => z.encoding().as_str(),
+            Value::Set(s) => s.encoding().as_str(),
         }
     }
 
@@ -29,6 +39,7 @@ impl Value {
     pub fn memory_bytes(&self) -> usize {
         match self {
             Value::ZSet(z) => z.memory_bytes(),
+            Value::Set(s) => s.memory_bytes(),
         }
     }
 
@@ -36,6 +47,43 @@ impl Value {
     pub fn len(&self) -> usize {
         match self {
             Value::ZSet(z) => z.len(),
+            Value::Set(s) => s.len(),
+        }
+    }
+
+    /// The sorted set, or WRONGTYPE.
+    #[inline]
+    pub fn as_zset(&self) -> Result<&SortedSet, WrongType> {
+        match self {
+            Value::ZSet(z) => Ok(z),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The sorted set for writing, or WRONGTYPE.
+    #[inline]
+    pub fn as_zset_mut(&mut self) -> Result<&mut SortedSet, WrongType> {
+        match self {
+            Value::ZSet(z) => Ok(z),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The set, or WRONGTYPE.
+    #[inline]
+    pub fn as_set(&self) -> Result<&Set, WrongType> {
+        match self {
+            Value::Set(s) => Ok(s),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The set for writing, or WRONGTYPE.
+    #[inline]
+    pub fn as_set_mut(&mut self) -> Result<&mut Set, WrongType> {
+        match self {
+            Value::Set(s) => Ok(s),
+            _ => Err(WrongType),
         }
     }
 

@@ -36,19 +36,36 @@ use crate::{notice, warning};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
-/// Every key of a keyspace as (database, key, expiry, members with their scores' bits),
-/// sorted: what a snapshot must carry, for comparing keyspaces across a save and a load.
-pub type Contents = Vec<(usize, Vec<u8>, Option<u64>, Vec<(Vec<u8>, u64)>)>;
+/// Every key of a keyspace as (database, key, expiry, type, members with their scores'
+/// bits; a set's sorted, with 0), sorted: what a snapshot must carry, for comparing
+/// keyspaces across a save and a load.
+pub type Contents = Vec<(
+    usize,
+    Vec<u8>,
+    Option<u64>,
+    &'static str,
+    Vec<(Vec<u8>, u64)>,
+)>;
 
 /// The [`Contents`] of `dbs`, checking each set's internal invariants on the way.
 pub fn contents(dbs: &[Db]) -> Contents {
     let mut out = Vec::new();
     for (i, db) in dbs.iter().enumerate() {
         for e in db.iter() {
-            let Value::ZSet(z) = &e.value;
-            z.validate();
-            let members = z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect();
-            out.push((i, e.key().to_vec(), e.expire_at(), members));
+            let members = match &e.value {
+                Value::ZSet(z) => {
+                    z.validate();
+                    z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect()
+                }
+                Value::Set(s) => {
+                    s.validate();
+                    let mut members: Vec<_> = s.iter().map(|m| (m.to_vec(), 0)).collect();
+                    members.sort();
+                    members
+                }
+            };
+            let kind = e.value.type_name();
+            out.push((i, e.key().to_vec(), e.expire_at(), kind, members));
         }
     }
     out.sort();
@@ -182,6 +199,7 @@ impl Snapshots<'_> {
         read::LoadOptions {
             databases: self.config.databases,
             zset: self.config.zset,
+            set: self.config.set,
             skip_unsupported: self.config.rdb_skip_unsupported_types,
             now_ms: unix_ms(),
             clock_secs: self.keyspace.clock_secs(),

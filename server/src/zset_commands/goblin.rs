@@ -1,9 +1,8 @@
 //! GOBLIN.MEMORY and GOBLIN.OPTIMIZE: the engine's tracked memory, and repacking a set.
 
 use super::{read_zset, write_zset};
-use crate::commands::Ctx;
+use crate::commands::{Ctx, Replied};
 use crate::errors;
-use crate::keyspace::Value;
 
 /// Target load factor of GOBLIN.OPTIMIZE when none is given.
 const DEFAULT_DENSITY: f64 = 0.97;
@@ -13,16 +12,19 @@ const DEFAULT_DENSITY: f64 = 0.97;
 pub fn memory(ctx: &mut Ctx, args: &[&[u8]]) {
     match args {
         [_, key] => match read_zset(ctx, key) {
-            Some(set) => {
+            Ok(Some(set)) => {
                 let bytes = set.memory_bytes();
                 ctx.out.int(bytes as i64)
             }
-            None => ctx.out.null(),
+            Ok(None) => ctx.out.null(),
+            Err(Replied) => {}
         },
         [_] => {
             let (mut sets, mut members, mut bytes) = (0usize, 0usize, 0usize);
             for entry in ctx.server.keyspace.entries() {
-                let Value::ZSet(z) = &entry.value;
+                let Ok(z) = entry.value.as_zset() else {
+                    continue;
+                };
                 sets += 1;
                 members += z.len();
                 bytes += z.memory_bytes();
@@ -68,7 +70,10 @@ pub fn optimize(ctx: &mut Ctx, args: &[&[u8]]) {
             _ => return ctx.error("ERR density must be a number greater than 0 and at most 1"),
         },
     };
-    let Some(set) = write_zset(ctx, args[1]) else {
+    let Ok(found) = write_zset(ctx, args[1]) else {
+        return;
+    };
+    let Some(set) = found else {
         return ctx.error(errors::NO_SUCH_KEY);
     };
     set.optimize(density);

@@ -10,14 +10,14 @@
 //! - [`goblin`]: GOBLIN.MEMORY and GOBLIN.OPTIMIZE.
 
 mod goblin;
-mod parse;
+pub(crate) mod parse;
 mod pop;
 mod range;
 mod read;
 mod setops;
 mod write;
 
-use crate::commands::{Command, Ctx, Flags, StatSlot};
+use crate::commands::{Command, Ctx, Flags, Replied, StatSlot};
 use crate::keyspace::{SortedSet, Value};
 use crate::resp::reply::ReplyWriter;
 
@@ -83,16 +83,10 @@ pub static COMMANDS: [Command; 37] = [
     zcmd!("goblin.optimize", -2, W, goblin::optimize),
 ];
 
-/// The sorted set at `key` for reading (expired keys are removed first), or None.
-fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c SortedSet> {
-    let db = ctx.client.db;
-    let touch = !ctx.client.no_touch;
-    match ctx.server.keyspace.lookup_read(db, key, ctx.now_ms, touch) {
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    }
+/// The sorted set at `key` for reading (expired keys are removed first): `Ok(None)` when
+/// missing, `Err(Replied)` once WRONGTYPE is replied.
+fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c SortedSet>, Replied> {
+    ctx.read_typed(key, Value::as_zset)
 }
 
 /// The sorted set at `key` for reading beside the reply writer (split borrows), so a reply
@@ -100,35 +94,17 @@ fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c SortedSet> {
 fn read_zset_and_out<'c, 'a>(
     ctx: &'c mut Ctx<'a>,
     key: &[u8],
-) -> (Option<&'c SortedSet>, &'c mut ReplyWriter<'a>) {
-    let Ctx {
-        server,
-        client,
-        out,
-        now_ms,
-        ..
-    } = ctx;
-    let set = match server
-        .keyspace
-        .lookup_read(client.db, key, *now_ms, !client.no_touch)
-    {
-        Some(entry) => match &entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    };
-    (set, out)
+) -> (
+    Result<Option<&'c SortedSet>, Replied>,
+    &'c mut ReplyWriter<'a>,
+) {
+    ctx.read_typed_and_out(key, Value::as_zset)
 }
 
-/// The sorted set at `key` for writing, or None.
-fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c mut SortedSet> {
-    let db = ctx.client.db;
-    match ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) {
-        Some(entry) => match &mut entry.value {
-            Value::ZSet(z) => Some(z),
-        },
-        None => None,
-    }
+/// The sorted set at `key` for writing: `Ok(None)` when missing, `Err(Replied)` once
+/// WRONGTYPE is replied.
+fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut SortedSet>, Replied> {
+    ctx.write_typed(key, Value::as_zset_mut)
 }
 
 /// After a write to `key` that left its set `empty` or not: signals watchers, and removes

@@ -1,7 +1,7 @@
 //! ZPOPMIN, ZPOPMAX, ZMPOP and the blocking BZPOPMIN, BZPOPMAX, BZMPOP.
 
 use super::{after_write, parse, write_zset};
-use crate::commands::Ctx;
+use crate::commands::{Ctx, Replied};
 
 /// Which end to pop from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -10,10 +10,11 @@ enum End {
     Max,
 }
 
-/// Pops up to `count` members from the set at `key`; empty when the key is missing.
-fn pop(ctx: &mut Ctx, key: &[u8], end: End, count: usize) -> Vec<(Vec<u8>, f64)> {
-    let Some(set) = write_zset(ctx, key) else {
-        return Vec::new();
+/// Pops up to `count` members from the set at `key`; empty when the key is missing, None
+/// once WRONGTYPE is replied.
+fn pop(ctx: &mut Ctx, key: &[u8], end: End, count: usize) -> Option<Vec<(Vec<u8>, f64)>> {
+    let Some(set) = write_zset(ctx, key).ok()? else {
+        return Some(Vec::new());
     };
     let len = set.len();
     let n = count.min(len);
@@ -33,7 +34,7 @@ fn pop(ctx: &mut Ctx, key: &[u8], end: End, count: usize) -> Vec<(Vec<u8>, f64)>
     if n > 0 {
         after_write(ctx, key, empty);
     }
-    popped
+    Some(popped)
 }
 
 /// Writes popped pairs flat ([m, s, m, s]) or nested ([[m, s], ...]).
@@ -69,7 +70,9 @@ fn zpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
             None => return,
         },
     };
-    let popped = pop(ctx, args[1], end, count.unwrap_or(1));
+    let Some(popped) = pop(ctx, args[1], end, count.unwrap_or(1)) else {
+        return;
+    };
     let nested = ctx.out.is_resp3() && count.is_some();
     write_pairs(ctx, &popped, nested);
 }
@@ -84,9 +87,15 @@ pub fn zpopmax(ctx: &mut Ctx, args: &[&[u8]]) {
     zpop_generic(ctx, args, End::Max);
 }
 
-/// The first of `keys` holding a non-empty set.
-fn first_ready(ctx: &mut Ctx, keys: &[&[u8]]) -> Option<usize> {
-    keys.iter().position(|k| write_zset(ctx, k).is_some())
+/// The first of `keys` holding a non-empty set; `Err(Replied)` once WRONGTYPE is replied for
+/// a key before it.
+fn first_ready(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Option<usize>, Replied> {
+    for (i, k) in keys.iter().enumerate() {
+        if write_zset(ctx, k)?.is_some() {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
 }
 
 /// Parses `numkeys key... MIN|MAX [COUNT count]` starting at `at`.
@@ -135,12 +144,15 @@ fn parse_mpop<'a>(
     Some((args[at + 1..where_at].to_vec(), end, count.unwrap_or(1)))
 }
 
-/// Pops from the first non-empty key and replies `[key, [[m, s], ...]]`; false when all are empty.
+/// Pops from the first non-empty key and replies `[key, [[m, s], ...]]` (or WRONGTYPE);
+/// false when all are empty.
 fn mpop_reply(ctx: &mut Ctx, keys: &[&[u8]], end: End, count: usize) -> bool {
-    let Some(i) = first_ready(ctx, keys) else {
-        return false;
+    let i = match first_ready(ctx, keys) {
+        Ok(Some(i)) => i,
+        Ok(None) => return false,
+        Err(Replied) => return true,
     };
-    let popped = pop(ctx, keys[i], end, count);
+    let popped = pop(ctx, keys[i], end, count).expect("a sorted set");
     ctx.out.array(2);
     ctx.out.bulk(keys[i]);
     write_pairs(ctx, &popped, true);
@@ -172,15 +184,16 @@ fn bzpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
     };
     let keys = &args[1..args.len() - 1];
     match first_ready(ctx, keys) {
-        Some(i) => {
-            let popped = pop(ctx, keys[i], end, 1);
+        Err(Replied) => {}
+        Ok(Some(i)) => {
+            let popped = pop(ctx, keys[i], end, 1).expect("a sorted set");
             let (member, score) = &popped[0];
             ctx.out.array(3);
             ctx.out.bulk(keys[i]);
             ctx.out.bulk(member);
             ctx.out.double(*score);
         }
-        None => block_or_null(ctx, keys, deadline),
+        Ok(None) => block_or_null(ctx, keys, deadline),
     }
 }
 

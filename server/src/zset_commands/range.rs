@@ -106,6 +106,9 @@ fn zrange_generic(
         }
     };
     let (set, out) = read_zset_and_out(ctx, args[key_at]);
+    let Ok(set) = set else {
+        return;
+    };
     let Some(set) = set else {
         return match store {
             Some(dst) => {

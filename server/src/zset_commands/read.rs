@@ -1,19 +1,25 @@
 //! ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZRANDMEMBER, ZSCAN.
 
 use super::{parse, read_zset, write_members};
-use crate::commands::Ctx;
+use crate::commands::{Ctx, Replied};
 use crate::errors;
 use crate::glob::glob_match;
 
 /// ZCARD key
 pub fn zcard(ctx: &mut Ctx, args: &[&[u8]]) {
-    let n = read_zset(ctx, args[1]).map(|s| s.len()).unwrap_or(0);
+    let Ok(set) = read_zset(ctx, args[1]) else {
+        return;
+    };
+    let n = set.map(|s| s.len()).unwrap_or(0);
     ctx.out.int(n as i64);
 }
 
 /// ZSCORE key member
 pub fn zscore(ctx: &mut Ctx, args: &[&[u8]]) {
-    match read_zset(ctx, args[1]).and_then(|s| s.score(args[2])) {
+    let Ok(set) = read_zset(ctx, args[1]) else {
+        return;
+    };
+    match set.and_then(|s| s.score(args[2])) {
         Some(score) => ctx.out.double(score),
         None => ctx.out.null(),
     }
@@ -21,7 +27,10 @@ pub fn zscore(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// ZMSCORE key member [member ...]
 pub fn zmscore(ctx: &mut Ctx, args: &[&[u8]]) {
-    let scores: Vec<Option<f64>> = match read_zset(ctx, args[1]) {
+    let Ok(set) = read_zset(ctx, args[1]) else {
+        return;
+    };
+    let scores: Vec<Option<f64>> = match set {
         Some(set) => args[2..].iter().map(|m| set.score(m)).collect(),
         None => vec![None; args.len() - 2],
     };
@@ -44,7 +53,10 @@ fn rank_generic(ctx: &mut Ctx, args: &[&[u8]], reverse: bool) {
         Some(a) if a.eq_ignore_ascii_case(b"WITHSCORE") => true,
         Some(_) => return ctx.syntax_error(),
     };
-    let found = read_zset(ctx, args[1]).and_then(|set| {
+    let Ok(set) = read_zset(ctx, args[1]) else {
+        return;
+    };
+    let found = set.and_then(|set| {
         let rank = set.rank(args[2])?;
         // The score only when asked for: it costs another walk to the member.
         let score = if withscore {
@@ -81,9 +93,10 @@ pub fn zcount(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(range) = parse::score_range(ctx, args[2], args[3]) else {
         return;
     };
-    let n = read_zset(ctx, args[1])
-        .map(|s| s.score_range_ranks(&range).len())
-        .unwrap_or(0);
+    let Ok(set) = read_zset(ctx, args[1]) else {
+        return;
+    };
+    let n = set.map(|s| s.score_range_ranks(&range).len()).unwrap_or(0);
     ctx.out.int(n as i64);
 }
 
@@ -92,21 +105,27 @@ pub fn zlexcount(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(range) = parse::lex_range(ctx, args[2], args[3]) else {
         return;
     };
-    let n = read_zset(ctx, args[1])
-        .map(|s| s.lex_range_ranks(&range).len())
-        .unwrap_or(0);
+    let Ok(set) = read_zset(ctx, args[1]) else {
+        return;
+    };
+    let n = set.map(|s| s.lex_range_ranks(&range).len()).unwrap_or(0);
     ctx.out.int(n as i64);
 }
 
 /// ZRANDMEMBER key [count [WITHSCORES]]
 pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() == 2 {
-        let len = read_zset(ctx, args[1]).map(|s| s.len()).unwrap_or(0);
+        let Ok(set) = read_zset(ctx, args[1]) else {
+            return;
+        };
+        let len = set.map(|s| s.len()).unwrap_or(0);
         if len == 0 {
             return ctx.out.null();
         }
         let rank = (ctx.server.keyspace.random() % len as u64) as usize;
         let member = read_zset(ctx, args[1])
+            .ok()
+            .flatten()
             .and_then(|s| s.get_by_rank(rank))
             .map(|(m, _)| m.to_vec())
             .expect("rank in range");
@@ -123,7 +142,10 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
     if withscores && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
         return ctx.error("ERR value is out of range");
     }
-    let len = read_zset(ctx, args[1]).map(|s| s.len()).unwrap_or(0);
+    let Ok(set) = read_zset(ctx, args[1]) else {
+        return;
+    };
+    let len = set.map(|s| s.len()).unwrap_or(0);
     if count == 0 || len == 0 {
         return ctx.out.array(0);
     }
@@ -144,7 +166,10 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         pool.truncate(count);
         pool
     };
-    let set = read_zset(ctx, args[1]).expect("checked above");
+    let set = read_zset(ctx, args[1])
+        .ok()
+        .flatten()
+        .expect("checked above");
     let picked: Vec<(Vec<u8>, f64)> = ranks
         .iter()
         .filter_map(|&r| set.get_by_rank(r))
@@ -167,8 +192,9 @@ pub fn zscan(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     let mut found = Vec::new();
     let next = match read_zset(ctx, args[1]) {
-        Some(set) => set.scan(cursor, opts.count, &mut found),
-        None => 0,
+        Ok(Some(set)) => set.scan(cursor, opts.count, &mut found),
+        Ok(None) => 0,
+        Err(Replied) => return,
     };
     if let Some(pattern) = &opts.pattern {
         found.retain(|(m, _)| glob_match(pattern, m, false));

@@ -1,7 +1,7 @@
 //! ZUNION, ZINTER, ZDIFF, their STORE forms (WEIGHTS, AGGREGATE, WITHSCORES), ZINTERCARD.
 
 use super::{parse, read_zset, store_result, write_members};
-use crate::commands::Ctx;
+use crate::commands::{Ctx, Replied};
 use hashbrown::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -63,22 +63,25 @@ fn weigh(score: f64, weight: f64) -> f64 {
 /// Members with their scores, in ascending order.
 type Members = Vec<(Vec<u8>, f64)>;
 
-/// Snapshot of the input sets, None for missing keys.
-fn load_inputs(ctx: &mut Ctx, keys: &[&[u8]]) -> Vec<Option<Members>> {
-    keys.iter()
-        .map(|k| read_zset(ctx, k).map(|s| s.iter().map(|(m, sc)| (m.to_vec(), sc)).collect()))
-        .collect()
+/// Snapshot of the input sets, None for missing keys; `Err(Replied)` once WRONGTYPE is
+/// replied.
+fn load_inputs(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Vec<Option<Members>>, Replied> {
+    let mut inputs = Vec::with_capacity(keys.len());
+    for k in keys {
+        inputs.push(read_zset(ctx, k)?.map(|s| s.iter().map(|(m, sc)| (m.to_vec(), sc)).collect()));
+    }
+    Ok(inputs)
 }
 
-/// Computes the result, sorted by (score, member).
+/// Computes the result, sorted by (score, member); `Err(Replied)` once WRONGTYPE is replied.
 fn compute(
     ctx: &mut Ctx,
     keys: &[&[u8]],
     weights: &[f64],
     aggregate: Aggregate,
     op: Op,
-) -> Vec<(Vec<u8>, f64)> {
-    let inputs = load_inputs(ctx, keys);
+) -> Result<Vec<(Vec<u8>, f64)>, Replied> {
+    let inputs = load_inputs(ctx, keys)?;
     // Redis visits the inputs from the smallest to the largest (a stable order for equal
     // sizes), which decides the order floating-point sums are made in.
     let mut order: Vec<usize> = (0..inputs.len()).collect();
@@ -98,7 +101,7 @@ fn compute(
         }
         Op::Inter => {
             if inputs.iter().any(Option::is_none) {
-                return Vec::new();
+                return Ok(Vec::new());
             }
             let sets: Vec<HashMap<&[u8], f64>> = inputs
                 .iter()
@@ -122,7 +125,7 @@ fn compute(
         }
         Op::Diff => {
             let Some(first) = &inputs[0] else {
-                return Vec::new();
+                return Ok(Vec::new());
             };
             let others: Vec<hashbrown::HashSet<&[u8]>> = inputs[1..]
                 .iter()
@@ -141,7 +144,7 @@ fn compute(
             .expect("no NaN scores")
             .then_with(|| a.0.cmp(&b.0))
     });
-    result
+    Ok(result)
 }
 
 /// Parses the numkeys argument at `at`, checking there are that many keys after it.
@@ -196,7 +199,9 @@ fn setop_generic(ctx: &mut Ctx, args: &[&[u8]], at: usize, dst: Option<&[u8]>, o
         }
         j += 1;
     }
-    let result = compute(ctx, &keys, &weights, aggregate, op);
+    let Ok(result) = compute(ctx, &keys, &weights, aggregate, op) else {
+        return;
+    };
     match dst {
         Some(dst) => {
             let n = store_result(ctx, dst, result);
@@ -265,6 +270,9 @@ pub fn zintercard(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     let keys: Vec<&[u8]> = args[2..2 + numkeys].to_vec();
-    let n = compute(ctx, &keys, &vec![1.0; numkeys], Aggregate::Sum, Op::Inter).len();
+    let Ok(result) = compute(ctx, &keys, &vec![1.0; numkeys], Aggregate::Sum, Op::Inter) else {
+        return;
+    };
+    let n = result.len();
     ctx.out.int(if limit > 0 { n.min(limit) } else { n } as i64);
 }

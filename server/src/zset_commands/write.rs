@@ -1,7 +1,7 @@
 //! ZADD, ZINCRBY, ZREM, ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZREMRANGEBYLEX.
 
 use super::{after_write, parse, write_zset};
-use crate::commands::Ctx;
+use crate::commands::{Ctx, Replied};
 use crate::keyspace::{SortedSet, Value};
 
 /// ZADD's options.
@@ -34,7 +34,7 @@ fn add_one(
     score: f64,
     f: &AddFlags,
     cfg: &goblin_zset::Config,
-) -> Result<Outcome, ()> {
+) -> Result<Outcome, Replied> {
     if !(f.nx || f.xx || f.gt || f.lt || f.incr) {
         // Plain ZADD: one lookup inserts or updates and tells which it was (an equal score
         // leaves the member as it is).
@@ -51,7 +51,7 @@ fn add_one(
             }
             let new = if f.incr { current + score } else { score };
             if new.is_nan() {
-                return Err(());
+                return Err(Replied);
             }
             if (f.lt && new >= current) || (f.gt && new <= current) {
                 return Ok(Outcome::Refused);
@@ -74,12 +74,13 @@ fn add_one(
 fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) {
     let db = ctx.client.db;
     let cfg = ctx.server.config.zset;
-    if f.xx && write_zset(ctx, key).is_none() {
-        return if f.incr {
-            ctx.out.null()
-        } else {
-            ctx.out.int(0)
-        };
+    if f.xx {
+        match write_zset(ctx, key) {
+            Err(Replied) => return,
+            Ok(None) if f.incr => return ctx.out.null(),
+            Ok(None) => return ctx.out.int(0),
+            Ok(Some(_)) => {}
+        }
     }
     // One keyspace lookup finds the set or creates it, its encoding chosen from the member
     // count and the first member, as Redis 7.2 does, and its room from all the members.
@@ -89,7 +90,9 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
         .lookup_write_or_create(db, key, ctx.now_ms, || {
             Value::ZSet(SortedSet::for_zadd(pairs, &cfg))
         });
-    let Value::ZSet(set) = &mut entry.value;
+    let Ok(set) = entry.value.as_zset_mut() else {
+        return ctx.wrong_type();
+    };
     set.maybe_convert(pairs.len(), &cfg);
     let (mut added, mut updated) = (0i64, 0i64);
     let mut last = None;
@@ -106,7 +109,7 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
             }
             Ok(Outcome::Same(s)) => last = Some(s),
             Ok(Outcome::Refused) => last = None,
-            Err(()) => {
+            Err(Replied) => {
                 nan = true;
                 break;
             }
@@ -194,7 +197,10 @@ pub fn zincrby(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// ZREM key member [member ...]
 pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(set) = write_zset(ctx, args[1]) else {
+    let Ok(found) = write_zset(ctx, args[1]) else {
+        return;
+    };
+    let Some(set) = found else {
         return ctx.out.int(0);
     };
     let removed = args[2..].iter().filter(|m| set.remove(m).is_some()).count();
@@ -211,7 +217,10 @@ fn remove_ranks(
     key: &[u8],
     ranks: impl FnOnce(&SortedSet) -> std::ops::Range<usize>,
 ) {
-    let Some(set) = write_zset(ctx, key) else {
+    let Ok(found) = write_zset(ctx, key) else {
+        return;
+    };
+    let Some(set) = found else {
         return ctx.out.int(0);
     };
     let ranks = ranks(set);

@@ -1,0 +1,123 @@
+//! The set commands (S*), on the `goblin-zset` set engine.
+//!
+//! - [`write`]: SADD, SREM, SMOVE, SPOP.
+//! - [`read`]: SCARD, SISMEMBER, SMISMEMBER, SRANDMEMBER, SSCAN.
+//! - [`algebra`]: SINTER (and SMEMBERS), SINTERCARD, SUNION, SDIFF and the STORE forms.
+//!
+//! Every result set is built the way Redis 7.2 builds it (a fresh intset or listpack that
+//! members are added to under the `set-max-*` rules), so replies come in the order of the
+//! encoding Redis would have: ascending for an intset, insertion order for a listpack.
+
+mod algebra;
+mod read;
+mod write;
+
+use crate::commands::{Command, Ctx, Flags, Replied, StatSlot};
+use crate::keyspace::{Member, Set, Value};
+use crate::resp::reply::ReplyWriter;
+
+const WDF: Flags = Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST);
+const WD: Flags = Flags::WRITE.with(Flags::DENYOOM);
+const WF: Flags = Flags::WRITE.with(Flags::FAST);
+const R: Flags = Flags::READONLY;
+const RF: Flags = Flags::READONLY.with(Flags::FAST);
+
+macro_rules! scmd {
+    ($name:literal, $arity:expr, $flags:expr, $handler:expr) => {
+        Command {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            handler: $handler,
+            subcommands: &[],
+            slot: StatSlot::new(),
+        }
+    };
+}
+
+/// Every set command.
+pub static COMMANDS: [Command; 17] = [
+    scmd!("sadd", -3, WDF, write::sadd),
+    scmd!("srem", -3, WF, write::srem),
+    scmd!("smove", 4, WF, write::smove),
+    scmd!("spop", -2, WF, write::spop),
+    scmd!("scard", 2, RF, read::scard),
+    scmd!("sismember", 3, RF, read::sismember),
+    scmd!("smismember", -3, RF, read::smismember),
+    scmd!("srandmember", -2, R, read::srandmember),
+    scmd!("sscan", -3, R, read::sscan),
+    scmd!("smembers", 2, R, algebra::smembers),
+    scmd!("sinter", -2, R, algebra::sinter),
+    scmd!("sintercard", -3, R, algebra::sintercard),
+    scmd!("sinterstore", -3, WD, algebra::sinterstore),
+    scmd!("sunion", -2, R, algebra::sunion),
+    scmd!("sunionstore", -3, WD, algebra::sunionstore),
+    scmd!("sdiff", -2, R, algebra::sdiff),
+    scmd!("sdiffstore", -3, WD, algebra::sdiffstore),
+];
+
+/// The set at `key` for reading: `Ok(None)` when missing, `Err(Replied)` once WRONGTYPE is
+/// replied.
+fn read_set<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c Set>, Replied> {
+    ctx.read_typed(key, Value::as_set)
+}
+
+/// [`read_set`] beside the reply writer, so a reply is written from the set's own bytes.
+fn read_set_and_out<'c, 'a>(
+    ctx: &'c mut Ctx<'a>,
+    key: &[u8],
+) -> (Result<Option<&'c Set>, Replied>, &'c mut ReplyWriter<'a>) {
+    ctx.read_typed_and_out(key, Value::as_set)
+}
+
+/// Random draws for one command, seeded once from the keyspace's generator (so a command
+/// can draw while it holds the set): xorshift64*.
+struct Rng(u64);
+
+impl Rng {
+    fn new(ctx: &mut Ctx) -> Rng {
+        Rng(ctx.server.keyspace.random() | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number below `n` (n > 0).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The set at `key` for writing: `Ok(None)` when missing, `Err(Replied)` once WRONGTYPE is
+/// replied.
+fn write_set<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Set>, Replied> {
+    ctx.write_typed(key, Value::as_set_mut)
+}
+
+/// After a write to `key` that left its set `empty` or not: signals watchers, and removes
+/// the key when the set is empty.
+fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
+    let db = ctx.client.db;
+    if empty {
+        ctx.server.keyspace.delete(db, key);
+    } else {
+        ctx.server.keyspace.signal_modified(db, key);
+    }
+}
+
+/// Writes one member as a bulk string.
+fn bulk(out: &mut ReplyWriter, m: Member) {
+    m.with_bytes(|b| out.bulk(b));
+}
+
+/// Writes every member of `set`, in its order, as a RESP3 set (an array in RESP2).
+fn write_set_reply(out: &mut ReplyWriter, set: &Set) {
+    out.set(set.len());
+    for m in set.iter() {
+        bulk(out, m);
+    }
+}
