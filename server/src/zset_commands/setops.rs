@@ -1,6 +1,7 @@
-//! ZUNION, ZINTER, ZDIFF, their STORE forms (WEIGHTS, AGGREGATE, WITHSCORES), ZINTERCARD.
+//! ZUNION, ZINTER, ZDIFF, their STORE forms (WEIGHTS, AGGREGATE, WITHSCORES), ZINTERCARD;
+//! an input may be a set, whose members score 1.
 
-use super::{parse, read_zset, store_result, write_members};
+use super::{parse, store_result, write_members};
 use crate::commands::{Ctx, Replied};
 use hashbrown::HashMap;
 
@@ -63,12 +64,25 @@ fn weigh(score: f64, weight: f64) -> f64 {
 /// Members with their scores, in ascending order.
 type Members = Vec<(Vec<u8>, f64)>;
 
-/// Snapshot of the input sets, None for missing keys; `Err(Replied)` once WRONGTYPE is
-/// replied.
+/// Snapshot of the inputs, None for missing keys: a sorted set's members with their
+/// scores, a set's members with score 1 (as Redis's zuiNext gives them), each in its own
+/// order; `Err(Replied)` once WRONGTYPE is replied for a key of another type.
 fn load_inputs(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Vec<Option<Members>>, Replied> {
     let mut inputs = Vec::with_capacity(keys.len());
     for k in keys {
-        inputs.push(read_zset(ctx, k)?.map(|s| s.iter().map(|(m, sc)| (m.to_vec(), sc)).collect()));
+        let (db, now, touch) = (ctx.client.db, ctx.now_ms, !ctx.client.no_touch);
+        let members = match ctx.server.keyspace.lookup_read(db, k, now, touch) {
+            None => None,
+            Some(e) => match (e.value.as_zset(), e.value.as_set()) {
+                (Ok(z), _) => Some(z.iter().map(|(m, sc)| (m.to_vec(), sc)).collect()),
+                (_, Ok(s)) => Some(s.iter().map(|m| (m.to_vec(), 1.0)).collect()),
+                _ => {
+                    ctx.wrong_type();
+                    return Err(Replied);
+                }
+            },
+        };
+        inputs.push(members);
     }
     Ok(inputs)
 }
