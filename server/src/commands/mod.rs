@@ -25,7 +25,7 @@ pub use table::{lookup, Command, Flags, StatSlot};
 use crate::client::{Client, ReplyMode};
 use crate::clock::unix_ms;
 use crate::errors;
-use crate::keyspace::{Value, WrongType};
+use crate::keyspace::{Keyspace, Value, WrongType};
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
 use std::time::Instant;
@@ -105,29 +105,9 @@ impl<'a> Ctx<'a> {
         key: &[u8],
         typed: fn(&Value) -> Result<&T, WrongType>,
     ) -> (Result<Option<&'c T>, Replied>, &'c mut ReplyWriter<'a>) {
-        let Ctx {
-            server,
-            client,
-            out,
-            now_ms,
-            failed,
-            ..
-        } = self;
-        let Server {
-            keyspace, stats, ..
-        } = &mut **server;
-        let found = keyspace.lookup_read(client.db, key, *now_ms, !client.no_touch);
-        let result = match found.map(|e| typed(&e.value)) {
-            None => Ok(None),
-            Some(Ok(v)) => Ok(Some(v)),
-            Some(Err(WrongType)) => {
-                out.error(errors::WRONGTYPE);
-                stats.count_error(errors::WRONGTYPE);
-                *failed = true;
-                Err(Replied)
-            }
-        };
-        (result, out)
+        self.typed_lookup(|ks, db, now, touch| {
+            ks.lookup_read(db, key, now, touch).map(|e| typed(&e.value))
+        })
     }
 
     /// [`Ctx::read_typed_and_out`] without the writer.
@@ -147,6 +127,18 @@ impl<'a> Ctx<'a> {
         key: &[u8],
         typed: fn(&mut Value) -> Result<&mut T, WrongType>,
     ) -> Result<Option<&mut T>, Replied> {
+        self.typed_lookup(|ks, db, now, _| {
+            ks.lookup_write(db, key, now).map(|e| typed(&mut e.value))
+        })
+        .0
+    }
+
+    /// Runs `find(keyspace, db, now_ms, touch)` beside the reply writer; a WRONGTYPE it
+    /// finds is replied (and counted, as [`Ctx::error`] counts).
+    fn typed_lookup<'c, V>(
+        &'c mut self,
+        find: impl FnOnce(&'c mut Keyspace, usize, u64, bool) -> Option<Result<V, WrongType>>,
+    ) -> (Result<Option<V>, Replied>, &'c mut ReplyWriter<'a>) {
         let Ctx {
             server,
             client,
@@ -158,10 +150,7 @@ impl<'a> Ctx<'a> {
         let Server {
             keyspace, stats, ..
         } = &mut **server;
-        match keyspace
-            .lookup_write(client.db, key, *now_ms)
-            .map(|e| typed(&mut e.value))
-        {
+        let result = match find(keyspace, client.db, *now_ms, !client.no_touch) {
             None => Ok(None),
             Some(Ok(v)) => Ok(Some(v)),
             Some(Err(WrongType)) => {
@@ -170,7 +159,8 @@ impl<'a> Ctx<'a> {
                 *failed = true;
                 Err(Replied)
             }
-        }
+        };
+        (result, out)
     }
 
     /// Replies WRONGTYPE.

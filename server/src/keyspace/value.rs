@@ -100,3 +100,11 @@ impl Value {
         Value::ZSet(Default::default())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_set_does_not_grow_the_value() {
+        assert_eq!(std::mem::size_of::<super::Value>(), 32);
+    }
+}

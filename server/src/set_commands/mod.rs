@@ -12,48 +12,46 @@ mod algebra;
 mod read;
 mod write;
 
-use crate::commands::{Command, Ctx, Flags, Replied, StatSlot};
+use crate::commands::{Command, Ctx, Flags, Handler, Replied, StatSlot};
 use crate::keyspace::{Member, Set, Value};
 use crate::resp::reply::ReplyWriter;
 
-const WDF: Flags = Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST);
 const WD: Flags = Flags::WRITE.with(Flags::DENYOOM);
 const WF: Flags = Flags::WRITE.with(Flags::FAST);
 const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
-macro_rules! scmd {
-    ($name:literal, $arity:expr, $flags:expr, $handler:expr) => {
-        Command {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            handler: $handler,
-            subcommands: &[],
-            slot: StatSlot::new(),
-        }
-    };
+/// A set command: name, arity, flags, handler.
+const fn scmd(name: &'static str, arity: i32, flags: Flags, handler: Handler) -> Command {
+    Command {
+        name,
+        arity,
+        flags,
+        handler,
+        subcommands: &[],
+        slot: StatSlot::new(),
+    }
 }
 
 /// Every set command.
 pub static COMMANDS: [Command; 17] = [
-    scmd!("sadd", -3, WDF, write::sadd),
-    scmd!("srem", -3, WF, write::srem),
-    scmd!("smove", 4, WF, write::smove),
-    scmd!("spop", -2, WF, write::spop),
-    scmd!("scard", 2, RF, read::scard),
-    scmd!("sismember", 3, RF, read::sismember),
-    scmd!("smismember", -3, RF, read::smismember),
-    scmd!("srandmember", -2, R, read::srandmember),
-    scmd!("sscan", -3, R, read::sscan),
-    scmd!("smembers", 2, R, algebra::smembers),
-    scmd!("sinter", -2, R, algebra::sinter),
-    scmd!("sintercard", -3, R, algebra::sintercard),
-    scmd!("sinterstore", -3, WD, algebra::sinterstore),
-    scmd!("sunion", -2, R, algebra::sunion),
-    scmd!("sunionstore", -3, WD, algebra::sunionstore),
-    scmd!("sdiff", -2, R, algebra::sdiff),
-    scmd!("sdiffstore", -3, WD, algebra::sdiffstore),
+    scmd("sadd", -3, WD.with(Flags::FAST), write::sadd),
+    scmd("srem", -3, WF, write::srem),
+    scmd("smove", 4, WF, write::smove),
+    scmd("spop", -2, WF, write::spop),
+    scmd("scard", 2, RF, read::scard),
+    scmd("sismember", 3, RF, read::sismember),
+    scmd("smismember", -3, RF, read::smismember),
+    scmd("srandmember", -2, R, read::srandmember),
+    scmd("sscan", -3, R, read::sscan),
+    scmd("smembers", 2, R, algebra::smembers),
+    scmd("sinter", -2, R, algebra::sinter),
+    scmd("sintercard", -3, R, algebra::sintercard),
+    scmd("sinterstore", -3, WD, algebra::sinterstore),
+    scmd("sunion", -2, R, algebra::sunion),
+    scmd("sunionstore", -3, WD, algebra::sunionstore),
+    scmd("sdiff", -2, R, algebra::sdiff),
+    scmd("sdiffstore", -3, WD, algebra::sdiffstore),
 ];
 
 /// The set at `key` for reading: `Ok(None)` when missing, `Err(Replied)` once WRONGTYPE is
@@ -96,17 +94,6 @@ impl Rng {
 /// replied.
 fn write_set<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Set>, Replied> {
     ctx.write_typed(key, Value::as_set_mut)
-}
-
-/// After a write to `key` that left its set `empty` or not: signals watchers, and removes
-/// the key when the set is empty.
-fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
-    let db = ctx.client.db;
-    if empty {
-        ctx.server.keyspace.delete(db, key);
-    } else {
-        ctx.server.keyspace.signal_modified(db, key);
-    }
 }
 
 /// Writes one member as a bulk string.

@@ -1,8 +1,9 @@
 //! SADD, SREM, SMOVE, SPOP.
 
-use super::{after_write, write_set, write_set_reply, Rng};
+use super::{write_set, write_set_reply, Rng};
 use crate::commands::Ctx;
 use crate::keyspace::{Set, SetEncoding, Value};
+use crate::zset_commands::after_write;
 use crate::zset_commands::parse;
 
 /// SADD key member [member ...]
