@@ -6,6 +6,7 @@
 //! - [`value`]: the value enum, one variant per data type.
 //! - [`zset`]: the sorted-set value: the engine with Redis's -0 rule on writes.
 //! - [`string`]: the string value: integers, inline short strings, encodings.
+//! - [`set`]: the set value, on the set engine.
 //! - `lazyfree`, `watch`, `blocking`, `expire`: lazy free, WATCH state, waited-on keys,
 //!   active expiry.
 //!
@@ -17,6 +18,7 @@
 //! in place after [`Keyspace::lookup_write`] signals itself.
 
 pub mod db;
+pub mod set;
 pub mod string;
 pub mod value;
 pub mod zset;
@@ -28,6 +30,7 @@ mod watch;
 
 pub use db::{Db, Entry};
 pub use expire::KeyspaceStats;
+pub use set::{Member, Set, SetConfig, SetEncoding};
 pub use string::StringValue;
 pub use value::{Value, WrongType};
 pub use zset::SortedSet;
