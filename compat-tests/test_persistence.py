@@ -119,13 +119,18 @@ def wait_bgsave(client: redis.Redis, timeout: float = 60.0) -> dict:
 
 
 def snapshot(server: Proc, databases: int = 16) -> dict:
-    """Every key of every database: (db, key) -> (members with scores, TTL in ms or -1)."""
+    """Every key of every database: (db, key) -> (members with scores, TTL in ms or -1); a
+    set's members sorted, with score None."""
     out = {}
     for db in range(databases):
         c = server.client(db)
         for key in c.scan_iter(count=1000):
-            assert c.type(key) == b"zset", key
-            members = c.zrange(key, 0, -1, withscores=True)
+            kind = c.type(key)
+            assert kind in (b"zset", b"set"), key
+            if kind == b"zset":
+                members = c.zrange(key, 0, -1, withscores=True)
+            else:
+                members = [(m, None) for m in sorted(c.smembers(key))]
             out[(db, key)] = (members, c.pttl(key))
     return out
 
@@ -166,6 +171,35 @@ def fill(c: redis.Redis) -> None:
     c.zadd("db15", {f"n{i}": -i for i in range(130)})
     c.pexpire("db15", 123_456)
     c.execute_command("SELECT", 0)
+    fill_sets(c)
+
+
+# Sets of every encoding: (key, members, Redis 7.2's encoding).
+SETS = [
+    ("set-int16", [1, -7, 300], "intset"),
+    ("set-int32", [1, 70000, -70000], "intset"),
+    ("set-int64", [1, 2**40, -(2**63)], "intset"),
+    ("set-strings", ["a", "", "01", "x" * 64, "\x00bin\xff", "1"], "listpack"),
+    ("set-big-ints", list(range(600)), "hashtable"),
+    ("set-big-strings", [f"member:{i}" for i in range(2000)], "hashtable"),
+    ("set-long-member", ["y" * 5000, "z"], "hashtable"),
+]
+
+
+def fill_sets(c: redis.Redis) -> None:
+    for key, members, _ in SETS:
+        c.sadd(key, *members)
+    c.expire("set-int32", 3600)
+    c.execute_command("SELECT", 7)
+    c.sadd("set-db7", "only")
+    c.execute_command("SELECT", 0)
+
+
+def check_set_encodings(c: redis.Redis, seven_two: bool) -> None:
+    """Intsets and hashtables as Redis 7.0 has them too; listpacks only in 7.2 (and Goblin)."""
+    for key, _, enc in SETS:
+        want = enc if seven_two or enc != "listpack" else "hashtable"
+        assert c.object("encoding", key) == want.encode(), key
 
 
 def single(server: Proc) -> redis.Redis:
@@ -180,15 +214,18 @@ def test_goblin_snapshot_loads_in_redis(procs, tmp_path):
     assert c.execute_command("SAVE") in OK
     expected = snapshot(g)
     assert info(c)["rdb_changes_since_last_save"] == 0
+    check_set_encodings(c, True)
     g.stop()
     r = redis_server(procs, tmp_path, "--save", "", "--dbfilename", "dump.rdb")
     assert_same_data(snapshot(r), expected)
     assert "Done loading RDB" in r.output()
+    check_set_encodings(r.client(), False)
     # Redis writes its own snapshot of what it loaded; Goblin loads it back unchanged.
     assert r.client().execute_command("SAVE") in OK
     r.stop()
     g2 = goblin(procs, tmp_path, "--save", "")
     assert_same_data(snapshot(g2), expected)
+    check_set_encodings(g2.client(), True)
 
 
 def test_redis_snapshot_loads_in_goblin(procs, tmp_path):
@@ -210,6 +247,7 @@ def test_redis_snapshot_loads_in_goblin(procs, tmp_path):
     gc = g.client()
     assert gc.object("encoding", "small") == b"listpack"
     assert gc.object("encoding", "large") == b"skiplist"
+    check_set_encodings(gc, True)
     assert "Skipped 1 function libraries" in g.output()
     assert f"keys loaded: {len(expected)}," in g.output()
 
@@ -219,9 +257,9 @@ def test_other_types_refused_naming_the_key_or_skipped(procs, tmp_path):
     c = r.client()
     c.zadd("z", {"m": 1})
     c.set("a-string", "v")
+    c.sadd("a-set", "x", "y")
     c.rpush("a-list", *range(300))
     c.hset("a-hash", mapping={"f": "v"})
-    c.sadd("a-set", "x", "y")
     c.xadd("a-stream", {"f": "v"})
     c.execute_command("SAVE")
     r.stop()
@@ -229,15 +267,16 @@ def test_other_types_refused_naming_the_key_or_skipped(procs, tmp_path):
     g.start(expect_up=False)
     assert g.wait() != 0
     out = g.output()
-    assert "offset" in out and "Goblin stores only sorted sets and strings" in out, out
-    assert any(f"key '{k}'" in out for k in ["a-list", "a-hash", "a-set", "a-stream"]), out
+    assert "offset" in out and "Goblin stores only sorted sets, strings and sets" in out, out
+    assert any(f"key '{k}'" in out for k in ["a-list", "a-hash", "a-stream"]), out
     assert "panicked" not in out
     g2 = goblin(procs, tmp_path, "--save", "", "--rdb-skip-unsupported-types", "yes")
     assert g2.client().zrange("z", 0, -1, withscores=True) == [(b"m", 1.0)]
     assert g2.client().get("a-string") == b"v"
-    assert g2.client().dbsize() == 2
+    assert g2.client().smembers("a-set") == {b"x", b"y"}
+    assert g2.client().dbsize() == 3
     out = g2.output()
-    for t in ["list", "hash", "set", "stream"]:
+    for t in ["list", "hash", "stream"]:
         assert f"Skipped 1 keys of type {t}" in out, out
 
 

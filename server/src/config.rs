@@ -116,6 +116,8 @@ pub struct Config {
     pub logfile: String,
     /// zset-max-listpack-entries / zset-max-listpack-value
     pub zset: goblin_zset::Config,
+    /// set-max-intset-entries / set-max-listpack-entries / set-max-listpack-value
+    pub set: goblin_zset::set::SetConfig,
     /// busy-poll-us: how long the event loop keeps polling without sleeping after traffic
     /// (start-up only, Goblin's own; 0 is off).
     pub busy_poll_us: u64,
@@ -177,6 +179,7 @@ impl Default for Config {
             loglevel: LogLevel::Notice,
             logfile: String::new(),
             zset: goblin_zset::Config::default(),
+            set: goblin_zset::set::SetConfig::default(),
             busy_poll_us: 0,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
@@ -238,6 +241,9 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         Some("zset-max-ziplist-value"),
         Mutability::Runtime,
     ),
+    ("set-max-intset-entries", None, Mutability::Runtime),
+    ("set-max-listpack-entries", None, Mutability::Runtime),
+    ("set-max-listpack-value", None, Mutability::Runtime),
     ("proto-max-bulk-len", None, Mutability::Runtime),
     ("client-query-buffer-limit", None, Mutability::Runtime),
     ("client-output-buffer-limit", None, Mutability::Runtime),
@@ -401,6 +407,16 @@ impl Config {
             "zset-max-listpack-value" => {
                 self.zset.max_listpack_value = memory_in(&text, 0, i64::MAX as u64)? as usize
             }
+            // Size parameters in Redis 7.2 (the -value one a memory parameter).
+            "set-max-intset-entries" => {
+                self.set.max_intset_entries = int_in(&text, 0, i64::MAX)? as usize
+            }
+            "set-max-listpack-entries" => {
+                self.set.max_listpack_entries = int_in(&text, 0, i64::MAX)? as usize
+            }
+            "set-max-listpack-value" => {
+                self.set.max_listpack_value = memory_in(&text, 0, i64::MAX as u64)? as usize
+            }
             "proto-max-bulk-len" => {
                 self.proto_max_bulk_len = memory_in(&text, 1024 * 1024, i64::MAX as u64)? as i64
             }
@@ -541,6 +557,9 @@ impl Config {
             "logfile" => self.logfile.clone(),
             "zset-max-listpack-entries" => self.zset.max_listpack_entries.to_string(),
             "zset-max-listpack-value" => self.zset.max_listpack_value.to_string(),
+            "set-max-intset-entries" => self.set.max_intset_entries.to_string(),
+            "set-max-listpack-entries" => self.set.max_listpack_entries.to_string(),
+            "set-max-listpack-value" => self.set.max_listpack_value.to_string(),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "client-output-buffer-limit" => [
@@ -781,6 +800,18 @@ mod tests {
                 "argument(s) must be one of the following: upstart, systemd, auto, no".into()
             ))
         );
+        c.apply("set-max-intset-entries", b"7", false).unwrap();
+        c.apply("set-max-listpack-entries", b"9", false).unwrap();
+        c.apply("set-max-listpack-value", b"1kb", false).unwrap();
+        assert_eq!(
+            (
+                c.set.max_intset_entries,
+                c.set.max_listpack_entries,
+                c.set.max_listpack_value
+            ),
+            (7, 9, 1024)
+        );
+        assert_eq!(get(&c, b"set-max-listpack-value"), "1024");
         c.apply("busy-poll-us", b"50", true).unwrap();
         assert_eq!(c.busy_poll_us, 50);
         assert!(c.get_matching(&[b"busy*"]).is_empty());

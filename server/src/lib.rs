@@ -1,5 +1,5 @@
-//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets and strings, with the
-//! object cache (Goblin Store) co-hosted in the same process.
+//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, strings and sets,
+//! with the object cache (Goblin Store) co-hosted in the same process.
 //!
 //! # Modules
 //!
@@ -11,6 +11,7 @@
 //! - [`commands`]: the command table, dispatch, and the generic command handlers.
 //! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
 //! - [`string_commands`]: the string commands (SET, GET, INCR, APPEND, ...).
+//! - [`set_commands`]: the set commands (S*).
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -32,7 +33,7 @@
 //!        -> resp::parse (one request's arguments)
 //!        -> commands (table lookup, arity / auth / MULTI checks, dispatch to a handler)
 //!        -> keyspace (lookup for read or write, expiry, signals to WATCH and waiters)
-//!        -> engine (goblin-zset)
+//!        -> engine (goblin-zset: sorted sets, and sets in goblin_zset::set)
 //!        <- resp::reply into the connection's write buffer <- net (one write per batch;
 //!           the client restored to `clients`, the clients its commands woke serviced)
 //!
@@ -64,6 +65,7 @@ pub mod rdb;
 pub mod resp;
 pub mod server;
 pub mod service;
+pub mod set_commands;
 pub mod stats;
 pub mod string_commands;
 pub mod zset_commands;

@@ -1,36 +1,11 @@
 //! Number parsing and printing exactly as Redis does it (string2ll, string2d, d2string).
 
 /// Parses a signed 64-bit integer the way Redis's `string2ll` does: optional '-', no '+', no
-/// leading zeros (except "0" itself), no spaces, no overflow.
+/// leading zeros (except "0" itself), no spaces, no overflow. (The set engine's intset test
+/// is the same function.)
+#[inline]
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    if s == b"0" {
-        return Some(0);
-    }
-    let (negative, digits) = match s[0] {
-        b'-' => (true, &s[1..]),
-        _ => (false, s),
-    };
-    if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
-    }
-    if negative {
-        if v > i64::MAX as u64 + 1 {
-            return None;
-        }
-        Some((v as i64).wrapping_neg())
-    } else {
-        i64::try_from(v).ok()
-    }
+    goblin_zset::set::parse_int(s)
 }
 
 /// Parses a double the way Redis's `string2d` does (strtod over the whole string): no leading

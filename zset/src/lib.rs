@@ -12,6 +12,8 @@
 //!   then `u32`.
 //! * `large`: the large form ("skiplist"), the last four kept in step.
 //! * `order`: key order and range bounds, shared by both forms.
+//! * [`set`]: the set engine (intset, listpack, hashtable) on the same arena, hash and
+//!   Swiss table.
 //!
 //! # Layout and bytes per member
 //!
@@ -67,6 +69,7 @@ mod hash;
 mod id;
 mod large;
 mod order;
+pub mod set;
 mod small;
 mod swiss;
 

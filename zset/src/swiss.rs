@@ -134,6 +134,25 @@ impl<I: Id> SwissIndex<I> {
         self.table[slot / GROUP].ids[slot % GROUP].get()
     }
 
+    /// The id in slot `slot` when it is occupied (random sampling: a uniformly chosen
+    /// slot that holds an id is a uniformly chosen id).
+    #[inline]
+    pub(crate) fn occupied(&self, slot: usize) -> Option<u32> {
+        (self.ctrl(slot) < EMPTY).then(|| self.id(slot))
+    }
+
+    /// Maps every held id through `f` in place (the arena was rewritten; hashes and slots
+    /// stay as they are).
+    pub(crate) fn rewrite_ids(&mut self, mut f: impl FnMut(u32) -> u32) {
+        for g in &mut self.table {
+            for (c, id) in g.ctrl.iter().zip(g.ids.iter_mut()) {
+                if *c < EMPTY {
+                    *id = I::new(f(id.get()));
+                }
+            }
+        }
+    }
+
     /// Replaces the id in an occupied slot (same member, moved in the arena).
     pub(crate) fn set_id(&mut self, slot: usize, id: u32) {
         debug_assert!(self.ctrl(slot) < EMPTY);

@@ -22,7 +22,7 @@ mod server_cmds;
 mod table;
 
 pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
-pub use keys::ScanOptions;
+pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
 pub use server_cmds::SlowLog;
 pub use table::{lookup, Command, Flags, StatSlot};

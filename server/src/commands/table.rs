@@ -400,6 +400,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .iter()
             .chain(&crate::zset_commands::COMMANDS)
             .chain(&crate::string_commands::COMMANDS)
+            .chain(&crate::set_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
@@ -414,11 +415,12 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     index.get(&lower[..name.len()]).copied()
 }
 
-/// Every top-level command, the sorted-set and string commands included.
+/// Every top-level command, the sorted-set, string and set commands included.
 pub fn all() -> impl Iterator<Item = &'static Command> {
     COMMANDS
         .iter()
         .chain(&crate::zset_commands::COMMANDS)
         .chain(&crate::string_commands::COMMANDS)
+        .chain(&crate::set_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
 }

@@ -1,10 +1,11 @@
 //! The value stored under a key: one variant per data type, each type in its own module
-//! with its encoding rules, memory figure and conversions: sorted sets and strings.
+//! with its encoding rules, memory figure and conversions: sorted sets, strings and sets.
 //!
 //! Commands reach a value of their type through the typed accessors ([`Value::as_zset`],
-//! [`Value::as_string`] and their `_mut` forms), which answer [`WrongType`] for a value of
-//! another type, so no command can forget the check.
+//! [`Value::as_string`], [`Value::as_set`] and their `_mut` forms), which answer
+//! [`WrongType`] for a value of another type, so no command can forget the check.
 
+use super::set::Set;
 use super::string::StringValue;
 use super::zset::SortedSet;
 
@@ -19,6 +20,8 @@ pub enum Value {
     ZSet(SortedSet),
     /// A string (integers and bitmaps included).
     Str(StringValue),
+    /// A set.
+    Set(Set),
 }
 
 impl Value {
@@ -27,6 +30,7 @@ impl Value {
         match self {
             Value::ZSet(_) => "zset",
             Value::Str(_) => "string",
+            Value::Set(_) => "set",
         }
     }
 
@@ -35,6 +39,7 @@ impl Value {
         match self {
             Value::ZSet(z) => z.encoding().as_str(),
             Value::Str(s) => s.encoding().as_str(),
+            Value::Set(s) => s.encoding().as_str(),
         }
     }
 
@@ -43,6 +48,7 @@ impl Value {
         match self {
             Value::ZSet(z) => z.memory_bytes(),
             Value::Str(s) => s.memory_bytes(),
+            Value::Set(s) => s.memory_bytes(),
         }
     }
 
@@ -51,6 +57,7 @@ impl Value {
         match self {
             Value::ZSet(z) => z.len(),
             Value::Str(_) => 1,
+            Value::Set(s) => s.len(),
         }
     }
 
@@ -95,6 +102,24 @@ impl Value {
             _ => Err(WrongType),
         }
     }
+
+    /// The set, or [`WrongType`].
+    #[inline]
+    pub fn as_set(&self) -> Result<&Set, WrongType> {
+        match self {
+            Value::Set(s) => Ok(s),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The set for writing, or [`WrongType`].
+    #[inline]
+    pub fn as_set_mut(&mut self) -> Result<&mut Set, WrongType> {
+        match self {
+            Value::Set(s) => Ok(s),
+            _ => Err(WrongType),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -102,5 +127,13 @@ impl Value {
     /// An empty sorted set: some value for tests of the key table.
     pub(crate) fn empty_zset() -> Value {
         Value::ZSet(Default::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn strings_and_sets_do_not_grow_the_value() {
+        assert_eq!(std::mem::size_of::<super::Value>(), 32);
     }
 }

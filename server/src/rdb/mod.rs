@@ -4,7 +4,8 @@
 //! - [`format`]: opcodes, types and encodings of the RDB format.
 //! - [`crc64`], [`lzf`]: the checksum that ends a file, and LZF decompression.
 //! - [`packed`]: ziplist and listpack blobs (small sorted sets of older and newer Redis).
-//! - [`write`]: the writer (RDB 10, sorted sets as ZSET_2).
+//! - [`write`]: the writer (RDB 10: sorted sets as ZSET_2, strings as STRING, sets as
+//!   SET_INTSET or SET).
 //! - [`read`]: the streaming loader, all sorted-set encodings, checksum, offsets in errors.
 //! - [`file`]: crash-safe writes (temp file, fsync, rename, fsync of the directory).
 //! - [`loading`]: the start-up load on a thread while the loop answers `-LOADING`.
@@ -39,13 +40,15 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 /// One key's value as a snapshot carries it: a sorted set's members with their scores'
-/// bits, or a string's bytes.
+/// bits, a string's bytes, or a set's members (sorted).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Content {
     /// A sorted set's members in order, with their scores' bits.
     ZSet(Vec<(Vec<u8>, u64)>),
     /// A string's bytes.
     Str(Vec<u8>),
+    /// A set's members, sorted.
+    Set(Vec<Vec<u8>>),
 }
 
 /// Every key of a keyspace as (database, key, expiry, value), sorted: what a snapshot must
@@ -63,6 +66,12 @@ pub fn contents(dbs: &[Db]) -> Contents {
                     Content::ZSet(z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect())
                 }
                 Value::Str(s) => Content::Str(s.bytes().to_vec()),
+                Value::Set(s) => {
+                    s.validate();
+                    let mut members: Vec<_> = s.iter().map(|m| m.to_vec()).collect();
+                    members.sort();
+                    Content::Set(members)
+                }
             };
             out.push((i, e.key().to_vec(), e.expire_at(), content));
         }
@@ -201,6 +210,7 @@ impl Snapshots<'_> {
         read::LoadOptions {
             databases: self.config.databases,
             zset: self.config.zset,
+            set: self.config.set,
             skip_unsupported: self.config.rdb_skip_unsupported_types,
             now_ms: unix_ms(),
             clock_secs: self.keyspace.initial_access(),

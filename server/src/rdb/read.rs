@@ -1,7 +1,8 @@
 //! The RDB loader: any file Redis 1.0 to 8.x or Valkey writes (`REDIS0001`..`REDIS0013`,
-//! `VALKEY080`/`VALKEY081`) whose keys are sorted sets, in every encoding Redis ever used
-//! for them: ZSET (decimal scores), ZSET_2 (binary scores), ZSET_ZIPLIST and ZSET_LISTPACK,
-//! with LZF-compressed and integer-encoded strings anywhere a string may stand.
+//! `VALKEY080`/`VALKEY081`) whose keys are sorted sets, strings or sets, in every encoding
+//! Redis ever used for them: ZSET (decimal scores), ZSET_2 (binary scores), ZSET_ZIPLIST and
+//! ZSET_LISTPACK; STRING; SET, SET_INTSET and SET_LISTPACK; with LZF-compressed and
+//! integer-encoded strings anywhere a string may stand.
 //!
 //! The loader streams: [`Input`] reads through a buffer, counts the offset and keeps the
 //! CRC64 of what it consumed. It builds fresh databases and returns them only when the
@@ -18,7 +19,7 @@
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, StringValue, Value};
+use crate::keyspace::{Db, Set, SetConfig, StringValue, Value};
 use goblin_zset::ZSet;
 use std::fmt;
 use std::io::Read;
@@ -74,8 +75,10 @@ type Walker = for<'b> fn(
 pub struct LoadOptions {
     /// Number of databases; a SELECTDB beyond is an error.
     pub databases: usize,
-    /// Listpack thresholds for the sets built.
+    /// Listpack thresholds for the sorted sets built.
     pub zset: goblin_zset::Config,
+    /// Intset and listpack thresholds for the sets built.
+    pub set: SetConfig,
     /// Skip keys of types Goblin does not store instead of refusing the file.
     pub skip_unsupported: bool,
     /// Now, in Unix milliseconds: keys that expired before are dropped.
@@ -585,6 +588,9 @@ impl<'a, R: Read> Loader<'a, R> {
                 self.input.string(&mut bytes)?;
                 Some(Value::Str(StringValue::from_set(&bytes)))
             }
+            TYPE_SET => self.set()?.map(Value::Set),
+            TYPE_SET_INTSET => self.intset()?.map(Value::Set),
+            TYPE_SET_LISTPACK => self.packed_set()?.map(Value::Set),
             _ => {
                 let name = type_name(rdb_type, valkey);
                 if !self.opts.skip_unsupported {
@@ -592,7 +598,7 @@ impl<'a, R: Read> Loader<'a, R> {
                         kind: ErrorKind::Unsupported,
                         offset: at,
                         message: format!(
-                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets and strings. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
+                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets, strings and sets. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
                             String::from_utf8_lossy(&key)
                         ),
                     });
@@ -673,6 +679,96 @@ impl<'a, R: Read> Loader<'a, R> {
             }
         }
         Ok(Some(zset))
+    }
+
+    /// SET: a count, then the member strings, added as Redis 7.2's loader adds them: an
+    /// intset unless the count is past set-max-intset-entries, converting as members come.
+    fn set(&mut self) -> Result<Option<Set>> {
+        let count = self.input.length()?;
+        if count == 0 {
+            return Ok(None);
+        }
+        let cfg = self.opts.set;
+        let mut set = if count as usize > cfg.max_intset_entries {
+            Set::new_hashtable(self.plausible(count, 2), 0)
+        } else {
+            Set::new_intset()
+        };
+        for _ in 0..count {
+            let at = self.input.offset();
+            self.scratch.clear();
+            self.input.string(&mut self.scratch)?;
+            if !set.add(&self.scratch, &cfg) {
+                return Err(LoadError {
+                    kind: ErrorKind::Corrupt,
+                    offset: at,
+                    message: format!(
+                        "duplicate set member '{}'",
+                        String::from_utf8_lossy(&self.scratch)
+                    ),
+                });
+            }
+        }
+        Ok(Some(set))
+    }
+
+    /// SET_INTSET: an intset blob (encoding and count as u32 LE, then the integers
+    /// ascending), a hashtable when it holds more than set-max-intset-entries.
+    fn intset(&mut self) -> Result<Option<Set>> {
+        let at = self.input.offset();
+        let mut blob = Vec::new();
+        self.input.string(&mut blob)?;
+        let corrupt = |message: &str| LoadError {
+            kind: ErrorKind::Corrupt,
+            offset: at,
+            message: format!("intset: {message}"),
+        };
+        if blob.len() < 8 {
+            return Err(corrupt("shorter than its header"));
+        }
+        let width = u32::from_le_bytes(blob[..4].try_into().expect("4 bytes"));
+        let len = u32::from_le_bytes(blob[4..8].try_into().expect("4 bytes")) as usize;
+        let contents = &blob[8..];
+        if !matches!(width, 2 | 4 | 8) || len.checked_mul(width as usize) != Some(contents.len()) {
+            return Err(corrupt("bad encoding or length"));
+        }
+        if len == 0 {
+            return Ok(None);
+        }
+        Set::from_intset_contents(width as u8, contents, &self.opts.set)
+            .map(Some)
+            .ok_or_else(|| corrupt("integers not strictly ascending"))
+    }
+
+    /// SET_LISTPACK: a listpack blob of members, kept a listpack (a hashtable when it holds
+    /// more than set-max-listpack-entries).
+    fn packed_set(&mut self) -> Result<Option<Set>> {
+        let at = self.input.offset();
+        let mut blob = Vec::new();
+        self.input.string(&mut blob)?;
+        let cfg = self.opts.set;
+        let mut set = Set::new_listpack();
+        let mut text = [0u8; 20];
+        packed::listpack_items(&blob, &mut |item| {
+            let bytes: &[u8] = match item {
+                Item::Str(s) => s,
+                Item::Int(v) => goblin_zset::set::format_int(v, &mut text),
+            };
+            if set.add(bytes, &cfg) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "duplicate member '{}'",
+                    String::from_utf8_lossy(bytes)
+                ))
+            }
+        })
+        .map_err(|message| LoadError {
+            kind: ErrorKind::Corrupt,
+            offset: at,
+            message: format!("set listpack: {message}"),
+        })?;
+        Ok((!set.is_empty()).then_some(set))
     }
 
     /// ZSET_ZIPLIST / ZSET_LISTPACK: one blob of alternating members and scores.
@@ -886,6 +982,7 @@ mod tests {
         LoadOptions {
             databases: 16,
             zset: goblin_zset::Config::default(),
+            set: SetConfig::default(),
             skip_unsupported: false,
             now_ms: 1_000_000,
             clock_secs: 0,
@@ -961,6 +1058,27 @@ mod tests {
             dbs[2].insert(key, Value::Str(value), 0);
         }
         dbs[2].set_expiry(b"lzf", 2_000_000);
+        let scfg = SetConfig::default();
+        for (key, members) in [
+            (
+                &b"intset16"[..],
+                vec!["1".to_string(), "-7".into(), "300".into()],
+            ),
+            (b"intset64", vec!["1".into(), i64::MIN.to_string()]),
+            (
+                b"listpack",
+                vec!["a".into(), "1".into(), "".into(), "01".into()],
+            ),
+            (b"hashtable", (0..300).map(|i| format!("m{i}")).collect()),
+            (b"int-hashtable", (0..600).map(|i| i.to_string()).collect()),
+        ] {
+            let mut set = Set::new_intset();
+            for m in &members {
+                set.add(m.as_bytes(), &scfg);
+            }
+            dbs[2].insert(key, Value::Set(set), 0);
+        }
+        dbs[2].set_expiry(b"listpack", 3_000_000);
         dbs
     }
 
@@ -982,6 +1100,8 @@ mod tests {
     fn small_file() -> Vec<u8> {
         let mut dbs = sample_dbs();
         dbs[0].remove(b"large");
+        dbs[2].remove(b"hashtable");
+        dbs[2].remove(b"int-hashtable");
         snapshot(&dbs)
     }
 
@@ -992,7 +1112,16 @@ mod tests {
         let mut want = contents(&sample_dbs());
         want.retain(|(_, k, _, _)| k != b"expired");
         assert_eq!(contents(&dbs), want);
-        assert_eq!(report.keys, 11);
+        assert_eq!(report.keys, 16);
+        for (key, encoding) in [
+            (&b"intset16"[..], "intset"),
+            (b"intset64", "intset"),
+            (b"listpack", "listpack"),
+            (b"hashtable", "hashtable"),
+            (b"int-hashtable", "hashtable"),
+        ] {
+            assert_eq!(dbs[2].get(key).unwrap().value.encoding_name(), encoding);
+        }
         assert_eq!(report.checksum, Checksum::Verified);
         assert_eq!(report.version, 10);
         assert!(report
@@ -1005,7 +1134,7 @@ mod tests {
             ..opts()
         };
         let (_, report) = load_bytes(&file, &later).unwrap();
-        assert_eq!((report.keys, report.expired_skipped), (9, 2));
+        assert_eq!((report.keys, report.expired_skipped), (14, 2));
     }
 
     #[test]
@@ -1221,6 +1350,73 @@ mod tests {
     }
 
     #[test]
+    fn every_set_encoding_reads_with_redis_conversions() {
+        let mut intset = Vec::new();
+        intset.extend_from_slice(&2u32.to_le_bytes());
+        intset.extend_from_slice(&3u32.to_le_bytes());
+        for v in [-5i16, 2, 9] {
+            intset.extend_from_slice(&v.to_le_bytes());
+        }
+        let bytes = file("REDIS0011", |w| {
+            w.byte(TYPE_SET_INTSET).unwrap();
+            w.string(b"ints").unwrap();
+            w.string(&intset).unwrap();
+            w.byte(TYPE_SET_LISTPACK).unwrap();
+            w.string(b"lp").unwrap();
+            w.string(&listpack(&[
+                Item::Str(b"x"),
+                Item::Int(12),
+                Item::Str(b"y"),
+            ]))
+            .unwrap();
+            w.byte(TYPE_SET).unwrap();
+            w.string(b"plain").unwrap();
+            w.len(3).unwrap();
+            for m in [&b"3"[..], b"1", b"z"] {
+                w.string(m).unwrap();
+            }
+            w.byte(TYPE_SET).unwrap();
+            w.string(b"plain-ints").unwrap();
+            w.len(2).unwrap();
+            w.string(b"3").unwrap();
+            w.string(b"1").unwrap();
+        });
+        let (dbs, report) = load_bytes(&bytes, &opts()).unwrap();
+        assert_eq!(report.keys, 4);
+        let set = |k: &[u8]| dbs[0].get(k).unwrap().value.as_set().unwrap().clone();
+        let members = |k: &[u8]| set(k).iter().map(|m| m.to_vec()).collect::<Vec<_>>();
+        assert_eq!(set(b"ints").encoding().as_str(), "intset");
+        assert_eq!(members(b"ints"), [&b"-5"[..], b"2", b"9"]);
+        assert_eq!(members(b"lp"), [&b"x"[..], b"12", b"y"]);
+        assert_eq!(set(b"lp").encoding().as_str(), "listpack");
+        assert_eq!(
+            members(b"plain"),
+            [&b"1"[..], b"3", b"z"],
+            "an intset, then a listpack"
+        );
+        assert_eq!(set(b"plain-ints").encoding().as_str(), "intset");
+
+        let mut bad = intset.clone();
+        bad[8..10].copy_from_slice(&50i16.to_le_bytes());
+        for blob in [bad, intset[..7].to_vec(), intset[..12].to_vec()] {
+            let bytes = file("REDIS0011", |w| {
+                w.byte(TYPE_SET_INTSET).unwrap();
+                w.string(b"ints").unwrap();
+                w.string(&blob).unwrap();
+            });
+            assert_eq!(fail(&bytes, &opts()).kind, ErrorKind::Corrupt);
+        }
+        let dup = file("REDIS0011", |w| {
+            w.byte(TYPE_SET).unwrap();
+            w.string(b"s").unwrap();
+            w.len(2).unwrap();
+            w.string(b"a").unwrap();
+            w.string(b"a").unwrap();
+        });
+        assert!(fail(&dup, &opts()).message.contains("duplicate set member"));
+    }
+
+    #[test]
     fn other_types_are_refused_naming_the_key_or_skipped() {
         // A string loads; the list after it (at offset 25) is the first refused key.
         let bytes = file("REDIS0011", |w| {
@@ -1279,10 +1475,10 @@ mod tests {
             ..opts()
         };
         let (dbs, report) = load_bytes(&bytes, &skipping).unwrap();
-        assert_eq!(report.keys, 2);
+        assert_eq!(report.keys, 3, "the string, the set and the sorted set");
         assert_eq!(
             report.unsupported_skipped,
-            vec![("list", 1), ("hash", 1), ("set", 1), ("stream", 1)]
+            vec![("list", 1), ("hash", 1), ("stream", 1)]
         );
         assert_eq!(members(&dbs, 0, b"z"), vec![(b"m".to_vec(), 1.0)]);
     }
@@ -1385,6 +1581,7 @@ mod speed {
         let o = LoadOptions {
             databases: 16,
             zset: goblin_zset::Config::default(),
+            set: SetConfig::default(),
             skip_unsupported: false,
             now_ms: 0,
             clock_secs: 0,

@@ -204,6 +204,55 @@ pub fn encode_string(s: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(s);
 }
 
+/// Writes one key's type byte, key and value, as Redis 7.0 (RDB 10) reads them: a sorted
+/// set as ZSET_2 (descending, as Redis writes a skiplist); a string as STRING (its bytes
+/// LZF-compressed when `compress` and Redis would); a set as SET_INTSET when it is an
+/// intset (the blob: width and count as u32 LE, then the integers), else as SET, a list of
+/// members (RDB 10 has no SET_LISTPACK).
+fn write_value<W: Write>(
+    w: &mut RdbWriter<W>,
+    key: &[u8],
+    value: &Value,
+    compress: bool,
+) -> io::Result<()> {
+    match value {
+        Value::ZSet(z) => {
+            w.byte(TYPE_ZSET_2)?;
+            w.string(key)?;
+            w.len(z.len() as u64)?;
+            for (member, score) in z.iter().rev() {
+                w.string(member)?;
+                w.double(score)?;
+            }
+        }
+        Value::Str(s) => {
+            w.byte(TYPE_STRING)?;
+            w.string(key)?;
+            w.string_value(&s.bytes(), compress)?;
+        }
+        Value::Set(s) => match s.intset_contents() {
+            Some((width, ints)) => {
+                w.byte(TYPE_SET_INTSET)?;
+                w.string(key)?;
+                let mut blob = Vec::with_capacity(8 + ints.len());
+                blob.extend_from_slice(&u32::from(width).to_le_bytes());
+                blob.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                blob.extend_from_slice(ints);
+                w.string(&blob)?;
+            }
+            None => {
+                w.byte(TYPE_SET)?;
+                w.string(key)?;
+                w.len(s.len() as u64)?;
+                for m in s.iter() {
+                    m.with_bytes(|b| w.string(b))?;
+                }
+            }
+        },
+    }
+    Ok(())
+}
+
 /// Writes a whole snapshot of `dbs` to `out`. Keys whose expiry is at or before `now_ms`
 /// are left out, as they would be dropped on load.
 pub fn write_snapshot<W: Write>(
@@ -249,24 +298,12 @@ pub fn write_snapshot<W: Write>(
                 w.byte(OP_EXPIRETIME_MS)?;
                 w.raw(&(at as i64).to_le_bytes())?;
             }
-            match &entry.value {
-                Value::ZSet(z) => {
-                    w.byte(TYPE_ZSET_2)?;
-                    w.string(entry.key())?;
-                    w.len(z.len() as u64)?;
-                    for (member, score) in z.iter().rev() {
-                        w.string(member)?;
-                        w.double(score)?;
-                    }
-                    stats.members += z.len() as u64;
-                }
-                Value::Str(s) => {
-                    w.byte(TYPE_STRING)?;
-                    w.string(entry.key())?;
-                    w.string_value(&s.bytes(), aux.compress)?;
-                }
-            }
+            write_value(&mut w, entry.key(), &entry.value, aux.compress)?;
             stats.keys += 1;
+            // Members of the collections (a string has none).
+            if !matches!(entry.value, Value::Str(_)) {
+                stats.members += entry.value.len() as u64;
+            }
         }
     }
     let (out, bytes) = w.finish()?;

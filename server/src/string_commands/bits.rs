@@ -37,7 +37,10 @@ pub(super) fn string_for_bits(ctx: &mut Ctx, key: &[u8], max_bit: u64) -> Option
             Some(s.bytes_mut(need).len() != before)
         }
         Ok(None) => {
-            store(ctx, key, StringValue::raw(&vec![0; need]), false);
+            // Created without counting a change: the bit command counts its own.
+            let db = ctx.db();
+            let zeroed = StringValue::raw(&vec![0; need]);
+            ctx.server.keyspace.store(db, key, Value::Str(zeroed));
             Some(true)
         }
     }

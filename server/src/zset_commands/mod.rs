@@ -10,7 +10,7 @@
 //! - [`goblin`]: GOBLIN.MEMORY and GOBLIN.OPTIMIZE.
 
 mod goblin;
-mod parse;
+pub(crate) mod parse;
 mod pop;
 mod range;
 mod read;
@@ -94,8 +94,8 @@ fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut SortedS
 }
 
 /// After a write to `key` that left its set `empty` or not: signals watchers, and removes
-/// the key when the set is empty.
-fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
+/// the key when the set is empty (the set commands' too).
+pub(crate) fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
     let db = ctx.client.db;
     if empty {
         ctx.server.keyspace.delete(db, key);

@@ -1,8 +1,9 @@
-//! ZUNION, ZINTER, ZDIFF, their STORE forms (WEIGHTS, AGGREGATE, WITHSCORES), ZINTERCARD.
+//! ZUNION, ZINTER, ZDIFF, their STORE forms (WEIGHTS, AGGREGATE, WITHSCORES), ZINTERCARD;
+//! an input may be a set, whose members score 1.
 
-use super::{parse, read_zset, store_result, write_members};
+use super::{parse, store_result, write_members};
 use crate::commands::Ctx;
-use crate::keyspace::WrongType;
+use crate::keyspace::{Value, WrongType};
 use hashbrown::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -64,13 +65,26 @@ fn weigh(score: f64, weight: f64) -> f64 {
 /// Members with their scores, in ascending order.
 type Members = Vec<(Vec<u8>, f64)>;
 
-/// Snapshot of the input sets, None for missing keys; `Err` after the WRONGTYPE reply
-/// when one holds another type.
+/// A sorted set or a set, the inputs these commands take; [`WrongType`] for another type.
+fn zset_or_set(value: &Value) -> Result<&Value, WrongType> {
+    match value {
+        Value::ZSet(_) | Value::Set(_) => Ok(value),
+        _ => Err(WrongType),
+    }
+}
+
+/// Snapshot of the inputs, None for missing keys: a sorted set's members with their
+/// scores, a set's members with score 1 (as Redis's zuiNext gives them), each in its own
+/// order; `Err` after the WRONGTYPE reply when one holds another type.
 fn load_inputs(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Vec<Option<Members>>, WrongType> {
     keys.iter()
         .map(|k| {
-            let set = read_zset(ctx, k)?;
-            Ok(set.map(|s| s.iter().map(|(m, sc)| (m.to_vec(), sc)).collect()))
+            let value = ctx.read_typed(k, zset_or_set)?;
+            Ok(value.map(|v| match v {
+                Value::ZSet(z) => z.iter().map(|(m, sc)| (m.to_vec(), sc)).collect(),
+                Value::Set(s) => s.iter().map(|m| (m.to_vec(), 1.0)).collect(),
+                _ => unreachable!("zset_or_set picks sorted sets and sets"),
+            }))
         })
         .collect()
 }

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Set memory: RSS bytes per member for goblin-server and redis-server, in one run.
+
+Each case starts a fresh server pinned to one CPU, loads it with pipelined SADDs and
+reports (VmRSS after loading - VmRSS after start-up) / members, with Redis's used_memory
+growth beside it and the encoding of the first key.
+
+Workloads (issue 13):
+  T1  one set of 1M members of 14 bytes ("m:" + 12 seeded random hex chars)
+  T2  one set of 1M integers 0..999999 (in seeded random order)
+  T3  1M keys "s:<n>" of 10 small members ("m" + 1..4 digits, a listpack in Redis 7.2)
+
+Usage: benchmarks/set_memory.py [--quick] [--workloads T1,T2,T3] [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Client, Server, encode  # noqa: E402
+
+BATCH = 1000  # members per SADD, or keys per pipeline round in T3
+
+
+def workload(name, size, seed=1):
+    """Returns (description, member count, list of (key, [members]))."""
+    rng = random.Random(seed)
+    if name == "T1":
+        seen = set()
+        while len(seen) < size:
+            seen.add(b"m:%012x" % rng.getrandbits(48))
+        return "1 set, 14-byte members", size, [(b"t1", list(seen))]
+    if name == "T2":
+        ints = [b"%d" % i for i in range(size)]
+        rng.shuffle(ints)
+        return "1 set, integers", size, [(b"t2", ints)]
+    if name == "T3":
+        sets = [(b"s:%d" % k, [b"m%d" % rng.randrange(10000) for _ in range(10)]) for k in range(size)]
+        sets = [(k, list(dict.fromkeys(ms))) for k, ms in sets]
+        return "%d keys of 10 small members" % size, sum(len(ms) for _, ms in sets), sets
+    raise ValueError(name)
+
+
+def sadd_commands(sets):
+    for key, members in sets:
+        for i in range(0, len(members), BATCH):
+            yield encode(b"SADD", key, *members[i:i + BATCH])
+
+
+def used_memory(client):
+    for line in client.call("INFO", "memory").decode().split("\r\n"):
+        if line.startswith("used_memory:"):
+            return int(line.split(":")[1])
+    raise KeyError("used_memory")
+
+
+def measure(kind, sets, members, cpu):
+    with Server(kind, cpu=cpu) as server:
+        c = Client(server.port)
+        base_rss, base_used = server.rss(), used_memory(c)
+        c.pipeline(sadd_commands(sets))
+        result = {
+            "rss": (server.rss() - base_rss) / members,
+            "used": (used_memory(c) - base_used) / members,
+            "encoding": c.call("OBJECT", "ENCODING", sets[0][0]).decode(),
+        }
+        c.close()
+        return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, for the CI smoke run")
+    ap.add_argument("--workloads", default="T1,T2,T3")
+    ap.add_argument("--cpu", type=int, default=0, help="CPU the servers are pinned to")
+    ap.add_argument("--json", help="write the raw results as JSON")
+    args = ap.parse_args()
+    size = 10_000 if args.quick else 1_000_000
+    targets = {"T1": 1 / 3, "T2": 1 / 3, "T3": 1 / 2}
+    rows = []
+    print("%-4s %-32s %9s | %8s %8s %-9s | %8s %8s %-9s | %5s %6s" % (
+        "case", "shape", "members", "G rss", "G used", "G enc", "R rss", "R used", "R enc", "G/R", "target"))
+    for name in args.workloads.split(","):
+        if name not in targets:
+            ap.error("unknown workload %r (T1, T2, T3)" % name)
+        desc, members, sets = workload(name, size)
+        g = measure("goblin", sets, members, args.cpu)
+        r = measure("redis", sets, members, args.cpu)
+        rows.append({"case": name, "shape": desc, "members": members, "goblin": g, "redis": r})
+        ratio = g["rss"] / r["rss"]
+        print("%-4s %-32s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s" % (
+            name, desc, members, g["rss"], g["used"], g["encoding"], r["rss"], r["used"], r["encoding"],
+            ratio, "ok" if ratio <= targets[name] else "MISSED"), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

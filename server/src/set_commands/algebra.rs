@@ -1,0 +1,243 @@
+//! SMEMBERS, SINTER, SINTERCARD, SINTERSTORE, SUNION, SUNIONSTORE, SDIFF, SDIFFSTORE, as
+//! Redis 7.2's sinterGenericCommand and sunionDiffGenericCommand compute them.
+
+use super::{bulk, read_set, write_set_reply};
+use crate::commands::Ctx;
+use crate::keyspace::WrongType;
+use crate::keyspace::{Member, Set, SetConfig, SetEncoding, Value};
+use crate::resp::reply::ReplyWriter;
+use crate::zset_commands::parse;
+
+/// The sets, None for missing keys.
+type Inputs<'c> = Vec<Option<&'c Set>>;
+
+/// Looks every key up in order (expiring, counting hits), stopping at the first of
+/// another type once WRONGTYPE is replied; then the sets beside the reply writer.
+fn inputs<'c, 'a>(
+    ctx: &'c mut Ctx<'a>,
+    keys: &[&[u8]],
+) -> Result<(Inputs<'c>, &'c mut ReplyWriter<'a>), WrongType> {
+    for k in keys {
+        read_set(ctx, k)?;
+    }
+    let Ctx {
+        server,
+        client,
+        out,
+        ..
+    } = ctx;
+    let db = server.keyspace.db(client.db);
+    let sets = keys
+        .iter()
+        .map(|k| db.get(k).and_then(|e| e.value.as_set().ok()))
+        .collect();
+    Ok((sets, out))
+}
+
+/// What an intersection is for.
+enum InterMode<'k> {
+    /// Reply the members.
+    Reply,
+    /// Reply how many, stopping at a limit (0: none).
+    Card(usize),
+    /// Store them at the key.
+    Store(&'k [u8]),
+}
+
+/// Whether `m` is in `set`.
+fn has(set: &Set, m: Member) -> bool {
+    m.with_bytes(|b| set.contains(b))
+}
+
+fn inter_generic(ctx: &mut Ctx, keys: &[&[u8]], mode: InterMode) {
+    let cfg = ctx.server.config.set;
+    let Ok((found, out)) = inputs(ctx, keys) else {
+        return;
+    };
+    let Some(mut sets) = found.into_iter().collect::<Option<Vec<&Set>>>() else {
+        // An empty input: the intersection is empty.
+        return match mode {
+            InterMode::Reply => out.set(0),
+            InterMode::Card(_) => out.int(0),
+            InterMode::Store(dst) => store(ctx, dst, Set::new_intset()),
+        };
+    };
+    // Smallest first (a stable sort, as glibc's qsort for these sizes).
+    sets.sort_by_key(|s| s.len());
+    let first = sets[0];
+    let members = first.iter().filter(|&m| {
+        sets[1..]
+            .iter()
+            .all(|s| std::ptr::eq(*s, first) || has(s, m))
+    });
+    match mode {
+        InterMode::Card(limit) => {
+            let n = if limit > 0 {
+                members.take(limit).count()
+            } else {
+                members.count()
+            };
+            out.int(n as i64);
+        }
+        InterMode::Reply => {
+            let all: Vec<Member> = members.collect();
+            out.set(all.len());
+            for m in all {
+                bulk(out, m);
+            }
+        }
+        InterMode::Store(dst) => {
+            // An intset when the smallest input is one, else a listpack, converted as
+            // members arrive and back to an intset if they are all integers.
+            let mut result = match first.encoding() {
+                SetEncoding::Intset => Set::new_intset(),
+                _ => Set::new_listpack(),
+            };
+            for m in members {
+                m.with_bytes(|b| result.add(b, &cfg));
+            }
+            if !result.is_empty() {
+                result.maybe_convert_to_intset(&cfg);
+            }
+            store(ctx, dst, result);
+        }
+    }
+}
+
+/// Stores `result` at `dst` and replies its size; an empty result deletes `dst`.
+fn store(ctx: &mut Ctx, dst: &[u8], result: Set) {
+    let db = ctx.client.db;
+    let n = result.len();
+    if n == 0 {
+        ctx.server.keyspace.delete(db, dst);
+    } else {
+        ctx.server.keyspace.store(db, dst, Value::Set(result));
+    }
+    ctx.server.keyspace.add_dirty(1);
+    ctx.out.int(n as i64);
+}
+
+/// The union of `sets` built as Redis builds it: a fresh intset that every member is added
+/// to in turn, converting as it goes.
+pub(super) fn union_of<'s>(sets: impl Iterator<Item = &'s Set>, cfg: &SetConfig) -> Set {
+    let mut result = Set::new_intset();
+    for s in sets {
+        for m in s.iter() {
+            m.with_bytes(|b| result.add(b, cfg));
+        }
+    }
+    result
+}
+
+/// The difference of the first set and the others, by whichever of Redis's two
+/// algorithms it would pick (they can leave the result in different forms).
+fn diff_of(sets: &[Option<&Set>], cfg: &SetConfig) -> Set {
+    let mut result = Set::new_intset();
+    let Some(first) = sets[0] else {
+        return result;
+    };
+    let others: Vec<&Set> = sets[1..].iter().flatten().copied().collect();
+    if others.iter().any(|s| std::ptr::eq(*s, first)) {
+        return result;
+    }
+    let algo_one = (first.len() * (others.len() + 1)) / 2;
+    let algo_two = first.len() + others.iter().map(|s| s.len()).sum::<usize>();
+    if algo_one <= algo_two {
+        for m in first.iter() {
+            if !others.iter().any(|s| has(s, m)) {
+                m.with_bytes(|b| result.add(b, cfg));
+            }
+        }
+    } else {
+        for m in first.iter() {
+            m.with_bytes(|b| result.add(b, cfg));
+        }
+        for s in others {
+            for m in s.iter() {
+                m.with_bytes(|b| result.remove(b));
+            }
+            if result.is_empty() {
+                break;
+            }
+        }
+    }
+    result
+}
+
+fn union_diff_generic(ctx: &mut Ctx, keys: &[&[u8]], dst: Option<&[u8]>, diff: bool) {
+    let cfg = ctx.server.config.set;
+    let Ok((sets, _)) = inputs(ctx, keys) else {
+        return;
+    };
+    let result = if diff {
+        diff_of(&sets, &cfg)
+    } else {
+        union_of(sets.iter().flatten().copied(), &cfg)
+    };
+    match dst {
+        Some(dst) => store(ctx, dst, result),
+        None => write_set_reply(&mut ctx.out, &result),
+    }
+}
+
+/// SMEMBERS key
+pub fn smembers(ctx: &mut Ctx, args: &[&[u8]]) {
+    inter_generic(ctx, &args[1..], InterMode::Reply);
+}
+
+/// SINTER key [key ...]
+pub fn sinter(ctx: &mut Ctx, args: &[&[u8]]) {
+    inter_generic(ctx, &args[1..], InterMode::Reply);
+}
+
+/// SINTERSTORE destination key [key ...]
+pub fn sinterstore(ctx: &mut Ctx, args: &[&[u8]]) {
+    inter_generic(ctx, &args[2..], InterMode::Store(args[1]));
+}
+
+/// SINTERCARD numkeys key [key ...] [LIMIT limit]
+pub fn sintercard(ctx: &mut Ctx, args: &[&[u8]]) {
+    let numkeys_error = Some("ERR numkeys should be greater than 0");
+    let Some(numkeys) = parse::int_in_range(ctx, args[1], 1, i64::MAX, numkeys_error) else {
+        return;
+    };
+    let numkeys = numkeys as usize;
+    if numkeys > args.len() - 2 {
+        return ctx.error("ERR Number of keys can't be greater than number of args");
+    }
+    let mut limit = 0;
+    let mut j = 2 + numkeys;
+    while j < args.len() {
+        if args[j].eq_ignore_ascii_case(b"LIMIT") && j + 1 < args.len() {
+            let negative = Some("ERR LIMIT can't be negative");
+            let Some(l) = parse::int_in_range(ctx, args[j + 1], 0, i64::MAX, negative) else {
+                return;
+            };
+            limit = l as usize;
+            j += 2;
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    inter_generic(ctx, &args[2..2 + numkeys], InterMode::Card(limit));
+}
+
+/// SUNION key [key ...]
+pub fn sunion(ctx: &mut Ctx, args: &[&[u8]]) {
+    union_diff_generic(ctx, &args[1..], None, false);
+}
+
+/// SUNIONSTORE destination key [key ...]
+pub fn sunionstore(ctx: &mut Ctx, args: &[&[u8]]) {
+    union_diff_generic(ctx, &args[2..], Some(args[1]), false);
+}
+
+/// SDIFF key [key ...]
+pub fn sdiff(ctx: &mut Ctx, args: &[&[u8]]) {
+    union_diff_generic(ctx, &args[1..], None, true);
+}
+
+/// SDIFFSTORE destination key [key ...]
+pub fn sdiffstore(ctx: &mut Ctx, args: &[&[u8]]) {
+    union_diff_generic(ctx, &args[2..], Some(args[1]), true);
+}

@@ -1,0 +1,184 @@
+//! SADD, SREM, SMOVE, SPOP.
+
+use super::{write_set, write_set_reply, Rng};
+use crate::commands::Ctx;
+use crate::errors;
+use crate::keyspace::{Set, SetEncoding, Value};
+use crate::zset_commands::after_write;
+use crate::zset_commands::parse;
+
+/// SADD key member [member ...]
+pub fn sadd(ctx: &mut Ctx, args: &[&[u8]]) {
+    let db = ctx.client.db;
+    let cfg = ctx.server.config.set;
+    let members = &args[2..];
+    // A new set's form comes from the first member and the count (setTypeCreate); an
+    // existing one converts up front when the count is past its form (setTypeMaybeConvert).
+    let (entry, created) =
+        ctx.server
+            .keyspace
+            .lookup_write_or_create(db, args[1], ctx.now_ms, || {
+                Value::Set(Set::create(members[0], members.len(), &cfg))
+            });
+    let Ok(set) = entry.value.as_set_mut() else {
+        // One lookup finds or creates the set; another type is replied here.
+        return ctx.error(errors::WRONGTYPE);
+    };
+    if !created {
+        set.maybe_convert(members.len(), &cfg);
+    }
+    let added = members.iter().filter(|m| set.add(m, &cfg)).count();
+    ctx.server.keyspace.add_dirty(added as u64);
+    if added > 0 && !created {
+        ctx.server.keyspace.signal_modified(db, args[1]);
+    }
+    ctx.out.int(added as i64);
+}
+
+/// SREM key member [member ...]
+pub fn srem(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Ok(found) = write_set(ctx, args[1]) else {
+        return;
+    };
+    let Some(set) = found else {
+        return ctx.out.int(0);
+    };
+    let mut removed = 0;
+    for m in &args[2..] {
+        if set.remove(m) {
+            removed += 1;
+            if set.is_empty() {
+                break;
+            }
+        }
+    }
+    let empty = set.is_empty();
+    if removed > 0 {
+        after_write(ctx, args[1], empty);
+        ctx.server.keyspace.add_dirty(removed as u64);
+    }
+    ctx.out.int(removed);
+}
+
+/// SMOVE source destination member
+pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) {
+    let (src, dst, member) = (args[1], args[2], args[3]);
+    let Ok(found) = write_set(ctx, src) else {
+        return;
+    };
+    if found.is_none() {
+        return ctx.out.int(0);
+    }
+    if write_set(ctx, dst).is_err() {
+        return;
+    }
+    let set = write_set(ctx, src).ok().flatten().expect("checked above");
+    if src == dst {
+        let is_member = set.contains(member);
+        return ctx.out.int(i64::from(is_member));
+    }
+    if !set.remove(member) {
+        return ctx.out.int(0);
+    }
+    let empty = set.is_empty();
+    after_write(ctx, src, empty);
+    ctx.server.keyspace.add_dirty(1);
+    let db = ctx.client.db;
+    let cfg = ctx.server.config.set;
+    let (entry, created) = ctx
+        .server
+        .keyspace
+        .lookup_write_or_create(db, dst, ctx.now_ms, || {
+            Value::Set(Set::create(member, 1, &cfg))
+        });
+    let set = entry.value.as_set_mut().expect("checked above");
+    let added = set.add(member, &cfg);
+    ctx.server.keyspace.add_dirty(u64::from(added));
+    if added && !created {
+        ctx.server.keyspace.signal_modified(db, dst);
+    }
+    ctx.out.int(1);
+}
+
+/// How much larger than the popped count the rest must be for SPOP to pop one by one
+/// (Redis's SPOP_MOVE_STRATEGY_MUL); otherwise it moves the rest to a new set.
+const SPOP_MOVE_STRATEGY_MUL: usize = 5;
+
+/// SPOP key [count]
+pub fn spop(ctx: &mut Ctx, args: &[&[u8]]) {
+    match args.len() {
+        2 => spop_one(ctx, args[1]),
+        3 => spop_count(ctx, args),
+        _ => ctx.syntax_error(),
+    }
+}
+
+fn spop_one(ctx: &mut Ctx, key: &[u8]) {
+    let seed = ctx.server.keyspace.random();
+    let Ok(found) = write_set(ctx, key) else {
+        return;
+    };
+    let Some(set) = found else {
+        return ctx.out.null();
+    };
+    let member = set.pop_random(seed);
+    let empty = set.is_empty();
+    after_write(ctx, key, empty);
+    ctx.server.keyspace.add_dirty(1);
+    ctx.out.bulk(&member);
+}
+
+fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
+    let key = args[1];
+    let cfg = ctx.server.config.set;
+    let Some(count) = parse::int_in_range(
+        ctx,
+        args[2],
+        0,
+        i64::MAX,
+        Some("ERR value is out of range, must be positive"),
+    ) else {
+        return;
+    };
+    let count = count as usize;
+    let mut rng = Rng::new(ctx);
+    let Ok(found) = write_set(ctx, key) else {
+        return;
+    };
+    let Some(set) = found else {
+        return ctx.out.set(0);
+    };
+    if count == 0 {
+        return ctx.out.set(0);
+    }
+    let size = set.len();
+    if count >= size {
+        // The whole set, as SUNION of it replies it; then the key goes.
+        let whole = super::algebra::union_of(std::iter::once(&*set), &cfg);
+        write_set_reply(&mut ctx.out, &whole);
+        ctx.server.keyspace.delete(ctx.client.db, key);
+        ctx.server.keyspace.add_dirty(size as u64);
+        return;
+    }
+    let remaining = size - count;
+    if remaining * SPOP_MOVE_STRATEGY_MUL > count {
+        let popped: Vec<Vec<u8>> = (0..count).map(|_| set.pop_random(rng.next())).collect();
+        ctx.out.set(popped.len());
+        for m in &popped {
+            ctx.out.bulk(m);
+        }
+    } else {
+        // Move the members that stay to a new set and reply the old one.
+        let mut kept = match set.encoding() {
+            SetEncoding::Intset => Set::new_intset(),
+            SetEncoding::Listpack | SetEncoding::Hashtable => Set::new_listpack(),
+        };
+        for _ in 0..remaining {
+            kept.add(&set.pop_random(rng.next()), &cfg);
+        }
+        let old = std::mem::replace(set, kept);
+        write_set_reply(&mut ctx.out, &old);
+    }
+    ctx.server.keyspace.signal_modified(ctx.client.db, key);
+    ctx.server.keyspace.add_dirty(count as u64);
+}

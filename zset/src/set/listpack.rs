@@ -1,0 +1,144 @@
+//! The listpack form: up to `set-max-listpack-entries` members, in insertion order, in
+//! one packed buffer of `entry` encodings with a zero score (a varint header and the
+//! member bytes), the order Redis's listpack set keeps and SMEMBERS shows. The buffer is
+//! exact-size and starts with the member count (`[count: u32 LE][entries]`), so the form
+//! costs 16 bytes inline (a thin box) and one allocation.
+
+use crate::entry;
+
+/// Packed members in insertion order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PackSet {
+    buf: Box<[u8]>,
+}
+
+/// Bytes of the count in front of the entries.
+const HEADER: usize = 4;
+
+/// The entry bytes of `member` (a zero score takes none).
+fn encoded_len(member: &[u8]) -> usize {
+    entry::encoded_len(member, 0.0)
+}
+
+impl PackSet {
+    /// Number of members.
+    pub(crate) fn len(&self) -> usize {
+        self.buf.get(..HEADER).map_or(0, |h| {
+            u32::from_le_bytes(h.try_into().expect("4 bytes")) as usize
+        })
+    }
+
+    /// Applies `f` to the buffer as a vector, then stores it exact-size with count `len`.
+    fn edit(&mut self, len: usize, f: impl FnOnce(&mut Vec<u8>)) {
+        let mut buf = std::mem::take(&mut self.buf).into_vec();
+        if buf.len() < HEADER {
+            buf.resize(HEADER, 0);
+        }
+        f(&mut buf);
+        let count = u32::try_from(len).expect("listpack count fits u32");
+        buf[..HEADER].copy_from_slice(&count.to_le_bytes());
+        self.buf = buf.into_boxed_slice();
+    }
+
+    /// Every member with its byte range, in order.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (usize, &[u8], usize)> + '_ {
+        let mut pos = HEADER;
+        std::iter::from_fn(move || {
+            (pos < self.buf.len()).then(|| {
+                let e = entry::decode(&self.buf, pos);
+                let start = pos;
+                pos = e.end;
+                (start, e.member, e.end)
+            })
+        })
+    }
+
+    /// Every member, in order.
+    pub(crate) fn members(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.entries().map(|(_, m, _)| m)
+    }
+
+    /// The byte range of `member`'s entry.
+    fn find(&self, member: &[u8]) -> Option<(usize, usize)> {
+        self.entries()
+            .find(|(_, m, _)| *m == member)
+            .map(|(s, _, e)| (s, e))
+    }
+
+    /// Whether `member` is held.
+    pub(crate) fn contains(&self, member: &[u8]) -> bool {
+        self.find(member).is_some()
+    }
+
+    /// Appends `member`, which must not be held.
+    pub(crate) fn push(&mut self, member: &[u8]) {
+        let n = encoded_len(member);
+        self.edit(self.len() + 1, |buf| {
+            let at = buf.len();
+            buf.reserve_exact(n);
+            buf.resize(at + n, 0);
+            entry::encode(&mut buf[at..], member, 0.0);
+        });
+    }
+
+    /// Removes `member`; false when it was not held.
+    pub(crate) fn remove(&mut self, member: &[u8]) -> bool {
+        let Some((start, end)) = self.find(member) else {
+            return false;
+        };
+        self.edit(self.len() - 1, |buf| {
+            buf.drain(start..end);
+        });
+        true
+    }
+
+    /// The member at position `i` (below `len`).
+    pub(crate) fn get(&self, i: usize) -> &[u8] {
+        self.members().nth(i).expect("index below len")
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Checks the count and that no member repeats.
+    pub(crate) fn validate(&self) {
+        let all: Vec<&[u8]> = self.members().collect();
+        assert_eq!(all.len(), self.len());
+        let unique: std::collections::HashSet<&[u8]> = all.iter().copied().collect();
+        assert_eq!(unique.len(), all.len(), "duplicate member");
+    }
+}
+
+/// The bytes a listpack form needs for `members`.
+pub(crate) fn bytes_for<'a>(members: impl Iterator<Item = &'a [u8]>) -> usize {
+    members.map(encoded_len).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_insertion_order_through_removals() {
+        let mut p = PackSet::default();
+        for m in [
+            &b"b"[..],
+            b"a",
+            b"a-much-longer-member-than-sixteen-bytes",
+            b"c",
+        ] {
+            p.push(m);
+        }
+        assert!(p.remove(b"a"));
+        assert!(!p.remove(b"a"));
+        assert_eq!(
+            p.members().collect::<Vec<_>>(),
+            [&b"b"[..], b"a-much-longer-member-than-sixteen-bytes", b"c"]
+        );
+        assert_eq!(p.get(2), b"c");
+        assert_eq!(p.memory_bytes(), HEADER + bytes_for(p.members()));
+        p.validate();
+    }
+}
