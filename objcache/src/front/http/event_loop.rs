@@ -80,13 +80,15 @@ pub fn start(
             .name(format!("goblin-http-{id}"))
             .spawn(move || {
                 if let Err(e) = run(id, sh, poll, listener, engine) {
-                    eprintln!("goblin-store: HTTP loop {id} stopped: {e}");
+                    crate::store_log!(Warning, "HTTP loop {id} stopped: {e}");
                 }
             })?;
     }
-    eprintln!(
-        "goblin-store: HTTP mirror of {} on {addr}, {} loops",
-        shared.cfg.origin_host, cfg.cores
+    crate::store_log!(
+        Notice,
+        "HTTP mirror of {} on {addr}, {} loops",
+        shared.cfg.origin_host,
+        cfg.cores
     );
     Ok(stats)
 }
@@ -182,7 +184,7 @@ impl Handler for Front {
     }
 
     fn accept_failed(&mut self, error: io::Error) {
-        eprintln!("goblin-store: HTTP accept failed: {error}");
+        crate::store_log!(Warning, "HTTP accept failed: {error}");
     }
 
     fn ready(&mut self, cx: &mut Cx<'_>, key: usize) {
@@ -330,7 +332,7 @@ impl Front {
                 }
             }
             Err(e) => {
-                eprintln!("goblin-store: tail read failed, object dropped: {e}");
+                crate::store_log!(Warning, "tail read failed, object dropped: {e}");
                 stats::incr(&st.ssd_io_errors);
                 false
             }
