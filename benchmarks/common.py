@@ -105,13 +105,15 @@ class Client:
         self.sock.close()
 
 
+def info(client, section):
+    """INFO `section` as a dict of field texts."""
+    text = client.call("INFO", section).decode()
+    return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+
 def memory_field(client, field):
     """An integer field of INFO memory (used_memory, ...)."""
-    text = client.call("INFO", "memory").decode()
-    for line in text.split("\r\n"):
-        if line.startswith(field + ":"):
-            return int(line.split(":")[1])
-    raise KeyError(field)
+    return int(info(client, "memory")[field])
 
 
 def rss_bytes(pid):

@@ -16,14 +16,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode  # noqa: E402
+from common import Client, Server, encode, info  # noqa: E402
 
 MEMBERS = 8
-
-
-def info(c, section):
-    text = c.call("INFO", section)
-    return dict(line.split(":", 1) for line in text.decode().splitlines() if ":" in line)
 
 
 def zadd(key):

@@ -15,7 +15,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode  # noqa: E402
+from common import Client, Server, encode, info  # noqa: E402
 
 PAD = "x" * 80  # members of about 100 bytes
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
@@ -69,8 +69,7 @@ def run(seconds, maxmemory, policy, overhead_mb, clients=4):
             t.join()
         alive = s.proc.poll() is None
         c = Client(s.port)
-        stats = c.call("INFO", "stats").decode()
-        evicted = int(stats.split("evicted_keys:")[1].split()[0])
+        evicted = int(info(c, "stats")["evicted_keys"])
         c.close()
     totals = {}
     for d in seen:

@@ -20,7 +20,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode  # noqa: E402
+from common import Client, Server, encode, memory_field  # noqa: E402
 
 BATCH = 1000  # members per SADD, or keys per pipeline round in T3
 
@@ -50,21 +50,14 @@ def sadd_commands(sets):
             yield encode(b"SADD", key, *members[i:i + BATCH])
 
 
-def used_memory(client):
-    for line in client.call("INFO", "memory").decode().split("\r\n"):
-        if line.startswith("used_memory:"):
-            return int(line.split(":")[1])
-    raise KeyError("used_memory")
-
-
 def measure(kind, sets, members, cpu):
     with Server(kind, cpu=cpu) as server:
         c = Client(server.port)
-        base_rss, base_used = server.rss(), used_memory(c)
+        base_rss, base_used = server.rss(), memory_field(c, "used_memory")
         c.pipeline(sadd_commands(sets))
         result = {
             "rss": (server.rss() - base_rss) / members,
-            "used": (used_memory(c) - base_used) / members,
+            "used": (memory_field(c, "used_memory") - base_used) / members,
             "encoding": c.call("OBJECT", "ENCODING", sets[0][0]).decode(),
         }
         c.close()
