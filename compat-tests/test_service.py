@@ -247,6 +247,7 @@ def test_supervised_systemd_notifies_readiness(mode, tmp_path, started):
                                 "--daemonize", "yes", env=env)
         ready = notifications(sock, b"READY=1\n")
         assert proc.poll() is None
+        assert client(port).info("server")["process_supervised"] == "systemd", kind
         shutdown(port)
         assert proc.wait(15) == 0
         sock.settimeout(0.5)
@@ -281,6 +282,7 @@ def test_supervised_systemd_without_socket_is_not_supervised(tmp_path, started):
     proc, port = run_server(started, "goblin", tmp_path, "--supervised", "systemd",
                             "--logfile", str(log), env=env)
     assert client(port).config_get("supervised") == {"supervised": "systemd"}
+    assert client(port).info("server")["process_supervised"] == "no"
     assert "systemd supervision error: NOTIFY_SOCKET not found!" in log.read_text()
     shutdown(port)
     proc.wait(15)
@@ -427,6 +429,43 @@ def test_debian_redis_conf_starts_with_one_summary_line(tmp_path, started):
     assert "tcp-backlog" in names
     for supported in ("daemonize", "pidfile", "protected-mode", "supervised", "bind", "port"):
         assert supported not in names
+    shutdown(port)
+
+
+def fatal_start(kind: str, tmp_path: Path, conf_text: str | None, *flags: str) -> list[str]:
+    """Starts a server that must refuse its configuration; its output's lines after the
+    banner (which names the Redis version)."""
+    first = []
+    if conf_text is not None:
+        conf = tmp_path / f"{kind}.conf"
+        conf.write_text(conf_text)
+        first = [str(conf)]
+    out = subprocess.run([BINARIES[kind], *first, *flags], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert out.returncode == 1, (kind, out)
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    banner = [i for i, line in enumerate(lines) if "*** FATAL CONFIG FILE ERROR (Redis " in line]
+    assert banner, (kind, lines)
+    return lines[banner[0] + 1:]
+
+
+@pytest.mark.parametrize("line", ["no-such-directive yes", "maxmemory-policy bogus",
+                                  "port 1 2", 'dir "unbalanced'])
+def test_bad_configuration_line_is_fatal_as_in_redis(line, tmp_path):
+    conf = f"# a comment\nport {free_port()}\n{line}\n"
+    assert fatal_start("goblin", tmp_path, conf) == fatal_start("redis", tmp_path, conf)
+
+
+def test_unknown_flag_is_fatal_and_a_redis_only_flag_is_ignored(tmp_path, started):
+    flags = ["--port", str(free_port()), "--no-such-directive", "yes"]
+    redis_lines = fatal_start("redis", tmp_path, None, *flags)
+    goblin_lines = fatal_start("goblin", tmp_path, None, *flags)
+    # Redis numbers the lines it made of the flags; Goblin names the line alone.
+    assert goblin_lines == redis_lines[1:]
+    log = tmp_path / "g.log"
+    _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log),
+                         "--tcp-backlog", "128")
+    assert "were ignored (1): tcp-backlog" in log.read_text()
     shutdown(port)
 
 

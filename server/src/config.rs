@@ -4,6 +4,7 @@
 use crate::glob::glob_match;
 use crate::memory::config::MemoryConfig;
 use crate::resp::parse::split_args;
+use crate::service::directives;
 use clap::Parser;
 
 /// Command line of goblin-server.
@@ -276,6 +277,10 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
 /// that `CONFIG GET *` stays a subset of Redis's parameters.
 const GOBLIN_ONLY: &[&str] = &["rdb-skip-unsupported-types", "busy-poll-us"];
 
+/// The parameters whose value is several words in a file (Redis's MULTI_ARG_CONFIG ones);
+/// every other parameter takes exactly one.
+const MULTI_WORD: &[&str] = &["bind", "save", "client-output-buffer-limit"];
+
 /// Why a directive was refused.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ConfigError {
@@ -301,30 +306,26 @@ impl Config {
                 if line.is_empty() || line.starts_with('#') {
                     continue;
                 }
-                let words = split_args(line.as_bytes()).ok_or_else(|| {
-                    anyhow::anyhow!("{}:{}: unbalanced quotes", path.display(), lineno + 1)
-                })?;
+                let fatal = |why: &str| {
+                    anyhow::anyhow!(directives::fatal_config_error(Some(lineno + 1), line, why))
+                };
+                let words = split_args(line.as_bytes())
+                    .ok_or_else(|| fatal("Unbalanced quotes in configuration line"))?;
                 let Some((name, values)) = words.split_first() else {
                     continue;
                 };
                 let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+                if values.len() != 1
+                    && Config::canonical(&name).is_some_and(|n| !MULTI_WORD.contains(&n))
+                {
+                    return Err(fatal("wrong number of arguments"));
+                }
                 let value = values
                     .iter()
                     .map(|v| String::from_utf8_lossy(v).into_owned())
                     .collect::<Vec<_>>()
                     .join(" ");
-                match config.apply(&name, value.as_bytes(), true) {
-                    Ok(()) => {}
-                    Err(ConfigError::Unknown) => ignored.push(name),
-                    Err(ConfigError::Immutable) => {
-                        unreachable!("start-up applies immutable parameters")
-                    }
-                    Err(ConfigError::BadValue(why)) => anyhow::bail!(
-                        "{}:{}: bad value for '{name}': {why}",
-                        path.display(),
-                        lineno + 1
-                    ),
-                }
+                config.apply_at_start(name, value.as_bytes(), &mut ignored, fatal)?;
             }
         }
         let mut flags: Vec<(&str, String)> = Vec::new();
@@ -357,17 +358,34 @@ impl Config {
         }
         for (name, value) in flags {
             let name = name.to_ascii_lowercase();
-            config
-                .apply(&name, value.as_bytes(), true)
-                .map_err(|e| match e {
-                    ConfigError::Unknown => {
-                        anyhow::anyhow!("unknown configuration parameter '{name}'")
-                    }
-                    ConfigError::BadValue(why) => anyhow::anyhow!("bad value for '{name}': {why}"),
-                    ConfigError::Immutable => unreachable!(),
-                })?;
+            // Redis reads flags as configuration lines after the file's, each value quoted.
+            let line = format!("{name} \"{value}\"");
+            let fatal =
+                |why: &str| anyhow::anyhow!(directives::fatal_config_error(None, &line, why));
+            config.apply_at_start(name, value.as_bytes(), &mut ignored, fatal)?;
         }
         Ok((config, ignored))
+    }
+
+    /// Applies one start-up directive: a directive Redis has and Goblin does not joins
+    /// `ignored`; one neither has, or a bad value, is the error `fatal` makes of the reason.
+    fn apply_at_start(
+        &mut self,
+        name: String,
+        value: &[u8],
+        ignored: &mut Vec<String>,
+        fatal: impl Fn(&str) -> anyhow::Error,
+    ) -> anyhow::Result<()> {
+        match self.apply(&name, value, true) {
+            Ok(()) => Ok(()),
+            Err(ConfigError::Unknown) if directives::is_redis_directive(&name) => {
+                ignored.push(name);
+                Ok(())
+            }
+            Err(ConfigError::Unknown) => Err(fatal(directives::BAD_DIRECTIVE)),
+            Err(ConfigError::BadValue(why)) => Err(fatal(&why)),
+            Err(ConfigError::Immutable) => unreachable!("start-up applies immutable parameters"),
+        }
     }
 
     fn canonical(name: &str) -> Option<&'static str> {

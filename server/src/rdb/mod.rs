@@ -415,6 +415,7 @@ impl Snapshots<'_> {
     /// Readies the server to exit: kills a BGSAVE child, then saves when `save` says so
     /// (`None`: when save points are configured, as Redis). `Err` when that save failed.
     pub fn prepare_shutdown(&mut self, save: Option<bool>) -> std::io::Result<()> {
+        crate::service::notify::Supervisor::current().stopping();
         // As Redis: no save while loading, which would overwrite the file with a part of it.
         let save = if self.loading { Some(false) } else { save };
         if self.state.child.is_some() {

@@ -3,14 +3,19 @@
 //! and the start-up summary of ignored directives.
 //!
 //! - [`daemon`]: fork and detach, the parent waiting until the server is ready.
+//! - [`directives`]: the directives Redis knows, the summary of ignored ones, Redis's
+//!   fatal error for the others.
 //! - [`pidfile`]: the pid file, removed at a clean shutdown.
 //! - [`notify`]: telling systemd or upstart that the server is ready.
 //! - [`protected`]: refusing non-loopback clients of a server without a password.
 
 pub mod daemon;
+pub mod directives;
 pub mod notify;
 pub mod pidfile;
 pub mod protected;
+
+pub use directives::ignored_summary;
 
 use crate::config::Config;
 
@@ -18,8 +23,8 @@ use crate::config::Config;
 pub const DEFAULT_PIDFILE: &str = "/var/run/redis.pid";
 
 /// The service state a running server keeps: its supervisor, the parent waiting for a
-/// daemon's start-up, and its pid file. Dropping it (at a clean shutdown) tells systemd the
-/// server is stopping and removes the pid file.
+/// daemon's start-up, and its pid file. Dropping it (at a clean shutdown) removes the pid
+/// file; systemd hears STOPPING=1 when the shutdown begins (see `rdb::prepare_shutdown`).
 pub struct Service {
     supervisor: notify::Supervisor,
     daemon: Option<daemon::Detached>,
@@ -64,12 +69,6 @@ impl Service {
     }
 }
 
-impl Drop for Service {
-    fn drop(&mut self) {
-        self.supervisor.stopping();
-    }
-}
-
 /// True when the command line asks for the version as redis-server takes it: `-v` or
 /// `--version` as the first argument.
 pub fn asks_version(mut args: impl Iterator<Item = String>) -> bool {
@@ -85,24 +84,6 @@ pub fn version_line() -> String {
         crate::REDIS_VERSION,
         usize::BITS
     )
-}
-
-/// The one start-up warning for the configuration directives Goblin does not have: each
-/// name once, in the order first seen; None when there are none.
-pub fn ignored_summary(names: &[String]) -> Option<String> {
-    let mut unique: Vec<&str> = Vec::new();
-    for name in names {
-        if !unique.contains(&name.as_str()) {
-            unique.push(name);
-        }
-    }
-    (!unique.is_empty()).then(|| {
-        format!(
-            "Configuration directives not supported by Goblin were ignored ({}): {}",
-            unique.len(),
-            unique.join(", ")
-        )
-    })
 }
 
 #[cfg(test)]
@@ -135,18 +116,5 @@ mod tests {
         {
             assert!(field.starts_with(&format!("{key}=")), "{line}");
         }
-    }
-
-    #[test]
-    fn one_summary_line_each_name_once() {
-        let names: Vec<String> = ["unixsocket", "maxmemory", "unixsocket", "tcp-backlog"]
-            .map(String::from)
-            .into();
-        assert_eq!(
-            ignored_summary(&names).unwrap(),
-            "Configuration directives not supported by Goblin were ignored (3): unixsocket, \
-             maxmemory, tcp-backlog"
-        );
-        assert_eq!(ignored_summary(&[]), None);
     }
 }

@@ -5,6 +5,11 @@
 //! systemd when `$NOTIFY_SOCKET` is.
 
 use sd_notify::NotifyState;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The process's supervisor once detected (a [`Supervisor`] as u8): INFO's
+/// `process_supervised` and the STOPPING=1 of a shutdown read it.
+static DETECTED: AtomicU8 = AtomicU8::new(Supervisor::None as u8);
 
 /// The service manager the server reports to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,9 +43,20 @@ impl Supervisor {
             }
             other => other,
         };
-        match mode {
+        let found = match mode {
             "upstart" => Self::upstart(),
             "systemd" => Self::systemd(),
+            _ => Supervisor::None,
+        };
+        DETECTED.store(found as u8, Ordering::Relaxed);
+        found
+    }
+
+    /// The supervisor [`Supervisor::detect`] found for this process.
+    pub fn current() -> Supervisor {
+        match DETECTED.load(Ordering::Relaxed) {
+            x if x == Supervisor::Upstart as u8 => Supervisor::Upstart,
+            x if x == Supervisor::Systemd as u8 => Supervisor::Systemd,
             _ => Supervisor::None,
         }
     }
@@ -87,7 +103,8 @@ impl Supervisor {
         }
     }
 
-    /// The server is shutting down.
+    /// The server begins to shut down (before its final save, as Redis's
+    /// prepareForShutdown tells systemd).
     pub fn stopping(self) {
         if self == Supervisor::Systemd {
             tell_systemd(&[NotifyState::Stopping]);
