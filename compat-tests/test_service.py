@@ -469,6 +469,46 @@ def test_unknown_flag_is_fatal_and_a_redis_only_flag_is_ignored(tmp_path, starte
     shutdown(port)
 
 
+def refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+def test_config_set_port_and_bind_move_the_listener(tmp_path, started):
+    """CONFIG SET port and bind at run time, beside Redis: the new address answers, the old
+    one refuses, the connection that asked stays; a port someone holds gets Redis's error."""
+    for kind in ("redis", "goblin"):
+        _, port = run_server(started, kind, tmp_path)
+        conn = client(port)
+        new_port = free_port()
+        assert conn.config_set("port", str(new_port))
+        assert client(new_port).ping() and refused(port), kind
+        assert conn.ping(), "the connection that moved the port stays"
+        assert conn.config_get("port") == {"port": str(new_port)}
+        assert conn.config_set("bind", "127.0.0.1 -::1")
+        assert client(new_port).ping(), kind
+        holder = socket.create_server(("127.0.0.1", 0))
+        with pytest.raises(redis.ResponseError) as port_error:
+            conn.config_set("port", str(holder.getsockname()[1]))
+        holder.close()
+        # 127.0.0.3 is on loopback too: held there, the port cannot take the new bind list.
+        holder = socket.create_server(("127.0.0.3", new_port))
+        with pytest.raises(redis.ResponseError) as bind_error:
+            conn.config_set("bind", "127.0.0.1 127.0.0.3")
+        holder.close()
+        assert str(port_error.value) == (
+            "CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this "
+            "port. Check server logs."), kind
+        assert str(bind_error.value) == ("CONFIG SET failed (possibly related to argument "
+                                         "'bind') - Failed to bind to specified addresses."), kind
+        assert client(new_port).ping(), "a failed change keeps the listener"
+        assert conn.config_get("bind") == {"bind": "127.0.0.1 -::1"}
+        shutdown(new_port)
+
+
 # (directive, value as given, CONFIG GET's answer, Redis has it)
 DIRECTIVES = [
     ("protected-mode", ["no"], "no", True),

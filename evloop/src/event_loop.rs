@@ -55,6 +55,15 @@ pub struct Conn<C> {
     writable: bool,
 }
 
+/// One listener of a new set ([`Ctx::relisten`]).
+#[derive(Debug)]
+pub enum Listen {
+    /// The current listener at this index, kept open.
+    Keep(usize),
+    /// A new listener.
+    New(TcpListener),
+}
+
 /// What the loop does after a round of events ([`Handler::after_events`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -82,6 +91,7 @@ pub struct Ctx<'a, C> {
     conns: &'a mut Slab<Conn<C>>,
     registry: &'a Registry,
     scratch: &'a mut Vec<u8>,
+    listeners: &'a mut Vec<TcpListener>,
 }
 
 /// A protocol on the loop. Every method runs on the loop's thread; `cx` gives access to the
@@ -144,6 +154,15 @@ pub trait Handler {
     }
 }
 
+/// Registers listeners under their tokens (at most 64).
+fn register_listeners(registry: &Registry, listeners: &mut [TcpListener]) -> io::Result<()> {
+    assert!(listeners.len() <= 64, "at most 64 listeners");
+    for (i, l) in listeners.iter_mut().enumerate() {
+        registry.register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+    }
+    Ok(())
+}
+
 /// A poll, its listeners, the connections and the handler.
 pub struct EventLoop<H: Handler> {
     poll: Poll,
@@ -165,11 +184,7 @@ impl<H: Handler> EventLoop<H> {
         handler: H,
         busy_poll: Duration,
     ) -> io::Result<EventLoop<H>> {
-        assert!(listeners.len() <= 64, "at most 64 listeners");
-        for (i, l) in listeners.iter_mut().enumerate() {
-            poll.registry()
-                .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
-        }
+        register_listeners(poll.registry(), &mut listeners)?;
         Ok(EventLoop {
             poll,
             listeners,
@@ -209,6 +224,7 @@ impl<H: Handler> EventLoop<H> {
                 conns: &mut self.conns,
                 registry: self.poll.registry(),
                 scratch: &mut self.scratch,
+                listeners: &mut self.listeners,
             };
             match self.handler.after_events(&mut cx) {
                 Next::Wait(d) => deadline = d,
@@ -227,6 +243,7 @@ impl<H: Handler> EventLoop<H> {
             conns: &mut self.conns,
             registry: self.poll.registry(),
             scratch: &mut self.scratch,
+            listeners: &mut self.listeners,
         };
         match t {
             _ if token == WAKE => self.handler.woken(&mut cx),
@@ -286,6 +303,37 @@ impl<C> Ctx<'_, C> {
     /// The registry, for the handler's own sources.
     pub fn registry(&self) -> &Registry {
         self.registry
+    }
+
+    /// The addresses the loop listens on, in order.
+    pub fn listening(&self) -> Vec<SocketAddr> {
+        self.listeners
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect()
+    }
+
+    /// Listens as `plan` says from now on (CONFIG SET port or bind): each entry keeps one
+    /// of the current listeners (by its index in [`Ctx::listening`]) or adds a new one;
+    /// the current ones not kept are closed. Open connections stay.
+    pub fn relisten(&mut self, plan: Vec<Listen>) -> io::Result<()> {
+        let mut current: Vec<Option<TcpListener>> = std::mem::take(self.listeners)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for old in current.iter_mut().flatten() {
+            self.registry.deregister(old)?;
+        }
+        let mut listeners: Vec<TcpListener> = plan
+            .into_iter()
+            .filter_map(|entry| match entry {
+                Listen::Keep(i) => current.get_mut(i).and_then(Option::take),
+                Listen::New(l) => Some(l),
+            })
+            .collect();
+        register_listeners(self.registry, &mut listeners)?;
+        *self.listeners = listeners;
+        Ok(())
     }
 
     /// The read buffer shared by the loop's connections ([`Handler::SCRATCH`] bytes), for

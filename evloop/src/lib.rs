@@ -6,6 +6,7 @@
 //! - [`event_loop`]: the mio event-loop skeleton ([`EventLoop`]) and the [`Handler`] trait
 //!   a protocol implements on it.
 //! - [`calendar`]: calendar dates from day counts and back (HTTP dates, log timestamps).
+//! - [`listener`]: listening sockets with SO_REUSEPORT, IPV6_V6ONLY and a backlog.
 //! - [`sockaddr`]: socket addresses in the kernel's form, for the calls std does not wrap.
 //! - [`alloc`]: the allocator settings a process starts with.
 //!
@@ -27,6 +28,9 @@
 pub mod alloc;
 pub mod calendar;
 pub mod event_loop;
+pub mod listener;
 pub mod sockaddr;
 
-pub use event_loop::{source, write_some, Conn, Ctx, EventLoop, Handler, Next, ReadOutcome, WAKE};
+pub use event_loop::{
+    source, write_some, Conn, Ctx, EventLoop, Handler, Listen, Next, ReadOutcome, WAKE,
+};

@@ -225,8 +225,8 @@ enum Mutability {
 
 /// Every parameter Goblin has, with its aliases (CONFIG GET answers under both names, as Redis).
 const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
-    ("port", None, Mutability::StartOnly),
-    ("bind", None, Mutability::StartOnly),
+    ("port", None, Mutability::Runtime),
+    ("bind", None, Mutability::Runtime),
     ("requirepass", None, Mutability::Runtime),
     ("databases", None, Mutability::StartOnly),
     ("maxclients", None, Mutability::Runtime),

@@ -35,6 +35,10 @@ pub struct Server {
     pub loading: Option<crate::rdb::loading::Loading>,
     /// The memory figure, eviction pool and evicted key count.
     pub memory: crate::memory::MemoryState,
+    /// The addresses the server listens on, in the event loop's order.
+    pub listening: Vec<std::net::SocketAddr>,
+    /// Listeners CONFIG SET port/bind opened, for the event loop to switch to.
+    pub relisten: Option<Vec<goblin_evloop::Listen>>,
 }
 
 impl Server {
@@ -59,6 +63,8 @@ impl Server {
             shutdown: false,
             loading: None,
             memory: Default::default(),
+            listening: Vec::new(),
+            relisten: None,
         }
     }
 

@@ -58,6 +58,23 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
             Err(ConfigError::BadValue(why)) => return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")),
         }
     }
+    let current = &ctx.server.config;
+    if (updated.port, &updated.bind) != (current.port, &current.bind) {
+        // As Redis: a new bind list is checked as a whole, a new port on its own.
+        let (name, why) = if updated.bind != current.bind {
+            ("bind", "Failed to bind to specified addresses.")
+        } else {
+            ("port", "Unable to listen on this port. Check server logs.")
+        };
+        match crate::net::listen::plan(&updated.bind, updated.port, &ctx.server.listening) {
+            Ok(plan) => ctx.server.relisten = Some(plan),
+            Err(_) => {
+                return ctx.error(&format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+                ))
+            }
+        }
+    }
     if updated.loglevel != ctx.server.config.loglevel {
         crate::log::set_level(updated.loglevel);
     }

@@ -86,6 +86,12 @@ impl Handler for RespLoop<'_> {
             commands::expire_blocked(self.server, unix_ms());
             self.serve_woken(cx);
         }
+        if let Some(plan) = self.server.relisten.take() {
+            if let Err(e) = cx.relisten(plan) {
+                warning!("Could not switch the listening sockets: {e}");
+            }
+            self.server.listening = cx.listening();
+        }
         if Instant::now() >= self.next_cron {
             self.cron(cx);
             let period = Duration::from_millis(1000 / self.server.config.hz.max(1) as u64);

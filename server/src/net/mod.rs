@@ -50,6 +50,10 @@ pub fn run(
     ready: &mut dyn FnMut(),
 ) -> anyhow::Result<()> {
     let busy_poll = Duration::from_micros(server.config.busy_poll_us);
+    server.listening = listeners
+        .iter()
+        .filter_map(|l| l.local_addr().ok())
+        .collect();
     let handler = handler::RespLoop::new(server, ready);
     EventLoop::new(mio::Poll::new()?, listeners, handler, busy_poll)?.run()?;
     Ok(())
