@@ -90,6 +90,49 @@ def test_memory_stats_shape(both):
     assert gm[b"total.allocated"] > 0
 
 
+def stats_of(c) -> dict:
+    """MEMORY STATS as a dict, the db.N maps as dicts too."""
+    raw = c.execute_command("MEMORY", "STATS")
+    stats = dict(zip((k.decode() for k in raw[::2]), raw[1::2]))
+    for name, value in stats.items():
+        if name.startswith("db."):
+            stats[name] = dict(zip((k.decode() for k in value[::2]), value[1::2]))
+    return stats
+
+
+def test_memory_stats_values_relate_as_in_redis(both):
+    """The relations Redis's MEMORY STATS figures keep among themselves (object.c's
+    getMemoryOverheadData and memoryCommand) hold on both servers."""
+    both("ZADD", "z", 1, "a", 2, "b")
+    both("SET", "s", "v", "EX", 100)
+    both("SELECT", 1)
+    both("SADD", "t", "x")
+    for c in both.clients():
+        m = stats_of(c)
+        assert m["keys.count"] == 3
+        net = m["total.allocated"] - m["startup.allocated"]
+        assert m["keys.bytes-per-key"] == net // 3
+        assert m["dataset.bytes"] == m["total.allocated"] - m["overhead.total"]
+        assert float(m["dataset.percentage"]) == pytest.approx(m["dataset.bytes"] * 100 / net)
+        assert float(m["peak.percentage"]) == pytest.approx(
+            m["total.allocated"] * 100 / m["peak.allocated"])
+        assert sorted(k for k in m if k.startswith("db.")) == ["db.0", "db.1"]
+        for db in ("db.0", "db.1"):
+            assert set(m[db]) == {"overhead.hashtable.main", "overhead.hashtable.expires",
+                                  "overhead.hashtable.slot-to-keys"}
+            assert m[db]["overhead.hashtable.main"] > 0
+        assert m["db.0"]["overhead.hashtable.expires"] > 0, "one key of db 0 has a TTL"
+        parts = ("startup.allocated", "replication.backlog", "clients.slaves", "clients.normal",
+                 "cluster.links", "aof.buffer", "lua.caches", "functions.caches")
+        dbs = sum(v for db in ("db.0", "db.1") for v in m[db].values())
+        assert m["overhead.total"] == sum(m[p] for p in parts) + dbs
+        ratio = lambda a, b: float(m[a]) == pytest.approx(m[b[0]] / m[b[1]], rel=0.05)  # noqa: E731
+        assert ratio("allocator-fragmentation.ratio", ("allocator.active", "allocator.allocated"))
+        assert ratio("allocator-rss.ratio", ("allocator.resident", "allocator.active"))
+        assert m["allocator-fragmentation.bytes"] == m["allocator.active"] - m["allocator.allocated"]
+        assert m["allocator-rss.bytes"] == m["allocator.resident"] - m["allocator.active"]
+
+
 def test_memory_subcommands(both):
     r, g = both.run("MEMORY", "HELP")
     assert r[:-1] == g[:-1]  # 7.2 words the last line "Print this help."

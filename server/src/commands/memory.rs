@@ -9,18 +9,14 @@ use crate::memory::figures::Figures;
 pub fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     let f = Figures::of(ctx.server);
     let r = f.ratios();
-    let dbs: Vec<(usize, u64, u64)> = ctx
+    let dbs: Vec<(usize, (usize, usize))> = ctx
         .server
         .keyspace
         .databases()
         .iter()
         .enumerate()
         .filter(|(_, db)| !db.is_empty())
-        // The key table: an entry and an index slot a key; a volatile slot an expiring key.
-        .map(|(i, db)| {
-            let entry = std::mem::size_of::<crate::keyspace::Entry>() as u64 + 5;
-            (i, db.len() as u64 * entry, db.volatile_len() as u64 * 4)
-        })
+        .map(|(i, db)| (i, db.overhead()))
         .collect();
     let out = &mut ctx.out;
     out.map(27 + dbs.len());
@@ -42,7 +38,7 @@ pub fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     int(out, "aof.buffer", 0);
     int(out, "lua.caches", 0);
     int(out, "functions.caches", 0);
-    for (i, main, expires) in dbs {
+    for (i, (main, expires)) in dbs {
         out.bulk(format!("db.{i}").as_bytes());
         out.map(3);
         int(out, "overhead.hashtable.main", main as i64);

@@ -105,6 +105,9 @@ impl Entry {
     }
 }
 
+/// Bytes of the index a key takes: its u32 slot number and its control byte.
+const INDEX_SLOT_BYTES: usize = 5;
+
 /// One numbered database.
 #[derive(Default)]
 pub struct Db {
@@ -128,6 +131,17 @@ impl Db {
     /// Number of keys with an expiry.
     pub fn volatile_len(&self) -> usize {
         self.volatile.len()
+    }
+
+    /// The key table's bytes beside the values, as MEMORY STATS's
+    /// `overhead.hashtable.main` and `.expires`: an entry, its key bytes and an index slot
+    /// for each key; a volatile position for each expiring key.
+    pub fn overhead(&self) -> (usize, usize) {
+        let main = self
+            .iter()
+            .map(|e| e.memory_usage() - e.value.memory_bytes() + INDEX_SLOT_BYTES)
+            .sum();
+        (main, self.volatile.len() * std::mem::size_of::<u32>())
     }
 
     #[inline]

@@ -465,9 +465,17 @@ impl Keyspace {
         self.entries().map(|e| e.value.memory_bytes()).sum()
     }
 
-    /// Bytes held by all values (engine-tracked) plus keys and entries.
+    /// Bytes held by all values (engine-tracked) plus the key tables ([`Db::overhead`]).
     pub fn used_memory(&self) -> usize {
-        self.entries().map(|e| e.memory_usage() + 5).sum()
+        let tables: usize = self
+            .dbs
+            .iter()
+            .map(|db| {
+                let (main, expires) = db.overhead();
+                main + expires
+            })
+            .sum();
+        self.dataset_memory() + tables
     }
 
     /// Every entry of every database, expired or not.
