@@ -3,7 +3,8 @@
 //! Redis 7.0 and brought to 7.2 by scripts/gen_command_meta.py, plus Goblin's GOBLIN.*
 //! commands; it lives in meta/*.resp3 and is served as stored.
 
-use super::table::all;
+use super::keyspecs;
+use super::table::{all, lookup};
 use super::Ctx;
 use crate::glob::glob_match;
 use crate::resp::value::Value;
@@ -44,7 +45,7 @@ fn find(entries: &'static [(Vec<u8>, Value)], name: &[u8]) -> Option<&'static Va
 }
 
 /// The COMMAND INFO entry of a command or "container|sub".
-fn info_of(name: &[u8]) -> Option<&'static Value> {
+pub(super) fn info_of(name: &[u8]) -> Option<&'static Value> {
     let lower = name.to_ascii_lowercase();
     match lower.iter().position(|&c| c == b'|') {
         None => find(&meta().info, &lower),
@@ -55,6 +56,50 @@ fn info_of(name: &[u8]) -> Option<&'static Value> {
             },
             _ => None,
         },
+    }
+}
+
+/// COMMAND GETKEYS command [arg ...]
+pub fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) {
+    getkeys(ctx, &args[2..], false);
+}
+
+/// COMMAND GETKEYSANDFLAGS command [arg ...]
+pub fn command_getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) {
+    getkeys(ctx, &args[2..], true);
+}
+
+/// The keys of the command `target` (name first), with their flags when asked, or Redis's
+/// error for a command it cannot take apart.
+fn getkeys(ctx: &mut Ctx, target: &[&[u8]], with_flags: bool) {
+    let cmd = lookup(target[0]).and_then(|cmd| match (cmd.subcommands, target.get(1)) {
+        ([], _) | (_, None) => Some(cmd),
+        (_, Some(sub)) => cmd.subcommand(sub),
+    });
+    let Some(cmd) = cmd else {
+        return ctx.error("ERR Invalid command specified");
+    };
+    if !keyspecs::has_keys(cmd) {
+        return ctx.error("ERR The command has no key arguments");
+    }
+    if !cmd.arity_ok(target.len()) {
+        return ctx.error("ERR Invalid number of arguments specified for command");
+    }
+    let keys = keyspecs::keys(cmd, target).unwrap_or_default();
+    if keys.is_empty() && !keyspecs::no_mandatory_keys(cmd) {
+        return ctx.error("ERR Invalid arguments specified for command");
+    }
+    ctx.out.array(keys.len());
+    for key in keys {
+        if with_flags {
+            ctx.out.array(2);
+        }
+        ctx.out.bulk(target[key.pos]);
+        if with_flags {
+            let names: Vec<&str> = key.flags.names().collect();
+            ctx.out.set(names.len());
+            names.iter().for_each(|n| ctx.out.simple(n));
+        }
     }
 }
 
@@ -172,6 +217,10 @@ pub fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) {
             "    Return documentation details about multiple Redis commands.",
             "    If no command names are given, documentation details for all",
             "    commands are returned.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full Redis command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys and the access flags from a full Redis command.",
         ],
     );
 }

@@ -13,6 +13,7 @@ mod expire;
 mod info;
 mod introspection;
 mod keys;
+pub mod keyspecs;
 mod lookup;
 mod memory;
 mod multi;

@@ -223,8 +223,15 @@ static CONFIG_SUBS: [Command; 4] = [
     cmd!("config|help", 2, LS, server_cmds::config_help),
 ];
 
-static COMMAND_SUBS: [Command; 5] = [
+static COMMAND_SUBS: [Command; 7] = [
     cmd!("command|count", 2, LS, introspection::command_count),
+    cmd!("command|getkeys", -4, LS, introspection::command_getkeys),
+    cmd!(
+        "command|getkeysandflags",
+        -4,
+        LS,
+        introspection::command_getkeysandflags
+    ),
     cmd!("command|info", -2, LS, introspection::command_info),
     cmd!("command|docs", -2, LS, introspection::command_docs),
     cmd!("command|list", -2, LS, introspection::command_list),
