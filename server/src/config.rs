@@ -140,6 +140,8 @@ pub struct Config {
     pub slowlog_log_slower_than: i64,
     /// slowlog-max-len
     pub slowlog_max_len: usize,
+    /// tracking-table-max-keys (0: no limit)
+    pub tracking_table_max_keys: usize,
     /// enable-debug-command: no, yes or local.
     pub enable_debug_command: String,
     /// save: snapshot points as (seconds, changes); empty means no automatic snapshots.
@@ -199,6 +201,7 @@ impl Default for Config {
             timeout: 0,
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,
+            tracking_table_max_keys: 1_000_000,
             enable_debug_command: "no".into(),
             save: vec![(3600, 1), (300, 100), (60, 10000)],
             dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
@@ -252,6 +255,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("timeout", None, Mutability::Runtime),
     ("slowlog-log-slower-than", None, Mutability::Runtime),
     ("slowlog-max-len", None, Mutability::Runtime),
+    ("tracking-table-max-keys", None, Mutability::Runtime),
     ("enable-debug-command", None, Mutability::StartOnly),
     ("appendonly", None, Mutability::StartOnly),
     ("save", None, Mutability::Runtime),
@@ -448,6 +452,9 @@ impl Config {
                 self.slowlog_log_slower_than = int_in(&text, i64::MIN, i64::MAX)?
             }
             "slowlog-max-len" => self.slowlog_max_len = int_in(&text, 0, i64::MAX)? as usize,
+            "tracking-table-max-keys" => {
+                self.tracking_table_max_keys = int_in(&text, 0, i64::MAX)? as usize
+            }
             "enable-debug-command" => {
                 self.enable_debug_command = one_of(&text, &["no", "yes", "local"])?
             }
@@ -593,6 +600,7 @@ impl Config {
             "timeout" => self.timeout.to_string(),
             "slowlog-log-slower-than" => self.slowlog_log_slower_than.to_string(),
             "slowlog-max-len" => self.slowlog_max_len.to_string(),
+            "tracking-table-max-keys" => self.tracking_table_max_keys.to_string(),
             "enable-debug-command" => self.enable_debug_command.clone(),
             "appendonly" => "no".into(),
             "save" => self

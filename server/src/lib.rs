@@ -17,6 +17,8 @@
 //!   and the value types.
 //! - [`pubsub`]: the channel / pattern / shard channel registry, each client's
 //!   subscriptions, and the frames pushed to subscribers.
+//! - [`tracking`]: client-side caching's tables (CLIENT TRACKING): who read which key, the
+//!   BCAST prefixes, and the invalidation frames.
 //! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load.
 //! - [`server`]: the server state that wires them: config, keyspace, connections, stats.
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
@@ -68,4 +70,5 @@ pub mod service;
 pub mod set_commands;
 pub mod stats;
 pub mod string_commands;
+pub mod tracking;
 pub mod zset_commands;

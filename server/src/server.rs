@@ -37,6 +37,8 @@ pub struct Server {
     pub memory: crate::memory::MemoryState,
     /// The addresses the server listens on, in the event loop's order.
     pub listening: Vec<std::net::SocketAddr>,
+    /// Client-side caching: who read which key, the BCAST prefixes.
+    pub tracking: crate::tracking::Tracking,
     /// Listeners CONFIG SET port/bind opened, for the event loop to switch to.
     pub relisten: Option<Vec<goblin_evloop::Listen>>,
 }
@@ -64,6 +66,7 @@ impl Server {
             loading: None,
             memory: Default::default(),
             listening: Vec::new(),
+            tracking: Default::default(),
             relisten: None,
         }
     }

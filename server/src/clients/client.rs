@@ -63,6 +63,8 @@ pub struct Client {
     pub no_evict: bool,
     /// CLIENT NO-TOUCH.
     pub no_touch: bool,
+    /// CLIENT TRACKING and CLIENT CACHING state.
+    pub tracking: crate::tracking::ClientTracking,
     /// The socket's file descriptor (CLIENT LIST fd=).
     pub fd: i32,
     /// Peer address.
@@ -102,6 +104,7 @@ impl Client {
             reply_mode: ReplyMode::On,
             no_evict: false,
             no_touch: false,
+            tracking: Default::default(),
             fd,
             addr,
             laddr,
@@ -117,17 +120,27 @@ impl Client {
     /// The `flags=` letters of CLIENT LIST.
     pub fn flags(&self) -> String {
         let mut f = String::new();
+        // Redis's order: P x b t R B c e T.
         if self.subscriptions.active() {
             f.push('P');
+        }
+        if self.multi.is_some() || self.exec_queued.is_some() {
+            f.push('x');
         }
         if self.blocked.is_some() {
             f.push('b');
         }
+        for (set, flag) in [
+            (self.tracking.on, 't'),
+            (self.tracking.broken_redirect, 'R'),
+            (self.tracking.bcast, 'B'),
+        ] {
+            if set {
+                f.push(flag);
+            }
+        }
         if self.close_after_reply {
             f.push('c');
-        }
-        if self.multi.is_some() || self.exec_queued.is_some() {
-            f.push('x');
         }
         if self.no_evict {
             f.push('e');

@@ -21,6 +21,7 @@ mod client;
 
 pub use client::{Blocked, Client, Queued, ReplyMode};
 
+use crate::resp::reply::ReplyWriter;
 use hashbrown::HashMap;
 use std::net::SocketAddr;
 
@@ -198,6 +199,47 @@ impl Clients {
         slot.overflowed = lease.overflowed;
         if wake {
             self.woken.push(lease.key);
+        }
+    }
+
+    /// Writes a frame for client `id`, which is not the one running a command (pub/sub
+    /// messages, invalidations): into its lease output, waking it unless output already
+    /// waits for it. `write` gets the writer in the client's protocol and the client, to
+    /// shape the frame. A client past its output limit gets nothing more; one whose output
+    /// passes `hard_limit` (non-zero) now is marked overflowed, to be closed when serviced.
+    /// False when there is no such client.
+    pub fn push_to(
+        &mut self,
+        id: u64,
+        hard_limit: u64,
+        write: impl FnOnce(&mut ReplyWriter, &Client),
+    ) -> bool {
+        let Some(mut lease) = self.lease_id(id) else {
+            return false;
+        };
+        if lease.overflowed {
+            self.restore(lease, false);
+            return true;
+        }
+        // Output already waiting means the client was woken and not serviced since.
+        let mut wake = lease.out.is_empty();
+        let resp3 = lease.client.resp3;
+        write(&mut ReplyWriter::new(&mut lease.out, resp3), &lease.client);
+        // The hard limit is checked as each frame is added (a publisher's pipeline runs
+        // whole before the receiver is serviced); the soft one when `net` services it.
+        if hard_limit > 0 && lease.pending_output() as u64 > hard_limit {
+            lease.overflow();
+            wake = true;
+        }
+        self.restore(lease, wake);
+        true
+    }
+
+    /// Marks client `id`'s tracking redirect broken (the client it redirects to is gone).
+    pub fn set_redirect_broken(&mut self, id: u64) {
+        if let Some(mut lease) = self.lease_id(id) {
+            lease.client.tracking.broken_redirect = true;
+            self.restore(lease, false);
         }
     }
 

@@ -152,4 +152,5 @@ pub fn client_gone(server: &mut Server, client: &mut Client) {
     server.keyspace.unwatch_all(id, &mut client.watched);
     unblock(server, client);
     super::pubsub::drop_subscriptions(server, client);
+    super::tracking::client_gone(server, client);
 }

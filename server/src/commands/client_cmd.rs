@@ -28,7 +28,7 @@ fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String 
         (None, None) => -1,
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
         client.id,
         client.addr,
         client.laddr,
@@ -51,6 +51,11 @@ fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String 
             // Inside EXEC the command Redis shows is EXEC itself.
             Some(_) => "exec",
             None => now_cmd.unwrap_or(client.last_command),
+        },
+        if client.tracking.on {
+            client.tracking.redirect as i64
+        } else {
+            -1
         },
         if client.resp3 { 3 } else { 2 },
         name(&client.lib_name),
@@ -315,6 +320,10 @@ pub fn help(ctx: &mut Ctx, _args: &[&[u8]]) {
         ctx,
         "CLIENT",
         &[
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
             "GETNAME",
             "    Return the name of the current connection.",
             "ID",
@@ -353,6 +362,11 @@ pub fn help(ctx: &mut Ctx, _args: &[&[u8]]) {
             "    Set client meta attr. Options are:",
             "    * LIB-NAME: the client lib name.",
             "    * LIB-VER: the client lib version.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
             "NO-TOUCH (ON|OFF)",

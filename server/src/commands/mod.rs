@@ -21,12 +21,14 @@ mod persistence;
 mod pubsub;
 mod server_cmds;
 mod table;
+mod tracking;
 
 pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
 pub use server_cmds::SlowLog;
 pub use table::{lookup, Command, Flags, StatSlot};
+pub use tracking::after_round as tracking_round;
 
 use crate::clients::{Client, ReplyMode};
 use crate::clock::unix_ms;
@@ -141,6 +143,15 @@ pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, arg
         }
     }
     apply_reply_mode(&mut ctx, reply_start, called);
+    if let Some(cmd) = called {
+        let Ctx {
+            server,
+            client,
+            out,
+            ..
+        } = &mut ctx;
+        tracking::after_command(server, client, out, cmd.name);
+    }
 }
 
 /// CLIENT REPLY OFF / SKIP: drop what this command wrote, unless it ran and its replies are
@@ -273,6 +284,9 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let started = Instant::now();
     ctx.failed = false;
     (cmd.handler)(ctx, args);
+    if ctx.server.tracking.clients() > 0 {
+        tracking::after_call(ctx, cmd, args);
+    }
     let elapsed = started.elapsed();
     let micros = elapsed.as_micros() as u64;
     let stats = ctx.server.stats.command(cmd.slot.get(), cmd.name);

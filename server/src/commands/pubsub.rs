@@ -216,10 +216,9 @@ fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
     receivers
 }
 
-/// Writes one frame for client `id`: into the running client's own replies, or into the
-/// lease output of another client, which is woken unless output already waits for it; one
-/// whose output passes `hard_limit` (client-output-buffer-limit pubsub) gets no more and is
-/// closed.
+/// Writes one frame for client `id`: into the running client's own replies, or through the
+/// registry to another client ([`Clients::push_to`], with `hard_limit` as
+/// client-output-buffer-limit pubsub's).
 fn send(
     clients: &mut Clients,
     hard_limit: u64,
@@ -231,22 +230,7 @@ fn send(
     if id == me.id {
         return write(my_out);
     }
-    let Some(mut lease) = clients.lease_id(id) else {
-        return;
-    };
-    if lease.overflowed {
-        return clients.restore(lease, false);
-    }
-    // Output already waiting means the client was woken and not serviced since.
-    let mut wake = lease.out.is_empty();
-    write(&mut ReplyWriter::new(&mut lease.out, lease.client.resp3));
-    // The hard limit is checked as each message is added (a publisher's pipeline runs whole
-    // before the subscriber is serviced); the soft one when `net` services the subscriber.
-    if hard_limit > 0 && lease.pending_output() as u64 > hard_limit {
-        lease.overflow();
-        wake = true;
-    }
-    clients.restore(lease, wake);
+    clients.push_to(id, hard_limit, |out, _| write(out));
 }
 
 /// PUBSUB CHANNELS [pattern]

@@ -3,7 +3,7 @@
 
 use super::{
     blocking, client_cmd, connection, expire, info, introspection, keys, memory, multi,
-    persistence, pubsub, server_cmds, Handler,
+    persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -176,7 +176,31 @@ pub(super) fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
     ctx.error(&crate::errors::wrong_arity(&name));
 }
 
-static CLIENT_SUBS: [Command; 12] = [
+static CLIENT_SUBS: [Command; 16] = [
+    cmd!(
+        "client|tracking",
+        -3,
+        Flags::NOSCRIPT.with(LS),
+        tracking::tracking
+    ),
+    cmd!(
+        "client|caching",
+        3,
+        Flags::NOSCRIPT.with(LS),
+        tracking::caching
+    ),
+    cmd!(
+        "client|getredir",
+        2,
+        Flags::NOSCRIPT.with(LS),
+        tracking::getredir
+    ),
+    cmd!(
+        "client|trackinginfo",
+        2,
+        Flags::NOSCRIPT.with(LS),
+        tracking::trackinginfo
+    ),
     cmd!("client|id", 2, Flags::NOSCRIPT.with(LSF), client_cmd::id),
     cmd!(
         "client|setname",

@@ -58,6 +58,12 @@ pub struct Keyspace {
     stats: KeyspaceStats,
     /// How accesses are recorded in the entries (LRU clock or LFU counter).
     access: lfu::AccessClock,
+    /// Whether modified keys are collected (a client tracks keys).
+    collect_modified: bool,
+    /// Keys modified since [`Keyspace::take_modified`], while collecting.
+    modified: Vec<Vec<u8>>,
+    /// A FLUSHDB or FLUSHALL happened since [`Keyspace::take_modified`], while collecting.
+    flushed: bool,
 }
 
 impl Keyspace {
@@ -74,6 +80,9 @@ impl Keyspace {
             rng_state: now ^ ((std::process::id() as u64) << 32) | 1,
             stats: KeyspaceStats::default(),
             access: lfu::AccessClock::new(now),
+            collect_modified: false,
+            modified: Vec::new(),
+            flushed: false,
         }
     }
 
@@ -287,6 +296,27 @@ impl Keyspace {
     #[inline]
     pub fn signal_modified(&mut self, db: usize, key: &[u8]) {
         self.watches.touch(db, key);
+        if self.collect_modified {
+            self.modified.push(key.to_vec());
+        }
+    }
+
+    /// Collect the keys signalled modified, and the flushes, for client-side caching
+    /// (while any client tracks: [`Keyspace::take_modified`] hands them over).
+    pub fn set_collect_modified(&mut self, on: bool) {
+        self.collect_modified = on;
+        if !on {
+            self.modified.clear();
+            self.flushed = false;
+        }
+    }
+
+    /// The keys modified since the last call, and whether a FLUSHDB or FLUSHALL happened.
+    pub fn take_modified(&mut self) -> (Vec<Vec<u8>>, bool) {
+        (
+            std::mem::take(&mut self.modified),
+            std::mem::take(&mut self.flushed),
+        )
     }
 
     /// A write changed `changes` elements (Redis's `server.dirty += changes`): they count
@@ -311,6 +341,7 @@ impl Keyspace {
     /// Empties database `db`, freeing its contents off the loop (FLUSHDB).
     pub fn flush_db(&mut self, db: usize) {
         self.signal_flushed(db);
+        self.flushed |= self.collect_modified;
         self.dirty += self.dbs[db].len() as u64;
         let old = self.dbs[db].take();
         self.lazyfree.dispose(Garbage::Db(old));

@@ -86,6 +86,7 @@ impl Handler for RespLoop<'_> {
             commands::expire_blocked(self.server, unix_ms());
             self.serve_woken(cx);
         }
+        commands::tracking_round(self.server);
         if let Some(plan) = self.server.relisten.take() {
             if let Err(e) = cx.relisten(plan) {
                 warning!("Could not switch the listening sockets: {e}");
