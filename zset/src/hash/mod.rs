@@ -13,7 +13,7 @@
 //! Hash: 16 bytes inline (in the keyspace entry's value, which stays 32 bytes), one
 //! exact-size heap buffer for the small form:
 //!
-//! listpack (<= hash-max-listpack-entries = 128 pairs, every field and value
+//! listpack (<= hash-max-listpack-entries = 512 pairs, every field and value
 //!           <= hash-max-listpack-value = 64 bytes)
 //!   buf: [count: 4][hdr|field][hdr|value][hdr|field][hdr|value]...   insertion order
 //!        hdr = varint(len << 3 | 1): 1 byte below 16 B, 2 below 2 KiB
@@ -33,7 +33,7 @@
 //! A field's value is found through the field's entry: the value entry starts where the
 //! field entry ends, so the index holds one id per pair. Random fields (HRANDFIELD) are
 //! O(1) on a hashtable (random Swiss-table slots until one is occupied, exactly uniform)
-//! and a walk of at most 128 pairs on a listpack. HSCAN on a hashtable walks field-hash
+//! and a walk of at most 512 pairs on a listpack. HSCAN on a hashtable walks field-hash
 //! thresholds that survive any resize or compaction; a listpack returns everything in one
 //! step, as Redis does.
 
@@ -49,7 +49,7 @@ use table::TableHash;
 /// The thresholds of the small form, as Redis's `hash-max-listpack-*` parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HashConfig {
-    /// `hash-max-listpack-entries` (default 128).
+    /// `hash-max-listpack-entries` (default 512, Redis 7.2's).
     pub max_listpack_entries: usize,
     /// `hash-max-listpack-value` (default 64): the longest field or value a listpack keeps.
     pub max_listpack_value: usize,
@@ -58,7 +58,7 @@ pub struct HashConfig {
 impl Default for HashConfig {
     fn default() -> HashConfig {
         HashConfig {
-            max_listpack_entries: 128,
+            max_listpack_entries: 512,
             max_listpack_value: 64,
         }
     }
