@@ -1385,6 +1385,113 @@ mod tests {
         assert_eq!(dbs[2].get(b"zl").unwrap().expire_at(), Some(2_000_000));
     }
 
+    fn hash_of(dbs: &[Db], key: &[u8]) -> (&'static str, Vec<(Vec<u8>, Vec<u8>)>) {
+        let h = dbs[0].get(key).expect("key").value.as_hash().expect("hash");
+        h.validate();
+        let pairs = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
+        (h.encoding().as_str(), pairs)
+    }
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        items
+            .iter()
+            .map(|(f, v)| (f.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn every_hash_encoding_and_its_conversions() {
+        let lp = listpack(&[
+            Item::Str(b"name"),
+            Item::Str(b"Ada"),
+            Item::Str(b"age"),
+            Item::Int(36),
+        ]);
+        let zl = ziplist(&[
+            Item::Int(-3),
+            Item::Str(b"x"),
+            Item::Str(b"long"),
+            Item::Str(&[b'v'; 65]),
+        ]);
+        let mut zipmap = vec![
+            2u8, 1, b'a', 1, 0, b'1', 2, b'b', b'b', 2, 3, b'2', b'2', 0, 0, 0,
+        ];
+        zipmap.push(0xff);
+        let bytes = file("REDIS0009", |w| {
+            w.byte(TYPE_HASH).unwrap();
+            w.string(b"plain").unwrap();
+            w.len(2).unwrap();
+            for s in [&b"f"[..], b"1", b"g", b"two"] {
+                w.string(s).unwrap();
+            }
+            w.byte(TYPE_HASH).unwrap();
+            w.string(b"big").unwrap();
+            w.len(600).unwrap();
+            for i in 0..600 {
+                w.string(format!("f{i}").as_bytes()).unwrap();
+                w.string(format!("{i}").as_bytes()).unwrap();
+            }
+            w.byte(TYPE_HASH_LISTPACK).unwrap();
+            w.string(b"lp").unwrap();
+            w.string(&lp).unwrap();
+            w.byte(TYPE_HASH_ZIPLIST).unwrap();
+            w.string(b"zl").unwrap();
+            w.string(&zl).unwrap();
+            w.byte(TYPE_HASH_ZIPMAP).unwrap();
+            w.string(b"zm").unwrap();
+            w.string(&zipmap).unwrap();
+            w.byte(TYPE_HASH).unwrap();
+            w.string(b"empty").unwrap();
+            w.len(0).unwrap();
+        });
+        let (dbs, report) = load_bytes(&bytes, &opts()).unwrap();
+        assert_eq!((report.keys, report.empty_skipped), (5, 1));
+        assert_eq!(
+            hash_of(&dbs, b"plain"),
+            ("listpack", pairs(&[("f", "1"), ("g", "two")]))
+        );
+        let (enc, big) = hash_of(&dbs, b"big");
+        assert_eq!((enc, big.len()), ("hashtable", 600));
+        assert_eq!(
+            hash_of(&dbs, b"lp"),
+            ("listpack", pairs(&[("name", "Ada"), ("age", "36")]))
+        );
+        let (enc, zl_pairs) = hash_of(&dbs, b"zl");
+        assert_eq!(enc, "hashtable", "a 65-byte value converts on load");
+        assert_eq!(zl_pairs.len(), 2);
+        assert_eq!(
+            hash_of(&dbs, b"zm"),
+            ("listpack", pairs(&[("a", "1"), ("bb", "22")]))
+        );
+        // Written back (HASH_LISTPACK for the small, HASH for the large) and loaded again.
+        let again = load_bytes(&snapshot(&dbs), &opts()).unwrap().0;
+        assert!(contents(&dbs) == contents(&again));
+        assert_eq!(hash_of(&again, b"lp").0, "listpack");
+        assert_eq!(hash_of(&again, b"big").0, "hashtable");
+        // Duplicate fields are refused in both forms.
+        for rdb_type in [TYPE_HASH, TYPE_HASH_LISTPACK] {
+            let dup = file("REDIS0010", |w| {
+                w.byte(rdb_type).unwrap();
+                w.string(b"d").unwrap();
+                let items = [
+                    Item::Str(b"f"),
+                    Item::Str(b"1"),
+                    Item::Str(b"f"),
+                    Item::Str(b"2"),
+                ];
+                if rdb_type == TYPE_HASH {
+                    w.len(2).unwrap();
+                    for s in [&b"f"[..], b"1", b"f", b"2"] {
+                        w.string(s).unwrap();
+                    }
+                } else {
+                    w.string(&listpack(&items)).unwrap();
+                }
+            });
+            assert!(fail(&dup, &opts()).message.contains("duplicate"));
+        }
+    }
+
     #[test]
     fn old_versions_without_checksum_and_valkey_header() {
         let mut old = b"REDIS0003".to_vec();
@@ -1561,11 +1668,11 @@ mod tests {
             ..opts()
         };
         let (dbs, report) = load_bytes(&bytes, &skipping).unwrap();
-        assert_eq!(report.keys, 3, "the string, the set and the sorted set");
         assert_eq!(
-            report.unsupported_skipped,
-            vec![("list", 1), ("hash", 1), ("stream", 1)]
+            report.keys, 4,
+            "the string, the hash, the set and the sorted set"
         );
+        assert_eq!(report.unsupported_skipped, vec![("list", 1), ("stream", 1)]);
         assert_eq!(members(&dbs, 0, b"z"), vec![(b"m".to_vec(), 1.0)]);
     }
 
