@@ -1385,14 +1385,16 @@ mod tests {
         assert_eq!(dbs[2].get(b"zl").unwrap().expire_at(), Some(2_000_000));
     }
 
-    fn hash_of(dbs: &[Db], key: &[u8]) -> (&'static str, Vec<(Vec<u8>, Vec<u8>)>) {
+    type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn hash_of(dbs: &[Db], key: &[u8]) -> (&'static str, Pairs) {
         let h = dbs[0].get(key).expect("key").value.as_hash().expect("hash");
         h.validate();
         let pairs = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
         (h.encoding().as_str(), pairs)
     }
 
-    fn pairs(items: &[(&str, &str)]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    fn pairs(items: &[(&str, &str)]) -> Pairs {
         items
             .iter()
             .map(|(f, v)| (f.as_bytes().to_vec(), v.as_bytes().to_vec()))
