@@ -1,19 +1,18 @@
 //! The listpack form: up to `hash-max-listpack-entries` field/value pairs, in insertion
 //! order (the order Redis's listpack hash keeps and HGETALL shows), in one exact-size
-//! buffer: the pair count, then each pair as two `entry` encodings with a zero score (a
-//! varint header and the bytes). The form costs 16 bytes inline (a boxed slice) and one
-//! allocation; see the crate map in `hash` for the byte counts.
+//! buffer kept as the set listpack keeps its own: the pair count (4 bytes), then each pair
+//! as two `entry` encodings with a zero score (a varint header and the bytes). The form
+//! costs 16 bytes inline (a boxed slice) and one allocation; see the crate map in `hash`
+//! for the byte counts.
 
 use crate::entry;
+use crate::set::listpack::{count, edit, HEADER};
 
 /// Packed field/value pairs in insertion order.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PackHash {
     buf: Box<[u8]>,
 }
-
-/// Bytes of the pair count in front of the entries.
-const HEADER: usize = 4;
 
 /// The entry bytes of one field or value (a zero score takes none).
 pub(crate) fn encoded_len(bytes: &[u8]) -> usize {
@@ -32,21 +31,13 @@ struct Slot<'a> {
 impl PackHash {
     /// Number of pairs.
     pub(crate) fn len(&self) -> usize {
-        self.buf.get(..HEADER).map_or(0, |h| {
-            u32::from_le_bytes(h.try_into().expect("4 bytes")) as usize
-        })
+        count(&self.buf)
     }
 
-    /// Applies `f` to the buffer as a vector, then stores it exact-size with count `len`.
+    /// Applies `f` to the buffer as a vector, then stores it exact-size with count `len`
+    /// (the set listpack's buffer discipline).
     fn edit(&mut self, len: usize, f: impl FnOnce(&mut Vec<u8>)) {
-        let mut buf = std::mem::take(&mut self.buf).into_vec();
-        if buf.len() < HEADER {
-            buf.resize(HEADER, 0);
-        }
-        f(&mut buf);
-        let count = u32::try_from(len).expect("listpack count fits u32");
-        buf[..HEADER].copy_from_slice(&count.to_le_bytes());
-        self.buf = buf.into_boxed_slice();
+        edit(&mut self.buf, len, f)
     }
 
     /// Every pair with its byte ranges, in order.
