@@ -1494,6 +1494,32 @@ mod tests {
         }
     }
 
+    /// The fuzz target's body on its seeds: each loads, and Goblin's snapshot of it loads
+    /// back to the same keyspace (the hash seed holds listpack and hashtable hashes).
+    #[test]
+    fn fuzz_seeds_load_and_round_trip() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/rdb_load");
+        let skipping = LoadOptions {
+            skip_unsupported: true,
+            now_ms: 0,
+            ..opts()
+        };
+        let mut hashes = 0;
+        for seed in std::fs::read_dir(dir).unwrap() {
+            let path = seed.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            let (dbs, _) =
+                load_bytes(&bytes, &skipping).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            let again = load_bytes(&snapshot(&dbs), &skipping).unwrap().0;
+            assert!(contents(&dbs) == contents(&again), "{path:?}");
+            hashes += contents(&dbs)
+                .iter()
+                .filter(|(.., c)| matches!(c, crate::rdb::Content::Hash(_)))
+                .count();
+        }
+        assert!(hashes >= 3, "the hash seed is among them");
+    }
+
     #[test]
     fn old_versions_without_checksum_and_valkey_header() {
         let mut old = b"REDIS0003".to_vec();
