@@ -46,7 +46,7 @@ def test_hsetnx(h):
     assert h.exact("HSETNX", "k", "f", "w") == 0
     assert h.exact("HGET", "k", "f") == b"v"
     assert h.exact("HSETNX", "k", "g", "x" * 100) == 1
-    h.enc("k", "hashtable")
+    h.enc_both("k", "hashtable")
     h.getall("k")
 
 
@@ -161,13 +161,13 @@ def test_generic_commands(h):
     b("HSET", "big", *[x for i in range(600) for x in (f"f{i}", i)])
     assert b("TYPE", "k") == b"hash"
     b("EXISTS", "k", "big", "nokey")
-    h.enc("k", "listpack")
-    h.enc("big", "hashtable")
+    h.enc_both("k", "listpack")
+    h.enc_both("big", "hashtable")
     b("OBJECT", "REFCOUNT", "k")
     assert b("COPY", "k", "k2") == 1
     h.exact("HGETALL", "k2")
     b("COPY", "big", "big2")
-    h.enc("big2", "hashtable")
+    h.enc_both("big2", "hashtable")
     b("HSET", "k2", "c", 3)
     assert b("HLEN", "k") == 2, "a copy is independent"
     b("COPY", "k", "big", "REPLACE")

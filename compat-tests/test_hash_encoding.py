@@ -14,24 +14,24 @@ def h(both):
 
 def test_entry_limit(h):
     h.exact("HSET", "k", *[x for i in range(512) for x in (f"f{i}", i)])
-    h.enc("k", "listpack")
+    h.enc_both("k", "listpack")
     h.exact("HGETALL", "k")
     h.exact("HSET", "k", "f0", "updated")  # an update never converts
-    h.enc("k", "listpack")
+    h.enc_both("k", "listpack")
     h.exact("HSET", "k", "f512", 512)
-    h.enc("k", "hashtable")
+    h.enc_both("k", "hashtable")
     h.getall("k")
     h.exact("HDEL", "k", *[f"f{i}" for i in range(510)])
-    h.enc("k", "hashtable")
+    h.enc_both("k", "hashtable")
     h.getall("k")
     h.exact("HSET", "once", *[x for i in range(513) for x in (f"f{i}", i)])
-    h.enc("once", "hashtable")
+    h.enc_both("once", "hashtable")
     for i in range(513):
         h.exact("HSETNX", "one-by-one", f"f{i}", i)
-    h.enc("one-by-one", "hashtable")
+    h.enc_both("one-by-one", "hashtable")
     for i in range(513):
         h.exact("HINCRBY", "counters", f"c{i}", i)
-    h.enc("counters", "hashtable")
+    h.enc_both("counters", "hashtable")
 
 
 def test_value_limit(h):
@@ -40,20 +40,20 @@ def test_value_limit(h):
         h.exact("HSET", key, "a", 1)
         h.exact("HSET", key, *pair)
     for key in ("f64", "v64"):
-        h.enc(key, "listpack")
+        h.enc_both(key, "listpack")
     for key in ("f65", "v65"):
-        h.enc(key, "hashtable")
+        h.enc_both(key, "hashtable")
     h.exact("HSET", "upd", "a", 1, "b", 2)
     h.exact("HSET", "upd", "a", "z" * 65)  # an update with a long value converts
-    h.enc("upd", "hashtable")
+    h.enc_both("upd", "hashtable")
     h.exact("HSETNX", "nx", "f" * 65, 1)
-    h.enc("nx", "hashtable")
+    h.enc_both("nx", "hashtable")
     h.exact("HSET", "fl", "a", "1")
     h.exact("HINCRBYFLOAT", "fl", "a", "0.1")
     h.exact("HINCRBYFLOAT", "fl", "a", "1e40")  # 42 bytes of text: still listpack
-    h.enc("fl", "listpack")
+    h.enc_both("fl", "listpack")
     h.exact("HINCRBYFLOAT", "fl", "a", "1e70")
-    h.enc("fl", "hashtable")
+    h.enc_both("fl", "hashtable")
 
 
 def test_config_set_of_the_parameters(h):
@@ -67,18 +67,18 @@ def test_config_set_of_the_parameters(h):
     b.config_set("hash-max-listpack-value", "1kb")
     b.pairs("CONFIG", "GET", "hash-max-*-value")
     h.exact("HSET", "k", "a", 1, "b", 2, "c", 3, "d", "x" * 1000)
-    h.enc("k", "listpack")
+    h.enc_both("k", "listpack")
     h.exact("HSET", "k", "e", 5)
-    h.enc("k", "hashtable")
+    h.enc_both("k", "hashtable")
     b.config_set("hash-max-ziplist-entries", 0)
     h.exact("HSET", "zero", "a", 1)
-    h.enc("zero", "hashtable")
+    h.enc_both("zero", "hashtable")
     b.config_set("hash-max-ziplist-entries", 512)
     b.config_set("hash-max-listpack-value", 0)
     h.exact("HSET", "empty", "", "")
-    h.enc("empty", "listpack")
+    h.enc_both("empty", "listpack")
     h.exact("HSET", "empty", "a", "")
-    h.enc("empty", "hashtable")
+    h.enc_both("empty", "hashtable")
     for bad in ("-1", "x", "1.5"):
         b.err("CONFIG", "SET", "hash-max-listpack-entries", bad)
     b.err("CONFIG", "SET", "hash-max-listpack-value", "-1")

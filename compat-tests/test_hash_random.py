@@ -21,7 +21,7 @@ def fill(h, key, n):
 def test_hrandfield_counts(h, n):
     b = h.both
     pairs = fill(h, "k", n)
-    h.enc("k", "listpack" if n < 512 else "hashtable")
+    h.enc_both("k", "listpack" if n < 512 else "hashtable")
     for c in b.clients():
         assert c.execute_command("HRANDFIELD", "k") in pairs
         for count in (1, 3, n - 1, n, n + 5):
