@@ -1,10 +1,13 @@
 """Hash encodings and their conversions at Redis's moments (t_hash.c hashTypeSet): listpack
 while at most hash-max-listpack-entries pairs whose fields and values are at most
 hash-max-listpack-value bytes, else hashtable; nothing converts back. The parameters by
-CONFIG SET and their ziplist names, on both; replies of a listpack hash compared in order."""
+CONFIG SET and their ziplist names, and as start-up flags, on both; replies of a listpack
+hash compared in order."""
 
-from hash_helpers import H
 import pytest
+
+from harness import Both, start_pair
+from hash_helpers import H
 
 
 @pytest.fixture
@@ -92,3 +95,20 @@ def test_many_pairs_convert_up_front_as_7_2(h):
     assert h.goblin("OBJECT", "ENCODING", "dups") == b"hashtable"
     h.goblin("HSET", "fits", *["same", "v"] * 512)
     assert h.goblin("OBJECT", "ENCODING", "fits") == b"listpack"
+
+
+def test_parameters_as_start_up_flags(tmp_path_factory):
+    pair = start_pair(tmp_path_factory, "--hash-max-ziplist-entries", "2", "--hash-max-listpack-value", "8")
+    b = Both(pair)
+    try:
+        h = H(b)
+        b.pairs("CONFIG", "GET", "hash-max-*")
+        h.exact("HSET", "two", "a", 1, "b", 2)
+        h.enc_both("two", "listpack")
+        h.exact("HSET", "three", "a", 1, "b", 2, "c", 3)
+        h.enc_both("three", "hashtable")
+        h.exact("HSET", "long", "a", "123456789")
+        h.enc_both("long", "hashtable")
+    finally:
+        b.close()
+        pair.stop()
