@@ -36,6 +36,8 @@
 //! and a walk of at most 512 pairs on a listpack. HSCAN on a hashtable walks field-hash
 //! thresholds that survive any resize or compaction; a listpack returns everything in one
 //! step, as Redis does.
+//!
+//! Limits: a hashtable's arena is capped at 4 GiB (ids are `u32` offsets), as a set's.
 
 mod digest;
 mod listpack;
