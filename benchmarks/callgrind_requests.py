@@ -33,6 +33,10 @@ TESTS = {
     "ZSCORE": ["ZSCORE", KEY, "element:__rand_int__"],
     "ZRANK": ["ZRANK", KEY, "element:__rand_int__"],
     "ZRANGEBYSCORE": ["ZRANGEBYSCORE", KEY, "__rand_int__", "+inf", "LIMIT", "0", "16"],
+    # A hash of the fields HSET has written so far (run HSET first, with --requests a few
+    # times --members, so HGET hits).
+    "HSET": ["HSET", "hbench", "element:__rand_int__", "value:__rand_int__"],
+    "HGET": ["HGET", "hbench", "element:__rand_int__"],
 }
 
 

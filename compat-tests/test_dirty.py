@@ -131,3 +131,31 @@ def test_string_and_set_writes_count_as_in_redis(both):
             both(*cmd)
         r, g = (changes(c)[0] for c in both.clients())
         assert r == g, (cmd, r, g)
+
+
+def test_hash_writes_count_as_in_redis(both):
+    both("FLUSHALL")
+    both("SAVE")
+    steps = [
+        ("HSET", "h", "a", 1, "b", 2, "a", 3),
+        ("HSET", "h", "a", 3),
+        ("HMSET", "h", "c", 1, "d", 2),
+        ("HSETNX", "h", "a", 9),
+        ("HSETNX", "h", "e", 9),
+        ("HSETNX", "new", "e", 9),
+        ("HINCRBY", "h", "a", 5),
+        ("HINCRBY", "h", "fresh", 1),
+        ("HINCRBY", "h", "a", "x"),
+        ("HINCRBYFLOAT", "h", "a", "0.5"),
+        ("HINCRBYFLOAT", "h", "a", "inf"),
+        ("HDEL", "h", "a", "zz", "b"),
+        ("HDEL", "h", "zz"),
+        ("HDEL", "nokey", "zz"),
+        ("HSET", "big", *[x for i in range(600) for x in (f"f{i}", i)]),
+        ("HDEL", "big", *[f"f{i}" for i in range(600)]),
+        ("HDEL", "h", "c", "d", "e", "fresh"),
+    ]
+    for cmd in steps:
+        both(*cmd)
+        r, g = (changes(c)[0] for c in both.clients())
+        assert r == g, (cmd, r, g)

@@ -119,6 +119,8 @@ pub struct Config {
     pub zset: goblin_zset::Config,
     /// set-max-intset-entries / set-max-listpack-entries / set-max-listpack-value
     pub set: goblin_zset::set::SetConfig,
+    /// hash-max-listpack-entries / hash-max-listpack-value
+    pub hash: goblin_zset::hash::HashConfig,
     /// busy-poll-us: how long the event loop keeps polling without sleeping after traffic
     /// (start-up only, Goblin's own; 0 is off).
     pub busy_poll_us: u64,
@@ -183,6 +185,7 @@ impl Default for Config {
             logfile: String::new(),
             zset: goblin_zset::Config::default(),
             set: goblin_zset::set::SetConfig::default(),
+            hash: goblin_zset::hash::HashConfig::default(),
             busy_poll_us: 0,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
@@ -248,6 +251,16 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("set-max-intset-entries", None, Mutability::Runtime),
     ("set-max-listpack-entries", None, Mutability::Runtime),
     ("set-max-listpack-value", None, Mutability::Runtime),
+    (
+        "hash-max-listpack-entries",
+        Some("hash-max-ziplist-entries"),
+        Mutability::Runtime,
+    ),
+    (
+        "hash-max-listpack-value",
+        Some("hash-max-ziplist-value"),
+        Mutability::Runtime,
+    ),
     ("proto-max-bulk-len", None, Mutability::Runtime),
     ("client-query-buffer-limit", None, Mutability::Runtime),
     ("client-output-buffer-limit", None, Mutability::Runtime),
@@ -439,6 +452,13 @@ impl Config {
             "set-max-listpack-value" => {
                 self.set.max_listpack_value = memory_in(&text, 0, i64::MAX as u64)? as usize
             }
+            // Size parameters in Redis 7.2 (the -value one a memory parameter).
+            "hash-max-listpack-entries" => {
+                self.hash.max_listpack_entries = int_in(&text, 0, i64::MAX)? as usize
+            }
+            "hash-max-listpack-value" => {
+                self.hash.max_listpack_value = memory_in(&text, 0, i64::MAX as u64)? as usize
+            }
             "proto-max-bulk-len" => {
                 self.proto_max_bulk_len = memory_in(&text, 1024 * 1024, i64::MAX as u64)? as i64
             }
@@ -585,6 +605,8 @@ impl Config {
             "set-max-intset-entries" => self.set.max_intset_entries.to_string(),
             "set-max-listpack-entries" => self.set.max_listpack_entries.to_string(),
             "set-max-listpack-value" => self.set.max_listpack_value.to_string(),
+            "hash-max-listpack-entries" => self.hash.max_listpack_entries.to_string(),
+            "hash-max-listpack-value" => self.hash.max_listpack_value.to_string(),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "client-output-buffer-limit" => [
@@ -838,6 +860,13 @@ mod tests {
             (7, 9, 1024)
         );
         assert_eq!(get(&c, b"set-max-listpack-value"), "1024");
+        c.apply("hash-max-ziplist-entries", b"5", false).unwrap();
+        c.apply("hash-max-listpack-value", b"2kb", false).unwrap();
+        assert_eq!(
+            (c.hash.max_listpack_entries, c.hash.max_listpack_value),
+            (5, 2048)
+        );
+        assert_eq!(get(&c, b"hash-max-ziplist-value"), "2048");
         c.apply("busy-poll-us", b"50", true).unwrap();
         assert_eq!(c.busy_poll_us, 50);
         assert!(c.get_matching(&[b"busy*"]).is_empty());

@@ -12,6 +12,7 @@
 //! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
 //! - [`string_commands`]: the string commands (SET, GET, INCR, APPEND, ...).
 //! - [`set_commands`]: the set commands (S*).
+//! - [`hash_commands`]: the hash commands (H*).
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -57,6 +58,7 @@ pub mod commands;
 pub mod config;
 pub mod errors;
 pub mod glob;
+pub mod hash_commands;
 pub mod keyspace;
 pub mod log;
 pub mod memory;

@@ -4,7 +4,7 @@
 //!   narrowed losslessly.
 //! * `small`: the small form ("listpack"), all entries in one packed buffer.
 //! * `arena`: the large form's member storage, entries addressed by offset.
-//! * `hash`: the member hash.
+//! * `hash::digest`: the member hash (of every Swiss table here).
 //! * `swiss`: the large form's member index, a Swiss table of arena ids.
 //! * `fenwick`: prefix counts over block sizes.
 //! * `blocks`: the large form's score index, sorted blocks of ids.
@@ -14,6 +14,7 @@
 //! * `order`: key order and range bounds, shared by both forms.
 //! * [`set`]: the set engine (intset, listpack, hashtable) on the same arena, hash and
 //!   Swiss table.
+//! * [`hash`]: the hash engine (listpack, hashtable) on the same arena, hash and Swiss table.
 //!
 //! # Layout and bytes per member
 //!
@@ -65,7 +66,7 @@ mod arena;
 mod blocks;
 mod entry;
 mod fenwick;
-mod hash;
+pub mod hash;
 mod id;
 mod large;
 mod order;

@@ -141,6 +141,23 @@ impl<I: Id> SwissIndex<I> {
         (self.ctrl(slot) < EMPTY).then(|| self.id(slot))
     }
 
+    /// The slot of a uniformly drawn id (the table is not empty): random slots until one
+    /// is occupied. Tables are kept at least a quarter full, so a draw takes four probes
+    /// or fewer on average; `seed` starts the draw's own generator.
+    pub(crate) fn random_slot(&self, seed: u64) -> usize {
+        let slots = (self.groups() * GROUP) as u64;
+        let mut state = seed | 1;
+        loop {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let slot = (state % slots) as usize;
+            if self.occupied(slot).is_some() {
+                return slot;
+            }
+        }
+    }
+
     /// Maps every held id through `f` in place (the arena was rewritten; hashes and slots
     /// stay as they are).
     pub(crate) fn rewrite_ids(&mut self, mut f: impl FnMut(u32) -> u32) {

@@ -432,6 +432,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::zset_commands::COMMANDS)
             .chain(&crate::string_commands::COMMANDS)
             .chain(&crate::set_commands::COMMANDS)
+            .chain(&crate::hash_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
@@ -453,5 +454,6 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::zset_commands::COMMANDS)
         .chain(&crate::string_commands::COMMANDS)
         .chain(&crate::set_commands::COMMANDS)
+        .chain(&crate::hash_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
 }

@@ -1,6 +1,8 @@
-//! Readers for the packed blobs that small sorted sets are stored in: ziplist (Redis 2.6 to
-//! 6.2, RDB type 12) and listpack (Redis 7.0 on, RDB type 17). Both hold a flat sequence of
-//! items, each a byte string or an integer; a sorted set alternates member and score.
+//! Readers for the packed blobs that small sorted sets and hashes are stored in: ziplist
+//! (Redis 2.6 to 6.2, RDB types 12 and 13), listpack (Redis 7.0 on, RDB types 16 and 17)
+//! and zipmap (hashes before Redis 2.6, RDB type 9), and the listpack writer. Each holds a
+//! flat sequence of items, each a byte string or an integer; a sorted set alternates member
+//! and score, a hash field and value.
 //!
 //! The walk checks everything it relies on, so a corrupt blob yields an error naming the
 //! byte position inside the blob, never a panic or an out-of-bounds read: the header's total
@@ -255,70 +257,122 @@ pub fn ziplist_items<'a>(
     Ok(count)
 }
 
+/// Builds a listpack of `items` as Redis's lpAppend writes one (the writer's small hashes,
+/// and the tests' blobs).
+pub fn listpack(items: &[Item]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for item in items {
+        let mut e = Vec::new();
+        match *item {
+            Item::Int(v) if (0..128).contains(&v) => e.push(v as u8),
+            Item::Int(v) if (-4096..4096).contains(&v) => {
+                let u = (v as u64) & 0x1fff;
+                e.push(0xc0 | (u >> 8) as u8);
+                e.push(u as u8);
+            }
+            Item::Int(v) if i16::try_from(v).is_ok() => {
+                e.push(0xf1);
+                e.extend_from_slice(&(v as i16).to_le_bytes());
+            }
+            Item::Int(v) if (-(1 << 23)..(1 << 23)).contains(&v) => {
+                e.push(0xf2);
+                e.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
+            }
+            Item::Int(v) if i32::try_from(v).is_ok() => {
+                e.push(0xf3);
+                e.extend_from_slice(&(v as i32).to_le_bytes());
+            }
+            Item::Int(v) => {
+                e.push(0xf4);
+                e.extend_from_slice(&v.to_le_bytes());
+            }
+            Item::Str(s) if s.len() < 64 => {
+                e.push(0x80 | s.len() as u8);
+                e.extend_from_slice(s);
+            }
+            Item::Str(s) if s.len() < 4096 => {
+                e.push(0xe0 | (s.len() >> 8) as u8);
+                e.push(s.len() as u8);
+                e.extend_from_slice(s);
+            }
+            Item::Str(s) => {
+                e.push(0xf0);
+                e.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                e.extend_from_slice(s);
+            }
+        }
+        let l = e.len();
+        let size = backlen_size(l);
+        for i in 0..size {
+            let group = ((l >> (7 * (size - 1 - i))) & 0x7f) as u8;
+            e.push(if i == 0 { group } else { group | 0x80 });
+        }
+        body.extend_from_slice(&e);
+    }
+    let total = 6 + body.len() + 1;
+    let mut out = Vec::new();
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(items.len().min(0xffff) as u16).to_le_bytes());
+    out.extend_from_slice(&body);
+    out.push(END);
+    out
+}
+
+/// Walks a zipmap (Redis 2.x's small hashes, RDB type 9): `[count u8] entries... 0xff`;
+/// each entry is `[len]field[len][free]value` and `free` unused bytes, where a length is
+/// one byte below 254, else 254 and 4 bytes LE. A count of 254 or more means "unknown".
+/// Returns the number of items (twice the pairs).
+pub fn zipmap_items<'a>(
+    blob: &'a [u8],
+    visit: &mut dyn FnMut(Item<'a>) -> Result<(), String>,
+) -> Result<usize, String> {
+    fn len_at(blob: &[u8], pos: usize) -> Result<(usize, usize), String> {
+        match blob.get(pos) {
+            Some(&b) if b < 254 => Ok((b as usize, pos + 1)),
+            Some(254) => blob
+                .get(pos + 1..pos + 5)
+                .map(|l| (le(l) as usize, pos + 5))
+                .ok_or_else(|| format!("zipmap length at {pos} cut short")),
+            _ => Err(format!("zipmap length expected at {pos}")),
+        }
+    }
+    fn bytes_at(blob: &[u8], pos: usize, len: usize) -> Result<&[u8], String> {
+        pos.checked_add(len)
+            .and_then(|end| blob.get(pos..end))
+            .ok_or_else(|| format!("zipmap entry at {pos} runs past the blob"))
+    }
+    let stated = *blob.first().ok_or("empty zipmap")? as usize;
+    let mut pos = 1;
+    let mut pairs = 0usize;
+    while blob.get(pos) != Some(&END) {
+        let (flen, at) = len_at(blob, pos)?;
+        let field = bytes_at(blob, at, flen)?;
+        let (vlen, at) = len_at(blob, at + flen)?;
+        let free = *blob.get(at).ok_or("zipmap free byte missing")? as usize;
+        let value = bytes_at(blob, at + 1, vlen)?;
+        bytes_at(blob, at + 1 + vlen, free)?;
+        visit(Item::Str(field))?;
+        visit(Item::Str(value))?;
+        pairs += 1;
+        pos = at + 1 + vlen + free;
+    }
+    if pos + 1 != blob.len() {
+        return Err(format!("zipmap end byte at {pos} is not the last byte"));
+    }
+    if stated < 254 && stated != pairs {
+        return Err(format!(
+            "zipmap header says {stated} pairs but holds {pairs}"
+        ));
+    }
+    Ok(2 * pairs)
+}
+
 /// Builders of listpack and ziplist blobs for tests (the loader's tests use them too).
 #[cfg(test)]
 pub mod tests {
     use super::*;
 
-    /// Builds a listpack from items (test helper, also used by the loader's tests).
-    pub fn listpack(items: &[Item]) -> Vec<u8> {
-        let mut body = Vec::new();
-        for item in items {
-            let mut e = Vec::new();
-            match *item {
-                Item::Int(v) if (0..128).contains(&v) => e.push(v as u8),
-                Item::Int(v) if (-4096..4096).contains(&v) => {
-                    let u = (v as u64) & 0x1fff;
-                    e.push(0xc0 | (u >> 8) as u8);
-                    e.push(u as u8);
-                }
-                Item::Int(v) if i16::try_from(v).is_ok() => {
-                    e.push(0xf1);
-                    e.extend_from_slice(&(v as i16).to_le_bytes());
-                }
-                Item::Int(v) if (-(1 << 23)..(1 << 23)).contains(&v) => {
-                    e.push(0xf2);
-                    e.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-                }
-                Item::Int(v) if i32::try_from(v).is_ok() => {
-                    e.push(0xf3);
-                    e.extend_from_slice(&(v as i32).to_le_bytes());
-                }
-                Item::Int(v) => {
-                    e.push(0xf4);
-                    e.extend_from_slice(&v.to_le_bytes());
-                }
-                Item::Str(s) if s.len() < 64 => {
-                    e.push(0x80 | s.len() as u8);
-                    e.extend_from_slice(s);
-                }
-                Item::Str(s) if s.len() < 4096 => {
-                    e.push(0xe0 | (s.len() >> 8) as u8);
-                    e.push(s.len() as u8);
-                    e.extend_from_slice(s);
-                }
-                Item::Str(s) => {
-                    e.push(0xf0);
-                    e.extend_from_slice(&(s.len() as u32).to_le_bytes());
-                    e.extend_from_slice(s);
-                }
-            }
-            let l = e.len();
-            let size = backlen_size(l);
-            for i in 0..size {
-                let group = ((l >> (7 * (size - 1 - i))) & 0x7f) as u8;
-                e.push(if i == 0 { group } else { group | 0x80 });
-            }
-            body.extend_from_slice(&e);
-        }
-        let total = 6 + body.len() + 1;
-        let mut out = Vec::new();
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(items.len().min(0xffff) as u16).to_le_bytes());
-        out.extend_from_slice(&body);
-        out.push(END);
-        out
-    }
+    pub use super::listpack;
 
     /// Builds a ziplist from items (test helper).
     pub fn ziplist(items: &[Item]) -> Vec<u8> {
@@ -455,6 +509,25 @@ pub mod tests {
                     let _ = collect(f, &b); // must not panic
                 }
             }
+        }
+    }
+
+    #[test]
+    fn zipmap_walk_and_errors() {
+        let mut blob = vec![2u8, 1, b'a', 2, 1, b'x', b'y', 0];
+        blob.extend_from_slice(&[254, 3, 0, 0, 0]);
+        blob.extend_from_slice(b"key");
+        blob.extend_from_slice(&[0, 0, 0xff]);
+        assert_eq!(
+            collect(zipmap_items, &blob).unwrap(),
+            ["a", "xy", "key", ""].map(|t| format!("{:?}", Item::Str(t.as_bytes())))
+        );
+        blob[0] = 3;
+        assert!(collect(zipmap_items, &blob).is_err(), "wrong count");
+        blob[0] = 254;
+        assert!(collect(zipmap_items, &blob).is_ok(), "unknown count");
+        for cut in 0..blob.len() {
+            assert!(collect(zipmap_items, &blob[..cut]).is_err());
         }
     }
 }

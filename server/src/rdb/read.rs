@@ -1,7 +1,8 @@
 //! The RDB loader: any file Redis 1.0 to 8.x or Valkey writes (`REDIS0001`..`REDIS0013`,
-//! `VALKEY080`/`VALKEY081`) whose keys are sorted sets, strings or sets, in every encoding
-//! Redis ever used for them: ZSET (decimal scores), ZSET_2 (binary scores), ZSET_ZIPLIST and
-//! ZSET_LISTPACK; STRING; SET, SET_INTSET and SET_LISTPACK; with LZF-compressed and
+//! `VALKEY080`/`VALKEY081`) whose keys are sorted sets, strings, sets or hashes, in every
+//! encoding Redis ever used for them: ZSET (decimal scores), ZSET_2 (binary scores),
+//! ZSET_ZIPLIST and ZSET_LISTPACK; STRING; SET, SET_INTSET and SET_LISTPACK; HASH,
+//! HASH_ZIPMAP, HASH_ZIPLIST and HASH_LISTPACK; with LZF-compressed and
 //! integer-encoded strings anywhere a string may stand.
 //!
 //! The loader streams: [`Input`] reads through a buffer, counts the offset and keeps the
@@ -19,7 +20,7 @@
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, Set, SetConfig, StringValue, Value};
+use crate::keyspace::{Db, Hash, HashConfig, Set, SetConfig, StringValue, Value};
 use goblin_zset::ZSet;
 use std::fmt;
 use std::io::Read;
@@ -79,6 +80,8 @@ pub struct LoadOptions {
     pub zset: goblin_zset::Config,
     /// Intset and listpack thresholds for the sets built.
     pub set: SetConfig,
+    /// Listpack thresholds for the hashes built.
+    pub hash: HashConfig,
     /// Skip keys of types Goblin does not store instead of refusing the file.
     pub skip_unsupported: bool,
     /// Now, in Unix milliseconds: keys that expired before are dropped.
@@ -591,6 +594,10 @@ impl<'a, R: Read> Loader<'a, R> {
             TYPE_SET => self.set()?.map(Value::Set),
             TYPE_SET_INTSET => self.intset()?.map(Value::Set),
             TYPE_SET_LISTPACK => self.packed_set()?.map(Value::Set),
+            TYPE_HASH => self.hash()?.map(Value::Hash),
+            TYPE_HASH_ZIPMAP | TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
+                self.packed_hash(rdb_type)?.map(Value::Hash)
+            }
             _ => {
                 let name = type_name(rdb_type, valkey);
                 if !self.opts.skip_unsupported {
@@ -598,7 +605,7 @@ impl<'a, R: Read> Loader<'a, R> {
                         kind: ErrorKind::Unsupported,
                         offset: at,
                         message: format!(
-                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets, strings and sets. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
+                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets, strings, sets and hashes. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
                             String::from_utf8_lossy(&key)
                         ),
                     });
@@ -769,6 +776,84 @@ impl<'a, R: Read> Loader<'a, R> {
             message: format!("set listpack: {message}"),
         })?;
         Ok((!set.is_empty()).then_some(set))
+    }
+
+    /// HASH: a count, then field and value strings, added as Redis 7.2's loader adds them:
+    /// a listpack unless the count is past hash-max-listpack-entries, converting when a
+    /// field or value is longer than hash-max-listpack-value.
+    fn hash(&mut self) -> Result<Option<Hash>> {
+        let count = self.input.length()?;
+        if count == 0 {
+            return Ok(None);
+        }
+        let cfg = self.opts.hash;
+        let mut hash = if count as usize > cfg.max_listpack_entries {
+            Hash::with_expected(self.plausible(count, 4), &cfg)
+        } else {
+            Hash::new()
+        };
+        let mut value = Vec::new();
+        for _ in 0..count {
+            let at = self.input.offset();
+            self.scratch.clear();
+            self.input.string(&mut self.scratch)?;
+            value.clear();
+            self.input.string(&mut value)?;
+            if !hash.set(&self.scratch, &value, &cfg) {
+                return Err(LoadError {
+                    kind: ErrorKind::Corrupt,
+                    offset: at,
+                    message: format!(
+                        "duplicate hash field '{}'",
+                        String::from_utf8_lossy(&self.scratch)
+                    ),
+                });
+            }
+        }
+        Ok(Some(hash))
+    }
+
+    /// HASH_ZIPMAP / HASH_ZIPLIST / HASH_LISTPACK: one blob of alternating fields and
+    /// values, kept a listpack unless it holds more than hash-max-listpack-entries pairs or
+    /// a field or value longer than hash-max-listpack-value (as Redis converts it on load).
+    fn packed_hash(&mut self, rdb_type: u8) -> Result<Option<Hash>> {
+        let at = self.input.offset();
+        let mut blob = Vec::new();
+        self.input.string(&mut blob)?;
+        let (kind, walk): (&str, Walker) = match rdb_type {
+            TYPE_HASH_LISTPACK => ("listpack", packed::listpack_items),
+            TYPE_HASH_ZIPLIST => ("ziplist", packed::ziplist_items),
+            _ => ("zipmap", packed::zipmap_items),
+        };
+        let cfg = self.opts.hash;
+        let mut hash = Hash::new();
+        let mut field: Option<Vec<u8>> = None;
+        let mut text = [0u8; 20];
+        walk(&blob, &mut |item| {
+            let bytes: &[u8] = match item {
+                Item::Str(s) => s,
+                Item::Int(v) => crate::numbers::i64_text(v, &mut text),
+            };
+            let Some(f) = field.take() else {
+                field = Some(bytes.to_vec());
+                return Ok(());
+            };
+            if hash.set(&f, bytes, &cfg) {
+                Ok(())
+            } else {
+                Err(format!("duplicate field '{}'", String::from_utf8_lossy(&f)))
+            }
+        })
+        .and_then(|_| match field {
+            Some(_) => Err("odd number of items".to_string()),
+            None => Ok(()),
+        })
+        .map_err(|message| LoadError {
+            kind: ErrorKind::Corrupt,
+            offset: at,
+            message: format!("hash {kind}: {message}"),
+        })?;
+        Ok((!hash.is_empty()).then_some(hash))
     }
 
     /// ZSET_ZIPLIST / ZSET_LISTPACK: one blob of alternating members and scores.
@@ -983,6 +1068,7 @@ mod tests {
             databases: 16,
             zset: goblin_zset::Config::default(),
             set: SetConfig::default(),
+            hash: HashConfig::default(),
             skip_unsupported: false,
             now_ms: 1_000_000,
             clock_secs: 0,
@@ -1299,6 +1385,141 @@ mod tests {
         assert_eq!(dbs[2].get(b"zl").unwrap().expire_at(), Some(2_000_000));
     }
 
+    type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn hash_of(dbs: &[Db], key: &[u8]) -> (&'static str, Pairs) {
+        let h = dbs[0].get(key).expect("key").value.as_hash().expect("hash");
+        h.validate();
+        let pairs = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
+        (h.encoding().as_str(), pairs)
+    }
+
+    fn pairs(items: &[(&str, &str)]) -> Pairs {
+        items
+            .iter()
+            .map(|(f, v)| (f.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn every_hash_encoding_and_its_conversions() {
+        let lp = listpack(&[
+            Item::Str(b"name"),
+            Item::Str(b"Ada"),
+            Item::Str(b"age"),
+            Item::Int(36),
+        ]);
+        let zl = ziplist(&[
+            Item::Int(-3),
+            Item::Str(b"x"),
+            Item::Str(b"long"),
+            Item::Str(&[b'v'; 65]),
+        ]);
+        let mut zipmap = vec![
+            2u8, 1, b'a', 1, 0, b'1', 2, b'b', b'b', 2, 3, b'2', b'2', 0, 0, 0,
+        ];
+        zipmap.push(0xff);
+        let bytes = file("REDIS0009", |w| {
+            w.byte(TYPE_HASH).unwrap();
+            w.string(b"plain").unwrap();
+            w.len(2).unwrap();
+            for s in [&b"f"[..], b"1", b"g", b"two"] {
+                w.string(s).unwrap();
+            }
+            w.byte(TYPE_HASH).unwrap();
+            w.string(b"big").unwrap();
+            w.len(600).unwrap();
+            for i in 0..600 {
+                w.string(format!("f{i}").as_bytes()).unwrap();
+                w.string(format!("{i}").as_bytes()).unwrap();
+            }
+            w.byte(TYPE_HASH_LISTPACK).unwrap();
+            w.string(b"lp").unwrap();
+            w.string(&lp).unwrap();
+            w.byte(TYPE_HASH_ZIPLIST).unwrap();
+            w.string(b"zl").unwrap();
+            w.string(&zl).unwrap();
+            w.byte(TYPE_HASH_ZIPMAP).unwrap();
+            w.string(b"zm").unwrap();
+            w.string(&zipmap).unwrap();
+            w.byte(TYPE_HASH).unwrap();
+            w.string(b"empty").unwrap();
+            w.len(0).unwrap();
+        });
+        let (dbs, report) = load_bytes(&bytes, &opts()).unwrap();
+        assert_eq!((report.keys, report.empty_skipped), (5, 1));
+        assert_eq!(
+            hash_of(&dbs, b"plain"),
+            ("listpack", pairs(&[("f", "1"), ("g", "two")]))
+        );
+        let (enc, big) = hash_of(&dbs, b"big");
+        assert_eq!((enc, big.len()), ("hashtable", 600));
+        assert_eq!(
+            hash_of(&dbs, b"lp"),
+            ("listpack", pairs(&[("name", "Ada"), ("age", "36")]))
+        );
+        let (enc, zl_pairs) = hash_of(&dbs, b"zl");
+        assert_eq!(enc, "hashtable", "a 65-byte value converts on load");
+        assert_eq!(zl_pairs.len(), 2);
+        assert_eq!(
+            hash_of(&dbs, b"zm"),
+            ("listpack", pairs(&[("a", "1"), ("bb", "22")]))
+        );
+        // Written back (HASH_LISTPACK for the small, HASH for the large) and loaded again.
+        let again = load_bytes(&snapshot(&dbs), &opts()).unwrap().0;
+        assert!(contents(&dbs) == contents(&again));
+        assert_eq!(hash_of(&again, b"lp").0, "listpack");
+        assert_eq!(hash_of(&again, b"big").0, "hashtable");
+        // Duplicate fields are refused in both forms.
+        for rdb_type in [TYPE_HASH, TYPE_HASH_LISTPACK] {
+            let dup = file("REDIS0010", |w| {
+                w.byte(rdb_type).unwrap();
+                w.string(b"d").unwrap();
+                let items = [
+                    Item::Str(b"f"),
+                    Item::Str(b"1"),
+                    Item::Str(b"f"),
+                    Item::Str(b"2"),
+                ];
+                if rdb_type == TYPE_HASH {
+                    w.len(2).unwrap();
+                    for s in [&b"f"[..], b"1", b"f", b"2"] {
+                        w.string(s).unwrap();
+                    }
+                } else {
+                    w.string(&listpack(&items)).unwrap();
+                }
+            });
+            assert!(fail(&dup, &opts()).message.contains("duplicate"));
+        }
+    }
+
+    /// The fuzz target's body on its seeds: each loads, and Goblin's snapshot of it loads
+    /// back to the same keyspace (the hash seed holds listpack and hashtable hashes).
+    #[test]
+    fn fuzz_seeds_load_and_round_trip() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/rdb_load");
+        let skipping = LoadOptions {
+            skip_unsupported: true,
+            now_ms: 0,
+            ..opts()
+        };
+        let mut hashes = 0;
+        for seed in std::fs::read_dir(dir).unwrap() {
+            let path = seed.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            let (dbs, _) =
+                load_bytes(&bytes, &skipping).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            let again = load_bytes(&snapshot(&dbs), &skipping).unwrap().0;
+            assert!(contents(&dbs) == contents(&again), "{path:?}");
+            hashes += contents(&dbs)
+                .iter()
+                .filter(|(.., c)| matches!(c, crate::rdb::Content::Hash(_)))
+                .count();
+        }
+        assert!(hashes >= 3, "the hash seed is among them");
+    }
+
     #[test]
     fn old_versions_without_checksum_and_valkey_header() {
         let mut old = b"REDIS0003".to_vec();
@@ -1475,11 +1696,11 @@ mod tests {
             ..opts()
         };
         let (dbs, report) = load_bytes(&bytes, &skipping).unwrap();
-        assert_eq!(report.keys, 3, "the string, the set and the sorted set");
         assert_eq!(
-            report.unsupported_skipped,
-            vec![("list", 1), ("hash", 1), ("stream", 1)]
+            report.keys, 4,
+            "the string, the hash, the set and the sorted set"
         );
+        assert_eq!(report.unsupported_skipped, vec![("list", 1), ("stream", 1)]);
         assert_eq!(members(&dbs, 0, b"z"), vec![(b"m".to_vec(), 1.0)]);
     }
 
@@ -1582,6 +1803,7 @@ mod speed {
             databases: 16,
             zset: goblin_zset::Config::default(),
             set: SetConfig::default(),
+            hash: HashConfig::default(),
             skip_unsupported: false,
             now_ms: 0,
             clock_secs: 0,

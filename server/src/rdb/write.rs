@@ -20,7 +20,8 @@
 use super::crc64;
 use super::format::*;
 use super::lzf;
-use crate::keyspace::{Db, Value};
+use super::packed::{self, Item};
+use crate::keyspace::{Db, HashEncoding, Value};
 use std::io::{self, Write};
 
 /// Bytes gathered before they are checksummed and handed to the output.
@@ -208,7 +209,10 @@ pub fn encode_string(s: &[u8], out: &mut Vec<u8>) {
 /// set as ZSET_2 (descending, as Redis writes a skiplist); a string as STRING (its bytes
 /// LZF-compressed when `compress` and Redis would); a set as SET_INTSET when it is an
 /// intset (the blob: width and count as u32 LE, then the integers), else as SET, a list of
-/// members (RDB 10 has no SET_LISTPACK).
+/// members (RDB 10 has no SET_LISTPACK); a hash as HASH_LISTPACK when it is a listpack
+/// (the pairs in order, integers in the listpack's integer encodings, as lpAppend stores
+/// them), else as HASH, a count and field, value strings; each blob or string
+/// LZF-compressed as a string value is.
 fn write_value<W: Write>(
     w: &mut RdbWriter<W>,
     key: &[u8],
@@ -246,6 +250,27 @@ fn write_value<W: Write>(
                 w.len(s.len() as u64)?;
                 for m in s.iter() {
                     m.with_bytes(|b| w.string(b))?;
+                }
+            }
+        },
+        Value::Hash(h) => match h.encoding() {
+            HashEncoding::Listpack => {
+                w.byte(TYPE_HASH_LISTPACK)?;
+                w.string(key)?;
+                let items: Vec<Item> = h
+                    .iter()
+                    .flat_map(|(f, v)| [f, v])
+                    .map(|b| canonical_int(b).map_or(Item::Str(b), Item::Int))
+                    .collect();
+                w.string_value(&packed::listpack(&items), compress)?;
+            }
+            HashEncoding::Hashtable => {
+                w.byte(TYPE_HASH)?;
+                w.string(key)?;
+                w.len(h.len() as u64)?;
+                for (f, v) in h.iter() {
+                    w.string_value(f, compress)?;
+                    w.string_value(v, compress)?;
                 }
             }
         },

@@ -57,14 +57,14 @@ fn read_set_and_out<'c, 'a>(
 
 /// Random draws for one command, seeded once from the keyspace's generator (so a command
 /// can draw while it holds the set): xorshift64*.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn new(ctx: &mut Ctx) -> Rng {
+    pub(crate) fn new(ctx: &mut Ctx) -> Rng {
         Rng(ctx.server.keyspace.random() | 1)
     }
 
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -72,7 +72,7 @@ impl Rng {
     }
 
     /// A number below `n` (n > 0).
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 }

@@ -16,7 +16,7 @@ mod counter;
 mod edit;
 mod get;
 mod lcs;
-mod long_double;
+pub(crate) mod long_double;
 mod set;
 
 use crate::commands::{Command, Ctx, Flags};

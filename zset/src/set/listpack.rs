@@ -12,32 +12,41 @@ pub(crate) struct PackSet {
     buf: Box<[u8]>,
 }
 
-/// Bytes of the count in front of the entries.
-const HEADER: usize = 4;
+/// Bytes of the count in front of the entries (of a hash's listpack too).
+pub(crate) const HEADER: usize = 4;
 
 /// The entry bytes of `member` (a zero score takes none).
 fn encoded_len(member: &[u8]) -> usize {
     entry::encoded_len(member, 0.0)
 }
 
+/// The count in front of the entries of a packed buffer (0 for an empty one).
+pub(crate) fn count(buf: &[u8]) -> usize {
+    buf.get(..HEADER).map_or(0, |h| {
+        u32::from_le_bytes(h.try_into().expect("4 bytes")) as usize
+    })
+}
+
+/// Applies `f` to a packed buffer as a vector, then stores it exact-size with count `len`.
+pub(crate) fn edit(buf: &mut Box<[u8]>, len: usize, f: impl FnOnce(&mut Vec<u8>)) {
+    let mut v = std::mem::take(buf).into_vec();
+    if v.len() < HEADER {
+        v.resize(HEADER, 0);
+    }
+    f(&mut v);
+    let count = u32::try_from(len).expect("listpack count fits u32");
+    v[..HEADER].copy_from_slice(&count.to_le_bytes());
+    *buf = v.into_boxed_slice();
+}
+
 impl PackSet {
     /// Number of members.
     pub(crate) fn len(&self) -> usize {
-        self.buf.get(..HEADER).map_or(0, |h| {
-            u32::from_le_bytes(h.try_into().expect("4 bytes")) as usize
-        })
+        count(&self.buf)
     }
 
-    /// Applies `f` to the buffer as a vector, then stores it exact-size with count `len`.
     fn edit(&mut self, len: usize, f: impl FnOnce(&mut Vec<u8>)) {
-        let mut buf = std::mem::take(&mut self.buf).into_vec();
-        if buf.len() < HEADER {
-            buf.resize(HEADER, 0);
-        }
-        f(&mut buf);
-        let count = u32::try_from(len).expect("listpack count fits u32");
-        buf[..HEADER].copy_from_slice(&count.to_le_bytes());
-        self.buf = buf.into_boxed_slice();
+        edit(&mut self.buf, len, f)
     }
 
     /// Every member with its byte range, in order.

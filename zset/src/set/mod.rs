@@ -38,7 +38,7 @@
 //! the two small forms return everything in one step, as Redis does.
 
 mod intset;
-mod listpack;
+pub(crate) mod listpack;
 mod table;
 
 pub use intset::{format_int, parse_int};

@@ -9,7 +9,7 @@
 
 use crate::arena::Arena;
 use crate::hash::hash;
-use crate::swiss::{SwissIndex, GROUP};
+use crate::swiss::SwissIndex;
 
 /// Most members (and arena bytes) a size hint reserves up front.
 const RESERVE_LIMIT: usize = 1 << 24;
@@ -19,14 +19,6 @@ const RESERVE_LIMIT: usize = 1 << 24;
 pub(crate) struct TableSet {
     arena: Arena,
     index: SwissIndex<u32>,
-}
-
-/// A small fast generator for the probes of one draw, seeded by the caller.
-fn next_random(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
 }
 
 impl TableSet {
@@ -97,26 +89,15 @@ impl TableSet {
         self.arena = fresh;
     }
 
-    /// The slot of a uniformly drawn member (the set is not empty).
-    fn random_slot(&self, seed: u64) -> usize {
-        let slots = self.index.groups() * GROUP;
-        let mut state = seed | 1;
-        loop {
-            let slot = (next_random(&mut state) % slots as u64) as usize;
-            if self.index.occupied(slot).is_some() {
-                return slot;
-            }
-        }
-    }
-
     /// A uniformly drawn member (the set is not empty).
     pub(crate) fn random(&self, seed: u64) -> &[u8] {
-        self.arena.member(self.index.id(self.random_slot(seed)))
+        self.arena
+            .member(self.index.id(self.index.random_slot(seed)))
     }
 
     /// Removes and returns a uniformly drawn member (the set is not empty).
     pub(crate) fn pop_random(&mut self, seed: u64) -> Vec<u8> {
-        let slot = self.random_slot(seed);
+        let slot = self.index.random_slot(seed);
         let member = self.arena.member(self.index.id(slot)).to_vec();
         self.remove_slot(slot);
         member

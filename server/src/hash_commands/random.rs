@@ -1,0 +1,111 @@
+//! HRANDFIELD, with Redis 7.2's cases for the count.
+
+use super::{read_hash_and_out, write_pair};
+use crate::commands::Ctx;
+use crate::keyspace::{HashEncoding, WrongType};
+use crate::resp::reply::ReplyWriter;
+use crate::set_commands::Rng;
+use crate::zset_commands::parse;
+use hashbrown::HashSet;
+
+/// How much larger than the count a hash must be for HRANDFIELD to draw fields one by one
+/// instead of keeping random ones of all of them (Redis's HRANDFIELD_SUB_STRATEGY_MUL).
+const HRANDFIELD_SUB_STRATEGY_MUL: usize = 3;
+
+/// HRANDFIELD key [count [WITHVALUES]]
+pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args.len() == 2 {
+        let mut rng = Rng::new(ctx);
+        match read_hash_and_out(ctx, args[1]) {
+            (Ok(Some(hash)), out) => out.bulk(hash.random(rng.next()).0),
+            (Ok(None), out) => out.null(),
+            (Err(WrongType), _) => {}
+        }
+        return;
+    }
+    let Some(l) = parse::int_in_range(ctx, args[2], -i64::MAX, i64::MAX, None) else {
+        return;
+    };
+    let with_values = match args {
+        [_, _, _] => false,
+        [_, _, _, opt] if opt.eq_ignore_ascii_case(b"withvalues") => true,
+        _ => return ctx.syntax_error(),
+    };
+    if with_values && !(-i64::MAX / 2..=i64::MAX / 2).contains(&l) {
+        return ctx.error("ERR value is out of range");
+    }
+    with_count(ctx, args[1], l, with_values);
+}
+
+/// The reply header for `n` picks: pairs are flat in RESP2, nested in RESP3.
+fn header(out: &mut ReplyWriter, n: usize, with_values: bool) {
+    if with_values && !out.is_resp3() {
+        out.array(2 * n);
+    } else {
+        out.array(n);
+    }
+}
+
+/// HRANDFIELD with a count, Redis's cases: a negative count (or 1) draws with repetition;
+/// a count at least the size replies the whole hash; a count near the size (or any count
+/// on a listpack) keeps random fields of all of them in the hash's order; a small count
+/// draws until it has that many distinct fields.
+fn with_count(ctx: &mut Ctx, key: &[u8], l: i64, with_values: bool) {
+    let (count, unique) = (l.unsigned_abs() as usize, l >= 0);
+    let mut rng = Rng::new(ctx);
+    let (Ok(found), out) = read_hash_and_out(ctx, key) else {
+        return;
+    };
+    let Some(hash) = found.filter(|_| count > 0) else {
+        return out.array(0);
+    };
+    let size = hash.len();
+    let listpack = hash.encoding() == HashEncoding::Listpack;
+    if !unique || count == 1 {
+        header(out, count, with_values);
+        let all: Vec<(&[u8], &[u8])> = if listpack {
+            hash.iter().collect()
+        } else {
+            Vec::new()
+        };
+        for _ in 0..count {
+            let (f, v) = if listpack {
+                all[rng.below(size)]
+            } else {
+                hash.random(rng.next())
+            };
+            write_pair(out, f, v, with_values);
+        }
+        return;
+    }
+    let picks: Vec<(&[u8], &[u8])> = if count >= size {
+        hash.iter().collect()
+    } else if listpack || count * HRANDFIELD_SUB_STRATEGY_MUL > size {
+        let all: Vec<(&[u8], &[u8])> = hash.iter().collect();
+        let mut keep = vec![true; size];
+        let mut left = size;
+        while left > count {
+            if std::mem::replace(&mut keep[rng.below(size)], false) {
+                left -= 1;
+            }
+        }
+        all.into_iter()
+            .zip(keep)
+            .filter_map(|(p, k)| k.then_some(p))
+            .collect()
+    } else {
+        let mut seen = HashSet::with_capacity(count);
+        let mut picks = Vec::with_capacity(count);
+        while picks.len() < count {
+            let p = hash.random(rng.next());
+            if seen.insert(p.0) {
+                picks.push(p);
+            }
+        }
+        picks
+    };
+    header(out, picks.len(), with_values);
+    for (f, v) in picks {
+        write_pair(out, f, v, with_values);
+    }
+}

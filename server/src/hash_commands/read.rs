@@ -1,0 +1,137 @@
+//! HGET, HMGET, HGETALL, HKEYS, HVALS, HEXISTS, HLEN, HSTRLEN, HSCAN.
+
+use super::{read_hash, read_hash_and_out};
+use crate::commands::{write_scan_reply, Ctx, ScanOptions};
+use crate::errors;
+use crate::glob::glob_match;
+use crate::keyspace::WrongType;
+
+/// HGET key field
+pub fn hget(ctx: &mut Ctx, args: &[&[u8]]) {
+    let (Ok(found), out) = read_hash_and_out(ctx, args[1]) else {
+        return;
+    };
+    match found.and_then(|h| h.get(args[2])) {
+        Some(v) => out.bulk(v),
+        None => out.null(),
+    }
+}
+
+/// HMGET key field [field ...]
+pub fn hmget(ctx: &mut Ctx, args: &[&[u8]]) {
+    let (Ok(found), out) = read_hash_and_out(ctx, args[1]) else {
+        return;
+    };
+    out.array(args.len() - 2);
+    for f in &args[2..] {
+        match found.and_then(|h| h.get(f)) {
+            Some(v) => out.bulk(v),
+            None => out.null(),
+        }
+    }
+}
+
+/// What HGETALL, HKEYS and HVALS reply of each pair.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Parts {
+    Fields,
+    Values,
+    Both,
+}
+
+/// HGETALL, HKEYS and HVALS (Redis's genericHgetallCommand): every pair in the hash's
+/// order; HGETALL as a map (a flat array in RESP2), the others as arrays.
+fn get_all(ctx: &mut Ctx, key: &[u8], parts: Parts) {
+    let (Ok(found), out) = read_hash_and_out(ctx, key) else {
+        return;
+    };
+    let len = found.map_or(0, |h| h.len());
+    if parts == Parts::Both {
+        out.map(len);
+    } else {
+        out.array(len);
+    }
+    for (f, v) in found.into_iter().flat_map(|h| h.iter()) {
+        if parts != Parts::Values {
+            out.bulk(f);
+        }
+        if parts != Parts::Fields {
+            out.bulk(v);
+        }
+    }
+}
+
+/// HGETALL key
+pub fn hgetall(ctx: &mut Ctx, args: &[&[u8]]) {
+    get_all(ctx, args[1], Parts::Both);
+}
+
+/// HKEYS key
+pub fn hkeys(ctx: &mut Ctx, args: &[&[u8]]) {
+    get_all(ctx, args[1], Parts::Fields);
+}
+
+/// HVALS key
+pub fn hvals(ctx: &mut Ctx, args: &[&[u8]]) {
+    get_all(ctx, args[1], Parts::Values);
+}
+
+/// HEXISTS key field
+pub fn hexists(ctx: &mut Ctx, args: &[&[u8]]) {
+    if let Ok(found) = read_hash(ctx, args[1]) {
+        let held = found.is_some_and(|h| h.contains(args[2]));
+        ctx.out.int(i64::from(held));
+    }
+}
+
+/// HLEN key
+pub fn hlen(ctx: &mut Ctx, args: &[&[u8]]) {
+    if let Ok(found) = read_hash(ctx, args[1]) {
+        let n = found.map_or(0, |h| h.len());
+        ctx.out.int(n as i64);
+    }
+}
+
+/// HSTRLEN key field
+pub fn hstrlen(ctx: &mut Ctx, args: &[&[u8]]) {
+    if let Ok(found) = read_hash(ctx, args[1]) {
+        let n = found.and_then(|h| h.get(args[2])).map_or(0, <[u8]>::len);
+        ctx.out.int(n as i64);
+    }
+}
+
+/// HSCAN key cursor [MATCH pattern] [COUNT count]: fields and their values, flat; MATCH
+/// applies to the fields.
+pub fn hscan(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(cursor) = crate::numbers::parse_cursor(args[2]) else {
+        return ctx.error(errors::INVALID_CURSOR);
+    };
+    // The key is looked up (and its type checked) before the options are parsed, as Redis.
+    match read_hash(ctx, args[1]) {
+        Err(WrongType) => return,
+        Ok(None) => return write_scan_reply(ctx, 0, std::iter::empty()),
+        Ok(Some(_)) => {}
+    }
+    let Some(opts) = ScanOptions::parse(ctx, &args[3..], false) else {
+        return;
+    };
+    let hash = ctx
+        .server
+        .keyspace
+        .db(ctx.client.db)
+        .get(args[1])
+        .and_then(|e| e.value.as_hash().ok())
+        .expect("looked up above");
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    let next = hash.scan(cursor, opts.count, |f, v| {
+        if opts
+            .pattern
+            .as_ref()
+            .is_none_or(|p| glob_match(p, f, false))
+        {
+            found.push(f.to_vec());
+            found.push(v.to_vec());
+        }
+    });
+    write_scan_reply(ctx, next, found.iter().map(Vec::as_slice));
+}

@@ -1,0 +1,157 @@
+//! HSET, HMSET, HSETNX, HDEL, HINCRBY, HINCRBYFLOAT.
+
+use super::with_hash_or_create;
+use crate::commands::Ctx;
+use crate::errors;
+use crate::keyspace::Value;
+use crate::numbers::parse_i64;
+use crate::string_commands::long_double::{LongDouble, Parsed};
+use crate::zset_commands::after_write;
+
+/// HSET key field value [field value ...] (and HMSET, which replies OK)
+pub fn hset(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args.len() % 2 == 1 {
+        let name = String::from_utf8_lossy(args[0]).to_lowercase();
+        return ctx.error(&errors::wrong_arity(&name));
+    }
+    let pairs = &args[2..];
+    let Some((added, created)) = with_hash_or_create(ctx, args[1], |h, cfg| {
+        h.maybe_convert(pairs.len() / 2, cfg);
+        pairs
+            .chunks_exact(2)
+            .filter(|p| h.set(p[0], p[1], cfg))
+            .count()
+    }) else {
+        return;
+    };
+    if !created {
+        ctx.server.keyspace.signal_modified(ctx.client.db, args[1]);
+    }
+    ctx.server.keyspace.add_dirty((pairs.len() / 2) as u64);
+    if args[0][1].eq_ignore_ascii_case(&b's') {
+        ctx.out.int(added as i64);
+    } else {
+        ctx.out.ok();
+    }
+}
+
+/// HSETNX key field value
+pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) {
+    let (field, value) = (args[2], args[3]);
+    let Some((added, created)) = with_hash_or_create(ctx, args[1], |h, cfg| {
+        !h.contains(field) && h.set(field, value, cfg)
+    }) else {
+        return;
+    };
+    if added {
+        if !created {
+            ctx.server.keyspace.signal_modified(ctx.client.db, args[1]);
+        }
+        ctx.server.keyspace.add_dirty(1);
+    }
+    ctx.out.int(i64::from(added));
+}
+
+/// HDEL key field [field ...]
+pub fn hdel(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Ok(found) = ctx.write_typed(args[1], Value::as_hash_mut) else {
+        return;
+    };
+    let Some(hash) = found else {
+        return ctx.out.int(0);
+    };
+    let mut deleted = 0;
+    for f in &args[2..] {
+        if hash.remove(f) {
+            deleted += 1;
+            if hash.is_empty() {
+                break;
+            }
+        }
+    }
+    if deleted > 0 {
+        let empty = hash.is_empty();
+        after_write(ctx, args[1], empty);
+        ctx.server.keyspace.add_dirty(deleted as u64);
+    }
+    ctx.out.int(deleted);
+}
+
+/// Why an increment of a hash field was refused.
+enum Refused {
+    /// The stored value is not a number of the command's kind.
+    NotANumber,
+    /// The result is out of the command's range.
+    Overflow,
+}
+
+/// Sets `field` of the hash at `key` (created when absent) to `step(current value)`, the
+/// body of HINCRBY and HINCRBYFLOAT: the new value's text, or the error to reply.
+fn increment(
+    ctx: &mut Ctx,
+    args: &[&[u8]],
+    step: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, Refused>,
+) -> Option<Result<Vec<u8>, Refused>> {
+    let (key, field) = (args[1], args[2]);
+    let (result, created) = with_hash_or_create(ctx, key, |h, cfg| {
+        let text = step(h.get(field))?;
+        h.set(field, &text, cfg);
+        Ok(text)
+    })?;
+    if result.is_ok() {
+        if !created {
+            ctx.server.keyspace.signal_modified(ctx.client.db, key);
+        }
+        ctx.server.keyspace.add_dirty(1);
+    }
+    Some(result)
+}
+
+/// HINCRBY key field increment
+pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(by) = parse_i64(args[3]) else {
+        return ctx.error(errors::NOT_AN_INTEGER);
+    };
+    let result = increment(ctx, args, |current| {
+        let old = match current {
+            Some(text) => parse_i64(text).ok_or(Refused::NotANumber)?,
+            None => 0,
+        };
+        let new = old.checked_add(by).ok_or(Refused::Overflow)?;
+        Ok(new.to_string().into_bytes())
+    });
+    match result {
+        None => {}
+        Some(Ok(text)) => ctx.out.int(parse_i64(&text).expect("written above")),
+        Some(Err(Refused::NotANumber)) => ctx.error("ERR hash value is not an integer"),
+        Some(Err(Refused::Overflow)) => ctx.error("ERR increment or decrement would overflow"),
+    }
+}
+
+/// HINCRBYFLOAT key field increment: the sum in x87 long double and its text as Redis
+/// prints it, as INCRBYFLOAT.
+pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
+    let by = match LongDouble::parse(args[3]) {
+        None => return ctx.error(errors::NOT_A_FLOAT),
+        Some(Parsed::Infinite) => return ctx.error("ERR value is NaN or Infinity"),
+        Some(Parsed::Finite(v)) => v,
+    };
+    let result = increment(ctx, args, |current| {
+        let old = match current.map(LongDouble::parse) {
+            None => LongDouble::from_i64(0),
+            Some(Some(Parsed::Finite(v))) => v,
+            // An infinite stored value parses, and no sum with it is finite.
+            Some(Some(Parsed::Infinite)) => return Err(Refused::Overflow),
+            Some(None) => return Err(Refused::NotANumber),
+        };
+        old.add(by)
+            .map(|sum| sum.to_text())
+            .ok_or(Refused::Overflow)
+    });
+    match result {
+        None => {}
+        Some(Ok(text)) => ctx.out.bulk(&text),
+        Some(Err(Refused::NotANumber)) => ctx.error("ERR hash value is not a float"),
+        Some(Err(Refused::Overflow)) => ctx.error("ERR increment would produce NaN or Infinity"),
+    }
+}
