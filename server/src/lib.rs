@@ -17,6 +17,8 @@
 //!   and the value types.
 //! - [`pubsub`]: the channel / pattern / shard channel registry, each client's
 //!   subscriptions, and the frames pushed to subscribers.
+//! - [`propagate`]: the stream of commands that replays every change (SELECT, MULTI/EXEC,
+//!   the deterministic rewrites), which the AOF consumes.
 //! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load.
 //! - [`server`]: the server state that wires them: config, keyspace, connections, stats.
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
@@ -60,6 +62,7 @@ pub mod log;
 pub mod memory;
 pub mod net;
 pub mod numbers;
+pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
 pub mod resp;

@@ -35,6 +35,8 @@ pub struct Server {
     pub loading: Option<crate::rdb::loading::Loading>,
     /// The memory figure, eviction pool and evicted key count.
     pub memory: crate::memory::MemoryState,
+    /// The stream of commands that replays the changes (for the AOF).
+    pub propagation: crate::propagate::Propagation,
 }
 
 impl Server {
@@ -59,6 +61,16 @@ impl Server {
             shutdown: false,
             loading: None,
             memory: Default::default(),
+            propagation: Default::default(),
+        }
+    }
+
+    /// Propagates the keys expiry and eviction removed outside commands, each deletion on
+    /// its own (as Redis's active expiry and eviction do).
+    pub fn propagate_removals(&mut self) {
+        for (db, key) in self.keyspace.take_removed() {
+            self.propagation.deletion(db, key);
+            self.propagation.end_unit(false);
         }
     }
 
