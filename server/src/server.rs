@@ -37,6 +37,8 @@ pub struct Server {
     pub memory: crate::memory::MemoryState,
     /// The stream of commands that replays the changes (for the AOF).
     pub propagation: crate::propagate::Propagation,
+    /// The append-only file.
+    pub aof: crate::aof::Aof,
 }
 
 impl Server {
@@ -62,6 +64,7 @@ impl Server {
             loading: None,
             memory: Default::default(),
             propagation: Default::default(),
+            aof: Default::default(),
         }
     }
 
@@ -81,6 +84,7 @@ impl Server {
             config: &self.config,
             keyspace: &mut self.keyspace,
             loading: self.loading.is_some(),
+            other_child: self.aof.rewriting(),
         }
     }
 }

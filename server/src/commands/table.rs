@@ -256,7 +256,7 @@ static SLOWLOG_SUBS: [Command; 4] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 50] = [
+pub static COMMANDS: [Command; 51] = [
     // connection
     cmd!(
         "ping",
@@ -382,6 +382,7 @@ pub static COMMANDS: [Command; 50] = [
         persistence::save
     ),
     cmd!("bgsave", -1, ADMIN_NOT_LOADING, persistence::bgsave),
+    cmd!("bgrewriteaof", 1, ADMIN_NOT_LOADING, persistence::bgrewriteaof),
     cmd!(
         "shutdown",
         -1,
