@@ -62,7 +62,7 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
         out.write_all(format!("#TS:{}\r\n", o.now_ms / 1000).as_bytes())?;
     }
     for (i, db) in dbs.iter().enumerate() {
-        if db.len() == 0 {
+        if db.is_empty() {
             continue;
         }
         cmd.clear();

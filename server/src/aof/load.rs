@@ -142,7 +142,11 @@ fn load_files(server: &mut Server, dir: &Path, m: &Manifest) -> Outcome {
         let old_style = f.name == server.config.aof.filename;
         let mut outcome = load_file(server, dir, &f.name, old_style);
         if outcome == Outcome::Ok || (outcome == Outcome::Truncated && last) {
-            let what = if m.base.as_ref() == Some(f) { "base" } else { "incr" };
+            let what = if m.base.as_ref() == Some(f) {
+                "base"
+            } else {
+                "incr"
+            };
             notice!(
                 "DB loaded from {what} file {}: {:.3} seconds",
                 f.name,
@@ -214,7 +218,9 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
         Err(e) => {
             warning!("{e}");
             if old_style {
-                warning!("Error reading the RDB preamble of the AOF file {name}, AOF loading aborted");
+                warning!(
+                    "Error reading the RDB preamble of the AOF file {name}, AOF loading aborted"
+                );
             } else {
                 warning!("Error reading the RDB base file {name}, AOF loading aborted");
             }

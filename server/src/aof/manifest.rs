@@ -283,10 +283,12 @@ fn atoll(bytes: &[u8]) -> i64 {
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
-    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
-    let v = digits[..end]
-        .bytes()
-        .fold(0i64, |acc, d| acc.wrapping_mul(10).wrapping_add((d - b'0') as i64));
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let v = digits[..end].bytes().fold(0i64, |acc, d| {
+        acc.wrapping_mul(10).wrapping_add((d - b'0') as i64)
+    });
     if neg {
         v.wrapping_neg()
     } else {
@@ -343,7 +345,9 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
             if inq {
                 match c {
                     None => return None,
-                    Some(b'\\') if line.get(i + 1) == Some(&b'x') && hex2(line, i + 2).is_some() => {
+                    Some(b'\\')
+                        if line.get(i + 1) == Some(&b'x') && hex2(line, i + 2).is_some() =>
+                    {
                         cur.push(hex2(line, i + 2).expect("checked"));
                         i += 3;
                     }
@@ -421,7 +425,11 @@ mod tests {
         let names: Vec<_> = m.files().map(|f| f.name.as_str()).collect();
         assert_eq!(
             names,
-            ["appendonly.aof.2.base.rdb", "appendonly.aof.3.incr.aof", "appendonly.aof.4.incr.aof"]
+            [
+                "appendonly.aof.2.base.rdb",
+                "appendonly.aof.3.incr.aof",
+                "appendonly.aof.4.incr.aof"
+            ]
         );
         assert_eq!(m.format(), text);
     }
@@ -437,11 +445,20 @@ mod tests {
     fn errors_are_redis_words() {
         let reason = |t: &str| Manifest::parse(t.as_bytes()).unwrap_err().reason;
         assert_eq!(reason(""), "Found an empty AOF manifest");
-        assert_eq!(reason("file a seq 1 type b"), "The AOF manifest file contains too long line");
+        assert_eq!(
+            reason("file a seq 1 type b"),
+            "The AOF manifest file contains too long line"
+        );
         assert_eq!(reason("\n"), "Invalid AOF manifest file format");
         assert_eq!(reason("file a seq 1\n"), "Invalid AOF manifest file format");
-        assert_eq!(reason("file a seq x type b\n"), "Invalid AOF manifest file format");
-        assert_eq!(reason("file d/a seq 1 type b\n"), "File can't be a path, just a filename");
+        assert_eq!(
+            reason("file a seq x type b\n"),
+            "Invalid AOF manifest file format"
+        );
+        assert_eq!(
+            reason("file d/a seq 1 type b\n"),
+            "File can't be a path, just a filename"
+        );
         assert_eq!(
             reason("file a seq 1 type b\nfile b seq 2 type b\n"),
             "Found duplicate base file information"
@@ -451,38 +468,66 @@ mod tests {
             "Found a non-monotonic sequence number"
         );
         assert_eq!(reason("file a seq 1 type x\n"), "Unknown AOF file type");
-        assert_eq!(reason("file \"a seq 1 type b\n"), "Invalid AOF manifest file format");
+        assert_eq!(
+            reason("file \"a seq 1 type b\n"),
+            "Invalid AOF manifest file format"
+        );
         let long = format!("file {} seq 1 type b\n", "a".repeat(1100));
-        assert_eq!(reason(&long), "The AOF manifest file contains too long line");
+        assert_eq!(
+            reason(&long),
+            "The AOF manifest file contains too long line"
+        );
         let e = Manifest::parse(b"file a seq 1 type b\nfile a seq 1 type z\n").unwrap_err();
-        assert_eq!((e.line, e.text.as_deref()), (2, Some("file a seq 1 type z")));
+        assert_eq!(
+            (e.line, e.text.as_deref()),
+            (2, Some("file a seq 1 type z"))
+        );
     }
 
     #[test]
     fn names_that_need_quoting_round_trip() {
-        for name in ["my aof", "q\"uote", "tab\there", "nl\n", "bs\\", "\u{7f}x", "é"] {
-            let mut m = Manifest::default();
-            m.base = Some(AofFile {
-                name: name.into(),
-                seq: 1,
-                kind: Kind::Base,
-            });
+        for name in [
+            "my aof",
+            "q\"uote",
+            "tab\there",
+            "nl\n",
+            "bs\\",
+            "\u{7f}x",
+            "é",
+        ] {
+            let m = Manifest {
+                base: Some(AofFile {
+                    name: name.into(),
+                    seq: 1,
+                    kind: Kind::Base,
+                }),
+                ..Manifest::default()
+            };
             let text = m.format();
             assert!(text.starts_with("file \""), "{text}");
             let back = Manifest::parse(text.as_bytes()).unwrap();
             assert_eq!(back.base.unwrap().name, name);
         }
-        assert_eq!(split_args(b"a 'b c' \"\\x41\\n\"").unwrap(), [b"a".to_vec(), b"b c".to_vec(), b"A\n".to_vec()]);
+        assert_eq!(
+            split_args(b"a 'b c' \"\\x41\\n\"").unwrap(),
+            [b"a".to_vec(), b"b c".to_vec(), b"A\n".to_vec()]
+        );
         assert!(split_args(b"\"a\"b").is_none());
     }
 
     #[test]
     fn a_rewrite_moves_the_covered_files_to_history() {
         let mut m = Manifest::default();
-        assert_eq!(m.new_base("appendonly.aof", true), "appendonly.aof.1.base.rdb");
+        assert_eq!(
+            m.new_base("appendonly.aof", true),
+            "appendonly.aof.1.base.rdb"
+        );
         assert_eq!(m.new_incr("appendonly.aof"), "appendonly.aof.1.incr.aof");
         assert_eq!(m.new_incr("appendonly.aof"), "appendonly.aof.2.incr.aof");
-        assert_eq!(m.new_base("appendonly.aof", false), "appendonly.aof.2.base.aof");
+        assert_eq!(
+            m.new_base("appendonly.aof", false),
+            "appendonly.aof.2.base.aof"
+        );
         m.rewritten_incrs_to_history(true);
         assert_eq!(
             m.format(),

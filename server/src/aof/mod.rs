@@ -212,9 +212,17 @@ pub fn open_at_start(server: &mut Server) -> anyhow::Result<()> {
     rewrite::persist_manifest(&dir, &filename, &manifest)?;
     let incr_size = file_size(&dir, &name);
     let total: u64 = manifest.files().map(|f| file_size(&dir, &f.name)).sum();
-    let base_size = manifest.base.as_ref().map_or(0, |b| file_size(&dir, &b.name));
+    let base_size = manifest
+        .base
+        .as_ref()
+        .map_or(0, |b| file_size(&dir, &b.name));
     server.aof.manifest = manifest;
-    server.aof.writer = Some(writer::Writer::new(file, incr_size, total, unix_ms() / 1000));
+    server.aof.writer = Some(writer::Writer::new(
+        file,
+        incr_size,
+        total,
+        unix_ms() / 1000,
+    ));
     server.aof.rewrite.base_size = base_size;
     server.aof.state = State::On;
     enable_propagation(server, true);
@@ -254,7 +262,7 @@ fn start(server: &mut Server, in_exec: bool) -> bool {
     } else if in_exec {
         server.aof.rewrite.scheduled = true;
         warning!("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.");
-    } else if rewrite::start(server).is_err() {
+    } else if !rewrite::start(server) {
         server.aof.state = State::Off;
         warning!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
         return false;
@@ -333,10 +341,9 @@ pub fn info_fields(server: &Server, w: &mut String) {
         r.last_cow,
     );
     if aof.state != State::Off {
-        let (size, buffered, delayed) = aof
-            .writer
-            .as_ref()
-            .map_or((0, 0, 0), |w| (w.current_size, w.buf.len(), w.delayed_fsync));
+        let (size, buffered, delayed) = aof.writer.as_ref().map_or((0, 0, 0), |w| {
+            (w.current_size, w.buf.len(), w.delayed_fsync)
+        });
         let _ = write!(
             w,
             "aof_current_size:{size}\r\naof_base_size:{}\r\naof_pending_rewrite:{}\r\naof_buffer_length:{buffered}\r\naof_pending_bio_fsync:{}\r\naof_delayed_fsync:{delayed}\r\n",

@@ -133,11 +133,16 @@ pub fn persist_manifest(dir: &Path, filename: &str, manifest: &Manifest) -> anyh
         anyhow::anyhow!("can't fsync {tmp_name}")
     })?;
     fs::rename(&tmp, dir.join(&name)).map_err(|e| {
-        warning!("Error trying to rename the temporary AOF manifest file {tmp_name} into {name}: {e}");
+        warning!(
+            "Error trying to rename the temporary AOF manifest file {tmp_name} into {name}: {e}"
+        );
         anyhow::anyhow!("can't rename {tmp_name}")
     })?;
     File::open(dir).and_then(|d| d.sync_all()).map_err(|e| {
-        warning!("Fail to fsync AOF directory {}: {e}.", dir.join(&name).display());
+        warning!(
+            "Fail to fsync AOF directory {}: {e}.",
+            dir.join(&name).display()
+        );
         anyhow::anyhow!("can't fsync {}", dir.display())
     })
 }
@@ -191,21 +196,21 @@ fn open_new_incr(server: &mut Server) -> Result<(), ()> {
     Ok(())
 }
 
-/// Starts a rewrite child. Err when another child runs or something failed (logged).
-pub fn start(server: &mut Server) -> Result<(), ()> {
+/// Starts a rewrite child; false when another child runs or something failed (logged).
+pub fn start(server: &mut Server) -> bool {
     if server.aof.rewriting() || server.rdb.child.is_some() {
-        return Err(());
+        return false;
     }
     let dir = dir_path(server);
     if !super::create_dir(&dir) {
         server.aof.rewrite.last_ok = false;
-        return Err(());
+        return false;
     }
     server.propagation.reselect();
     flush(server, true);
     if open_new_incr(server).is_err() {
         server.aof.rewrite.last_ok = false;
-        return Err(());
+        return false;
     }
     server.aof.rewrite.rewrites += 1;
     let o = base_options(server);
@@ -225,12 +230,12 @@ pub fn start(server: &mut Server) -> Result<(), ()> {
             );
             server.aof.rewrite.child = Some(child);
             server.aof.rewrite.scheduled = false;
-            Ok(())
+            true
         }
         Err(e) => {
             server.aof.rewrite.last_ok = false;
             warning!("Can't rewrite append only file in background: fork: {e}");
-            Err(())
+            false
         }
     }
 }
@@ -260,7 +265,7 @@ pub fn cron(server: &mut Server) {
     }
     if server.aof.rewrite.scheduled {
         if !server.aof.rewrite.limited(now) {
-            let _ = start(server);
+            start(server);
         }
         return;
     }
@@ -274,7 +279,7 @@ pub fn cron(server: &mut Server) {
     let growth = (size * 100 / base) as i64 - 100;
     if growth >= perc as i64 && !server.aof.rewrite.limited(now) {
         notice!("Starting automatic rewriting of AOF on {growth}% growth");
-        let _ = start(server);
+        start(server);
     }
 }
 
@@ -331,7 +336,11 @@ fn finish(server: &mut Server, pid: libc::pid_t) -> Result<(), ()> {
     let dir = dir_path(server);
     let filename = server.config.aof.filename.clone();
     let tmp = temp_base(&server.config.dir, pid);
-    let tmp_name = tmp.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let tmp_name = tmp
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
     let mut m = server.aof.manifest.clone();
     let base_name = m.new_base(&filename, server.config.aof.use_rdb_preamble);
     let base_path = dir.join(&base_name);
@@ -407,7 +416,7 @@ pub fn bgrewriteaof(server: &mut Server, in_exec: bool) -> Result<&'static str, 
         server.aof.rewrite.scheduled = true;
         server.aof.rewrite.consecutive_failures = 0;
         Ok("Background append only file rewriting scheduled")
-    } else if start(server).is_ok() {
+    } else if start(server) {
         Ok("Background append only file rewriting started")
     } else {
         Err("ERR Can't execute an AOF background rewriting. Please check the server logs for more information.")

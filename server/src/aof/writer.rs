@@ -87,9 +87,8 @@ impl Writer {
         let mut sync_in_progress = false;
         if self.buf.is_empty() {
             // everysec: the last writes still need their fsync a second later.
-            let due = everysec
-                && self.fsync_offset != self.current_size
-                && policy.now > self.last_fsync;
+            let due =
+                everysec && self.fsync_offset != self.current_size && policy.now > self.last_fsync;
             if !due {
                 return;
             }
@@ -262,7 +261,7 @@ mod tests {
             .create(true)
             .truncate(true)
             .read(true)
-            .append(true)
+            .write(true)
             .open(&path)
             .unwrap();
         let bio = FsyncThread::start();
@@ -275,7 +274,10 @@ mod tests {
         };
         w.flush(false, &policy, &bio);
         assert!(w.buf.is_empty());
-        assert_eq!((w.current_size, w.incr_size, w.fsync_offset), (114, 14, 114));
+        assert_eq!(
+            (w.current_size, w.incr_size, w.fsync_offset),
+            (114, 14, 114)
+        );
         assert_eq!(w.read_at(0, 14), b"*1\r\n$4\r\nPING\r\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -249,9 +249,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
     if ctx.server.config.memory.maxmemory != 0
         || ctx.server.loading.is_some()
         || !ctx.server.rdb.last_bgsave_ok
+        || ctx.server.aof.write_error().is_some()
     {
         if let Some(refusal) = admission::refusal(ctx.server, ctx.client, cmd) {
-            reject(ctx, Some(cmd), refusal);
+            reject(ctx, Some(cmd), &refusal);
             return None;
         }
     }

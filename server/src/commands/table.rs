@@ -382,7 +382,12 @@ pub static COMMANDS: [Command; 51] = [
         persistence::save
     ),
     cmd!("bgsave", -1, ADMIN_NOT_LOADING, persistence::bgsave),
-    cmd!("bgrewriteaof", 1, ADMIN_NOT_LOADING, persistence::bgrewriteaof),
+    cmd!(
+        "bgrewriteaof",
+        1,
+        ADMIN_NOT_LOADING,
+        persistence::bgrewriteaof
+    ),
     cmd!(
         "shutdown",
         -1,

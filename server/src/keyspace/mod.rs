@@ -259,7 +259,10 @@ impl Keyspace {
 
     /// Takes the keys expiry and eviction removed since the last call, in order.
     pub fn take_removed(&mut self) -> Vec<(usize, Vec<u8>)> {
-        self.removed.as_mut().map(std::mem::take).unwrap_or_default()
+        self.removed
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Deletes a key (freeing a large value off the loop). Returns true when it existed.
