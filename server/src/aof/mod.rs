@@ -256,6 +256,7 @@ pub fn set_enabled(server: &mut Server, on: bool, in_exec: bool) -> bool {
 
 fn start(server: &mut Server, in_exec: bool) -> bool {
     server.aof.state = State::WaitRewrite;
+    enable_propagation(server, true);
     if server.rdb.child.is_some() {
         server.aof.rewrite.scheduled = true;
         warning!("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
@@ -264,6 +265,7 @@ fn start(server: &mut Server, in_exec: bool) -> bool {
         warning!("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.");
     } else if !rewrite::start(server) {
         server.aof.state = State::Off;
+        enable_propagation(server, false);
         warning!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
         return false;
     }
