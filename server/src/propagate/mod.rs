@@ -159,6 +159,9 @@ pub fn encode(out: &mut Vec<u8>, argv: &[&[u8]]) {
 }
 
 #[cfg(test)]
+mod command_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
