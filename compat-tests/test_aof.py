@@ -21,17 +21,9 @@ import pytest
 import redis
 
 from harness import GOBLIN_BIN, REDIS_BIN, REPO
-from test_persistence import Proc
+from test_persistence import Proc, procs  # noqa: F401 (the fixture)
 
 AOF_ARGS = ["--appendonly", "yes", "--save", ""]
-
-
-@pytest.fixture
-def procs():
-    started: list[Proc] = []
-    yield started
-    for p in started:
-        p.kill9()
 
 
 def start(procs, kind: str, workdir: Path, *args: str, expect_up: bool = True) -> Proc:

@@ -22,6 +22,7 @@
 //! Redis's argument splitter (sdssplitargs); `#` lines are comments; keys are matched
 //! case-insensitively and unknown key pairs are ignored (forward compatibility).
 
+use crate::resp::parse::split_args;
 use std::fmt;
 
 /// What a file is for.
@@ -324,90 +325,6 @@ fn quoted(name: &str) -> String {
     out
 }
 
-/// Redis's sdssplitargs: words separated by spaces, "double quoted" with C escapes or
-/// 'single quoted' (only \' escaped); None for unbalanced quotes or a closing quote not
-/// followed by a space.
-pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut args = Vec::new();
-    let mut i = 0;
-    let space = |b: u8| matches!(b, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c);
-    loop {
-        while i < line.len() && space(line[i]) {
-            i += 1;
-        }
-        if i >= line.len() {
-            return Some(args);
-        }
-        let mut cur = Vec::new();
-        let (mut inq, mut insq) = (false, false);
-        loop {
-            let c = line.get(i).copied();
-            if inq {
-                match c {
-                    None => return None,
-                    Some(b'\\')
-                        if line.get(i + 1) == Some(&b'x') && hex2(line, i + 2).is_some() =>
-                    {
-                        cur.push(hex2(line, i + 2).expect("checked"));
-                        i += 3;
-                    }
-                    Some(b'\\') if i + 1 < line.len() => {
-                        i += 1;
-                        cur.push(match line[i] {
-                            b'n' => b'\n',
-                            b'r' => b'\r',
-                            b't' => b'\t',
-                            b'b' => 8,
-                            b'a' => 7,
-                            other => other,
-                        });
-                    }
-                    Some(b'"') => {
-                        if line.get(i + 1).is_some_and(|&n| !space(n)) {
-                            return None;
-                        }
-                        i += 1;
-                        break;
-                    }
-                    Some(b) => cur.push(b),
-                }
-            } else if insq {
-                match c {
-                    None => return None,
-                    Some(b'\\') if line.get(i + 1) == Some(&b'\'') => {
-                        i += 1;
-                        cur.push(b'\'');
-                    }
-                    Some(b'\'') => {
-                        if line.get(i + 1).is_some_and(|&n| !space(n)) {
-                            return None;
-                        }
-                        i += 1;
-                        break;
-                    }
-                    Some(b) => cur.push(b),
-                }
-            } else {
-                match c {
-                    None => break,
-                    Some(b) if space(b) => break,
-                    Some(b'"') => inq = true,
-                    Some(b'\'') => insq = true,
-                    Some(b) => cur.push(b),
-                }
-            }
-            i += 1;
-        }
-        args.push(cur);
-    }
-}
-
-/// The byte of two hex digits at `at`, if they are.
-fn hex2(line: &[u8], at: usize) -> Option<u8> {
-    let digits = line.get(at..at + 2)?;
-    u8::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,11 +425,6 @@ mod tests {
             let back = Manifest::parse(text.as_bytes()).unwrap();
             assert_eq!(back.base.unwrap().name, name);
         }
-        assert_eq!(
-            split_args(b"a 'b c' \"\\x41\\n\"").unwrap(),
-            [b"a".to_vec(), b"b c".to_vec(), b"A\n".to_vec()]
-        );
-        assert!(split_args(b"\"a\"b").is_none());
     }
 
     #[test]
