@@ -90,9 +90,9 @@ def deterministic_mix(c: redis.Redis, rng: random.Random, n: int = 600) -> None:
             elif op == 2:
                 c.set(f"s:{k}", "p", px=rng.randrange(100000, 900000), nx=bool(rng.randrange(2)))
             elif op == 3:
-                c.setex(f"s:{k}", 500, "x")
+                c.execute_command("SETEX", f"s:{k}", 500, "x")
             elif op == 4:
-                c.psetex(f"s:{k}", 700000, "y")
+                c.execute_command("PSETEX", f"s:{k}", 700000, "y")
             elif op == 5:
                 c.incrbyfloat(f"f:{k}", rng.choice(["1.5", "0.1", "-3e2", "10.0001"]))
             elif op == 6:
