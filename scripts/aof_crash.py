@@ -17,10 +17,8 @@ unique members (each acknowledged member is present).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,53 +27,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Conn:
-    """A minimal RESP client (one request, one reply), so the script needs no packages."""
-
-    def __init__(self, port: int):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
-        self.f = self.s.makefile("rb")
-
-    def call(self, *args) -> object:
-        out = [b"*%d\r\n" % len(args)]
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        self.s.sendall(b"".join(out))
-        return self.read()
-
-    def read(self) -> object:
-        line = self.f.readline()
-        if not line:
-            raise ConnectionError("closed")
-        tag, rest = line[:1], line[1:-2]
-        if tag == b"+":
-            return rest
-        if tag == b"-":
-            raise RuntimeError(rest.decode())
-        if tag == b":":
-            return int(rest)
-        if tag == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            data = self.f.read(n + 2)
-            return data[:-2]
-        if tag == b"*":
-            n = int(rest)
-            return None if n < 0 else [self.read() for _ in range(n)]
-        raise ValueError(line)
-
-    def close(self) -> None:
-        self.s.close()
+sys.path.insert(0, str(REPO / "benchmarks"))
+from common import Client as Conn, encode, free_port  # noqa: E402  (stdlib-only RESP client)
 
 
 class Server:
@@ -156,8 +109,8 @@ def main() -> int:
     server = Server(args.binary, workdir, args.fsync)
     server.start()
     c = Conn(server.port)
-    for i in range(0, 400_000, 10_000):
-        c.call("ZADD", "big", *[x for j in range(i, i + 10_000) for x in (j, f"m{j}")])
+    c.pipeline(encode("ZADD", "big", *[x for j in range(i, i + 10_000) for x in (j, f"m{j}")])
+               for i in range(0, 400_000, 10_000))
     c.close()
     acked = {cid: {"n": 0, "members": 0, "inflight": False} for cid in range(args.clients)}
     for kill in range(args.kills):
