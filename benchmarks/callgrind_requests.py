@@ -37,6 +37,13 @@ TESTS = {
     # times --members, so HGET hits).
     "HSET": ["HSET", "hbench", "element:__rand_int__", "value:__rand_int__"],
     "HGET": ["HGET", "hbench", "element:__rand_int__"],
+    # redis-benchmark's own SET, GET, INCR, SADD, SPOP and MSET tests (3-byte values).
+    "SET": ["SET", "key:__rand_int__", "xxx"],
+    "GET": ["GET", "key:__rand_int__"],
+    "INCR": ["INCR", "counter:__rand_int__"],
+    "SADD": ["SADD", "myset", "element:__rand_int__"],
+    "SPOP": ["SPOP", "myset"],
+    "MSET": ["MSET"] + ["key:__rand_int__", "xxx"] * 10,
 }
 
 

@@ -169,6 +169,8 @@ pub struct Config {
     pub stop_writes_on_bgsave_error: bool,
     /// maxmemory, maxmemory-policy, maxmemory-samples, lfu-log-factor, lfu-decay-time.
     pub memory: crate::memory::config::MemoryConfig,
+    /// appendonly, appendfsync and the other append-only file directives.
+    pub aof: crate::aof::config::AofConfig,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
 }
@@ -217,6 +219,7 @@ impl Default for Config {
             rdbcompression: true,
             stop_writes_on_bgsave_error: true,
             memory: Default::default(),
+            aof: Default::default(),
             save_seen_at_start: false,
         }
     }
@@ -270,7 +273,16 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("slowlog-max-len", None, Mutability::Runtime),
     ("tracking-table-max-keys", None, Mutability::Runtime),
     ("enable-debug-command", None, Mutability::StartOnly),
-    ("appendonly", None, Mutability::StartOnly),
+    ("appendonly", None, Mutability::Runtime),
+    ("appendfilename", None, Mutability::StartOnly),
+    ("appenddirname", None, Mutability::StartOnly),
+    ("appendfsync", None, Mutability::Runtime),
+    ("no-appendfsync-on-rewrite", None, Mutability::Runtime),
+    ("auto-aof-rewrite-percentage", None, Mutability::Runtime),
+    ("auto-aof-rewrite-min-size", None, Mutability::Runtime),
+    ("aof-use-rdb-preamble", None, Mutability::Runtime),
+    ("aof-load-truncated", None, Mutability::Runtime),
+    ("aof-timestamp-enabled", None, Mutability::Runtime),
     ("save", None, Mutability::Runtime),
     ("dir", None, Mutability::Runtime),
     ("dbfilename", None, Mutability::Runtime),
@@ -478,13 +490,23 @@ impl Config {
             "enable-debug-command" => {
                 self.enable_debug_command = one_of(&text, &["no", "yes", "local"])?
             }
-            // Goblin has no append-only file: only the value that says so is accepted.
-            "appendonly" if text.eq_ignore_ascii_case("no") => {}
-            "appendonly" => {
-                return Err(ConfigError::BadValue(
-                    "Goblin has no append-only file".into(),
-                ))
+            "appendonly" => self.aof.enabled = yes_no(&text)?,
+            "appendfilename" => self.aof.filename = base_name(&text, "appendfilename", "filename")?,
+            "appenddirname" => self.aof.dirname = base_name(&text, "appenddirname", "dirname")?,
+            "appendfsync" => {
+                let name = one_of(&text, &crate::aof::config::Fsync::NAMES)?;
+                self.aof.fsync = crate::aof::config::Fsync::named(&name).expect("a mode's name");
             }
+            "no-appendfsync-on-rewrite" => self.aof.no_fsync_on_rewrite = yes_no(&text)?,
+            "auto-aof-rewrite-percentage" => {
+                self.aof.auto_rewrite_percentage = int_in(&text, 0, i32::MAX as i64)? as u64
+            }
+            "auto-aof-rewrite-min-size" => {
+                self.aof.auto_rewrite_min_size = memory_in(&text, 0, i64::MAX as u64)?
+            }
+            "aof-use-rdb-preamble" => self.aof.use_rdb_preamble = yes_no(&text)?,
+            "aof-load-truncated" => self.aof.load_truncated = yes_no(&text)?,
+            "aof-timestamp-enabled" => self.aof.timestamp_enabled = yes_no(&text)?,
             "save" => {
                 let points = parse_save_points(&text)?;
                 if at_start && self.save_seen_at_start && !points.is_empty() {
@@ -624,7 +646,16 @@ impl Config {
             "slowlog-max-len" => self.slowlog_max_len.to_string(),
             "tracking-table-max-keys" => self.tracking_table_max_keys.to_string(),
             "enable-debug-command" => self.enable_debug_command.clone(),
-            "appendonly" => "no".into(),
+            "appendonly" => yes_no_name(self.aof.enabled),
+            "appendfilename" => self.aof.filename.clone(),
+            "appenddirname" => self.aof.dirname.clone(),
+            "appendfsync" => self.aof.fsync.name().into(),
+            "no-appendfsync-on-rewrite" => yes_no_name(self.aof.no_fsync_on_rewrite),
+            "auto-aof-rewrite-percentage" => self.aof.auto_rewrite_percentage.to_string(),
+            "auto-aof-rewrite-min-size" => self.aof.auto_rewrite_min_size.to_string(),
+            "aof-use-rdb-preamble" => yes_no_name(self.aof.use_rdb_preamble),
+            "aof-load-truncated" => yes_no_name(self.aof.load_truncated),
+            "aof-timestamp-enabled" => yes_no_name(self.aof.timestamp_enabled),
             "save" => self
                 .save
                 .iter()
@@ -712,6 +743,16 @@ fn yes_no(text: &str) -> Result<bool, ConfigError> {
             "argument must be 'yes' or 'no'".into(),
         )),
     }
+}
+
+/// A file or directory name without a path (Redis's pathIsBaseName check).
+fn base_name(text: &str, directive: &str, what: &str) -> Result<String, ConfigError> {
+    if text.is_empty() || text.contains('/') || text.contains('\\') {
+        return Err(ConfigError::BadValue(format!(
+            "{directive} can't be a path, just a {what}"
+        )));
+    }
+    Ok(text.into())
 }
 
 fn yes_no_name(value: bool) -> String {

@@ -20,6 +20,10 @@
 //!   subscriptions, and the frames pushed to subscribers.
 //! - [`tracking`]: client-side caching's tables (CLIENT TRACKING): who read which key, the
 //!   BCAST prefixes, and the invalidation frames.
+//! - [`propagate`]: the stream of commands that replays every change (SELECT, MULTI/EXEC,
+//!   the deterministic rewrites), which the AOF consumes.
+//! - [`aof`]: the append-only file (Redis 7's directory of base and incremental files):
+//!   writing, fsync policies, BGREWRITEAOF, loading.
 //! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load.
 //! - [`server`]: the server state that wires them: config, keyspace, connections, stats.
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
@@ -52,6 +56,7 @@
 /// The Redis version Goblin follows; clients gate features on it.
 pub const REDIS_VERSION: &str = "7.2.4";
 
+pub mod aof;
 pub mod clients;
 pub mod clock;
 pub mod commands;
@@ -64,6 +69,7 @@ pub mod log;
 pub mod memory;
 pub mod net;
 pub mod numbers;
+pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
 pub mod resp;

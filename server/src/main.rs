@@ -87,7 +87,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     goblin_objcache::log::set_hook(store_log);
     server.store = goblin_objcache::start(&args.store)?;
     server.memory.startup = goblin_server::memory::allocator::heap().allocated;
-    server.loading = server.snapshots().start_loading();
+    if server.config.aof.enabled {
+        // As Redis: with appendonly yes the AOF, not the snapshot, holds the dataset.
+        goblin_server::aof::load::load_at_start(&mut server)?;
+        goblin_server::aof::open_at_start(&mut server)?;
+    } else {
+        server.loading = server.snapshots().start_loading();
+    }
     rdb::install_signal_handlers();
     net::run(&mut server, listeners, &mut || {
         notice!("Ready to accept connections tcp");

@@ -41,6 +41,10 @@ pub struct Server {
     pub tracking: crate::tracking::Tracking,
     /// Listeners CONFIG SET port/bind opened, for the event loop to switch to.
     pub relisten: Option<Vec<goblin_evloop::Listen>>,
+    /// The stream of commands that replays the changes (for the AOF).
+    pub propagation: crate::propagate::Propagation,
+    /// The append-only file.
+    pub aof: crate::aof::Aof,
 }
 
 impl Server {
@@ -68,6 +72,17 @@ impl Server {
             listening: Vec::new(),
             tracking: Default::default(),
             relisten: None,
+            propagation: Default::default(),
+            aof: Default::default(),
+        }
+    }
+
+    /// Propagates the keys expiry and eviction removed outside commands, each deletion on
+    /// its own (as Redis's active expiry and eviction do).
+    pub fn propagate_removals(&mut self) {
+        for (db, key) in self.keyspace.take_removed() {
+            self.propagation.deletion(db, key);
+            self.propagation.end_unit(false);
         }
     }
 
@@ -78,6 +93,7 @@ impl Server {
             config: &self.config,
             keyspace: &mut self.keyspace,
             loading: self.loading.is_some(),
+            other_child: self.aof.rewriting(),
         }
     }
 }

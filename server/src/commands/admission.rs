@@ -1,31 +1,38 @@
 //! The checks Redis's processCommand makes before running a command, in its order, once
 //! the cheap test in the dispatcher saw that one may apply: eviction and OOM under
-//! maxmemory, MISCONF after a failed BGSAVE, LOADING during the start-up load.
+//! maxmemory, MISCONF after a failed BGSAVE or AOF write, LOADING during the start-up load.
 
 use super::{Command, Flags};
 use crate::clients::Client;
 use crate::errors;
 use crate::server::Server;
+use std::borrow::Cow;
 
 /// The error refusing `cmd` from `client`, if any (evicting first when over maxmemory).
 /// Out of line: the dispatcher's fast path only tests whether a check applies.
 #[cold]
 #[inline(never)]
-pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<&'static str> {
+pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<Cow<'static, str>> {
     if server.config.memory.maxmemory != 0
         && !crate::memory::perform_evictions(server)
         && refused_out_of_memory(client, cmd)
     {
-        return Some(errors::OOM);
+        return Some(errors::OOM.into());
     }
     let disk_error = server.config.stop_writes_on_bgsave_error
         && !server.config.save.is_empty()
         && !server.rdb.last_bgsave_ok;
-    if disk_error && (cmd.name == "ping" || has_flag(client, cmd, Flags::WRITE)) {
-        return Some(errors::MISCONF);
+    let aof_error = (!disk_error).then(|| server.aof.write_error()).flatten();
+    if (disk_error || aof_error.is_some())
+        && (cmd.name == "ping" || has_flag(client, cmd, Flags::WRITE))
+    {
+        return Some(match aof_error {
+            Some(e) => format!("MISCONF Errors writing to the AOF file: {e}").into(),
+            None => errors::MISCONF.into(),
+        });
     }
     if server.loading.is_some() && !allowed_while_loading(client, cmd) {
-        return Some(errors::LOADING);
+        return Some(errors::LOADING.into());
     }
     None
 }

@@ -82,9 +82,15 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool, nam
     }
     if when <= ctx.now_ms as i64 {
         ctx.server.keyspace.delete(db, key);
+        ctx.propagate_instead(&[b"DEL", key]);
     } else {
         ctx.server.keyspace.set_expiry(db, key, when as u64);
         ctx.server.keyspace.signal_modified(db, key);
+        // Replayed as PEXPIREAT key ms [conditions] (Redis's expireGenericCommand).
+        let at = when.to_string();
+        let mut argv: Vec<&[u8]> = vec![b"PEXPIREAT", key, at.as_bytes()];
+        argv.extend_from_slice(&args[3..]);
+        ctx.propagate_instead(&argv);
     }
     ctx.server.keyspace.add_dirty(1);
     ctx.out.int(1);

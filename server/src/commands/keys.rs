@@ -296,6 +296,7 @@ fn flush_mode_ok(ctx: &mut Ctx, args: &[&[u8]]) -> bool {
 pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
     if flush_mode_ok(ctx, args) {
         ctx.server.keyspace.flush_db(ctx.client.db);
+        ctx.force_propagation();
         ctx.out.ok();
     }
 }
@@ -307,6 +308,7 @@ pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
 pub fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
     if flush_mode_ok(ctx, args) {
         ctx.server.keyspace.flush_all();
+        ctx.force_propagation();
         let mut snapshots = ctx.server.snapshots();
         snapshots.kill_child();
         if !snapshots.config.save.is_empty() {

@@ -57,6 +57,8 @@ pub struct Ctx<'a> {
     pub in_exec: bool,
     /// Set by a blocking command that must wait: keys and timeout.
     pub block: Option<(Vec<Vec<u8>>, Option<u64>)>,
+    /// What the running command propagates instead of itself (see [`crate::propagate`]).
+    rewrite: crate::propagate::Rewrite,
 }
 
 impl<'a> Ctx<'a> {
@@ -71,7 +73,28 @@ impl<'a> Ctx<'a> {
             failed: false,
             in_exec: false,
             block: None,
+            rewrite: Default::default(),
         }
+    }
+
+    /// Propagates `argv` in place of the running command (called again: one more command
+    /// after it), as Redis's rewriteClientCommandVector / alsoPropagate. Only the commands
+    /// whose replay would differ need it: the default is the command as received, when it
+    /// changed the dataset.
+    pub fn propagate_instead(&mut self, argv: &[&[u8]]) {
+        if self.server.propagation.enabled() {
+            self.rewrite.instead(argv);
+        }
+    }
+
+    /// The running command propagates nothing (Redis's preventCommandPropagation).
+    pub fn propagate_nothing(&mut self) {
+        self.rewrite.nothing();
+    }
+
+    /// The running command propagates even when it changed nothing (FLUSHALL, FLUSHDB).
+    pub fn force_propagation(&mut self) {
+        self.rewrite.force();
     }
 
     /// Replies with an error and counts it (errorstats).
@@ -238,9 +261,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
     if ctx.server.config.memory.maxmemory != 0
         || ctx.server.loading.is_some()
         || !ctx.server.rdb.last_bgsave_ok
+        || ctx.server.aof.write_error().is_some()
     {
         if let Some(refusal) = admission::refusal(ctx.server, ctx.client, cmd) {
-            reject(ctx, Some(cmd), refusal);
+            reject(ctx, Some(cmd), &refusal);
             return None;
         }
     }
@@ -249,6 +273,31 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         return None;
     }
     Some(cmd)
+}
+
+/// Adds what the command that just ran in `db` replays to the propagation unit, after the
+/// keys expiry and eviction removed meanwhile; the outermost command ends the unit.
+fn propagate(
+    ctx: &mut Ctx,
+    cmd: &Command,
+    args: &[&[u8]],
+    db: usize,
+    changes_before: u64,
+    rewrite: crate::propagate::Rewrite,
+) {
+    let server = &mut *ctx.server;
+    for (db, key) in server.keyspace.take_removed() {
+        server.propagation.deletion(db, key);
+    }
+    let changed = server.keyspace.changes() != changes_before;
+    if !cmd.flags.contains(Flags::MULTI_CONTROL) {
+        server.propagation.command(db, args, changed, rewrite);
+    }
+    if !ctx.in_exec {
+        server
+            .propagation
+            .end_unit(!cmd.flags.contains(Flags::READONLY));
+    }
 }
 
 /// The bytes before the first NUL (what C's %s prints).
@@ -283,7 +332,14 @@ fn reject(ctx: &mut Ctx, cmd: Option<&'static Command>, message: &str) {
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let started = Instant::now();
     ctx.failed = false;
+    let changes = ctx.server.keyspace.changes();
+    let db = ctx.client.db;
+    let outer = std::mem::take(&mut ctx.rewrite);
     (cmd.handler)(ctx, args);
+    let rewrite = std::mem::replace(&mut ctx.rewrite, outer);
+    if ctx.server.propagation.enabled() {
+        propagate(ctx, cmd, args, db, changes, rewrite);
+    }
     if ctx.server.tracking.clients() > 0 {
         tracking::after_call(ctx, cmd, args);
     }

@@ -25,14 +25,26 @@ pub fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) {
         [_, opt] if opt.eq_ignore_ascii_case(b"schedule") => true,
         _ => return ctx.syntax_error(),
     };
-    if ctx.server.rdb.child.is_some() && schedule {
+    let other_child = ctx.server.aof.rewriting();
+    if (ctx.server.rdb.child.is_some() || other_child) && schedule {
         ctx.server.rdb.scheduled = true;
         return ctx.out.simple("Background saving scheduled");
+    }
+    if other_child {
+        return ctx.error("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
     }
     match ctx.server.snapshots().bgsave() {
         Ok(()) => ctx.out.simple("Background saving started"),
         Err(BgsaveError::InProgress) => ctx.error(BGSAVE_IN_PROGRESS),
         Err(BgsaveError::Fork) => ctx.error(errors::ERR),
+    }
+}
+
+/// BGREWRITEAOF
+pub fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]]) {
+    match crate::aof::rewrite::bgrewriteaof(ctx.server, ctx.in_exec) {
+        Ok(status) => ctx.out.simple(status),
+        Err(e) => ctx.error(e),
     }
 }
 
@@ -79,7 +91,7 @@ pub fn info_section(server: &Server, w: &mut String) {
     }
     let _ = write!(
         w,
-        "current_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        "current_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\n",
         server.keyspace.dirty(),
         st.child.is_some() as u8,
         st.last_save,
@@ -90,4 +102,5 @@ pub fn info_section(server: &Server, w: &mut String) {
         st.last_load_expired,
         st.last_load_keys,
     );
+    crate::aof::info_fields(server, w);
 }

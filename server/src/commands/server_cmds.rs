@@ -78,7 +78,14 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     if updated.loglevel != ctx.server.config.loglevel {
         crate::log::set_level(updated.loglevel);
     }
-    ctx.server.config = updated;
+    let aof_wanted = updated.aof.enabled;
+    let old = std::mem::replace(&mut ctx.server.config, updated);
+    if aof_wanted != old.aof.enabled
+        && !crate::aof::set_enabled(ctx.server, aof_wanted, ctx.in_exec)
+    {
+        ctx.server.config = old;
+        return ctx.error("ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.");
+    }
     let access = ctx.server.config.memory.access_policy();
     ctx.server.keyspace.set_access_policy(access);
     ctx.out.ok();

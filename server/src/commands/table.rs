@@ -287,7 +287,7 @@ static SLOWLOG_SUBS: [Command; 4] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 50] = [
+pub static COMMANDS: [Command; 51] = [
     // connection
     cmd!(
         "ping",
@@ -413,6 +413,12 @@ pub static COMMANDS: [Command; 50] = [
         persistence::save
     ),
     cmd!("bgsave", -1, ADMIN_NOT_LOADING, persistence::bgsave),
+    cmd!(
+        "bgrewriteaof",
+        1,
+        ADMIN_NOT_LOADING,
+        persistence::bgrewriteaof
+    ),
     cmd!(
         "shutdown",
         -1,

@@ -150,7 +150,11 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
     });
     match result {
         None => {}
-        Some(Ok(text)) => ctx.out.bulk(&text),
+        Some(Ok(text)) => {
+            ctx.out.bulk(&text);
+            // As Redis: replayed as the value it set, not as the increment.
+            ctx.propagate_instead(&[b"HSET", args[1], args[2], &text]);
+        }
         Some(Err(Refused::NotANumber)) => ctx.error("ERR hash value is not a float"),
         Some(Err(Refused::Overflow)) => ctx.error("ERR increment would produce NaN or Infinity"),
     }

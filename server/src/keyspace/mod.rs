@@ -55,6 +55,10 @@ pub struct Keyspace {
     lazyfree: LazyFree,
     /// Elements changed since the last save (INFO rdb_changes_since_last_save).
     dirty: u64,
+    /// Elements changed since start (never lowered by saves).
+    changes: u64,
+    /// Keys expiry and eviction removed, kept while someone propagates them.
+    removed: Option<Vec<(usize, Vec<u8>)>>,
     /// Start time, Unix milliseconds: the base of the access clock.
     started_ms: u64,
     rng_state: u64,
@@ -79,6 +83,8 @@ impl Keyspace {
             blocked: BlockedKeys::default(),
             lazyfree: LazyFree::start(),
             dirty: 0,
+            changes: 0,
+            removed: None,
             started_ms: now,
             rng_state: now ^ ((std::process::id() as u64) << 32) | 1,
             stats: KeyspaceStats::default(),
@@ -148,8 +154,7 @@ impl Keyspace {
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
         match self.dbs[db].get(key) {
             Some(e) if e.is_expired(now_ms) => {
-                self.stats.expired_keys += 1;
-                self.delete(db, key);
+                self.delete_expired(db, key);
                 true
             }
             _ => false,
@@ -162,8 +167,7 @@ impl Keyspace {
     fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<u32> {
         let id = self.dbs[db].find(key)?;
         if self.dbs[db].entry(id).is_expired(now_ms) {
-            self.stats.expired_keys += 1;
-            self.delete(db, key);
+            self.delete_expired(db, key);
             return None;
         }
         Some(id)
@@ -242,6 +246,35 @@ impl Keyspace {
     pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&Entry> {
         self.expire_if_needed(db, key, now_ms);
         self.dbs[db].get(key)
+    }
+
+    /// Deletes a key whose time has come, counting it and logging it for propagation.
+    fn delete_expired(&mut self, db: usize, key: &[u8]) {
+        self.stats.expired_keys += 1;
+        self.delete_by_server(db, key);
+    }
+
+    /// Deletes a key the server removes on its own (expiry, eviction): logged for
+    /// propagation (as the DEL that replays it) while [`Keyspace::log_removals`] is on.
+    pub fn delete_by_server(&mut self, db: usize, key: &[u8]) {
+        if self.delete(db, key) {
+            if let Some(log) = &mut self.removed {
+                log.push((db, key.to_vec()));
+            }
+        }
+    }
+
+    /// Starts or stops logging the keys expiry and eviction remove.
+    pub fn log_removals(&mut self, on: bool) {
+        self.removed = on.then(Vec::new);
+    }
+
+    /// Takes the keys expiry and eviction removed since the last call, in order.
+    pub fn take_removed(&mut self) -> Vec<(usize, Vec<u8>)> {
+        self.removed
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Deletes a key (freeing a large value off the loop). Returns true when it existed.
@@ -327,6 +360,7 @@ impl Keyspace {
     #[inline]
     pub fn add_dirty(&mut self, changes: u64) {
         self.dirty += changes;
+        self.changes += changes;
     }
 
     /// A key may have become non-empty: clients blocked on it get served after the command.
@@ -345,7 +379,7 @@ impl Keyspace {
     pub fn flush_db(&mut self, db: usize) {
         self.signal_flushed(db);
         self.flushed |= self.collect_modified;
-        self.dirty += self.dbs[db].len() as u64;
+        self.add_dirty(self.dbs[db].len() as u64);
         let old = self.dbs[db].take();
         self.lazyfree.dispose(Garbage::Db(old));
     }
@@ -467,6 +501,13 @@ impl Keyspace {
     /// Changes since the last save (INFO rdb_changes_since_last_save, save points).
     pub fn dirty(&self) -> u64 {
         self.dirty
+    }
+
+    /// Changes since start, never lowered by saves: a command changed the dataset when it
+    /// moved this.
+    #[inline]
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// A save covered the first `changes` changes: they no longer count as dirty.

@@ -23,6 +23,8 @@ const LOADING_POLL: Duration = Duration::from_millis(5);
 /// The loop's view of the server.
 pub struct RespLoop<'s> {
     server: &'s mut Server,
+    /// Connections whose replies wait for this iteration's AOF write (and fsync).
+    held: Vec<usize>,
     next_cron: Instant,
     /// Called once the server serves commands (the start-up load done).
     ready: Option<&'s mut dyn FnMut()>,
@@ -34,6 +36,7 @@ impl<'s> RespLoop<'s> {
     pub fn new(server: &'s mut Server, ready: &'s mut dyn FnMut()) -> Self {
         RespLoop {
             server,
+            held: Vec::new(),
             next_cron: Instant::now(),
             ready: Some(ready),
         }
@@ -74,6 +77,7 @@ impl Handler for RespLoop<'_> {
     }
 
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
+        self.release_held(cx);
         if self.server.loading.is_some() {
             self.poll_loading();
         }
@@ -98,8 +102,10 @@ impl Handler for RespLoop<'_> {
             let period = Duration::from_millis(1000 / self.server.config.hz.max(1) as u64);
             self.next_cron = Instant::now() + period;
         }
+        self.release_held(cx);
         let server = &mut *self.server;
         if server.shutdown || server.snapshots().signalled_shutdown() {
+            crate::aof::shutdown(server);
             notice!("Goblin is now ready to exit, bye bye...");
             return Next::Stop;
         }
@@ -136,8 +142,9 @@ impl RespLoop<'_> {
             lease.out.clear();
         }
         conn.closing |= std::mem::take(&mut lease.doomed);
+        let mut held = server.aof.holds_replies(server.propagation.pending());
         // Output written for it passed its hard limit: closed without writing more.
-        let mut open = !lease.overflowed && conn.flush(&mut c.stream, &mut server.stats);
+        let mut open = !lease.overflowed && (held || conn.flush(&mut c.stream, &mut server.stats));
         loop {
             let conn = &cx.conn(key).expect("open").state;
             if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
@@ -157,7 +164,8 @@ impl RespLoop<'_> {
                 break;
             }
             run_requests(server, conn, &mut lease.client);
-            open = conn.flush(&mut c.stream, &mut server.stats);
+            held = server.aof.holds_replies(server.propagation.pending());
+            open = held || conn.flush(&mut c.stream, &mut server.stats);
             if read.got == 0 || read.eof {
                 open &= !read.eof || conn.pending_output() > 0;
                 break;
@@ -167,7 +175,29 @@ impl RespLoop<'_> {
                 break;
             }
         }
+        if held {
+            self.held.push(key);
+        }
         self.finish(cx, key, lease, open);
+    }
+
+    /// Writes (and fsyncs, under `appendfsync always`) what this iteration's commands
+    /// propagated, then sends the replies that waited for it: one write and one fsync for
+    /// every write of the iteration (Redis does it in beforeSleep).
+    fn release_held(&mut self, cx: &mut Ctx<'_, Conn>) {
+        crate::aof::flush(self.server, false);
+        for key in std::mem::take(&mut self.held) {
+            let server = &mut *self.server;
+            let Some(lease) = server.clients.lease(key) else {
+                continue;
+            };
+            let Some(c) = cx.conn(key) else {
+                server.clients.restore(lease, false);
+                continue;
+            };
+            let open = c.state.flush(&mut c.stream, &mut server.stats);
+            self.finish(cx, key, lease, open);
+        }
     }
 
     /// After servicing: the output limits, the writability interest, and either the client
@@ -227,8 +257,10 @@ impl RespLoop<'_> {
             server.keyspace.active_expire(Duration::from_millis(
                 25 * 10 / server.config.hz.max(1) as u64,
             ));
+            server.propagate_removals();
             server.snapshots().cron();
             crate::memory::cron(server);
+            crate::aof::cron(server);
         }
         commands::expire_blocked(server, now);
         let idle_limit = server.config.timeout;

@@ -13,17 +13,17 @@
 //!   fork), save points, shutdown saves, DEBUG RELOAD, loading at start-up. The command
 //!   handlers and the INFO section live with the other command handlers.
 //!
+//! - [`fork`]: the background child (BGSAVE here, BGREWRITEAOF in [`crate::aof`]).
+//!
 //! # BGSAVE
 //!
 //! As Redis: `fork()`, and the child writes the snapshot of its copy-on-write view of the
 //! keyspace, then `_exit`s; the event loop never waits. The cron reaps the child with
-//! `waitpid(WNOHANG)` and updates the state below. The child asks to be killed when the
-//! parent dies (PR_SET_PDEATHSIG), so a crashed server leaves no writer behind that could
-//! rename a file under a restarted one. The only pause the clients see is the fork itself
-//! (copying the page tables: about 10 ms per GB of resident memory).
+//! `waitpid(WNOHANG)` and updates the state below (see [`fork`]).
 
 pub mod crc64;
 pub mod file;
+pub mod fork;
 pub mod format;
 pub mod loading;
 pub mod lzf;
@@ -37,7 +37,6 @@ use crate::keyspace::Keyspace;
 use crate::keyspace::{Db, Value};
 use crate::{notice, warning};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::time::Instant;
 
 /// One key's value as a snapshot carries it: a sorted set's members with their scores'
 /// bits, a string's bytes, a set's members (sorted) or a hash's pairs (sorted).
@@ -92,16 +91,7 @@ pub fn contents(dbs: &[Db]) -> Contents {
 /// Seconds to wait after a failed BGSAVE before a save point tries again (as Redis).
 const BGSAVE_RETRY_DELAY: u64 = 5;
 
-/// A running BGSAVE child.
-#[derive(Debug)]
-pub struct Child {
-    /// Its process id.
-    pub pid: libc::pid_t,
-    /// When it was forked.
-    pub started: Instant,
-    /// Read end of a pipe on which the child reports its copy-on-write bytes.
-    info_fd: libc::c_int,
-}
+pub use fork::Child;
 
 /// Snapshot state of the server (Redis's lastsave, lastbgsave_status, child_pid, ...).
 #[derive(Debug)]
@@ -172,6 +162,8 @@ pub struct Snapshots<'a> {
     pub keyspace: &'a mut Keyspace,
     /// A start-up load is running: nothing may be saved over the file it reads.
     pub loading: bool,
+    /// Another child (an AOF rewrite) runs: no BGSAVE starts meanwhile.
+    pub other_child: bool,
 }
 
 /// Why BGSAVE did not start.
@@ -215,7 +207,8 @@ impl Snapshots<'_> {
     }
 
     /// How a load reads the file under this configuration.
-    fn load_options(&self) -> read::LoadOptions {
+    /// The options a load of this server's data takes (its thresholds, its clock).
+    pub fn load_options(&self) -> read::LoadOptions {
         read::LoadOptions {
             databases: self.config.databases,
             zset: self.config.zset,
@@ -257,120 +250,67 @@ impl Snapshots<'_> {
         self.state.dirty_before_bgsave = self.keyspace.dirty();
         self.state.last_bgsave_try = unix_ms() / 1000;
         let aux = self.aux_info();
-        let parent = std::process::id() as libc::pid_t;
-        let mut fds = [-1 as libc::c_int; 2];
-        // SAFETY: pipe2 writes two descriptors into the array we pass.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-            fds = [-1, -1];
-        }
-        let forking = Instant::now();
-        // SAFETY: fork() has no preconditions; the child below only reads memory it owns
-        // (its copy of the keyspace), allocates (glibc makes malloc fork-safe), does file I/O
-        // and leaves with _exit, never returning into the event loop.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            self.child_main(parent, &aux, fds);
-        }
-        close_fd(fds[1]);
-        if pid < 0 {
-            close_fd(fds[0]);
-            let e = std::io::Error::last_os_error();
-            self.state.last_bgsave_ok = false;
-            warning!("Can't save in background: fork: {e}");
-            return Err(BgsaveError::Fork);
-        }
-        self.state.latest_fork_usec = forking.elapsed().as_micros() as u64;
-        self.state.total_forks += 1;
-        self.state.child = Some(Child {
-            pid,
-            started: Instant::now(),
-            info_fd: fds[0],
-        });
-        notice!("Background saving started by pid {pid}");
-        Ok(())
-    }
-
-    fn child_main(&self, parent: libc::pid_t, aux: &write::AuxInfo, fds: [libc::c_int; 2]) -> ! {
-        close_fd(fds[0]);
-        // SAFETY: plain system calls on this process's own state.
-        unsafe {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != parent {
-                libc::_exit(1);
+        let this = &*self;
+        match fork::spawn(|| this.write_file(&aux)) {
+            Ok((child, took)) => {
+                self.state.latest_fork_usec = took.as_micros() as u64;
+                self.state.total_forks += 1;
+                notice!("Background saving started by pid {}", child.pid);
+                self.state.child = Some(child);
+                Ok(())
             }
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-        }
-        // The child does not log: another thread may have held the log's lock at the fork.
-        // It reports to the parent through the pipe instead (see `ChildReport`).
-        let (code, report) = match self.write_file(aux) {
-            Ok(stats) => {
-                let cow = file::private_dirty_bytes();
-                (0, ChildReport::Saved(stats, cow).encode())
+            Err(e) => {
+                self.state.last_bgsave_ok = false;
+                warning!("Can't save in background: fork: {e}");
+                Err(BgsaveError::Fork)
             }
-            Err(e) => (1, ChildReport::Failed(e.to_string()).encode()),
-        };
-        if fds[1] >= 0 {
-            // SAFETY: writing from a live buffer to our own pipe (a few bytes, never blocks).
-            unsafe { libc::write(fds[1], report.as_ptr().cast(), report.len()) };
         }
-        // SAFETY: ends the child without running the parent's destructors or atexit handlers.
-        unsafe { libc::_exit(code) }
     }
 
     /// Collects a finished BGSAVE child, if any.
     fn reap(&mut self) {
-        let Some(child) = &self.state.child else {
+        let Some(exit) = self.state.child.as_ref().and_then(Child::try_reap) else {
             return;
         };
-        let mut status = 0;
-        // SAFETY: waitpid on our own child with a valid status pointer.
-        let r = unsafe { libc::waitpid(child.pid, &mut status, libc::WNOHANG) };
-        if r == 0 {
-            return;
-        }
         let child = self.state.child.take().expect("checked");
         self.state.last_bgsave_secs = child.started.elapsed().as_secs() as i64;
-        let mut buf = [0u8; 1024];
-        let got = if child.info_fd >= 0 {
-            // SAFETY: reading into a live buffer of that size from our own non-blocking pipe.
-            unsafe { libc::read(child.info_fd, buf.as_mut_ptr().cast(), buf.len()) }
-        } else {
-            -1
-        };
-        close_fd(child.info_fd);
-        match ChildReport::decode(&buf[..got.max(0) as usize]) {
-            Some(ChildReport::Saved(stats, cow)) => {
-                notice!(
-                    "DB saved on disk ({} keys, {} bytes)",
-                    stats.keys,
-                    stats.bytes
-                );
-                notice!("Fork CoW for RDB: current {} MB", cow >> 20);
-                self.state.last_cow_bytes = cow;
+        match exit {
+            fork::Exit::Code(code, report) => {
+                match report {
+                    Some(fork::ChildReport::Saved(stats, cow)) => {
+                        notice!(
+                            "DB saved on disk ({} keys, {} bytes)",
+                            stats.keys,
+                            stats.bytes
+                        );
+                        notice!("Fork CoW for RDB: current {} MB", cow >> 20);
+                        self.state.last_cow_bytes = cow;
+                    }
+                    Some(fork::ChildReport::Failed(e)) => {
+                        warning!("Write error saving DB on disk: {e}")
+                    }
+                    None => {}
+                }
+                if code == 0 {
+                    notice!("Background saving terminated with success");
+                    self.keyspace.saved(self.state.dirty_before_bgsave);
+                    self.state.last_save = unix_ms() / 1000;
+                    self.state.last_bgsave_ok = true;
+                } else {
+                    warning!("Background saving error");
+                    self.state.last_bgsave_ok = false;
+                }
             }
-            Some(ChildReport::Failed(e)) => warning!("Write error saving DB on disk: {e}"),
-            None => {}
-        }
-        if r == child.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-            notice!("Background saving terminated with success");
-            self.keyspace.saved(self.state.dirty_before_bgsave);
-            self.state.last_save = unix_ms() / 1000;
-            self.state.last_bgsave_ok = true;
-        } else if r == child.pid && libc::WIFEXITED(status) {
-            warning!("Background saving error");
-            self.state.last_bgsave_ok = false;
-        } else {
-            if r == child.pid {
-                warning!(
-                    "Background saving terminated by signal {}",
-                    libc::WTERMSIG(status)
-                );
-            } else {
-                warning!("waitpid() on the background saving child failed");
+            other => {
+                match other {
+                    fork::Exit::Signal(sig) => {
+                        warning!("Background saving terminated by signal {sig}")
+                    }
+                    _ => warning!("waitpid() on the background saving child failed"),
+                }
+                let _ = std::fs::remove_file(file::temp_path(&self.config.dir, child.pid as u32));
+                self.state.last_bgsave_ok = false;
             }
-            let _ = std::fs::remove_file(file::temp_path(&self.config.dir, child.pid as u32));
-            self.state.last_bgsave_ok = false;
         }
     }
 
@@ -380,21 +320,16 @@ impl Snapshots<'_> {
             return;
         };
         notice!("Killing running RDB child: {}", child.pid);
-        // SAFETY: signalling and waiting for our own child.
-        unsafe {
-            libc::kill(child.pid, libc::SIGKILL);
-            let mut status = 0;
-            libc::waitpid(child.pid, &mut status, 0);
-        }
-        close_fd(child.info_fd);
-        let _ = std::fs::remove_file(file::temp_path(&self.config.dir, child.pid as u32));
+        let pid = child.pid as u32;
+        child.kill();
+        let _ = std::fs::remove_file(file::temp_path(&self.config.dir, pid));
     }
 
     /// Cron work: reap the child, then start a BGSAVE when one was scheduled or a save point
     /// is reached (at least `changes` changes and `seconds` since the last save).
     pub fn cron(&mut self) {
         self.reap();
-        if self.state.child.is_some() {
+        if self.state.child.is_some() || self.other_child {
             return;
         }
         let now = unix_ms() / 1000;
@@ -531,59 +466,6 @@ impl Snapshots<'_> {
     }
 }
 
-fn close_fd(fd: libc::c_int) {
-    if fd >= 0 {
-        // SAFETY: closing a descriptor this module opened and owns.
-        unsafe { libc::close(fd) };
-    }
-}
-
-/// What a BGSAVE child tells its parent through the pipe before it exits.
-enum ChildReport {
-    /// Saved: what was written, and the copy-on-write bytes.
-    Saved(write::SaveStats, u64),
-    /// The save failed, with the error.
-    Failed(String),
-}
-
-impl ChildReport {
-    fn encode(&self) -> Vec<u8> {
-        match self {
-            ChildReport::Saved(stats, cow) => [b'S']
-                .into_iter()
-                .chain(
-                    [stats.keys, stats.bytes, *cow]
-                        .iter()
-                        .flat_map(|v| v.to_le_bytes()),
-                )
-                .collect(),
-            ChildReport::Failed(e) => [b'F'].into_iter().chain(e.bytes().take(1000)).collect(),
-        }
-    }
-
-    fn decode(bytes: &[u8]) -> Option<ChildReport> {
-        let word = |i: usize| {
-            Some(u64::from_le_bytes(
-                bytes.get(1 + 8 * i..9 + 8 * i)?.try_into().ok()?,
-            ))
-        };
-        match bytes.first()? {
-            b'S' => {
-                let stats = write::SaveStats {
-                    keys: word(0)?,
-                    members: 0,
-                    bytes: word(1)?,
-                };
-                Some(ChildReport::Saved(stats, word(2)?))
-            }
-            b'F' => Some(ChildReport::Failed(
-                String::from_utf8_lossy(&bytes[1..]).into_owned(),
-            )),
-            _ => None,
-        }
-    }
-}
-
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_shutdown_signal(sig: libc::c_int) {
@@ -652,31 +534,5 @@ impl read::LoadReport {
             aux: Vec::new(),
             checksum: read::Checksum::Absent,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn child_reports_survive_the_pipe_encoding() {
-        let stats = write::SaveStats {
-            keys: 3,
-            members: 0,
-            bytes: 1 << 40,
-        };
-        match ChildReport::decode(&ChildReport::Saved(stats, 77).encode()) {
-            Some(ChildReport::Saved(s, cow)) => {
-                assert_eq!((s.keys, s.bytes, cow), (3, 1 << 40, 77))
-            }
-            _ => panic!("not decoded"),
-        }
-        match ChildReport::decode(&ChildReport::Failed("disk full".into()).encode()) {
-            Some(ChildReport::Failed(e)) => assert_eq!(e, "disk full"),
-            _ => panic!("not decoded"),
-        }
-        assert!(ChildReport::decode(b"").is_none());
-        assert!(ChildReport::decode(b"S\x01").is_none(), "short report");
     }
 }

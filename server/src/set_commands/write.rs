@@ -104,6 +104,18 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) {
 /// (Redis's SPOP_MOVE_STRATEGY_MUL); otherwise it moves the rest to a new set.
 const SPOP_MOVE_STRATEGY_MUL: usize = 5;
 
+/// Members an SREM of SPOP's propagation carries at most (Redis's batch).
+const SPOP_PROPAGATION_BATCH: usize = 1024;
+
+/// SPOP with a count replays as SREMs of the popped members (spopWithCountCommand).
+fn propagate_srem(ctx: &mut Ctx, key: &[u8], popped: &[Vec<u8>]) {
+    for batch in popped.chunks(SPOP_PROPAGATION_BATCH) {
+        let mut argv: Vec<&[u8]> = vec![b"SREM", key];
+        argv.extend(batch.iter().map(Vec::as_slice));
+        ctx.propagate_instead(&argv);
+    }
+}
+
 /// SPOP key [count]
 pub fn spop(ctx: &mut Ctx, args: &[&[u8]]) {
     match args.len() {
@@ -126,6 +138,7 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) {
     after_write(ctx, key, empty);
     ctx.server.keyspace.add_dirty(1);
     ctx.out.bulk(&member);
+    ctx.propagate_instead(&[b"SREM", key, &member]);
 }
 
 fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -158,6 +171,7 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
         write_set_reply(&mut ctx.out, &whole);
         ctx.server.keyspace.delete(ctx.client.db, key);
         ctx.server.keyspace.add_dirty(size as u64);
+        ctx.propagate_instead(&[b"DEL", key]);
         return;
     }
     let remaining = size - count;
@@ -167,6 +181,7 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
         for m in &popped {
             ctx.out.bulk(m);
         }
+        propagate_srem(ctx, key, &popped);
     } else {
         // Move the members that stay to a new set and reply the old one.
         let mut kept = match set.encoding() {
@@ -178,6 +193,10 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         let old = std::mem::replace(set, kept);
         write_set_reply(&mut ctx.out, &old);
+        if ctx.server.propagation.enabled() {
+            let popped: Vec<Vec<u8>> = old.iter().map(|m| m.to_vec()).collect();
+            propagate_srem(ctx, key, &popped);
+        }
     }
     ctx.server.keyspace.signal_modified(ctx.client.db, key);
     ctx.server.keyspace.add_dirty(count as u64);

@@ -90,4 +90,6 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
     let text = sum.to_text();
     put(ctx, key, StringValue::from_text(&text));
     ctx.out.bulk(&text);
+    // The result, so float formatting never makes a replay differ (as Redis).
+    ctx.propagate_instead(&[b"SET", key, &text, b"KEEPTTL"]);
 }

@@ -36,6 +36,7 @@ pub fn getdel(ctx: &mut Ctx, args: &[&[u8]]) {
             let db = ctx.db();
             ctx.server.keyspace.delete(db, args[1]);
             ctx.server.keyspace.add_dirty(1);
+            ctx.propagate_instead(&[b"DEL", args[1]]);
         }
         Ok(None) => ctx.out.null(),
         Err(_) => {}
@@ -66,15 +67,21 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
         Some((at, false)) if at <= ctx.now_ms as i64 => {
             ctx.server.keyspace.delete(db, key);
             ctx.server.keyspace.add_dirty(1);
+            ctx.propagate_instead(&[b"DEL", key]);
         }
         Some((at, _)) => {
             ctx.server.keyspace.set_expiry(db, key, at as u64);
             ctx.server.keyspace.signal_modified(db, key);
             ctx.server.keyspace.add_dirty(1);
+            if o.expiry.is_some_and(|e| e.seconds || e.relative) {
+                let at = at.to_string();
+                ctx.propagate_instead(&[b"PEXPIREAT", key, at.as_bytes()]);
+            }
         }
         None if o.persist && ctx.server.keyspace.persist(db, key) => {
             ctx.server.keyspace.signal_modified(db, key);
             ctx.server.keyspace.add_dirty(1);
+            ctx.propagate_instead(&[b"PERSIST", key]);
         }
         None => {}
     }

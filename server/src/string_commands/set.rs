@@ -146,6 +146,11 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], o: &Options, command: &s
     store(ctx, key, StringValue::from_set(value), o.keep_ttl);
     if let Some(at) = at {
         ctx.server.keyspace.set_expiry(db, key, at as u64);
+        // Replayed as SET key value PXAT ms, unless given so (Redis's setGenericCommand).
+        if o.expiry.is_some_and(|e| e.seconds || e.relative) {
+            let at = at.to_string();
+            ctx.propagate_instead(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
+        }
     }
     if !o.get {
         (r.done)(ctx);

@@ -44,6 +44,18 @@ fn pop(
     Ok(popped)
 }
 
+/// ZPOPMIN or ZPOPMAX, the command a blocking or multi-key pop from `end` replays as.
+fn propagate_pop(ctx: &mut Ctx, end: End, key: &[u8], count: Option<usize>) {
+    let name: &[u8] = match end {
+        End::Min => b"ZPOPMIN",
+        End::Max => b"ZPOPMAX",
+    };
+    match count {
+        Some(n) => ctx.propagate_instead(&[name, key, n.to_string().as_bytes()]),
+        None => ctx.propagate_instead(&[name, key]),
+    }
+}
+
 /// Writes popped pairs flat ([m, s, m, s]) or nested ([[m, s], ...]).
 fn write_pairs(ctx: &mut Ctx, popped: &[(Vec<u8>, f64)], nested: bool) {
     ctx.out.array(if nested {
@@ -165,6 +177,7 @@ fn mpop_reply(ctx: &mut Ctx, keys: &[&[u8]], end: End, count: usize) -> bool {
     ctx.out.array(2);
     ctx.out.bulk(keys[i]);
     write_pairs(ctx, &popped, true);
+    propagate_pop(ctx, end, keys[i], Some(popped.len()));
     true
 }
 
@@ -203,6 +216,7 @@ fn bzpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
             ctx.out.bulk(keys[i]);
             ctx.out.bulk(member);
             ctx.out.double(*score);
+            propagate_pop(ctx, end, keys[i], None);
         }
         Ok(None) => block_or_null(ctx, keys, deadline),
     }

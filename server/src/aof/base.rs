@@ -1,0 +1,120 @@
+//! Writing a base file: the whole dataset as an RDB file (aof-use-rdb-preamble yes, with
+//! the snapshot writer) or as the commands that rebuild it (Redis's
+//! rewriteAppendOnlyFileRio), crash-safely (Redis's rewriteAppendOnlyFile).
+//!
+//! ```text
+//! commands base:  [#TS:<unix>]                       aof-timestamp-enabled
+//!                 SELECT <db>                        each non-empty database
+//!                 SET k v | SADD k m... | ZADD k s m...   at most 64 members a command
+//!                 PEXPIREAT k <ms>                   a key with an expiry
+//! ```
+
+use crate::keyspace::{Db, Value};
+use crate::propagate::encode;
+use crate::rdb::write::{write_snapshot, AuxInfo, SaveStats};
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+/// Members a command of a commands base carries at most (AOF_REWRITE_ITEMS_PER_CMD).
+const ITEMS_PER_COMMAND: usize = 64;
+
+/// How to write a base.
+pub struct BaseOptions<'a> {
+    /// RDB (else commands).
+    pub rdb: bool,
+    /// The AUX facts of an RDB base.
+    pub aux: AuxInfo<'a>,
+    /// Unix milliseconds now.
+    pub now_ms: u64,
+    /// A `#TS:` annotation first (commands base).
+    pub timestamp: bool,
+}
+
+/// Writes the base of `dbs` to `path` through `temp-rewriteaof-<pid>.aof` in `dir`:
+/// written, fsynced, then renamed, so `path` is whole or absent.
+pub fn write_base(dir: &Path, path: &Path, dbs: &[Db], o: &BaseOptions) -> io::Result<SaveStats> {
+    let tmp = dir.join(format!("temp-rewriteaof-{}.aof", std::process::id()));
+    let result = (|| {
+        let file = File::create(&tmp)?;
+        let (file, stats) = if o.rdb {
+            write_snapshot(file, dbs, &o.aux, o.now_ms)?
+        } else {
+            write_commands(file, dbs, o)?
+        };
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp, path)?;
+        Ok(stats)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The commands that rebuild `dbs`.
+fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, SaveStats)> {
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut stats = SaveStats::default();
+    let mut cmd = Vec::new();
+    if o.timestamp {
+        out.write_all(format!("#TS:{}\r\n", o.now_ms / 1000).as_bytes())?;
+    }
+    for (i, db) in dbs.iter().enumerate() {
+        if db.is_empty() {
+            continue;
+        }
+        cmd.clear();
+        encode(&mut cmd, &[b"SELECT", i.to_string().as_bytes()]);
+        for e in db.iter() {
+            let key = e.key();
+            match &e.value {
+                Value::Str(s) => encode(&mut cmd, &[b"SET", key, &s.bytes()]),
+                Value::Set(s) => {
+                    let members: Vec<Vec<u8>> = s.iter().map(|m| m.to_vec()).collect();
+                    for batch in members.chunks(ITEMS_PER_COMMAND) {
+                        let mut argv: Vec<&[u8]> = vec![b"SADD", key];
+                        argv.extend(batch.iter().map(Vec::as_slice));
+                        encode(&mut cmd, &argv);
+                    }
+                    stats.members += members.len() as u64;
+                }
+                Value::Hash(h) => {
+                    let pairs: Vec<(&[u8], &[u8])> = h.iter().collect();
+                    for batch in pairs.chunks(ITEMS_PER_COMMAND) {
+                        let mut argv: Vec<&[u8]> = vec![b"HSET", key];
+                        for (field, value) in batch {
+                            argv.push(field);
+                            argv.push(value);
+                        }
+                        encode(&mut cmd, &argv);
+                    }
+                    stats.members += pairs.len() as u64;
+                }
+                Value::ZSet(z) => {
+                    let pairs: Vec<(String, Vec<u8>)> =
+                        z.iter().map(|(m, s)| (s.to_string(), m.to_vec())).collect();
+                    for batch in pairs.chunks(ITEMS_PER_COMMAND) {
+                        let mut argv: Vec<&[u8]> = vec![b"ZADD", key];
+                        for (score, member) in batch {
+                            argv.push(score.as_bytes());
+                            argv.push(member);
+                        }
+                        encode(&mut cmd, &argv);
+                    }
+                    stats.members += pairs.len() as u64;
+                }
+            }
+            if let Some(at) = e.expire_at() {
+                encode(&mut cmd, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
+            }
+            stats.keys += 1;
+            out.write_all(&cmd)?;
+            stats.bytes += cmd.len() as u64;
+            cmd.clear();
+        }
+    }
+    let file = out.into_inner().map_err(|e| e.into_error())?;
+    Ok((file, stats))
+}

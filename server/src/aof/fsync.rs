@@ -1,0 +1,68 @@
+//! The background fsync thread of `appendfsync everysec` (Redis's BIO_AOF_FSYNC job), which
+//! also closes a replaced incremental file after its last fsync.
+
+use crate::warning;
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+
+/// A job for the thread: fsync the file; the file is closed when the last handle goes.
+struct Job(Arc<File>);
+
+/// The thread and what the loop reads of it.
+pub struct FsyncThread {
+    jobs: Sender<Job>,
+    pending: Arc<AtomicUsize>,
+    ok: Arc<AtomicBool>,
+}
+
+impl FsyncThread {
+    /// Starts the thread.
+    pub fn start() -> FsyncThread {
+        let (jobs, rx) = channel::<Job>();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let ok = Arc::new(AtomicBool::new(true));
+        let (p, o) = (pending.clone(), ok.clone());
+        std::thread::Builder::new()
+            .name("aof-fsync".into())
+            .spawn(move || {
+                for Job(file) in rx {
+                    match file.sync_data() {
+                        Ok(()) => o.store(true, Ordering::Relaxed),
+                        Err(e) => {
+                            warning!("Fail to fsync the AOF file: {e}");
+                            o.store(false, Ordering::Relaxed);
+                        }
+                    }
+                    drop(file);
+                    p.fetch_sub(1, Ordering::Release);
+                }
+            })
+            .expect("starting the AOF fsync thread");
+        FsyncThread { jobs, pending, ok }
+    }
+
+    /// Queues an fsync of `file` (closed after it when this was its last handle).
+    pub fn fsync(&self, file: Arc<File>) {
+        self.pending.fetch_add(1, Ordering::Acquire);
+        if self.jobs.send(Job(file)).is_err() {
+            self.pending.fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// Jobs queued or running (INFO aof_pending_bio_fsync).
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::Acquire)
+    }
+
+    /// Whether the last background fsync succeeded (Redis's aof_bio_fsync_status).
+    pub fn last_ok(&self) -> bool {
+        self.ok.load(Ordering::Relaxed)
+    }
+
+    /// Forgets a failed fsync (the AOF was turned on again).
+    pub fn clear_error(&self) {
+        self.ok.store(true, Ordering::Relaxed);
+    }
+}

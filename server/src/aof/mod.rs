@@ -1,0 +1,357 @@
+//! The append-only file, as Redis 7 writes it: a directory holding a manifest, one base
+//! file and incremental files (the layout is drawn in [`manifest`]).
+//!
+//! - [`config`]: the directives (appendonly, appendfsync, ...).
+//! - [`manifest`]: the manifest's format and the files' names.
+//! - [`writer`]: the incremental file's buffer, write and fsync policy.
+//! - [`fsync`]: the background fsync thread (everysec).
+//! - [`base`]: writing a base file (RDB or commands).
+//! - [`stream`]: reading a commands file.
+//! - [`load`]: loading the directory at start-up (and upgrading an old single file).
+//! - [`rewrite`]: BGREWRITEAOF by fork, the manifest switch, automatic rewrites.
+//! - this file: [`Aof`], the state; opening at start-up; CONFIG SET appendonly; the write
+//!   before each iteration's replies; INFO persistence's aof_* fields.
+//!
+//! # Writes
+//!
+//! Commands add what replays them to the propagation stream ([`crate::propagate`]). Once
+//! per event-loop iteration, before any reply of that iteration is sent, the stream goes
+//! into the writer's buffer and the buffer is written (and under `appendfsync always`
+//! fsynced): every write of one iteration shares one write and one fsync (group commit),
+//! and a client never sees a reply that depends on a write not yet in the file.
+
+pub mod base;
+pub mod config;
+pub mod fsync;
+pub mod load;
+pub mod manifest;
+pub mod rewrite;
+pub mod stream;
+pub mod writer;
+
+use crate::clock::unix_ms;
+use crate::server::Server;
+use crate::{notice, warning};
+use manifest::Manifest;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+/// Whether the AOF is on (Redis's aof_state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Off.
+    Off,
+    /// On: writes go to the last incremental file.
+    On,
+    /// Turned on at run time: waiting for the first rewrite (its base) to finish, while
+    /// the writes go to a temporary incremental file.
+    WaitRewrite,
+}
+
+/// The AOF's state.
+pub struct Aof {
+    /// On, off, or waiting for the first base.
+    pub state: State,
+    /// The files.
+    pub manifest: Manifest,
+    /// The incremental file taking the writes.
+    pub writer: Option<writer::Writer>,
+    /// The everysec fsync thread.
+    pub bio: fsync::FsyncThread,
+    /// The rewrite child and its bookkeeping.
+    pub rewrite: rewrite::RewriteState,
+    /// Unix seconds of the last `#TS:` annotation.
+    cur_timestamp: u64,
+}
+
+impl Aof {
+    /// An AOF that is off.
+    pub fn new() -> Aof {
+        Aof {
+            state: State::Off,
+            manifest: Manifest::default(),
+            writer: None,
+            bio: fsync::FsyncThread::start(),
+            rewrite: rewrite::RewriteState::default(),
+            cur_timestamp: 0,
+        }
+    }
+
+    /// Whether a rewrite child runs.
+    pub fn rewriting(&self) -> bool {
+        self.rewrite.child.is_some()
+    }
+
+    /// Whether writes are refused for a failed write or fsync, with the error.
+    pub fn write_error(&self) -> Option<String> {
+        let w = self.writer.as_ref()?;
+        if !w.write_ok {
+            return Some(w.write_error.clone().unwrap_or_default());
+        }
+        (!self.bio.last_ok()).then(|| "Input/output error".to_string())
+    }
+
+    /// Whether the replies of this iteration must wait for the write of its commands.
+    #[inline]
+    pub fn holds_replies(&self, pending_stream: usize) -> bool {
+        self.state != State::Off
+            && (pending_stream > 0 || self.writer.as_ref().is_some_and(|w| !w.buf.is_empty()))
+    }
+}
+
+impl Default for Aof {
+    fn default() -> Self {
+        Aof::new()
+    }
+}
+
+/// The directory of the files.
+pub fn dir_path(server: &Server) -> PathBuf {
+    server.config.dir.join(&server.config.aof.dirname)
+}
+
+/// The writer's fsync policy now.
+fn policy(server: &Server) -> writer::Policy {
+    writer::Policy {
+        fsync: server.config.aof.fsync,
+        skip_fsync: server.config.aof.no_fsync_on_rewrite
+            && (server.aof.rewriting() || server.rdb.child.is_some()),
+        now: unix_ms() / 1000,
+    }
+}
+
+/// Moves the propagation stream into the writer's buffer (with a `#TS:` annotation when
+/// the second changed and aof-timestamp-enabled is on), then writes it: called once per
+/// event-loop iteration before its replies go out, and by the cron.
+pub fn flush(server: &mut Server, force: bool) {
+    if server.aof.state == State::Off {
+        return;
+    }
+    server.propagate_removals();
+    let stream = server.propagation.take();
+    let now = unix_ms() / 1000;
+    let policy = policy(server);
+    let timestamps = server.config.aof.timestamp_enabled;
+    let aof = &mut server.aof;
+    // During the first rewrite the writes are kept only once the child runs: the ones
+    // before are in its base.
+    let recording = aof.state == State::On || aof.rewriting();
+    let Some(w) = aof.writer.as_mut().filter(|_| recording) else {
+        return;
+    };
+    if !stream.is_empty() {
+        if timestamps && aof.cur_timestamp < now {
+            aof.cur_timestamp = now;
+            w.buf.extend_from_slice(format!("#TS:{now}\r\n").as_bytes());
+        }
+        w.buf.extend_from_slice(&stream);
+    }
+    w.flush(force, &policy, &aof.bio);
+}
+
+/// Opens `name` in the directory for appending.
+fn open_append(dir: &Path, name: &str) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(name))
+}
+
+/// Creates the directory unless it exists, logging Redis's line when it cannot.
+fn create_dir(dir: &Path) -> bool {
+    match std::fs::create_dir_all(dir) {
+        Ok(()) => true,
+        Err(e) => {
+            warning!(
+                "Can't open or create append-only dir {}: {e}",
+                dir.file_name().unwrap_or_default().to_string_lossy()
+            );
+            false
+        }
+    }
+}
+
+/// Size of a file of the directory, 0 when unknown.
+fn file_size(dir: &Path, name: &str) -> u64 {
+    std::fs::metadata(dir.join(name)).map_or(0, |m| m.len())
+}
+
+/// After the start-up load with appendonly yes (Redis's aofOpenIfNeededOnServerStart):
+/// a base is written when there is none and no incremental file, the last incremental
+/// file is opened (or created) and the manifest persisted. An error is fatal.
+pub fn open_at_start(server: &mut Server) -> anyhow::Result<()> {
+    let dir = dir_path(server);
+    if !create_dir(&dir) {
+        anyhow::bail!("can't create {}", dir.display());
+    }
+    let filename = server.config.aof.filename.clone();
+    let mut manifest = server.aof.manifest.clone();
+    let incrs = manifest.incrs.len();
+    if manifest.base.is_none() && incrs == 0 {
+        let name = manifest.new_base(&filename, server.config.aof.use_rdb_preamble);
+        let o = rewrite::base_options(server);
+        if let Err(e) = base::write_base(
+            &server.config.dir,
+            &dir.join(&name),
+            server.keyspace.databases(),
+            &o,
+        ) {
+            warning!("Write error writing append only file on disk: {e}");
+            anyhow::bail!("can't write the AOF base {name}");
+        }
+        notice!("Creating AOF base file {name} on server start");
+    }
+    let name = match manifest.incrs.last() {
+        Some(f) => f.name.clone(),
+        None => manifest.new_incr(&filename),
+    };
+    let file = open_append(&dir, &name).map_err(|e| {
+        warning!("Can't open the append-only file {name}: {e}");
+        anyhow::anyhow!("can't open {name}")
+    })?;
+    rewrite::persist_manifest(&dir, &filename, &manifest)?;
+    let incr_size = file_size(&dir, &name);
+    let total: u64 = manifest.files().map(|f| file_size(&dir, &f.name)).sum();
+    let base_size = manifest
+        .base
+        .as_ref()
+        .map_or(0, |b| file_size(&dir, &b.name));
+    server.aof.manifest = manifest;
+    server.aof.writer = Some(writer::Writer::new(
+        file,
+        incr_size,
+        total,
+        unix_ms() / 1000,
+    ));
+    server.aof.rewrite.base_size = base_size;
+    server.aof.state = State::On;
+    enable_propagation(server, true);
+    if incrs > 0 {
+        notice!("Opening AOF incr file {name} on server start");
+    } else {
+        notice!("Creating AOF incr file {name} on server start");
+    }
+    Ok(())
+}
+
+/// Starts or stops the propagation the AOF consumes.
+fn enable_propagation(server: &mut Server, on: bool) {
+    server.propagation.set_enabled(on);
+    server.keyspace.log_removals(on);
+}
+
+/// CONFIG SET appendonly: turns the AOF on (the first base by a rewrite, Redis's
+/// startAppendOnly) or off (stopAppendOnly). `in_exec` when run inside a transaction.
+/// False when it could not be turned on.
+pub fn set_enabled(server: &mut Server, on: bool, in_exec: bool) -> bool {
+    match (on, server.aof.state) {
+        (true, State::Off) => start(server, in_exec),
+        (false, State::On | State::WaitRewrite) => {
+            stop(server);
+            true
+        }
+        _ => true,
+    }
+}
+
+fn start(server: &mut Server, in_exec: bool) -> bool {
+    server.aof.state = State::WaitRewrite;
+    enable_propagation(server, true);
+    if server.rdb.child.is_some() {
+        server.aof.rewrite.scheduled = true;
+        warning!("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
+    } else if in_exec {
+        server.aof.rewrite.scheduled = true;
+        warning!("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.");
+    } else if !rewrite::start(server) {
+        server.aof.state = State::Off;
+        enable_propagation(server, false);
+        warning!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
+        return false;
+    }
+    if !server.aof.bio.last_ok() {
+        warning!("AOF reopen, just ignore the AOF fsync error in bio job");
+        server.aof.bio.clear_error();
+    }
+    if let Some(w) = server.aof.writer.as_mut().filter(|w| !w.write_ok) {
+        warning!("AOF reopen, just ignore the last error.");
+        w.write_ok = true;
+        w.write_error = None;
+    }
+    true
+}
+
+fn stop(server: &mut Server) {
+    flush(server, true);
+    let policy = policy(server);
+    if let Some(mut w) = server.aof.writer.take() {
+        w.flush_and_sync(&policy, &server.aof.bio);
+    }
+    server.aof.state = State::Off;
+    server.aof.rewrite.scheduled = false;
+    rewrite::kill_child(server);
+    enable_propagation(server, false);
+}
+
+/// At shutdown: the rewrite child killed, everything written and fsynced.
+pub fn shutdown(server: &mut Server) {
+    if server.aof.rewriting() {
+        warning!("There is a child rewriting the AOF. Killing it!");
+        rewrite::kill_child(server);
+    }
+    if server.aof.state != State::Off {
+        flush(server, true);
+        notice!("Calling fsync() on the AOF file.");
+        let policy = policy(server);
+        if let Some(w) = server.aof.writer.as_mut() {
+            w.flush_and_sync(&policy, &server.aof.bio);
+        }
+    }
+}
+
+/// Periodic work: a postponed or failed write retried, the rewrite child reaped, a
+/// scheduled or automatic rewrite started.
+pub fn cron(server: &mut Server) {
+    if server.aof.state != State::Off {
+        flush(server, false);
+    }
+    rewrite::cron(server);
+}
+
+/// The aof_* fields of INFO persistence.
+pub fn info_fields(server: &Server, w: &mut String) {
+    use std::fmt::Write as _;
+    let aof = &server.aof;
+    let r = &aof.rewrite;
+    let current = r
+        .child
+        .as_ref()
+        .map_or(-1, |c| c.started.elapsed().as_secs() as i64);
+    let ok = |b: bool| if b { "ok" } else { "err" };
+    let write_ok = aof.writer.as_ref().is_none_or(|w| w.write_ok) && aof.bio.last_ok();
+    let _ = write!(
+        w,
+        "aof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{current}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        (aof.state != State::Off) as u8,
+        aof.rewriting() as u8,
+        r.scheduled as u8,
+        r.last_secs,
+        ok(r.last_ok),
+        r.rewrites,
+        r.consecutive_failures,
+        ok(write_ok),
+        r.last_cow,
+    );
+    if aof.state != State::Off {
+        let (size, buffered, delayed) = aof.writer.as_ref().map_or((0, 0, 0), |w| {
+            (w.current_size, w.buf.len(), w.delayed_fsync)
+        });
+        let _ = write!(
+            w,
+            "aof_current_size:{size}\r\naof_base_size:{}\r\naof_pending_rewrite:{}\r\naof_buffer_length:{buffered}\r\naof_pending_bio_fsync:{}\r\naof_delayed_fsync:{delayed}\r\n",
+            r.base_size,
+            r.scheduled as u8,
+            aof.bio.pending(),
+        );
+    }
+}

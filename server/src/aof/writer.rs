@@ -1,0 +1,284 @@
+//! Writing the incremental file: the buffer the propagation stream fills during an
+//! event-loop iteration, one write(2) of it before that iteration's replies go out, and the
+//! fsync policy (Redis's flushAppendOnlyFile).
+//!
+//! ```text
+//! commands --stream--> buf --write--> incr file --fsync--> disk
+//!                                      always:   fdatasync here, before the replies
+//!                                      everysec: queued to the fsync thread once a
+//!                                                second; a write waits (up to 2 s)
+//!                                                while that fsync still runs
+//!                                      no:       the kernel's choice
+//! ```
+
+use super::config::Fsync;
+use super::fsync::FsyncThread;
+use crate::{notice, warning};
+use std::fs::File;
+use std::io::Write;
+use std::sync::Arc;
+
+/// Seconds between two logs of the same write error (AOF_WRITE_LOG_ERROR_RATE).
+const WRITE_ERROR_LOG_RATE: u64 = 30;
+
+/// The open incremental file and its accounting.
+pub struct Writer {
+    file: Arc<File>,
+    /// Bytes waiting for the write (INFO aof_buffer_length).
+    pub buf: Vec<u8>,
+    /// Bytes of the base and incremental files (aof_current_size).
+    pub current_size: u64,
+    /// Bytes of this incremental file.
+    pub incr_size: u64,
+    /// `current_size` at the last fsync.
+    pub fsync_offset: u64,
+    /// Unix seconds of the last fsync (or of its queuing).
+    pub last_fsync: u64,
+    /// Unix seconds since when a write waits for a background fsync (0: none).
+    postponed_since: u64,
+    /// Writes that did not wait any longer for a slow fsync (aof_delayed_fsync).
+    pub delayed_fsync: u64,
+    /// Whether the last write succeeded.
+    pub write_ok: bool,
+    /// The error of the last failed write.
+    pub write_error: Option<String>,
+    last_error_log: u64,
+}
+
+/// What the loop must know about the fsync policy when it flushes.
+pub struct Policy {
+    /// appendfsync.
+    pub fsync: Fsync,
+    /// no-appendfsync-on-rewrite and a child running.
+    pub skip_fsync: bool,
+    /// Unix seconds now.
+    pub now: u64,
+}
+
+impl Writer {
+    /// Writes to `file`, `incr_size` bytes long, in an AOF of `current_size` bytes.
+    pub fn new(file: File, incr_size: u64, current_size: u64, now: u64) -> Writer {
+        Writer {
+            file: Arc::new(file),
+            buf: Vec::new(),
+            current_size,
+            incr_size,
+            fsync_offset: current_size,
+            last_fsync: now,
+            postponed_since: 0,
+            delayed_fsync: 0,
+            write_ok: true,
+            write_error: None,
+            last_error_log: 0,
+        }
+    }
+
+    /// A handle on the file, for the fsync thread.
+    pub fn file(&self) -> Arc<File> {
+        self.file.clone()
+    }
+
+    /// Writes the buffer and fsyncs as `policy` says; `force` writes even while a
+    /// background fsync runs (Redis's flushAppendOnlyFile). Exits the process when a write
+    /// or fsync fails under `appendfsync always`, as Redis: the replies depending on it
+    /// must never go out.
+    pub fn flush(&mut self, force: bool, policy: &Policy, bio: &FsyncThread) {
+        let everysec = policy.fsync == Fsync::Everysec;
+        let mut sync_in_progress = false;
+        if self.buf.is_empty() {
+            // everysec: the last writes still need their fsync a second later.
+            let due =
+                everysec && self.fsync_offset != self.current_size && policy.now > self.last_fsync;
+            if !due {
+                return;
+            }
+            sync_in_progress = bio.pending() > 0;
+            if sync_in_progress {
+                return;
+            }
+        } else {
+            if everysec {
+                sync_in_progress = bio.pending() > 0;
+            }
+            if everysec && !force && sync_in_progress {
+                if self.postponed_since == 0 {
+                    self.postponed_since = policy.now;
+                    return;
+                } else if policy.now - self.postponed_since < 2 {
+                    return;
+                }
+                self.delayed_fsync += 1;
+                notice!("Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer without waiting for fsync to complete, this may slow down Redis.");
+            }
+            if !self.write(policy) {
+                return;
+            }
+        }
+        if policy.skip_fsync {
+            return;
+        }
+        match policy.fsync {
+            Fsync::Always => {
+                if let Err(e) = self.file.sync_data() {
+                    warning!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}. Exiting...");
+                    std::process::exit(1);
+                }
+                self.fsync_offset = self.current_size;
+                self.last_fsync = policy.now;
+            }
+            Fsync::Everysec if policy.now > self.last_fsync => {
+                if !sync_in_progress {
+                    bio.fsync(self.file());
+                    self.fsync_offset = self.current_size;
+                }
+                self.last_fsync = policy.now;
+            }
+            _ => {}
+        }
+    }
+
+    /// One write of the buffer; false when it failed (the buffer is kept for the next try).
+    fn write(&mut self, policy: &Policy) -> bool {
+        self.postponed_since = 0;
+        let mut written = 0;
+        let result = loop {
+            match (&*self.file).write(&self.buf[written..]) {
+                Ok(0) => break Err(None),
+                Ok(n) => {
+                    written += n;
+                    if written == self.buf.len() {
+                        break Ok(());
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(Some(e)),
+            }
+        };
+        match result {
+            Ok(()) => {
+                if !self.write_ok {
+                    warning!("AOF write error looks solved, Redis can write again.");
+                    self.write_ok = true;
+                    self.write_error = None;
+                }
+                self.current_size += written as u64;
+                self.incr_size += written as u64;
+                self.buf.clear();
+                if self.buf.capacity() > 4000 {
+                    self.buf = Vec::new();
+                }
+                true
+            }
+            Err(e) => {
+                self.failed_write(written, e, policy);
+                false
+            }
+        }
+    }
+
+    /// Redis's handling of a failed or short write: log (rate-limited), undo a partial
+    /// write, exit under `always`, else stop accepting writes until a write succeeds.
+    fn failed_write(&mut self, written: usize, e: Option<std::io::Error>, policy: &Policy) {
+        let can_log = policy.now.saturating_sub(self.last_error_log) > WRITE_ERROR_LOG_RATE;
+        if can_log {
+            self.last_error_log = policy.now;
+        }
+        let mut kept = written;
+        let reason = match (&e, written) {
+            (Some(e), 0) => {
+                if can_log {
+                    warning!("Error writing to the AOF file: {e}");
+                }
+                e.to_string()
+            }
+            _ => {
+                if can_log {
+                    warning!(
+                        "Short write while writing to the AOF file: (nwritten={written}, expected={})",
+                        self.buf.len()
+                    );
+                }
+                match self.file.set_len(self.incr_size) {
+                    Ok(()) => kept = 0,
+                    Err(t) if can_log => warning!("Could not remove short write from the append-only file.  Redis may refuse to load the AOF the next time it starts.  ftruncate: {t}"),
+                    Err(_) => {}
+                }
+                "No space left on device".into()
+            }
+        };
+        if policy.fsync == Fsync::Always {
+            warning!("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...");
+            std::process::exit(1);
+        }
+        self.write_ok = false;
+        self.write_error = Some(
+            reason
+                .split(" (os error")
+                .next()
+                .unwrap_or(&reason)
+                .to_owned(),
+        );
+        if kept > 0 {
+            self.current_size += kept as u64;
+            self.incr_size += kept as u64;
+            self.buf.drain(..kept);
+        }
+    }
+
+    /// Writes everything now and fsyncs it (appendonly turned off, shutdown, the switch to a
+    /// new incremental file).
+    pub fn flush_and_sync(&mut self, policy: &Policy, bio: &FsyncThread) {
+        self.flush(true, policy, bio);
+        match self.file.sync_data() {
+            Ok(()) => {
+                self.fsync_offset = self.current_size;
+                self.last_fsync = policy.now;
+            }
+            Err(e) => warning!("Fail to fsync the AOF file: {e}"),
+        }
+    }
+
+    /// Reads back `len` bytes at `offset` (tests).
+    #[cfg(test)]
+    fn read_at(&self, offset: u64, len: usize) -> Vec<u8> {
+        use std::os::unix::fs::FileExt;
+        let mut out = vec![0; len];
+        self.file.read_exact_at(&mut out, offset).unwrap();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flush_writes_the_buffer_once_and_counts_it() {
+        let dir = std::env::temp_dir().join(format!("goblin-aof-writer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.aof");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let bio = FsyncThread::start();
+        let mut w = Writer::new(file, 0, 100, 1);
+        w.buf.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        let policy = Policy {
+            fsync: Fsync::Always,
+            skip_fsync: false,
+            now: 2,
+        };
+        w.flush(false, &policy, &bio);
+        assert!(w.buf.is_empty());
+        assert_eq!(
+            (w.current_size, w.incr_size, w.fsync_offset),
+            (114, 14, 114)
+        );
+        assert_eq!(w.read_at(0, 14), b"*1\r\n$4\r\nPING\r\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
