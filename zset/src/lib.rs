@@ -14,6 +14,7 @@
 //! * `order`: key order and range bounds, shared by both forms.
 //! * [`set`]: the set engine (intset, listpack, hashtable) on the same arena, hash and
 //!   Swiss table.
+//! * [`geo`]: geohash math for the geo commands (encode, decode, neighbours, search cells).
 //!
 //! # Layout and bytes per member
 //!
@@ -65,6 +66,7 @@ mod arena;
 mod blocks;
 mod entry;
 mod fenwick;
+pub mod geo;
 mod hash;
 mod id;
 mod large;
