@@ -12,6 +12,7 @@
 //! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
 //! - [`string_commands`]: the string commands (SET, GET, INCR, APPEND, ...).
 //! - [`set_commands`]: the set commands (S*).
+//! - [`geo_commands`]: the geo commands (GEO*), on sorted sets.
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -54,6 +55,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod errors;
+pub mod geo_commands;
 pub mod glob;
 pub mod keyspace;
 pub mod log;
