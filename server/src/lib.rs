@@ -13,6 +13,7 @@
 //! - [`string_commands`]: the string commands (SET, GET, INCR, APPEND, ...).
 //! - [`set_commands`]: the set commands (S*).
 //! - [`geo_commands`]: the geo commands (GEO*), on sorted sets.
+//! - [`sort_commands`]: SORT and SORT_RO.
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -68,6 +69,7 @@ pub mod resp;
 pub mod server;
 pub mod service;
 pub mod set_commands;
+pub mod sort_commands;
 pub mod stats;
 pub mod string_commands;
 pub mod zset_commands;
