@@ -3,6 +3,7 @@
 use super::{lonlat_args, unit_arg, write_coordinates, write_distance};
 use crate::commands::{lookup, Ctx};
 use crate::keyspace::{SortedSet, Value};
+use crate::resp::reply::ReplyWriter;
 use goblin_zset::geo::hash::{decode_score, score_of, standard_string};
 use goblin_zset::geo::search::distance;
 
@@ -52,18 +53,33 @@ fn scores_of(ctx: &mut Ctx, key: &[u8], members: &[&[u8]]) -> Result<Vec<Option<
         .collect())
 }
 
-/// GEOPOS key [member ...]
-pub fn geopos(ctx: &mut Ctx, args: &[&[u8]]) {
+/// Replies with one entry per member after the key: `found` of its score, or `missing`.
+fn per_member(
+    ctx: &mut Ctx,
+    args: &[&[u8]],
+    found: fn(&mut ReplyWriter, f64),
+    missing: fn(&mut ReplyWriter),
+) {
     let Ok(scores) = scores_of(ctx, args[1], &args[2..]) else {
         return;
     };
     ctx.out.array(scores.len());
     for score in scores {
         match score {
-            Some(s) => write_coordinates(&mut ctx.out, decode_score(s)),
-            None => ctx.out.null_array(),
+            Some(s) => found(&mut ctx.out, s),
+            None => missing(&mut ctx.out),
         }
     }
+}
+
+/// GEOPOS key [member ...]
+pub fn geopos(ctx: &mut Ctx, args: &[&[u8]]) {
+    per_member(
+        ctx,
+        args,
+        |out, s| write_coordinates(out, decode_score(s)),
+        |out| out.null_array(),
+    );
 }
 
 /// GEODIST key member1 member2 [M|KM|FT|MI]
@@ -91,14 +107,10 @@ pub fn geodist(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// GEOHASH key [member ...]
 pub fn geohash(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Ok(scores) = scores_of(ctx, args[1], &args[2..]) else {
-        return;
-    };
-    ctx.out.array(scores.len());
-    for score in scores {
-        match score {
-            Some(s) => ctx.out.bulk(&standard_string(s)),
-            None => ctx.out.null(),
-        }
-    }
+    per_member(
+        ctx,
+        args,
+        |out, s| out.bulk(&standard_string(s)),
+        |out| out.null(),
+    );
 }
