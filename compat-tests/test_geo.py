@@ -81,6 +81,8 @@ def test_geo_keys_are_sorted_sets(sicily):
     b("GEOPOS", "z", "p")
     b("ZADD", "z", "-5", "neg", "1e20", "big", "0", "zero")
     b("GEOHASH", "z", "zero")
+    b("DEBUG", "RELOAD")
+    b("GEOSEARCH", "Sicily", "FROMMEMBER", "Palermo", "BYRADIUS", 300, "km", "ASC", "WITHCOORD")
 
 
 SEARCHES = [

@@ -242,6 +242,7 @@ fn parse<'a>(
 /// reading stops once that many are found (ANY).
 fn find<'s>(set: &'s SortedSet, shape: &Shape, limit: usize) -> Vec<Found<'s>> {
     let cells = shape.cells();
+    let matcher = shape.matcher();
     let mut found = Vec::new();
     // Redis compares a cell with the last one read only from the second one read on.
     let mut last_read = 0;
@@ -265,7 +266,7 @@ fn find<'s>(set: &'s SortedSet, shape: &Shape, limit: usize) -> Vec<Found<'s>> {
         };
         for (member, score) in set.iter_ranks(set.score_range_ranks(&range)) {
             let xy = decode_score(score);
-            if let Some(dist) = shape.distance_if_within(xy) {
+            if let Some(dist) = matcher.distance_if_within(xy) {
                 found.push(Found {
                     member,
                     score,
