@@ -168,10 +168,22 @@ impl Shape {
     /// The membership test of the area, prepared once for a search's candidates.
     pub fn matcher(&self) -> Matcher {
         let lat1r = deg_rad(self.center[1]);
+        // The widest longitude offset of a point within the radius: that of the meridian
+        // tangent to the circle, asin(sin(r / R) / cos(lat)); none when the circle holds a
+        // pole.
+        let max_lon_offset = match self.extent {
+            Extent::Radius(r) => {
+                let angle = r / EARTH_RADIUS_M;
+                (angle < std::f64::consts::FRAC_PI_2 - lat1r.abs())
+                    .then(|| (angle.sin() / lat1r.cos()).min(1.0).asin())
+            }
+            Extent::Box { .. } => None,
+        };
         Matcher {
             shape: *self,
             lat1r,
             cos_lat1: lat1r.cos(),
+            max_lon_offset,
         }
     }
 }
@@ -185,11 +197,15 @@ pub struct Matcher {
     /// [`distance`] from the centre computes.
     lat1r: f64,
     cos_lat1: f64,
+    /// For a radius, the widest longitude offset (radians) a point inside can have.
+    max_lon_offset: Option<f64>,
 }
 
-/// Relative slack of the latitude pre-test, far above the rounding of either side, so the
-/// pre-test never drops a point Redis would keep.
+/// Relative slack of the pre-tests, far above the rounding of either side, so a pre-test
+/// never drops a point Redis would keep.
 const PRETEST_SLACK: f64 = 1.0 + 1e-9;
+/// Absolute slack of the longitude pre-test, in radians (for a zero radius).
+const PRETEST_SLACK_RAD: f64 = 1e-12;
 
 impl Matcher {
     /// The distance in meters from the centre to `point` when the point is inside the
@@ -200,10 +216,20 @@ impl Matcher {
         let [x2, y2] = point;
         match self.shape.extent {
             Extent::Radius(r) => {
-                // A great circle is never shorter than its north-south part: most points
-                // of the cells read are refused here, before any trigonometry.
+                // A great circle is never shorter than its north-south part, and no point
+                // inside lies east or west of the tangent meridians: most points of the
+                // cells read are refused here, before any trigonometry.
                 if lat_distance(y1, y2) > r * PRETEST_SLACK {
                     return None;
+                }
+                if let Some(max) = self.max_lon_offset {
+                    let mut offset = (deg_rad(x2) - deg_rad(x1)).abs();
+                    if offset > std::f64::consts::PI {
+                        offset = 2.0 * std::f64::consts::PI - offset;
+                    }
+                    if offset > max * PRETEST_SLACK + PRETEST_SLACK_RAD {
+                        return None;
+                    }
                 }
                 Some(self.distance_from_center(x2, y2)).filter(|&d| d <= r)
             }
