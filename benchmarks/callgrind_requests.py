@@ -4,7 +4,8 @@ whatever else the machine is doing, so it shows what a change does to the reques
 throughput figures drown in the VM's noise.
 
 The server runs under callgrind with instrumentation off. The script preloads one set of
---members members (as redis_benchmark_speed.py does), turns instrumentation on with
+--members members (as redis_benchmark_speed.py does; with the GEOSEARCH test also --members geo points,
+see preload_geo), turns instrumentation on with
 callgrind_control, runs redis-benchmark (one connection, pipeline 16, --requests requests)
 for each test, and dumps the counts after each (a dump resets them). A figure is the server's user-space
 instructions for the test (everything: event loop, parsing, the command, the reply, the
@@ -18,6 +19,7 @@ redis-server is measured the same way after Goblin, and the table shows the rati
 import argparse
 import glob
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -25,8 +27,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Server  # noqa: E402
+from common import Client, Server, encode  # noqa: E402
 from redis_benchmark_speed import KEY, preload  # noqa: E402
+
+GEO_KEY = "bench:geo"
 
 TESTS = {
     "ZADD": ["ZADD", KEY, "__rand_int__", "element:__rand_int__"],
@@ -44,7 +48,28 @@ TESTS = {
     "SADD": ["SADD", "myset", "element:__rand_int__"],
     "SPOP": ["SPOP", "myset"],
     "MSET": ["MSET"] + ["key:__rand_int__", "xxx"] * 10,
+    # Needs the points of preload_geo: about 20 within 500 m of each.
+    "GEOSEARCH": ["GEOSEARCH", GEO_KEY, "FROMMEMBER", "p:__rand_int__", "BYRADIUS", "500", "m", "ASC"],
 }
+
+
+def preload_geo(port, points):
+    """GEOADDs `points` points "p:" + the number zero-padded to 12 digits (as redis-benchmark
+    writes __rand_int__) at fixed pseudo-random places over a 2 x 2 degree square of Sicily,
+    about 26 a square kilometre for a million."""
+    rng = random.Random(16)
+    c = Client(port)
+
+    def commands():
+        for start in range(0, points, 1000):
+            args = ["GEOADD", GEO_KEY]
+            for i in range(start, min(start + 1000, points)):
+                args += ["%.6f" % rng.uniform(12, 14), "%.6f" % rng.uniform(37, 39), "p:%012d" % i]
+            yield encode(*args)
+
+    c.pipeline(commands())
+    assert c.call("ZCARD", GEO_KEY) == points
+    c.close()
 
 
 def dumped_total(path):
@@ -69,6 +94,8 @@ def measure(kind, args):
     extra = args.extra if kind == "goblin" else []
     with Server(kind, extra=extra, wrapper=wrapper, start_timeout=120) as server:
         preload(server.port, args.members)
+        if "GEOSEARCH" in args.tests:
+            preload_geo(server.port, args.members)
         for name in args.tests:
             control(server.pid, "--instr=on")
             subprocess.run(["redis-benchmark", "-p", str(server.port), "-c", "1", "-P", "16",

@@ -13,6 +13,8 @@
 //! - [`string_commands`]: the string commands (SET, GET, INCR, APPEND, ...).
 //! - [`set_commands`]: the set commands (S*).
 //! - [`hash_commands`]: the hash commands (H*).
+//! - [`geo_commands`]: the geo commands (GEO*), on sorted sets.
+//! - [`sort_commands`]: SORT and SORT_RO.
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -62,6 +64,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod errors;
+pub mod geo_commands;
 pub mod glob;
 pub mod hash_commands;
 pub mod keyspace;
@@ -76,6 +79,7 @@ pub mod resp;
 pub mod server;
 pub mod service;
 pub mod set_commands;
+pub mod sort_commands;
 pub mod stats;
 pub mod string_commands;
 pub mod tracking;

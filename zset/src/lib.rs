@@ -15,6 +15,7 @@
 //! * [`set`]: the set engine (intset, listpack, hashtable) on the same arena, hash and
 //!   Swiss table.
 //! * [`hash`]: the hash engine (listpack, hashtable) on the same arena, hash and Swiss table.
+//! * [`geo`]: geohash math for the geo commands (encode, decode, neighbours, search cells).
 //!
 //! # Layout and bytes per member
 //!
@@ -66,6 +67,7 @@ mod arena;
 mod blocks;
 mod entry;
 mod fenwick;
+pub mod geo;
 pub mod hash;
 mod id;
 mod large;

@@ -9,6 +9,7 @@ mod admission;
 mod blocking;
 mod client_cmd;
 mod connection;
+mod debug_object;
 mod expire;
 mod info;
 mod introspection;

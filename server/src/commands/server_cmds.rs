@@ -177,6 +177,7 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.out.ok();
         }
         (b"reload", _) => super::persistence::debug_reload(ctx, &args[2..]),
+        (b"object", 3) => super::debug_object::debug_object(ctx, args[2]),
         (b"help", 2) => help_reply(
             ctx,
             "DEBUG",
@@ -185,6 +186,8 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
                 "    Stop the server for <seconds>. Decimals allowed.",
                 "RELOAD [NOSAVE]",
                 "    Save the RDB on disk (unless NOSAVE) and reload it back to memory.",
+                "OBJECT <key>",
+                "    Show low level info about the `key` and associated value.",
             ],
         ),
         _ => {

@@ -439,6 +439,8 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::string_commands::COMMANDS)
             .chain(&crate::set_commands::COMMANDS)
             .chain(&crate::hash_commands::COMMANDS)
+            .chain(&crate::geo_commands::COMMANDS)
+            .chain(&crate::sort_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
@@ -461,5 +463,7 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::string_commands::COMMANDS)
         .chain(&crate::set_commands::COMMANDS)
         .chain(&crate::hash_commands::COMMANDS)
+        .chain(&crate::geo_commands::COMMANDS)
+        .chain(&crate::sort_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
 }

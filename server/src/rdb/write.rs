@@ -278,6 +278,16 @@ fn write_value<W: Write>(
     Ok(())
 }
 
+/// The bytes [`write_value`] writes for `value` after its type byte and key (Redis's
+/// rdbSavedObjectLen, DEBUG OBJECT's serializedlength).
+pub fn value_len(value: &Value, compress: bool) -> u64 {
+    let mut w = RdbWriter::new(io::sink());
+    // Writing to a sink cannot fail; the type byte and the empty key are one byte each.
+    let _ = write_value(&mut w, b"", value, compress);
+    // finish adds the EOF opcode and the 8-byte checksum.
+    w.finish().map_or(0, |(_, written)| written - 2 - 9)
+}
+
 /// Writes a whole snapshot of `dbs` to `out`. Keys whose expiry is at or before `now_ms`
 /// are left out, as they would be dropped on load.
 pub fn write_snapshot<W: Write>(

@@ -103,6 +103,18 @@ impl<'a> ReplyWriter<'a> {
         }
     }
 
+    /// A double already printed as `text`: RESP3 `,text`, a RESP2 bulk string (for the
+    /// replies Redis prints in another form than d2string's, as GEOPOS's coordinates).
+    pub fn double_text(&mut self, text: &[u8]) {
+        if self.resp3 {
+            self.out.push(b',');
+            self.out.extend_from_slice(text);
+            self.out.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(text);
+        }
+    }
+
     /// The null bulk string (`$-1`; `_` in RESP3).
     pub fn null(&mut self) {
         self.out
