@@ -1,0 +1,314 @@
+//! The quicklist form: a deque of packed nodes, each filled up to
+//! `list-max-listpack-size` as Redis 7.2's quicklist fills them (a byte limit for a
+//! negative fill, an entry count for a positive one), with the element total kept so
+//! an index is found by skipping whole nodes by their counts, from the nearer end.
+
+use std::collections::VecDeque;
+
+use super::node::{lp_entry_len, Encoded, Node};
+use super::{exceeds_limit, End};
+use crate::set::Member;
+
+/// Redis's estimate of a listpack's growth on top of the element bytes.
+const SIZE_ESTIMATE_OVERHEAD: usize = 8;
+
+/// A deque of nodes.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Quick {
+    nodes: VecDeque<Node>,
+    len: usize,
+}
+
+/// Whether `node` takes one more element of `len` bytes (Redis's
+/// `_quicklistNodeAllowInsert`).
+fn allows_insert(node: &Node, len: usize, fill: i64) -> bool {
+    !exceeds_limit(
+        fill,
+        node.lp_bytes() + len + SIZE_ESTIMATE_OVERHEAD,
+        node.count() + 1,
+    )
+}
+
+impl Quick {
+    /// A quicklist holding one node (the listpack form's buffer).
+    pub(super) fn from_node(node: Node) -> Quick {
+        let len = node.count();
+        let mut nodes = VecDeque::new();
+        if len > 0 {
+            nodes.push_back(node);
+        }
+        Quick { nodes, len }
+    }
+
+    /// The only node, when there is exactly one.
+    pub(super) fn single_node(&self) -> Option<&Node> {
+        (self.nodes.len() == 1).then(|| &self.nodes[0])
+    }
+
+    /// Takes the only node out (the caller checked [`Quick::single_node`]).
+    pub(super) fn into_node(self) -> Node {
+        self.nodes.into_iter().next().unwrap_or_default()
+    }
+
+    /// Number of elements.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The nodes, front to back.
+    pub(super) fn nodes(&self) -> impl DoubleEndedIterator<Item = &Node> + '_ {
+        self.nodes.iter()
+    }
+
+    /// Heap bytes: the node table and every node.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.nodes.iter().map(Node::memory_bytes).sum::<usize>()
+    }
+
+    /// The node holding element `i` (< len) and the index inside it, found from the
+    /// nearer end.
+    fn locate(&self, i: usize) -> (usize, usize) {
+        if i < self.len / 2 {
+            let mut rest = i;
+            for (ni, n) in self.nodes.iter().enumerate() {
+                if rest < n.count() {
+                    return (ni, rest);
+                }
+                rest -= n.count();
+            }
+        } else {
+            let mut after = self.len - i;
+            for (ni, n) in self.nodes.iter().enumerate().rev() {
+                if after <= n.count() {
+                    return (ni, n.count() - after);
+                }
+                after -= n.count();
+            }
+        }
+        unreachable!("index {i} below the length {}", self.len)
+    }
+
+    /// Pushes `s` at one end.
+    pub(super) fn push(&mut self, end: End, s: &[u8], fill: i64) {
+        let e = Encoded::of(s);
+        let at_end = match end {
+            End::Front => self.nodes.front_mut(),
+            End::Back => self.nodes.back_mut(),
+        };
+        match at_end {
+            Some(n) if allows_insert(n, s.len(), fill) => match end {
+                End::Front => n.insert(0, e),
+                End::Back => n.insert(n.count(), e),
+            },
+            full => {
+                if let Some(n) = full {
+                    n.shrink();
+                }
+                let mut node = Node::default();
+                node.insert(0, e);
+                match end {
+                    End::Front => self.nodes.push_front(node),
+                    End::Back => self.nodes.push_back(node),
+                }
+            }
+        }
+        self.len += 1;
+    }
+
+    /// Removes and returns the element at one end.
+    pub(super) fn pop(&mut self, end: End) -> Option<Vec<u8>> {
+        let ni = match end {
+            End::Front => 0,
+            End::Back => self.nodes.len().checked_sub(1)?,
+        };
+        let node = &mut self.nodes[ni];
+        let i = match end {
+            End::Front => 0,
+            End::Back => node.count() - 1,
+        };
+        let v = node.take(i);
+        if node.count() == 0 {
+            self.nodes.remove(ni);
+        }
+        self.len -= 1;
+        Some(v)
+    }
+
+    /// Element `i` (< len).
+    pub(super) fn get(&self, i: usize) -> Member<'_> {
+        let (ni, at) = self.locate(i);
+        self.nodes[ni].get(at)
+    }
+
+    /// The elements from `from`, in order.
+    pub(super) fn iter_from(&self, from: usize) -> impl Iterator<Item = Member<'_>> + '_ {
+        let (first, at) = if from < self.len {
+            self.locate(from)
+        } else {
+            (self.nodes.len(), 0)
+        };
+        self.nodes
+            .range(first.min(self.nodes.len())..)
+            .enumerate()
+            .flat_map(move |(k, n)| n.iter_from(if k == 0 { at } else { 0 }))
+    }
+
+    /// Inserts `s` before element `i` (`i == len` appends), splitting a full node as
+    /// Redis's `_quicklistInsert` does.
+    pub(super) fn insert(&mut self, i: usize, s: &[u8], fill: i64) {
+        if i == 0 {
+            return self.push(End::Front, s, fill);
+        }
+        if i == self.len {
+            return self.push(End::Back, s, fill);
+        }
+        let e = Encoded::of(s);
+        let (ni, at) = self.locate(i);
+        self.len += 1;
+        if allows_insert(&self.nodes[ni], s.len(), fill) {
+            return self.nodes[ni].insert(at, e);
+        }
+        if at == 0 && ni > 0 && allows_insert(&self.nodes[ni - 1], s.len(), fill) {
+            let prev = &mut self.nodes[ni - 1];
+            return prev.insert(prev.count(), e);
+        }
+        let mut fresh = Node::default();
+        fresh.insert(0, e);
+        if at == 0 {
+            self.nodes.insert(ni, fresh);
+        } else {
+            let tail = self.nodes[ni].split_off(at);
+            self.nodes[ni].shrink();
+            self.nodes.insert(ni + 1, tail);
+            self.nodes.insert(ni + 1, fresh);
+        }
+        self.merge_around(ni + 1, fill);
+    }
+
+    /// Merges the node at `ni` with a neighbour when the two fit one node (Redis's
+    /// `_quicklistMergeNodes` after a split).
+    fn merge_around(&mut self, ni: usize, fill: i64) {
+        for left in [ni, ni.saturating_sub(1)] {
+            if left + 1 >= self.nodes.len() {
+                continue;
+            }
+            let (a, b) = (&self.nodes[left], &self.nodes[left + 1]);
+            if !exceeds_limit(fill, a.lp_bytes() + b.lp_bytes() - 7, a.count() + b.count()) {
+                let b = self.nodes.remove(left + 1).expect("checked");
+                self.nodes[left].append(&b);
+                return;
+            }
+        }
+    }
+
+    /// Replaces element `i` (< len) with `s`: in place when the node takes it, else by
+    /// an insert after it and its removal.
+    pub(super) fn replace(&mut self, i: usize, s: &[u8], fill: i64) {
+        let (ni, at) = self.locate(i);
+        let node = &self.nodes[ni];
+        let old = node.get(at).with_bytes(lp_entry_len);
+        let new_sz = (node.lp_bytes() + lp_entry_len(s)).saturating_sub(old);
+        if !exceeds_limit(fill, new_sz, node.count()) {
+            let node = &mut self.nodes[ni];
+            node.remove(at, 1);
+            node.insert(at, Encoded::of(s));
+        } else {
+            self.insert(i + 1, s, fill);
+            self.remove(i, 1);
+        }
+    }
+
+    /// Removes `n` elements from index `i` (`i + n <= len`).
+    pub(super) fn remove(&mut self, i: usize, mut n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.len -= n;
+        let (mut ni, mut at) = self.locate_for_remove(i);
+        while n > 0 {
+            let node = &mut self.nodes[ni];
+            let k = n.min(node.count() - at);
+            node.remove(at, k);
+            n -= k;
+            if node.count() == 0 {
+                self.nodes.remove(ni);
+            } else {
+                ni += 1;
+            }
+            at = 0;
+        }
+    }
+
+    /// [`Quick::locate`] before the length was lowered.
+    fn locate_for_remove(&self, i: usize) -> (usize, usize) {
+        let mut rest = i;
+        for (ni, n) in self.nodes.iter().enumerate() {
+            if rest < n.count() {
+                return (ni, rest);
+            }
+            rest -= n.count();
+        }
+        unreachable!("index {i} beyond the nodes")
+    }
+
+    /// Keeps the elements `f` accepts (visiting from the front or back), stopping after
+    /// `limit` removals; returns how many were removed.
+    pub(super) fn remove_where(
+        &mut self,
+        from_back: bool,
+        limit: usize,
+        mut f: impl FnMut(Member) -> bool,
+    ) -> usize {
+        let mut removed = 0;
+        let order: Vec<usize> = if from_back {
+            (0..self.nodes.len()).rev().collect()
+        } else {
+            (0..self.nodes.len()).collect()
+        };
+        let mut emptied = Vec::new();
+        for ni in order {
+            if removed == limit {
+                break;
+            }
+            let node = &mut self.nodes[ni];
+            let hits: Vec<usize> = node
+                .iter_from(0)
+                .enumerate()
+                .filter(|(_, m)| f(*m))
+                .map(|(i, _)| i)
+                .collect();
+            let take: Vec<usize> = if from_back {
+                hits.into_iter().rev().take(limit - removed).collect()
+            } else {
+                hits.into_iter().take(limit - removed).collect()
+            };
+            let mut sorted = take;
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            for i in &sorted {
+                node.remove(*i, 1);
+            }
+            removed += sorted.len();
+            if node.count() == 0 {
+                emptied.push(ni);
+            }
+        }
+        emptied.sort_unstable_by(|a, b| b.cmp(a));
+        for ni in emptied {
+            self.nodes.remove(ni);
+        }
+        self.len -= removed;
+        removed
+    }
+
+    /// Checks every node and the total; for tests.
+    pub(super) fn validate(&self) {
+        let mut total = 0;
+        for n in &self.nodes {
+            n.validate();
+            assert!(n.count() > 0, "no empty node");
+            total += n.count();
+        }
+        assert_eq!(total, self.len, "length");
+    }
+}
