@@ -118,6 +118,8 @@ pub struct Config {
     pub zset: goblin_zset::Config,
     /// set-max-intset-entries / set-max-listpack-entries / set-max-listpack-value
     pub set: goblin_zset::set::SetConfig,
+    /// list-max-listpack-size
+    pub list: goblin_zset::list::ListConfig,
     /// busy-poll-us: how long the event loop keeps polling without sleeping after traffic
     /// (start-up only, Goblin's own; 0 is off).
     pub busy_poll_us: u64,
@@ -180,6 +182,7 @@ impl Default for Config {
             logfile: String::new(),
             zset: goblin_zset::Config::default(),
             set: goblin_zset::set::SetConfig::default(),
+            list: goblin_zset::list::ListConfig::default(),
             busy_poll_us: 0,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
@@ -244,6 +247,11 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("set-max-intset-entries", None, Mutability::Runtime),
     ("set-max-listpack-entries", None, Mutability::Runtime),
     ("set-max-listpack-value", None, Mutability::Runtime),
+    (
+        "list-max-listpack-size",
+        Some("list-max-ziplist-size"),
+        Mutability::Runtime,
+    ),
     ("proto-max-bulk-len", None, Mutability::Runtime),
     ("client-query-buffer-limit", None, Mutability::Runtime),
     ("client-output-buffer-limit", None, Mutability::Runtime),
@@ -417,6 +425,9 @@ impl Config {
             "set-max-listpack-value" => {
                 self.set.max_listpack_value = memory_in(&text, 0, i64::MAX as u64)? as usize
             }
+            "list-max-listpack-size" => {
+                self.list.max_listpack_size = int_in(&text, i32::MIN as i64, i32::MAX as i64)?
+            }
             "proto-max-bulk-len" => {
                 self.proto_max_bulk_len = memory_in(&text, 1024 * 1024, i64::MAX as u64)? as i64
             }
@@ -560,6 +571,7 @@ impl Config {
             "set-max-intset-entries" => self.set.max_intset_entries.to_string(),
             "set-max-listpack-entries" => self.set.max_listpack_entries.to_string(),
             "set-max-listpack-value" => self.set.max_listpack_value.to_string(),
+            "list-max-listpack-size" => self.list.max_listpack_size.to_string(),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "client-output-buffer-limit" => [

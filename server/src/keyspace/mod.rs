@@ -7,6 +7,7 @@
 //! - [`zset`]: the sorted-set value: the engine with Redis's -0 rule on writes.
 //! - [`string`]: the string value: integers, inline short strings, encodings.
 //! - [`set`]: the set value, on the set engine.
+//! - [`list`]: the list value, on the list engine.
 //! - `lazyfree`, `watch`, `blocking`, `expire`: lazy free, WATCH state, waited-on keys,
 //!   active expiry.
 //!
@@ -22,6 +23,7 @@
 pub mod db;
 pub mod evict;
 pub mod lfu;
+pub mod list;
 pub mod set;
 pub mod string;
 pub mod value;
@@ -34,6 +36,7 @@ mod watch;
 
 pub use db::{Db, Entry};
 pub use expire::KeyspaceStats;
+pub use list::{End, List, ListConfig, ListEncoding};
 pub use set::{Member, Set, SetConfig, SetEncoding};
 pub use string::StringValue;
 pub use value::{Value, WrongType};

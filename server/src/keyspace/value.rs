@@ -1,10 +1,12 @@
 //! The value stored under a key: one variant per data type, each type in its own module
-//! with its encoding rules, memory figure and conversions: sorted sets, strings and sets.
+//! with its encoding rules, memory figure and conversions: sorted sets, strings, sets and
+//! lists.
 //!
 //! Commands reach a value of their type through the typed accessors ([`Value::as_zset`],
-//! [`Value::as_string`], [`Value::as_set`] and their `_mut` forms), which answer
+//! [`Value::as_string`], [`Value::as_set`], [`Value::as_list`] and their `_mut` forms), which answer
 //! [`WrongType`] for a value of another type, so no command can forget the check.
 
+use super::list::List;
 use super::set::Set;
 use super::string::StringValue;
 use super::zset::SortedSet;
@@ -22,6 +24,8 @@ pub enum Value {
     Str(StringValue),
     /// A set.
     Set(Set),
+    /// A list.
+    List(List),
 }
 
 impl Value {
@@ -31,6 +35,7 @@ impl Value {
             Value::ZSet(_) => "zset",
             Value::Str(_) => "string",
             Value::Set(_) => "set",
+            Value::List(_) => "list",
         }
     }
 
@@ -40,6 +45,7 @@ impl Value {
             Value::ZSet(z) => z.encoding().as_str(),
             Value::Str(s) => s.encoding().as_str(),
             Value::Set(s) => s.encoding().as_str(),
+            Value::List(l) => l.encoding().as_str(),
         }
     }
 
@@ -49,6 +55,7 @@ impl Value {
             Value::ZSet(z) => z.memory_bytes(),
             Value::Str(s) => s.memory_bytes(),
             Value::Set(s) => s.memory_bytes(),
+            Value::List(l) => l.memory_bytes(),
         }
     }
 
@@ -58,6 +65,7 @@ impl Value {
             Value::ZSet(z) => z.len(),
             Value::Str(_) => 1,
             Value::Set(s) => s.len(),
+            Value::List(l) => l.len(),
         }
     }
 
@@ -117,6 +125,24 @@ impl Value {
     pub fn as_set_mut(&mut self) -> Result<&mut Set, WrongType> {
         match self {
             Value::Set(s) => Ok(s),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The list, or [`WrongType`].
+    #[inline]
+    pub fn as_list(&self) -> Result<&List, WrongType> {
+        match self {
+            Value::List(l) => Ok(l),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The list for writing, or [`WrongType`].
+    #[inline]
+    pub fn as_list_mut(&mut self) -> Result<&mut List, WrongType> {
+        match self {
+            Value::List(l) => Ok(l),
             _ => Err(WrongType),
         }
     }

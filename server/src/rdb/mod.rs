@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 /// One key's value as a snapshot carries it: a sorted set's members with their scores'
-/// bits, a string's bytes, or a set's members (sorted).
+/// bits, a string's bytes, a set's members (sorted) or a list's elements.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Content {
     /// A sorted set's members in order, with their scores' bits.
@@ -49,6 +49,8 @@ pub enum Content {
     Str(Vec<u8>),
     /// A set's members, sorted.
     Set(Vec<Vec<u8>>),
+    /// A list's elements in order.
+    List(Vec<Vec<u8>>),
 }
 
 /// Every key of a keyspace as (database, key, expiry, value), sorted: what a snapshot must
@@ -71,6 +73,10 @@ pub fn contents(dbs: &[Db]) -> Contents {
                     let mut members: Vec<_> = s.iter().map(|m| m.to_vec()).collect();
                     members.sort();
                     Content::Set(members)
+                }
+                Value::List(l) => {
+                    l.validate();
+                    Content::List(l.iter_from(0).map(|m| m.to_vec()).collect())
                 }
             };
             out.push((i, e.key().to_vec(), e.expire_at(), content));
@@ -211,6 +217,7 @@ impl Snapshots<'_> {
             databases: self.config.databases,
             zset: self.config.zset,
             set: self.config.set,
+            list: self.config.list,
             skip_unsupported: self.config.rdb_skip_unsupported_types,
             now_ms: unix_ms(),
             clock_secs: self.keyspace.initial_access(),

@@ -6,6 +6,8 @@
 //! byte position inside the blob, never a panic or an out-of-bounds read: the header's total
 //! size, every item's bounds, the back-links between items (ziplist `prevlen`, listpack
 //! `backlen`), the tail offset, the item count when the header states one, and the end byte.
+//!
+//! [`listpack`] writes the other way, for the nodes of a list (RDB type 18).
 
 /// One item of a packed blob.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -255,70 +257,73 @@ pub fn ziplist_items<'a>(
     Ok(count)
 }
 
+/// Builds a listpack from items, each at Redis's narrowest encoding (a list node of
+/// QUICKLIST_2, the loader's tests).
+pub fn listpack(items: &[Item]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for item in items {
+        let mut e = Vec::new();
+        match *item {
+            Item::Int(v) if (0..128).contains(&v) => e.push(v as u8),
+            Item::Int(v) if (-4096..4096).contains(&v) => {
+                let u = (v as u64) & 0x1fff;
+                e.push(0xc0 | (u >> 8) as u8);
+                e.push(u as u8);
+            }
+            Item::Int(v) if i16::try_from(v).is_ok() => {
+                e.push(0xf1);
+                e.extend_from_slice(&(v as i16).to_le_bytes());
+            }
+            Item::Int(v) if (-(1 << 23)..(1 << 23)).contains(&v) => {
+                e.push(0xf2);
+                e.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
+            }
+            Item::Int(v) if i32::try_from(v).is_ok() => {
+                e.push(0xf3);
+                e.extend_from_slice(&(v as i32).to_le_bytes());
+            }
+            Item::Int(v) => {
+                e.push(0xf4);
+                e.extend_from_slice(&v.to_le_bytes());
+            }
+            Item::Str(s) if s.len() < 64 => {
+                e.push(0x80 | s.len() as u8);
+                e.extend_from_slice(s);
+            }
+            Item::Str(s) if s.len() < 4096 => {
+                e.push(0xe0 | (s.len() >> 8) as u8);
+                e.push(s.len() as u8);
+                e.extend_from_slice(s);
+            }
+            Item::Str(s) => {
+                e.push(0xf0);
+                e.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                e.extend_from_slice(s);
+            }
+        }
+        let l = e.len();
+        let size = backlen_size(l);
+        for i in 0..size {
+            let group = ((l >> (7 * (size - 1 - i))) & 0x7f) as u8;
+            e.push(if i == 0 { group } else { group | 0x80 });
+        }
+        body.extend_from_slice(&e);
+    }
+    let total = 6 + body.len() + 1;
+    let mut out = Vec::new();
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(items.len().min(0xffff) as u16).to_le_bytes());
+    out.extend_from_slice(&body);
+    out.push(END);
+    out
+}
+
 /// Builders of listpack and ziplist blobs for tests (the loader's tests use them too).
 #[cfg(test)]
 pub mod tests {
     use super::*;
 
-    /// Builds a listpack from items (test helper, also used by the loader's tests).
-    pub fn listpack(items: &[Item]) -> Vec<u8> {
-        let mut body = Vec::new();
-        for item in items {
-            let mut e = Vec::new();
-            match *item {
-                Item::Int(v) if (0..128).contains(&v) => e.push(v as u8),
-                Item::Int(v) if (-4096..4096).contains(&v) => {
-                    let u = (v as u64) & 0x1fff;
-                    e.push(0xc0 | (u >> 8) as u8);
-                    e.push(u as u8);
-                }
-                Item::Int(v) if i16::try_from(v).is_ok() => {
-                    e.push(0xf1);
-                    e.extend_from_slice(&(v as i16).to_le_bytes());
-                }
-                Item::Int(v) if (-(1 << 23)..(1 << 23)).contains(&v) => {
-                    e.push(0xf2);
-                    e.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-                }
-                Item::Int(v) if i32::try_from(v).is_ok() => {
-                    e.push(0xf3);
-                    e.extend_from_slice(&(v as i32).to_le_bytes());
-                }
-                Item::Int(v) => {
-                    e.push(0xf4);
-                    e.extend_from_slice(&v.to_le_bytes());
-                }
-                Item::Str(s) if s.len() < 64 => {
-                    e.push(0x80 | s.len() as u8);
-                    e.extend_from_slice(s);
-                }
-                Item::Str(s) if s.len() < 4096 => {
-                    e.push(0xe0 | (s.len() >> 8) as u8);
-                    e.push(s.len() as u8);
-                    e.extend_from_slice(s);
-                }
-                Item::Str(s) => {
-                    e.push(0xf0);
-                    e.extend_from_slice(&(s.len() as u32).to_le_bytes());
-                    e.extend_from_slice(s);
-                }
-            }
-            let l = e.len();
-            let size = backlen_size(l);
-            for i in 0..size {
-                let group = ((l >> (7 * (size - 1 - i))) & 0x7f) as u8;
-                e.push(if i == 0 { group } else { group | 0x80 });
-            }
-            body.extend_from_slice(&e);
-        }
-        let total = 6 + body.len() + 1;
-        let mut out = Vec::new();
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(items.len().min(0xffff) as u16).to_le_bytes());
-        out.extend_from_slice(&body);
-        out.push(END);
-        out
-    }
+    pub use super::listpack;
 
     /// Builds a ziplist from items (test helper).
     pub fn ziplist(items: &[Item]) -> Vec<u8> {

@@ -7,6 +7,8 @@
 //!   SELECTDB n, RESIZEDB keys expires
 //!   per key: [EXPIRETIME_MS t] ZSET_2 key len (member, 8-byte LE double)...
 //!        or: [EXPIRETIME_MS t] STRING key value
+//!        or: [EXPIRETIME_MS t] SET_INTSET key blob | SET key len member...
+//!        or: [EXPIRETIME_MS t] LIST_QUICKLIST_2 key nodes (PACKED=2, listpack)...
 //! EOF, CRC64 of everything before it (8 bytes LE)
 //! ```
 //!
@@ -20,7 +22,8 @@
 use super::crc64;
 use super::format::*;
 use super::lzf;
-use crate::keyspace::{Db, Value};
+use super::packed::{self, Item};
+use crate::keyspace::{Db, Member, Value};
 use std::io::{self, Write};
 
 /// Bytes gathered before they are checksummed and handed to the output.
@@ -208,7 +211,8 @@ pub fn encode_string(s: &[u8], out: &mut Vec<u8>) {
 /// set as ZSET_2 (descending, as Redis writes a skiplist); a string as STRING (its bytes
 /// LZF-compressed when `compress` and Redis would); a set as SET_INTSET when it is an
 /// intset (the blob: width and count as u32 LE, then the integers), else as SET, a list of
-/// members (RDB 10 has no SET_LISTPACK).
+/// members (RDB 10 has no SET_LISTPACK); a list as QUICKLIST_2, one PACKED listpack per
+/// node, as Redis 7.0 and 7.2 write it.
 fn write_value<W: Write>(
     w: &mut RdbWriter<W>,
     key: &[u8],
@@ -249,6 +253,23 @@ fn write_value<W: Write>(
                 }
             }
         },
+        Value::List(l) => {
+            w.byte(TYPE_LIST_QUICKLIST_2)?;
+            w.string(key)?;
+            let nodes = l.node_elements();
+            w.len(nodes.len() as u64)?;
+            for node in nodes {
+                let items: Vec<Item> = node
+                    .iter()
+                    .map(|m| match *m {
+                        Member::Int(v) => Item::Int(v),
+                        Member::Bytes(b) => Item::Str(b),
+                    })
+                    .collect();
+                w.len(QUICKLIST_NODE_PACKED)?;
+                w.string(&packed::listpack(&items))?;
+            }
+        }
     }
     Ok(())
 }
