@@ -1,5 +1,5 @@
-//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, strings and sets,
-//! with the object cache (Goblin Store) co-hosted in the same process.
+//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, strings, sets and
+//! lists, with the object cache (Goblin Store) co-hosted in the same process.
 //!
 //! # Modules
 //!
@@ -12,6 +12,7 @@
 //! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
 //! - [`string_commands`]: the string commands (SET, GET, INCR, APPEND, ...).
 //! - [`set_commands`]: the set commands (S*).
+//! - [`list_commands`]: the list commands (L*, R*, BL*, BR*).
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -33,7 +34,8 @@
 //!        -> resp::parse (one request's arguments)
 //!        -> commands (table lookup, arity / auth / MULTI checks, dispatch to a handler)
 //!        -> keyspace (lookup for read or write, expiry, signals to WATCH and waiters)
-//!        -> engine (goblin-zset: sorted sets, and sets in goblin_zset::set)
+//!        -> engine (goblin-zset: sorted sets, sets in goblin_zset::set, lists in
+//!           goblin_zset::list)
 //!        <- resp::reply into the connection's write buffer <- net (one write per batch;
 //!           the client restored to `clients`, the clients its commands woke serviced)
 //!
@@ -56,6 +58,7 @@ pub mod config;
 pub mod errors;
 pub mod glob;
 pub mod keyspace;
+pub mod list_commands;
 pub mod log;
 pub mod memory;
 pub mod net;

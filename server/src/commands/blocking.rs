@@ -11,6 +11,20 @@ use crate::clients::{Blocked, Client, Lease};
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
 
+/// Called by a blocking command that found nothing to serve: the client waits on `keys`
+/// until `deadline_ms` (None: forever), or, inside MULTI where nothing may block, gets the
+/// reply of a timeout at once: the null array (`null_array`), else the null reply (BLMOVE
+/// and BRPOPLPUSH).
+pub fn block_or_null(ctx: &mut Ctx, keys: &[&[u8]], deadline_ms: Option<u64>, null_array: bool) {
+    if !ctx.in_exec {
+        ctx.block = Some((keys.iter().map(|k| k.to_vec()).collect(), deadline_ms));
+    } else if null_array {
+        ctx.out.null_array();
+    } else {
+        ctx.out.null();
+    }
+}
+
 /// Registers `client` as blocked on `keys` until `deadline_ms`.
 pub fn block_client(
     server: &mut Server,

@@ -401,6 +401,8 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::zset_commands::COMMANDS)
             .chain(&crate::string_commands::COMMANDS)
             .chain(&crate::set_commands::COMMANDS)
+        .chain(&crate::list_commands::COMMANDS)
+            .chain(&crate::list_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
@@ -422,5 +424,6 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::zset_commands::COMMANDS)
         .chain(&crate::string_commands::COMMANDS)
         .chain(&crate::set_commands::COMMANDS)
+        .chain(&crate::list_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
 }

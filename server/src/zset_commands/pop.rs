@@ -1,7 +1,7 @@
 //! ZPOPMIN, ZPOPMAX, ZMPOP and the blocking BZPOPMIN, BZPOPMAX, BZMPOP.
 
 use super::{after_write, parse, write_zset};
-use crate::commands::Ctx;
+use crate::commands::{block_or_null, Ctx};
 use crate::keyspace::WrongType;
 
 /// Which end to pop from.
@@ -111,44 +111,8 @@ fn parse_mpop<'a>(
     args: &[&'a [u8]],
     at: usize,
 ) -> Option<(Vec<&'a [u8]>, End, usize)> {
-    let numkeys = parse::int_in_range(
-        ctx,
-        args[at],
-        1,
-        i64::MAX,
-        Some("ERR numkeys should be greater than 0"),
-    )? as usize;
-    let where_at = at.saturating_add(numkeys).saturating_add(1);
-    if where_at >= args.len() {
-        ctx.syntax_error();
-        return None;
-    }
-    let end = match args[where_at].to_ascii_uppercase().as_slice() {
-        b"MIN" => End::Min,
-        b"MAX" => End::Max,
-        _ => {
-            ctx.syntax_error();
-            return None;
-        }
-    };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < args.len() {
-        if count.is_none() && args[j].eq_ignore_ascii_case(b"COUNT") && j + 1 < args.len() {
-            count = Some(parse::int_in_range(
-                ctx,
-                args[j + 1],
-                1,
-                i64::MAX,
-                Some("ERR count should be greater than 0"),
-            )? as usize);
-            j += 2;
-        } else {
-            ctx.syntax_error();
-            return None;
-        }
-    }
-    Some((args[at + 1..where_at].to_vec(), end, count.unwrap_or(1)))
+    let (keys, max, count) = parse::mpop_args(ctx, args, at, [b"MIN", b"MAX"])?;
+    Some((keys, if max { End::Max } else { End::Min }, count))
 }
 
 /// Pops from the first non-empty key and replies `[key, [[m, s], ...]]`; false when all
@@ -178,15 +142,6 @@ pub fn zmpop(ctx: &mut Ctx, args: &[&[u8]]) {
     }
 }
 
-/// Waits (or, inside MULTI, answers null) when nothing could be popped.
-fn block_or_null(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>) {
-    if ctx.in_exec {
-        ctx.out.null_array();
-    } else {
-        ctx.block = Some((keys.iter().map(|k| k.to_vec()).collect(), deadline));
-    }
-}
-
 fn bzpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
     let Some(deadline) = parse::timeout(ctx, args[args.len() - 1]) else {
         return;
@@ -204,7 +159,7 @@ fn bzpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
             ctx.out.bulk(member);
             ctx.out.double(*score);
         }
-        Ok(None) => block_or_null(ctx, keys, deadline),
+        Ok(None) => block_or_null(ctx, keys, deadline, true),
     }
 }
 
@@ -227,6 +182,6 @@ pub fn bzmpop(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if !mpop_reply(ctx, &keys, end, count) {
-        block_or_null(ctx, &keys, deadline);
+        block_or_null(ctx, &keys, deadline, true);
     }
 }

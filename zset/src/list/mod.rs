@@ -174,8 +174,9 @@ impl List {
 
     /// Converts a listpack that `items` more would take past the limit into a quicklist
     /// (Redis's `listTypeTryConvertListpack`: the element bytes as they arrive, one entry
-    /// each).
-    fn grow_check(&mut self, items: &[&[u8]], cfg: &ListConfig) {
+    /// each). Every write that adds calls it; LINSERT and LSET call it first themselves,
+    /// as Redis converts before it finds the pivot or checks the index.
+    pub fn prepare_push(&mut self, items: &[&[u8]], cfg: &ListConfig) {
         let Repr::Pack(node) = &mut self.repr else {
             return;
         };
@@ -211,21 +212,10 @@ impl List {
         self.repr = Repr::Pack(q.into_node());
     }
 
-    /// Settles the form of a list built element by element (RDB load, a copy): the
-    /// conversion Redis applies to a freshly loaded list.
-    pub fn settle(&mut self, cfg: &ListConfig) {
-        if let Repr::Pack(node) = &self.repr {
-            if exceeds_limit(cfg.max_listpack_size, node.lp_bytes(), node.count()) {
-                self.grow_check(&[], cfg);
-            }
-        }
-        self.shrink_check(cfg, false);
-    }
-
     /// Pushes `items` one after another at `end` (LPUSH's order: the last item ends up at
     /// the front).
     pub fn push(&mut self, end: End, items: &[&[u8]], cfg: &ListConfig) {
-        self.grow_check(items, cfg);
+        self.prepare_push(items, cfg);
         for s in items {
             match &mut self.repr {
                 Repr::Pack(n) => match end {
@@ -307,7 +297,7 @@ impl List {
 
     /// Replaces element `i` (< len) with `s` (LSET).
     pub fn set(&mut self, i: usize, s: &[u8], cfg: &ListConfig) {
-        self.grow_check(&[s], cfg);
+        self.prepare_push(&[s], cfg);
         match &mut self.repr {
             Repr::Pack(n) => {
                 n.remove(i, 1);
@@ -320,7 +310,7 @@ impl List {
 
     /// Inserts `s` before element `i` (`i == len` appends) (LINSERT).
     pub fn insert(&mut self, i: usize, s: &[u8], cfg: &ListConfig) {
-        self.grow_check(&[s], cfg);
+        self.prepare_push(&[s], cfg);
         match &mut self.repr {
             Repr::Pack(n) => n.insert(i, Encoded::of(s)),
             Repr::Quick(q) => q.insert(i, s, cfg.max_listpack_size),
