@@ -401,7 +401,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::zset_commands::COMMANDS)
             .chain(&crate::string_commands::COMMANDS)
             .chain(&crate::set_commands::COMMANDS)
-        .chain(&crate::list_commands::COMMANDS)
+            .chain(&crate::list_commands::COMMANDS)
             .chain(&crate::list_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))

@@ -20,10 +20,7 @@ fn move_one(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> bool {
     if src != dst && write_list(ctx, dst).is_err() {
         return true;
     }
-    let list = write_list(ctx, src)
-        .ok()
-        .flatten()
-        .expect("checked above");
+    let list = write_list(ctx, src).ok().flatten().expect("checked above");
     let value = list.pop(from, 1, &cfg).pop().expect("a non-empty list");
     if src == dst {
         list.push(to, &[&value], &cfg);

@@ -78,7 +78,7 @@ pub fn linsert(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(at) = list.iter_from(0).position(|m| List::element_eq(m, pivot)) else {
         return ctx.out.int(-1);
     };
-    list.insert(at + usize::from(after), element, &cfg);
+    list.insert(at, after, element, &cfg);
     let len = list.len();
     ctx.server.keyspace.signal_modified(ctx.client.db, key);
     ctx.server.keyspace.add_dirty(1);

@@ -211,8 +211,8 @@ pub fn encode_string(s: &[u8], out: &mut Vec<u8>) {
 /// set as ZSET_2 (descending, as Redis writes a skiplist); a string as STRING (its bytes
 /// LZF-compressed when `compress` and Redis would); a set as SET_INTSET when it is an
 /// intset (the blob: width and count as u32 LE, then the integers), else as SET, a list of
-/// members (RDB 10 has no SET_LISTPACK); a list as QUICKLIST_2, one PACKED listpack per
-/// node, as Redis 7.0 and 7.2 write it.
+/// members (RDB 10 has no SET_LISTPACK); a list as QUICKLIST_2, a PACKED listpack per
+/// node and a PLAIN string per plain node, as Redis 7.0 and 7.2 write it.
 fn write_value<W: Write>(
     w: &mut RdbWriter<W>,
     key: &[u8],
@@ -258,8 +258,13 @@ fn write_value<W: Write>(
             w.string(key)?;
             let nodes = l.node_elements();
             w.len(nodes.len() as u64)?;
-            for node in nodes {
-                let items: Vec<Item> = node
+            for (plain, elements) in nodes {
+                if plain {
+                    w.len(QUICKLIST_NODE_PLAIN)?;
+                    elements[0].with_bytes(|b| w.string(b))?;
+                    continue;
+                }
+                let items: Vec<Item> = elements
                     .iter()
                     .map(|m| match *m {
                         Member::Int(v) => Item::Int(v),

@@ -139,44 +139,6 @@ pub fn rank_range(start: i64, end: i64, len: usize) -> Option<std::ops::Range<us
     Some(start as usize..(end.min(len - 1) + 1) as usize)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn score_bounds_like_zsl_parse_range() {
-        assert!(score_bound(b"(1.5").is_some_and(|b| b.exclusive && b.value == 1.5));
-        assert!(score_bound(b"-inf").is_some_and(|b| b.value == f64::NEG_INFINITY));
-        assert!(score_bound(b"1e400").is_some_and(|b| b.value == f64::INFINITY));
-        assert!(score_bound(b" 2").is_some_and(|b| b.value == 2.0));
-        assert!(score_bound(b"nan").is_none());
-        assert!(score_bound(b"(").is_some_and(|b| b.exclusive && b.value == 0.0));
-        assert!(score_bound(b"").is_some_and(|b| b.value == 0.0));
-        assert!(score_bound(b"1\0x").is_some_and(|b| b.value == 1.0));
-        assert!(score_bound(b"abc").is_none());
-    }
-
-    #[test]
-    fn lex_bounds() {
-        assert!(matches!(lex_bound(b"-"), Some(LexBound::NegInf)));
-        assert!(matches!(lex_bound(b"[a"), Some(LexBound::Inclusive(v)) if v == b"a"));
-        assert!(matches!(lex_bound(b"("), Some(LexBound::Exclusive(v)) if v.is_empty()));
-        assert!(lex_bound(b"a").is_none());
-        assert!(lex_bound(b"").is_none());
-        assert!(lex_bound(b"+a").is_none());
-    }
-
-    #[test]
-    fn rank_ranges() {
-        assert_eq!(rank_range(0, -1, 5), Some(0..5));
-        assert_eq!(rank_range(-100, 100, 5), Some(0..5));
-        assert_eq!(rank_range(3, 1, 5), None);
-        assert_eq!(rank_range(5, 10, 5), None);
-        assert_eq!(rank_range(-2, -1, 5), Some(3..5));
-        assert_eq!(rank_range(0, 0, 0), None);
-    }
-}
-
 /// Parses `numkeys key... WHERE [COUNT count]` starting at `at`, WHERE one of `words`
 /// (MIN|MAX for ZMPOP, LEFT|RIGHT for LMPOP, and their blocking forms): the keys, whether
 /// WHERE was the second word, and the count (1 when absent), with Redis's errors.
@@ -224,4 +186,42 @@ pub fn mpop_args<'a>(
         }
     }
     Some((args[at + 1..where_at].to_vec(), second, count.unwrap_or(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn score_bounds_like_zsl_parse_range() {
+        assert!(score_bound(b"(1.5").is_some_and(|b| b.exclusive && b.value == 1.5));
+        assert!(score_bound(b"-inf").is_some_and(|b| b.value == f64::NEG_INFINITY));
+        assert!(score_bound(b"1e400").is_some_and(|b| b.value == f64::INFINITY));
+        assert!(score_bound(b" 2").is_some_and(|b| b.value == 2.0));
+        assert!(score_bound(b"nan").is_none());
+        assert!(score_bound(b"(").is_some_and(|b| b.exclusive && b.value == 0.0));
+        assert!(score_bound(b"").is_some_and(|b| b.value == 0.0));
+        assert!(score_bound(b"1\0x").is_some_and(|b| b.value == 1.0));
+        assert!(score_bound(b"abc").is_none());
+    }
+
+    #[test]
+    fn lex_bounds() {
+        assert!(matches!(lex_bound(b"-"), Some(LexBound::NegInf)));
+        assert!(matches!(lex_bound(b"[a"), Some(LexBound::Inclusive(v)) if v == b"a"));
+        assert!(matches!(lex_bound(b"("), Some(LexBound::Exclusive(v)) if v.is_empty()));
+        assert!(lex_bound(b"a").is_none());
+        assert!(lex_bound(b"").is_none());
+        assert!(lex_bound(b"+a").is_none());
+    }
+
+    #[test]
+    fn rank_ranges() {
+        assert_eq!(rank_range(0, -1, 5), Some(0..5));
+        assert_eq!(rank_range(-100, 100, 5), Some(0..5));
+        assert_eq!(rank_range(3, 1, 5), None);
+        assert_eq!(rank_range(5, 10, 5), None);
+        assert_eq!(rank_range(-2, -1, 5), Some(3..5));
+        assert_eq!(rank_range(0, 0, 0), None);
+    }
 }

@@ -286,12 +286,16 @@ impl List {
         })
     }
 
-    /// The elements of each node, front to back (for writing the list out node by
-    /// node, as Redis's QUICKLIST_2 records do).
-    pub fn node_elements(&self) -> Vec<Vec<Member<'_>>> {
+    /// The elements of each node, front to back, with whether the node is plain (one
+    /// large element), for writing the list out node by node as Redis's QUICKLIST_2
+    /// records do.
+    pub fn node_elements(&self) -> Vec<(bool, Vec<Member<'_>>)> {
         match &self.repr {
-            Repr::Pack(n) => vec![n.iter_from(0).collect()],
-            Repr::Quick(q) => q.nodes().map(|n| n.iter_from(0).collect()).collect(),
+            Repr::Pack(n) => vec![(false, n.iter_from(0).collect())],
+            Repr::Quick(q) => q
+                .nodes()
+                .map(|n| (n.plain(), n.iter_from(0).collect()))
+                .collect(),
         }
     }
 
@@ -308,12 +312,12 @@ impl List {
         self.shrink_check(cfg, true);
     }
 
-    /// Inserts `s` before element `i` (`i == len` appends) (LINSERT).
-    pub fn insert(&mut self, i: usize, s: &[u8], cfg: &ListConfig) {
+    /// Inserts `s` next to element `pivot` (< len), after it or before it (LINSERT).
+    pub fn insert(&mut self, pivot: usize, after: bool, s: &[u8], cfg: &ListConfig) {
         self.prepare_push(&[s], cfg);
         match &mut self.repr {
-            Repr::Pack(n) => n.insert(i, Encoded::of(s)),
-            Repr::Quick(q) => q.insert(i, s, cfg.max_listpack_size),
+            Repr::Pack(n) => n.insert(pivot + usize::from(after), Encoded::of(s)),
+            Repr::Quick(q) => q.insert(pivot, after, s, cfg.max_listpack_size),
         }
     }
 

@@ -4,6 +4,8 @@
 //!
 //! ```text
 //! buf: [count: u32 LE][lp_bytes: u32 LE][code|data][code|data]...
+//!      count's top bit marks a plain node: one element too large for a packed one
+//!      (Redis's PLAIN container), kept apart from its neighbours
 //!      code 0x00..=0xEF  a string of that many bytes (0..239), the bytes follow
 //!      code 0xF1 0xF2 0xF3 0xF4 0xF8
 //!                        an integer (a string that is a canonical i64) in 1, 2, 3,
@@ -29,7 +31,9 @@ const LONG: u8 = 0xFF;
 /// The code of an integer of `w` bytes is `INT | w`.
 const INT: u8 = 0xF0;
 /// Redis's listpack header (total bytes, count) plus its end byte.
-const LP_OVERHEAD: usize = 6 + 1;
+pub(super) const LP_OVERHEAD: usize = 6 + 1;
+/// The plain-node bit of the count field.
+const PLAIN: u32 = 1 << 31;
 
 /// An element ready to be stored: the integer it reads as, or its bytes.
 #[derive(Clone, Copy)]
@@ -179,10 +183,28 @@ impl Default for Node {
 }
 
 impl Node {
+    fn count_field(&self) -> u32 {
+        u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes"))
+    }
+
     /// Number of elements.
     #[inline]
     pub(super) fn count(&self) -> usize {
-        u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes")) as usize
+        (self.count_field() & !PLAIN) as usize
+    }
+
+    /// Whether this is a plain node (one large element).
+    #[inline]
+    pub(super) fn plain(&self) -> bool {
+        self.count_field() & PLAIN != 0
+    }
+
+    /// A plain node holding `e`.
+    pub(super) fn new_plain(e: Encoded) -> Node {
+        let mut node = Node::default();
+        node.insert(0, e);
+        node.buf[..4].copy_from_slice(&(1 | PLAIN).to_le_bytes());
+        node
     }
 
     /// Bytes of Redis's listpack holding the same elements (its `lpBytes`).
@@ -192,7 +214,8 @@ impl Node {
     }
 
     fn set_header(&mut self, count: usize, lp_bytes: usize) {
-        self.buf[..4].copy_from_slice(&(count as u32).to_le_bytes());
+        let flag = self.count_field() & PLAIN;
+        self.buf[..4].copy_from_slice(&(count as u32 | flag).to_le_bytes());
         self.buf[4..8].copy_from_slice(&(lp_bytes as u32).to_le_bytes());
     }
 

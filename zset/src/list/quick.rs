@@ -1,12 +1,15 @@
 //! The quicklist form: a deque of packed nodes, each filled up to
 //! `list-max-listpack-size` as Redis 7.2's quicklist fills them (a byte limit for a
-//! negative fill, an entry count for a positive one), with the element total kept so
-//! an index is found by skipping whole nodes by their counts, from the nearer end.
+//! negative fill, an entry count for a positive one), an element larger than a node's
+//! limit alone in a plain node, with the element total kept so an index is found by
+//! skipping whole nodes by their counts, from the nearer end. Inserts, replacements,
+//! splits and merges follow quicklist.c's choices, so nodes (and with them the
+//! listpack / quicklist conversions) come out as in Redis.
 
 use std::collections::VecDeque;
 
-use super::node::{lp_entry_len, Encoded, Node};
-use super::{exceeds_limit, End};
+use super::node::{lp_entry_len, Encoded, Node, LP_OVERHEAD};
+use super::{exceeds_limit, node_limit, End, SIZE_SAFETY_LIMIT};
 use crate::set::Member;
 
 /// Redis's estimate of a listpack's growth on top of the element bytes.
@@ -19,14 +22,36 @@ pub(super) struct Quick {
     len: usize,
 }
 
+/// Whether an element of `len` bytes goes in a plain node of its own (Redis's
+/// `isLargeElement`): over the byte limit, or over 8 KiB under a count fill.
+fn is_large(len: usize, fill: i64) -> bool {
+    match node_limit(fill) {
+        (Some(size), _) => len > size,
+        _ => len > SIZE_SAFETY_LIMIT,
+    }
+}
+
 /// Whether `node` takes one more element of `len` bytes (Redis's
 /// `_quicklistNodeAllowInsert`).
 fn allows_insert(node: &Node, len: usize, fill: i64) -> bool {
-    !exceeds_limit(
-        fill,
-        node.lp_bytes() + len + SIZE_ESTIMATE_OVERHEAD,
-        node.count() + 1,
-    )
+    !node.plain()
+        && !is_large(len, fill)
+        && !exceeds_limit(
+            fill,
+            node.lp_bytes() + len + SIZE_ESTIMATE_OVERHEAD,
+            node.count() + 1,
+        )
+}
+
+/// Whether nodes `a` and `b` fit one (Redis's `_quicklistNodeAllowMerge`).
+fn allows_merge(a: &Node, b: &Node, fill: i64) -> bool {
+    !a.plain()
+        && !b.plain()
+        && !exceeds_limit(
+            fill,
+            a.lp_bytes() + b.lp_bytes() - LP_OVERHEAD,
+            a.count() + b.count(),
+        )
 }
 
 impl Quick {
@@ -40,9 +65,9 @@ impl Quick {
         Quick { nodes, len }
     }
 
-    /// The only node, when there is exactly one.
+    /// The only node, when there is exactly one and it is packed.
     pub(super) fn single_node(&self) -> Option<&Node> {
-        (self.nodes.len() == 1).then(|| &self.nodes[0])
+        (self.nodes.len() == 1 && !self.nodes[0].plain()).then(|| &self.nodes[0])
     }
 
     /// Takes the only node out (the caller checked [`Quick::single_node`]).
@@ -92,6 +117,13 @@ impl Quick {
     /// Pushes `s` at one end.
     pub(super) fn push(&mut self, end: End, s: &[u8], fill: i64) {
         let e = Encoded::of(s);
+        self.len += 1;
+        if is_large(s.len(), fill) {
+            return match end {
+                End::Front => self.nodes.push_front(Node::new_plain(e)),
+                End::Back => self.nodes.push_back(Node::new_plain(e)),
+            };
+        }
         let at_end = match end {
             End::Front => self.nodes.front_mut(),
             End::Back => self.nodes.back_mut(),
@@ -113,7 +145,6 @@ impl Quick {
                 }
             }
         }
-        self.len += 1;
     }
 
     /// Removes and returns the element at one end.
@@ -154,67 +185,109 @@ impl Quick {
             .flat_map(move |(k, n)| n.iter_from(if k == 0 { at } else { 0 }))
     }
 
-    /// Inserts `s` before element `i` (`i == len` appends), splitting a full node as
-    /// Redis's `_quicklistInsert` does.
-    pub(super) fn insert(&mut self, i: usize, s: &[u8], fill: i64) {
-        if i == 0 {
-            return self.push(End::Front, s, fill);
-        }
-        if i == self.len {
-            return self.push(End::Back, s, fill);
-        }
+    /// Inserts `s` next to element `pivot` (< len), after it or before it, as Redis's
+    /// `_quicklistInsert` does: into the pivot's node when it has room, else at the near
+    /// end of the neighbour node, else into a node split at the pivot (merged with its
+    /// neighbours where they fit); a large element in a plain node of its own.
+    pub(super) fn insert(&mut self, pivot: usize, after: bool, s: &[u8], fill: i64) {
         let e = Encoded::of(s);
-        let (ni, at) = self.locate(i);
+        let (ni, at) = self.locate(pivot);
         self.len += 1;
-        if allows_insert(&self.nodes[ni], s.len(), fill) {
-            return self.nodes[ni].insert(at, e);
+        let count = self.nodes[ni].count();
+        let at_tail = after && at + 1 == count;
+        let at_head = !after && at == 0;
+        let split_at = at + usize::from(after);
+        if is_large(s.len(), fill) {
+            let plain = Node::new_plain(e);
+            if self.nodes[ni].plain() || at_tail || at_head {
+                self.nodes.insert(ni + usize::from(after), plain);
+            } else {
+                let tail = self.nodes[ni].split_off(split_at);
+                self.nodes.insert(ni + 1, tail);
+                self.nodes.insert(ni + 1, plain);
+            }
+            return;
         }
-        if at == 0 && ni > 0 && allows_insert(&self.nodes[ni - 1], s.len(), fill) {
+        let allows = |q: &Quick, k: usize| allows_insert(&q.nodes[k], s.len(), fill);
+        if allows(self, ni) {
+            self.nodes[ni].insert(split_at, e);
+        } else if at_tail && ni + 1 < self.nodes.len() && allows(self, ni + 1) {
+            self.nodes[ni + 1].insert(0, e);
+        } else if at_head && ni > 0 && allows(self, ni - 1) {
             let prev = &mut self.nodes[ni - 1];
-            return prev.insert(prev.count(), e);
-        }
-        let mut fresh = Node::default();
-        fresh.insert(0, e);
-        if at == 0 {
-            self.nodes.insert(ni, fresh);
+            prev.insert(prev.count(), e);
+        } else if (at_tail && ni + 1 == self.nodes.len()) || (at_head && ni == 0) {
+            let mut fresh = Node::default();
+            fresh.insert(0, e);
+            self.nodes.insert(ni + usize::from(after), fresh);
         } else {
-            let tail = self.nodes[ni].split_off(at);
-            self.nodes[ni].shrink();
-            self.nodes.insert(ni + 1, tail);
-            self.nodes.insert(ni + 1, fresh);
-        }
-        self.merge_around(ni + 1, fill);
-    }
-
-    /// Merges the node at `ni` with a neighbour when the two fit one node (Redis's
-    /// `_quicklistMergeNodes` after a split).
-    fn merge_around(&mut self, ni: usize, fill: i64) {
-        for left in [ni, ni.saturating_sub(1)] {
-            if left + 1 >= self.nodes.len() {
-                continue;
-            }
-            let (a, b) = (&self.nodes[left], &self.nodes[left + 1]);
-            if !exceeds_limit(fill, a.lp_bytes() + b.lp_bytes() - 7, a.count() + b.count()) {
-                let b = self.nodes.remove(left + 1).expect("checked");
-                self.nodes[left].append(&b);
-                return;
-            }
+            // Split at the pivot: the part past it (after) or before it (before) becomes
+            // a new node beside the pivot's, and takes the element at its near end.
+            let mut part = self.nodes[ni].split_off(split_at);
+            let center = if after {
+                part.insert(0, e);
+                self.nodes.insert(ni + 1, part);
+                ni
+            } else {
+                let node = &mut self.nodes[ni];
+                node.insert(node.count(), e);
+                self.nodes.insert(ni + 1, part);
+                ni + 1
+            };
+            self.merge_around(center, fill);
         }
     }
 
-    /// Replaces element `i` (< len) with `s`: in place when the node takes it, else by
-    /// an insert after it and its removal.
+    /// Merges around node `c` as Redis's `_quicklistMergeNodes`: the two before it, the two
+    /// after it, then `c` with the one before and the result with the one after.
+    fn merge_around(&mut self, mut c: usize, fill: i64) {
+        let fits = |q: &Quick, a: usize| {
+            a + 1 < q.nodes.len() && allows_merge(&q.nodes[a], &q.nodes[a + 1], fill)
+        };
+        if c >= 2 && fits(self, c - 2) {
+            self.merge_pair(c - 2);
+            c -= 1;
+        }
+        if fits(self, c + 1) {
+            self.merge_pair(c + 1);
+        }
+        let target = if c >= 1 && fits(self, c - 1) {
+            self.merge_pair(c - 1);
+            c - 1
+        } else {
+            c
+        };
+        if fits(self, target) {
+            self.merge_pair(target);
+        }
+    }
+
+    /// Appends node `a + 1` to node `a`.
+    fn merge_pair(&mut self, a: usize) {
+        let b = self.nodes.remove(a + 1).expect("a node after");
+        self.nodes[a].append(&b);
+    }
+
+    /// Replaces element `i` (< len) with `s`, as Redis's `quicklistReplaceEntry`: in place
+    /// in a packed node that takes it; a plain node's element by a large one; otherwise an
+    /// insert after the element and its removal.
     pub(super) fn replace(&mut self, i: usize, s: &[u8], fill: i64) {
         let (ni, at) = self.locate(i);
         let node = &self.nodes[ni];
-        let old = node.get(at).with_bytes(lp_entry_len);
-        let new_sz = (node.lp_bytes() + lp_entry_len(s)).saturating_sub(old);
-        if !exceeds_limit(fill, new_sz, node.count()) {
+        let large = is_large(s.len(), fill);
+        let in_place = if node.plain() {
+            large
+        } else {
+            let old = node.get(at).with_bytes(lp_entry_len);
+            let new_sz = (node.lp_bytes() + lp_entry_len(s)).saturating_sub(old);
+            !large && !exceeds_limit(fill, new_sz, node.count())
+        };
+        if in_place {
             let node = &mut self.nodes[ni];
             node.remove(at, 1);
             node.insert(at, Encoded::of(s));
         } else {
-            self.insert(i + 1, s, fill);
+            self.insert(i, true, s, fill);
             self.remove(i, 1);
         }
     }

@@ -19,10 +19,12 @@ enum Op {
 
 fn element() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
-        (0i64..300).prop_map(|v| v.to_string().into_bytes()),
-        any::<i64>().prop_map(|v| v.to_string().into_bytes()),
-        prop::collection::vec(b'a'..b'e', 0..4),
-        prop::collection::vec(any::<u8>(), 200..320),
+        4 => (0i64..300).prop_map(|v| v.to_string().into_bytes()),
+        2 => any::<i64>().prop_map(|v| v.to_string().into_bytes()),
+        4 => prop::collection::vec(b'a'..b'e', 0..4),
+        2 => prop::collection::vec(any::<u8>(), 200..320),
+        // Past the 4 KiB node of fill -1: plain nodes.
+        1 => Just(vec![b'x'; 4100]),
     ]
 }
 
@@ -80,10 +82,10 @@ fn run(fill: i64, ops: Vec<Op>) {
                 list.set(i, &v, &cfg);
                 model[i] = v;
             }
-            Op::Insert(i, v) => {
-                let i = i % (model.len() + 1);
-                list.insert(i, &v, &cfg);
-                model.insert(i, v);
+            Op::Insert(i, v) if !model.is_empty() => {
+                let (pivot, after) = (i % model.len(), i % 2 == 0);
+                list.insert(pivot, after, &v, &cfg);
+                model.insert(pivot + usize::from(after), v);
             }
             Op::Trim(i, n) if !model.is_empty() => {
                 let i = i % model.len();
