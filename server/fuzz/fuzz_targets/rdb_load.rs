@@ -1,7 +1,7 @@
 //! Feeds arbitrary bytes to the RDB loader. It must never panic, loop or allocate without
 //! bound; whatever it accepts must survive a round trip: written by Goblin's writer (strings
 //! LZF-compressed where they compress) and loaded again, it is the same keyspace, and every
-//! set passes the engine's own checks.
+//! set and list passes the engine's own checks.
 //!
 //! Seeds in corpus/rdb_load/ have a zero checksum ("not computed", as Redis writes with
 //! rdbchecksum no) or a pre-checksum version, so mutations get past the CRC check.
@@ -25,6 +25,8 @@ fuzz_target!(|data: &[u8]| {
     let opts = LoadOptions {
         databases: 16,
         zset: Default::default(),
+        set: Default::default(),
+        list: Default::default(),
         skip_unsupported: true,
         now_ms: 0,
         clock_secs: 0,
