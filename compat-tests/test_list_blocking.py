@@ -10,21 +10,8 @@ import time
 import pytest
 
 from list_helpers import L, lst  # noqa: F401  (fixtures)
+from test_zset_pop import assert_silent, block
 from zset_helpers import Blocked, settle, unblock, wait_blocked
-
-
-def block(raw, l, *cmd, n):
-    """A new client that sends `cmd` and is then the n-th blocked client on both servers."""
-    c = Blocked(raw, 3 if l.resp3 else 2)
-    c.send(*cmd)
-    wait_blocked(l, n)
-    return c
-
-
-def assert_silent(*clients):
-    for c in clients:
-        r, g = c.pending()
-        assert r == b"" and g == b"", f"a blocked client got a reply: redis {r!r}, goblin {g!r}"
 
 
 def test_served_at_once(lst):

@@ -6,8 +6,10 @@
 //! key non-empty, [`serve_ready_keys`] re-runs the waiting clients' commands in arrival
 //! order until the key is empty again, as Redis 7 does.
 
+use super::lookup::PickMut;
 use super::{call, lookup, Ctx};
 use crate::clients::{Blocked, Client, Lease};
+use crate::keyspace::WrongType;
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
 
@@ -23,6 +25,22 @@ pub fn block_or_null(ctx: &mut Ctx, keys: &[&[u8]], deadline_ms: Option<u64>, nu
     } else {
         ctx.out.null();
     }
+}
+
+/// The first of `keys` holding a value of the command's type (`pick`), where a pop or a
+/// blocking pop takes from; `Err` after the WRONGTYPE reply when a key before it holds
+/// another type.
+pub fn first_present<T: ?Sized>(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    pick: PickMut<T>,
+) -> Result<Option<usize>, WrongType> {
+    for (i, key) in keys.iter().enumerate() {
+        if ctx.write_typed(key, pick)?.is_some() {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
 }
 
 /// Registers `client` as blocked on `keys` until `deadline_ms`.

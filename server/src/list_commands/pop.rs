@@ -1,9 +1,9 @@
 //! LPOP, RPOP, LMPOP and the blocking BLPOP, BRPOP, BLMPOP.
 
 use super::write_list;
-use crate::commands::{block_or_null, Ctx};
+use crate::commands::{block_or_null, first_present, Ctx};
 use crate::errors;
-use crate::keyspace::{End, WrongType};
+use crate::keyspace::{End, Value, WrongType};
 use crate::zset_commands::{after_write, parse};
 
 /// Pops up to `count` elements from `end` of the list at `key` (removing the key when
@@ -81,15 +81,9 @@ pub fn rpop(ctx: &mut Ctx, args: &[&[u8]]) {
     pop_generic(ctx, args, End::Back, "rpop");
 }
 
-/// The first of `keys` holding a list; `Err` after the WRONGTYPE reply when a key before
-/// it holds another type.
+/// The first of `keys` holding a list.
 fn first_ready(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Option<usize>, WrongType> {
-    for (i, key) in keys.iter().enumerate() {
-        if write_list(ctx, key)?.is_some() {
-            return Ok(Some(i));
-        }
-    }
-    Ok(None)
+    first_present(ctx, keys, Value::as_list_mut)
 }
 
 /// Parses `numkeys key... LEFT|RIGHT [COUNT count]` starting at `at`.

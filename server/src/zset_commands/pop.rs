@@ -1,8 +1,8 @@
 //! ZPOPMIN, ZPOPMAX, ZMPOP and the blocking BZPOPMIN, BZPOPMAX, BZMPOP.
 
 use super::{after_write, parse, write_zset};
-use crate::commands::{block_or_null, Ctx};
-use crate::keyspace::WrongType;
+use crate::commands::{block_or_null, first_present, Ctx};
+use crate::keyspace::{Value, WrongType};
 
 /// Which end to pop from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -94,15 +94,9 @@ pub fn zpopmax(ctx: &mut Ctx, args: &[&[u8]]) {
     zpop_generic(ctx, args, End::Max);
 }
 
-/// The first of `keys` holding a non-empty set; `Err` after the WRONGTYPE reply when a
-/// key before it holds another type.
+/// The first of `keys` holding a sorted set.
 fn first_ready(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Option<usize>, WrongType> {
-    for (i, key) in keys.iter().enumerate() {
-        if write_zset(ctx, key)?.is_some() {
-            return Ok(Some(i));
-        }
-    }
-    Ok(None)
+    first_present(ctx, keys, Value::as_zset_mut)
 }
 
 /// Parses `numkeys key... MIN|MAX [COUNT count]` starting at `at`.
