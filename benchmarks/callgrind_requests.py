@@ -33,10 +33,11 @@ TESTS = {
     "ZSCORE": ["ZSCORE", KEY, "element:__rand_int__"],
     "ZRANK": ["ZRANK", KEY, "element:__rand_int__"],
     "ZRANGEBYSCORE": ["ZRANGEBYSCORE", KEY, "__rand_int__", "+inf", "LIMIT", "0", "16"],
-    # Lists, in this order: LPUSH fills "mylist", LRANGE_100 reads it, LPOP empties it.
+    # Lists, in this order: LPUSH fills "mylist", LRANGE_100 reads it, LPOP or RPOP empties it.
     "LPUSH": ["LPUSH", "mylist", "element:__rand_int__"],
     "LRANGE_100": ["LRANGE", "mylist", "0", "99"],
     "LPOP": ["LPOP", "mylist"],
+    "RPOP": ["RPOP", "mylist"],
 }
 
 

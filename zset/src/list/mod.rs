@@ -17,16 +17,19 @@
 //!   buf (Vec<u8>): [count: u32][lp_bytes: u32][code|data]...      (see `node`)
 //!   cost: 8 + 24 inline + the entries; 10 elements of "e:1234567" cost 8 + 100
 //!
-//! quicklist: Box -> { nodes: VecDeque<Node> (24 B per slot), len: usize }
+//! quicklist: Box -> { nodes: VecDeque<Node> (24 B per slot), len: usize,
+//!                     tail: Vec<u32> (the tail node's offsets, after a back pop) }
 //!   each node: one buffer as above, filled to 8 KiB of Redis's listpack size
 //!   (-2, the default) or to a count (a positive fill)
 //!   cost: 1 + len per element below 240 B; a 16-byte element is 17 B, plus
 //!         (8 + 24 + malloc's 16) / ~470 elements per node = 0.1 B
 //! ```
 //!
-//! Pushes and pops at either end touch one end node: O(1) in the list's length (the
-//! back end walks the codes of its node, at most a few hundred). LINDEX, LSET, LRANGE and
-//! LINSERT skip whole nodes by their counts from the nearer end.
+//! Pushes and pops at either end touch one end node: O(1) in the list's length. Entries
+//! read front to back only, so a quicklist keeps the offsets of its tail node's elements
+//! (4 B each, built by the first back pop, kept up by back pushes and pops): a back pop
+//! is O(1) too, amortized. A listpack's back pop walks its codes (at most a few hundred).
+//! LINDEX, LSET, LRANGE and LINSERT skip whole nodes by their counts from the nearer end.
 
 mod node;
 mod quick;

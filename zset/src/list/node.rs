@@ -291,6 +291,33 @@ impl Node {
         self.set_header(count - n, lp);
     }
 
+    /// The offset of every element, front to back.
+    pub(super) fn offsets(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.count());
+        let mut pos = HEADER;
+        while pos < self.buf.len() {
+            out.push(pos as u32);
+            pos = skip(&self.buf, pos);
+        }
+        out
+    }
+
+    /// The offset an element pushed at the back starts at.
+    pub(super) fn end_offset(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Removes and returns the last element, which starts at offset `at`.
+    pub(super) fn take_last_at(&mut self, at: usize) -> Vec<u8> {
+        let (m, end) = decode(&self.buf, at);
+        debug_assert_eq!(end, self.buf.len(), "the last element");
+        let (v, lp) = (m.to_vec(), member_lp_len(m));
+        self.buf.truncate(at);
+        let (count, bytes) = (self.count(), self.lp_bytes());
+        self.set_header(count - 1, bytes - lp);
+        v
+    }
+
     /// Removes and returns element `i`.
     pub(super) fn take(&mut self, i: usize) -> Vec<u8> {
         let v = self.get(i).to_vec();

@@ -20,6 +20,10 @@ const SIZE_ESTIMATE_OVERHEAD: usize = 8;
 pub(super) struct Quick {
     nodes: VecDeque<Node>,
     len: usize,
+    /// The offsets of the tail node's elements, built by a pop at the back and kept while
+    /// only pushes and pops at the back change that node (empty otherwise), so back pops
+    /// do not walk the node's codes: a node's entries read front to back only.
+    tail: Vec<u32>,
 }
 
 /// Whether an element of `len` bytes goes in a plain node of its own (Redis's
@@ -62,7 +66,11 @@ impl Quick {
         if len > 0 {
             nodes.push_back(node);
         }
-        Quick { nodes, len }
+        Quick {
+            nodes,
+            len,
+            tail: Vec::new(),
+        }
     }
 
     /// The only node, when there is exactly one and it is packed.
@@ -88,6 +96,7 @@ impl Quick {
     /// Heap bytes: the node table and every node.
     pub(super) fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.tail.capacity() * 4
             + self.nodes.iter().map(Node::memory_bytes).sum::<usize>()
     }
 
@@ -118,7 +127,13 @@ impl Quick {
     pub(super) fn push(&mut self, end: End, s: &[u8], fill: i64) {
         let e = Encoded::of(s);
         self.len += 1;
+        if end == End::Front && self.nodes.len() <= 1 {
+            self.tail.clear();
+        }
         if is_large(s.len(), fill) {
+            if end == End::Back {
+                self.tail.clear();
+            }
             return match end {
                 End::Front => self.nodes.push_front(Node::new_plain(e)),
                 End::Back => self.nodes.push_back(Node::new_plain(e)),
@@ -131,7 +146,14 @@ impl Quick {
         match at_end {
             Some(n) if allows_insert(n, s.len(), fill) => match end {
                 End::Front => n.insert(0, e),
-                End::Back => n.insert(n.count(), e),
+                End::Back => {
+                    if !self.tail.is_empty() && self.tail.len() == n.count() {
+                        self.tail.push(n.end_offset() as u32);
+                    } else {
+                        self.tail.clear();
+                    }
+                    n.insert(n.count(), e)
+                }
             },
             full => {
                 if let Some(n) = full {
@@ -141,7 +163,10 @@ impl Quick {
                 node.insert(0, e);
                 match end {
                     End::Front => self.nodes.push_front(node),
-                    End::Back => self.nodes.push_back(node),
+                    End::Back => {
+                        self.tail.clear();
+                        self.nodes.push_back(node)
+                    }
                 }
             }
         }
@@ -149,19 +174,31 @@ impl Quick {
 
     /// Removes and returns the element at one end.
     pub(super) fn pop(&mut self, end: End) -> Option<Vec<u8>> {
-        let ni = match end {
-            End::Front => 0,
-            End::Back => self.nodes.len().checked_sub(1)?,
+        let v = match end {
+            End::Front => {
+                if self.nodes.len() == 1 {
+                    self.tail.clear();
+                }
+                let node = self.nodes.front_mut()?;
+                let v = node.take(0);
+                if node.count() == 0 {
+                    self.nodes.pop_front();
+                }
+                v
+            }
+            End::Back => {
+                let node = self.nodes.back_mut()?;
+                if self.tail.len() != node.count() {
+                    self.tail = node.offsets();
+                }
+                let at = self.tail.pop().expect("one offset per element") as usize;
+                let v = node.take_last_at(at);
+                if node.count() == 0 {
+                    self.nodes.pop_back();
+                }
+                v
+            }
         };
-        let node = &mut self.nodes[ni];
-        let i = match end {
-            End::Front => 0,
-            End::Back => node.count() - 1,
-        };
-        let v = node.take(i);
-        if node.count() == 0 {
-            self.nodes.remove(ni);
-        }
         self.len -= 1;
         Some(v)
     }
@@ -190,6 +227,7 @@ impl Quick {
     /// end of the neighbour node, else into a node split at the pivot (merged with its
     /// neighbours where they fit); a large element in a plain node of its own.
     pub(super) fn insert(&mut self, pivot: usize, after: bool, s: &[u8], fill: i64) {
+        self.tail.clear();
         let e = Encoded::of(s);
         let (ni, at) = self.locate(pivot);
         self.len += 1;
@@ -272,6 +310,7 @@ impl Quick {
     /// in a packed node that takes it; a plain node's element by a large one; otherwise an
     /// insert after the element and its removal.
     pub(super) fn replace(&mut self, i: usize, s: &[u8], fill: i64) {
+        self.tail.clear();
         let (ni, at) = self.locate(i);
         let node = &self.nodes[ni];
         let large = is_large(s.len(), fill);
@@ -297,6 +336,7 @@ impl Quick {
         if n == 0 {
             return;
         }
+        self.tail.clear();
         self.len -= n;
         let (mut ni, mut at) = self.locate_for_remove(i);
         while n > 0 {
@@ -333,6 +373,7 @@ impl Quick {
         limit: usize,
         mut f: impl FnMut(Member) -> bool,
     ) -> usize {
+        self.tail.clear();
         let mut removed = 0;
         let order: Vec<usize> = if from_back {
             (0..self.nodes.len()).rev().collect()
@@ -383,5 +424,9 @@ impl Quick {
             total += n.count();
         }
         assert_eq!(total, self.len, "length");
+        if !self.tail.is_empty() {
+            let back = self.nodes.back().expect("offsets of a tail node");
+            assert_eq!(self.tail, back.offsets(), "tail offsets");
+        }
     }
 }
