@@ -50,6 +50,11 @@ TESTS = {
     "MSET": ["MSET"] + ["key:__rand_int__", "xxx"] * 10,
     # Needs the points of preload_geo: about 20 within 500 m of each.
     "GEOSEARCH": ["GEOSEARCH", GEO_KEY, "FROMMEMBER", "p:__rand_int__", "BYRADIUS", "500", "m", "ASC"],
+    # Lists, in this order: LPUSH fills "mylist", LRANGE_100 reads it, LPOP or RPOP empties it.
+    "LPUSH": ["LPUSH", "mylist", "element:__rand_int__"],
+    "LRANGE_100": ["LRANGE", "mylist", "0", "99"],
+    "LPOP": ["LPOP", "mylist"],
+    "RPOP": ["RPOP", "mylist"],
 }
 
 

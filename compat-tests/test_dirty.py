@@ -159,3 +159,38 @@ def test_hash_writes_count_as_in_redis(both):
         both(*cmd)
         r, g = (changes(c)[0] for c in both.clients())
         assert r == g, (cmd, r, g)
+
+
+def test_list_writes_count_as_in_redis(both):
+    both("FLUSHALL")
+    both("SAVE")
+    steps = [
+        ("RPUSH", "l", "a", "b", "c", "d", "e", "f"),
+        ("LPUSH", "l", "x"),
+        ("LPUSHX", "l", "y", "z"),
+        ("RPUSHX", "nokey", "y"),
+        ("LINSERT", "l", "BEFORE", "c", "new"),
+        ("LINSERT", "l", "AFTER", "nope", "new"),
+        ("LSET", "l", 0, "set"),
+        ("LPOP", "l"),
+        ("RPOP", "l", 2),
+        ("LPOP", "l", 0),
+        ("LREM", "l", 0, "new"),
+        ("LREM", "l", 0, "zz"),
+        ("LTRIM", "l", 1, -2),
+        ("LTRIM", "l", 0, -1),
+        ("LMOVE", "l", "m", "LEFT", "RIGHT"),
+        ("RPOPLPUSH", "l", "l"),
+        ("LMPOP", 2, "nokey", "l", "LEFT", "COUNT", 2),
+        ("BLPOP", "m", 0),
+        ("RPUSH", "m", "1", "2", "3"),
+        ("BRPOP", "m", 0),
+        ("BLMOVE", "m", "n", "LEFT", "LEFT", 0),
+        ("BRPOPLPUSH", "m", "n", 0),
+        ("BLMPOP", 0, 1, "n", "RIGHT", "COUNT", 5),
+        ("LTRIM", "nokey", 0, 1),
+    ]
+    for cmd in steps:
+        both(*cmd)
+        r, g = (changes(c)[0] for c in both.clients())
+        assert r == g, (cmd, r, g)

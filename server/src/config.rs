@@ -121,6 +121,8 @@ pub struct Config {
     pub set: goblin_zset::set::SetConfig,
     /// hash-max-listpack-entries / hash-max-listpack-value
     pub hash: goblin_zset::hash::HashConfig,
+    /// list-max-listpack-size
+    pub list: goblin_zset::list::ListConfig,
     /// busy-poll-us: how long the event loop keeps polling without sleeping after traffic
     /// (start-up only, Goblin's own; 0 is off).
     pub busy_poll_us: u64,
@@ -188,6 +190,7 @@ impl Default for Config {
             zset: goblin_zset::Config::default(),
             set: goblin_zset::set::SetConfig::default(),
             hash: goblin_zset::hash::HashConfig::default(),
+            list: goblin_zset::list::ListConfig::default(),
             busy_poll_us: 0,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
@@ -262,6 +265,11 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     (
         "hash-max-listpack-value",
         Some("hash-max-ziplist-value"),
+        Mutability::Runtime,
+    ),
+    (
+        "list-max-listpack-size",
+        Some("list-max-ziplist-size"),
         Mutability::Runtime,
     ),
     ("proto-max-bulk-len", None, Mutability::Runtime),
@@ -471,6 +479,9 @@ impl Config {
             "hash-max-listpack-value" => {
                 self.hash.max_listpack_value = memory_in(&text, 0, i64::MAX as u64)? as usize
             }
+            "list-max-listpack-size" => {
+                self.list.max_listpack_size = int_in(&text, i32::MIN as i64, i32::MAX as i64)?
+            }
             "proto-max-bulk-len" => {
                 self.proto_max_bulk_len = memory_in(&text, 1024 * 1024, i64::MAX as u64)? as i64
             }
@@ -629,6 +640,7 @@ impl Config {
             "set-max-listpack-value" => self.set.max_listpack_value.to_string(),
             "hash-max-listpack-entries" => self.hash.max_listpack_entries.to_string(),
             "hash-max-listpack-value" => self.hash.max_listpack_value.to_string(),
+            "list-max-listpack-size" => self.list.max_listpack_size.to_string(),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "client-output-buffer-limit" => [

@@ -1,5 +1,5 @@
-//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, strings and sets,
-//! with the object cache (Goblin Store) co-hosted in the same process.
+//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, strings, sets and
+//! lists, with the object cache (Goblin Store) co-hosted in the same process.
 //!
 //! # Modules
 //!
@@ -15,6 +15,7 @@
 //! - [`hash_commands`]: the hash commands (H*).
 //! - [`geo_commands`]: the geo commands (GEO*), on sorted sets.
 //! - [`sort_commands`]: SORT and SORT_RO.
+//! - [`list_commands`]: the list commands (L*, R*, BL*, BR*).
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -42,7 +43,8 @@
 //!        -> resp::parse (one request's arguments)
 //!        -> commands (table lookup, arity / auth / MULTI checks, dispatch to a handler)
 //!        -> keyspace (lookup for read or write, expiry, signals to WATCH and waiters)
-//!        -> engine (goblin-zset: sorted sets, and sets in goblin_zset::set)
+//!        -> engine (goblin-zset: sorted sets, sets in goblin_zset::set, lists in
+//!           goblin_zset::list)
 //!        <- resp::reply into the connection's write buffer <- net (one write per batch;
 //!           the client restored to `clients`, the clients its commands woke serviced)
 //!
@@ -68,6 +70,7 @@ pub mod geo_commands;
 pub mod glob;
 pub mod hash_commands;
 pub mod keyspace;
+pub mod list_commands;
 pub mod log;
 pub mod memory;
 pub mod net;

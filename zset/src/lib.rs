@@ -12,6 +12,7 @@
 //!   then `u32`.
 //! * `large`: the large form ("skiplist"), the last four kept in step.
 //! * `order`: key order and range bounds, shared by both forms.
+//! * [`list`]: the list engine (listpack and quicklist), packed nodes in a deque.
 //! * [`set`]: the set engine (intset, listpack, hashtable) on the same arena, hash and
 //!   Swiss table.
 //! * [`hash`]: the hash engine (listpack, hashtable) on the same arena, hash and Swiss table.
@@ -71,6 +72,7 @@ pub mod geo;
 pub mod hash;
 mod id;
 mod large;
+pub mod list;
 mod order;
 pub mod set;
 mod small;

@@ -1,7 +1,7 @@
 //! Feeds arbitrary bytes to the RDB loader. It must never panic, loop or allocate without
 //! bound; whatever it accepts must survive a round trip: written by Goblin's writer (strings
 //! LZF-compressed where they compress) and loaded again, it is the same keyspace, and every
-//! set and hash passes the engine's own checks.
+//! set, hash and list passes the engine's own checks.
 //!
 //! Seeds in corpus/rdb_load/ have a zero checksum ("not computed", as Redis writes with
 //! rdbchecksum no) or a pre-checksum version, so mutations get past the CRC check.
@@ -27,6 +27,7 @@ fuzz_target!(|data: &[u8]| {
         zset: Default::default(),
         set: Default::default(),
         hash: Default::default(),
+        list: Default::default(),
         skip_unsupported: true,
         now_ms: 0,
         clock_secs: 0,

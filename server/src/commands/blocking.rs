@@ -6,10 +6,42 @@
 //! key non-empty, [`serve_ready_keys`] re-runs the waiting clients' commands in arrival
 //! order until the key is empty again, as Redis 7 does.
 
+use super::lookup::PickMut;
 use super::{call, lookup, Ctx};
 use crate::clients::{Blocked, Client, Lease};
+use crate::keyspace::WrongType;
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
+
+/// Called by a blocking command that found nothing to serve: the client waits on `keys`
+/// until `deadline_ms` (None: forever), or, inside MULTI where nothing may block, gets the
+/// reply of a timeout at once: the null array (`null_array`), else the null reply (BLMOVE
+/// and BRPOPLPUSH).
+pub fn block_or_null(ctx: &mut Ctx, keys: &[&[u8]], deadline_ms: Option<u64>, null_array: bool) {
+    if !ctx.in_exec {
+        ctx.block = Some((keys.iter().map(|k| k.to_vec()).collect(), deadline_ms));
+    } else if null_array {
+        ctx.out.null_array();
+    } else {
+        ctx.out.null();
+    }
+}
+
+/// The first of `keys` holding a value of the command's type (`pick`), where a pop or a
+/// blocking pop takes from; `Err` after the WRONGTYPE reply when a key before it holds
+/// another type.
+pub fn first_present<T: ?Sized>(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    pick: PickMut<T>,
+) -> Result<Option<usize>, WrongType> {
+    for (i, key) in keys.iter().enumerate() {
+        if ctx.write_typed(key, pick)?.is_some() {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
 
 /// Registers `client` as blocked on `keys` until `deadline_ms`.
 pub fn block_client(

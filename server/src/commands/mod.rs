@@ -24,7 +24,9 @@ mod server_cmds;
 mod table;
 mod tracking;
 
-pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
+pub use blocking::{
+    block_or_null, client_gone, expire_blocked, first_present, next_deadline, serve_ready_keys,
+};
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
 pub use server_cmds::SlowLog;

@@ -441,6 +441,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::hash_commands::COMMANDS)
             .chain(&crate::geo_commands::COMMANDS)
             .chain(&crate::sort_commands::COMMANDS)
+            .chain(&crate::list_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
@@ -465,5 +466,6 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::hash_commands::COMMANDS)
         .chain(&crate::geo_commands::COMMANDS)
         .chain(&crate::sort_commands::COMMANDS)
+        .chain(&crate::list_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
 }

@@ -8,6 +8,7 @@
 //! - [`string`]: the string value: integers, inline short strings, encodings.
 //! - [`set`]: the set value, on the set engine.
 //! - [`hash`]: the hash value, on the hash engine.
+//! - [`list`]: the list value, on the list engine.
 //! - `lazyfree`, `watch`, `blocking`, `expire`: lazy free, WATCH state, waited-on keys,
 //!   active expiry.
 //!
@@ -24,6 +25,7 @@ pub mod db;
 pub mod evict;
 pub mod hash;
 pub mod lfu;
+pub mod list;
 pub mod set;
 pub mod string;
 pub mod value;
@@ -37,6 +39,7 @@ mod watch;
 pub use db::{Db, Entry};
 pub use expire::KeyspaceStats;
 pub use hash::{Hash, HashConfig, HashEncoding};
+pub use list::{End, List, ListConfig, ListEncoding};
 pub use set::{Member, Set, SetConfig, SetEncoding};
 pub use string::StringValue;
 pub use value::{Value, WrongType};

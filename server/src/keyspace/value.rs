@@ -1,12 +1,14 @@
 //! The value stored under a key: one variant per data type, each type in its own module
-//! with its encoding rules, memory figure and conversions: sorted sets, strings, sets and
-//! hashes.
+//! with its encoding rules, memory figure and conversions: sorted sets, strings, sets,
+//! hashes and lists.
 //!
 //! Commands reach a value of their type through the typed accessors ([`Value::as_zset`],
-//! [`Value::as_string`], [`Value::as_set`], [`Value::as_hash`] and their `_mut` forms), which answer
-//! [`WrongType`] for a value of another type, so no command can forget the check.
+//! [`Value::as_string`], [`Value::as_set`], [`Value::as_hash`], [`Value::as_list`] and their
+//! `_mut` forms), which answer [`WrongType`] for a value of another type, so no command can
+//! forget the check.
 
 use super::hash::Hash;
+use super::list::List;
 use super::set::Set;
 use super::string::StringValue;
 use super::zset::SortedSet;
@@ -26,6 +28,8 @@ pub enum Value {
     Set(Set),
     /// A hash.
     Hash(Hash),
+    /// A list.
+    List(List),
 }
 
 impl Value {
@@ -36,6 +40,7 @@ impl Value {
             Value::Str(_) => "string",
             Value::Set(_) => "set",
             Value::Hash(_) => "hash",
+            Value::List(_) => "list",
         }
     }
 
@@ -46,6 +51,7 @@ impl Value {
             Value::Str(s) => s.encoding().as_str(),
             Value::Set(s) => s.encoding().as_str(),
             Value::Hash(h) => h.encoding().as_str(),
+            Value::List(l) => l.encoding().as_str(),
         }
     }
 
@@ -56,6 +62,7 @@ impl Value {
             Value::Str(s) => s.memory_bytes(),
             Value::Set(s) => s.memory_bytes(),
             Value::Hash(h) => h.memory_bytes(),
+            Value::List(l) => l.memory_bytes(),
         }
     }
 
@@ -66,6 +73,7 @@ impl Value {
             Value::Str(_) => 1,
             Value::Set(s) => s.len(),
             Value::Hash(h) => h.len(),
+            Value::List(l) => l.len(),
         }
     }
 
@@ -138,11 +146,29 @@ impl Value {
         }
     }
 
+    /// The list, or [`WrongType`].
+    #[inline]
+    pub fn as_list(&self) -> Result<&List, WrongType> {
+        match self {
+            Value::List(l) => Ok(l),
+            _ => Err(WrongType),
+        }
+    }
+
     /// The hash for writing, or [`WrongType`].
     #[inline]
     pub fn as_hash_mut(&mut self) -> Result<&mut Hash, WrongType> {
         match self {
             Value::Hash(h) => Ok(h),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The list for writing, or [`WrongType`].
+    #[inline]
+    pub fn as_list_mut(&mut self) -> Result<&mut List, WrongType> {
+        match self {
+            Value::List(l) => Ok(l),
             _ => Err(WrongType),
         }
     }

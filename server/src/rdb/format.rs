@@ -77,6 +77,10 @@ pub const TYPE_HASH_LISTPACK: u8 = 16;
 pub const TYPE_ZSET_LISTPACK: u8 = 17;
 /// List as listpack nodes, each with a container kind (Redis 7.0).
 pub const TYPE_LIST_QUICKLIST_2: u8 = 18;
+/// A QUICKLIST_2 node holding one element as a plain string.
+pub const QUICKLIST_NODE_PLAIN: u64 = 1;
+/// A QUICKLIST_2 node holding a listpack of elements.
+pub const QUICKLIST_NODE_PACKED: u64 = 2;
 /// Stream with first id, max deleted id and entries added (Redis 7.0).
 pub const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 /// Set as a listpack blob (Redis 7.2, RDB 11).

@@ -39,7 +39,8 @@ use crate::{notice, warning};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// One key's value as a snapshot carries it: a sorted set's members with their scores'
-/// bits, a string's bytes, a set's members (sorted) or a hash's pairs (sorted).
+/// bits, a string's bytes, a set's members (sorted), a hash's pairs (sorted) or a list's
+/// elements.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Content {
     /// A sorted set's members in order, with their scores' bits.
@@ -50,6 +51,8 @@ pub enum Content {
     Set(Vec<Vec<u8>>),
     /// A hash's field/value pairs, sorted by field.
     Hash(Vec<(Vec<u8>, Vec<u8>)>),
+    /// A list's elements in order.
+    List(Vec<Vec<u8>>),
 }
 
 /// Every key of a keyspace as (database, key, expiry, value), sorted: what a snapshot must
@@ -79,6 +82,10 @@ pub fn contents(dbs: &[Db]) -> Contents {
                         h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
                     pairs.sort();
                     Content::Hash(pairs)
+                }
+                Value::List(l) => {
+                    l.validate();
+                    Content::List(l.iter_from(0).map(|m| m.to_vec()).collect())
                 }
             };
             out.push((i, e.key().to_vec(), e.expire_at(), content));
@@ -214,6 +221,7 @@ impl Snapshots<'_> {
             zset: self.config.zset,
             set: self.config.set,
             hash: self.config.hash,
+            list: self.config.list,
             skip_unsupported: self.config.rdb_skip_unsupported_types,
             now_ms: unix_ms(),
             clock_secs: self.keyspace.initial_access(),

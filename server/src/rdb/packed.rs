@@ -8,6 +8,8 @@
 //! byte position inside the blob, never a panic or an out-of-bounds read: the header's total
 //! size, every item's bounds, the back-links between items (ziplist `prevlen`, listpack
 //! `backlen`), the tail offset, the item count when the header states one, and the end byte.
+//!
+//! [`listpack`] writes the other way, for the nodes of a list (RDB type 18).
 
 /// One item of a packed blob.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -257,8 +259,8 @@ pub fn ziplist_items<'a>(
     Ok(count)
 }
 
-/// Builds a listpack of `items` as Redis's lpAppend writes one (the writer's small hashes,
-/// and the tests' blobs).
+/// Builds a listpack of `items` as Redis's lpAppend writes one, each at its narrowest
+/// encoding (the writer's small hashes and QUICKLIST_2 list nodes, the tests' blobs).
 pub fn listpack(items: &[Item]) -> Vec<u8> {
     let mut body = Vec::new();
     for item in items {

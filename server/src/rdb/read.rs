@@ -20,7 +20,7 @@
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, Hash, HashConfig, Set, SetConfig, StringValue, Value};
+use crate::keyspace::{Db, Hash, HashConfig, List, ListConfig, Set, SetConfig, StringValue, Value};
 use goblin_zset::ZSet;
 use std::fmt;
 use std::io::Read;
@@ -82,6 +82,8 @@ pub struct LoadOptions {
     pub set: SetConfig,
     /// Listpack thresholds for the hashes built.
     pub hash: HashConfig,
+    /// Node fill of the lists built.
+    pub list: ListConfig,
     /// Skip keys of types Goblin does not store instead of refusing the file.
     pub skip_unsupported: bool,
     /// Now, in Unix milliseconds: keys that expired before are dropped.
@@ -598,6 +600,9 @@ impl<'a, R: Read> Loader<'a, R> {
             TYPE_HASH_ZIPMAP | TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
                 self.packed_hash(rdb_type)?.map(Value::Hash)
             }
+            TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
+                self.list(rdb_type)?.map(Value::List)
+            }
             _ => {
                 let name = type_name(rdb_type, valkey);
                 if !self.opts.skip_unsupported {
@@ -605,7 +610,7 @@ impl<'a, R: Read> Loader<'a, R> {
                         kind: ErrorKind::Unsupported,
                         offset: at,
                         message: format!(
-                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets, strings, sets and hashes. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
+                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets, strings, sets, hashes and lists. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
                             String::from_utf8_lossy(&key)
                         ),
                     });
@@ -856,6 +861,72 @@ impl<'a, R: Read> Loader<'a, R> {
         Ok((!hash.is_empty()).then_some(hash))
     }
 
+    /// LIST (a length and the elements), LIST_ZIPLIST (one ziplist), LIST_QUICKLIST
+    /// (ziplist nodes) and LIST_QUICKLIST_2 (nodes, each a PLAIN element or a PACKED
+    /// listpack); the list is refilled under list-max-listpack-size and settled in the
+    /// form Redis 7.2 gives a loaded list.
+    fn list(&mut self, rdb_type: u8) -> Result<Option<List>> {
+        let mut elements: Vec<Vec<u8>> = Vec::new();
+        if rdb_type == TYPE_LIST {
+            let count = self.input.length()?;
+            elements.reserve(self.plausible(count, 1));
+            for _ in 0..count {
+                let mut e = Vec::new();
+                self.input.string(&mut e)?;
+                elements.push(e);
+            }
+        } else {
+            let nodes = if rdb_type == TYPE_LIST_ZIPLIST {
+                1
+            } else {
+                self.input.length()?
+            };
+            for _ in 0..nodes {
+                let container = if rdb_type == TYPE_LIST_QUICKLIST_2 {
+                    self.input.length()?
+                } else {
+                    QUICKLIST_NODE_PACKED
+                };
+                let at = self.input.offset();
+                let mut blob = Vec::new();
+                self.input.string(&mut blob)?;
+                let corrupt = |message: String| LoadError {
+                    kind: ErrorKind::Corrupt,
+                    offset: at,
+                    message: format!("list node: {message}"),
+                };
+                if container == QUICKLIST_NODE_PLAIN {
+                    elements.push(blob);
+                    continue;
+                }
+                if container != QUICKLIST_NODE_PACKED {
+                    return Err(corrupt(format!("unknown container {container}")));
+                }
+                let walk: Walker = if rdb_type == TYPE_LIST_QUICKLIST_2 {
+                    packed::listpack_items
+                } else {
+                    packed::ziplist_items
+                };
+                let mut text = [0u8; 20];
+                walk(&blob, &mut |item| {
+                    elements.push(match item {
+                        Item::Str(s) => s.to_vec(),
+                        Item::Int(v) => goblin_zset::set::format_int(v, &mut text).to_vec(),
+                    });
+                    Ok(())
+                })
+                .map_err(corrupt)?;
+            }
+        }
+        if elements.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(List::from_elements(
+            elements.iter().map(Vec::as_slice),
+            &self.opts.list,
+        )))
+    }
+
     /// ZSET_ZIPLIST / ZSET_LISTPACK: one blob of alternating members and scores.
     fn packed_zset(&mut self, rdb_type: u8) -> Result<Option<ZSet>> {
         let at = self.input.offset();
@@ -1059,6 +1130,7 @@ impl<'a, R: Read> Loader<'a, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keyspace::End;
     use crate::rdb::contents;
     use crate::rdb::packed::tests::{listpack, ziplist};
     use crate::rdb::write::{write_snapshot, AuxInfo, RdbWriter};
@@ -1069,6 +1141,7 @@ mod tests {
             zset: goblin_zset::Config::default(),
             set: SetConfig::default(),
             hash: HashConfig::default(),
+            list: ListConfig::default(),
             skip_unsupported: false,
             now_ms: 1_000_000,
             clock_secs: 0,
@@ -1165,6 +1238,15 @@ mod tests {
             dbs[2].insert(key, Value::Set(set), 0);
         }
         dbs[2].set_expiry(b"listpack", 3_000_000);
+        let lcfg = ListConfig::default();
+        let long = [b'l'; 300];
+        let small: [&[u8]; 6] = [b"a", b"-5", b"", b"9223372036854775807", b"01", &long];
+        let mut list = List::new();
+        list.push(End::Back, &small, &lcfg);
+        dbs[4].insert(b"small-list", Value::List(list), 0);
+        let texts: Vec<String> = (0..3000).map(|i| format!("element:{i}")).collect();
+        let big = List::from_elements(texts.iter().map(String::as_bytes), &lcfg);
+        dbs[4].insert(b"big-list", Value::List(big), 0);
         dbs
     }
 
@@ -1188,6 +1270,7 @@ mod tests {
         dbs[0].remove(b"large");
         dbs[2].remove(b"hashtable");
         dbs[2].remove(b"int-hashtable");
+        dbs[4].remove(b"big-list");
         snapshot(&dbs)
     }
 
@@ -1198,7 +1281,15 @@ mod tests {
         let mut want = contents(&sample_dbs());
         want.retain(|(_, k, _, _)| k != b"expired");
         assert_eq!(contents(&dbs), want);
-        assert_eq!(report.keys, 16);
+        assert_eq!(report.keys, 18);
+        assert_eq!(
+            dbs[4].get(b"small-list").unwrap().value.encoding_name(),
+            "listpack"
+        );
+        assert_eq!(
+            dbs[4].get(b"big-list").unwrap().value.encoding_name(),
+            "quicklist"
+        );
         for (key, encoding) in [
             (&b"intset16"[..], "intset"),
             (b"intset64", "intset"),
@@ -1220,7 +1311,7 @@ mod tests {
             ..opts()
         };
         let (_, report) = load_bytes(&file, &later).unwrap();
-        assert_eq!((report.keys, report.expired_skipped), (14, 2));
+        assert_eq!((report.keys, report.expired_skipped), (16, 2));
     }
 
     #[test]
@@ -1638,8 +1729,52 @@ mod tests {
     }
 
     #[test]
+    fn every_list_encoding_loads() {
+        let elements = |dbs: &[Db], key: &[u8]| -> Vec<Vec<u8>> {
+            let list = dbs[0].get(key).unwrap().value.as_list().unwrap();
+            list.iter_from(0).map(|m| m.to_vec()).collect()
+        };
+        let want: Vec<Vec<u8>> = vec![b"x".to_vec(), b"12".to_vec(), b"plain".to_vec()];
+        let items = [Item::Str(b"x"), Item::Int(12)];
+        let bytes = file("REDIS0011", |w| {
+            w.byte(TYPE_LIST).unwrap();
+            w.string(b"linked").unwrap();
+            w.len(3).unwrap();
+            for e in &want {
+                w.string(e).unwrap();
+            }
+            w.byte(TYPE_LIST_ZIPLIST).unwrap();
+            w.string(b"ziplist").unwrap();
+            w.string(&ziplist(&items)).unwrap();
+            w.byte(TYPE_LIST_QUICKLIST).unwrap();
+            w.string(b"quicklist").unwrap();
+            w.len(2).unwrap();
+            w.string(&ziplist(&items)).unwrap();
+            w.string(&ziplist(&[Item::Str(b"plain")])).unwrap();
+            w.byte(TYPE_LIST_QUICKLIST_2).unwrap();
+            w.string(b"quicklist2").unwrap();
+            w.len(2).unwrap();
+            w.len(QUICKLIST_NODE_PACKED).unwrap();
+            w.string(&listpack(&items)).unwrap();
+            w.len(QUICKLIST_NODE_PLAIN).unwrap();
+            w.string(b"plain").unwrap();
+        });
+        let (dbs, report) = load_bytes(&bytes, &opts()).unwrap();
+        assert_eq!(report.keys, 4);
+        assert_eq!(elements(&dbs, b"linked"), want);
+        assert_eq!(elements(&dbs, b"ziplist"), want[..2].to_vec());
+        assert_eq!(elements(&dbs, b"quicklist"), want);
+        assert_eq!(elements(&dbs, b"quicklist2"), want);
+        assert_eq!(
+            dbs[0].get(b"quicklist2").unwrap().value.encoding_name(),
+            "listpack"
+        );
+    }
+
+    #[test]
     fn other_types_are_refused_naming_the_key_or_skipped() {
-        // A string loads; the list after it (at offset 25) is the first refused key.
+        // A string, a list, a hash and a set load; the stream after them is the first
+        // refused key.
         let bytes = file("REDIS0011", |w| {
             w.byte(TYPE_STRING).unwrap();
             w.string(b"greeting").unwrap();
@@ -1686,21 +1821,22 @@ mod tests {
         });
         let err = fail(&bytes, &opts());
         assert_eq!(err.kind, ErrorKind::Unsupported);
-        assert_eq!(err.offset, 25);
-        assert!(
-            err.message.contains("'list'") && err.message.contains("list"),
-            "{err}"
-        );
+        let stream_at = bytes
+            .windows(8)
+            .position(|w| w == [&[TYPE_STREAM_LISTPACKS_3, 6][..], b"stream"].concat())
+            .unwrap();
+        assert_eq!(err.offset, stream_at as u64);
+        assert!(err.message.contains("'stream'"), "{err}");
         let skipping = LoadOptions {
             skip_unsupported: true,
             ..opts()
         };
         let (dbs, report) = load_bytes(&bytes, &skipping).unwrap();
         assert_eq!(
-            report.keys, 4,
-            "the string, the hash, the set and the sorted set"
+            report.keys, 5,
+            "the string, the list, the hash, the set and the sorted set"
         );
-        assert_eq!(report.unsupported_skipped, vec![("list", 1), ("stream", 1)]);
+        assert_eq!(report.unsupported_skipped, vec![("stream", 1)]);
         assert_eq!(members(&dbs, 0, b"z"), vec![(b"m".to_vec(), 1.0)]);
     }
 
@@ -1804,6 +1940,7 @@ mod speed {
             zset: goblin_zset::Config::default(),
             set: SetConfig::default(),
             hash: HashConfig::default(),
+            list: ListConfig::default(),
             skip_unsupported: false,
             now_ms: 0,
             clock_secs: 0,

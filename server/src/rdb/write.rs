@@ -7,6 +7,8 @@
 //!   SELECTDB n, RESIZEDB keys expires
 //!   per key: [EXPIRETIME_MS t] ZSET_2 key len (member, 8-byte LE double)...
 //!        or: [EXPIRETIME_MS t] STRING key value
+//!        or: [EXPIRETIME_MS t] SET_INTSET key blob | SET key len member...
+//!        or: [EXPIRETIME_MS t] LIST_QUICKLIST_2 key nodes (PACKED=2, listpack)...
 //! EOF, CRC64 of everything before it (8 bytes LE)
 //! ```
 //!
@@ -21,7 +23,7 @@ use super::crc64;
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, HashEncoding, Value};
+use crate::keyspace::{Db, HashEncoding, Member, Value};
 use std::io::{self, Write};
 
 /// Bytes gathered before they are checksummed and handed to the output.
@@ -212,7 +214,8 @@ pub fn encode_string(s: &[u8], out: &mut Vec<u8>) {
 /// members (RDB 10 has no SET_LISTPACK); a hash as HASH_LISTPACK when it is a listpack
 /// (the pairs in order, integers in the listpack's integer encodings, as lpAppend stores
 /// them), else as HASH, a count and field, value strings; each blob or string
-/// LZF-compressed as a string value is.
+/// LZF-compressed as a string value is; a list as QUICKLIST_2, a PACKED listpack per
+/// node and a PLAIN string per plain node, as Redis 7.0 and 7.2 write it.
 fn write_value<W: Write>(
     w: &mut RdbWriter<W>,
     key: &[u8],
@@ -274,6 +277,28 @@ fn write_value<W: Write>(
                 }
             }
         },
+        Value::List(l) => {
+            w.byte(TYPE_LIST_QUICKLIST_2)?;
+            w.string(key)?;
+            let nodes = l.node_elements();
+            w.len(nodes.len() as u64)?;
+            for (plain, elements) in nodes {
+                if plain {
+                    w.len(QUICKLIST_NODE_PLAIN)?;
+                    elements[0].with_bytes(|b| w.string(b))?;
+                    continue;
+                }
+                let items: Vec<Item> = elements
+                    .iter()
+                    .map(|m| match *m {
+                        Member::Int(v) => Item::Int(v),
+                        Member::Bytes(b) => Item::Str(b),
+                    })
+                    .collect();
+                w.len(QUICKLIST_NODE_PACKED)?;
+                w.string(&packed::listpack(&items))?;
+            }
+        }
     }
     Ok(())
 }

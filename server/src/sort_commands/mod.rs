@@ -1,18 +1,17 @@
-//! SORT and SORT_RO (Redis's sort.c) on sets and sorted sets.
+//! SORT and SORT_RO (Redis's sort.c) on lists, sets and sorted sets.
 //!
 //! - [`pattern`]: the BY and GET patterns' key lookups.
 //!
-//! The command reads the elements ([`elements`]: one match over the value's type, where a
-//! list arm goes when lists exist), gives each its sort key (the element or the BY
-//! pattern's value, as a number unless ALPHA), sorts, cuts the LIMIT window and replies
-//! with the elements or their GET patterns' values. STORE writes a list, which does not
-//! exist yet: SORT takes no STORE option until it does.
+//! The command reads the elements ([`elements`]: one match over the value's type), gives
+//! each its sort key (the element or the BY pattern's value, as a number unless ALPHA),
+//! sorts, cuts the LIMIT window and replies with the elements or their GET patterns'
+//! values, or with STORE (SORT only) writes them as a list and replies with its length.
 
 mod pattern;
 
 use crate::commands::{Command, Ctx, Flags};
 use crate::errors;
-use crate::keyspace::{Value, WrongType};
+use crate::keyspace::{List, Value, WrongType};
 use crate::numbers::parse_f64;
 use std::cmp::Ordering;
 
@@ -32,6 +31,8 @@ struct Options<'a> {
     /// BY a pattern without `*` (e.g. "nosort"): keep the value's own order.
     dontsort: bool,
     gets: Vec<&'a [u8]>,
+    /// STORE destination.
+    store: Option<&'a [u8]>,
 }
 
 /// Parses the options after the key, replying to the first error.
@@ -43,7 +44,9 @@ fn parse<'a>(ctx: &mut Ctx, args: &[&'a [u8]]) -> Option<Options<'a>> {
         by: None,
         dontsort: false,
         gets: Vec::new(),
+        store: None,
     };
+    let readonly = args[0].eq_ignore_ascii_case(b"sort_ro");
     let mut j = 2;
     while j < args.len() {
         let is = |name: &[u8]| args[j].eq_ignore_ascii_case(name);
@@ -61,6 +64,9 @@ fn parse<'a>(ctx: &mut Ctx, args: &[&'a [u8]]) -> Option<Options<'a>> {
             o.by = Some(args[j + 1]);
             o.dontsort = !args[j + 1].contains(&b'*');
             j += 1;
+        } else if is(b"store") && left >= 1 && !readonly {
+            o.store = Some(args[j + 1]);
+            j += 1;
         } else if is(b"get") && left >= 1 {
             o.gets.push(args[j + 1]);
             j += 1;
@@ -73,10 +79,11 @@ fn parse<'a>(ctx: &mut Ctx, args: &[&'a [u8]]) -> Option<Options<'a>> {
     Some(o)
 }
 
-/// The elements to sort, in the order SORT loads them: a set's in its own order, a sorted
-/// set's by score. (A list arm, in list order, is one more arm here.)
+/// The elements to sort, in the order SORT loads them: a list's in list order, a set's in
+/// its own order, a sorted set's by score.
 fn elements(value: &Value) -> Result<Vec<Vec<u8>>, WrongType> {
     match value {
+        Value::List(l) => Ok(l.iter_from(0).map(|m| m.to_vec()).collect()),
         Value::Set(s) => Ok(s.iter().map(|m| m.to_vec()).collect()),
         Value::ZSet(z) => Ok(z.iter().map(|(m, _)| m.to_vec()).collect()),
         Value::Str(_) | Value::Hash(_) => Err(WrongType),
@@ -123,16 +130,22 @@ struct Item {
 /// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA], and
 /// SORT_RO with the same options.
 pub fn sort(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(o) = parse(ctx, args) else {
+    let Some(mut o) = parse(ctx, args) else {
         return;
     };
     let (db, now, touch) = (ctx.client.db, ctx.now_ms, !ctx.client.no_touch);
     let loaded = match ctx.server.keyspace.lookup_read(db, args[1], now, touch) {
         None => Ok(Vec::new()),
         Some(entry) => {
-            let native = o.dontsort && matches!(entry.value, Value::ZSet(_));
+            // As Redis: a set stored unsorted is sorted ALPHA, so what STORE writes (and
+            // the AOF replays) does not depend on the set's internal order.
+            if o.dontsort && o.store.is_some() && matches!(entry.value, Value::Set(_)) {
+                (o.dontsort, o.alpha, o.by) = (false, true, None);
+            }
+            let native = o.dontsort && matches!(entry.value, Value::ZSet(_) | Value::List(_));
             elements(&entry.value).map(|mut v| {
-                // A sorted set keeps its order, reversed for DESC, when nothing is sorted.
+                // A list or sorted set keeps its order, reversed for DESC, when nothing is
+                // sorted.
                 if native && o.desc {
                     v.reverse();
                 }
@@ -193,19 +206,46 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]]) {
         });
     }
     let range = window(items.len(), o.limit);
-    let per = o.gets.len().max(1);
-    ctx.out.array(range.len() * per);
+    // Each element's output: itself, or one value per GET pattern (None: nothing found).
+    let mut rows: Vec<Option<Vec<u8>>> = Vec::new();
     for item in &items[range] {
         if o.gets.is_empty() {
-            ctx.out.bulk(&item.element);
+            rows.push(Some(item.element.clone()));
         }
         for get in &o.gets {
-            match pattern::lookup(ctx, get, &item.element) {
-                Some(v) => ctx.out.bulk(&v),
-                None => ctx.out.null(),
-            }
+            rows.push(pattern::lookup(ctx, get, &item.element));
         }
     }
+    match o.store {
+        None => {
+            ctx.out.array(rows.len());
+            for row in &rows {
+                match row {
+                    Some(v) => ctx.out.bulk(v),
+                    None => ctx.out.null(),
+                }
+            }
+        }
+        Some(dst) => store(ctx, dst, &rows),
+    }
+}
+
+/// STORE: the rows as a list at `dst` (a missing GET value as the empty string), replacing
+/// what was there, or `dst` deleted when there are none; replies with the length.
+fn store(ctx: &mut Ctx, dst: &[u8], rows: &[Option<Vec<u8>>]) {
+    let db = ctx.client.db;
+    let keyspace = &mut ctx.server.keyspace;
+    if rows.is_empty() {
+        if keyspace.delete(db, dst) {
+            keyspace.add_dirty(1);
+        }
+    } else {
+        let elements = rows.iter().map(|r| r.as_deref().unwrap_or_default());
+        let list = List::from_elements(elements, &ctx.server.config.list);
+        keyspace.store(db, dst, Value::List(list));
+        keyspace.add_dirty(rows.len() as u64);
+    }
+    ctx.out.int(rows.len() as i64);
 }
 
 #[cfg(test)]

@@ -139,6 +139,55 @@ pub fn rank_range(start: i64, end: i64, len: usize) -> Option<std::ops::Range<us
     Some(start as usize..(end.min(len - 1) + 1) as usize)
 }
 
+/// Parses `numkeys key... WHERE [COUNT count]` starting at `at`, WHERE one of `words`
+/// (MIN|MAX for ZMPOP, LEFT|RIGHT for LMPOP, and their blocking forms): the keys, whether
+/// WHERE was the second word, and the count (1 when absent), with Redis's errors.
+pub fn mpop_args<'a>(
+    ctx: &mut Ctx,
+    args: &[&'a [u8]],
+    at: usize,
+    words: [&[u8]; 2],
+) -> Option<(Vec<&'a [u8]>, bool, usize)> {
+    let numkeys = int_in_range(
+        ctx,
+        args[at],
+        1,
+        i64::MAX,
+        Some("ERR numkeys should be greater than 0"),
+    )? as usize;
+    let where_at = at.saturating_add(numkeys).saturating_add(1);
+    if where_at >= args.len() {
+        ctx.syntax_error();
+        return None;
+    }
+    let second = if args[where_at].eq_ignore_ascii_case(words[0]) {
+        false
+    } else if args[where_at].eq_ignore_ascii_case(words[1]) {
+        true
+    } else {
+        ctx.syntax_error();
+        return None;
+    };
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < args.len() {
+        if count.is_none() && args[j].eq_ignore_ascii_case(b"COUNT") && j + 1 < args.len() {
+            count = Some(int_in_range(
+                ctx,
+                args[j + 1],
+                1,
+                i64::MAX,
+                Some("ERR count should be greater than 0"),
+            )? as usize);
+            j += 2;
+        } else {
+            ctx.syntax_error();
+            return None;
+        }
+    }
+    Some((args[at + 1..where_at].to_vec(), second, count.unwrap_or(1)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,8 @@
 //! ZPOPMIN, ZPOPMAX, ZMPOP and the blocking BZPOPMIN, BZPOPMAX, BZMPOP.
 
 use super::{after_write, parse, write_zset};
-use crate::commands::Ctx;
-use crate::keyspace::WrongType;
+use crate::commands::{block_or_null, first_present, Ctx};
+use crate::keyspace::{Value, WrongType};
 
 /// Which end to pop from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -106,15 +106,9 @@ pub fn zpopmax(ctx: &mut Ctx, args: &[&[u8]]) {
     zpop_generic(ctx, args, End::Max);
 }
 
-/// The first of `keys` holding a non-empty set; `Err` after the WRONGTYPE reply when a
-/// key before it holds another type.
+/// The first of `keys` holding a sorted set.
 fn first_ready(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Option<usize>, WrongType> {
-    for (i, key) in keys.iter().enumerate() {
-        if write_zset(ctx, key)?.is_some() {
-            return Ok(Some(i));
-        }
-    }
-    Ok(None)
+    first_present(ctx, keys, Value::as_zset_mut)
 }
 
 /// Parses `numkeys key... MIN|MAX [COUNT count]` starting at `at`.
@@ -123,44 +117,8 @@ fn parse_mpop<'a>(
     args: &[&'a [u8]],
     at: usize,
 ) -> Option<(Vec<&'a [u8]>, End, usize)> {
-    let numkeys = parse::int_in_range(
-        ctx,
-        args[at],
-        1,
-        i64::MAX,
-        Some("ERR numkeys should be greater than 0"),
-    )? as usize;
-    let where_at = at.saturating_add(numkeys).saturating_add(1);
-    if where_at >= args.len() {
-        ctx.syntax_error();
-        return None;
-    }
-    let end = match args[where_at].to_ascii_uppercase().as_slice() {
-        b"MIN" => End::Min,
-        b"MAX" => End::Max,
-        _ => {
-            ctx.syntax_error();
-            return None;
-        }
-    };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < args.len() {
-        if count.is_none() && args[j].eq_ignore_ascii_case(b"COUNT") && j + 1 < args.len() {
-            count = Some(parse::int_in_range(
-                ctx,
-                args[j + 1],
-                1,
-                i64::MAX,
-                Some("ERR count should be greater than 0"),
-            )? as usize);
-            j += 2;
-        } else {
-            ctx.syntax_error();
-            return None;
-        }
-    }
-    Some((args[at + 1..where_at].to_vec(), end, count.unwrap_or(1)))
+    let (keys, max, count) = parse::mpop_args(ctx, args, at, [b"MIN", b"MAX"])?;
+    Some((keys, if max { End::Max } else { End::Min }, count))
 }
 
 /// Pops from the first non-empty key and replies `[key, [[m, s], ...]]`; false when all
@@ -191,15 +149,6 @@ pub fn zmpop(ctx: &mut Ctx, args: &[&[u8]]) {
     }
 }
 
-/// Waits (or, inside MULTI, answers null) when nothing could be popped.
-fn block_or_null(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>) {
-    if ctx.in_exec {
-        ctx.out.null_array();
-    } else {
-        ctx.block = Some((keys.iter().map(|k| k.to_vec()).collect(), deadline));
-    }
-}
-
 fn bzpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
     let Some(deadline) = parse::timeout(ctx, args[args.len() - 1]) else {
         return;
@@ -218,7 +167,7 @@ fn bzpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
             ctx.out.double(*score);
             propagate_pop(ctx, end, keys[i], None);
         }
-        Ok(None) => block_or_null(ctx, keys, deadline),
+        Ok(None) => block_or_null(ctx, keys, deadline, true),
     }
 }
 
@@ -241,6 +190,6 @@ pub fn bzmpop(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if !mpop_reply(ctx, &keys, end, count) {
-        block_or_null(ctx, &keys, deadline);
+        block_or_null(ctx, &keys, deadline, true);
     }
 }

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""List memory: RSS bytes per element for goblin-server and redis-server, in one run.
+
+Each case starts a fresh server pinned to one CPU, loads it with pipelined RPUSHes and
+reports (VmRSS after loading - VmRSS after start-up) / elements, with used_memory growth
+beside it and the encoding of the first key. The keyspace entry of a key (72 B plus about
+10.5 B of index in Goblin) is in L2's figure: `--breakdown` prints Goblin's share of it
+from MEMORY USAGE (the value alone) beside the RSS per key.
+
+Workloads (issue 16):
+  L1  one list of 10M elements of 16 bytes ("e:" + 14 seeded random hex chars)
+  L2  1M keys "l:<n>" of 10 such elements
+
+Usage: benchmarks/list_memory.py [--quick] [--workloads L1,L2] [--breakdown] [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Client, Server, encode, memory_field  # noqa: E402
+
+BATCH = 1000  # elements per RPUSH, or keys per pipeline round in L2
+TARGETS = {"L1": 0.95, "L2": 0.7}
+
+
+def element(rng):
+    return b"e:%014x" % rng.getrandbits(56)
+
+
+def workload(name, size, seed=1):
+    """Returns (description, element count, list of (key, [elements]))."""
+    rng = random.Random(seed)
+    if name == "L1":
+        return "1 list, 16-byte elements", size, [(b"l1", [element(rng) for _ in range(size)])]
+    if name == "L2":
+        keys = size // 10
+        lists = [(b"l:%d" % k, [element(rng) for _ in range(10)]) for k in range(keys)]
+        return "%d keys of 10 16-byte elements" % keys, keys * 10, lists
+    raise ValueError(name)
+
+
+def rpush_commands(lists):
+    for key, elements in lists:
+        for i in range(0, len(elements), BATCH):
+            yield encode(b"RPUSH", key, *elements[i:i + BATCH])
+
+
+def measure(kind, lists, elements, cpu, breakdown):
+    with Server(kind, cpu=cpu) as server:
+        c = Client(server.port)
+        base_rss, base_used = server.rss(), memory_field(c, "used_memory")
+        c.pipeline(rpush_commands(lists))
+        result = {
+            "rss": (server.rss() - base_rss) / elements,
+            "used": (memory_field(c, "used_memory") - base_used) / elements,
+            "encoding": c.call("OBJECT", "ENCODING", lists[0][0]).decode(),
+        }
+        if breakdown and len(lists) > 1:
+            sample = lists[:: max(1, len(lists) // 1000)]
+            usage = [c.call("MEMORY", "USAGE", k, "SAMPLES", 0) for k, _ in sample]
+            result["memory_usage_per_key"] = sum(usage) / len(usage)
+            result["rss_per_key"] = result["rss"] * elements / len(lists)
+        c.close()
+        return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, for the CI smoke run")
+    ap.add_argument("--workloads", default="L1,L2")
+    ap.add_argument("--cpu", type=int, default=0, help="CPU the servers are pinned to")
+    ap.add_argument("--breakdown", action="store_true", help="MEMORY USAGE per key beside RSS per key")
+    ap.add_argument("--json", help="write the raw results as JSON")
+    args = ap.parse_args()
+    sizes = {"L1": 10_000_000, "L2": 10_000_000}
+    rows = []
+    print("%-4s %-34s %9s | %8s %8s %-9s | %8s %8s %-9s | %5s %6s" % (
+        "case", "shape", "elements", "G rss", "G used", "G enc", "R rss", "R used", "R enc", "G/R", "target"))
+    for name in args.workloads.split(","):
+        if name not in TARGETS:
+            ap.error("unknown workload %r (L1, L2)" % name)
+        desc, elements, lists = workload(name, 10_000 if args.quick else sizes[name])
+        g = measure("goblin", lists, elements, args.cpu, args.breakdown)
+        r = measure("redis", lists, elements, args.cpu, args.breakdown)
+        rows.append({"case": name, "shape": desc, "elements": elements, "goblin": g, "redis": r})
+        ratio = g["rss"] / r["rss"]
+        print("%-4s %-34s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s" % (
+            name, desc, elements, g["rss"], g["used"], g["encoding"], r["rss"], r["used"], r["encoding"],
+            ratio, "ok" if ratio <= TARGETS[name] else "MISSED"), flush=True)
+        if "rss_per_key" in g:
+            print("     per key: goblin rss %.1f B, MEMORY USAGE %.1f B; redis rss %.1f B, MEMORY USAGE %.1f B"
+                  % (g["rss_per_key"], g["memory_usage_per_key"], r["rss_per_key"], r["memory_usage_per_key"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+//! LPUSH, RPUSH, LPUSHX, RPUSHX, LINSERT.
+
+use super::write_list;
+use crate::commands::Ctx;
+use crate::errors;
+use crate::keyspace::{End, List, Value};
+
+/// Pushes `args[2..]` onto the list at `args[1]` (created unless `only_existing`) and
+/// replies its length; each element counts one change, as in Redis.
+fn push_generic(ctx: &mut Ctx, args: &[&[u8]], end: End, only_existing: bool) {
+    let (db, key, items) = (ctx.client.db, args[1], &args[2..]);
+    let cfg = ctx.server.config.list;
+    let (list, created) = if only_existing {
+        match write_list(ctx, key) {
+            Err(_) => return,
+            Ok(None) => return ctx.out.int(0),
+            Ok(Some(list)) => (list, false),
+        }
+    } else {
+        let (entry, created) =
+            ctx.server
+                .keyspace
+                .lookup_write_or_create(db, key, ctx.now_ms, || Value::List(List::new()));
+        match entry.value.as_list_mut() {
+            Ok(list) => (list, created),
+            // One lookup finds or creates the list; another type is replied here.
+            Err(_) => return ctx.error(errors::WRONGTYPE),
+        }
+    };
+    list.push(end, items, &cfg);
+    let len = list.len();
+    if !created {
+        ctx.server.keyspace.signal_modified(db, key);
+    }
+    ctx.server.keyspace.add_dirty(items.len() as u64);
+    ctx.out.int(len as i64);
+}
+
+/// LPUSH key element [element ...]
+pub fn lpush(ctx: &mut Ctx, args: &[&[u8]]) {
+    push_generic(ctx, args, End::Front, false);
+}
+
+/// RPUSH key element [element ...]
+pub fn rpush(ctx: &mut Ctx, args: &[&[u8]]) {
+    push_generic(ctx, args, End::Back, false);
+}
+
+/// LPUSHX key element [element ...]
+pub fn lpushx(ctx: &mut Ctx, args: &[&[u8]]) {
+    push_generic(ctx, args, End::Front, true);
+}
+
+/// RPUSHX key element [element ...]
+pub fn rpushx(ctx: &mut Ctx, args: &[&[u8]]) {
+    push_generic(ctx, args, End::Back, true);
+}
+
+/// LINSERT key BEFORE|AFTER pivot element
+pub fn linsert(ctx: &mut Ctx, args: &[&[u8]]) {
+    let (key, pivot, element) = (args[1], args[3], args[4]);
+    let after = if args[2].eq_ignore_ascii_case(b"AFTER") {
+        true
+    } else if args[2].eq_ignore_ascii_case(b"BEFORE") {
+        false
+    } else {
+        return ctx.syntax_error();
+    };
+    let cfg = ctx.server.config.list;
+    let Ok(found) = write_list(ctx, key) else {
+        return;
+    };
+    let Some(list) = found else {
+        return ctx.out.int(0);
+    };
+    // Redis converts before it looks for the pivot, found or not.
+    list.prepare_push(&[element], &cfg);
+    let Some(at) = list.iter_from(0).position(|m| List::element_eq(m, pivot)) else {
+        return ctx.out.int(-1);
+    };
+    list.insert(at, after, element, &cfg);
+    let len = list.len();
+    ctx.server.keyspace.signal_modified(ctx.client.db, key);
+    ctx.server.keyspace.add_dirty(1);
+    ctx.out.int(len as i64);
+}

@@ -1,0 +1,432 @@
+//! The quicklist form: a deque of packed nodes, each filled up to
+//! `list-max-listpack-size` as Redis 7.2's quicklist fills them (a byte limit for a
+//! negative fill, an entry count for a positive one), an element larger than a node's
+//! limit alone in a plain node, with the element total kept so an index is found by
+//! skipping whole nodes by their counts, from the nearer end. Inserts, replacements,
+//! splits and merges follow quicklist.c's choices, so nodes (and with them the
+//! listpack / quicklist conversions) come out as in Redis.
+
+use std::collections::VecDeque;
+
+use super::node::{lp_entry_len, Encoded, Node, LP_OVERHEAD};
+use super::{exceeds_limit, node_limit, End, SIZE_SAFETY_LIMIT};
+use crate::set::Member;
+
+/// Redis's estimate of a listpack's growth on top of the element bytes.
+const SIZE_ESTIMATE_OVERHEAD: usize = 8;
+
+/// A deque of nodes.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Quick {
+    nodes: VecDeque<Node>,
+    len: usize,
+    /// The offsets of the tail node's elements, built by a pop at the back and kept while
+    /// only pushes and pops at the back change that node (empty otherwise), so back pops
+    /// do not walk the node's codes: a node's entries read front to back only.
+    tail: Vec<u32>,
+}
+
+/// Whether an element of `len` bytes goes in a plain node of its own (Redis's
+/// `isLargeElement`): over the byte limit, or over 8 KiB under a count fill.
+fn is_large(len: usize, fill: i64) -> bool {
+    match node_limit(fill) {
+        (Some(size), _) => len > size,
+        _ => len > SIZE_SAFETY_LIMIT,
+    }
+}
+
+/// Whether `node` takes one more element of `len` bytes (Redis's
+/// `_quicklistNodeAllowInsert`).
+fn allows_insert(node: &Node, len: usize, fill: i64) -> bool {
+    !node.plain()
+        && !is_large(len, fill)
+        && !exceeds_limit(
+            fill,
+            node.lp_bytes() + len + SIZE_ESTIMATE_OVERHEAD,
+            node.count() + 1,
+        )
+}
+
+/// Whether nodes `a` and `b` fit one (Redis's `_quicklistNodeAllowMerge`).
+fn allows_merge(a: &Node, b: &Node, fill: i64) -> bool {
+    !a.plain()
+        && !b.plain()
+        && !exceeds_limit(
+            fill,
+            a.lp_bytes() + b.lp_bytes() - LP_OVERHEAD,
+            a.count() + b.count(),
+        )
+}
+
+impl Quick {
+    /// A quicklist holding one node (the listpack form's buffer).
+    pub(super) fn from_node(node: Node) -> Quick {
+        let len = node.count();
+        let mut nodes = VecDeque::new();
+        if len > 0 {
+            nodes.push_back(node);
+        }
+        Quick {
+            nodes,
+            len,
+            tail: Vec::new(),
+        }
+    }
+
+    /// The only node, when there is exactly one and it is packed.
+    pub(super) fn single_node(&self) -> Option<&Node> {
+        (self.nodes.len() == 1 && !self.nodes[0].plain()).then(|| &self.nodes[0])
+    }
+
+    /// Takes the only node out (the caller checked [`Quick::single_node`]).
+    pub(super) fn into_node(self) -> Node {
+        self.nodes.into_iter().next().unwrap_or_default()
+    }
+
+    /// Number of elements.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The nodes, front to back.
+    pub(super) fn nodes(&self) -> impl DoubleEndedIterator<Item = &Node> + '_ {
+        self.nodes.iter()
+    }
+
+    /// Heap bytes: the node table and every node.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.tail.capacity() * 4
+            + self.nodes.iter().map(Node::memory_bytes).sum::<usize>()
+    }
+
+    /// The node holding element `i` (< len) and the index inside it, found from the
+    /// nearer end.
+    fn locate(&self, i: usize) -> (usize, usize) {
+        if i < self.len / 2 {
+            let mut rest = i;
+            for (ni, n) in self.nodes.iter().enumerate() {
+                if rest < n.count() {
+                    return (ni, rest);
+                }
+                rest -= n.count();
+            }
+        } else {
+            let mut after = self.len - i;
+            for (ni, n) in self.nodes.iter().enumerate().rev() {
+                if after <= n.count() {
+                    return (ni, n.count() - after);
+                }
+                after -= n.count();
+            }
+        }
+        unreachable!("index {i} below the length {}", self.len)
+    }
+
+    /// Pushes `s` at one end.
+    pub(super) fn push(&mut self, end: End, s: &[u8], fill: i64) {
+        let e = Encoded::of(s);
+        self.len += 1;
+        if end == End::Front && self.nodes.len() <= 1 {
+            self.tail.clear();
+        }
+        if is_large(s.len(), fill) {
+            if end == End::Back {
+                self.tail.clear();
+            }
+            return match end {
+                End::Front => self.nodes.push_front(Node::new_plain(e)),
+                End::Back => self.nodes.push_back(Node::new_plain(e)),
+            };
+        }
+        let at_end = match end {
+            End::Front => self.nodes.front_mut(),
+            End::Back => self.nodes.back_mut(),
+        };
+        match at_end {
+            Some(n) if allows_insert(n, s.len(), fill) => match end {
+                End::Front => n.insert(0, e),
+                End::Back => {
+                    if !self.tail.is_empty() && self.tail.len() == n.count() {
+                        self.tail.push(n.end_offset() as u32);
+                    } else {
+                        self.tail.clear();
+                    }
+                    n.insert(n.count(), e)
+                }
+            },
+            full => {
+                if let Some(n) = full {
+                    n.shrink();
+                }
+                let mut node = Node::default();
+                node.insert(0, e);
+                match end {
+                    End::Front => self.nodes.push_front(node),
+                    End::Back => {
+                        self.tail.clear();
+                        self.nodes.push_back(node)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Removes and returns the element at one end.
+    pub(super) fn pop(&mut self, end: End) -> Option<Vec<u8>> {
+        let v = match end {
+            End::Front => {
+                if self.nodes.len() == 1 {
+                    self.tail.clear();
+                }
+                let node = self.nodes.front_mut()?;
+                let v = node.take(0);
+                if node.count() == 0 {
+                    self.nodes.pop_front();
+                }
+                v
+            }
+            End::Back => {
+                let node = self.nodes.back_mut()?;
+                if self.tail.len() != node.count() {
+                    self.tail = node.offsets();
+                }
+                let at = self.tail.pop().expect("one offset per element") as usize;
+                let v = node.take_last_at(at);
+                if node.count() == 0 {
+                    self.nodes.pop_back();
+                }
+                v
+            }
+        };
+        self.len -= 1;
+        Some(v)
+    }
+
+    /// Element `i` (< len).
+    pub(super) fn get(&self, i: usize) -> Member<'_> {
+        let (ni, at) = self.locate(i);
+        self.nodes[ni].get(at)
+    }
+
+    /// The elements from `from`, in order.
+    pub(super) fn iter_from(&self, from: usize) -> impl Iterator<Item = Member<'_>> + '_ {
+        let (first, at) = if from < self.len {
+            self.locate(from)
+        } else {
+            (self.nodes.len(), 0)
+        };
+        self.nodes
+            .range(first.min(self.nodes.len())..)
+            .enumerate()
+            .flat_map(move |(k, n)| n.iter_from(if k == 0 { at } else { 0 }))
+    }
+
+    /// Inserts `s` next to element `pivot` (< len), after it or before it, as Redis's
+    /// `_quicklistInsert` does: into the pivot's node when it has room, else at the near
+    /// end of the neighbour node, else into a node split at the pivot (merged with its
+    /// neighbours where they fit); a large element in a plain node of its own.
+    pub(super) fn insert(&mut self, pivot: usize, after: bool, s: &[u8], fill: i64) {
+        self.tail.clear();
+        let e = Encoded::of(s);
+        let (ni, at) = self.locate(pivot);
+        self.len += 1;
+        let count = self.nodes[ni].count();
+        let at_tail = after && at + 1 == count;
+        let at_head = !after && at == 0;
+        let split_at = at + usize::from(after);
+        if is_large(s.len(), fill) {
+            let plain = Node::new_plain(e);
+            if self.nodes[ni].plain() || at_tail || at_head {
+                self.nodes.insert(ni + usize::from(after), plain);
+            } else {
+                let tail = self.nodes[ni].split_off(split_at);
+                self.nodes.insert(ni + 1, tail);
+                self.nodes.insert(ni + 1, plain);
+            }
+            return;
+        }
+        let allows = |q: &Quick, k: usize| allows_insert(&q.nodes[k], s.len(), fill);
+        if allows(self, ni) {
+            self.nodes[ni].insert(split_at, e);
+        } else if at_tail && ni + 1 < self.nodes.len() && allows(self, ni + 1) {
+            self.nodes[ni + 1].insert(0, e);
+        } else if at_head && ni > 0 && allows(self, ni - 1) {
+            let prev = &mut self.nodes[ni - 1];
+            prev.insert(prev.count(), e);
+        } else if (at_tail && ni + 1 == self.nodes.len()) || (at_head && ni == 0) {
+            let mut fresh = Node::default();
+            fresh.insert(0, e);
+            self.nodes.insert(ni + usize::from(after), fresh);
+        } else {
+            // Split at the pivot: the part past it (after) or before it (before) becomes
+            // a new node beside the pivot's, and takes the element at its near end.
+            let mut part = self.nodes[ni].split_off(split_at);
+            let center = if after {
+                part.insert(0, e);
+                self.nodes.insert(ni + 1, part);
+                ni
+            } else {
+                let node = &mut self.nodes[ni];
+                node.insert(node.count(), e);
+                self.nodes.insert(ni + 1, part);
+                ni + 1
+            };
+            self.merge_around(center, fill);
+        }
+    }
+
+    /// Merges around node `c` as Redis's `_quicklistMergeNodes`: the two before it, the two
+    /// after it, then `c` with the one before and the result with the one after.
+    fn merge_around(&mut self, mut c: usize, fill: i64) {
+        let fits = |q: &Quick, a: usize| {
+            a + 1 < q.nodes.len() && allows_merge(&q.nodes[a], &q.nodes[a + 1], fill)
+        };
+        if c >= 2 && fits(self, c - 2) {
+            self.merge_pair(c - 2);
+            c -= 1;
+        }
+        if fits(self, c + 1) {
+            self.merge_pair(c + 1);
+        }
+        let target = if c >= 1 && fits(self, c - 1) {
+            self.merge_pair(c - 1);
+            c - 1
+        } else {
+            c
+        };
+        if fits(self, target) {
+            self.merge_pair(target);
+        }
+    }
+
+    /// Appends node `a + 1` to node `a`.
+    fn merge_pair(&mut self, a: usize) {
+        let b = self.nodes.remove(a + 1).expect("a node after");
+        self.nodes[a].append(&b);
+    }
+
+    /// Replaces element `i` (< len) with `s`, as Redis's `quicklistReplaceEntry`: in place
+    /// in a packed node that takes it; a plain node's element by a large one; otherwise an
+    /// insert after the element and its removal.
+    pub(super) fn replace(&mut self, i: usize, s: &[u8], fill: i64) {
+        self.tail.clear();
+        let (ni, at) = self.locate(i);
+        let node = &self.nodes[ni];
+        let large = is_large(s.len(), fill);
+        let in_place = if node.plain() {
+            large
+        } else {
+            let old = node.get(at).with_bytes(lp_entry_len);
+            let new_sz = (node.lp_bytes() + lp_entry_len(s)).saturating_sub(old);
+            !large && !exceeds_limit(fill, new_sz, node.count())
+        };
+        if in_place {
+            let node = &mut self.nodes[ni];
+            node.remove(at, 1);
+            node.insert(at, Encoded::of(s));
+        } else {
+            self.insert(i, true, s, fill);
+            self.remove(i, 1);
+        }
+    }
+
+    /// Removes `n` elements from index `i` (`i + n <= len`).
+    pub(super) fn remove(&mut self, i: usize, mut n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.tail.clear();
+        self.len -= n;
+        let (mut ni, mut at) = self.locate_for_remove(i);
+        while n > 0 {
+            let node = &mut self.nodes[ni];
+            let k = n.min(node.count() - at);
+            node.remove(at, k);
+            n -= k;
+            if node.count() == 0 {
+                self.nodes.remove(ni);
+            } else {
+                ni += 1;
+            }
+            at = 0;
+        }
+    }
+
+    /// [`Quick::locate`] before the length was lowered.
+    fn locate_for_remove(&self, i: usize) -> (usize, usize) {
+        let mut rest = i;
+        for (ni, n) in self.nodes.iter().enumerate() {
+            if rest < n.count() {
+                return (ni, rest);
+            }
+            rest -= n.count();
+        }
+        unreachable!("index {i} beyond the nodes")
+    }
+
+    /// Keeps the elements `f` accepts (visiting from the front or back), stopping after
+    /// `limit` removals; returns how many were removed.
+    pub(super) fn remove_where(
+        &mut self,
+        from_back: bool,
+        limit: usize,
+        mut f: impl FnMut(Member) -> bool,
+    ) -> usize {
+        self.tail.clear();
+        let mut removed = 0;
+        let order: Vec<usize> = if from_back {
+            (0..self.nodes.len()).rev().collect()
+        } else {
+            (0..self.nodes.len()).collect()
+        };
+        let mut emptied = Vec::new();
+        for ni in order {
+            if removed == limit {
+                break;
+            }
+            let node = &mut self.nodes[ni];
+            let hits: Vec<usize> = node
+                .iter_from(0)
+                .enumerate()
+                .filter(|(_, m)| f(*m))
+                .map(|(i, _)| i)
+                .collect();
+            let take: Vec<usize> = if from_back {
+                hits.into_iter().rev().take(limit - removed).collect()
+            } else {
+                hits.into_iter().take(limit - removed).collect()
+            };
+            let mut sorted = take;
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            for i in &sorted {
+                node.remove(*i, 1);
+            }
+            removed += sorted.len();
+            if node.count() == 0 {
+                emptied.push(ni);
+            }
+        }
+        emptied.sort_unstable_by(|a, b| b.cmp(a));
+        for ni in emptied {
+            self.nodes.remove(ni);
+        }
+        self.len -= removed;
+        removed
+    }
+
+    /// Checks every node and the total; for tests.
+    pub(super) fn validate(&self) {
+        let mut total = 0;
+        for n in &self.nodes {
+            n.validate();
+            assert!(n.count() > 0, "no empty node");
+            total += n.count();
+        }
+        assert_eq!(total, self.len, "length");
+        if !self.tail.is_empty() {
+            let back = self.nodes.back().expect("offsets of a tail node");
+            assert_eq!(self.tail, back.offsets(), "tail offsets");
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Property tests of the list engine against a `VecDeque` model, under small fills so
+//! node splits, merges and both conversions happen often.
+
+use std::collections::VecDeque;
+
+use proptest::prelude::*;
+
+use super::*;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Push(bool, Vec<Vec<u8>>),
+    Pop(bool, usize),
+    Set(usize, Vec<u8>),
+    Insert(usize, Vec<u8>),
+    Trim(usize, usize),
+    Rem(Vec<u8>, bool, usize),
+}
+
+fn element() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => (0i64..300).prop_map(|v| v.to_string().into_bytes()),
+        2 => any::<i64>().prop_map(|v| v.to_string().into_bytes()),
+        4 => prop::collection::vec(b'a'..b'e', 0..4),
+        2 => prop::collection::vec(any::<u8>(), 200..320),
+        // Past the 4 KiB node of fill -1: plain nodes.
+        1 => Just(vec![b'x'; 4100]),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (any::<bool>(), prop::collection::vec(element(), 1..6)).prop_map(|(f, v)| Op::Push(f, v)),
+        2 => (any::<bool>(), 0usize..5).prop_map(|(f, n)| Op::Pop(f, n)),
+        1 => (any::<usize>(), element()).prop_map(|(i, v)| Op::Set(i, v)),
+        2 => (any::<usize>(), element()).prop_map(|(i, v)| Op::Insert(i, v)),
+        1 => (any::<usize>(), any::<usize>()).prop_map(|(i, n)| Op::Trim(i, n)),
+        1 => (element(), any::<bool>(), 1usize..4).prop_map(|(v, b, n)| Op::Rem(v, b, n)),
+    ]
+}
+
+fn contents(list: &List) -> Vec<Vec<u8>> {
+    list.iter_from(0).map(Member::to_vec).collect()
+}
+
+fn run(fill: i64, ops: Vec<Op>) {
+    let cfg = ListConfig {
+        max_listpack_size: fill,
+    };
+    let mut list = List::new();
+    let mut model: VecDeque<Vec<u8>> = VecDeque::new();
+    for op in ops {
+        match op {
+            Op::Push(front, items) => {
+                let refs: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+                let end = if front { End::Front } else { End::Back };
+                list.push(end, &refs, &cfg);
+                for s in items {
+                    if front {
+                        model.push_front(s);
+                    } else {
+                        model.push_back(s);
+                    }
+                }
+            }
+            Op::Pop(front, n) => {
+                let end = if front { End::Front } else { End::Back };
+                let got = list.pop(end, n, &cfg);
+                let want: Vec<Vec<u8>> = (0..n)
+                    .filter_map(|_| {
+                        if front {
+                            model.pop_front()
+                        } else {
+                            model.pop_back()
+                        }
+                    })
+                    .collect();
+                assert_eq!(got, want);
+            }
+            Op::Set(i, v) if !model.is_empty() => {
+                let i = i % model.len();
+                list.set(i, &v, &cfg);
+                model[i] = v;
+            }
+            Op::Insert(i, v) if !model.is_empty() => {
+                let (pivot, after) = (i % model.len(), i % 2 == 0);
+                list.insert(pivot, after, &v, &cfg);
+                model.insert(pivot + usize::from(after), v);
+            }
+            Op::Trim(i, n) if !model.is_empty() => {
+                let i = i % model.len();
+                let n = n % (model.len() - i + 1);
+                list.remove_range(i, n, &cfg);
+                model.drain(i..i + n);
+            }
+            Op::Rem(v, from_back, limit) => {
+                let removed = list.remove_value(&v, from_back, limit, &cfg);
+                let mut want = 0;
+                let idx: Vec<usize> = if from_back {
+                    (0..model.len()).rev().collect()
+                } else {
+                    (0..model.len()).collect()
+                };
+                let mut drop = Vec::new();
+                for i in idx {
+                    if want < limit && model[i] == v {
+                        drop.push(i);
+                        want += 1;
+                    }
+                }
+                drop.sort_unstable_by(|a, b| b.cmp(a));
+                for i in drop {
+                    model.remove(i);
+                }
+                assert_eq!(removed, want);
+            }
+            _ => {}
+        }
+        list.validate();
+        assert_eq!(list.len(), model.len());
+        assert_eq!(contents(&list), Vec::from(model.clone()));
+        let rev: Vec<Vec<u8>> = list.iter_rev().map(Member::to_vec).collect();
+        assert!(rev.iter().eq(model.iter().rev()));
+        for (i, want) in model.iter().enumerate().step_by(7) {
+            assert_eq!(&list.get(i).to_vec(), want);
+            assert_eq!(&list.iter_from(i).next().unwrap().to_vec(), want);
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn matches_model_by_count(ops in prop::collection::vec(op(), 1..120)) {
+        run(4, ops);
+    }
+
+    #[test]
+    fn matches_model_by_bytes(ops in prop::collection::vec(op(), 1..120)) {
+        run(-1, ops);
+    }
+}
+
+#[test]
+fn converts_at_the_thresholds_and_back_at_half() {
+    let cfg = ListConfig {
+        max_listpack_size: 4,
+    };
+    let mut list = List::new();
+    list.push(End::Back, &[b"a", b"b", b"c", b"d"], &cfg);
+    assert_eq!(list.encoding(), ListEncoding::Listpack);
+    list.push(End::Back, &[b"e"], &cfg);
+    assert_eq!(list.encoding(), ListEncoding::Quicklist);
+    list.pop(End::Front, 2, &cfg);
+    // Three left in two nodes ([c d] [e]): stays a quicklist.
+    assert_eq!(list.encoding(), ListEncoding::Quicklist);
+    list.pop(End::Back, 1, &cfg);
+    assert_eq!(list.encoding(), ListEncoding::Listpack);
+    assert_eq!(contents(&list), vec![b"c".to_vec(), b"d".to_vec()]);
+}
+
+#[test]
+fn the_default_fill_is_8_kib_of_listpack() {
+    let cfg = ListConfig::default();
+    let mut list = List::new();
+    let elem = [b'x'; 16];
+    let mut n = 0;
+    while list.encoding() == ListEncoding::Listpack {
+        list.push(End::Back, &[&elem], &cfg);
+        n += 1;
+    }
+    // 7 + 18 per element; the push that would pass 8192 bytes converts.
+    assert_eq!(n, (8192 - 7) / 18 + 1);
+    for _ in 0..10_000 {
+        list.push(End::Back, &[&elem], &cfg);
+    }
+    list.validate();
+    // 17 B per element plus the node headers.
+    assert!(list.memory_bytes() < 17 * list.len() * 105 / 100);
+}
