@@ -140,6 +140,9 @@ pub struct Config {
     pub slowlog_log_slower_than: i64,
     /// slowlog-max-len
     pub slowlog_max_len: usize,
+    /// busy-reply-threshold (alias lua-time-limit): milliseconds after which a running
+    /// script makes the server busy (0: never).
+    pub busy_reply_threshold: u64,
     /// enable-debug-command: no, yes or local.
     pub enable_debug_command: String,
     /// save: snapshot points as (seconds, changes); empty means no automatic snapshots.
@@ -199,6 +202,7 @@ impl Default for Config {
             timeout: 0,
             slowlog_log_slower_than: 10000,
             slowlog_max_len: 128,
+            busy_reply_threshold: 5000,
             enable_debug_command: "no".into(),
             save: vec![(3600, 1), (300, 100), (60, 10000)],
             dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
@@ -252,6 +256,11 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("timeout", None, Mutability::Runtime),
     ("slowlog-log-slower-than", None, Mutability::Runtime),
     ("slowlog-max-len", None, Mutability::Runtime),
+    (
+        "busy-reply-threshold",
+        Some("lua-time-limit"),
+        Mutability::Runtime,
+    ),
     ("enable-debug-command", None, Mutability::StartOnly),
     ("appendonly", None, Mutability::StartOnly),
     ("save", None, Mutability::Runtime),
@@ -448,6 +457,9 @@ impl Config {
                 self.slowlog_log_slower_than = int_in(&text, i64::MIN, i64::MAX)?
             }
             "slowlog-max-len" => self.slowlog_max_len = int_in(&text, 0, i64::MAX)? as usize,
+            "busy-reply-threshold" => {
+                self.busy_reply_threshold = int_in(&text, 0, i64::MAX)? as u64
+            }
             "enable-debug-command" => {
                 self.enable_debug_command = one_of(&text, &["no", "yes", "local"])?
             }
@@ -593,6 +605,7 @@ impl Config {
             "timeout" => self.timeout.to_string(),
             "slowlog-log-slower-than" => self.slowlog_log_slower_than.to_string(),
             "slowlog-max-len" => self.slowlog_max_len.to_string(),
+            "busy-reply-threshold" => self.busy_reply_threshold.to_string(),
             "enable-debug-command" => self.enable_debug_command.clone(),
             "appendonly" => "no".into(),
             "save" => self

@@ -12,6 +12,7 @@
 //! - [`zset_commands`]: the sorted-set commands (Z*, BZ*, GOBLIN.*).
 //! - [`string_commands`]: the string commands (SET, GET, INCR, APPEND, ...).
 //! - [`set_commands`]: the set commands (S*).
+//! - [`scripting`]: Lua scripting (EVAL, EVALSHA, SCRIPT) on an embedded Lua 5.1.
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -63,6 +64,7 @@ pub mod numbers;
 pub mod pubsub;
 pub mod rdb;
 pub mod resp;
+pub mod scripting;
 pub mod server;
 pub mod service;
 pub mod set_commands;

@@ -39,6 +39,8 @@ pub struct Server {
     pub listening: Vec<std::net::SocketAddr>,
     /// Listeners CONFIG SET port/bind opened, for the event loop to switch to.
     pub relisten: Option<Vec<goblin_evloop::Listen>>,
+    /// The Lua interpreter, the script cache and the script running now.
+    pub scripting: crate::scripting::Scripting,
 }
 
 impl Server {
@@ -65,6 +67,7 @@ impl Server {
             memory: Default::default(),
             listening: Vec::new(),
             relisten: None,
+            scripting: Default::default(),
         }
     }
 

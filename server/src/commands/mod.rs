@@ -24,8 +24,8 @@ mod table;
 pub use blocking::{client_gone, expire_blocked, next_deadline, serve_ready_keys};
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
-pub use server_cmds::SlowLog;
-pub use table::{lookup, Command, Flags, StatSlot};
+pub use server_cmds::{help_reply, SlowLog};
+pub use table::{container, lookup, Command, Flags, StatSlot};
 
 use crate::clients::{Client, ReplyMode};
 use crate::clock::unix_ms;
@@ -54,6 +54,15 @@ pub struct Ctx<'a> {
     pub in_exec: bool,
     /// Set by a blocking command that must wait: keys and timeout.
     pub block: Option<(Vec<Vec<u8>>, Option<u64>)>,
+    /// Services the other clients while this command runs long (a busy script).
+    pub while_blocked: Option<&'a mut dyn WhileBlocked>,
+}
+
+/// What `net` gives a command that may run long (a script past busy-reply-threshold):
+/// servicing the other clients meanwhile, as Redis's processEventsWhileBlocked.
+pub trait WhileBlocked {
+    /// Reads and answers what the other connections sent (the running client's excepted).
+    fn process_events(&mut self, server: &mut Server);
 }
 
 impl<'a> Ctx<'a> {
@@ -68,6 +77,7 @@ impl<'a> Ctx<'a> {
             failed: false,
             in_exec: false,
             block: None,
+            while_blocked: None,
         }
     }
 
@@ -79,6 +89,13 @@ impl<'a> Ctx<'a> {
             &mut self.failed,
             message,
         );
+    }
+
+    /// Replies with an error already counted in errorstats (a script passing on the error
+    /// of a command it called): the command still counts as failed.
+    pub fn error_counted(&mut self, message: &str) {
+        self.out.error(message);
+        self.failed = true;
     }
 
     /// The syntax error reply.

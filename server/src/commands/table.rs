@@ -171,7 +171,7 @@ macro_rules! cmd {
 }
 
 /// Containers never run themselves: the dispatcher picks a subcommand or refuses.
-pub(super) fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
+pub fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
     let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
     ctx.error(&crate::errors::wrong_arity(&name));
 }
@@ -402,6 +402,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::string_commands::COMMANDS)
             .chain(&crate::set_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
+            .chain(&crate::scripting::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -423,4 +424,5 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::string_commands::COMMANDS)
         .chain(&crate::set_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
+        .chain(&crate::scripting::COMMANDS)
 }
