@@ -128,11 +128,23 @@ fn record_error(out: &mut ReplyWriter, stats: &mut Stats, failed: &mut bool, mes
 
 /// Runs one request from a client: lookup, checks, MULTI queuing, then the call.
 pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, args: &[&[u8]]) {
+    execute_with(server, client, wbuf, args, None);
+}
+
+/// [`execute`], with what services the other clients if the command runs long (a script).
+pub fn execute_with<'a>(
+    server: &'a mut Server,
+    client: &'a mut Client,
+    wbuf: &'a mut Vec<u8>,
+    args: &[&[u8]],
+    while_blocked: Option<&'a mut dyn WhileBlocked>,
+) {
     if args.is_empty() {
         return;
     }
     let reply_start = wbuf.len();
     let mut ctx = Ctx::new(server, client, wbuf);
+    ctx.while_blocked = while_blocked;
     let mut called = None;
     match resolve(&mut ctx, args) {
         Some(cmd) => {
@@ -251,6 +263,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
     }
     if pubsub::in_subscribed_mode(ctx.client) && !cmd.flags.contains(Flags::SUBSCRIBED_CONTEXT) {
         reject(ctx, Some(cmd), &pubsub::not_in_subscribed_context(cmd.name));
+        return None;
+    }
+    if ctx.server.scripting.busy() && !cmd.flags.contains(Flags::ALLOW_BUSY) {
+        reject(ctx, Some(cmd), crate::scripting::BUSY);
         return None;
     }
     Some(cmd)
