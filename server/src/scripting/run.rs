@@ -14,6 +14,7 @@ use super::engine::ActiveRun;
 use super::{convert, Running};
 use crate::clients::Client;
 use crate::commands::{self, Command, Ctx, Flags};
+use crate::errors;
 use mlua::{HookTriggers, Lua, MultiValue, Value, VmState};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
@@ -101,8 +102,17 @@ impl Run<'_, '_> {
         };
         let cmd = match self.admit(&argv) {
             Ok(cmd) => cmd,
-            Err(text) => {
+            Err((cmd, text)) => {
+                // Counted here, as 7.2's scriptCall counts a refusal (errorstats, and the
+                // command's rejected_calls), so not again when the script fails with it.
                 let t = api::error_table(lua, text.as_bytes())?;
+                let stats = &mut self.ctx.server.stats;
+                stats.count_error(&String::from_utf8_lossy(
+                    &t.raw_get::<mlua::LuaString>("err")?.as_bytes(),
+                ));
+                if let Some(cmd) = cmd {
+                    stats.command(cmd.slot.get(), cmd.name).rejected_calls += 1;
+                }
                 t.raw_set("ignore_error_stats_update", true)?;
                 return fail(Value::Table(t));
             }
@@ -123,24 +133,28 @@ impl Run<'_, '_> {
         }
     }
 
-    /// The checks of Redis's scriptCall before a command runs; the error text (without
-    /// its `ERR`) when the command is refused.
-    fn admit(&mut self, argv: &[Vec<u8>]) -> Result<&'static Command, &'static str> {
-        let cmd = resolve(argv).ok_or("Unknown Redis command called from script")?;
+    /// The checks of Redis's scriptCall before a command runs; the command and the error
+    /// text (without its `ERR`) when the command is refused.
+    fn admit(
+        &mut self,
+        argv: &[Vec<u8>],
+    ) -> Result<&'static Command, (Option<&'static Command>, &'static str)> {
+        let cmd = resolve(argv).ok_or((None, "Unknown Redis command called from script"))?;
+        let refuse = |text| Err((Some(cmd), text));
         if !cmd.arity_ok(argv.len()) {
-            return Err("Wrong number of args calling Redis command from script");
+            return refuse("Wrong number of args calling Redis command from script");
         }
         if cmd.flags.contains(Flags::NOSCRIPT) {
-            return Err("This Redis command is not allowed from script");
+            return refuse("This Redis command is not allowed from script");
         }
         let server = &mut *self.ctx.server;
         let writes = cmd.flags.contains(Flags::WRITE);
         if writes {
             if self.read_only {
-                return Err("Write commands are not allowed from read-only scripts.");
+                return refuse("Write commands are not allowed from read-only scripts.");
             }
             if disk_error(server) {
-                return Err(MISCONF_DASH);
+                return refuse(MISCONF_DASH);
             }
         }
         let running = server.scripting.running.as_mut().expect("a script runs");
@@ -150,7 +164,7 @@ impl Run<'_, '_> {
             && self.script_oom
             && cmd.flags.contains(Flags::DENYOOM)
         {
-            return Err(OOM_DASH);
+            return refuse(OOM_DASH);
         }
         if writes {
             running.wrote = true;
@@ -240,13 +254,19 @@ fn prepare(ctx: &mut Ctx, script: &Script, ro: bool) -> Option<bool> {
         server.config.memory.maxmemory != 0 && !crate::memory::perform_evictions(server);
     let flags = script.flags;
     if !flags.compat {
+        // A script that may write is refused as a write command would be (Redis's
+        // processCommand sees the shebang's flags as the command's), one that does not
+        // with scriptPrepareForRun's texts.
         if !flags.allow_oom && script_oom {
-            ctx.error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
+            ctx.error(match flags.no_writes {
+                false => errors::OOM,
+                true => "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+            });
             return None;
         }
         if !flags.no_writes {
             if disk_error(ctx.server) {
-                ctx.error("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.");
+                ctx.error(errors::MISCONF);
                 return None;
             }
             if ro {
