@@ -216,7 +216,7 @@ fn write_table(ctx: &mut Ctx, t: &Table, resp3: bool, depth: usize) {
     if let Some(big) = field(t, "big_number", string_of) {
         return ctx.out.big_number(&no_newlines(&big.as_bytes()));
     }
-    if let Some(Value::Table(v)) = t.raw_get::<Value>("verbatim_string").ok() {
+    if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
         if let (Some(format), Some(text)) = (
             field(&v, "format", string_of),
             field(&v, "string", string_of),
@@ -224,7 +224,7 @@ fn write_table(ctx: &mut Ctx, t: &Table, resp3: bool, depth: usize) {
             return ctx.out.verbatim_as(&format.as_bytes(), &text.as_bytes());
         }
     }
-    if let Some(Value::Table(map)) = t.raw_get::<Value>("map").ok() {
+    if let Ok(Value::Table(map)) = t.raw_get::<Value>("map") {
         let pairs: Vec<(Value, Value)> = map.pairs().filter_map(Result::ok).collect();
         ctx.out.map(pairs.len());
         for (k, v) in &pairs {
@@ -233,7 +233,7 @@ fn write_table(ctx: &mut Ctx, t: &Table, resp3: bool, depth: usize) {
         }
         return;
     }
-    if let Some(Value::Table(set)) = t.raw_get::<Value>("set").ok() {
+    if let Ok(Value::Table(set)) = t.raw_get::<Value>("set") {
         let members: Vec<Value> = set
             .pairs::<Value, Value>()
             .filter_map(|p| p.ok().map(|(k, _)| k))

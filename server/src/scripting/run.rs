@@ -51,6 +51,8 @@ pub struct Run<'r, 'a> {
 }
 
 /// The run the slot points to, if a script runs.
+// The slot is shared (Rc<Cell>), the Run it points to is not: see the module comment.
+#[allow(clippy::mut_from_ref)]
 pub fn current(active: &ActiveRun) -> Option<&mut Run<'static, 'static>> {
     let p = active.get() as *mut Run<'static, 'static>;
     // SAFETY: see the module comment: the slot holds null or a live, unborrowed Run.
