@@ -157,22 +157,20 @@ mod tests {
         assert_eq!(len, 31);
         let (flags, _) = shebang(b"#!lua\nreturn 1").unwrap();
         assert_eq!(flags, ScriptFlags::default());
-        assert_eq!(shebang(b"#!lua").unwrap_err(), "Invalid script shebang");
-        assert_eq!(
-            shebang(b"#!python\n").unwrap_err(),
-            "Unexpected engine in script shebang: #!python"
-        );
-        assert_eq!(
-            shebang(b"#!lua flags=nope\n").unwrap_err(),
-            "Unexpected flag in script shebang: nope"
-        );
-        assert_eq!(
-            shebang(b"#!lua name=x\n").unwrap_err(),
-            "Unknown lua shebang option: name=x"
-        );
-        assert_eq!(
-            shebang(b"#! \n").unwrap_err(),
-            "Unexpected engine in script shebang: #!"
-        );
+        for (body, error) in [
+            (&b"#!lua"[..], "Invalid script shebang"),
+            (
+                b"#!python\n",
+                "Unexpected engine in script shebang: #!python",
+            ),
+            (
+                b"#!lua flags=nope\n",
+                "Unexpected flag in script shebang: nope",
+            ),
+            (b"#!lua name=x\n", "Unknown lua shebang option: name=x"),
+            (b"#! \n", "Unexpected engine in script shebang: #!"),
+        ] {
+            assert_eq!(shebang(body).unwrap_err(), error);
+        }
     }
 }
