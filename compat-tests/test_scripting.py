@@ -311,6 +311,7 @@ def test_oom_refusals(both):
     both("EVAL", "return redis.call('set', 'k2', 'v')", 0)
     both("EVAL", "redis.call('del', 'nokey') return redis.call('incr', 'n')", 0)
     both("EVAL", "#!lua\nreturn 1", 0)
+    both("SCRIPT", "EXISTS", sha("#!lua\nreturn 1"))
     both("EVAL", "#!lua flags=allow-oom\nreturn redis.call('set', 'k3', 'v')", 0)
     # 7.2 refuses every flagged script without allow-oom when out of memory, as its
     # documentation says (Redis 7.0 runs a no-writes one): pinned on Goblin only.

@@ -9,7 +9,7 @@
 //! points to is alive and nothing else borrows it (Lua calls back one function at a time).
 
 use super::api::{self, Pending};
-use super::cache::Script;
+use super::cache::{Script, ScriptFlags};
 use super::engine::ActiveRun;
 use super::{convert, Running};
 use crate::clients::Client;
@@ -248,6 +248,25 @@ fn set_hook(lua: &Lua, hooked: &Hooked, triggers: HookTriggers) -> mlua::Result<
     })
 }
 
+/// The refusal of an EVAL whose script may write (a shebang without `no-writes`), as
+/// Redis's processCommand refuses it before the script is even compiled: it sees the
+/// shebang's flags as the command's (write, and deny-oom without `allow-oom`).
+pub fn refused_as_command(
+    server: &mut crate::server::Server,
+    flags: ScriptFlags,
+) -> Option<&'static str> {
+    if flags.compat || flags.no_writes {
+        return None;
+    }
+    if !flags.allow_oom
+        && server.config.memory.maxmemory != 0
+        && !crate::memory::perform_evictions(server)
+    {
+        return Some(errors::OOM);
+    }
+    disk_error(server).then_some(errors::MISCONF)
+}
+
 /// Refuses a script whose flags do not let it run now (Redis's scriptPrepareForRun);
 /// returns whether memory is over maxmemory (for the per-command OOM check).
 fn prepare(ctx: &mut Ctx, script: &Script, ro: bool) -> Option<bool> {
@@ -256,25 +275,13 @@ fn prepare(ctx: &mut Ctx, script: &Script, ro: bool) -> Option<bool> {
         server.config.memory.maxmemory != 0 && !crate::memory::perform_evictions(server);
     let flags = script.flags;
     if !flags.compat {
-        // A script that may write is refused as a write command would be (Redis's
-        // processCommand sees the shebang's flags as the command's), one that does not
-        // with scriptPrepareForRun's texts.
         if !flags.allow_oom && script_oom {
-            ctx.error(match flags.no_writes {
-                false => errors::OOM,
-                true => "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
-            });
+            ctx.error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
             return None;
         }
-        if !flags.no_writes {
-            if disk_error(ctx.server) {
-                ctx.error(errors::MISCONF);
-                return None;
-            }
-            if ro {
-                ctx.error("ERR Can not execute a script with write flag using *_ro command.");
-                return None;
-            }
+        if !flags.no_writes && ro {
+            ctx.error("ERR Can not execute a script with write flag using *_ro command.");
+            return None;
         }
     }
     Some(script_oom)
