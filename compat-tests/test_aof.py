@@ -80,12 +80,12 @@ def assert_same(a: dict, b: dict, ttl_slack_ms: int = 15000) -> None:
 def deterministic_mix(c: redis.Redis, rng: random.Random, n: int = 600) -> None:
     """Writes whose result does not depend on the server's randomness, over three databases,
     with every rewrite the AOF makes (relative expiries, INCRBYFLOAT, GETDEL, GETEX, ZMPOP,
-    BZPOPMIN, HINCRBYFLOAT, the blocking and multi-key list pops, transactions, flushes)."""
+    BZPOPMIN, HINCRBYFLOAT, the blocking and multi-key list pops, scripts (their effects), transactions, flushes)."""
     keys = [f"k{i}" for i in range(30)]
     for i in range(n):
         c.execute_command("SELECT", rng.choice([0, 0, 0, 2, 9]))
         k, k2 = rng.choice(keys), rng.choice(keys)
-        op = rng.randrange(37)
+        op = rng.randrange(39)
         try:
             if op == 0:
                 c.set(f"s:{k}", rng.randrange(1000))
@@ -166,6 +166,14 @@ def deterministic_mix(c: redis.Redis, rng: random.Random, n: int = 600) -> None:
                 c.execute_command("LMPOP", 2, f"l:{k}", f"l:{k2}", "RIGHT", "COUNT", 2)
             elif op == 36:
                 c.execute_command("BRPOP", f"l:{k}", f"l:{k2}", 0.01)
+            elif op == 37:
+                c.eval("redis.call('incr', KEYS[1]) redis.call('sadd', KEYS[2], ARGV[1]) "
+                       "return redis.call('expire', KEYS[1], ARGV[2])", 2, f"n:{k}",
+                       f"set:{k2}", rng.randrange(50), rng.randrange(100, 1000))
+            elif op == 38:
+                c.eval("redis.call('zadd', KEYS[1], ARGV[1], ARGV[1]) "
+                       "redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1] - 10) "
+                       "return redis.call('zcard', KEYS[1])", 1, f"z:{k}", i)
         except redis.ResponseError:
             pass  # WRONGTYPE and the like: the same on both servers
     c.execute_command("SELECT", 0)
@@ -179,6 +187,8 @@ def random_mix(c: redis.Redis, rng: random.Random) -> None:
         c.spop(f"r{i % 7}")
         c.spop(f"r{i % 7}", rng.randrange(1, 30))
         c.srandmember(f"r{i % 7}", 3)
+        # A script's random pop replays as the SREM it did (effects replication).
+        c.eval("return redis.call('spop', KEYS[1], 2)", 1, f"r{i % 7}")
     c.sadd("big", *range(3000))
     c.spop("big", 2500)  # SREMs in batches of 1024
     c.sadd("whole", 1, 2, 3)

@@ -16,6 +16,7 @@
 //! - [`geo_commands`]: the geo commands (GEO*), on sorted sets.
 //! - [`sort_commands`]: SORT and SORT_RO.
 //! - [`list_commands`]: the list commands (L*, R*, BL*, BR*).
+//! - [`scripting`]: Lua scripting (EVAL, EVALSHA, SCRIPT) on an embedded Lua 5.1.
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -79,6 +80,7 @@ pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
 pub mod resp;
+pub mod scripting;
 pub mod server;
 pub mod service;
 pub mod set_commands;

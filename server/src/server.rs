@@ -45,6 +45,8 @@ pub struct Server {
     pub propagation: crate::propagate::Propagation,
     /// The append-only file.
     pub aof: crate::aof::Aof,
+    /// The Lua interpreter, the script cache and the script running now.
+    pub scripting: crate::scripting::Scripting,
 }
 
 impl Server {
@@ -74,6 +76,7 @@ impl Server {
             relisten: None,
             propagation: Default::default(),
             aof: Default::default(),
+            scripting: Default::default(),
         }
     }
 

@@ -29,8 +29,8 @@ pub use blocking::{
 };
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
-pub use server_cmds::SlowLog;
-pub use table::{lookup, Command, Flags, StatSlot};
+pub use server_cmds::{help_reply, SlowLog};
+pub use table::{container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;
 
 use crate::clients::{Client, ReplyMode};
@@ -62,6 +62,15 @@ pub struct Ctx<'a> {
     pub block: Option<(Vec<Vec<u8>>, Option<u64>)>,
     /// What the running command propagates instead of itself (see [`crate::propagate`]).
     rewrite: crate::propagate::Rewrite,
+    /// Services the other clients while this command runs long (a busy script).
+    pub while_blocked: Option<&'a mut dyn WhileBlocked>,
+}
+
+/// What `net` gives a command that may run long (a script past busy-reply-threshold):
+/// servicing the other clients meanwhile, as Redis's processEventsWhileBlocked.
+pub trait WhileBlocked {
+    /// Reads and answers what the other connections sent (the running client's excepted).
+    fn process_events(&mut self, server: &mut Server);
 }
 
 impl<'a> Ctx<'a> {
@@ -77,6 +86,7 @@ impl<'a> Ctx<'a> {
             in_exec: false,
             block: None,
             rewrite: Default::default(),
+            while_blocked: None,
         }
     }
 
@@ -110,6 +120,13 @@ impl<'a> Ctx<'a> {
         );
     }
 
+    /// Replies with an error already counted in errorstats (a script passing on the error
+    /// of a command it called): the command still counts as failed.
+    pub fn error_counted(&mut self, message: &str) {
+        self.out.error(message);
+        self.failed = true;
+    }
+
     /// The syntax error reply.
     pub fn syntax_error(&mut self) {
         self.error(errors::SYNTAX);
@@ -140,11 +157,23 @@ fn record_error(out: &mut ReplyWriter, stats: &mut Stats, failed: &mut bool, mes
 
 /// Runs one request from a client: lookup, checks, MULTI queuing, then the call.
 pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, args: &[&[u8]]) {
+    execute_with(server, client, wbuf, args, None);
+}
+
+/// [`execute`], with what services the other clients if the command runs long (a script).
+pub fn execute_with<'a>(
+    server: &'a mut Server,
+    client: &'a mut Client,
+    wbuf: &'a mut Vec<u8>,
+    args: &[&[u8]],
+    while_blocked: Option<&'a mut dyn WhileBlocked>,
+) {
     if args.is_empty() {
         return;
     }
     let reply_start = wbuf.len();
     let mut ctx = Ctx::new(server, client, wbuf);
+    ctx.while_blocked = while_blocked;
     let mut called = None;
     match resolve(&mut ctx, args) {
         Some(cmd) => {
@@ -273,6 +302,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
     }
     if pubsub::in_subscribed_mode(ctx.client) && !cmd.flags.contains(Flags::SUBSCRIBED_CONTEXT) {
         reject(ctx, Some(cmd), &pubsub::not_in_subscribed_context(cmd.name));
+        return None;
+    }
+    if ctx.server.scripting.busy() && !cmd.flags.contains(Flags::ALLOW_BUSY) {
+        reject(ctx, Some(cmd), crate::scripting::BUSY);
         return None;
     }
     Some(cmd)

@@ -149,6 +149,10 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     if save && nosave {
         return ctx.syntax_error();
     }
+    if ctx.server.scripting.busy() && !nosave {
+        // Only SHUTDOWN NOSAVE stops a server whose script is busy (the script is killed).
+        return ctx.error(crate::scripting::BUSY);
+    }
     crate::warning!("User requested shutdown...");
     let mode = (save || nosave).then_some(save);
     if ctx.server.snapshots().prepare_shutdown(mode).is_err() && !force {

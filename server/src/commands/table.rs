@@ -171,7 +171,7 @@ macro_rules! cmd {
 }
 
 /// Containers never run themselves: the dispatcher picks a subcommand or refuses.
-pub(super) fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
+pub fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
     let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
     ctx.error(&crate::errors::wrong_arity(&name));
 }
@@ -443,6 +443,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::sort_commands::COMMANDS)
             .chain(&crate::list_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
+            .chain(&crate::scripting::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -468,4 +469,5 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::sort_commands::COMMANDS)
         .chain(&crate::list_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
+        .chain(&crate::scripting::COMMANDS)
 }

@@ -8,7 +8,7 @@ use super::limits::{input_over_limit, output_over_limit, PAUSE_OUTPUT};
 use super::requests::run_requests;
 use crate::clients::Lease;
 use crate::clock::unix_ms;
-use crate::commands;
+use crate::commands::{self, WhileBlocked};
 use crate::server::Server;
 use crate::{notice, warning};
 use goblin_evloop::{Ctx, Handler, Next};
@@ -127,58 +127,9 @@ impl RespLoop<'_> {
     /// Reads, runs and writes for connection `key` (its client leased from the registry
     /// meanwhile), then puts it back or closes it.
     fn service(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
-        let server = &mut *self.server;
-        let Some(mut lease) = server.clients.lease(key) else {
-            return;
-        };
-        let Some(c) = cx.conn(key) else {
-            server.clients.restore(lease, false);
-            return;
-        };
-        let conn = &mut c.state;
-        if !lease.out.is_empty() {
-            // Replies written for the client while it was not being serviced.
-            conn.wbuf.extend_from_slice(&lease.out);
-            lease.out.clear();
-        }
-        conn.closing |= std::mem::take(&mut lease.doomed);
-        let mut held = server.aof.holds_replies(server.propagation.pending());
-        // Output written for it passed its hard limit: closed without writing more.
-        let mut open = !lease.overflowed && (held || conn.flush(&mut c.stream, &mut server.stats));
-        loop {
-            let conn = &cx.conn(key).expect("open").state;
-            if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
-                break;
-            }
-            let read = cx.read_in_place(key, READ_CHUNK, 4 * READ_CHUNK, |c| (&mut c.rbuf, c.rpos));
-            server.stats.reads_processed += 1;
-            server.stats.net_input_bytes += read.got as u64;
-            if read.got == 0 && read.eof {
-                open = false;
-                break;
-            }
-            let c = cx.conn(key).expect("open");
-            let conn = &mut c.state;
-            if input_over_limit(&server.config, conn, &lease.client) {
-                open = false;
-                break;
-            }
-            run_requests(server, conn, &mut lease.client);
-            held = server.aof.holds_replies(server.propagation.pending());
-            open = held || conn.flush(&mut c.stream, &mut server.stats);
-            if read.got == 0 || read.eof {
-                open &= !read.eof || conn.pending_output() > 0;
-                break;
-            }
-            if read.drained {
-                // The socket is empty: reading again now would only return WouldBlock.
-                break;
-            }
-        }
-        if held {
+        if service(self.server, cx, key, true) {
             self.held.push(key);
         }
-        self.finish(cx, key, lease, open);
     }
 
     /// Writes (and fsyncs, under `appendfsync always`) what this iteration's commands
@@ -196,26 +147,8 @@ impl RespLoop<'_> {
                 continue;
             };
             let open = c.state.flush(&mut c.stream, &mut server.stats);
-            self.finish(cx, key, lease, open);
+            finish(server, cx, key, lease, open);
         }
-    }
-
-    /// After servicing: the output limits, the writability interest, and either the client
-    /// back into the registry or the connection closed.
-    fn finish(&mut self, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Lease, open: bool) {
-        let server = &mut *self.server;
-        let conn = &mut cx.conn(key).expect("open").state;
-        let over_limit = output_over_limit(&server.config, conn, &lease.client);
-        let done = conn.closing && conn.pending_output() == 0;
-        let want_write = conn.pending_output() > 0;
-        lease.buffers = conn.buffers();
-        if !open || over_limit || done || cx.watch_writable(key, want_write).is_err() {
-            cx.close(key);
-            let mut client = server.clients.remove(lease);
-            commands::client_gone(server, &mut client);
-            return;
-        }
-        server.clients.restore(lease, false);
     }
 
     /// Services the connections that the last commands woke (served blocked clients,
@@ -233,7 +166,121 @@ impl RespLoop<'_> {
             }
         }
     }
+}
 
+/// The other connections, serviced while a script is busy (Redis's
+/// processEventsWhileBlocked): each one is read and its requests answered (BUSY, but for
+/// the commands allowed then, such as SCRIPT KILL). The connection running the script is
+/// not among them: its state is out of the loop's slab while it runs, and its client
+/// leased. New connections wait in the listener's backlog until the script ends.
+struct OtherConnections<'c, 'x> {
+    cx: &'c mut Ctx<'x, Conn>,
+    running: usize,
+}
+
+impl WhileBlocked for OtherConnections<'_, '_> {
+    fn process_events(&mut self, server: &mut Server) {
+        let keys: Vec<usize> = self
+            .cx
+            .conns()
+            .map(|(key, _)| key)
+            .filter(|&key| key != self.running)
+            .collect();
+        for key in keys {
+            service(server, self.cx, key, false);
+        }
+    }
+}
+
+/// [`RespLoop::service`] for `server`; `may_block` is false for the connections serviced
+/// while another one's script is busy (their commands cannot run long then). True when the
+/// replies wait for this iteration's AOF write (`appendfsync always`): the caller sends
+/// them after it ([`RespLoop::release_held`]).
+fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: bool) -> bool {
+    let Some(mut lease) = server.clients.lease(key) else {
+        return false;
+    };
+    let Some(c) = cx.conn(key) else {
+        server.clients.restore(lease, false);
+        return false;
+    };
+    let conn = &mut c.state;
+    if !lease.out.is_empty() {
+        // Replies written for the client while it was not being serviced.
+        conn.wbuf.extend_from_slice(&lease.out);
+        lease.out.clear();
+    }
+    conn.closing |= std::mem::take(&mut lease.doomed);
+    // Replies wait for the AOF only where the caller can send them after it: not for the
+    // connections serviced while a script is busy.
+    let holds =
+        |server: &Server| may_block && server.aof.holds_replies(server.propagation.pending());
+    let mut held = holds(server);
+    // Output written for it passed its hard limit: closed without writing more.
+    let mut open = !lease.overflowed && (held || conn.flush(&mut c.stream, &mut server.stats));
+    loop {
+        let conn = &cx.conn(key).expect("open").state;
+        if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
+            break;
+        }
+        let read = cx.read_in_place(key, READ_CHUNK, 4 * READ_CHUNK, |c| (&mut c.rbuf, c.rpos));
+        server.stats.reads_processed += 1;
+        server.stats.net_input_bytes += read.got as u64;
+        if read.got == 0 && read.eof {
+            open = false;
+            break;
+        }
+        let c = cx.conn(key).expect("open");
+        let conn = &mut c.state;
+        if input_over_limit(&server.config, conn, &lease.client) {
+            open = false;
+            break;
+        }
+        if may_block {
+            // The connection's state leaves the slab while its commands run, so that
+            // a busy script can service the other connections through `cx`.
+            let mut state = std::mem::replace(conn, Conn::new(lease.client.id));
+            let mut others = OtherConnections { cx, running: key };
+            run_requests(server, &mut state, &mut lease.client, Some(&mut others));
+            cx.conn(key).expect("open").state = state;
+        } else {
+            run_requests(server, conn, &mut lease.client, None);
+        }
+        let c = cx.conn(key).expect("open");
+        let conn = &mut c.state;
+        held = holds(server);
+        open = held || conn.flush(&mut c.stream, &mut server.stats);
+        if read.got == 0 || read.eof {
+            open &= !read.eof || conn.pending_output() > 0;
+            break;
+        }
+        if read.drained {
+            // The socket is empty: reading again now would only return WouldBlock.
+            break;
+        }
+    }
+    finish(server, cx, key, lease, open);
+    held
+}
+
+/// After servicing: the output limits, the writability interest, and either the client
+/// back into the registry or the connection closed.
+fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Lease, open: bool) {
+    let conn = &mut cx.conn(key).expect("open").state;
+    let over_limit = output_over_limit(&server.config, conn, &lease.client);
+    let done = conn.closing && conn.pending_output() == 0;
+    let want_write = conn.pending_output() > 0;
+    lease.buffers = conn.buffers();
+    if !open || over_limit || done || cx.watch_writable(key, want_write).is_err() {
+        cx.close(key);
+        let mut client = server.clients.remove(lease);
+        commands::client_gone(server, &mut client);
+        return;
+    }
+    server.clients.restore(lease, false);
+}
+
+impl RespLoop<'_> {
     /// Installs the start-up load once its thread is done; a file that did not load ends
     /// the server, as Redis exits on a bad RDB.
     fn poll_loading(&mut self) {

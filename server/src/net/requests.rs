@@ -4,7 +4,7 @@
 use super::conn::Conn;
 use super::limits::PAUSE_OUTPUT;
 use crate::clients::Client;
-use crate::commands;
+use crate::commands::{self, WhileBlocked};
 use crate::resp::parse::{Limits, Parsed};
 use crate::server::Server;
 use std::time::Instant;
@@ -13,8 +13,14 @@ use std::time::Instant;
 const STACK_ARGS: usize = 16;
 
 /// Runs every complete request in the read buffer, until the client blocks, the connection
-/// is to close, or [`PAUSE_OUTPUT`] reply bytes wait.
-pub fn run_requests(server: &mut Server, conn: &mut Conn, client: &mut Client) {
+/// is to close, or [`PAUSE_OUTPUT`] reply bytes wait. `while_blocked` services the other
+/// connections if a command runs long (a busy script).
+pub fn run_requests(
+    server: &mut Server,
+    conn: &mut Conn,
+    client: &mut Client,
+    mut while_blocked: Option<&mut dyn WhileBlocked>,
+) {
     if conn.pending_input() > 0 {
         // Once per read, as Redis updates lastinteraction per read, not per command.
         client.last_interaction = Instant::now();
@@ -54,7 +60,11 @@ pub fn run_requests(server: &mut Server, conn: &mut Conn, client: &mut Client) {
                         &heap_store
                     }
                 };
-                commands::execute(server, client, wbuf, args);
+                // A reborrow for this request only.
+                let events = while_blocked
+                    .as_mut()
+                    .map(|w| &mut **w as &mut dyn WhileBlocked);
+                commands::execute_with(server, client, wbuf, args, events);
                 if client.close_after_reply {
                     conn.closing = true;
                 }

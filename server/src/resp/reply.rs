@@ -76,13 +76,31 @@ impl<'a> ReplyWriter<'a> {
 
     /// A verbatim string (RESP3 `=`, with the "txt" format); a bulk string in RESP2.
     pub fn verbatim(&mut self, text: &[u8]) {
+        self.verbatim_as(b"txt", text);
+    }
+
+    /// A verbatim string of a three-letter `format` (RESP3 `=`); a bulk string in RESP2.
+    pub fn verbatim_as(&mut self, format: &[u8], text: &[u8]) {
         if self.resp3 {
-            self.header(b'=', text.len() as i64 + 4);
-            self.out.extend_from_slice(b"txt:");
+            let format = &format[..format.len().min(3)];
+            self.header(b'=', (text.len() + format.len() + 1) as i64);
+            self.out.extend_from_slice(format);
+            self.out.push(b':');
             self.out.extend_from_slice(text);
             self.out.extend_from_slice(b"\r\n");
         } else {
             self.bulk(text);
+        }
+    }
+
+    /// A big number (RESP3 `(`; a bulk string in RESP2).
+    pub fn big_number(&mut self, digits: &[u8]) {
+        if self.resp3 {
+            self.out.push(b'(');
+            self.out.extend_from_slice(digits);
+            self.out.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(digits);
         }
     }
 

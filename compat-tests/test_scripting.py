@@ -1,0 +1,400 @@
+"""Scripting beside Redis: EVAL / EVALSHA / EVAL_RO / EVALSHA_RO, SCRIPT LOAD / EXISTS /
+FLUSH / HELP, the redis.* API, reply conversions both ways in RESP2 and RESP3, errors with
+their user_script positions, the sandbox, shebang flags, SELECT inside scripts, and the
+scripts applications run (a sliding-window rate limiter, a BullMQ-style move-to-active).
+
+Busy scripts and SCRIPT KILL are in test_scripting_busy.py."""
+
+import hashlib
+
+import pytest
+
+from harness import info_of
+
+
+def sha(body: str) -> str:
+    return hashlib.sha1(body.encode()).hexdigest()
+
+
+def test_eval_arguments_and_errors(both):
+    both("EVAL", "return {KEYS[1], KEYS[2], ARGV[1], #KEYS, #ARGV}", 2, "k1", "k2", "a1")
+    both("EVAL", "return 1", 2, "k")
+    both("EVAL", "return 1", -1)
+    both("EVAL", "return 1", "x")
+    both("EVAL", "return 1")
+    both("EVALSHA", "0" * 40, 0)
+    both("EVALSHA", "short", 0)
+    both("EVALSHA_RO", "0" * 40, 0)
+    both("EVAL", "return (", 0)
+    both("EVAL", "end", 0)
+
+
+def test_evalsha_and_script_subcommands(both):
+    body = "return redis.call('incr', KEYS[1])"
+    digest = both("SCRIPT", "LOAD", body)
+    assert digest == sha(body).encode()
+    both("EVALSHA", digest, 1, "counter")
+    both("EVALSHA", digest.upper(), 1, "counter")
+    both("EVALSHA_RO", digest, 1, "counter")
+    both("SCRIPT", "EXISTS", digest, digest.upper(), "0" * 40)
+    both("EVAL", "return 'cached by eval'", 0)
+    both("SCRIPT", "EXISTS", sha("return 'cached by eval'"))
+    both("SCRIPT", "LOAD", "return (")
+    both("SCRIPT", "FLUSH", "SYNC")
+    both("SCRIPT", "EXISTS", digest)
+    both("SCRIPT", "FLUSH", "ASYNC")
+    both("SCRIPT", "FLUSH")
+    both("SCRIPT", "FLUSH", "LAZY")
+    both("SCRIPT", "FLUSH", "SYNC", "ASYNC")
+    both("SCRIPT", "KILL")
+    r, g = both.run("SCRIPT", "HELP")
+    # 7.2 says "Print this help." where 7.0 says "Prints this help."
+    assert r[:-1] == g[:-1] and g[-1] == b"    Print this help."
+    both("SCRIPT", "NOSUCH")
+    both("SCRIPT", "LOAD")
+    both("SCRIPT", "EXISTS")
+    both("SCRIPT")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return 1",
+        "return 3.99",
+        "return -3.99",
+        "return 'str'",
+        "return true",
+        "return false",
+        "return nil",
+        "return {}",
+        "return {1, 2, nil, 3}",
+        "return {1, {2, {3, 'x'}}, 'a', true, false}",
+        "return {ok='fine'}",
+        "return {ok='a\\r\\nb'}",
+        "return {err='My Error text'}",
+        "return {err='-WEIRD'}",
+        "return redis.status_reply('QUEUED')",
+        "return redis.error_reply('MYCODE the message')",
+        "return redis.error_reply('no code')",
+        "return redis.error_reply('-X')",
+        "return redis.error_reply(1)",
+        "return redis.status_reply()",
+        "return {double=3.25}",
+        "return {big_number='123456789012345678901234567890'}",
+        "return {verbatim_string={format='txt', string='hello'}}",
+        "return {map={a=1}}",
+        "return {set={x=true}}",
+        "return function() end",
+        "return redis.call('get', 'nokey')",
+        "return redis.call('zrange', 'nokey', 0, -1)",
+        "return redis.call('ping')",
+        "return redis.call('echo', 'hi')",
+        "return {redis.call('set', 'k', 'v'), redis.call('get', 'k'), redis.call('incr', 'n')}",
+        "return redis.call('set', 'k', 3.5)",
+        "return redis.call('set', 'k', 0.1) and redis.call('get', 'k')",
+        "return type(redis.call('get', 'nokey'))",
+        "return type(redis.call('ping'))",
+        "return redis.call('ping').ok",
+        "return redis.pcall('incrby', 'k', 'x').err",
+        "return redis.pcall('incrby', 'k', 'x')",
+    ],
+)
+def test_conversions_resp2(both, body):
+    both("EVAL", body, 0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return true",
+        "return false",
+        "return {double=3.25}",
+        "return {big_number='1234567890123456789012345'}",
+        "return {map={a=1}}",
+        "return {set={x=true}}",
+        "return {verbatim_string={format='txt', string='hello'}}",
+        "redis.setresp(3) return true",
+        "redis.setresp(3) return false",
+        "redis.setresp(3) return redis.call('get', 'nokey') == nil",
+        "redis.setresp(3) return redis.call('hello', '3')",
+        "redis.setresp(3) return redis.call('zscore', 'z', 'a')",
+        "redis.setresp(3) return redis.call('zscore', 'z', 'a').double",
+        "redis.setresp(3) return type(redis.call('zscore', 'z', 'a'))",
+        "redis.setresp(3) return redis.call('smembers', 's').set.m",
+        "redis.setresp(3) return redis.call('config', 'get', 'maxmemory')",
+        "redis.setresp(3) return redis.call('exists', 'z')",
+        "redis.setresp(2) return redis.call('zscore', 'z', 'a')",
+    ],
+)
+def test_conversions_resp3(both3, body):
+    both3("ZADD", "z", 1.5, "a")
+    both3("SADD", "s", "m")
+    both3("EVAL", body, 0)
+    both3("DEL", "z", "s")
+
+
+def test_conversions_resp3_into_a_resp2_caller(both):
+    both("ZADD", "z", 1.5, "a")
+    both("EVAL", "redis.setresp(3) return redis.call('zscore', 'z', 'a')", 0)
+    both("EVAL", "redis.setresp(3) return true", 0)
+    both("EVAL", "redis.setresp(3) return false", 0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x = 1",
+        "return undefined_name",
+        "\n\nreturn nosuch",
+        "error('boom')",
+        "error({err='TABLED err'})",
+        "string.x = 1",
+        "redis.x = 1",
+        "_G.x = 1",
+        "rawset(_G, 'x', 1)",
+        "setmetatable(_G, {})",
+        "return _G.undefined",
+        "os.exit(1)",
+        "return io.open('/etc/passwd')",
+        "return loadfile('/etc/passwd')",
+        "return dofile('/etc/passwd')",
+        "return print",
+        "return require",
+        "return debug.getinfo(1)",
+        "return module",
+        "return type(loadstring)",
+        "return loadstring('return 1 + 1')()",
+        "loadstring('x = 1')()",
+        "return type(__redis__err__handler)",
+        "return table.concat({string.upper('a'), math.floor(2.5), tostring(#'abc')}, ',')",
+        "return ('abc'):upper()",
+        "return coroutine.wrap(function() coroutine.yield(7) end)()",
+        "return select('#', 1, 2, 3)",
+        "return unpack({1, 2})",
+        "return pcall(error, 'x')",
+        "return {pcall(redis.call, 'nosuch')}",
+        "return {pcall(redis.call, 'incrby', 'k', 'x')}",
+        "local t = {} t[1] = 1 return t",
+        "return #KEYS",
+        "KEYS[1] = 'changed' return KEYS[1]",
+    ],
+)
+def test_sandbox(both, body):
+    both("EVAL", body, 0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return redis.call('nosuch')",
+        "return redis.call('nosuch', 'a')",
+        "return redis.pcall('nosuch')",
+        "return redis.call('get')",
+        "return redis.call('config')",
+        "return redis.call('config', 'nope')",
+        "return redis.call()",
+        "return redis.call({})",
+        "return redis.call('set', 'k', {})",
+        "return redis.call('set', 'k', true)",
+        "return redis.call('eval', 'return 1', 0)",
+        "return redis.call('script', 'load', 'return 1')",
+        "return redis.call('multi')",
+        "return redis.call('subscribe', 'c')",
+        "return redis.call('client', 'id')",
+        "redis.call('set', 'str', 'x') return redis.call('incr', 'str')",
+        "redis.call('set', 'str', 'x') return redis.call('zadd', 'str', 1, 'a')",
+        "\nlocal a = 1\nreturn redis.call('incrby', 'k', 'notanumber')",
+        "return redis.sha1hex()",
+        "return redis.sha1hex('a', 'b')",
+        "return redis.setresp()",
+        "return redis.setresp(4)",
+        "return redis.set_repl()",
+        "return redis.set_repl(8)",
+        "return redis.log(1)",
+        "return redis.log('x', 'y')",
+        "return redis.log(9, 'y')",
+        "return math.random(0)",
+        "return math.random(5, 1)",
+        "return math.random('x')",
+        "return math.random(1, 2, 3)",
+        "return redis.acl_check_cmd('nosuch')",
+    ],
+)
+def test_errors_as_redis_words_them(both, body):
+    both("EVAL", body, 0)
+
+
+def test_redis_api(both):
+    both("EVAL", "return redis.sha1hex('')", 0)
+    both("EVAL", "return redis.sha1hex('Pizza & Mandolino')", 0)
+    both("EVAL", "return redis.sha1hex(12)", 0)
+    both("EVAL", "return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING}", 0)
+    both("EVAL", "return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL}", 0)
+    both("EVAL", "return redis.log(redis.LOG_WARNING, 'from a script', 1)", 0)
+    both("EVAL", "redis.set_repl(redis.REPL_ALL) return redis.set_repl(redis.REPL_NONE)", 0)
+    both("EVAL", "return redis.replicate_commands()", 0)
+    both("EVAL", "return redis.breakpoint()", 0)
+    both("EVAL", "return redis.debug('x')", 0)
+    both("EVAL", "return redis.acl_check_cmd('get', 'k')", 0)
+    both("EVAL", "return type(redis.REDIS_VERSION) .. type(redis.REDIS_VERSION_NUM)", 0)
+    both("EVAL", "redis.setresp(3) redis.setresp(2) return redis.call('zscore', 'nokey', 'a')", 0)
+    both("EVAL", "math.randomseed(42) return {math.random(), math.random(100), math.random(5, 10)}", 0)
+
+
+def test_version_is_the_one_goblin_follows(servers):
+    """Goblin follows 7.2: redis.REDIS_VERSION is its version (Goblin-only check)."""
+    import redis as redispy
+
+    c = redispy.Redis(port=servers.goblin.port)
+    assert c.eval("return redis.REDIS_VERSION", 0) == b"7.2.4"
+    assert c.eval("return redis.REDIS_VERSION_NUM", 0) == 0x070204
+    c.close()
+
+
+def test_select_inside_a_script_moves_only_the_script(both):
+    both("SELECT", 1)
+    both("SET", "k", "db1")
+    both("EVAL", "redis.call('select', 0) redis.call('set', 'k', 'db0') return redis.call('get', 'k')", 0)
+    both("GET", "k")
+    both("EVAL", "return redis.call('get', 'k')", 0)
+    both("SELECT", 0)
+    both("GET", "k")
+    both("EVAL", "return redis.call('select', 99)", 0)
+
+
+def test_read_only_scripts(both):
+    both("SET", "k", "v")
+    both("EVAL_RO", "return redis.call('get', 'k')", 1, "k")
+    both("EVAL_RO", "return redis.call('set', 'k', 'w')", 1, "k")
+    both("EVAL_RO", "return redis.pcall('del', 'k')", 1, "k")
+    both("EVAL", "#!lua flags=no-writes\nreturn redis.call('set', 'k', 'w')", 1, "k")
+    both("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'k')", 1, "k")
+    both("EVAL_RO", "#!lua\nreturn 1", 0)
+    both("EVAL_RO", "#!lua flags=no-writes\nreturn 1", 0)
+    digest = both("SCRIPT", "LOAD", "return redis.call('del', KEYS[1])")
+    both("EVALSHA_RO", digest, 1, "k")
+    both("GET", "k")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "#!lua\nreturn 1",
+        "#!lua flags=no-writes,allow-oom\nreturn 2",
+        "#!lua flags=allow-stale,no-cluster\nreturn 3",
+        "#!lua flags=no-writes\n\nerror('line three')",
+        "#!lua",
+        "#!python\nreturn 1",
+        "#!lua flags=nope\nreturn 1",
+        "#!lua name=x\nreturn 1",
+        "#! \nreturn 1",
+    ],
+)
+def test_shebang(both, body):
+    both("EVAL", body, 0)
+
+
+def test_cross_slot_flag_on_goblin(servers):
+    """allow-cross-slot-keys arrived in 7.2 (Redis 7.0 refuses it): pinned to 7.2's
+    documented behaviour, on Goblin only."""
+    import redis as redispy
+
+    c = redispy.Redis(port=servers.goblin.port)
+    assert c.eval("#!lua flags=allow-cross-slot-keys\nreturn 1", 0) == 1
+    c.close()
+
+
+def test_oom_refusals(both):
+    both("SET", "k", "v")
+    both.config_set("maxmemory", 1)
+    both("EVAL", "return redis.call('get', 'k')", 0)
+    both("EVAL", "return redis.call('set', 'k2', 'v')", 0)
+    both("EVAL", "redis.call('del', 'nokey') return redis.call('incr', 'n')", 0)
+    both("EVAL", "#!lua\nreturn 1", 0)
+    both("SCRIPT", "EXISTS", sha("#!lua\nreturn 1"))
+    both("EVAL", "#!lua flags=allow-oom\nreturn redis.call('set', 'k3', 'v')", 0)
+    # 7.2 refuses every flagged script without allow-oom when out of memory, as its
+    # documentation says (Redis 7.0 runs a no-writes one): pinned on Goblin only.
+    r, g = both.run("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'k')", 0)
+    assert str(g) == "allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+    both.config_set("maxmemory", 0)
+
+
+def test_blocking_commands_are_refused_in_scripts(both):
+    both("EVAL", "return redis.call('bzpopmin', 'nokey', 0)", 0)
+    both("ZADD", "z", 1, "a")
+    both("EVAL", "return redis.call('bzpopmin', 'z', 0)", 0)
+
+
+def test_scripts_and_transactions(both):
+    both("MULTI")
+    both("EVAL", "return redis.call('incr', KEYS[1])", 1, "n")
+    both("EVAL", "return redis.call('incr', KEYS[1])", 1, "n")
+    both("EXEC")
+    both("GET", "n")
+
+
+def test_commandstats_count_the_commands_of_scripts(both):
+    both("CONFIG", "RESETSTAT")
+    both("SCRIPT", "FLUSH")
+    both("EVAL", "redis.call('set', 'k', 'v') redis.call('get', 'k') return redis.pcall('incr', 'k')", 0)
+    both("EVAL", "return redis.call('nosuch')", 0)
+    r, g = (info_of(c, "commandstats") for c in both.clients())
+    for name in ("cmdstat_eval", "cmdstat_set", "cmdstat_get", "cmdstat_incr"):
+        keep = lambda s: [f for f in s.split(",") if not f.startswith("usec")]
+        assert keep(r[name]) == keep(g[name]), name
+    r, g = (info_of(c, "errorstats") for c in both.clients())
+    assert r == g
+    r, g = (info_of(c, "memory") for c in both.clients())
+    assert r["number_of_cached_scripts"] == g["number_of_cached_scripts"] == 2
+    assert int(g["used_memory_lua"]) > 0 and int(g["used_memory_scripts_eval"]) > 0
+
+
+def test_busy_reply_threshold_parameter(both):
+    both("CONFIG", "GET", "busy-reply-threshold")
+    both("CONFIG", "GET", "lua-time-limit")
+    both.config_set("lua-time-limit", 1234)
+    both("CONFIG", "GET", "busy-reply-threshold")
+    both("CONFIG", "SET", "busy-reply-threshold", "-1")
+    both("CONFIG", "SET", "busy-reply-threshold", "x")
+
+
+SLIDING_WINDOW = """
+local key, now, window, limit = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local count = redis.call('ZCARD', key)
+if count < limit then
+  redis.call('ZADD', key, now, ARGV[4])
+  redis.call('PEXPIRE', key, window)
+  return {1, limit - count - 1}
+end
+return {0, 0}
+"""
+
+
+def test_sliding_window_rate_limiter(both):
+    digest = both("SCRIPT", "LOAD", SLIDING_WINDOW)
+    for i in range(8):
+        both("EVALSHA", digest, 1, "rl:user", 1000 + i * 100, 500, 3, f"req{i}")
+    both("ZRANGE", "rl:user", 0, -1, "WITHSCORES")
+    both("EVAL", "return redis.call('PTTL', KEYS[1]) > 0", 1, "rl:user")
+
+
+MOVE_TO_ACTIVE = """
+local jobId = redis.call('ZPOPMIN', KEYS[1])
+if #jobId == 0 then return false end
+local id = jobId[1]
+redis.call('SET', KEYS[2] .. id, ARGV[1])
+redis.call('EXPIRE', KEYS[2] .. id, ARGV[2])
+redis.call('SADD', KEYS[3], id)
+return {id, jobId[2]}
+"""
+
+
+def test_bullmq_style_move_to_active(both):
+    both("ZADD", "q:wait", 3, "job3", 1, "job1", 2, "job2")
+    for _ in range(4):
+        both("EVAL", MOVE_TO_ACTIVE, 3, "q:wait", "q:lock:", "q:active", "worker-1", 30)
+    both("EVAL", "local m = redis.call('SMEMBERS', KEYS[1]) table.sort(m) return m", 1, "q:active")
+    both("GET", "q:lock:job2")
+    both("TTL", "q:lock:job1")

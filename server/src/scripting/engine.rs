@@ -1,0 +1,193 @@
+//! The interpreter: Lua 5.1 with the libraries Redis loads (base, table, string, math;
+//! debug only while the sandbox is built), the `redis` table, and the sandbox of
+//! `prelude.lua` (see there for how read-only tables are made on stock Lua).
+
+use super::api::{self, Pending};
+use mlua::chunk::ChunkMode;
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// The sandbox, run once per interpreter.
+const PRELUDE: &str = include_str!("prelude.lua");
+
+/// Redis's REDIS_VERSION_NUM for the version Goblin follows (0x00MMmmpp).
+fn version_num() -> u32 {
+    let mut parts = crate::REDIS_VERSION
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor, patch) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    (major << 16) | (minor << 8) | patch
+}
+
+/// Where the `redis` functions find the invocation running now: a pointer to its
+/// [`Run`](super::run::Run), set only while [`Engine::call`] runs the script.
+pub type ActiveRun = Rc<Cell<*mut ()>>;
+
+/// A Lua interpreter set up as Redis sets up its scripting one (a clone is another handle
+/// on the same interpreter).
+#[derive(Clone)]
+pub struct Engine {
+    lua: Lua,
+    /// The table the (read-only, empty) global table reads through: KEYS and ARGV go here.
+    globals: Table,
+    /// xpcall of a script with Redis's error handler.
+    runner: Function,
+    /// The invocation running now.
+    pub active: ActiveRun,
+    /// The error a Rust function raised last.
+    pub pending: Pending,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}
+
+impl Engine {
+    /// A fresh interpreter with the sandbox in place.
+    pub fn new() -> Engine {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
+        // SAFETY: the debug library is what mlua calls unsafe; the sandbox keeps only
+        // debug.getinfo for its error handler and removes the `debug` global, as Redis does.
+        let lua = unsafe { Lua::unsafe_new_with(libs, LuaOptions::default()) };
+        let active: ActiveRun = Rc::new(Cell::new(std::ptr::null_mut()));
+        let pending = Pending::default();
+        let functions =
+            api::functions(&lua, &active, &pending).expect("the redis functions are created");
+        let (runner, globals): (Function, Table) = lua
+            .load(PRELUDE)
+            .set_name("=sandbox")
+            .call((functions, crate::REDIS_VERSION, version_num()))
+            .expect("the sandbox builds");
+        Engine {
+            lua,
+            globals,
+            runner,
+            active,
+            pending,
+        }
+    }
+
+    /// Compiles a script body (chunk `@user_script`, so errors say `user_script:N:`).
+    pub fn compile(&self, body: &[u8]) -> Result<Function, String> {
+        self.lua
+            .load(body)
+            .set_name("@user_script")
+            .set_mode(ChunkMode::Text)
+            .into_function()
+            .map_err(|e| match e {
+                mlua::Error::SyntaxError { message, .. } => message,
+                other => other.to_string(),
+            })
+    }
+
+    /// The interpreter.
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Sets the KEYS and ARGV globals of the next run.
+    pub fn set_keys_and_args(&self, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<()> {
+        for (name, items) in [("KEYS", keys), ("ARGV", args)] {
+            let table = self.lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                table.raw_set(i + 1, self.lua.create_string(item)?)?;
+            }
+            self.globals.raw_set(name, table)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `function` under Redis's error handler: `Ok` with what it returned, or `Err`
+    /// with the error table (`err`, `source`, `line`).
+    pub fn call(&self, function: &Function) -> mlua::Result<Result<Value, Value>> {
+        let (ok, value): (bool, Value) = self.runner.call(function)?;
+        Ok(if ok { Ok(value) } else { Err(value) })
+    }
+
+    /// Bytes the interpreter has allocated.
+    pub fn used_memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+
+    /// A step of garbage collection (Redis runs one every 50 scripts).
+    pub fn gc_step(&self) {
+        let _ = self.lua.gc_step();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(engine: &Engine, body: &str) -> Result<Value, String> {
+        let f = engine.compile(body.as_bytes())?;
+        engine.call(&f).unwrap().map_err(|e| {
+            let t = e.as_table().expect("an error table");
+            let msg: String = t.get("err").unwrap();
+            let line: i64 = t.get("line").unwrap_or(-1);
+            format!("{msg} @{line}")
+        })
+    }
+
+    #[test]
+    fn globals_are_protected_with_redis_texts() {
+        let e = Engine::new();
+        assert_eq!(
+            run(&e, "x = 1").unwrap_err(),
+            "ERR user_script:1: Attempt to modify a readonly table @1"
+        );
+        assert_eq!(
+            run(&e, "\nreturn y").unwrap_err(),
+            "ERR user_script:2: Script attempted to access nonexistent global variable 'y' @2"
+        );
+        assert_eq!(
+            run(&e, "string.x = 1").unwrap_err(),
+            "ERR user_script:1: Attempt to modify a readonly table @1"
+        );
+        assert_eq!(
+            run(&e, "rawset(_G, 'x', 1)").unwrap_err(),
+            "ERR Attempt to modify a readonly table @1"
+        );
+        for removed in [
+            "os", "io", "loadfile", "dofile", "print", "debug", "require",
+        ] {
+            assert!(
+                run(&e, &format!("return {removed}"))
+                    .unwrap_err()
+                    .contains("nonexistent global variable"),
+                "{removed} is gone"
+            );
+        }
+        assert_eq!(
+            run(&e, "return string.upper('a') .. ('b'):upper()").unwrap(),
+            Value::String(e.lua.create_string("AB").unwrap())
+        );
+        assert!(run(&e, "getmetatable('').__index = nil")
+            .unwrap_err()
+            .contains("readonly"));
+    }
+
+    #[test]
+    fn compile_errors_name_the_user_script() {
+        let e = Engine::new();
+        assert_eq!(
+            e.compile(b"return (").unwrap_err(),
+            "user_script:1: unexpected symbol near '<eof>'"
+        );
+    }
+
+    #[test]
+    fn keys_and_args_are_globals() {
+        let e = Engine::new();
+        e.set_keys_and_args(&[b"k"], &[b"a", b"b"]).unwrap();
+        let v = run(&e, "return KEYS[1] .. ARGV[2] .. #ARGV").unwrap();
+        assert_eq!(v.as_string().unwrap().to_str().unwrap(), "kb2");
+    }
+}

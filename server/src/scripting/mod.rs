@@ -1,0 +1,111 @@
+//! Lua scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT, on Lua 5.1 (mlua, built
+//! from source) as Redis 7.2 embeds it.
+//!
+//! - [`engine`]: the interpreter and its sandbox (`prelude.lua`: Redis's globals
+//!   protection, read-only tables, its error handler and pcall).
+//! - [`cache`]: the scripts by SHA1 (lowercase hex of the body), their shebang flags.
+//! - [`api`]: the `redis` table's functions written in Rust (redis.call, redis.pcall,
+//!   redis.setresp, redis.log, ...).
+//! - [`convert`]: command replies to Lua values and Lua values to replies, RESP2 and RESP3,
+//!   as Redis's script_lua.c converts them.
+//! - [`run`]: one invocation: the checks before it, the script client, the busy hook
+//!   (BUSY replies to other clients, SCRIPT KILL), the reply.
+//! - [`commands`]: the EVAL family and SCRIPT handlers, and their table.
+//!
+//! A script's commands run through [`crate::commands::call`] with a client of their own
+//! (the caller's database at the start; SELECT inside moves only that client), so they
+//! are counted, logged and propagated as any other command.
+
+pub mod api;
+pub mod cache;
+pub mod commands;
+pub mod convert;
+pub mod engine;
+pub mod run;
+
+pub use commands::COMMANDS;
+
+use crate::clients::Client;
+use std::time::Instant;
+
+/// The script running now, as other clients see it while it is busy.
+#[derive(Debug)]
+pub struct Running {
+    /// When it started.
+    pub started: Instant,
+    /// It passed busy-reply-threshold: other clients get BUSY.
+    pub timed_out: bool,
+    /// It ran a write command (SCRIPT KILL answers UNKILLABLE).
+    pub wrote: bool,
+    /// SCRIPT KILL (or SHUTDOWN NOSAVE) asked it to stop.
+    pub kill: bool,
+}
+
+/// The scripting state of the server.
+pub struct Scripting {
+    /// The interpreter (replaced by SCRIPT FLUSH).
+    pub engine: engine::Engine,
+    /// The scripts by SHA1.
+    pub cache: cache::Cache,
+    /// The client the scripts' commands run as, while no script runs.
+    client: Option<Box<Client>>,
+    /// The script being run, if any.
+    pub running: Option<Running>,
+    /// Scripts run since the last garbage collection step.
+    runs_since_gc: u32,
+}
+
+impl Default for Scripting {
+    fn default() -> Self {
+        Scripting {
+            engine: engine::Engine::new(),
+            cache: cache::Cache::default(),
+            client: Some(Box::new(run::script_client())),
+            running: None,
+            runs_since_gc: 0,
+        }
+    }
+}
+
+impl Scripting {
+    /// Whether a script runs past busy-reply-threshold (other clients get BUSY).
+    pub fn busy(&self) -> bool {
+        self.running.as_ref().is_some_and(|r| r.timed_out)
+    }
+
+    /// The script client, for a run (`None` while one runs).
+    fn take_client(&mut self) -> Option<Box<Client>> {
+        self.client.take()
+    }
+
+    /// Gives the script client back after a run.
+    fn restore_client(&mut self, client: Box<Client>) {
+        self.client = Some(client);
+    }
+
+    /// Counts a finished run; every 50th runs a step of the collector, as Redis does to
+    /// spread the collection's latency.
+    fn count_run(&mut self) {
+        self.runs_since_gc += 1;
+        if self.runs_since_gc == 50 {
+            self.runs_since_gc = 0;
+            self.engine.gc_step();
+        }
+    }
+
+    /// SCRIPT FLUSH: a fresh interpreter and an empty cache.
+    pub fn flush(&mut self) {
+        self.cache = cache::Cache::default();
+        self.engine = engine::Engine::new();
+    }
+
+    /// INFO's used_memory_lua: the interpreter's allocation, in whole KiB as Redis's
+    /// lua_gc(LUA_GCCOUNT) gives it.
+    pub fn vm_memory(&self) -> usize {
+        self.engine.used_memory() / 1024 * 1024
+    }
+}
+
+/// The error other clients get while a script is busy.
+pub const BUSY: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";

@@ -1,0 +1,129 @@
+-- The sandbox, run once on a fresh interpreter (chunk "=sandbox"), as Redis's script_lua.c
+-- sets it up. Arguments: the `redis` functions written in Rust, the Redis version, its
+-- number. Returns the runner (xpcall with Redis's error handler) and the table that holds
+-- the globals.
+--
+-- The Rust functions raise their errors as Redis's C functions do (so a `return
+-- redis.call(...)` keeps the script's frame for the error's line); the error value they
+-- raise (Redis's error table, or a message) waits in api.take_error for the handler and
+-- for pcall, which see an opaque userdata in its place.
+--
+-- Redis's Lua has read-only tables; stock Lua 5.1 does not. Each protected table is
+-- emptied, its entries moved to a backing table that its metatable reads through, and
+-- writes into it raise Redis's "Attempt to modify a readonly table". The globals' backing
+-- table raises "Script attempted to access nonexistent global variable" for a name it
+-- does not hold. rawset and setmetatable refuse the protected tables as Redis's do.
+local api, version, version_num = ...
+local G = _G
+local getinfo = debug.getinfo
+local error, type, tostring, next = error, type, tostring, next
+local rawset, setmetatable, pcall, xpcall = rawset, setmetatable, pcall, xpcall
+
+local take_error = api.take_error
+
+local redis = {
+  call = api.call,
+  pcall = api.pcall,
+  sha1hex = api.sha1hex,
+  error_reply = api.error_reply,
+  status_reply = api.status_reply,
+  log = api.log,
+  setresp = api.setresp,
+  set_repl = api.set_repl,
+  acl_check_cmd = api.acl_check_cmd,
+  replicate_commands = function() return true end,
+  breakpoint = function() return false end,
+  debug = function() end,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REPL_NONE = 0, REPL_AOF = 1, REPL_SLAVE = 2, REPL_REPLICA = 2, REPL_ALL = 3,
+  REDIS_VERSION = version, REDIS_VERSION_NUM = version_num,
+}
+G.redis = redis
+
+-- math.random on Redis's rand48, the same sequence on every platform.
+math.random = api.random
+math.randomseed = api.randomseed
+
+-- Redis's pcall gives the message of an error table (redis.call's errors) as the error.
+local function pcall_result(ok, ...)
+  if ok then return true, ... end
+  local e = ...
+  if type(e) == 'userdata' then e = take_error(e) end
+  if type(e) == 'table' then
+    local m = e.err
+    if type(m) == 'string' or type(m) == 'number' then e = m end
+  end
+  return false, e
+end
+G.pcall = function(...) return pcall_result(pcall(...)) end
+
+-- The error handler: the error as a table {err=, source=, line=} with the place in the
+-- script where it was raised (C functions and this chunk's wrappers are skipped).
+local function error_handler(err)
+  local level = 2
+  local i = getinfo(level, 'nSl')
+  while i and (i.what == 'C' or i.source == '=sandbox') do
+    level = level + 1
+    i = getinfo(level, 'nSl')
+  end
+  if type(err) == 'userdata' then err = take_error(err) end
+  if type(err) ~= 'table' then err = {err = 'ERR ' .. tostring(err)} end
+  if i then
+    err.source = i.source
+    err.line = i.currentline
+  end
+  return err
+end
+G.__redis__err__handler = error_handler
+
+-- The globals Redis keeps (its allow lists); anything else is dropped, debug last.
+local allowed = {}
+for name in ([[string cjson bit cmsgpack math table struct redis __redis__err__handler
+  xpcall tostring getfenv setmetatable next assert tonumber rawequal collectgarbage
+  getmetatable rawset pcall coroutine type _G select unpack gcinfo pairs rawget loadstring
+  ipairs _VERSION setfenv load error newproxy]]):gmatch('%S+') do
+  allowed[name] = true
+end
+for name in next, G do
+  if not allowed[name] then G[name] = nil end
+end
+
+local readonly = setmetatable({}, {__mode = 'k'})
+local function readonly_error() error('Attempt to modify a readonly table', 2) end
+local function refuse_readonly(t)
+  if readonly[t] then error('Attempt to modify a readonly table', 0) end
+end
+G.rawset = function(t, ...)
+  refuse_readonly(t)
+  return rawset(t, ...)
+end
+G.setmetatable = function(t, ...)
+  refuse_readonly(t)
+  return setmetatable(t, ...)
+end
+
+-- Empties `t` into a new backing table and makes `t` a read-only view of it.
+local function protect(t, backing)
+  backing = backing or {}
+  for k, v in next, t do backing[k] = v end
+  for k in next, backing do t[k] = nil end
+  setmetatable(t, {__index = backing, __newindex = readonly_error, __metatable = false})
+  readonly[t] = true
+  return backing
+end
+
+local string_meta = getmetatable('')
+for _, v in next, G do
+  if type(v) == 'table' and v ~= G then protect(v) end
+end
+local globals = setmetatable({}, {__index = function(_, name)
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+end})
+protect(G, globals)
+-- getmetatable('') answers a read-only view, so string methods cannot be replaced.
+local string_view = setmetatable({}, {__index = string_meta, __newindex = readonly_error, __metatable = false})
+readonly[string_view] = true
+string_meta.__metatable = string_view
+
+local function run(f) return xpcall(f, error_handler) end
+return run, globals

@@ -1,0 +1,438 @@
+//! One script invocation, as Redis's scriptPrepareForRun / luaCallFunction / scriptCall:
+//! the checks its shebang flags call for, the script client its commands run as, the
+//! count hook that makes a long script busy (other clients get BUSY and may SCRIPT KILL
+//! it), and the reply.
+//!
+//! While the script runs, the `redis` functions reach this run through the engine's
+//! [`ActiveRun`] slot: a pointer to the [`Run`] on [`run`]'s stack, set before the script
+//! starts and cleared before `run` returns, so it is only dereferenced while the `Run` it
+//! points to is alive and nothing else borrows it (Lua calls back one function at a time).
+
+use super::api::{self, Pending};
+use super::cache::{Script, ScriptFlags};
+use super::engine::ActiveRun;
+use super::{convert, Running};
+use crate::clients::Client;
+use crate::commands::{self, Command, Ctx, Flags};
+use crate::errors;
+use mlua::{HookTriggers, Lua, MultiValue, Value, VmState};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Instant;
+
+/// Instructions between two calls of the busy hook (Redis's count).
+const HOOK_PERIOD: u32 = 100_000;
+
+/// The client scripts' commands run as (Redis's lua_client): no connection, authenticated.
+pub fn script_client() -> Client {
+    let none = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
+    Client::new(0, -1, none, none, true)
+}
+
+/// The invocation running now.
+pub struct Run<'r, 'a> {
+    /// The caller's command.
+    ctx: &'r mut Ctx<'a>,
+    /// The script client (taken from the scripting state for the run).
+    client: Box<Client>,
+    /// The reply of the command the script called last.
+    reply: Vec<u8>,
+    /// redis.setresp(3) was called.
+    pub resp3: bool,
+    /// redis.set_repl flags (REPL_AOF 1, REPL_REPLICA 2), for propagation.
+    pub repl: u8,
+    /// Write commands are refused (EVAL_RO, `no-writes`).
+    read_only: bool,
+    /// `allow-oom`: commands that may grow memory run over maxmemory.
+    allow_oom: bool,
+    /// Memory was over maxmemory when the script started.
+    script_oom: bool,
+    /// SCRIPT KILL stopped the script.
+    killed: bool,
+}
+
+/// The run the slot points to, if a script runs.
+// The slot is shared (Rc<Cell>), the Run it points to is not: see the module comment.
+#[allow(clippy::mut_from_ref)]
+pub fn current(active: &ActiveRun) -> Option<&mut Run<'static, 'static>> {
+    let p = active.get() as *mut Run<'static, 'static>;
+    // SAFETY: see the module comment: the slot holds null or a live, unborrowed Run.
+    unsafe { p.as_mut() }
+}
+
+/// The command arguments of a redis.call (Redis's luaArgsToRedisArgv): strings as they
+/// are, numbers as `%.17g`.
+pub fn command_args(args: &MultiValue) -> Result<Vec<Vec<u8>>, &'static str> {
+    if args.is_empty() {
+        return Err("Please specify at least one argument for this redis lib call");
+    }
+    args.iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s.as_bytes().to_vec()),
+            Value::Integer(n) => Ok(n.to_string().into_bytes()),
+            Value::Number(n) => Ok(convert::format_g(*n, 17)),
+            _ => Err("Lua redis lib command arguments must be strings or integers"),
+        })
+        .collect()
+}
+
+/// The command (or subcommand) `argv` names, as Redis's lookupCommand.
+pub fn resolve(argv: &[Vec<u8>]) -> Option<&'static Command> {
+    let cmd = commands::lookup(&argv[0])?;
+    if cmd.subcommands.is_empty() || argv.len() < 2 {
+        return Some(cmd);
+    }
+    cmd.subcommand(&argv[1])
+}
+
+impl Run<'_, '_> {
+    /// redis.call / redis.pcall: runs one command as the script client and converts its
+    /// reply; with `raise_errors`, an error (refusal or error reply) is to be raised.
+    pub fn call(
+        &mut self,
+        lua: &Lua,
+        pending: &Pending,
+        args: &MultiValue,
+        raise_errors: bool,
+    ) -> mlua::Result<Value> {
+        let fail = |value: Value| match raise_errors {
+            true => Err(pending.raise(value)),
+            false => Ok(value),
+        };
+        let argv = match command_args(args) {
+            Ok(argv) => argv,
+            Err(text) => return fail(Value::Table(api::error_table(lua, text.as_bytes())?)),
+        };
+        let cmd = match self.admit(&argv) {
+            Ok(cmd) => cmd,
+            Err((cmd, text)) => {
+                // Counted here, as 7.2's scriptCall counts a refusal (errorstats, and the
+                // command's rejected_calls), so not again when the script fails with it.
+                let t = api::error_table(lua, text.as_bytes())?;
+                let stats = &mut self.ctx.server.stats;
+                stats.count_error(&String::from_utf8_lossy(
+                    &t.raw_get::<mlua::LuaString>("err")?.as_bytes(),
+                ));
+                if let Some(cmd) = cmd {
+                    stats.command(cmd.slot.get(), cmd.name).rejected_calls += 1;
+                }
+                t.raw_set("ignore_error_stats_update", true)?;
+                return fail(Value::Table(t));
+            }
+        };
+        self.client.resp3 = self.resp3;
+        self.reply.clear();
+        let now_ms = self.ctx.now_ms;
+        let mut inner = Ctx::new(self.ctx.server, &mut self.client, &mut self.reply);
+        // Scripts never block (Redis's CLIENT_DENY_BLOCKING): blocking commands answer
+        // at once, as inside EXEC.
+        inner.in_exec = true;
+        inner.now_ms = now_ms;
+        let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+        commands::call(&mut inner, cmd, &args);
+        match convert::reply_to_lua(lua, &self.reply)? {
+            (value, true) => fail(value),
+            (value, false) => Ok(value),
+        }
+    }
+
+    /// The checks of Redis's scriptCall before a command runs; the command and the error
+    /// text (without its `ERR`) when the command is refused.
+    fn admit(
+        &mut self,
+        argv: &[Vec<u8>],
+    ) -> Result<&'static Command, (Option<&'static Command>, &'static str)> {
+        let cmd = resolve(argv).ok_or((None, "Unknown Redis command called from script"))?;
+        let refuse = |text| Err((Some(cmd), text));
+        if !cmd.arity_ok(argv.len()) {
+            return refuse("Wrong number of args calling Redis command from script");
+        }
+        if cmd.flags.contains(Flags::NOSCRIPT) {
+            return refuse("This Redis command is not allowed from script");
+        }
+        let server = &mut *self.ctx.server;
+        let writes = cmd.flags.contains(Flags::WRITE);
+        if writes {
+            if self.read_only {
+                return refuse("Write commands are not allowed from read-only scripts.");
+            }
+            if disk_error(server) {
+                return refuse(MISCONF_DASH);
+            }
+        }
+        let running = server.scripting.running.as_mut().expect("a script runs");
+        if !self.allow_oom
+            && server.config.memory.maxmemory != 0
+            && !running.wrote
+            && self.script_oom
+            && cmd.flags.contains(Flags::DENYOOM)
+        {
+            return refuse(OOM_DASH);
+        }
+        if writes {
+            running.wrote = true;
+        }
+        Ok(cmd)
+    }
+
+    /// The busy hook (Redis's scriptInterrupt): past busy-reply-threshold the script is
+    /// busy, and from then on every call services the other clients; a kill asked meanwhile
+    /// stops the script with an error no pcall keeps (the hook then runs at every line).
+    fn interrupt(&mut self, lua: &Lua, engine: &Hooked) -> mlua::Result<VmState> {
+        let threshold = self.ctx.server.config.busy_reply_threshold;
+        let running = self
+            .ctx
+            .server
+            .scripting
+            .running
+            .as_mut()
+            .expect("a script runs");
+        if !running.timed_out {
+            let elapsed = running.started.elapsed().as_millis() as u64;
+            if elapsed < threshold {
+                return Ok(VmState::Continue);
+            }
+            crate::warning!(
+                "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command."
+            );
+            running.timed_out = true;
+        }
+        if let Some(events) = self.ctx.while_blocked.as_deref_mut() {
+            events.process_events(self.ctx.server);
+        }
+        let kill = self.ctx.server.shutdown
+            || self
+                .ctx
+                .server
+                .scripting
+                .running
+                .as_ref()
+                .is_some_and(|r| r.kill);
+        if !kill {
+            return Ok(VmState::Continue);
+        }
+        if !self.killed {
+            crate::warning!("Lua script killed by user with SCRIPT KILL.");
+            self.killed = true;
+            set_hook(lua, engine, HookTriggers::EVERY_LINE)?;
+        }
+        Err(engine
+            .pending
+            .raise_text(lua, "Script killed by user with SCRIPT KILL..."))
+    }
+}
+
+/// The MISCONF text as Redis's shared object carries it (code and all).
+const MISCONF_DASH: &str = "-MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+/// The OOM text as Redis's shared object carries it.
+const OOM_DASH: &str = "-OOM command not allowed when used memory > 'maxmemory'.";
+
+/// Writes are refused after a failed BGSAVE (stop-writes-on-bgsave-error).
+fn disk_error(server: &crate::server::Server) -> bool {
+    server.config.stop_writes_on_bgsave_error
+        && !server.config.save.is_empty()
+        && !server.rdb.last_bgsave_ok
+}
+
+/// What the busy hook needs of the engine.
+#[derive(Clone)]
+struct Hooked {
+    active: ActiveRun,
+    pending: Pending,
+}
+
+fn set_hook(lua: &Lua, hooked: &Hooked, triggers: HookTriggers) -> mlua::Result<()> {
+    let hooked = hooked.clone();
+    lua.set_hook(triggers, move |lua, _| match current(&hooked.active) {
+        Some(run) => run.interrupt(lua, &hooked),
+        None => Ok(VmState::Continue),
+    })
+}
+
+/// The refusal of an EVAL whose script may write (a shebang without `no-writes`), as
+/// Redis's processCommand refuses it before the script is even compiled: it sees the
+/// shebang's flags as the command's (write, and deny-oom without `allow-oom`).
+pub fn refused_as_command(
+    server: &mut crate::server::Server,
+    flags: ScriptFlags,
+) -> Option<&'static str> {
+    if flags.compat || flags.no_writes {
+        return None;
+    }
+    if !flags.allow_oom
+        && server.config.memory.maxmemory != 0
+        && !crate::memory::perform_evictions(server)
+    {
+        return Some(errors::OOM);
+    }
+    disk_error(server).then_some(errors::MISCONF)
+}
+
+/// Refuses a script whose flags do not let it run now (Redis's scriptPrepareForRun);
+/// returns whether memory is over maxmemory (for the per-command OOM check).
+fn prepare(ctx: &mut Ctx, script: &Script, ro: bool) -> Option<bool> {
+    let server = &mut *ctx.server;
+    let script_oom =
+        server.config.memory.maxmemory != 0 && !crate::memory::perform_evictions(server);
+    let flags = script.flags;
+    if !flags.compat {
+        if !flags.allow_oom && script_oom {
+            ctx.error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
+            return None;
+        }
+        if !flags.no_writes && ro {
+            ctx.error("ERR Can not execute a script with write flag using *_ro command.");
+            return None;
+        }
+    }
+    Some(script_oom)
+}
+
+/// Runs `script` for `ctx`'s command with these KEYS and ARGV (`ro`: EVAL_RO /
+/// EVALSHA_RO) and writes its reply.
+pub fn run(ctx: &mut Ctx, script: &Script, keys: &[&[u8]], args: &[&[u8]], ro: bool) {
+    let Some(script_oom) = prepare(ctx, script, ro) else {
+        return;
+    };
+    let engine = ctx.server.scripting.engine.clone();
+    if let Err(e) = engine.set_keys_and_args(keys, args) {
+        return ctx.error(&format!("ERR {e}"));
+    }
+    let mut client = ctx
+        .server
+        .scripting
+        .take_client()
+        .expect("scripts do not nest");
+    client.db = ctx.client.db;
+    ctx.server.scripting.running = Some(Running {
+        started: Instant::now(),
+        timed_out: false,
+        wrote: false,
+        kill: false,
+    });
+    let with_hook = ctx.server.config.busy_reply_threshold > 0;
+    let mut run = Run {
+        ctx,
+        client,
+        reply: Vec::new(),
+        resp3: false,
+        repl: 3,
+        read_only: ro || (!script.flags.compat && script.flags.no_writes),
+        allow_oom: !script.flags.compat && script.flags.allow_oom,
+        script_oom,
+        killed: false,
+    };
+    engine.pending.clear();
+    engine.active.set(&mut run as *mut Run as *mut ());
+    if with_hook {
+        let hooked = Hooked {
+            active: engine.active.clone(),
+            pending: engine.pending.clone(),
+        };
+        let set = set_hook(
+            engine.lua(),
+            &hooked,
+            HookTriggers::new().every_nth_instruction(HOOK_PERIOD),
+        );
+        debug_assert!(set.is_ok());
+    }
+    let outcome = engine.call(&script.function);
+    if with_hook {
+        engine.lua().remove_hook();
+    }
+    engine.active.set(std::ptr::null_mut());
+    let Run {
+        ctx, client, resp3, ..
+    } = run;
+    ctx.server.scripting.restore_client(client);
+    ctx.server.scripting.running = None;
+    ctx.server.scripting.count_run();
+    match outcome {
+        Ok(Ok(value)) => convert::lua_to_reply(ctx, &value, resp3),
+        Ok(Err(error)) => reply_error(ctx, &script.sha, &error),
+        Err(e) => ctx.error(&format!(
+            "ERR Error running script {}, {:.100}",
+            script.sha,
+            e.to_string()
+        )),
+    }
+}
+
+/// The error reply of a failed script: the error table's message, then where the script
+/// was when it failed (Redis's luaCallFunction).
+fn reply_error(ctx: &mut Ctx, sha: &str, error: &Value) {
+    let Value::Table(t) = error else {
+        let msg = api::to_bytes(error).unwrap_or_else(|| b"execution failure".to_vec());
+        let msg = String::from_utf8_lossy(&msg);
+        return ctx.error(&format!("ERR Error running script {sha}, {msg:.100}"));
+    };
+    let text = |name: &str| {
+        t.raw_get::<Value>(name)
+            .ok()
+            .as_ref()
+            .and_then(api::to_bytes)
+    };
+    let mut msg = String::from_utf8_lossy(&text("err").unwrap_or_default()).into_owned();
+    if let (Some(source), Some(line)) = (text("source"), text("line")) {
+        msg.push_str(&format!(
+            " script: {sha}, on {}:{}.",
+            String::from_utf8_lossy(&source),
+            String::from_utf8_lossy(&line)
+        ));
+    }
+    let counted = matches!(
+        t.raw_get::<Value>("ignore_error_stats_update"),
+        Ok(Value::Boolean(true))
+    );
+    if counted {
+        ctx.error_counted(&msg);
+    } else {
+        ctx.error(&msg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_strings_or_numbers() {
+        let lua = Lua::new();
+        let args = MultiValue::from_vec(vec![
+            Value::String(lua.create_string("set").unwrap()),
+            Value::Number(0.1),
+            Value::Integer(7),
+        ]);
+        assert_eq!(
+            command_args(&args).unwrap(),
+            vec![
+                b"set".to_vec(),
+                b"0.10000000000000001".to_vec(),
+                b"7".to_vec()
+            ]
+        );
+        let bad = MultiValue::from_vec(vec![Value::Boolean(true)]);
+        assert_eq!(
+            command_args(&bad).unwrap_err(),
+            "Lua redis lib command arguments must be strings or integers"
+        );
+        assert!(command_args(&MultiValue::new()).is_err());
+    }
+
+    #[test]
+    fn commands_resolve_with_their_subcommands() {
+        let argv = |words: &[&str]| {
+            words
+                .iter()
+                .map(|w| w.as_bytes().to_vec())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(resolve(&argv(&["GET", "k"])).unwrap().name, "get");
+        assert_eq!(
+            resolve(&argv(&["config", "get", "x"])).unwrap().name,
+            "config|get"
+        );
+        assert_eq!(resolve(&argv(&["config"])).unwrap().name, "config");
+        assert!(resolve(&argv(&["config", "nope"])).is_none());
+        assert!(resolve(&argv(&["nosuch"])).is_none());
+    }
+}
