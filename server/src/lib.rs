@@ -1,5 +1,5 @@
-//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, strings, sets and
-//! lists, with the object cache (Goblin Store) co-hosted in the same process.
+//! Goblin Core: a Redis 7.2-compatible server whose values are sorted sets, strings, sets,
+//! hashes and lists, with the object cache (Goblin Store) co-hosted in the same process.
 //!
 //! # Modules
 //!
@@ -44,12 +44,13 @@
 //!        -> resp::parse (one request's arguments)
 //!        -> commands (table lookup, arity / auth / MULTI checks, dispatch to a handler)
 //!        -> keyspace (lookup for read or write, expiry, signals to WATCH and waiters)
-//!        -> engine (goblin-zset: sorted sets, sets in goblin_zset::set, lists in
-//!           goblin_zset::list)
+//!        -> engine (goblin-zset: sorted sets, and sets, hashes, lists and geohashes in
+//!           goblin_zset::{set, hash, list, geo})
 //!        <- resp::reply into the connection's write buffer <- net (one write per batch;
 //!           the client restored to `clients`, the clients its commands woke serviced)
 //!
 //! rdb -> keyspace (save reads the databases; load builds them and replaces them)
+//! commands -> propagate -> aof (each write's replay into the append-only file)
 //! ```
 //!
 //! Dependencies run one way: net -> commands -> keyspace -> engine, and rdb -> keyspace;
