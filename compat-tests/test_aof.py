@@ -223,7 +223,7 @@ def test_same_stream_then_restart_gives_the_same_keyspace(procs, tmp_path, fsync
 
 @pytest.mark.parametrize("preamble", ["yes", "no"])
 def test_each_loads_the_others_rewritten_directory(procs, tmp_path, preamble):
-    srcs = {}
+    srcs, aux_values = {}, {}
     for kind in ("redis", "goblin"):
         s = start(procs, kind, tmp_path / kind, "--aof-use-rdb-preamble", preamble,
                   "--aof-timestamp-enabled", "yes")
@@ -239,8 +239,15 @@ def test_each_loads_the_others_rewritten_directory(procs, tmp_path, preamble):
         suffix = "rdb" if preamble == "yes" else "aof"
         assert manifest.startswith(f"file appendonly.aof.2.base.{suffix} seq 2 type b\n"), manifest
         assert "type h" not in manifest
+        if preamble == "yes":
+            # The preamble says it is an AOF base: the aux field aof-base 1, as Redis's.
+            base = (s.workdir / "appendonlydir" / "appendonly.aof.2.base.rdb").read_bytes()
+            at = base.index(b"aof-base") + len(b"aof-base")
+            aux_values[kind] = base[at:at + 2]
         s.stop()
     assert_same(srcs["redis"][1], srcs["goblin"][1])
+    if preamble == "yes":
+        assert aux_values["goblin"] == aux_values["redis"] == b"\xc0\x01", aux_values
     for src, dst in (("redis", "goblin"), ("goblin", "redis")):
         d_dir = tmp_path / f"{src}-into-{dst}"
         d_dir.mkdir()

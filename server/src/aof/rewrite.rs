@@ -94,15 +94,13 @@ impl RewriteState {
 }
 
 /// The base options under the server's configuration now.
-pub fn base_options(server: &Server) -> base::BaseOptions<'static> {
+pub fn base_options(server: &mut Server) -> base::BaseOptions<'static> {
     let now_ms = unix_ms();
     base::BaseOptions {
         rdb: server.config.aof.use_rdb_preamble,
         aux: AuxInfo {
-            redis_version: crate::REDIS_VERSION,
-            ctime: now_ms / 1000,
-            used_mem: server.keyspace.used_memory() as u64,
-            compress: server.config.rdbcompression,
+            aof_base: true,
+            ..server.snapshots().aux_info()
         },
         now_ms,
         timestamp: server.config.aof.timestamp_enabled,

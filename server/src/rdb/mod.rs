@@ -193,12 +193,13 @@ pub enum ReloadError {
 
 impl Snapshots<'_> {
     /// The AUX facts of a save starting now.
-    fn aux_info(&self) -> write::AuxInfo<'static> {
+    pub fn aux_info(&self) -> write::AuxInfo<'static> {
         write::AuxInfo {
             redis_version: crate::REDIS_VERSION,
             ctime: unix_ms() / 1000,
             used_mem: self.keyspace.used_memory() as u64,
             compress: self.config.rdbcompression,
+            aof_base: false,
         }
     }
 

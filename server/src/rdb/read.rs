@@ -1260,6 +1260,7 @@ mod tests {
             ctime: 1,
             used_mem: 2,
             compress: true,
+            aof_base: false,
         };
         write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
     }

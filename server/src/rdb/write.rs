@@ -39,6 +39,8 @@ pub struct AuxInfo<'a> {
     pub used_mem: u64,
     /// rdbcompression: string values over 20 bytes are LZF-compressed (not a field).
     pub compress: bool,
+    /// The snapshot is an AOF's base (`aof-base` 1, as Redis writes a preamble).
+    pub aof_base: bool,
 }
 
 /// What a save wrote.
@@ -329,7 +331,7 @@ pub fn write_snapshot<W: Write>(
         ("redis-bits", "64".into()),
         ("ctime", aux.ctime.to_string()),
         ("used-mem", aux.used_mem.to_string()),
-        ("aof-base", "0".into()),
+        ("aof-base", u8::from(aux.aof_base).to_string()),
         ("goblin-ver", env!("CARGO_PKG_VERSION").into()),
     ];
     for (name, value) in &aux_fields {
