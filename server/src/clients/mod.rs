@@ -180,6 +180,12 @@ impl Clients {
         })
     }
 
+    /// The client with CLIENT ID `id`, unless it is missing or leased.
+    pub fn get(&self, id: u64) -> Option<&Client> {
+        let key = *self.ids.get(&id)?;
+        self.slots.get(key)?.as_ref()?.client.as_deref()
+    }
+
     /// [`lease`](Clients::lease) by CLIENT ID.
     pub fn lease_id(&mut self, id: u64) -> Option<Lease> {
         let key = *self.ids.get(&id)?;

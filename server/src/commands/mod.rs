@@ -198,7 +198,9 @@ pub fn execute_with<'a>(
         }
     }
     apply_reply_mode(&mut ctx, reply_start, called);
-    if let Some(cmd) = called {
+    // CLIENT CACHING is only ever set while tracking is on, so no client tracking means
+    // nothing to do (and nothing on the command path).
+    if let Some(cmd) = called.filter(|_| ctx.server.tracking.clients() > 0) {
         let Ctx {
             server,
             client,

@@ -25,8 +25,8 @@ pub fn tracking(ctx: &mut Ctx, args: &[&[u8]]) {
                 let Some(id) = ctx.int_arg(args[i]) else {
                     return;
                 };
-                let exists = id as u64 == ctx.client.id
-                    || ctx.server.clients.ids_where(|c| c.id == id as u64).len() == 1;
+                let exists =
+                    id as u64 == ctx.client.id || ctx.server.clients.get(id as u64).is_some();
                 if !exists {
                     return ctx.error("ERR The client ID you want redirect to does not exist");
                 }
@@ -193,15 +193,14 @@ pub fn after_call(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) {
     }
 }
 
-/// After a command of `client` (whose replies go to `out`): its CLIENT CACHING applies to
-/// this command (or transaction) only, and the keys it changed are invalidated.
+/// After a command of `client` (whose replies go to `out`), while any client tracks: its
+/// CLIENT CACHING applies to this command (or transaction) only, and the keys it changed
+/// are invalidated.
 pub fn after_command(server: &mut Server, client: &mut Client, out: &mut ReplyWriter, cmd: &str) {
     if client.multi.is_none() && !cmd.starts_with("client|") {
         client.tracking.caching = false;
     }
-    if server.tracking.clients() > 0 {
-        invalidate(server, Some((client, out)));
-    }
+    invalidate(server, Some((client, out)));
 }
 
 /// An event-loop round: the keys changed outside commands (expiry, eviction) are
@@ -289,27 +288,21 @@ fn tell(
     keys: Option<&[Vec<u8>]>,
     reader: bool,
 ) {
-    // The tracking client's mode: the running client's own, or looked up.
-    let mode = match &running {
-        Some((me, _)) if me.id == id => Some((me.tracking.clone(), me.resp3)),
-        _ => clients
-            .iter()
-            .find(|(c, _)| c.id == id)
-            .map(|(c, _)| (c.tracking.clone(), c.resp3)),
+    // The tracking client: the running one, or looked up by id.
+    let tracker = match &running {
+        Some((me, _)) if me.id == id => Some(&**me),
+        _ => clients.get(id),
     };
-    let Some((mode, tracker_resp3)) = mode else {
+    let Some((t, tracker_resp3)) = tracker.map(|c| (&c.tracking, c.resp3)) else {
         return;
     };
     // A reader that turned tracking off, or switched to BCAST since, is not told.
-    if !mode.on || (reader && mode.bcast) {
+    if !t.on || (reader && t.bcast) {
         return;
     }
-    let receiver = if mode.redirect == 0 {
-        id
-    } else {
-        mode.redirect
-    };
-    let redirected = mode.redirect != 0;
+    let redirect = t.redirect;
+    let receiver = if redirect == 0 { id } else { redirect };
+    let redirected = redirect != 0;
     let write = |out: &mut ReplyWriter, to: &Client| {
         if frame::can_receive(out.is_resp3(), redirected, to.subscriptions.active()) {
             frame::invalidation(out, keys, tracker_resp3);
@@ -323,7 +316,7 @@ fn tell(
         _ => clients.push_to(receiver, 0, write),
     };
     if !delivered {
-        mark_redirect_broken(clients, running, id, mode.redirect);
+        mark_redirect_broken(clients, running, id, redirect);
     }
 }
 
