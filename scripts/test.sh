@@ -60,6 +60,13 @@ cargo fmt --all -- --check
 step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+# The fuzz crates are outside the workspace (cargo fuzz builds them with nightly flags);
+# checking them here keeps them compiling as the code they drive changes.
+for fuzz in server/fuzz objcache/fuzz; do
+    step "cargo check --manifest-path $fuzz/Cargo.toml"
+    cargo check --manifest-path "$fuzz/Cargo.toml" --target-dir "${CARGO_TARGET_DIR:-$ROOT/target}/fuzz-check"
+done
+
 step "cargo build --release"
 cargo build --release
 

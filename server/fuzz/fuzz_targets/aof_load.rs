@@ -37,7 +37,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut again = Commands::new(&bytes, 0);
     for argv in &commands {
-        assert_eq!(again.next_command(), Ok(Some(argv.clone())), "commands round trip");
+        assert_eq!(
+            again.next_command(),
+            Ok(Some(argv.clone())),
+            "commands round trip"
+        );
     }
     assert_eq!(again.next_command(), Ok(None));
 });

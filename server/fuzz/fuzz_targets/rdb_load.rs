@@ -41,11 +41,15 @@ fuzz_target!(|data: &[u8]| {
         ctime: 0,
         used_mem: 0,
         compress: true,
+        aof_base: false,
     };
     let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux, 0).expect("writing to memory");
     let (again, _) = match load(&bytes[..], &opts) {
         Ok(loaded) => loaded,
         Err(e) => panic!("Goblin's own snapshot does not load: {e}"),
     };
-    assert!(contents(&dbs) == contents(&again), "round trip changed the keyspace");
+    assert!(
+        contents(&dbs) == contents(&again),
+        "round trip changed the keyspace"
+    );
 });

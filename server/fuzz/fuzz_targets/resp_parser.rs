@@ -7,7 +7,10 @@
 use goblin_server::resp::parse::{Limits, Parsed, ProtocolError, RequestParser, MAX_INLINE};
 use libfuzzer_sys::fuzz_target;
 
-const LIMITS: Limits = Limits { max_bulk: 1 << 20, authenticated: true };
+const LIMITS: Limits = Limits {
+    max_bulk: 1 << 20,
+    authenticated: true,
+};
 
 /// Runs the parser over `data` arriving in chunks of `chunk` bytes, as the event loop does
 /// (it discards consumed bytes and shifts the parser). Returns the requests and the error.
@@ -24,7 +27,11 @@ fn run(data: &[u8], chunk: usize) -> (Vec<Vec<Vec<u8>>>, Option<ProtocolError>) 
                 Ok(Parsed::Request { end }) => {
                     let args = match parser.inline_args() {
                         Some(a) => a.to_vec(),
-                        None => parser.args().iter().map(|r| buf[r.clone()].to_vec()).collect(),
+                        None => parser
+                            .args()
+                            .iter()
+                            .map(|r| buf[r.clone()].to_vec())
+                            .collect(),
                     };
                     requests.push(args);
                     rpos = end;
