@@ -20,11 +20,11 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // A manifest of comment lines alone parses (as Redis reads it) to no files, whose text
-    // is empty: only a manifest naming files can go round.
-    if let Some(m) = Manifest::parse(data)
-        .ok()
-        .filter(|m| !m.format().is_empty())
-    {
+    // is empty: only a manifest naming files can go round. A name that needs escapes can
+    // format to a line past the reader's 1024 bytes, as Redis's own writer can: such a
+    // manifest is not read back either.
+    let readable = |text: &str| !text.is_empty() && text.lines().all(|l| l.len() < 1024);
+    if let Some(m) = Manifest::parse(data).ok().filter(|m| readable(&m.format())) {
         let text = m.format();
         let again = Manifest::parse(text.as_bytes()).expect("a formatted manifest parses");
         assert_eq!(m.format(), again.format(), "manifest round trip");

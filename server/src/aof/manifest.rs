@@ -297,13 +297,17 @@ fn atoll(bytes: &[u8]) -> i64 {
     }
 }
 
-/// `name` as sdscatrepr writes it when sdsneedsrepr says so, else as is.
+/// `name` as sdscatrepr writes it when sdsneedsrepr says so, else as is. Two names Redis
+/// writes bare and then cannot read back are quoted too: the empty name (a bare one is a
+/// missing word) and a name with a single quote (which opens a quoted word in
+/// sdssplitargs). Redis reads both quoted forms.
 fn quoted(name: &str) -> String {
-    let needs = name.bytes().any(|b| {
-        matches!(b, b'\\' | b'"' | b'\n' | b'\r' | b'\t' | 7 | 8)
-            || !(0x20..0x7f).contains(&b)
-            || b == b' '
-    });
+    let needs = name.is_empty()
+        || name.bytes().any(|b| {
+            matches!(b, b'\\' | b'"' | b'\'' | b'\n' | b'\r' | b'\t' | 7 | 8)
+                || !(0x20..0x7f).contains(&b)
+                || b == b' '
+        });
     if !needs {
         return name.to_owned();
     }
@@ -349,6 +353,17 @@ mod tests {
             ]
         );
         assert_eq!(m.format(), text);
+    }
+
+    #[test]
+    fn names_redis_would_write_bare_and_not_read_back_are_quoted() {
+        let text = "file \"\" seq 1 type b\nfile \"a'b\" seq 2 type i\n";
+        let m = Manifest::parse(text.as_bytes()).unwrap();
+        assert_eq!(m.format(), text);
+        assert_eq!(
+            Manifest::parse(m.format().as_bytes()).unwrap().format(),
+            text
+        );
     }
 
     #[test]
