@@ -239,9 +239,9 @@ impl<I: Id> SwissIndex<I> {
         None
     }
 
-    /// Inserts `id` (which must not be present) under `hash`; `rehash`
+    /// Inserts `id` (which must not be present) under `hash` and returns its slot; `rehash`
     /// recomputes the hash of any held id when the table is resized.
-    pub(crate) fn insert(&mut self, hash: u64, id: u32, rehash: impl Fn(u32) -> u64) {
+    pub(crate) fn insert(&mut self, hash: u64, id: u32, rehash: impl Fn(u32) -> u64) -> usize {
         let mut found = if self.table.is_empty() {
             None
         } else {
@@ -265,6 +265,7 @@ impl<I: Id> SwissIndex<I> {
         }
         let (slot, disp) = found.expect("resized table has a free slot");
         self.place(slot, disp, hash, id);
+        slot
     }
 
     fn place(&mut self, slot: usize, disp: usize, hash: u64, id: u32) {
