@@ -17,6 +17,8 @@
 //!   Swiss table.
 //! * [`hash`]: the hash engine (listpack, hashtable) on the same arena, hash and Swiss table.
 //! * [`geo`]: geohash math for the geo commands (encode, decode, neighbours, search cells).
+//! * [`keytable`]: a database's key table (keys, inline strings and integers, heap values,
+//!   expiry, access clock) as packed records in size-class slabs behind the Swiss index.
 //!
 //! # Layout and bytes per member
 //!
@@ -71,6 +73,7 @@ mod fenwick;
 pub mod geo;
 pub mod hash;
 mod id;
+pub mod keytable;
 mod large;
 pub mod list;
 mod order;

@@ -55,14 +55,30 @@ impl<I: Id> Group<I> {
         }
     }
 
-    /// Which control bytes equal `byte`, as a bit mask.
+    /// Which control bytes equal `byte`, as a bit mask: one SSE2 compare on x86-64 (a
+    /// loop over the 16 bytes took about 50 instructions a probe, a third of a lookup).
     #[inline]
     fn matching(&self, byte: u8) -> u16 {
-        let mut mask = 0u16;
-        for (i, &c) in self.ctrl.iter().enumerate() {
-            mask |= u16::from(c == byte) << i;
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{
+                _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+            };
+            // SAFETY: SSE2 is part of the x86-64 baseline, and the unaligned load reads
+            // exactly the group's 16 control bytes.
+            unsafe {
+                let ctrl = _mm_loadu_si128(self.ctrl.as_ptr().cast());
+                _mm_movemask_epi8(_mm_cmpeq_epi8(ctrl, _mm_set1_epi8(byte as i8))) as u16
+            }
         }
-        mask
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut mask = 0u16;
+            for (i, &c) in self.ctrl.iter().enumerate() {
+                mask |= u16::from(c == byte) << i;
+            }
+            mask
+        }
     }
 
     #[inline]
@@ -239,9 +255,9 @@ impl<I: Id> SwissIndex<I> {
         None
     }
 
-    /// Inserts `id` (which must not be present) under `hash`; `rehash`
+    /// Inserts `id` (which must not be present) under `hash` and returns its slot; `rehash`
     /// recomputes the hash of any held id when the table is resized.
-    pub(crate) fn insert(&mut self, hash: u64, id: u32, rehash: impl Fn(u32) -> u64) {
+    pub(crate) fn insert(&mut self, hash: u64, id: u32, rehash: impl Fn(u32) -> u64) -> usize {
         let mut found = if self.table.is_empty() {
             None
         } else {
@@ -265,6 +281,7 @@ impl<I: Id> SwissIndex<I> {
         }
         let (slot, disp) = found.expect("resized table has a free slot");
         self.place(slot, disp, hash, id);
+        slot
     }
 
     fn place(&mut self, slot: usize, disp: usize, hash: u64, id: u32) {
@@ -301,17 +318,32 @@ impl<I: Id> SwissIndex<I> {
         }
     }
 
-    /// Rebuilds the table with `groups` groups from its own ids.
+    /// Rebuilds the table with `groups` groups from its own ids (growth, shrinking).
+    ///
+    /// The ids are re-inserted straight from the old table, in its slot order, which is
+    /// home order and so nearly hash order: they land about where [`SwissIndex::resize`]
+    /// would put them, and nothing but the new table is allocated. A sorted copy of the
+    /// ids (16 bytes each) would be freed right after the resize, and glibc, whose mmap
+    /// threshold follows the largest chunk freed, would then serve the next tables from
+    /// the heap and keep the holes they leave resident: about 15 bytes a key at a
+    /// million keys, more than the index itself.
     pub(crate) fn rehash_to(&mut self, groups: usize, rehash: &impl Fn(u32) -> u64) {
-        let old = std::mem::take(&mut self.table);
-        let live = old.iter().flat_map(|g| {
-            g.ctrl
-                .iter()
-                .zip(g.ids)
-                .filter(|(&c, _)| c < EMPTY)
-                .map(|(_, id)| id.get())
-        });
-        self.resize(groups, live, rehash);
+        let old = std::mem::replace(&mut self.table, vec![Group::empty(); groups]);
+        self.items = 0;
+        self.max_disp = 0;
+        self.growth_left = groups * GROUP;
+        for g in &old {
+            for (&c, id) in g.ctrl.iter().zip(g.ids) {
+                if c < EMPTY {
+                    let id = id.get();
+                    let h = rehash(id);
+                    let (slot, disp) = self.free_slot(h).expect("table sized for its ids");
+                    self.place(slot, disp, h, id);
+                }
+            }
+        }
+        drop(old);
+        self.growth_left = (groups * MAX_PER_GROUP).saturating_sub(self.items);
     }
 
     /// Rebuilds the table with `groups` groups (at least enough for `ids`)

@@ -1,0 +1,246 @@
+//! Record storage: size-class slabs of fixed-size slots, addressed by a 4-byte handle.
+//!
+//! ```text
+//! handle (u32) = slot << 6 | class
+//!   class 0..=62  slots of 8 + 4 * class bytes (8, 12, 16, ... 256)
+//!   class 63      records over 256 bytes, one exact-size allocation each
+//!
+//! a class: pages of 1024 slots, each page one Vec<u8> (the last one grows by doubling up
+//!   to 1024 slots; untouched capacity costs address space, not RSS)
+//!   slot s -> page s >> 10, byte (s & 1023) * size
+//!   free slots: an intrusive stack, the next free slot + 1 in a freed slot's first 4 bytes
+//! ```
+//!
+//! A record takes the smallest class that holds it: at most 3 bytes of padding. 26 bits of
+//! slot number give a class 2^26 slots (67M); an allocation in a full class takes the next
+//! larger one (records say their own length, so a roomier slot is harmless).
+
+/// Classes of paged slots.
+const PAGED: usize = 63;
+/// The class of individually allocated records.
+const BOXED: u32 = 63;
+/// Smallest slot.
+const MIN_SLOT: usize = 8;
+/// Largest paged slot.
+pub(super) const MAX_SLOT: usize = MIN_SLOT + 4 * (PAGED - 1);
+/// Slots per page, as a shift.
+const PAGE_SHIFT: u32 = 10;
+const PAGE_SLOTS: usize = 1 << PAGE_SHIFT;
+/// Slots a class may hold (26 bits of handle).
+const CLASS_SLOTS: u32 = 1 << 26;
+
+/// The class whose slots fit `len` bytes, or [`BOXED`].
+#[inline]
+fn class_for(len: usize) -> u32 {
+    if len <= MAX_SLOT {
+        (len.max(MIN_SLOT) - MIN_SLOT).div_ceil(4) as u32
+    } else {
+        BOXED
+    }
+}
+
+#[inline]
+fn slot_size(class: u32) -> usize {
+    MIN_SLOT + 4 * class as usize
+}
+
+/// One size class.
+#[derive(Default)]
+struct Class {
+    pages: Vec<Vec<u8>>,
+    /// Slots handed out so far (live or free).
+    slots: u32,
+    /// First free slot + 1, or 0.
+    free: u32,
+}
+
+/// All the records of a table.
+pub(super) struct Store {
+    classes: Vec<Class>,
+    boxed: Vec<Box<[u8]>>,
+    boxed_free: Vec<u32>,
+}
+
+impl Default for Store {
+    fn default() -> Store {
+        Store {
+            classes: (0..PAGED).map(|_| Class::default()).collect(),
+            boxed: Vec::new(),
+            boxed_free: Vec::new(),
+        }
+    }
+}
+
+impl Store {
+    /// The bytes of the slot `handle` names (the record, then any padding).
+    #[inline]
+    pub(super) fn get(&self, handle: u32) -> &[u8] {
+        let class = handle & 63;
+        let slot = (handle >> 6) as usize;
+        if class == BOXED {
+            return &self.boxed[slot];
+        }
+        let size = slot_size(class);
+        let page = &self.classes[class as usize].pages[slot >> PAGE_SHIFT];
+        let at = (slot & (PAGE_SLOTS - 1)) * size;
+        &page[at..at + size]
+    }
+
+    /// The bytes of the slot `handle` names, for writing.
+    #[inline]
+    pub(super) fn get_mut(&mut self, handle: u32) -> &mut [u8] {
+        let class = handle & 63;
+        let slot = (handle >> 6) as usize;
+        if class == BOXED {
+            return &mut self.boxed[slot];
+        }
+        let size = slot_size(class);
+        let page = &mut self.classes[class as usize].pages[slot >> PAGE_SHIFT];
+        let at = (slot & (PAGE_SLOTS - 1)) * size;
+        &mut page[at..at + size]
+    }
+
+    /// Whether a record of `len` bytes belongs in the slot of `handle` (its own class; a
+    /// record in a roomier class is moved back when it can be).
+    #[inline]
+    pub(super) fn fits(&self, handle: u32, len: usize) -> bool {
+        let class = handle & 63;
+        if class == BOXED {
+            self.boxed[(handle >> 6) as usize].len() == len
+        } else {
+            class == class_for(len)
+        }
+    }
+
+    /// Stores `record` in a new slot and returns its handle.
+    pub(super) fn alloc(&mut self, record: &[u8]) -> u32 {
+        let mut class = class_for(record.len());
+        while class != BOXED {
+            if let Some(handle) = self.alloc_in(class) {
+                self.get_mut(handle)[..record.len()].copy_from_slice(record);
+                return handle;
+            }
+            class += 1;
+        }
+        let slot = match self.boxed_free.pop() {
+            Some(slot) => {
+                self.boxed[slot as usize] = record.into();
+                slot
+            }
+            None => {
+                self.boxed.push(record.into());
+                (self.boxed.len() - 1) as u32
+            }
+        };
+        assert!(slot < CLASS_SLOTS, "key table full");
+        slot << 6 | BOXED
+    }
+
+    /// A free slot of `class`, or None when the class is full.
+    fn alloc_in(&mut self, class: u32) -> Option<u32> {
+        let size = slot_size(class);
+        let c = &mut self.classes[class as usize];
+        if c.free != 0 {
+            let slot = c.free - 1;
+            let page = &c.pages[(slot >> PAGE_SHIFT) as usize];
+            let at = (slot as usize & (PAGE_SLOTS - 1)) * size;
+            c.free = u32::from_le_bytes(page[at..at + 4].try_into().expect("4 bytes"));
+            return Some(slot << 6 | class);
+        }
+        if c.slots == CLASS_SLOTS {
+            return None;
+        }
+        let slot = c.slots;
+        c.slots += 1;
+        if slot as usize & (PAGE_SLOTS - 1) == 0 {
+            c.pages.push(Vec::with_capacity(size * 4));
+        }
+        let page = c.pages.last_mut().expect("a page");
+        if page.len() == page.capacity() {
+            // Grow the last page by doubling, to exactly one page's bytes at most.
+            let want = (page.capacity() * 2).min(size * PAGE_SLOTS);
+            page.reserve_exact(want - page.len());
+        }
+        page.resize(page.len() + size, 0);
+        Some(slot << 6 | class)
+    }
+
+    /// Frees the slot of `handle` (its record is gone).
+    pub(super) fn free(&mut self, handle: u32) {
+        let class = handle & 63;
+        let slot = handle >> 6;
+        if class == BOXED {
+            self.boxed[slot as usize] = Box::default();
+            self.boxed_free.push(slot);
+            return;
+        }
+        let next = self.classes[class as usize].free;
+        self.get_mut(handle)[..4].copy_from_slice(&next.to_le_bytes());
+        self.classes[class as usize].free = slot + 1;
+    }
+
+    /// Bytes of the slot `handle` names.
+    pub(super) fn slot_bytes(&self, handle: u32) -> usize {
+        self.get(handle).len()
+    }
+
+    /// Heap bytes held: pages (their capacity), boxed records and their table.
+    pub(super) fn memory_bytes(&self) -> usize {
+        let pages: usize = self
+            .classes
+            .iter()
+            .map(|c| {
+                c.pages.capacity() * std::mem::size_of::<Vec<u8>>()
+                    + c.pages.iter().map(Vec::capacity).sum::<usize>()
+            })
+            .sum();
+        let boxed: usize = self.boxed.iter().map(|b| b.len()).sum();
+        pages
+            + boxed
+            + self.boxed.capacity() * std::mem::size_of::<Box<[u8]>>()
+            + self.boxed_free.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_cover_every_length_with_at_most_3_bytes_of_padding() {
+        for len in 0..=MAX_SLOT {
+            let class = class_for(len);
+            assert!(class < BOXED);
+            let size = slot_size(class);
+            assert!(size >= len && size - len.max(MIN_SLOT) <= 3, "len {len}");
+        }
+        assert_eq!(class_for(MAX_SLOT + 1), BOXED);
+    }
+
+    #[test]
+    fn slots_are_reused_and_records_kept() {
+        let mut store = Store::default();
+        let records: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| vec![i as u8; (i % 300) as usize + 1])
+            .collect();
+        let mut handles: Vec<u32> = records.iter().map(|r| store.alloc(r)).collect();
+        for (h, r) in handles.iter().zip(&records) {
+            assert_eq!(&store.get(*h)[..r.len()], &r[..]);
+        }
+        let before = store.memory_bytes();
+        for h in handles.iter().step_by(2) {
+            store.free(*h);
+        }
+        for (i, r) in records.iter().enumerate().step_by(2) {
+            handles[i] = store.alloc(r);
+        }
+        assert_eq!(
+            store.memory_bytes(),
+            before + store.boxed_free.capacity() * 4,
+            "freed slots were reused"
+        );
+        for (h, r) in handles.iter().zip(&records) {
+            assert_eq!(&store.get(*h)[..r.len()], &r[..]);
+        }
+    }
+}
