@@ -28,7 +28,8 @@
 //!   the deterministic rewrites), which the AOF consumes.
 //! - [`aof`]: the append-only file (Redis 7's directory of base and incremental files):
 //!   writing, fsync policies, BGREWRITEAOF, loading.
-//! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load.
+//! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load; DUMP payloads.
+//! - [`migrate`]: MIGRATE's cached blocking connections to other servers.
 //! - [`server`]: the server state that wires them: config, keyspace, connections, stats.
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
 //! - [`stats`]: counters behind INFO stats, commandstats and errorstats.
@@ -75,6 +76,7 @@ pub mod keyspace;
 pub mod list_commands;
 pub mod log;
 pub mod memory;
+pub mod migrate;
 pub mod net;
 pub mod numbers;
 pub mod propagate;

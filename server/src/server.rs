@@ -47,6 +47,8 @@ pub struct Server {
     pub aof: crate::aof::Aof,
     /// The Lua interpreter, the script cache and the script running now.
     pub scripting: crate::scripting::Scripting,
+    /// MIGRATE's cached connections to other servers.
+    pub migrate: crate::migrate::Sockets,
 }
 
 impl Server {
@@ -77,6 +79,7 @@ impl Server {
             propagation: Default::default(),
             aof: Default::default(),
             scripting: Default::default(),
+            migrate: Default::default(),
         }
     }
 

@@ -20,7 +20,7 @@ pub fn debug_object(ctx: &mut Ctx, key: &[u8]) {
         entry.value.encoding_name(),
         value_len(&entry.value, compress),
         entry.accessed(),
-        clock.saturating_sub(entry.accessed()),
+        clock.wrapping_sub(entry.accessed()),
     );
     ctx.out.simple(&line);
 }

@@ -371,7 +371,7 @@ pub fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     }
     ctx.out
-        .int(ctx.server.keyspace.clock_secs().saturating_sub(accessed) as i64);
+        .int(ctx.server.keyspace.clock_secs().wrapping_sub(accessed) as i64);
 }
 
 /// OBJECT FREQ key: the key's LFU counter, decayed; refused unless an LFU policy is set.

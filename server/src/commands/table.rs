@@ -2,8 +2,8 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    blocking, client_cmd, connection, expire, info, introspection, keys, memory, multi,
-    persistence, pubsub, server_cmds, tracking, Handler,
+    blocking, client_cmd, connection, dump, expire, info, introspection, keys, memory, migrate,
+    multi, persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -287,7 +287,7 @@ static SLOWLOG_SUBS: [Command; 4] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 51] = [
+pub static COMMANDS: [Command; 55] = [
     // connection
     cmd!(
         "ping",
@@ -346,6 +346,10 @@ pub static COMMANDS: [Command; 51] = [
     cmd!("renamenx", 3, WF, keys::renamenx),
     cmd!("copy", -3, WD, keys::copy),
     cmd!("move", 3, WF, keys::move_key),
+    cmd!("dump", 2, R, dump::dump),
+    cmd!("restore", -4, WD, dump::restore),
+    cmd!("restore-asking", -4, WD, dump::restore),
+    cmd!("migrate", -6, W, migrate::migrate),
     cmd!("keys", 2, R, keys::keys),
     cmd!("scan", -2, R, keys::scan),
     cmd!("randomkey", 1, R, keys::randomkey),

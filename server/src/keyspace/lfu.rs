@@ -70,6 +70,11 @@ impl AccessClock {
         }
     }
 
+    /// The field of a counter set to `counter` now (RESTORE ... FREQ).
+    pub fn counter_field(counter: u8, now_ms: u64) -> u32 {
+        (minutes(now_ms) << 8) | u32::from(counter)
+    }
+
     /// Records an access in `field`.
     #[inline]
     pub fn touch(&mut self, field: &mut u32, clock_secs: u32, now_ms: u64) {

@@ -244,6 +244,31 @@ impl Keyspace {
         (self.dbs[db].entry_mut(id), created)
     }
 
+    /// Sets the access record of an existing key as RESTORE's FREQ and IDLETIME do (Redis's
+    /// objectSetLRUOrLFU): under an LFU policy the counter `freq`, otherwise an access
+    /// `idle_secs` seconds ago (before the clock's start it wraps, as OBJECT IDLETIME and
+    /// eviction read it). The one the policy does not use is ignored.
+    pub fn set_access(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        freq: Option<u8>,
+        idle_secs: Option<u64>,
+        now_ms: u64,
+    ) {
+        let clock = self.clock_secs_at(now_ms);
+        let lfu = self.access.policy().lfu;
+        let Some(id) = self.dbs[db].find(key) else {
+            return;
+        };
+        let e = self.dbs[db].entry_mut(id);
+        match (lfu, freq, idle_secs) {
+            (true, Some(f), _) => e.accessed = lfu::AccessClock::counter_field(f, now_ms),
+            (false, _, Some(idle)) => e.accessed = clock.wrapping_sub(idle as u32),
+            _ => {}
+        }
+    }
+
     /// Looks a key up without touching its access time or the hit statistics (OBJECT,
     /// MEMORY USAGE); a key whose time has come is removed first.
     pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&Entry> {

@@ -310,6 +310,7 @@ impl RespLoop<'_> {
             crate::aof::cron(server);
         }
         commands::expire_blocked(server, now);
+        server.migrate.close_idle();
         let idle_limit = server.config.timeout;
         if idle_limit > 0 {
             // Blocked and subscribed clients are exempt, as in Redis.

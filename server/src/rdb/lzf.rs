@@ -1,5 +1,5 @@
-//! LZF (liblzf's format), for RDB strings stored with `ENC_LZF`: decompression, and a
-//! greedy compressor for the string values the writer compresses as Redis does.
+//! LZF (liblzf's format), for RDB strings stored with `ENC_LZF`: decompression, and
+//! liblzf's compressor as Redis runs it, for the strings the writer compresses.
 //!
 //! The stream is a sequence of runs, each led by a control byte `c`:
 //! - `c < 32`: `c + 1` literal bytes follow;
@@ -68,59 +68,143 @@ pub fn decompress(input: &[u8], expected: usize, out: &mut Vec<u8>) -> Result<()
     Ok(())
 }
 
-/// Longest back reference: 7 + 255 + 2 bytes.
-const MAX_REF: usize = 264;
-/// Farthest back a reference reaches.
-const MAX_DISTANCE: usize = 1 << 13;
+/// Literals per run.
+const MAX_LIT: usize = 1 << 5;
+/// Farthest back a reference reaches (its offset field is 13 bits).
+const MAX_OFF: usize = 1 << 13;
+/// The longest match looked for, in bytes (a reference encodes 7 + 255 + 2 at most).
+const MAX_REF: usize = (1 << 8) + (1 << 3);
+/// log2 of the hash table's slots (Redis's lzfP.h).
+const HLOG: u32 = 16;
 
-/// Compresses `input`, or None when the result would not be at least 4 bytes shorter (when
-/// Redis's rdbSaveLzfStringObject stores the string as it is).
-pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
-    let limit = input.len().checked_sub(4)?;
-    let mut out = Vec::with_capacity(limit);
-    let mut table = vec![usize::MAX; 1 << 14];
-    let hash = |at: usize| {
-        let v = u32::from_le_bytes([input[at], input[at + 1], input[at + 2], 0]);
-        (v.wrapping_mul(2654435761) >> 18) as usize
-    };
-    let (mut literal, mut i) = (0, 0);
-    while i + 2 < input.len() {
-        let h = hash(i);
-        let candidate = std::mem::replace(&mut table[h], i);
-        let reachable = candidate != usize::MAX && i - candidate <= MAX_DISTANCE;
-        if !reachable || input[candidate..candidate + 3] != input[i..i + 3] {
-            i += 1;
-            continue;
-        }
-        let most = MAX_REF.min(input.len() - i);
-        let mut len = 3;
-        while len < most && input[candidate + len] == input[i + len] {
-            len += 1;
-        }
-        push_literals(&input[literal..i], &mut out);
-        let (field, offset) = (len - 2, i - candidate - 1);
-        if field < 7 {
-            out.push(((field as u8) << 5) | (offset >> 8) as u8);
-        } else {
-            out.extend_from_slice(&[(7 << 5) | (offset >> 8) as u8, (field - 7) as u8]);
-        }
-        out.push(offset as u8);
-        i += len;
-        literal = i;
-        if out.len() > limit {
-            return None;
-        }
-    }
-    push_literals(&input[literal..], &mut out);
-    (out.len() <= limit).then_some(out)
+/// The hash slot of the three bytes in the low 24 bits of `h` (liblzf's IDX, VERY_FAST).
+#[inline]
+fn idx(h: u32) -> usize {
+    ((h >> (24 - HLOG)).wrapping_sub(h.wrapping_mul(5)) & ((1 << HLOG) - 1)) as usize
 }
 
-/// Appends `bytes` as literal runs of up to 32 bytes.
-fn push_literals(bytes: &[u8], out: &mut Vec<u8>) {
-    for run in bytes.chunks(32) {
-        out.push(run.len() as u8 - 1);
-        out.extend_from_slice(run);
+/// Compresses `input` as Redis's rdbSaveLzfStringObject does: Redis's lzf_compress
+/// (liblzf, VERY_FAST, 2^16 hash slots) into `input.len() - 4` bytes at most. None when it does not
+/// fit (or the input is 4 bytes or less), and Redis stores the string as it is.
+///
+/// A faithful port, output limit checks included, so that the bytes (and whether a string
+/// compresses at all) are Redis's. One difference: liblzf's hash table starts as whatever
+/// the stack held, here empty; a stale slot can only add a match Redis finds by chance.
+pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
+    let in_len = input.len();
+    let out_len = in_len.checked_sub(4).filter(|&n| n > 0)?;
+    let mut out = vec![0u8; out_len + 4];
+    // Slots hold input positions + 1 (0: empty).
+    let mut htab = vec![0usize; 1 << HLOG];
+    let in_end = in_len;
+    let out_end = out_len;
+    let mut ip = 0usize;
+    let mut lit = 0usize;
+    let mut op = 1usize; // start run
+    let frst = |p: usize| (u32::from(input[p]) << 8) | u32::from(input[p + 1]);
+    let next = |v: u32, p: usize| (v << 8) | u32::from(input[p + 2]);
+    let mut hval = if in_len >= 2 { frst(0) } else { 0 };
+    while in_end >= 2 && ip < in_end - 2 {
+        hval = next(hval, ip);
+        let slot = idx(hval);
+        let stored = htab[slot];
+        htab[slot] = ip + 1;
+        // ref > in_data: position 0 is never a reference.
+        let matched = stored > 1 && {
+            let r = stored - 1;
+            ip - r - 1 < MAX_OFF
+                && input[r..r + 2] == input[ip..ip + 2]
+                && input[r + 2] == input[ip + 2]
+        };
+        if matched {
+            let r = stored - 1;
+            let off = ip - r - 1;
+            let mut len = 2;
+            let maxlen = (in_end - ip - len).min(MAX_REF);
+            if op + 3 + 1 >= out_end && op - usize::from(lit == 0) + 3 + 1 >= out_end {
+                return None;
+            }
+            out[op - lit - 1] = (lit as u8).wrapping_sub(1); // stop run
+            op -= usize::from(lit == 0); // undo run if length is zero
+                                         // liblzf first compares 16 more bytes unchecked against maxlen when it is over
+                                         // 16, so a match can run 2 bytes past it, to the input's end.
+            let mut mismatch = false;
+            if maxlen > 16 {
+                for _ in 0..16 {
+                    len += 1;
+                    if input[r + len] != input[ip + len] {
+                        mismatch = true;
+                        break;
+                    }
+                }
+            }
+            if !mismatch {
+                loop {
+                    len += 1;
+                    if !(len < maxlen && input[r + len] == input[ip + len]) {
+                        break;
+                    }
+                }
+            }
+            len -= 2; // now the octets - 1
+            ip += 1;
+            if len < 7 {
+                out[op] = ((off >> 8) + (len << 5)) as u8;
+                op += 1;
+            } else {
+                out[op] = ((off >> 8) + (7 << 5)) as u8;
+                out[op + 1] = (len - 7) as u8;
+                op += 2;
+            }
+            out[op] = off as u8;
+            op += 1;
+            lit = 0;
+            op += 1; // start run
+            ip += len + 1;
+            if ip >= in_end - 2 {
+                break;
+            }
+            ip -= 2;
+            hval = frst(ip);
+            hval = next(hval, ip);
+            htab[idx(hval)] = ip + 1;
+            ip += 1;
+            hval = next(hval, ip);
+            htab[idx(hval)] = ip + 1;
+            ip += 1;
+        } else {
+            if op >= out_end {
+                return None;
+            }
+            lit += 1;
+            out[op] = input[ip];
+            op += 1;
+            ip += 1;
+            if lit == MAX_LIT {
+                out[op - lit - 1] = (lit - 1) as u8; // stop run
+                lit = 0;
+                op += 1; // start run
+            }
+        }
     }
+    if op + 3 > out_end {
+        return None;
+    }
+    while ip < in_end {
+        lit += 1;
+        out[op] = input[ip];
+        op += 1;
+        ip += 1;
+        if lit == MAX_LIT {
+            out[op - lit - 1] = (lit - 1) as u8;
+            lit = 0;
+            op += 1;
+        }
+    }
+    out[op - lit - 1] = (lit as u8).wrapping_sub(1); // end run
+    op -= usize::from(lit == 0);
+    out.truncate(op);
+    Some(out)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //!
 //! - [`format`]: opcodes, types and encodings of the RDB format.
 //! - [`crc64`], [`lzf`]: the checksum that ends a file, and LZF decompression.
+//! - [`dump`]: DUMP / RESTORE payloads (one value, its RDB version and a CRC64).
 //! - [`packed`]: ziplist and listpack blobs (small sorted sets of older and newer Redis).
 //! - [`write`]: the writer (RDB 10: sorted sets as ZSET_2, strings as STRING, sets as
 //!   SET_INTSET or SET).
@@ -22,6 +23,7 @@
 //! `waitpid(WNOHANG)` and updates the state below (see [`fork`]).
 
 pub mod crc64;
+pub mod dump;
 pub mod file;
 pub mod fork;
 pub mod format;
@@ -93,6 +95,22 @@ pub fn contents(dbs: &[Db]) -> Contents {
     }
     out.sort();
     out
+}
+
+/// The options a load under `config` takes (its databases and encoding thresholds), keys
+/// starting with the access field `clock_secs`.
+pub fn load_options(config: &Config, clock_secs: u32) -> read::LoadOptions {
+    read::LoadOptions {
+        databases: config.databases,
+        zset: config.zset,
+        set: config.set,
+        hash: config.hash,
+        list: config.list,
+        skip_unsupported: config.rdb_skip_unsupported_types,
+        now_ms: unix_ms(),
+        clock_secs,
+        size: None,
+    }
 }
 
 /// Seconds to wait after a failed BGSAVE before a save point tries again (as Redis).
@@ -217,17 +235,7 @@ impl Snapshots<'_> {
     /// How a load reads the file under this configuration.
     /// The options a load of this server's data takes (its thresholds, its clock).
     pub fn load_options(&self) -> read::LoadOptions {
-        read::LoadOptions {
-            databases: self.config.databases,
-            zset: self.config.zset,
-            set: self.config.set,
-            hash: self.config.hash,
-            list: self.config.list,
-            skip_unsupported: self.config.rdb_skip_unsupported_types,
-            now_ms: unix_ms(),
-            clock_secs: self.keyspace.initial_access(),
-            size: None,
-        }
+        load_options(self.config, self.keyspace.initial_access())
     }
 
     /// A foreground save (SAVE, SHUTDOWN, FLUSHALL). Logs and returns the error on failure.

@@ -148,9 +148,14 @@ const BUF_SIZE: usize = 256 * 1024;
 impl<R: Read> Input<R> {
     /// Reads from `inner`.
     pub fn new(inner: R) -> Self {
+        Input::with_buffer(inner, BUF_SIZE)
+    }
+
+    /// Reads from `inner` through a buffer of `size` bytes.
+    pub fn with_buffer(inner: R, size: usize) -> Self {
         Input {
             inner,
-            buf: vec![0; BUF_SIZE],
+            buf: vec![0; size],
             pos: 0,
             end: 0,
             base: 0,
@@ -382,6 +387,45 @@ pub fn load<R: Read>(reader: R, opts: &LoadOptions) -> Result<(Vec<Db>, LoadRepo
     Loader::new(Input::new(reader), opts).run()
 }
 
+/// What [`Loader::object`] read.
+enum Object {
+    /// A value.
+    Value(Value),
+    /// An empty collection (older Redis versions could write them).
+    Empty,
+    /// A type Goblin does not store (nothing was read past the key).
+    Unsupported,
+}
+
+/// Reads one value from `bytes`: its RDB type byte, then the value, as a DUMP payload
+/// holds it (Redis's rdbLoadObjectType and rdbLoadObject). `version` is the payload's
+/// RDB version. Bytes after the value are not looked at (a payload's footer follows it).
+/// An empty collection and a type Goblin does not store are errors.
+pub fn read_object(bytes: &[u8], version: u32, opts: &LoadOptions) -> Result<Value> {
+    let mut opts = opts.clone();
+    opts.size = Some(bytes.len() as u64);
+    // No databases: the value is returned, not stored.
+    opts.databases = 0;
+    let input = Input::with_buffer(bytes, bytes.len().clamp(1, BUF_SIZE));
+    let mut loader = Loader::new(input, &opts);
+    loader.report.version = version;
+    let at = loader.input.offset();
+    let rdb_type = loader.input.u8()?;
+    let unsupported = |message: String| LoadError {
+        kind: ErrorKind::Unsupported,
+        offset: at,
+        message,
+    };
+    match loader.object(rdb_type)? {
+        Object::Value(v) => Ok(v),
+        Object::Empty => Err(loader.input.corrupt("an empty collection")),
+        Object::Unsupported => Err(unsupported(format!(
+            "a value of RDB type {rdb_type} ({}), which Goblin does not store",
+            type_name(rdb_type, false)
+        ))),
+    }
+}
+
 struct Loader<'a, R> {
     input: Input<R>,
     opts: &'a LoadOptions,
@@ -583,27 +627,10 @@ impl<'a, R: Read> Loader<'a, R> {
         }
         let mut key = Vec::new();
         self.input.string(&mut key)?;
-        let value = match rdb_type {
-            TYPE_ZSET | TYPE_ZSET_2 => self.zset(rdb_type)?.map(|z| Value::ZSet(z.into())),
-            TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => {
-                self.packed_zset(rdb_type)?.map(|z| Value::ZSet(z.into()))
-            }
-            TYPE_STRING => {
-                let mut bytes = Vec::new();
-                self.input.string(&mut bytes)?;
-                Some(Value::Str(StringValue::from_set(&bytes)))
-            }
-            TYPE_SET => self.set()?.map(Value::Set),
-            TYPE_SET_INTSET => self.intset()?.map(Value::Set),
-            TYPE_SET_LISTPACK => self.packed_set()?.map(Value::Set),
-            TYPE_HASH => self.hash()?.map(Value::Hash),
-            TYPE_HASH_ZIPMAP | TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
-                self.packed_hash(rdb_type)?.map(Value::Hash)
-            }
-            TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
-                self.list(rdb_type)?.map(Value::List)
-            }
-            _ => {
+        let value = match self.object(rdb_type)? {
+            Object::Value(v) => Some(v),
+            Object::Empty => None,
+            Object::Unsupported => {
                 let name = type_name(rdb_type, valkey);
                 if !self.opts.skip_unsupported {
                     return Err(LoadError {
@@ -653,6 +680,33 @@ impl<'a, R: Read> Loader<'a, R> {
         }
         self.report.keys += 1;
         Ok(())
+    }
+
+    /// The value of a key of type `rdb_type` (the type byte and key already read).
+    fn object(&mut self, rdb_type: u8) -> Result<Object> {
+        let value = match rdb_type {
+            TYPE_ZSET | TYPE_ZSET_2 => self.zset(rdb_type)?.map(|z| Value::ZSet(z.into())),
+            TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => {
+                self.packed_zset(rdb_type)?.map(|z| Value::ZSet(z.into()))
+            }
+            TYPE_STRING => {
+                let mut bytes = Vec::new();
+                self.input.string(&mut bytes)?;
+                Some(Value::Str(StringValue::from_set(&bytes)))
+            }
+            TYPE_SET => self.set()?.map(Value::Set),
+            TYPE_SET_INTSET => self.intset()?.map(Value::Set),
+            TYPE_SET_LISTPACK => self.packed_set()?.map(Value::Set),
+            TYPE_HASH => self.hash()?.map(Value::Hash),
+            TYPE_HASH_ZIPMAP | TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
+                self.packed_hash(rdb_type)?.map(Value::Hash)
+            }
+            TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
+                self.list(rdb_type)?.map(Value::List)
+            }
+            _ => return Ok(Object::Unsupported),
+        };
+        Ok(value.map_or(Object::Empty, Object::Value))
     }
 
     /// ZSET / ZSET_2: a count, then member strings each followed by a score.

@@ -23,7 +23,9 @@ use super::crc64;
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, HashEncoding, Member, Value};
+use crate::keyspace::{Db, HashEncoding, Member, SetEncoding, Value};
+use crate::numbers::double_to_bytes;
+use goblin_zset::Encoding as ZSetEncoding;
 use std::io::{self, Write};
 
 /// Bytes gathered before they are checksummed and handed to the output.
@@ -138,6 +140,13 @@ impl<W: Write> RdbWriter<W> {
         self.maybe_spill()
     }
 
+    /// The output, with everything written so far in it (no EOF, no checksum).
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.spill()?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
     /// The EOF opcode and the checksum; returns the output and the bytes written in all.
     pub fn finish(mut self) -> io::Result<(W, u64)> {
         self.buf.push(OP_EOF);
@@ -209,69 +218,122 @@ pub fn encode_string(s: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(s);
 }
 
-/// Writes one key's type byte, key and value, as Redis 7.0 (RDB 10) reads them: a sorted
-/// set as ZSET_2 (descending, as Redis writes a skiplist); a string as STRING (its bytes
-/// LZF-compressed when `compress` and Redis would); a set as SET_INTSET when it is an
-/// intset (the blob: width and count as u32 LE, then the integers), else as SET, a list of
-/// members (RDB 10 has no SET_LISTPACK); a hash as HASH_LISTPACK when it is a listpack
-/// (the pairs in order, integers in the listpack's integer encodings, as lpAppend stores
-/// them), else as HASH, a count and field, value strings; each blob or string
-/// LZF-compressed as a string value is; a list as QUICKLIST_2, a PACKED listpack per
-/// node and a PLAIN string per plain node, as Redis 7.0 and 7.2 write it.
-fn write_value<W: Write>(
-    w: &mut RdbWriter<W>,
-    key: &[u8],
-    value: &Value,
-    compress: bool,
-) -> io::Result<()> {
+/// How a value is encoded: for a snapshot file (RDB 10) or, as Redis 7.2 writes it, for a
+/// DUMP payload (RDB 11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Form {
+    /// rdbcompression: strings over 20 bytes are LZF-compressed when that saves 4 bytes.
+    pub compress: bool,
+    /// Every value as Redis 7.2's rdbSaveObject writes it (DUMP): a listpack sorted set as
+    /// ZSET_LISTPACK, a listpack set as SET_LISTPACK, and every string of a value (members,
+    /// blobs, list nodes) through the compression. Otherwise (files, RDB 10, which Redis
+    /// 7.0 reads): sorted sets as ZSET_2, listpack sets as SET, only string values, hash
+    /// fields and values and hash listpacks compressed.
+    pub exact: bool,
+}
+
+impl Form {
+    /// The form of a snapshot file under `compress` (rdbcompression).
+    pub fn file(compress: bool) -> Form {
+        Form {
+            compress,
+            exact: false,
+        }
+    }
+}
+
+/// The RDB value type `value` is written as in `form`.
+pub fn value_type(value: &Value, form: Form) -> u8 {
+    match value {
+        Value::ZSet(z) if form.exact && z.encoding() == ZSetEncoding::Listpack => {
+            TYPE_ZSET_LISTPACK
+        }
+        Value::ZSet(_) => TYPE_ZSET_2,
+        Value::Str(_) => TYPE_STRING,
+        Value::Set(s) => match s.encoding() {
+            SetEncoding::Intset => TYPE_SET_INTSET,
+            SetEncoding::Listpack if form.exact => TYPE_SET_LISTPACK,
+            _ => TYPE_SET,
+        },
+        Value::Hash(h) => match h.encoding() {
+            HashEncoding::Listpack => TYPE_HASH_LISTPACK,
+            HashEncoding::Hashtable => TYPE_HASH,
+        },
+        Value::List(_) => TYPE_LIST_QUICKLIST_2,
+    }
+}
+
+/// The listpack item of a member or field: an integer when it is the canonical text of
+/// one, as lpAppend stores it.
+fn item(b: &[u8]) -> Item<'_> {
+    canonical_int(b).map_or(Item::Str(b), Item::Int)
+}
+
+/// The listpack item of an element the engine holds as an integer or as bytes.
+fn member_item(m: Member<'_>) -> Item<'_> {
+    match m {
+        Member::Int(v) => Item::Int(v),
+        Member::Bytes(b) => item(b),
+    }
+}
+
+/// Writes the body of `value` (what follows its type byte and key), as [`value_type`]
+/// names it: a sorted set as ZSET_2 (descending, as Redis writes a skiplist) or, exact,
+/// ZSET_LISTPACK (member and score alternating, the score as d2string prints it, stored
+/// as an integer when it is one); a string as STRING; a set as SET_INTSET (the blob: width
+/// and count as u32 LE, then the integers), SET_LISTPACK (exact) or SET, a count and the
+/// members; a hash as HASH_LISTPACK (the pairs in order, integers in the listpack's
+/// integer encodings) or HASH, a count and field, value strings; a list as QUICKLIST_2, a
+/// PACKED listpack per node and a PLAIN string per plain node, as Redis 7.0 and 7.2 write
+/// it. String values, hash strings and hash listpacks are LZF-compressed as Redis does
+/// under `form.compress`; in the exact form every other string and blob is too.
+pub fn write_body<W: Write>(w: &mut RdbWriter<W>, value: &Value, form: Form) -> io::Result<()> {
+    let compress = form.compress;
+    // Members and blobs other than a hash's: compressed only in the exact form.
+    let members = form.compress && form.exact;
     match value {
         Value::ZSet(z) => {
-            w.byte(TYPE_ZSET_2)?;
-            w.string(key)?;
+            if value_type(value, form) == TYPE_ZSET_LISTPACK {
+                let scores: Vec<Vec<u8>> = z.iter().map(|(_, s)| double_to_bytes(s)).collect();
+                let items: Vec<Item> = z
+                    .iter()
+                    .zip(&scores)
+                    .flat_map(|((m, _), s)| [item(m), item(s)])
+                    .collect();
+                return w.string_value(&packed::listpack(&items), compress);
+            }
             w.len(z.len() as u64)?;
             for (member, score) in z.iter().rev() {
-                w.string(member)?;
+                w.string_value(member, members)?;
                 w.double(score)?;
             }
         }
-        Value::Str(s) => {
-            w.byte(TYPE_STRING)?;
-            w.string(key)?;
-            w.string_value(&s.bytes(), compress)?;
-        }
+        Value::Str(s) => w.string_value(&s.bytes(), compress)?,
         Value::Set(s) => match s.intset_contents() {
             Some((width, ints)) => {
-                w.byte(TYPE_SET_INTSET)?;
-                w.string(key)?;
                 let mut blob = Vec::with_capacity(8 + ints.len());
                 blob.extend_from_slice(&u32::from(width).to_le_bytes());
                 blob.extend_from_slice(&(s.len() as u32).to_le_bytes());
                 blob.extend_from_slice(ints);
-                w.string(&blob)?;
+                w.string_value(&blob, members)?;
+            }
+            None if value_type(value, form) == TYPE_SET_LISTPACK => {
+                let items: Vec<Item> = s.iter().map(member_item).collect();
+                w.string_value(&packed::listpack(&items), compress)?;
             }
             None => {
-                w.byte(TYPE_SET)?;
-                w.string(key)?;
                 w.len(s.len() as u64)?;
                 for m in s.iter() {
-                    m.with_bytes(|b| w.string(b))?;
+                    m.with_bytes(|b| w.string_value(b, members))?;
                 }
             }
         },
         Value::Hash(h) => match h.encoding() {
             HashEncoding::Listpack => {
-                w.byte(TYPE_HASH_LISTPACK)?;
-                w.string(key)?;
-                let items: Vec<Item> = h
-                    .iter()
-                    .flat_map(|(f, v)| [f, v])
-                    .map(|b| canonical_int(b).map_or(Item::Str(b), Item::Int))
-                    .collect();
+                let items: Vec<Item> = h.iter().flat_map(|(f, v)| [f, v]).map(item).collect();
                 w.string_value(&packed::listpack(&items), compress)?;
             }
             HashEncoding::Hashtable => {
-                w.byte(TYPE_HASH)?;
-                w.string(key)?;
                 w.len(h.len() as u64)?;
                 for (f, v) in h.iter() {
                     w.string_value(f, compress)?;
@@ -280,29 +342,33 @@ fn write_value<W: Write>(
             }
         },
         Value::List(l) => {
-            w.byte(TYPE_LIST_QUICKLIST_2)?;
-            w.string(key)?;
             let nodes = l.node_elements();
             w.len(nodes.len() as u64)?;
             for (plain, elements) in nodes {
                 if plain {
                     w.len(QUICKLIST_NODE_PLAIN)?;
-                    elements[0].with_bytes(|b| w.string(b))?;
+                    elements[0].with_bytes(|b| w.string_value(b, members))?;
                     continue;
                 }
-                let items: Vec<Item> = elements
-                    .iter()
-                    .map(|m| match *m {
-                        Member::Int(v) => Item::Int(v),
-                        Member::Bytes(b) => Item::Str(b),
-                    })
-                    .collect();
+                let items: Vec<Item> = elements.iter().map(|m| member_item(*m)).collect();
                 w.len(QUICKLIST_NODE_PACKED)?;
-                w.string(&packed::listpack(&items))?;
+                w.string_value(&packed::listpack(&items), members)?;
             }
         }
     }
     Ok(())
+}
+
+/// Writes one key's type byte, key and value in `form` (see [`write_body`]).
+fn write_value<W: Write>(
+    w: &mut RdbWriter<W>,
+    key: &[u8],
+    value: &Value,
+    form: Form,
+) -> io::Result<()> {
+    w.byte(value_type(value, form))?;
+    w.string(key)?;
+    write_body(w, value, form)
 }
 
 /// The bytes [`write_value`] writes for `value` after its type byte and key (Redis's
@@ -310,7 +376,7 @@ fn write_value<W: Write>(
 pub fn value_len(value: &Value, compress: bool) -> u64 {
     let mut w = RdbWriter::new(io::sink());
     // Writing to a sink cannot fail; the type byte and the empty key are one byte each.
-    let _ = write_value(&mut w, b"", value, compress);
+    let _ = write_value(&mut w, b"", value, Form::file(compress));
     // finish adds the EOF opcode and the 8-byte checksum.
     w.finish().map_or(0, |(_, written)| written - 2 - 9)
 }
@@ -360,7 +426,7 @@ pub fn write_snapshot<W: Write>(
                 w.byte(OP_EXPIRETIME_MS)?;
                 w.raw(&(at as i64).to_le_bytes())?;
             }
-            write_value(&mut w, entry.key(), &entry.value, aux.compress)?;
+            write_value(&mut w, entry.key(), &entry.value, Form::file(aux.compress))?;
             stats.keys += 1;
             // Members of the collections (a string has none).
             if !matches!(entry.value, Value::Str(_)) {

@@ -1,0 +1,158 @@
+//! DUMP payloads: one value in the RDB encoding, as Redis's DUMP returns it and RESTORE
+//! takes it (cluster.c's createDumpPayload and verifyDumpPayload).
+//!
+//! ```text
+//! type byte | value (as in an RDB file) | RDB version (2 bytes LE) | CRC64 (8 bytes LE)
+//! ```
+//!
+//! The CRC64 (Jones, [`super::crc64`]) covers everything before it, version included.
+//! DUMP writes what Redis 7.2 writes: RDB version 11, listpack sets as SET_LISTPACK.
+//! Payloads for another server ([`Payload::Portable`], what MIGRATE sends) are written at
+//! RDB version 10 in the file form, which Redis 7.0 loads as well as 7.2 (Redis 7.0
+//! refuses every version-11 payload, whatever its type).
+
+use super::crc64;
+use super::format::TYPE_SET_LISTPACK;
+use super::read::{self, LoadError, LoadOptions};
+use super::write::{self, Form, RdbWriter};
+use crate::keyspace::Value;
+
+/// The RDB version of Redis 7.2, which DUMP writes and RESTORE accepts at most.
+pub const DUMP_VERSION: u16 = 11;
+/// The RDB version of portable payloads (Redis 7.0's).
+pub const PORTABLE_VERSION: u16 = 10;
+
+/// Which payload to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload {
+    /// Redis 7.2's bytes (DUMP).
+    Exact,
+    /// A payload Redis 7.0 and later load (MIGRATE).
+    Portable,
+}
+
+/// The payload of `value`; `compress` is rdbcompression, which Redis applies to DUMP too.
+pub fn payload(value: &Value, compress: bool, kind: Payload) -> Vec<u8> {
+    let (form, version) = match kind {
+        Payload::Exact => (
+            Form {
+                compress,
+                exact: true,
+            },
+            DUMP_VERSION,
+        ),
+        Payload::Portable => (Form::file(compress), PORTABLE_VERSION),
+    };
+    debug_assert!(kind == Payload::Exact || write::value_type(value, form) != TYPE_SET_LISTPACK);
+    let mut w = RdbWriter::new(Vec::new());
+    // Writing to a Vec cannot fail.
+    let _ = w.byte(write::value_type(value, form));
+    let _ = write::write_body(&mut w, value, form);
+    let mut out = w.into_inner().unwrap_or_default();
+    out.extend_from_slice(&version.to_le_bytes());
+    let crc = crc64::update(0, &out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Why a payload was refused.
+#[derive(Debug, Clone)]
+pub enum RestoreError {
+    /// Shorter than its footer, a version above [`DUMP_VERSION`], or a wrong checksum
+    /// ("DUMP payload version or checksum are wrong").
+    Footer,
+    /// The value does not parse, is empty or of a type Goblin does not store ("Bad data
+    /// format"); the loader's error says which.
+    Data(LoadError),
+}
+
+/// The payload's RDB version when its footer is good (Redis's verifyDumpPayload).
+pub fn verify(payload: &[u8]) -> Result<u16, RestoreError> {
+    if payload.len() < 10 {
+        return Err(RestoreError::Footer);
+    }
+    let footer = &payload[payload.len() - 10..];
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    if version > DUMP_VERSION {
+        return Err(RestoreError::Footer);
+    }
+    let crc = crc64::update(0, &payload[..payload.len() - 8]);
+    if crc.to_le_bytes() != footer[2..] {
+        return Err(RestoreError::Footer);
+    }
+    Ok(version)
+}
+
+/// The value a payload holds, checked as RESTORE checks it. The value is read from the
+/// whole payload, footer included, as Redis reads it (a value that runs into the footer
+/// is read from it).
+pub fn restore(payload: &[u8], opts: &LoadOptions) -> Result<Value, RestoreError> {
+    let version = verify(payload)?;
+    read::read_object(payload, u32::from(version), opts).map_err(RestoreError::Data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::{HashConfig, ListConfig, SetConfig, StringValue};
+
+    fn opts() -> LoadOptions {
+        LoadOptions {
+            databases: 16,
+            zset: goblin_zset::Config::default(),
+            set: SetConfig::default(),
+            hash: HashConfig::default(),
+            list: ListConfig::default(),
+            skip_unsupported: false,
+            now_ms: 0,
+            clock_secs: 0,
+            size: None,
+        }
+    }
+
+    #[test]
+    fn a_string_payload_is_redis_bytes() {
+        // Redis 7.2: DUMP of SET k hello.
+        let value = Value::Str(StringValue::from_set(b"hello"));
+        let p = payload(&value, true, Payload::Exact);
+        assert_eq!(&p[..7], b"\x00\x05hello");
+        assert_eq!(&p[7..9], &[11, 0]);
+        assert_eq!(p.len(), 17);
+        assert_eq!(verify(&p).unwrap(), 11);
+        let back = restore(&p, &opts()).unwrap();
+        assert_eq!(&*back.as_string().unwrap().bytes(), b"hello");
+    }
+
+    #[test]
+    fn footer_checks() {
+        let value = Value::Str(StringValue::from_set(b"12345"));
+        let mut p = payload(&value, true, Payload::Exact);
+        assert!(matches!(verify(&p[..9]), Err(RestoreError::Footer)));
+        let last = p.len() - 1;
+        p[last] ^= 1;
+        assert!(matches!(verify(&p), Err(RestoreError::Footer)));
+        p[last] ^= 1;
+        // Version 12 with a correct checksum: refused for its version.
+        let n = p.len();
+        p[n - 10] = 12;
+        let crc = crc64::update(0, &p[..n - 8]);
+        p[n - 8..].copy_from_slice(&crc.to_le_bytes());
+        assert!(matches!(verify(&p), Err(RestoreError::Footer)));
+        let portable = payload(&value, true, Payload::Portable);
+        assert_eq!(verify(&portable).unwrap(), 10);
+    }
+
+    #[test]
+    fn garbage_is_bad_data() {
+        for body in [&b""[..], b"\x63", b"\x02\x05", b"\x00\x85"] {
+            let mut p = body.to_vec();
+            p.extend_from_slice(&11u16.to_le_bytes());
+            let crc = crc64::update(0, &p);
+            p.extend_from_slice(&crc.to_le_bytes());
+            assert!(
+                matches!(restore(&p, &opts()), Err(RestoreError::Data(_))),
+                "{body:?}"
+            );
+        }
+    }
+}
