@@ -29,6 +29,16 @@ pub struct Target {
     pending: Vec<u8>,
 }
 
+/// Why no connection was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectError {
+    /// The host did not resolve (Redis: "IOERR error or timeout connecting to the client").
+    Resolve,
+    /// No address accepted the connection in time. Redis's blocking connect does not look
+    /// at the outcome, so its MIGRATE then fails writing: the caller reports it so.
+    Connect,
+}
+
 /// An I/O failure, and whether it was the deadline passing (no retry then).
 #[derive(Debug)]
 pub struct IoFailure {
@@ -49,23 +59,26 @@ impl From<io::Error> for IoFailure {
 
 impl Target {
     /// Connects to `host`:`port` within `timeout` (each resolved address in turn).
-    fn connect(host: &str, port: u16, timeout: Duration) -> io::Result<Target> {
-        let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
-        for addr in (host, port).to_socket_addrs()? {
-            match TcpStream::connect_timeout(&addr, timeout) {
-                Ok(stream) => {
-                    stream.set_nodelay(true)?;
-                    return Ok(Target {
-                        stream,
-                        last_db: None,
-                        last_use: Instant::now(),
-                        pending: Vec::new(),
-                    });
-                }
-                Err(e) => last = e,
+    fn connect(host: &str, port: u16, timeout: Duration) -> Result<Target, ConnectError> {
+        let addrs: Vec<_> = (host, port)
+            .to_socket_addrs()
+            .map_err(|_| ConnectError::Resolve)?
+            .collect();
+        if addrs.is_empty() {
+            return Err(ConnectError::Resolve);
+        }
+        for addr in addrs {
+            if let Ok(stream) = TcpStream::connect_timeout(&addr, timeout) {
+                let _ = stream.set_nodelay(true);
+                return Ok(Target {
+                    stream,
+                    last_db: None,
+                    last_use: Instant::now(),
+                    pending: Vec::new(),
+                });
             }
         }
-        Err(last)
+        Err(ConnectError::Connect)
     }
 
     /// Writes all of `data`, in 64 KB chunks each within `timeout` (connSyncWrite).
@@ -135,8 +148,13 @@ impl Sockets {
     }
 
     /// The cached connection to `host`:`port`, or a new one made within `timeout`
-    /// (migrateGetSocket). `None` when the connection failed; nothing is cached then.
-    pub fn get(&mut self, host: &[u8], port: &[u8], timeout: Duration) -> Option<&mut Target> {
+    /// (migrateGetSocket); nothing is cached on failure.
+    pub fn get(
+        &mut self,
+        host: &[u8],
+        port: &[u8],
+        timeout: Duration,
+    ) -> Result<&mut Target, ConnectError> {
         let name = Sockets::name(host, port);
         if !self.cached.contains_key(&name) {
             if self.cached.len() >= MAX_SOCKETS {
@@ -146,21 +164,18 @@ impl Sockets {
                 let key = self.cached.keys().nth(victim).cloned().expect("non-empty");
                 self.cached.remove(&key);
             }
-            let host = std::str::from_utf8(host).ok()?;
-            // As atoi: a port that is not a number is port 0, which fails to connect.
+            let host = std::str::from_utf8(host).map_err(|_| ConnectError::Resolve)?;
+            // As atoi: a port that is not a number is port 0 (which refuses).
             let port = std::str::from_utf8(port)
                 .ok()
                 .and_then(|p| p.parse::<u16>().ok())
                 .unwrap_or(0);
-            if port == 0 {
-                return None;
-            }
-            let target = Target::connect(host, port, timeout).ok()?;
+            let target = Target::connect(host, port, timeout)?;
             self.cached.insert(name.clone(), target);
         }
         let target = self.cached.get_mut(&name).expect("just ensured");
         target.last_use = Instant::now();
-        Some(target)
+        Ok(target)
     }
 
     /// Closes the connection to `host`:`port`, if cached (migrateCloseSocket).
@@ -226,12 +241,23 @@ mod tests {
         let port = listener.local_addr().unwrap().port().to_string();
         drop(listener);
         let mut sockets = Sockets::default();
-        assert!(sockets
-            .get(b"127.0.0.1", port.as_bytes(), Duration::from_secs(1))
-            .is_none());
-        assert!(sockets
-            .get(b"127.0.0.1", b"nope", Duration::from_secs(1))
-            .is_none());
+        let get = |s: &mut Sockets, host: &[u8], port: &[u8]| {
+            s.get(host, port, Duration::from_secs(1))
+                .map(|_| ())
+                .unwrap_err()
+        };
+        assert_eq!(
+            get(&mut sockets, b"127.0.0.1", port.as_bytes()),
+            ConnectError::Connect
+        );
+        assert_eq!(
+            get(&mut sockets, b"127.0.0.1", b"nope"),
+            ConnectError::Connect
+        );
+        assert_eq!(
+            get(&mut sockets, b"host.invalid", b"6379"),
+            ConnectError::Resolve
+        );
         assert!(sockets.is_empty());
     }
 }

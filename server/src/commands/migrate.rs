@@ -12,7 +12,7 @@
 //! targets refuse Redis 7.2's version-11 payloads, and 7.2 loads both.
 
 use super::Ctx;
-use crate::migrate::Target;
+use crate::migrate::{ConnectError, Target};
 use crate::propagate::encode as encode_command;
 use crate::rdb::dump::{self, Payload};
 use std::time::Duration;
@@ -107,8 +107,19 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut may_retry = true;
     loop {
         let server = &mut *ctx.server;
-        let Some(target) = server.migrate.get(host, port, timeout) else {
-            return ctx.error("IOERR error or timeout connecting to the client");
+        let target = match server.migrate.get(host, port, timeout) {
+            Ok(target) => target,
+            Err(ConnectError::Resolve) => {
+                return ctx.error("IOERR error or timeout connecting to the client")
+            }
+            // Where Redis's write on the unconnected socket fails, and is retried once.
+            Err(ConnectError::Connect) if may_retry => {
+                may_retry = false;
+                continue;
+            }
+            Err(ConnectError::Connect) => {
+                return ctx.error("IOERR error or timeout writing to target instance")
+            }
         };
         // AUTH, SELECT unless the connection is on that database, then a RESTORE per key
         // still alive (a key that expired since the lookup is left out).
@@ -181,7 +192,7 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]]) {
                 "IOERR error or timeout {doing} to target instance"
             ));
         }
-        if let Some(target) = ctx.server.migrate.get(host, port, timeout) {
+        if let Ok(target) = ctx.server.migrate.get(host, port, timeout) {
             target.last_db = Some(dbid);
         }
         return ctx.out.ok();
