@@ -162,3 +162,90 @@ fn keys_that_expire_are_deleted_in_the_stream_before_the_command() {
         "MULTI\nDEL gone2\nAPPEND gone2 x\nEXEC"
     );
 }
+
+/// Runs a command given as arguments (binary-safe) and returns what it propagated.
+fn run_args(s: &mut (Server, Client), args: &[&[u8]]) -> Vec<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    execute(&mut s.0, &mut s.1, &mut out, args);
+    s.0.propagate_removals();
+    let bytes = s.0.propagation.take();
+    let mut c = crate::aof::stream::Commands::new(&bytes, 0);
+    let mut commands = Vec::new();
+    while let Some(argv) = c.next_command().expect("a valid stream") {
+        commands.push(argv.iter().map(|a| a.to_vec()).collect());
+    }
+    commands
+}
+
+#[test]
+fn restore_propagates_an_absolute_ttl_and_a_del_when_already_expired() {
+    let mut s = server();
+    let value = crate::keyspace::Value::Str(crate::keyspace::StringValue::from_set(b"hello"));
+    let p = crate::rdb::dump::payload(&value, true, crate::rdb::dump::Payload::Exact);
+    let p = p.as_slice();
+    let got = run_args(&mut s, &[b"RESTORE", b"k", b"0", p]);
+    assert_eq!(got[1], [&b"RESTORE"[..], b"k", b"0", p]);
+    let got = run_args(&mut s, &[b"RESTORE", b"t", b"10000", p, b"IDLETIME", b"5"]);
+    let at: u64 = std::str::from_utf8(&got[0][2]).unwrap().parse().unwrap();
+    assert!(at > crate::clock::unix_ms() && at <= crate::clock::unix_ms() + 10000);
+    assert_eq!(got[0][3], p);
+    assert_eq!(got[0][4..], [&b"IDLETIME"[..], b"5", b"ABSTTL"]);
+    let got = run_args(&mut s, &[b"RESTORE", b"k", b"1", p, b"REPLACE", b"ABSTTL"]);
+    assert_eq!(got, [[&b"DEL"[..], b"k"]]);
+    assert!(run_args(&mut s, &[b"RESTORE", b"n", b"1", p, b"ABSTTL"]).is_empty());
+    assert!(
+        run_args(&mut s, &[b"RESTORE", b"t", b"0", p]).is_empty(),
+        "BUSYKEY"
+    );
+    assert!(run_args(&mut s, &[b"DUMP", b"t"]).is_empty());
+}
+
+#[test]
+fn migrate_propagates_a_del_of_the_keys_the_target_acknowledged() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    // The target: SELECT, RESTORE a, RESTORE b (refused), RESTORE c; then, for the COPY,
+    // RESTORE a.
+    let target = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        conn.write_all(b"+OK\r\n+OK\r\n-BUSYKEY no\r\n+OK\r\n")
+            .unwrap();
+        let mut buf = [0u8; 4096];
+        let mut seen = Vec::new();
+        while seen.windows(7).filter(|w| w == b"RESTORE").count() < 3 {
+            let n = conn.read(&mut buf).unwrap();
+            seen.extend_from_slice(&buf[..n]);
+        }
+        conn.write_all(b"+OK\r\n").unwrap();
+        let _ = conn.read(&mut buf);
+    });
+    let mut s = server();
+    run(&mut s, "MSET a 1 b 2 c 3");
+    let port = port.as_bytes();
+    let migrate: &[&[u8]] = &[
+        b"MIGRATE",
+        b"127.0.0.1",
+        port,
+        b"",
+        b"0",
+        b"5000",
+        b"KEYS",
+        b"a",
+        b"b",
+        b"c",
+    ];
+    let got = run_args(&mut s, migrate);
+    assert_eq!(got, [[&b"DEL"[..], b"a", b"c"]]);
+    let db = s.0.keyspace.db(0);
+    assert!(db.get(b"a").is_none() && db.get(b"b").is_some() && db.get(b"c").is_none());
+    run(&mut s, "SET a 1");
+    run(&mut s, "GET a");
+    let copy: &[&[u8]] = &[b"MIGRATE", b"127.0.0.1", port, b"a", b"0", b"5000", b"COPY"];
+    assert!(
+        run_args(&mut s, copy).is_empty(),
+        "COPY changes nothing here"
+    );
+    drop(s);
+    target.join().unwrap();
+}
