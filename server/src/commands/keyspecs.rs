@@ -47,6 +47,7 @@ impl KeyFlags {
     const OW: KeyFlags = KeyFlags(1 << 2);
     const ACCESS: KeyFlags = KeyFlags(1 << 4);
     const UPDATE: KeyFlags = KeyFlags(1 << 5);
+    const DELETE: KeyFlags = KeyFlags(1 << 7);
     const NOT_KEY: KeyFlags = KeyFlags(1 << 8);
     const INCOMPLETE: KeyFlags = KeyFlags(1 << 9);
     const VARIABLE: KeyFlags = KeyFlags(1 << 10);
@@ -227,8 +228,8 @@ fn from_specs(specs: &[KeySpec], args: &[&[u8]]) -> Option<Vec<KeyRef>> {
 }
 
 /// Redis's own rules for the commands whose specs cannot say (db.c's getkeys procs):
-/// SET and BITFIELD, whose key flags depend on the arguments, and SORT, whose STORE key
-/// can be anywhere.
+/// SET and BITFIELD, whose key flags depend on the arguments, SORT, whose STORE key can be
+/// anywhere, and MIGRATE, whose KEYS follow options.
 fn from_rules(name: &str, args: &[&[u8]]) -> Option<Vec<KeyRef>> {
     let key = |pos, flags| KeyRef { pos, flags };
     let read = KeyFlags::RO.with(KeyFlags::ACCESS);
@@ -274,6 +275,32 @@ fn from_rules(name: &str, args: &[&[u8]]) -> Option<Vec<KeyRef>> {
             Some(keys)
         }
         "sort_ro" => Some(vec![key(1, read)]),
+        "migrate" => {
+            // migrateGetKeys: the key argument, or with KEYS (and an empty key argument) the
+            // arguments after it; AUTH and AUTH2 skip their arguments on the way.
+            let (mut first, mut num) = (3, 1);
+            let mut i = 6;
+            while i < args.len() {
+                let a = args[i];
+                if is(a, "keys") {
+                    if !args[3].is_empty() {
+                        return Some(Vec::new());
+                    }
+                    first = i + 1;
+                    num = args.len() - first;
+                    break;
+                }
+                i += if is(a, "auth") {
+                    2
+                } else if is(a, "auth2") {
+                    3
+                } else {
+                    1
+                };
+            }
+            let flags = KeyFlags::RW.with(KeyFlags::ACCESS).with(KeyFlags::DELETE);
+            Some((first..first + num).map(|pos| key(pos, flags)).collect())
+        }
         _ => None,
     }
 }

@@ -371,12 +371,16 @@ fn write_value<W: Write>(
     write_body(w, value, form)
 }
 
-/// The bytes [`write_value`] writes for `value` after its type byte and key (Redis's
-/// rdbSavedObjectLen, DEBUG OBJECT's serializedlength).
+/// The bytes Redis 7.2 writes for `value` after its type byte and key (rdbSavedObjectLen,
+/// DEBUG OBJECT's serializedlength): the exact form's.
 pub fn value_len(value: &Value, compress: bool) -> u64 {
     let mut w = RdbWriter::new(io::sink());
+    let form = Form {
+        compress,
+        exact: true,
+    };
     // Writing to a sink cannot fail; the type byte and the empty key are one byte each.
-    let _ = write_value(&mut w, b"", value, Form::file(compress));
+    let _ = write_value(&mut w, b"", value, form);
     // finish adds the EOF opcode and the 8-byte checksum.
     w.finish().map_or(0, |(_, written)| written - 2 - 9)
 }
