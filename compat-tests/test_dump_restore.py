@@ -426,8 +426,10 @@ def test_migrate_io_errors(both):
     probe.close()
     r, g = both.run("MIGRATE", "127.0.0.1", port, "a", 0, 500)
     assert str(r) == str(g) and "IOERR" in str(r), (r, g)
-    r, g = both.run("MIGRATE", "127.0.0.1", "notaport", "a", 0, 500)
-    assert str(r) == str(g), (r, g)
+    for host, port in [("127.0.0.1", "notaport"), ("127.0.0.1", "-1"), ("127.0.0.1", "0"),
+                       ("", "1"), ("host.invalid", "6379")]:
+        r, g = both.run("MIGRATE", host, port, "a", 0, 500)
+        assert str(r) == str(g), (host, port, r, g)
     # A listener that never answers: the read times out.
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))

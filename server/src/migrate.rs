@@ -134,6 +134,28 @@ impl Target {
     }
 }
 
+/// The port Redis connects to for the argument `arg`: C's atoi of it (leading blanks, a
+/// sign, the digits up to anything else; nothing is 0), then the service lookup, which
+/// refuses a negative number and takes a larger one modulo 2^16.
+fn port_of(arg: &[u8]) -> Option<u16> {
+    let text = arg.trim_ascii_start();
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, text),
+    };
+    let value = digits
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .fold(0i64, |v, &d| {
+            (v * 10 + i64::from(d - b'0')).min(i64::from(i32::MAX))
+        });
+    if negative && value > 0 {
+        return None;
+    }
+    Some(value as u16)
+}
+
 /// The cached connections, by "host:port".
 #[derive(Debug, Default)]
 pub struct Sockets {
@@ -165,11 +187,7 @@ impl Sockets {
                 self.cached.remove(&key);
             }
             let host = std::str::from_utf8(host).map_err(|_| ConnectError::Resolve)?;
-            // As atoi: a port that is not a number is port 0 (which refuses).
-            let port = std::str::from_utf8(port)
-                .ok()
-                .and_then(|p| p.parse::<u16>().ok())
-                .unwrap_or(0);
+            let port = port_of(port).ok_or(ConnectError::Resolve)?;
             let target = Target::connect(host, port, timeout)?;
             self.cached.insert(name.clone(), target);
         }
@@ -233,6 +251,17 @@ mod tests {
         assert_eq!(sockets.len(), 1, "the same connection is reused");
         sockets.close(b"127.0.0.1", port.as_bytes());
         assert!(sockets.is_empty());
+    }
+
+    #[test]
+    fn ports_are_read_as_atoi_then_getaddrinfo() {
+        assert_eq!(port_of(b"6379"), Some(6379));
+        assert_eq!(port_of(b" +6379abc"), Some(6379));
+        assert_eq!(port_of(b""), Some(0));
+        assert_eq!(port_of(b"x"), Some(0));
+        assert_eq!(port_of(b"70000"), Some(4464));
+        assert_eq!(port_of(b"-1"), None);
+        assert_eq!(port_of(b"-0"), Some(0));
     }
 
     #[test]
