@@ -477,3 +477,21 @@ def test_migrate_reuses_the_connection(both, targets):
     c.execute_command("SELECT", 1)
     assert c.execute_command("MGET", "k1", "k3") == [b"1", b"3"]
     c.close()
+
+
+def test_command_info_and_getkeys(both):
+    for name in ("dump", "restore", "restore-asking", "migrate"):
+        both("COMMAND", "INFO", name)
+        both("COMMAND", "DOCS", name)
+    for args in [
+        ("RESTORE", "k", 0, "x"),
+        ("RESTORE-ASKING", "k", 0, "x", "REPLACE"),
+        ("DUMP", "k"),
+        ("MIGRATE", "h", 1, "k", 0, 0),
+        ("MIGRATE", "h", 1, "", 0, 0, "COPY", "REPLACE", "KEYS", "a", "b"),
+        ("MIGRATE", "h", 1, "", 0, 0, "AUTH", "KEYS", "KEYS", "a"),
+        ("MIGRATE", "h", 1, "", 0, 0, "AUTH2", "u", "KEYS", "KEYS", "a"),
+        ("MIGRATE", "h", 1, "k", 0, 0, "KEYS", "a"),
+    ]:
+        both("COMMAND", "GETKEYS", *args)
+        both("COMMAND", "GETKEYSANDFLAGS", *args)
