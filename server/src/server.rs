@@ -47,6 +47,8 @@ pub struct Server {
     pub aof: crate::aof::Aof,
     /// The Lua interpreter, the script cache and the script running now.
     pub scripting: crate::scripting::Scripting,
+    /// The ACL users and log.
+    pub acl: crate::acl::Acl,
 }
 
 impl Server {
@@ -57,6 +59,8 @@ impl Server {
         let run_id = (0..40)
             .map(|_| char::from_digit((keyspace.random() % 16) as u32, 16).expect("hex digit"))
             .collect();
+        let mut acl = crate::acl::Acl::default();
+        acl.set_default_password(config.requirepass.as_deref());
         Server {
             config,
             keyspace,
@@ -77,6 +81,7 @@ impl Server {
             propagation: Default::default(),
             aof: Default::default(),
             scripting: Default::default(),
+            acl,
         }
     }
 

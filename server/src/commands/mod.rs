@@ -27,10 +27,11 @@ mod tracking;
 pub use blocking::{
     block_or_null, client_gone, expire_blocked, first_present, next_deadline, serve_ready_keys,
 };
+pub(crate) use introspection::info_of as introspection_info;
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
 pub use server_cmds::{help_reply, SlowLog};
-pub use table::{container, lookup, Command, Flags, StatSlot};
+pub use table::{all, container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;
 
 use crate::clients::{Client, ReplyMode};
