@@ -101,8 +101,6 @@ pub struct Acl {
     epoch: u64,
     /// ACL LOG.
     pub log: log::Log,
-    /// acllog-max-len.
-    pub log_max_len: usize,
     /// acl-pubsub-default allchannels (new users and selectors may use every channel).
     pub pubsub_default_all: bool,
 }
@@ -115,7 +113,6 @@ impl Default for Acl {
             users,
             epoch: 0,
             log: Default::default(),
-            log_max_len: 128,
             pubsub_default_all: false,
         }
     }

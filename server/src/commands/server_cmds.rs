@@ -88,6 +88,11 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let access = ctx.server.config.memory.access_policy();
     ctx.server.keyspace.set_access_policy(access);
+    if old.requirepass != ctx.server.config.requirepass {
+        let password = ctx.server.config.requirepass.clone();
+        ctx.server.acl.set_default_password(password.as_deref());
+    }
+    ctx.server.acl.pubsub_default_all = ctx.server.config.acl_pubsub_default_all;
     ctx.out.ok();
 }
 
