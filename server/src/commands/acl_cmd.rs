@@ -269,6 +269,9 @@ pub fn cat(ctx: &mut Ctx, args: &[&[u8]]) {
 /// ACL GENPASS [bits]
 pub fn genpass(ctx: &mut Ctx, args: &[&[u8]]) {
     const MAX_BITS: i64 = 4096;
+    if args.len() > 3 {
+        return super::server_cmds::subcommand_syntax_error(ctx, args);
+    }
     let bits = match args.get(2) {
         None => 256,
         Some(arg) => match ctx.int_arg(arg) {
@@ -306,6 +309,9 @@ fn fill_random(buf: &mut [u8]) {
 /// ACL LOG [count | RESET]
 pub fn log(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut count = 10i64;
+    if args.len() > 3 {
+        return super::server_cmds::subcommand_syntax_error(ctx, args);
+    }
     match args.get(2) {
         None => {}
         Some(arg) if arg.eq_ignore_ascii_case(b"reset") => {
@@ -316,9 +322,6 @@ pub fn log(ctx: &mut Ctx, args: &[&[u8]]) {
             Some(n) => count = n.max(0),
             None => return,
         },
-    }
-    if args.len() > 3 {
-        return super::server_cmds::subcommand_syntax_error(ctx, args);
     }
     let now = ctx.now_ms;
     let entries: Vec<acl::log::Entry> = ctx
