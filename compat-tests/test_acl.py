@@ -318,7 +318,7 @@ SHAPES = [
     ["on", "nopass", "~*", "&*", "+@all"],
     ["on", ">p1", ">p2", "<p1", "#" + "a" * 64, "~a*", "%R~b*", "%W~c*", "%RW~d*", "&ch1", "&ch2"],
     ["+@read", "~*"],
-    ["+publish", "+get", "(+set ~s*)", "(~x* &x*)"],
+    ["+get", "~k", "(+set ~s*)", "(~x* &x*)"],
     ["allcommands", "-get"],
     ["off", "resetpass", "skip-sanitize-payload"],
     ["on", "sanitize-payload", "allchannels", "resetchannels", "&z"],
@@ -741,3 +741,32 @@ def test_user_directives_and_their_errors(tmp_path):
     for binary in (harness.REDIS_BIN, harness.GOBLIN_BIN):
         code, out = _start_fails(binary, [str(conf)], tmp_path)
         assert code != 0 and "Aborting Redis startup because of ACL errors" in out, out
+
+
+def test_revoked_channels_close_subscribers(both):
+    setuser(both, "s", "+@all", "&news.*", "&other")
+    subs = []
+    for s in both.pair:
+        c = RawConnection(s.port)
+        c.request(encode("AUTH", "s", "pw"))
+        c.request(encode("SUBSCRIBE", "news.a"))
+        subs.append(c)
+    pats = []
+    for s in both.pair:
+        c = RawConnection(s.port)
+        c.request(encode("AUTH", "s", "pw"))
+        c.request(encode("PSUBSCRIBE", "other"))
+        pats.append(c)
+    try:
+        # Widening keeps every subscriber.
+        both.ok("ACL", "SETUSER", "s", "&more")
+        assert [c.request(encode("PING")) for c in subs] == [b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"] * 2
+        # Taking news.* away closes the channel's subscribers, not the pattern's.
+        both.ok("ACL", "SETUSER", "s", "resetchannels", "&other")
+        assert all(c.is_closed() for c in subs)
+        assert [c.request(encode("PING")) for c in pats] == [b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"] * 2
+        both.ok("ACL", "SETUSER", "s", "resetchannels", "&oth*")
+        assert all(c.is_closed() for c in pats)
+    finally:
+        for c in subs + pats:
+            c.close()

@@ -247,3 +247,33 @@ pub fn merge_selector_args(args: &[&[u8]]) -> Result<Vec<Vec<u8>>, usize> {
 pub fn valid_name(name: &[u8]) -> bool {
     !has_spaces(name)
 }
+
+/// The channel patterns `new` allows, when it may not allow every channel `old` allowed
+/// (Redis's getUpcomingChannelList): `None` when nothing was taken away.
+pub fn narrowed_channels(new: &User, old: &User) -> Option<Vec<Vec<u8>>> {
+    if new.selectors.iter().any(|s| s.all_channels) {
+        return None;
+    }
+    let upcoming: Vec<Vec<u8>> = new
+        .selectors
+        .iter()
+        .flat_map(|s| s.channels.iter().cloned())
+        .collect();
+    let kept = old
+        .selectors
+        .iter()
+        .all(|s| !s.all_channels && s.channels.iter().all(|c| upcoming.contains(c)));
+    (!kept).then_some(upcoming)
+}
+
+/// Whether a subscription (a channel, or with `is_pattern` a pattern as subscribed) is
+/// still allowed by the `upcoming` channel patterns.
+pub fn subscription_allowed(upcoming: &[Vec<u8>], name: &[u8], is_pattern: bool) -> bool {
+    upcoming.iter().any(|p| {
+        if is_pattern {
+            p.as_slice() == name
+        } else {
+            crate::glob::glob_match(p, name, false)
+        }
+    })
+}

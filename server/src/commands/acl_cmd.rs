@@ -129,9 +129,53 @@ pub fn setuser(ctx: &mut Ctx, args: &[&[u8]]) {
     if !acl::user::valid_name(name) {
         return ctx.error("ERR Usernames can't contain spaces or null characters");
     }
+    let old = ctx.server.acl.user(name).cloned();
     match ctx.server.acl.set_user(name, &args[3..]) {
-        Ok(()) => ctx.out.ok(),
+        Ok(()) => {
+            if let Some(old) = old {
+                let new = ctx.server.acl.user(name).expect("just set").clone();
+                if let Some(upcoming) = acl::user::narrowed_channels(&new, &old) {
+                    close_subscribers_beyond(ctx.server, ctx.client, name, &upcoming);
+                }
+            }
+            ctx.out.ok()
+        }
         Err(e) => ctx.error(&format!("ERR {e}")),
+    }
+}
+
+/// Whether `client` is subscribed to something `upcoming` no longer allows.
+fn subscribed_beyond(client: &Client, upcoming: &[Vec<u8>]) -> bool {
+    use crate::pubsub::Kind;
+    let subs = &client.subscriptions;
+    subs.active()
+        && [
+            (Kind::Pattern, true),
+            (Kind::Channel, false),
+            (Kind::Shard, false),
+        ]
+        .iter()
+        .any(|&(kind, is_pattern)| {
+            subs.names(kind)
+                .iter()
+                .any(|n| !acl::user::subscription_allowed(upcoming, n, is_pattern))
+        })
+}
+
+/// Closes the connections of user `name` subscribed to channels its new rules no longer
+/// allow (Redis 7.2's ACLKillPubsubClientsIfNeeded).
+fn close_subscribers_beyond(
+    server: &mut Server,
+    client: &mut Client,
+    name: &[u8],
+    upcoming: &[Vec<u8>],
+) {
+    let doomed = |c: &Client| *c.user.name == *name && subscribed_beyond(c, upcoming);
+    server.clients.kill(doomed);
+    if doomed(client) {
+        client.user = acl::ClientUser::default_user();
+        client.authenticated = false;
+        client.close_after_reply = true;
     }
 }
 
@@ -426,7 +470,16 @@ fn install_users(
     client: &mut Client,
     users: std::collections::BTreeMap<Vec<u8>, acl::User>,
 ) {
+    let old: Vec<acl::User> = server.acl.users().cloned().collect();
     server.acl.replace_users(users);
+    for old in &old {
+        let Some(new) = server.acl.user(&old.name).cloned() else {
+            continue;
+        };
+        if let Some(upcoming) = acl::user::narrowed_channels(&new, old) {
+            close_subscribers_beyond(server, client, &old.name, &upcoming);
+        }
+    }
     let acl = &server.acl;
     let gone: Vec<Vec<u8>> = server
         .clients
