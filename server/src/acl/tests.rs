@@ -247,3 +247,83 @@ fn user_directives() {
     let users = file::from_directives(&[a], false).unwrap();
     assert!(users[&b"alice"[..]].password_ok(b"p"));
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    const OPS: &[&str] = &[
+        "+get",
+        "-get",
+        "+@read",
+        "-@write",
+        "+@string",
+        "+@all",
+        "-@all",
+        "+config|get",
+        "-config",
+        "+select|1",
+        "+select",
+        "~k*",
+        "%R~r*",
+        "%W~w*",
+        "allkeys",
+        "resetkeys",
+        "&c*",
+        "allchannels",
+        "resetchannels",
+        "on",
+        "off",
+        ">p",
+        "<p",
+        "nopass",
+        "resetpass",
+        "(+set ~s*)",
+        "(+@read %R~r* &c)",
+        "clearselectors",
+        "reset",
+        "+publish",
+        "-publish",
+    ];
+
+    const PROBES: &[&[&str]] = &[
+        &["get", "k1"],
+        &["get", "r1"],
+        &["set", "w1", "v"],
+        &["set", "s1", "v"],
+        &["config", "get", "x"],
+        &["config", "set", "x", "y"],
+        &["select", "1"],
+        &["select", "2"],
+        &["publish", "c1", "m"],
+        &["publish", "d", "m"],
+        &["mget", "r1", "k1"],
+        &["strlen", "r1"],
+    ];
+
+    fn decisions(acl: &Acl, name: &str) -> Vec<Result<(), Denial>> {
+        PROBES.iter().map(|p| run(acl, name, p)).collect()
+    }
+
+    proptest! {
+        /// What ACL LIST shows of a user, applied to a new user, makes the same user: the
+        /// same text and the same answers (as ACL SAVE then ACL LOAD must).
+        #[test]
+        fn described_rules_rebuild_the_user(ops in proptest::collection::vec(0..OPS.len(), 0..14)) {
+            let mut acl = Acl::default();
+            for &i in &ops {
+                let _ = acl.set_user(b"u", &[OPS[i].as_bytes()]);
+            }
+            prop_assume!(acl.user(b"u").is_some());
+            let text = acl.user(b"u").unwrap().describe();
+            let words: Vec<&[u8]> = text.split(|&b| b == b' ').collect();
+            let mut again = Acl::default();
+            again.set_user(b"u", &words).unwrap();
+            prop_assert_eq!(
+                String::from_utf8(again.user(b"u").unwrap().describe()).unwrap(),
+                String::from_utf8(text.clone()).unwrap()
+            );
+            prop_assert_eq!(decisions(&again, "u"), decisions(&acl, "u"));
+        }
+    }
+}
