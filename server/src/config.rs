@@ -178,6 +178,14 @@ pub struct Config {
     pub aof: crate::aof::config::AofConfig,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
+    /// aclfile: the ACL file ("": none).
+    pub aclfile: String,
+    /// acllog-max-len: ACL LOG's length.
+    pub acllog_max_len: usize,
+    /// acl-pubsub-default: allchannels (true) or resetchannels (false).
+    pub acl_pubsub_default_all: bool,
+    /// The `user` directives of the configuration file, checked, loaded at start.
+    pub acl_users: Vec<crate::acl::file::UserDirective>,
 }
 
 impl Default for Config {
@@ -228,6 +236,10 @@ impl Default for Config {
             memory: Default::default(),
             aof: Default::default(),
             save_seen_at_start: false,
+            aclfile: String::new(),
+            acllog_max_len: 128,
+            acl_pubsub_default_all: false,
+            acl_users: Vec::new(),
         }
     }
 }
@@ -317,6 +329,9 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("maxmemory-eviction-tenacity", None, Mutability::Runtime),
     ("lfu-log-factor", None, Mutability::Runtime),
     ("lfu-decay-time", None, Mutability::Runtime),
+    ("aclfile", None, Mutability::StartOnly),
+    ("acllog-max-len", None, Mutability::Runtime),
+    ("acl-pubsub-default", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -361,6 +376,12 @@ impl Config {
                     continue;
                 };
                 let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+                if name == "user" && !values.is_empty() {
+                    let user = crate::acl::file::directive(values, &config.acl_users)
+                        .map_err(|why| fatal(&why))?;
+                    config.acl_users.push(user);
+                    continue;
+                }
                 if values.len() != 1
                     && Config::canonical(&name).is_some_and(|n| !MULTI_WORD.contains(&n))
                 {
@@ -404,6 +425,22 @@ impl Config {
         }
         for (name, value) in flags {
             let name = name.to_ascii_lowercase();
+            if name == "user" {
+                let words: Vec<Vec<u8>> = value
+                    .split_whitespace()
+                    .map(|w| w.as_bytes().to_vec())
+                    .collect();
+                let user =
+                    crate::acl::file::directive(&words, &config.acl_users).map_err(|why| {
+                        anyhow::anyhow!(directives::fatal_config_error(
+                            None,
+                            &format!("user \"{value}\""),
+                            &why
+                        ))
+                    })?;
+                config.acl_users.push(user);
+                continue;
+            }
             // Redis reads flags as configuration lines after the file's, each value quoted.
             let line = format!("{name} \"{value}\"");
             let fatal =
@@ -578,6 +615,12 @@ impl Config {
             "lfu-decay-time" => {
                 self.memory.lfu_decay_time = int_in(&text, 0, i32::MAX as i64)? as u32
             }
+            "aclfile" => self.aclfile = text,
+            "acllog-max-len" => self.acllog_max_len = int_in(&text, 0, i64::MAX)? as usize,
+            "acl-pubsub-default" => {
+                self.acl_pubsub_default_all =
+                    one_of(&text, &["allchannels", "resetchannels"])? == "allchannels"
+            }
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -703,6 +746,14 @@ impl Config {
             "maxmemory-eviction-tenacity" => self.memory.eviction_tenacity.to_string(),
             "lfu-log-factor" => self.memory.lfu_log_factor.to_string(),
             "lfu-decay-time" => self.memory.lfu_decay_time.to_string(),
+            "aclfile" => self.aclfile.clone(),
+            "acllog-max-len" => self.acllog_max_len.to_string(),
+            "acl-pubsub-default" => if self.acl_pubsub_default_all {
+                "allchannels"
+            } else {
+                "resetchannels"
+            }
+            .into(),
             _ => unreachable!("every canonical name has a value"),
         }
     }

@@ -17,6 +17,7 @@
 //! - [`sort_commands`]: SORT and SORT_RO.
 //! - [`list_commands`]: the list commands (L*, R*, BL*, BR*).
 //! - [`scripting`]: Lua scripting (EVAL, EVALSHA, SCRIPT) on an embedded Lua 5.1.
+//! - [`acl`]: users, command / key / channel rules and the permission check (ACL, AUTH).
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
@@ -63,6 +64,7 @@
 /// The Redis version Goblin follows; clients gate features on it.
 pub const REDIS_VERSION: &str = "7.2.4";
 
+pub mod acl;
 pub mod aof;
 pub mod clients;
 pub mod clock;

@@ -84,6 +84,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         config.port
     );
     let mut server = server::Server::new(config);
+    goblin_server::commands::load_acl_at_start(&mut server)?;
     goblin_objcache::log::set_hook(store_log);
     server.store = goblin_objcache::start(&args.store)?;
     server.memory.startup = goblin_server::memory::allocator::heap().allocated;

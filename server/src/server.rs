@@ -49,6 +49,8 @@ pub struct Server {
     pub scripting: crate::scripting::Scripting,
     /// MIGRATE's cached connections to other servers.
     pub migrate: crate::migrate::Sockets,
+    /// The ACL users and log.
+    pub acl: crate::acl::Acl,
 }
 
 impl Server {
@@ -59,6 +61,8 @@ impl Server {
         let run_id = (0..40)
             .map(|_| char::from_digit((keyspace.random() % 16) as u32, 16).expect("hex digit"))
             .collect();
+        let mut acl = crate::acl::Acl::default();
+        acl.set_default_password(config.requirepass.as_deref());
         Server {
             config,
             keyspace,
@@ -80,6 +84,7 @@ impl Server {
             aof: Default::default(),
             scripting: Default::default(),
             migrate: Default::default(),
+            acl,
         }
     }
 

@@ -83,6 +83,8 @@ pub struct Client {
     pub blocked: Option<Blocked>,
     /// Pub/sub subscriptions.
     pub subscriptions: crate::pubsub::Subscriptions,
+    /// The user it runs as (AUTH, HELLO AUTH), with the dispatcher's cached check.
+    pub user: crate::acl::ClientUser,
 }
 
 impl Client {
@@ -114,6 +116,7 @@ impl Client {
             close_after_reply: false,
             blocked: None,
             subscriptions: Default::default(),
+            user: crate::acl::ClientUser::default_user(),
         }
     }
 

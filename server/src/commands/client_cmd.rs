@@ -11,7 +11,7 @@ pub fn valid_name(name: &[u8]) -> bool {
 }
 
 /// One CLIENT LIST line (without the newline).
-fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String {
+pub(super) fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String {
     let name = |v: &Option<Vec<u8>>| {
         v.as_ref()
             .map(|n| String::from_utf8_lossy(n).into_owned())
@@ -28,7 +28,7 @@ fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String 
         (None, None) => -1,
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
         client.id,
         client.addr,
         client.laddr,
@@ -52,6 +52,7 @@ fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String 
             Some(_) => "exec",
             None => now_cmd.unwrap_or(client.last_command),
         },
+        String::from_utf8_lossy(&client.user.name),
         if client.tracking.on {
             client.tracking.redirect as i64
         } else {
@@ -186,6 +187,7 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut skipme = true;
     let mut maxage: Option<u64> = None;
     let mut of_type = ClientType::Any;
+    let mut user: Option<Vec<u8>> = None;
     if legacy {
         addr = Some(String::from_utf8_lossy(args[2]).into_owned());
         skipme = false;
@@ -207,9 +209,10 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
                     Err(e) => return ctx.error(&e),
                 },
                 b"user" => {
-                    if value != "default" {
+                    if ctx.server.acl.user(pair[1]).is_none() {
                         return ctx.error(&format!("ERR No such user '{value}'"));
                     }
+                    user = Some(pair[1].to_vec());
                 }
                 b"skipme" => match value.to_ascii_lowercase().as_str() {
                     "yes" => skipme = true,
@@ -230,6 +233,7 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
             && addr.as_ref().is_none_or(|a| c.addr.to_string() == *a)
             && laddr.as_ref().is_none_or(|a| c.laddr.to_string() == *a)
             && maxage.is_none_or(|m| c.created.elapsed().as_secs() >= m)
+            && user.as_ref().is_none_or(|u| *c.user.name == **u)
     };
     let mut killed = ctx.server.clients.kill(&matches) as i64;
     if !skipme && matches(ctx.client) {

@@ -44,42 +44,26 @@ pub fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.client.reply_mode = ReplyMode::On;
     ctx.client.no_evict = false;
     ctx.client.no_touch = false;
-    ctx.client.authenticated = ctx.server.config.requirepass.is_none();
+    ctx.client.user = crate::acl::ClientUser::default_user();
+    ctx.client.authenticated = ctx.server.acl.starts_authenticated();
     ctx.out.simple("RESET");
-}
-
-/// Checks a username/password pair against requirepass (the only user is "default").
-fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, password: &[u8]) -> bool {
-    let user_ok = user.is_none_or(|u| u == b"default");
-    let pass_ok = match &ctx.server.config.requirepass {
-        Some(p) => p.as_slice() == password,
-        None => true,
-    };
-    if user_ok && pass_ok {
-        ctx.client.authenticated = true;
-        true
-    } else {
-        ctx.error("WRONGPASS invalid username-password pair or user is disabled.");
-        false
-    }
 }
 
 /// AUTH [username] password
 pub fn auth(ctx: &mut Ctx, args: &[&[u8]]) {
-    match args {
+    let (user, password): (&[u8], &[u8]) = match args {
         [_, password] => {
-            if ctx.server.config.requirepass.is_none() {
-                ctx.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
-            } else if check_password(ctx, None, password) {
-                ctx.out.ok();
+            let d = ctx.server.acl.default_user();
+            if d.nopass {
+                return ctx.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
             }
+            (b"default", password)
         }
-        [_, user, password] => {
-            if check_password(ctx, Some(user), password) {
-                ctx.out.ok();
-            }
-        }
-        _ => ctx.syntax_error(),
+        [_, user, password] => (user, password),
+        _ => return ctx.syntax_error(),
+    };
+    if super::acl_cmd::authenticate(ctx, user, password, args[0], "auth") {
+        ctx.out.ok();
     }
 }
 
@@ -112,7 +96,7 @@ pub fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     if let Some((user, password)) = auth {
-        if !check_password(ctx, Some(user), password) {
+        if !super::acl_cmd::authenticate(ctx, user, password, args[0], "hello") {
             return;
         }
     }

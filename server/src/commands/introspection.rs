@@ -45,7 +45,7 @@ fn find(entries: &'static [(Vec<u8>, Value)], name: &[u8]) -> Option<&'static Va
 }
 
 /// The COMMAND INFO entry of a command or "container|sub".
-pub(super) fn info_of(name: &[u8]) -> Option<&'static Value> {
+pub(crate) fn info_of(name: &[u8]) -> Option<&'static Value> {
     let lower = name.to_ascii_lowercase();
     match lower.iter().position(|&c| c == b'|') {
         None => find(&meta().info, &lower),

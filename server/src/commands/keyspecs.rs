@@ -70,6 +70,17 @@ impl KeyFlags {
         flags
     }
 
+    /// Whether the command reads the key's value (`access`): ACL read permission applies.
+    pub fn reads_value(self) -> bool {
+        self.contains(KeyFlags::ACCESS)
+    }
+
+    /// Whether the command inserts, deletes or updates the key: ACL write permission
+    /// applies.
+    pub fn changes_key(self) -> bool {
+        self.0 & (KeyFlags::UPDATE.0 | 1 << 6 | 1 << 7) != 0
+    }
+
     /// The names of the flags set, in Redis's order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
         FLAG_NAMES

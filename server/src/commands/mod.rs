@@ -5,6 +5,7 @@
 //! the reply through [`Ctx`]. Statistics (commandstats, errorstats, slowlog) are kept here,
 //! so handlers only do their command's work.
 
+mod acl_cmd;
 mod admission;
 mod blocking;
 mod client_cmd;
@@ -26,13 +27,16 @@ mod server_cmds;
 mod table;
 mod tracking;
 
+pub(crate) use acl_cmd::check_and_log as check_acl_and_log;
+pub use acl_cmd::{load_at_start as load_acl_at_start, starts_authenticated};
 pub use blocking::{
     block_or_null, client_gone, expire_blocked, first_present, next_deadline, serve_ready_keys,
 };
+pub(crate) use introspection::info_of as introspection_info;
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
 pub use server_cmds::{help_reply, SlowLog};
-pub use table::{container, lookup, Command, Flags, StatSlot};
+pub use table::{all, container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;
 
 use crate::clients::{Client, ReplyMode};
@@ -282,7 +286,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         reject(ctx, Some(cmd), &errors::wrong_arity(cmd.name));
         return None;
     }
-    if !ctx.client.authenticated && !cmd.flags.contains(Flags::NO_AUTH) {
+    if !ctx.client.authenticated
+        && !cmd.flags.contains(Flags::NO_AUTH)
+        && ctx.server.acl.auth_required()
+    {
         reject(ctx, Some(cmd), errors::NOAUTH);
         return None;
     }
@@ -293,6 +300,14 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             "ERR Command not allowed inside a transaction",
         );
         return None;
+    }
+    // Free for a user that may run anything (the default user without rules): one
+    // comparison with the connection's cached answer.
+    if !ctx.server.acl.unrestricted(&mut ctx.client.user) {
+        if let Err(noperm) = acl_cmd::permit(ctx, cmd, args) {
+            reject(ctx, Some(cmd), &noperm);
+            return None;
+        }
     }
     if ctx.server.config.memory.maxmemory != 0
         || ctx.server.loading.is_some()

@@ -53,6 +53,12 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.client.exec_queued = Some(queued.len());
     for (cmd, command) in &queued {
         let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
+        if !ctx.server.acl.unrestricted(&mut ctx.client.user) {
+            if let Err(noperm) = super::acl_cmd::permit_in_exec(ctx, cmd, &args) {
+                ctx.error(&noperm);
+                continue;
+            }
+        }
         call(ctx, cmd, &args);
     }
     ctx.client.exec_queued = None;

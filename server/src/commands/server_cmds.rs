@@ -88,6 +88,11 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let access = ctx.server.config.memory.access_policy();
     ctx.server.keyspace.set_access_policy(access);
+    if old.requirepass != ctx.server.config.requirepass {
+        let password = ctx.server.config.requirepass.clone();
+        ctx.server.acl.set_default_password(password.as_deref());
+    }
+    ctx.server.acl.pubsub_default_all = ctx.server.config.acl_pubsub_default_all;
     ctx.out.ok();
 }
 
@@ -250,14 +255,35 @@ pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64)
     if threshold < 0 || micros < threshold as u64 || cmd.flags.contains(Flags::SKIP_SLOWLOG) {
         return;
     }
-    slowlog_push(ctx, args, micros);
+    slowlog_push(ctx, cmd, args, micros);
+}
+
+/// Whether argument `i` of `cmd` is a secret SLOWLOG shows as "(redacted)", as Redis's
+/// redactClientCommandArgument: passwords of AUTH and HELLO AUTH, the user names and rules
+/// of ACL SETUSER / DELUSER / GETUSER, the value of CONFIG SET requirepass.
+fn redacted(cmd: &Command, args: &[&[u8]], i: usize) -> bool {
+    match cmd.name {
+        "auth" => i >= 1,
+        "acl|setuser" | "acl|deluser" | "acl|getuser" => i >= 2,
+        "hello" => args[..i]
+            .iter()
+            .rposition(|a| a.eq_ignore_ascii_case(b"AUTH"))
+            .is_some_and(|at| at >= 2 && i - at <= 2),
+        "config|set" => i >= 3 && i % 2 == 1 && args[i - 1].eq_ignore_ascii_case(b"requirepass"),
+        _ => false,
+    }
 }
 
 /// Records a slow command: its arguments (trimmed as Redis trims them), time and client.
 #[cold]
-fn slowlog_push(ctx: &mut Ctx, args: &[&[u8]], micros: u64) {
+fn slowlog_push(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64) {
     let mut kept: Vec<Vec<u8>> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
+        let arg: &[u8] = if redacted(cmd, args, i) {
+            b"(redacted)"
+        } else {
+            arg
+        };
         if i == SLOWLOG_MAX_ARGC - 1 && args.len() > SLOWLOG_MAX_ARGC {
             kept.push(format!("... ({} more arguments)", args.len() - i).into_bytes());
             break;

@@ -2,8 +2,8 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    blocking, client_cmd, connection, dump, expire, info, introspection, keys, memory, migrate,
-    multi, persistence, pubsub, server_cmds, tracking, Handler,
+    acl_cmd, blocking, client_cmd, connection, dump, expire, info, introspection, keys, memory,
+    migrate, multi, persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -286,8 +286,29 @@ static SLOWLOG_SUBS: [Command; 4] = [
     cmd!("slowlog|help", 2, LS, server_cmds::slowlog_help),
 ];
 
+static ACL_SUBS: [Command; 13] = [
+    cmd!("acl|cat", -2, Flags::NOSCRIPT.with(LS), acl_cmd::cat),
+    cmd!("acl|deluser", -3, ADMIN, acl_cmd::deluser),
+    cmd!("acl|dryrun", -4, ADMIN, acl_cmd::dryrun),
+    cmd!(
+        "acl|genpass",
+        -2,
+        Flags::NOSCRIPT.with(LS),
+        acl_cmd::genpass
+    ),
+    cmd!("acl|getuser", 3, ADMIN, acl_cmd::getuser),
+    cmd!("acl|list", 2, ADMIN, acl_cmd::list),
+    cmd!("acl|load", 2, ADMIN, acl_cmd::load),
+    cmd!("acl|log", -2, ADMIN, acl_cmd::log),
+    cmd!("acl|save", 2, ADMIN, acl_cmd::save),
+    cmd!("acl|setuser", -3, ADMIN, acl_cmd::setuser),
+    cmd!("acl|users", 2, ADMIN, acl_cmd::users),
+    cmd!("acl|whoami", 2, Flags::NOSCRIPT.with(LS), acl_cmd::whoami),
+    cmd!("acl|help", 2, LS, acl_cmd::help),
+];
+
 /// Every top-level command.
-pub static COMMANDS: [Command; 55] = [
+pub static COMMANDS: [Command; 56] = [
     // connection
     cmd!(
         "ping",
@@ -431,6 +452,7 @@ pub static COMMANDS: [Command; 55] = [
     ),
     cmd!("debug", -2, ADMIN, server_cmds::debug),
     cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
+    cmd!("acl", -2, NONE, subs: &ACL_SUBS),
 ];
 
 /// Finds a command by name, ignoring ASCII case.

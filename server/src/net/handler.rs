@@ -62,7 +62,7 @@ impl Handler for RespLoop<'_> {
             stream.as_raw_fd()
         };
         let laddr = stream.local_addr().unwrap_or(peer);
-        let authenticated = server.config.requirepass.is_none();
+        let authenticated = crate::commands::starts_authenticated(server);
         let id = server.clients.admit(key, fd, peer, laddr, authenticated);
         Some(Conn::new(id))
     }

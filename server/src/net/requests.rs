@@ -31,7 +31,7 @@ pub fn run_requests(
         }
         let limits = Limits {
             max_bulk: server.config.proto_max_bulk_len,
-            authenticated: client.authenticated,
+            authenticated: client.authenticated || !server.acl.auth_required(),
         };
         match conn.parser.parse(&conn.rbuf, conn.rpos, limits) {
             Ok(Parsed::Incomplete) => break,

@@ -73,7 +73,13 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) {
         return ctx.error(refusal);
     }
     let (keys, argv) = args[3..].split_at(numkeys as usize);
-    run::run(ctx, &script, keys, argv, ro);
+    let caller = match (evalsha, ro) {
+        (false, false) => "eval",
+        (true, false) => "evalsha",
+        (false, true) => "eval_ro",
+        (true, true) => "evalsha_ro",
+    };
+    run::run(ctx, &script, keys, argv, ro, caller);
 }
 
 /// EVAL script numkeys [key ...] [arg ...]

@@ -16,6 +16,7 @@ use crate::clients::Client;
 use crate::commands::{self, Command, Ctx, Flags};
 use crate::errors;
 use mlua::{HookTriggers, Lua, MultiValue, Value, VmState};
+use std::borrow::Cow;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
@@ -48,6 +49,8 @@ pub struct Run<'r, 'a> {
     script_oom: bool,
     /// SCRIPT KILL stopped the script.
     killed: bool,
+    /// The caller's command (EVAL, EVALSHA, ...), for ACL LOG's client line.
+    caller: &'static str,
 }
 
 /// The run the slot points to, if a script runs.
@@ -140,14 +143,29 @@ impl Run<'_, '_> {
     fn admit(
         &mut self,
         argv: &[Vec<u8>],
-    ) -> Result<&'static Command, (Option<&'static Command>, &'static str)> {
-        let cmd = resolve(argv).ok_or((None, "Unknown Redis command called from script"))?;
-        let refuse = |text| Err((Some(cmd), text));
+    ) -> Result<&'static Command, (Option<&'static Command>, Cow<'static, str>)> {
+        let cmd = resolve(argv).ok_or((None, "Unknown Redis command called from script".into()))?;
+        let refuse = |text: &'static str| Err((Some(cmd), text.into()));
         if !cmd.arity_ok(argv.len()) {
             return refuse("Wrong number of args calling Redis command from script");
         }
         if cmd.flags.contains(Flags::NOSCRIPT) {
             return refuse("This Redis command is not allowed from script");
+        }
+        if !self.ctx.server.acl.unrestricted(&mut self.client.user) {
+            let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            let user = self.client.user.clone();
+            if let Err(d) = commands::check_acl_and_log(
+                self.ctx,
+                &user,
+                cmd,
+                &args,
+                crate::acl::log::Context::Lua,
+                self.caller,
+            ) {
+                let text = crate::acl::denial_message(&user.name, cmd.name, d);
+                return Err((Some(cmd), format!("ACL failure in script: {text}").into()));
+            }
         }
         let server = &mut *self.ctx.server;
         let writes = cmd.flags.contains(Flags::WRITE);
@@ -289,7 +307,14 @@ fn prepare(ctx: &mut Ctx, script: &Script, ro: bool) -> Option<bool> {
 
 /// Runs `script` for `ctx`'s command with these KEYS and ARGV (`ro`: EVAL_RO /
 /// EVALSHA_RO) and writes its reply.
-pub fn run(ctx: &mut Ctx, script: &Script, keys: &[&[u8]], args: &[&[u8]], ro: bool) {
+pub fn run(
+    ctx: &mut Ctx,
+    script: &Script,
+    keys: &[&[u8]],
+    args: &[&[u8]],
+    ro: bool,
+    caller: &'static str,
+) {
     let Some(script_oom) = prepare(ctx, script, ro) else {
         return;
     };
@@ -303,6 +328,8 @@ pub fn run(ctx: &mut Ctx, script: &Script, keys: &[&[u8]], args: &[&[u8]], ro: b
         .take_client()
         .expect("scripts do not nest");
     client.db = ctx.client.db;
+    // The script's commands run as the caller's user (its ACL applies to them).
+    client.user = ctx.client.user.clone();
     ctx.server.scripting.running = Some(Running {
         started: Instant::now(),
         timed_out: false,
@@ -320,6 +347,7 @@ pub fn run(ctx: &mut Ctx, script: &Script, keys: &[&[u8]], args: &[&[u8]], ro: b
         allow_oom: !script.flags.compat && script.flags.allow_oom,
         script_oom,
         killed: false,
+        caller,
     };
     engine.pending.clear();
     engine.active.set(&mut run as *mut Run as *mut ());

@@ -30,7 +30,8 @@ pub fn refuses(config: &Config, peer: IpAddr) -> bool {
 /// The accept path's check: when protected mode refuses `peer`, writes [`DENIED`], counts a
 /// rejected connection and returns true (the caller drops the stream, closing it).
 pub fn deny(server: &mut Server, stream: &mut impl Write, peer: SocketAddr) -> bool {
-    if !refuses(&server.config, peer.ip()) {
+    // As Redis, what counts is the default user's password (requirepass or ACL rules).
+    if !server.acl.default_user().nopass || !refuses(&server.config, peer.ip()) {
         return false;
     }
     let _ = stream.write_all(DENIED);
