@@ -73,7 +73,14 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) {
         return ctx.error(refusal);
     }
     let (keys, argv) = args[3..].split_at(numkeys as usize);
-    run::run(ctx, &script, keys, argv, ro);
+    let callee = run::Callee {
+        engine: ctx.server.scripting.engine.clone(),
+        function: &script.function,
+        flags: script.flags,
+        name: &script.sha,
+        fcall: None,
+    };
+    run::run(ctx, callee, keys, argv, ro);
 }
 
 /// EVAL script numkeys [key ...] [arg ...]
@@ -133,6 +140,7 @@ fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) {
     match ctx.server.scripting.running.as_mut() {
         None => ctx.error("NOTBUSY No scripts in execution right now."),
         Some(r) if r.wrote => ctx.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."),
+        Some(r) if r.function.is_some() => ctx.error(super::BUSY_FUNCTION),
         Some(r) => {
             r.kill = true;
             ctx.out.ok();
