@@ -79,6 +79,7 @@ impl Engine {
         let pending = Pending::default();
         let functions =
             api::functions(&lua, &active, &pending).expect("the redis functions are created");
+        super::libs::install(&lua, &pending).expect("the libraries are installed");
         let load_api = register.map(|make| {
             let t = lua.create_table().expect("a table");
             let f = make(&lua, &pending).expect("register_function is created");

@@ -15,6 +15,7 @@
 //!   FUNCTION DUMP payload.
 //! - [`functions`]: the function libraries and their interpreter (FUNCTION LOAD's work).
 //! - [`function_commands`]: FCALL, FCALL_RO and FUNCTION, and their table.
+//! - [`libs`]: the cjson, cmsgpack, bit and struct libraries Redis embeds.
 //!
 //! A script's commands run through [`crate::commands::call`] with a client of their own
 //! (the caller's database at the start; SELECT inside moves only that client), so they
@@ -28,6 +29,7 @@ pub mod engine;
 pub mod function_commands;
 pub mod functions;
 pub mod library;
+pub mod libs;
 pub mod run;
 
 pub use commands::COMMANDS;
