@@ -9,7 +9,7 @@ import time
 import pytest
 import redis as redispy
 
-from harness import make_client, start_pair
+from harness import info_of, make_client, start_pair
 
 
 def lib(name: str, body: str, engine: str = "lua") -> str:
@@ -380,13 +380,20 @@ def test_library_scripts_in_transactions(fboth):
     fboth("EXEC")
 
 
-def test_info_and_commandstats(fboth):
+def test_info_and_flushall(fboth):
     fboth.ok("FUNCTION", "LOAD", MAIN)
+    fboth.ok("FUNCTION", "LOAD", lib("second", "redis.register_function('s', function() return 's' end)"))
     fboth("FCALL", "count", 0)
+    seen = []
     for c in fboth.clients():
-        info = c.execute_command("INFO", "memory")
-        text = info.decode() if isinstance(info, bytes) else str(info)
-        assert "number_of_functions:" in text
+        info = info_of(c, "memory")
+        seen.append((info["number_of_functions"], info["number_of_libraries"]))
+    assert seen[0] == seen[1] == (15, 2), seen
+    # FLUSHALL and SCRIPT FLUSH leave the libraries alone.
+    fboth("FLUSHALL")
+    fboth("SCRIPT", "FLUSH")
+    fboth("FCALL", "s", 0)
+    fboth("FCALL", "count", 0)
 
 
 @pytest.fixture

@@ -586,3 +586,146 @@ def test_embedded_libraries_in_functions(both):
     both("FCALL", "enc", 0, '{"a":[1,2,null]}', 258)
     both("FUNCTION", "LOAD", "#!lua name=early\nlocal x = cjson.encode({})")
     both("FUNCTION", "FLUSH")
+
+
+def _random_json(rng, depth=0):
+    kind = rng.randrange(9 if depth < 4 else 6)
+    if kind == 0:
+        return rng.choice(["null", "true", "false"])
+    if kind == 1:
+        return str(rng.randint(-10**20, 10**20))
+    if kind == 2:
+        return repr(rng.uniform(-1e6, 1e6)) + rng.choice(["", "e10", "E-3", "e+300"])
+    if kind == 3:
+        return rng.choice(["0.1", "-0", "1e400", "0x1F", "+1", "01", "-.5", "1.", "Infinity", "nan", "-inf"])
+    if kind in (4, 5):
+        chars = [rng.choice(['a', 'é', '\\n', '\\"', '\\\\', '\\/', '\\u00e9', '\\ud83d\\ude00', '\\t', ' ', '\\u0001', 'z'])
+                 for _ in range(rng.randrange(6))]
+        return '"' + "".join(chars) + '"'
+    if kind in (6, 7):
+        return "[" + ",".join(_random_json(rng, depth + 1) for _ in range(rng.randrange(5))) + "]"
+    items = [f'"k{rng.randrange(20)}":{_random_json(rng, depth + 1)}' for _ in range(rng.randrange(5))]
+    return "{" + ",".join(items) + "}"
+
+
+def _mutate(rng, text):
+    for _ in range(rng.randrange(3)):
+        if not text:
+            break
+        i = rng.randrange(len(text))
+        op = rng.randrange(3)
+        if op == 0:
+            text = text[:i] + text[i + 1:]
+        elif op == 1:
+            text = text[:i] + rng.choice('[]{},:"\\ 0e-x') + text[i:]
+        else:
+            text = text[:i] + text[i] * 2 + text[i:]
+    return text
+
+
+BATCH = """
+local out = {}
+for i, s in ipairs(ARGV) do
+  local ok, r = pcall(function() %s end)
+  out[i] = ok and r or ('ERR ' .. tostring(r))
+end
+return out
+"""
+
+
+def test_cjson_random_documents(both):
+    import random
+
+    rng = random.Random(18)
+    body = BATCH % "local v = cjson.decode(s) return cjson.encode(v) .. ' ' .. cmsgpack.pack(v)"
+    for _ in range(60):
+        docs = []
+        for _ in range(25):
+            doc = _random_json(rng)
+            docs.append(_mutate(rng, doc) if rng.random() < 0.5 else doc)
+        both("EVAL", body, 0, *docs)
+
+
+def test_cmsgpack_random_bytes(both):
+    import random
+
+    rng = random.Random(7)
+    body = BATCH % (
+        "local t = {cmsgpack.unpack(s)} local parts = {} "
+        "for j, v in ipairs(t) do parts[j] = cmsgpack.pack(v) end "
+        "return table.concat(parts, '|') .. '#' .. #t"
+    )
+    interesting = [0x00, 0x7f, 0x80, 0x81, 0x90, 0x91, 0xa0, 0xa3, 0xc0, 0xc2, 0xc3, 0xca, 0xcb,
+                   0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd1, 0xd2, 0xd3, 0xd9, 0xda, 0xdb, 0xdc, 0xdd,
+                   0xde, 0xdf, 0xe0, 0xff, 0xc1, 0xc4]
+    for _ in range(60):
+        blobs = []
+        for _ in range(25):
+            n = rng.randrange(1, 14)
+            blobs.append(bytes(rng.choice(interesting) if rng.random() < 0.6 else rng.randrange(256)
+                               for _ in range(n)))
+        both("EVAL", body, 0, *blobs)
+
+
+def test_struct_and_bit_random(both):
+    import random
+
+    rng = random.Random(3)
+    body = BATCH % (
+        "local fmt, data = s:match('^(.-)|(.*)$') "
+        "local r = {struct.unpack(fmt, data)} "
+        "return table.concat(r, ',') .. ';' .. struct.size(fmt) .. ';' .. "
+        "bit.tohex(bit.bxor(#data * 12345, struct.size(fmt)), -8)"
+    )
+    opts = ["b", "B", "h", "H", "i", "I", "l", "L", "i3", "I5", "f", "d", "x", "c2", "<", ">", "!", "!2", "!4", " ", "T"]
+    for _ in range(60):
+        cases = []
+        for _ in range(25):
+            fmt = "".join(rng.choice(opts) for _ in range(rng.randrange(1, 5)))
+            data = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 24)))
+            cases.append(fmt.encode() + b"|" + data)
+        both("EVAL", body, 0, *cases)
+    numbers = [rng.choice([rng.uniform(-1e10, 1e10), rng.randint(-2**40, 2**40), rng.random() * 8])
+               for _ in range(60)]
+    bit_body = BATCH % (
+        "local n = tonumber(s) return table.concat({bit.tobit(n), bit.bnot(n), bit.lshift(n, n), "
+        "bit.arshift(n, 3), bit.rol(n, 7), bit.ror(n, 30), bit.bswap(n), bit.tohex(n), bit.tohex(n, -4)}, ',')"
+    )
+    both("EVAL", bit_body, 0, *[repr(float(n)) for n in numbers])
+
+
+RANDOM_VALUES = """
+math.randomseed(tonumber(ARGV[1]))
+local function value(depth)
+  local k = math.random(1, depth < 4 and 10 or 6)
+  if k == 1 then return math.random(-1000, 1000) end
+  if k == 2 then return (math.random() - 0.5) * 10 ^ math.random(-30, 30) end
+  if k == 3 then return string.rep(string.char(math.random(0, 255)), math.random(0, 3)) .. 'é/"' end
+  if k == 4 then return math.random(0, 1) == 1 end
+  if k == 5 then return 2 ^ math.random(0, 70) * (math.random(0, 1) * 2 - 1) end
+  if k == 6 then return cjson.null end
+  local t = {}
+  local n = math.random(0, 6)
+  for i = 1, n do
+    local kind = math.random(1, 4)
+    if kind == 1 then t[i] = value(depth + 1)
+    elseif kind == 2 then t[math.random(1, 30)] = value(depth + 1)
+    elseif kind == 3 then t['k' .. math.random(1, 50)] = value(depth + 1)
+    else t[math.random(-3, 3) + 0.5] = value(depth + 1) end
+  end
+  return t
+end
+local out = {}
+for i = 1, 40 do
+  local v = value(0)
+  local ok, j = pcall(cjson.encode, v)
+  local ok2, m = pcall(cmsgpack.pack, v)
+  out[i] = tostring(ok) .. ' ' .. tostring(j) .. ' ' .. tostring(ok2) .. ' ' .. tostring(m)
+end
+return out
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7, 8])
+def test_cjson_and_cmsgpack_of_random_values(both, seed):
+    both("EVAL", RANDOM_VALUES, 0, seed)

@@ -221,7 +221,8 @@ fn decode_value(lua: &Lua, c: &mut Cursor, depth: usize) -> Result<Value, Decode
         0xd1 => Value::Number(fixed(c, 2)? as u16 as i16 as f64),
         0xce => Value::Number(fixed(c, 4)? as f64),
         0xd2 => Value::Number(fixed(c, 4)? as u32 as i32 as f64),
-        0xcf => Value::Number(fixed(c, 8)? as f64),
+        // As lua-cmsgpack: pushed through lua_Integer (int64), so past 2^63 it wraps.
+        0xcf => Value::Number(fixed(c, 8)? as i64 as f64),
         0xd3 => Value::Number(fixed(c, 8)? as i64 as f64),
         0xc0 => {
             c.pos += 1;
