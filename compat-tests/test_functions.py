@@ -536,3 +536,55 @@ def test_busy_function_kill_and_stats(tmp_path_factory):
         assert outcomes["redis"] == outcomes["goblin"], outcomes
     finally:
         pair.stop()
+
+
+def aof_commands(workdir):
+    """The commands of a server's incremental AOF files, in order."""
+    out = []
+    for path in sorted((workdir / "appendonlydir").glob("*.incr.aof")):
+        data = path.read_bytes()
+        i = 0
+        while i < len(data):
+            assert data[i:i + 1] == b"*", data[i:]
+            end = data.index(b"\r\n", i)
+            n = int(data[i + 1:end])
+            i = end + 2
+            argv = []
+            for _ in range(n):
+                end = data.index(b"\r\n", i)
+                size = int(data[i + 1:end])
+                argv.append(data[end + 2:end + 2 + size])
+                i = end + 2 + size + 2
+            out.append(argv)
+    return out
+
+
+def test_fcall_propagates_its_effects(tmp_path_factory):
+    """FUNCTION LOAD / DELETE go to the AOF as sent; FCALL as the writes it made (in
+    MULTI / EXEC when there are several), nothing when it wrote nothing."""
+    pair = start_pair(tmp_path_factory, "--appendonly", "yes", "--appendfsync", "always")
+    try:
+        code = lib(
+            "effects",
+            "redis.register_function('two', function(keys) redis.call('set', keys[1], 'a') "
+            "redis.call('incr', keys[2]) return 1 end)\n"
+            "redis.register_function('one', function(keys) return redis.call('del', keys[1]) end)\n"
+            "redis.register_function{function_name='none', callback=function(keys) "
+            "return redis.call('get', keys[1]) end, flags={'no-writes'}}",
+        )
+        for server in pair:
+            c = make_client(server)
+            c.execute_command("FUNCTION", "LOAD", code)
+            c.execute_command("FCALL", "two", 2, "k", "n")
+            c.execute_command("FCALL", "one", 1, "k")
+            c.execute_command("FCALL", "one", 1, "nokey")
+            c.execute_command("FCALL_RO", "none", 1, "n")
+            c.execute_command("FUNCTION", "DELETE", "effects")
+            c.close()
+        seen = [aof_commands(s.workdir) for s in pair]
+        assert seen[0] == seen[1], seen
+        heads = [a[0].upper() for a in seen[1]]
+        assert b"FUNCTION" in heads and b"MULTI" in heads and b"INCR" in heads, seen
+        assert b"FCALL" not in heads and b"FCALL_RO" not in heads
+    finally:
+        pair.stop()
