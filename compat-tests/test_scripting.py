@@ -398,3 +398,334 @@ def test_bullmq_style_move_to_active(both):
     both("EVAL", "local m = redis.call('SMEMBERS', KEYS[1]) table.sort(m) return m", 1, "q:active")
     both("GET", "q:lock:job2")
     both("TTL", "q:lock:job1")
+
+
+# The libraries Redis embeds: cjson, cmsgpack, bit, struct. Each case's reply (or error,
+# with its position and wording) must be Redis's.
+LIBRARY_CASES = [
+    # bit (LuaBitOp)
+    "return {bit.tobit(0xffffffff), bit.tobit(2^32 + 5), bit.tobit(-1), bit.tobit(2.5), bit.tobit(3.5), bit.tobit('12')}",
+    "return {bit.tohex(255), bit.tohex(255, -2), bit.tohex(0x12345678, 12), bit.tohex(-1, 3), bit.tohex(1, 0)}",
+    "return {bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1, 2, 4), bit.bxor(5, 3), bit.band(7)}",
+    "return {bit.lshift(1, 31), bit.lshift(1, 32), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(0x80000001, 1), bit.ror(3, 1), bit.bswap(0x12345678)}",
+    "return bit.tobit()",
+    "return bit.tobit('x')",
+    "return bit.band(1, {})",
+    "local f = bit.tobit return f()",
+    "return bit.tohex(1, nil)",
+    "return {pcall(bit.tobit)}",
+    "bit.x = 1",
+    # struct
+    "return struct.pack('>i', 1)",
+    "return struct.pack('<I2 b B h H l L', 513, -1, 255, -2, 65535, -3, 7)",
+    "return struct.pack('!4 b i d f', 1, 2, 1.5, 0.25)",
+    "return struct.pack('s c3 c0 x', 'ab', 'xyz', 'whole')",
+    "return struct.pack('i16', -1)",
+    "return {struct.unpack('>i', struct.pack('>i', -5))}",
+    "return {struct.unpack('<I2 b', '\\1\\2\\255')}",
+    "return {struct.unpack('s s', 'ab\\0cd\\0')}",
+    "return {struct.unpack('b c0', '\\3abcd')}",
+    "return {struct.unpack('i', 'abcdefgh', 5)}",
+    "return {struct.unpack('!4 b i', struct.pack('!4 b i', 1, 2))}",
+    "return {struct.unpack('d', struct.pack('d', 0.1))}",
+    "return {struct.size('i'), struct.size('!8 b d'), struct.size('b d'), struct.size('c10 h')}",
+    "return struct.pack('i')",
+    "return struct.pack('ii', 1)",
+    "return struct.pack('z', 1)",
+    "return struct.pack('i33', 1)",
+    "return struct.pack('!3 i', 1)",
+    "return struct.pack('c5', 'ab')",
+    "return struct.pack('i99999999999', 1)",
+    "return struct.unpack('i', 'ab')",
+    "return struct.unpack('i', 'abcd', 0)",
+    "return struct.unpack('s', 'ab')",
+    "return struct.unpack('c0', 'ab')",
+    "return struct.size('s')",
+    "return struct.size('c0')",
+    "return struct.unpack()",
+    # cjson
+    "return cjson.encode({1, 2, 'three', true, false})",
+    "return cjson.encode({a = 1, b = {c = 'd'}, [10] = 'ten', [1.5] = 'x'})",
+    "return cjson.encode({})",
+    "return cjson.encode({0.1, 1/3, 1e20, 1e-5, -0, 100, 2^53, 3.14159265358979})",
+    "return cjson.encode('quote\" slash/ back\\\\ ctl\\1\\31\\127 nl\\n tab\\t é')",
+    "return cjson.encode({[1] = 1, [3] = 3})",
+    "return cjson.encode({[1] = 1, [20] = 20})",
+    "return cjson.encode(1/0)",
+    "return cjson.encode({[true] = 1})",
+    "return cjson.encode(function() end)",
+    "return cjson.encode()",
+    "return cjson.encode(1, 2)",
+    "return cjson.encode(cjson.null)",
+    "local t = {} t[1] = t return cjson.encode(t)",
+    "return cjson.decode('[1, 2.5, \"x\", true, false, null]')[6] == cjson.null",
+    "return cjson.decode('{\"a\": [1, {\"b\": \"c\"}], \"d\": -0.5e2}').a[2].b",
+    "return cjson.encode(cjson.decode('{\"k\": [1, 2, {\"x\": null}], \"n\": 1e300}'))",
+    "return cjson.decode('\"\\\\u00e9\\\\ud83d\\\\ude00\\\\n\\\\/\"')",
+    "return {cjson.decode('0x10'), cjson.decode('  12  '), cjson.decode('-1.5E+3'), cjson.decode('1e')}",
+    "return cjson.decode('')",
+    "return cjson.decode('x')",
+    "return cjson.decode('[1,')",
+    "return cjson.decode('[1 2]')",
+    "return cjson.decode('{1:2}')",
+    "return cjson.decode('{\"a\" 2}')",
+    "return cjson.decode('{\"a\":1,}')",
+    "return cjson.decode('\"abc')",
+    "return cjson.decode('\"\\\\x\"')",
+    "return cjson.decode('\"\\\\ud800\"')",
+    "return cjson.decode('1 2')",
+    "return cjson.decode('-')",
+    "return cjson.decode('+1')",
+    "return cjson.decode('nul')",
+    "return cjson.decode('truex')",
+    "return cjson.decode('01')",
+    "return cjson.decode(123)",
+    "return cjson.decode({})",
+    "return cjson.decode()",
+    "return cjson.decode('[' .. string.rep('[', 1000) .. string.rep(']', 1001))",
+    "return {cjson.encode_max_depth(), cjson.decode_max_depth(), cjson.encode_number_precision(), cjson.encode_keep_buffer(), cjson.encode_invalid_numbers(), cjson.decode_invalid_numbers()}",
+    "return {cjson.encode_sparse_array()}",
+    "return cjson.encode_max_depth(0)",
+    "return cjson.encode_number_precision(15)",
+    "return cjson.encode_invalid_numbers('maybe')",
+    "return cjson.encode_keep_buffer(1, 2)",
+    "return cjson.encode_max_depth('x')",
+    "return {cjson._NAME, cjson._VERSION, type(cjson.new), type(cjson.null)}",
+    "local c = cjson.new() c.encode_number_precision(3) c.encode_invalid_numbers('null') c.encode_sparse_array(true) return {c.encode(math.pi), c.encode(1/0), c.encode({[1]=1, [20]=2}), cjson.encode(math.pi)}",
+    "local c = cjson.new() c.encode_invalid_numbers(true) c.decode_invalid_numbers(false) return {c.encode(1/0), c.encode(-1/0), pcall(c.decode, '0x10')}",
+    "local c = cjson.new() c.encode_max_depth(2) return c.encode({{{1}}})",
+    "local c = cjson.new() c.decode_max_depth(2) return c.decode('[[[1]]]')",
+    # cmsgpack
+    "return cmsgpack.pack(1, -1, 200, -200, 70000, -70000, 2^40, -2^40, 1.5, 0.1, 'str', true, false)",
+    "return cmsgpack.pack({1, 2, 3}, {a = 1}, {}, string.rep('x', 40), string.rep('y', 300))",
+    "return cmsgpack.pack({[1] = 1, [3] = 3})",
+    "local t = {} local c = t for i = 1, 20 do c[1] = {} c = c[1] end return cmsgpack.pack(t)",
+    "return cmsgpack.pack(function() end, nil)",
+    "return cmsgpack.pack()",
+    "return {cmsgpack.unpack(cmsgpack.pack(1, 'two', {3, {four = 4}}, 5.5, true))}",
+    "return cmsgpack.unpack(cmsgpack.pack({a = {b = {c = 'deep'}}})).a.b.c",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3))}",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 2)}",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 9)}",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), -1)}",
+    "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}",
+    "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 0)}",
+    "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 5, 1)}",
+    "return {cmsgpack.unpack('\\204\\1\\2\\3')}",
+    "return cmsgpack.unpack('\\146\\1')",
+    "return cmsgpack.unpack('\\193')",
+    "return cmsgpack.unpack('\\129\\192\\1')",
+    "return cmsgpack.unpack()",
+    "return {cmsgpack.unpack('')}",
+    "return {cmsgpack.unpack('\\202\\63\\192\\0\\0\\203\\63\\185\\153\\153\\153\\153\\153\\154\\207\\0\\0\\1\\0\\0\\0\\0\\0\\211\\255\\255\\255\\255\\255\\255\\255\\255')}",
+    "return {cmsgpack._VERSION, cmsgpack._NAME}",
+]
+
+
+@pytest.mark.parametrize("body", LIBRARY_CASES)
+def test_embedded_libraries(both, body):
+    both("EVAL", body, 0)
+
+
+@pytest.mark.parametrize("body", LIBRARY_CASES[:40])
+def test_embedded_libraries_resp3(both3, body):
+    both3("EVAL", "redis.setresp(3) " + body, 0)
+
+
+LIBRARY_EDGE_CASES = [
+    "return struct.size('>!4 i b')",
+    "return struct.size('z')",
+    "return struct.size('!3')",
+    "return struct.pack('>!2 h i', 1, 2)",
+    "return {struct.unpack('>I3', '\\1\\2\\3')}",
+    "return {struct.unpack('i9', string.rep('\\255', 9))}",
+    "return {struct.unpack('I9', string.rep('\\255', 9))}",
+    "return struct.pack('I9 i9', -1, 300)",
+    "return {struct.unpack('f', struct.pack('f', 0.1))}",
+    "return cjson.encode({['a\\0b'] = 1})",
+    "return cjson.encode(string.rep('\\200', 3))",
+    "return cjson.decode('[1]\\0garbage')[1]",
+    "return cjson.decode('\"a\\0b\"')",
+    "return cjson.decode('\"\\1\"')",
+    "return {cjson.decode('Infinity') > 0, cjson.decode('-inf') < 0, cjson.decode('nan') ~= cjson.decode('nan')}",
+    "return cjson.encode(cjson.decode('[1e400, -1e400]'))",
+    "return cjson.encode({cjson.decode('1E2'), cjson.decode('0.000001'), cjson.decode('123456789012345678')})",
+    "return cjson.encode({[-1] = 'neg', [0] = 'zero'})",
+    "return cjson.encode({1, 2, nil, 4})",
+    "return cjson.encode({n = 0/0})",
+    "return cjson.encode_sparse_array(true, 3, 'x')",
+    "return {cjson.encode_sparse_array(nil, nil, 0)}",
+    "return cmsgpack.pack(0/0, 1/0, -1/0, -0)",
+    "return cmsgpack.pack({[1.5] = 1, [-1] = 2, [0] = 3})",
+    "return cmsgpack.pack(2^63, -2^63, 2^64)",
+    "return {cmsgpack.unpack(cmsgpack.pack(2^63, -2^63))}",
+    "return {cmsgpack.unpack_one('\\1\\2', 2)}",
+    "return {cmsgpack.unpack_one('\\1\\2', 3)}",
+    "return {cmsgpack.unpack_limit('\\1\\2', -1)}",
+    "return cmsgpack.unpack('\\217\\3ab')",
+    "return cmsgpack.unpack('\\196\\1a')",
+    "return {cmsgpack.unpack('\\217\\3abc\\218\\0\\1z\\219\\0\\0\\0\\1w')}",
+    "return {cmsgpack.unpack('\\220\\0\\2\\1\\2\\222\\0\\1\\161k\\161v')}",
+]
+
+
+@pytest.mark.parametrize("body", LIBRARY_EDGE_CASES)
+def test_embedded_libraries_edges(both, body):
+    both("EVAL", body, 0)
+
+
+def test_embedded_libraries_in_functions(both):
+    """A library's functions see the same libraries (and not at load time)."""
+    both("FUNCTION", "FLUSH")
+    both(
+        "FUNCTION", "LOAD",
+        "#!lua name=libs\nredis.register_function('enc', function(keys, args) "
+        "return {cjson.encode(cjson.decode(args[1])), bit.tohex(tonumber(args[2])), "
+        "struct.pack('>I2', tonumber(args[2])), cmsgpack.pack(args[1])} end)",
+    )
+    both("FCALL", "enc", 0, '{"a":[1,2,null]}', 258)
+    both("FUNCTION", "LOAD", "#!lua name=early\nlocal x = cjson.encode({})")
+    both("FUNCTION", "FLUSH")
+
+
+def _random_json(rng, depth=0):
+    kind = rng.randrange(9 if depth < 4 else 6)
+    if kind == 0:
+        return rng.choice(["null", "true", "false"])
+    if kind == 1:
+        return str(rng.randint(-10**20, 10**20))
+    if kind == 2:
+        return repr(rng.uniform(-1e6, 1e6)) + rng.choice(["", "e10", "E-3", "e+300"])
+    if kind == 3:
+        return rng.choice(["0.1", "-0", "1e400", "0x1F", "+1", "01", "-.5", "1.", "Infinity", "nan", "-inf"])
+    if kind in (4, 5):
+        chars = [rng.choice(['a', 'é', '\\n', '\\"', '\\\\', '\\/', '\\u00e9', '\\ud83d\\ude00', '\\t', ' ', '\\u0001', 'z'])
+                 for _ in range(rng.randrange(6))]
+        return '"' + "".join(chars) + '"'
+    if kind in (6, 7):
+        return "[" + ",".join(_random_json(rng, depth + 1) for _ in range(rng.randrange(5))) + "]"
+    items = [f'"k{rng.randrange(20)}":{_random_json(rng, depth + 1)}' for _ in range(rng.randrange(5))]
+    return "{" + ",".join(items) + "}"
+
+
+def _mutate(rng, text):
+    for _ in range(rng.randrange(3)):
+        if not text:
+            break
+        i = rng.randrange(len(text))
+        op = rng.randrange(3)
+        if op == 0:
+            text = text[:i] + text[i + 1:]
+        elif op == 1:
+            text = text[:i] + rng.choice('[]{},:"\\ 0e-x') + text[i:]
+        else:
+            text = text[:i] + text[i] * 2 + text[i:]
+    return text
+
+
+BATCH = """
+local out = {}
+for i, s in ipairs(ARGV) do
+  local ok, r = pcall(function() %s end)
+  out[i] = ok and r or ('ERR ' .. tostring(r))
+end
+return out
+"""
+
+
+def test_cjson_random_documents(both):
+    import random
+
+    rng = random.Random(18)
+    body = BATCH % "local v = cjson.decode(s) return cjson.encode(v) .. ' ' .. cmsgpack.pack(v)"
+    for _ in range(60):
+        docs = []
+        for _ in range(25):
+            doc = _random_json(rng)
+            docs.append(_mutate(rng, doc) if rng.random() < 0.5 else doc)
+        both("EVAL", body, 0, *docs)
+
+
+def test_cmsgpack_random_bytes(both):
+    import random
+
+    rng = random.Random(7)
+    body = BATCH % (
+        "local t = {cmsgpack.unpack(s)} local parts = {} "
+        "for j, v in ipairs(t) do parts[j] = cmsgpack.pack(v) end "
+        "return table.concat(parts, '|') .. '#' .. #t"
+    )
+    interesting = [0x00, 0x7f, 0x80, 0x81, 0x90, 0x91, 0xa0, 0xa3, 0xc0, 0xc2, 0xc3, 0xca, 0xcb,
+                   0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd1, 0xd2, 0xd3, 0xd9, 0xda, 0xdb, 0xdc, 0xdd,
+                   0xde, 0xdf, 0xe0, 0xff, 0xc1, 0xc4]
+    for _ in range(60):
+        blobs = []
+        for _ in range(25):
+            n = rng.randrange(1, 14)
+            blobs.append(bytes(rng.choice(interesting) if rng.random() < 0.6 else rng.randrange(256)
+                               for _ in range(n)))
+        both("EVAL", body, 0, *blobs)
+
+
+def test_struct_and_bit_random(both):
+    import random
+
+    rng = random.Random(3)
+    body = BATCH % (
+        "local fmt, data = s:match('^(.-)|(.*)$') "
+        "local r = {struct.unpack(fmt, data)} "
+        "return table.concat(r, ',') .. ';' .. struct.size(fmt) .. ';' .. "
+        "bit.tohex(bit.bxor(#data * 12345, struct.size(fmt)), -8)"
+    )
+    opts = ["b", "B", "h", "H", "i", "I", "l", "L", "i3", "I5", "f", "d", "x", "c2", "<", ">", "!", "!2", "!4", " ", "T"]
+    for _ in range(60):
+        cases = []
+        for _ in range(25):
+            fmt = "".join(rng.choice(opts) for _ in range(rng.randrange(1, 5)))
+            data = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 24)))
+            cases.append(fmt.encode() + b"|" + data)
+        both("EVAL", body, 0, *cases)
+    numbers = [rng.choice([rng.uniform(-1e10, 1e10), rng.randint(-2**40, 2**40), rng.random() * 8])
+               for _ in range(60)]
+    bit_body = BATCH % (
+        "local n = tonumber(s) return table.concat({bit.tobit(n), bit.bnot(n), bit.lshift(n, n), "
+        "bit.arshift(n, 3), bit.rol(n, 7), bit.ror(n, 30), bit.bswap(n), bit.tohex(n), bit.tohex(n, -4)}, ',')"
+    )
+    both("EVAL", bit_body, 0, *[repr(float(n)) for n in numbers])
+
+
+RANDOM_VALUES = """
+math.randomseed(tonumber(ARGV[1]))
+local function value(depth)
+  local k = math.random(1, depth < 4 and 10 or 6)
+  if k == 1 then return math.random(-1000, 1000) end
+  if k == 2 then return (math.random() - 0.5) * 10 ^ math.random(-30, 30) end
+  if k == 3 then return string.rep(string.char(math.random(0, 255)), math.random(0, 3)) .. 'é/"' end
+  if k == 4 then return math.random(0, 1) == 1 end
+  if k == 5 then return 2 ^ math.random(0, 70) * (math.random(0, 1) * 2 - 1) end
+  if k == 6 then return cjson.null end
+  local t = {}
+  local n = math.random(0, 6)
+  for i = 1, n do
+    local kind = math.random(1, 4)
+    if kind == 1 then t[i] = value(depth + 1)
+    elseif kind == 2 then t[math.random(1, 30)] = value(depth + 1)
+    elseif kind == 3 then t['k' .. math.random(1, 50)] = value(depth + 1)
+    else t[math.random(-3, 3) + 0.5] = value(depth + 1) end
+  end
+  return t
+end
+local out = {}
+for i = 1, 40 do
+  local v = value(0)
+  local ok, j = pcall(cjson.encode, v)
+  local ok2, m = pcall(cmsgpack.pack, v)
+  out[i] = tostring(ok) .. ' ' .. tostring(j) .. ' ' .. tostring(ok2) .. ' ' .. tostring(m)
+end
+return out
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7, 8])
+def test_cjson_and_cmsgpack_of_random_values(both, seed):
+    both("EVAL", RANDOM_VALUES, 0, seed)

@@ -105,6 +105,7 @@ impl Server {
             keyspace: &mut self.keyspace,
             loading: self.loading.is_some(),
             other_child: self.aof.rewriting(),
+            functions: &mut self.scripting.functions,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Feeds arbitrary bytes to the RDB loader. It must never panic, loop or allocate without
 //! bound; whatever it accepts must survive a round trip: written by Goblin's writer (strings
-//! LZF-compressed where they compress) and loaded again, it is the same keyspace, and every
+//! LZF-compressed where they compress) and loaded again, it is the same keyspace (and the
+//! same function libraries' codes), and every
 //! set, hash and list passes the engine's own checks.
 //!
 //! Seeds in corpus/rdb_load/ have a zero checksum ("not computed", as Redis writes with
@@ -33,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         clock_secs: 0,
         size: Some(data.len() as u64),
     };
-    let Ok((dbs, _)) = load(data, &opts) else {
+    let Ok((dbs, report)) = load(data, &opts) else {
         return;
     };
     let aux = AuxInfo {
@@ -42,14 +43,19 @@ fuzz_target!(|data: &[u8]| {
         used_mem: 0,
         compress: true,
         aof_base: false,
+        functions: report.functions.clone(),
     };
     let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux, 0).expect("writing to memory");
-    let (again, _) = match load(&bytes[..], &opts) {
+    let (again, again_report) = match load(&bytes[..], &opts) {
         Ok(loaded) => loaded,
         Err(e) => panic!("Goblin's own snapshot does not load: {e}"),
     };
     assert!(
         contents(&dbs) == contents(&again),
         "round trip changed the keyspace"
+    );
+    assert!(
+        report.functions == again_report.functions,
+        "round trip changed the function libraries"
     );
 });

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! commands base:  [#TS:<unix>]                       aof-timestamp-enabled
+//!                 FUNCTION LOAD <code>               each function library
 //!                 SELECT <db>                        each non-empty database
 //!                 SET k v | SADD k m... | ZADD k s m...   at most 64 members a command
 //!                 PEXPIREAT k <ms>                   a key with an expiry
@@ -60,6 +61,12 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
     let mut cmd = Vec::new();
     if o.timestamp {
         out.write_all(format!("#TS:{}\r\n", o.now_ms / 1000).as_bytes())?;
+    }
+    // The function libraries first, as Redis's rewriteFunctions.
+    for code in &o.aux.functions {
+        cmd.clear();
+        encode(&mut cmd, &[b"FUNCTION", b"LOAD", code]);
+        out.write_all(&cmd)?;
     }
     for (i, db) in dbs.iter().enumerate() {
         if db.is_empty() {

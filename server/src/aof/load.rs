@@ -205,6 +205,13 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
     };
     match crate::rdb::read::load(data, &opts) {
         Ok((dbs, report)) => {
+            match server.scripting.functions.create_all(&report.functions) {
+                Ok(libraries) => server.scripting.functions.libraries = libraries,
+                Err(e) => {
+                    warning!("Failed loading library: {e}");
+                    return Outcome::Failed;
+                }
+            }
             server.rdb.last_load_keys = report.keys;
             server.rdb.last_load_expired = report.expired_skipped;
             server.keyspace.replace_all(dbs);

@@ -35,7 +35,7 @@ pub use blocking::{
 pub(crate) use introspection::info_of as introspection_info;
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
-pub use server_cmds::{help_reply, SlowLog};
+pub use server_cmds::{help_reply, subcommand_syntax_error, SlowLog};
 pub use table::{all, container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;
 
@@ -324,7 +324,8 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         return None;
     }
     if ctx.server.scripting.busy() && !cmd.flags.contains(Flags::ALLOW_BUSY) {
-        reject(ctx, Some(cmd), crate::scripting::BUSY);
+        let busy = ctx.server.scripting.busy_error();
+        reject(ctx, Some(cmd), busy);
         return None;
     }
     Some(cmd)

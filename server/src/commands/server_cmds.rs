@@ -156,7 +156,8 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     if ctx.server.scripting.busy() && !nosave {
         // Only SHUTDOWN NOSAVE stops a server whose script is busy (the script is killed).
-        return ctx.error(crate::scripting::BUSY);
+        let busy = ctx.server.scripting.busy_error();
+        return ctx.error(busy);
     }
     crate::warning!("User requested shutdown...");
     let mode = (save || nosave).then_some(save);

@@ -470,6 +470,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::list_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
             .chain(&crate::scripting::COMMANDS)
+            .chain(&crate::scripting::FUNCTION_COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -496,4 +497,5 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::list_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
         .chain(&crate::scripting::COMMANDS)
+        .chain(&crate::scripting::FUNCTION_COMMANDS)
 }

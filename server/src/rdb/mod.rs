@@ -189,6 +189,8 @@ pub struct Snapshots<'a> {
     pub loading: bool,
     /// Another child (an AOF rewrite) runs: no BGSAVE starts meanwhile.
     pub other_child: bool,
+    /// The function libraries, saved with the keys and replaced by a load.
+    pub functions: &'a mut crate::scripting::functions::Functions,
 }
 
 /// Why BGSAVE did not start.
@@ -218,7 +220,16 @@ impl Snapshots<'_> {
             used_mem: self.keyspace.used_memory() as u64,
             compress: self.config.rdbcompression,
             aof_base: false,
+            functions: self.functions.codes(),
         }
+    }
+
+    /// Installs the function libraries a load read in place of the current ones; Redis's
+    /// error text when one does not load (the load then fails).
+    fn install_functions(&mut self, codes: &[Vec<u8>]) -> Result<(), String> {
+        let libraries = self.functions.create_all(codes)?;
+        self.functions.libraries = libraries;
+        Ok(())
     }
 
     /// Writes the snapshot file (crash-safe: temp file, fsync, rename).
@@ -437,6 +448,10 @@ impl Snapshots<'_> {
             }
         };
         log_report(&report);
+        if let Err(e) = self.install_functions(&report.functions) {
+            warning!("DEBUG RELOAD: failed loading a function library: {e}");
+            return Err(ReloadError::Load);
+        }
         self.keyspace.replace_all(dbs);
         self.state.last_load_keys = report.keys;
         self.state.last_load_expired = report.expired_skipped;
@@ -463,6 +478,13 @@ impl Snapshots<'_> {
             Ok(None) => Ok(()),
             Ok(Some((dbs, report))) => {
                 log_report(&report);
+                if let Err(e) = self.install_functions(&report.functions) {
+                    warning!("Failed loading library: {e}. Exiting.");
+                    anyhow::bail!(
+                        "can't load the function libraries of {}: {e}",
+                        path.display()
+                    );
+                }
                 self.state.last_load_keys = report.keys;
                 self.state.last_load_expired = report.expired_skipped;
                 self.keyspace.replace_all(dbs);
@@ -525,12 +547,6 @@ fn log_report(report: &read::LoadReport) {
     for (name, count) in &report.unsupported_skipped {
         warning!("Skipped {count} keys of type {name} (rdb-skip-unsupported-types yes)");
     }
-    if report.functions_skipped > 0 {
-        warning!(
-            "Skipped {} function libraries: Goblin has no functions",
-            report.functions_skipped
-        );
-    }
     if report.module_aux_skipped > 0 {
         warning!("Skipped {} module AUX blocks", report.module_aux_skipped);
     }
@@ -546,7 +562,7 @@ impl read::LoadReport {
             expired_skipped: 0,
             empty_skipped: 0,
             unsupported_skipped: Vec::new(),
-            functions_skipped: 0,
+            functions: Vec::new(),
             module_aux_skipped: 0,
             aux: Vec::new(),
             checksum: read::Checksum::Absent,

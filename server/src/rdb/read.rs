@@ -120,8 +120,8 @@ pub struct LoadReport {
     pub empty_skipped: u64,
     /// Keys of other types skipped, by type name.
     pub unsupported_skipped: Vec<(&'static str, u64)>,
-    /// Function libraries skipped.
-    pub functions_skipped: u64,
+    /// The function libraries' codes (RDB_OPCODE_FUNCTION2), in file order.
+    pub functions: Vec<Vec<u8>>,
     /// Module AUX blocks skipped.
     pub module_aux_skipped: u64,
     /// AUX fields, e.g. ("redis-ver", "7.0.15") (values cut at 256 bytes).
@@ -567,8 +567,9 @@ impl<'a, R: Read> Loader<'a, R> {
                     self.report.module_aux_skipped += 1;
                 }
                 OP_FUNCTION2 => {
-                    self.input.skip_string()?;
-                    self.report.functions_skipped += 1;
+                    let mut code = Vec::new();
+                    self.input.string(&mut code)?;
+                    self.report.functions.push(code);
                 }
                 OP_FUNCTION_PRE_GA => {
                     return Err(LoadError {
@@ -1315,6 +1316,7 @@ mod tests {
             used_mem: 2,
             compress: true,
             aof_base: false,
+            functions: Vec::new(),
         };
         write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
     }
@@ -1501,10 +1503,7 @@ mod tests {
         });
         let (dbs, report) = load_bytes(&bytes, &opts()).unwrap();
         assert_eq!((report.keys, report.empty_skipped), (3, 1));
-        assert_eq!(
-            (report.functions_skipped, report.module_aux_skipped),
-            (1, 1)
-        );
+        assert_eq!((report.functions.len(), report.module_aux_skipped), (1, 1));
         let text = members(&dbs, 2, b"text");
         assert_eq!(
             text,

@@ -43,6 +43,8 @@ pub struct AuxInfo<'a> {
     pub compress: bool,
     /// The snapshot is an AOF's base (`aof-base` 1, as Redis writes a preamble).
     pub aof_base: bool,
+    /// The function libraries' codes, written after the AUX fields (RDB_OPCODE_FUNCTION2).
+    pub functions: Vec<Vec<u8>>,
 }
 
 /// What a save wrote.
@@ -408,6 +410,10 @@ pub fn write_snapshot<W: Write>(
         w.byte(OP_AUX)?;
         w.string(name.as_bytes())?;
         w.string(value.as_bytes())?;
+    }
+    for code in &aux.functions {
+        w.byte(OP_FUNCTION2)?;
+        w.string_value(code, aux.compress)?;
     }
     for (index, db) in dbs.iter().enumerate() {
         if db.is_empty() {

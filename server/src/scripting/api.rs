@@ -133,7 +133,7 @@ fn position(lua: &Lua) -> String {
 }
 
 /// A message with the caller's position, raised as luaL_error raises it.
-fn raise_here(lua: &Lua, pending: &Pending, message: &str) -> mlua::Error {
+pub fn raise_here(lua: &Lua, pending: &Pending, message: &str) -> mlua::Error {
     match lua.create_string(format!("{}{message}", position(lua))) {
         Ok(s) => pending.raise(Value::String(s)),
         Err(e) => e,

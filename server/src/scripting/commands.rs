@@ -79,7 +79,14 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) {
         (false, true) => "eval_ro",
         (true, true) => "evalsha_ro",
     };
-    run::run(ctx, &script, keys, argv, ro, caller);
+    let callee = run::Callee {
+        engine: ctx.server.scripting.engine.clone(),
+        function: &script.function,
+        flags: script.flags,
+        name: &script.sha,
+        fcall: None,
+    };
+    run::run(ctx, callee, keys, argv, ro, caller);
 }
 
 /// EVAL script numkeys [key ...] [arg ...]
@@ -139,6 +146,7 @@ fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) {
     match ctx.server.scripting.running.as_mut() {
         None => ctx.error("NOTBUSY No scripts in execution right now."),
         Some(r) if r.wrote => ctx.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."),
+        Some(r) if r.function.is_some() => ctx.error(super::BUSY_FUNCTION),
         Some(r) => {
             r.kill = true;
             ctx.out.ok();

@@ -38,6 +38,16 @@ pub fn format_g(n: f64, precision: i32) -> Vec<u8> {
     buf[..(len.max(0) as usize).min(63)].to_vec()
 }
 
+/// A double converted to `long long` as C does on x86-64 (cvttsd2si): truncated toward
+/// zero, and the "integer indefinite" (i64::MIN) for NaN and values out of range.
+pub fn c_long_long(n: f64) -> i64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if !(-TWO_63..TWO_63).contains(&n) {
+        return i64::MIN;
+    }
+    n as i64
+}
+
 /// The Lua value of the reply at the start of `reply` (Goblin wrote it, so it is well
 /// formed), and whether it is an error.
 pub fn reply_to_lua(lua: &Lua, reply: &[u8]) -> mlua::Result<(Value, bool)> {
@@ -157,7 +167,7 @@ fn write_value(ctx: &mut Ctx, value: &Value, resp3: bool, depth: usize) {
             (true, b) => ctx.out.boolean(*b),
         },
         Value::Integer(n) => ctx.out.int(*n),
-        Value::Number(n) => ctx.out.int(*n as i64),
+        Value::Number(n) => ctx.out.int(c_long_long(*n)),
         Value::Table(t) if depth >= MAX_DEPTH => {
             let _ = t;
             ctx.error("reached lua stack limit");

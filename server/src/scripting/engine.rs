@@ -41,6 +41,10 @@ pub struct Engine {
     pub active: ActiveRun,
     /// The error a Rust function raised last.
     pub pending: Pending,
+    /// The functions engine's switch between the globals and a library load's ones.
+    set_loading: Option<Function>,
+    /// The functions engine's runner of a library's code.
+    load_library: Option<Function>,
 }
 
 impl Default for Engine {
@@ -50,8 +54,23 @@ impl Default for Engine {
 }
 
 impl Engine {
-    /// A fresh interpreter with the sandbox in place.
+    /// A fresh interpreter with the sandbox in place, for EVAL's scripts.
     pub fn new() -> Engine {
+        Engine::build(None)
+    }
+
+    /// A fresh interpreter for function libraries: `register` makes the
+    /// redis.register_function a library's load sees.
+    pub fn for_functions(
+        register: impl FnOnce(&Lua, &Pending) -> mlua::Result<Function>,
+    ) -> Engine {
+        Engine::build(Some(Box::new(register)))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn build(
+        register: Option<Box<dyn FnOnce(&Lua, &Pending) -> mlua::Result<Function> + '_>>,
+    ) -> Engine {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
         // SAFETY: the debug library is what mlua calls unsafe; the sandbox keeps only
         // debug.getinfo for its error handler and removes the `debug` global, as Redis does.
@@ -60,10 +79,22 @@ impl Engine {
         let pending = Pending::default();
         let functions =
             api::functions(&lua, &active, &pending).expect("the redis functions are created");
-        let (runner, globals): (Function, Table) = lua
+        super::libs::install(&lua, &pending).expect("the libraries are installed");
+        let load_api = register.map(|make| {
+            let t = lua.create_table().expect("a table");
+            let f = make(&lua, &pending).expect("register_function is created");
+            t.raw_set("register_function", f).expect("a field");
+            t
+        });
+        let (runner, globals, set_loading, load_library): (
+            Function,
+            Table,
+            Option<Function>,
+            Option<Function>,
+        ) = lua
             .load(PRELUDE)
             .set_name("=sandbox")
-            .call((functions, crate::REDIS_VERSION, version_num()))
+            .call((functions, crate::REDIS_VERSION, version_num(), load_api))
             .expect("the sandbox builds");
         Engine {
             lua,
@@ -71,7 +102,61 @@ impl Engine {
             runner,
             active,
             pending,
+            set_loading,
+            load_library,
         }
+    }
+
+    /// Compiles a library's code (chunk `@user_function`, so errors say
+    /// `user_function:N:`).
+    pub fn compile_library(&self, code: &[u8]) -> Result<Function, String> {
+        self.lua
+            .load(code)
+            .set_name("@user_function")
+            .set_mode(ChunkMode::Text)
+            .into_function()
+            .map_err(|e| match e {
+                mlua::Error::SyntaxError { message, .. } => message,
+                other => other.to_string(),
+            })
+    }
+
+    /// Runs a compiled library with the load-time globals (functions engine only):
+    /// `Err` with the message of its error.
+    pub fn run_library(&self, library: &Function) -> Result<(), Vec<u8>> {
+        let (Some(set_loading), Some(load_library)) = (&self.set_loading, &self.load_library)
+        else {
+            return Err(b"ERR not a functions engine".to_vec());
+        };
+        let _ = set_loading.call::<()>(true);
+        let outcome = load_library.call::<Value>(library);
+        let _ = set_loading.call::<()>(false);
+        match outcome {
+            Ok(Value::Nil) => Ok(()),
+            Ok(Value::String(s)) => Err(s.as_bytes().to_vec()),
+            Ok(_) => Err(Vec::new()),
+            Err(e) => Err(format!("ERR {e}").into_bytes()),
+        }
+    }
+
+    /// Runs `function` under Redis's error handler with a function's arguments (its keys
+    /// and arguments as two tables), as [`Engine::call`].
+    pub fn call_function(
+        &self,
+        function: &Function,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+    ) -> mlua::Result<Result<Value, Value>> {
+        let table = |items: &[&[u8]]| -> mlua::Result<Table> {
+            let t = self.lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                t.raw_set(i + 1, self.lua.create_string(item)?)?;
+            }
+            Ok(t)
+        };
+        let (ok, value): (bool, Value) =
+            self.runner.call((function, table(keys)?, table(args)?))?;
+        Ok(if ok { Ok(value) } else { Err(value) })
     }
 
     /// Compiles a script body (chunk `@user_script`, so errors say `user_script:N:`).

@@ -11,6 +11,11 @@
 //! - [`run`]: one invocation: the checks before it, the script client, the busy hook
 //!   (BUSY replies to other clients, SCRIPT KILL), the reply.
 //! - [`commands`]: the EVAL family and SCRIPT handlers, and their table.
+//! - [`library`]: a function library's `#!lua name=` line, names, flags, and the
+//!   FUNCTION DUMP payload.
+//! - [`functions`]: the function libraries and their interpreter (FUNCTION LOAD's work).
+//! - [`function_commands`]: FCALL, FCALL_RO and FUNCTION, and their table.
+//! - [`libs`]: the cjson, cmsgpack, bit and struct libraries Redis embeds.
 //!
 //! A script's commands run through [`crate::commands::call`] with a client of their own
 //! (the caller's database at the start; SELECT inside moves only that client), so they
@@ -21,9 +26,14 @@ pub mod cache;
 pub mod commands;
 pub mod convert;
 pub mod engine;
+pub mod function_commands;
+pub mod functions;
+pub mod library;
+pub mod libs;
 pub mod run;
 
 pub use commands::COMMANDS;
+pub use function_commands::COMMANDS as FUNCTION_COMMANDS;
 
 use crate::clients::Client;
 use std::time::Instant;
@@ -39,6 +49,17 @@ pub struct Running {
     pub wrote: bool,
     /// SCRIPT KILL (or SHUTDOWN NOSAVE) asked it to stop.
     pub kill: bool,
+    /// A library's function runs (FCALL), not an EVAL script.
+    pub function: Option<RunningFunction>,
+}
+
+/// The function running now, as FUNCTION STATS shows it.
+#[derive(Debug)]
+pub struct RunningFunction {
+    /// Its name.
+    pub name: String,
+    /// The command that called it.
+    pub command: Vec<Vec<u8>>,
 }
 
 /// The scripting state of the server.
@@ -47,6 +68,8 @@ pub struct Scripting {
     pub engine: engine::Engine,
     /// The scripts by SHA1.
     pub cache: cache::Cache,
+    /// The function libraries and their interpreter.
+    pub functions: functions::Functions,
     /// The client the scripts' commands run as, while no script runs.
     client: Option<Box<Client>>,
     /// The script being run, if any.
@@ -60,6 +83,7 @@ impl Default for Scripting {
         Scripting {
             engine: engine::Engine::new(),
             cache: cache::Cache::default(),
+            functions: functions::Functions::new(),
             client: Some(Box::new(run::script_client())),
             running: None,
             runs_since_gc: 0,
@@ -71,6 +95,15 @@ impl Scripting {
     /// Whether a script runs past busy-reply-threshold (other clients get BUSY).
     pub fn busy(&self) -> bool {
         self.running.as_ref().is_some_and(|r| r.timed_out)
+    }
+
+    /// The BUSY error other clients get while a script or function is busy (each names
+    /// the command that kills it).
+    pub fn busy_error(&self) -> &'static str {
+        match self.running.as_ref().is_some_and(|r| r.function.is_some()) {
+            true => BUSY_FUNCTION,
+            false => BUSY,
+        }
     }
 
     /// The script client, for a run (`None` while one runs).
@@ -85,11 +118,11 @@ impl Scripting {
 
     /// Counts a finished run; every 50th runs a step of the collector, as Redis does to
     /// spread the collection's latency.
-    fn count_run(&mut self) {
+    fn count_run(&mut self, engine: &engine::Engine) {
         self.runs_since_gc += 1;
         if self.runs_since_gc == 50 {
             self.runs_since_gc = 0;
-            self.engine.gc_step();
+            engine.gc_step();
         }
     }
 
@@ -109,3 +142,6 @@ impl Scripting {
 /// The error other clients get while a script is busy.
 pub const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// The error other clients get while a function is busy.
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";

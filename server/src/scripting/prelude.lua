@@ -1,7 +1,10 @@
 -- The sandbox, run once on a fresh interpreter (chunk "=sandbox"), as Redis's script_lua.c
 -- sets it up. Arguments: the `redis` functions written in Rust, the Redis version, its
--- number. Returns the runner (xpcall with Redis's error handler) and the table that holds
--- the globals.
+-- number, and for the functions engine the `redis` functions of a library's load
+-- (register_function). Returns the runner (xpcall with Redis's error handler), the table
+-- that holds the globals, and for the functions engine the switch between the globals and
+-- the load-time ones (Redis's function_lua.c: while FUNCTION LOAD runs a library, the
+-- globals are only `redis` with register_function, log, the LOG_ levels and the version).
 --
 -- The Rust functions raise their errors as Redis's C functions do (so a `return
 -- redis.call(...)` keeps the script's frame for the error's line); the error value they
@@ -13,7 +16,7 @@
 -- writes into it raise Redis's "Attempt to modify a readonly table". The globals' backing
 -- table raises "Script attempted to access nonexistent global variable" for a name it
 -- does not hold. rawset and setmetatable refuse the protected tables as Redis's do.
-local api, version, version_num = ...
+local api, version, version_num, load_api = ...
 local G = _G
 local getinfo = debug.getinfo
 local error, type, tostring, next = error, type, tostring, next
@@ -107,23 +110,53 @@ local function protect(t, backing)
   backing = backing or {}
   for k, v in next, t do backing[k] = v end
   for k in next, backing do t[k] = nil end
-  setmetatable(t, {__index = backing, __newindex = readonly_error, __metatable = false})
+  local meta = {__index = backing, __newindex = readonly_error, __metatable = false}
+  setmetatable(t, meta)
   readonly[t] = true
-  return backing
+  return backing, meta
 end
 
 local string_meta = getmetatable('')
 for _, v in next, G do
   if type(v) == 'table' and v ~= G then protect(v) end
 end
-local globals = setmetatable({}, {__index = function(_, name)
+local function nonexistent(_, name)
   error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
-end})
-protect(G, globals)
+end
+local globals = setmetatable({}, {__index = nonexistent})
+local _, globals_meta = protect(G, globals)
+local set_loading
+if load_api then
+  local load_redis = {}
+  protect(load_redis, setmetatable({
+    register_function = load_api.register_function, log = api.log,
+    LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+    REDIS_VERSION = version, REDIS_VERSION_NUM = version_num,
+  }, {__index = nonexistent}))
+  local load_globals = setmetatable({redis = load_redis}, {__index = nonexistent})
+  set_loading = function(on)
+    globals_meta.__index = on and load_globals or globals
+  end
+end
 -- getmetatable('') answers a read-only view, so string methods cannot be replaced.
 local string_view = setmetatable({}, {__index = string_meta, __newindex = readonly_error, __metatable = false})
 readonly[string_view] = true
 string_meta.__metatable = string_view
 
-local function run(f) return xpcall(f, error_handler) end
-return run, globals
+-- A script runs without arguments (KEYS and ARGV are globals); a function gets its keys
+-- and arguments.
+local function run(f, keys, args)
+  if keys == nil then return xpcall(f, error_handler) end
+  return xpcall(function() return f(keys, args) end, error_handler)
+end
+-- Runs a library's code (no error handler: Redis's luaEngineCreate uses lua_pcall) and
+-- returns nil, or its error's message as luaExtractErrorInformation words it.
+local function load_library(f)
+  local ok, e = pcall(f)
+  if ok then return nil end
+  if type(e) == 'userdata' then e = take_error(e) end
+  if type(e) == 'string' or type(e) == 'number' then return 'ERR ' .. e end
+  if type(e) == 'table' then return e.err or false end
+  return false
+end
+return run, globals, set_loading, load_library

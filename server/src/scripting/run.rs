@@ -9,8 +9,8 @@
 //! points to is alive and nothing else borrows it (Lua calls back one function at a time).
 
 use super::api::{self, Pending};
-use super::cache::{Script, ScriptFlags};
-use super::engine::ActiveRun;
+use super::cache::ScriptFlags;
+use super::engine::{ActiveRun, Engine};
 use super::{convert, Running};
 use crate::clients::Client;
 use crate::commands::{self, Command, Ctx, Flags};
@@ -285,13 +285,27 @@ pub fn refused_as_command(
     disk_error(server).then_some(errors::MISCONF)
 }
 
+/// What a run calls: an EVAL script or a library's function.
+pub struct Callee<'s> {
+    /// The interpreter it lives in.
+    pub engine: Engine,
+    /// The compiled script, or the function's callback.
+    pub function: &'s mlua::Function,
+    /// Its flags (a script's shebang, a function's registered flags).
+    pub flags: ScriptFlags,
+    /// The script's SHA1 or the function's name, as error replies name it.
+    pub name: &'s str,
+    /// For a function, the caller's command (FUNCTION STATS shows it); a function gets
+    /// its keys and arguments as arguments, a script as the KEYS and ARGV globals.
+    pub fcall: Option<&'s [&'s [u8]]>,
+}
+
 /// Refuses a script whose flags do not let it run now (Redis's scriptPrepareForRun);
 /// returns whether memory is over maxmemory (for the per-command OOM check).
-fn prepare(ctx: &mut Ctx, script: &Script, ro: bool) -> Option<bool> {
+fn prepare(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Option<bool> {
     let server = &mut *ctx.server;
     let script_oom =
         server.config.memory.maxmemory != 0 && !crate::memory::perform_evictions(server);
-    let flags = script.flags;
     if !flags.compat {
         if !flags.allow_oom && script_oom {
             ctx.error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
@@ -305,22 +319,26 @@ fn prepare(ctx: &mut Ctx, script: &Script, ro: bool) -> Option<bool> {
     Some(script_oom)
 }
 
-/// Runs `script` for `ctx`'s command with these KEYS and ARGV (`ro`: EVAL_RO /
-/// EVALSHA_RO) and writes its reply.
+/// Runs `callee` for `ctx`'s command with these keys and arguments (`ro`: EVAL_RO,
+/// EVALSHA_RO, FCALL_RO) and writes its reply.
+///
+/// `caller` is the command (EVAL, EVALSHA, FCALL, ...), for ACL LOG's client line.
 pub fn run(
     ctx: &mut Ctx,
-    script: &Script,
+    callee: Callee,
     keys: &[&[u8]],
     args: &[&[u8]],
     ro: bool,
     caller: &'static str,
 ) {
-    let Some(script_oom) = prepare(ctx, script, ro) else {
+    let Some(script_oom) = prepare(ctx, callee.flags, ro) else {
         return;
     };
-    let engine = ctx.server.scripting.engine.clone();
-    if let Err(e) = engine.set_keys_and_args(keys, args) {
-        return ctx.error(&format!("ERR {e}"));
+    let engine = callee.engine.clone();
+    if callee.fcall.is_none() {
+        if let Err(e) = engine.set_keys_and_args(keys, args) {
+            return ctx.error(&format!("ERR {e}"));
+        }
     }
     let mut client = ctx
         .server
@@ -335,6 +353,10 @@ pub fn run(
         timed_out: false,
         wrote: false,
         kill: false,
+        function: callee.fcall.map(|argv| super::RunningFunction {
+            name: callee.name.to_string(),
+            command: argv.iter().map(|a| a.to_vec()).collect(),
+        }),
     });
     let with_hook = ctx.server.config.busy_reply_threshold > 0;
     let mut run = Run {
@@ -343,8 +365,8 @@ pub fn run(
         reply: Vec::new(),
         resp3: false,
         repl: 3,
-        read_only: ro || (!script.flags.compat && script.flags.no_writes),
-        allow_oom: !script.flags.compat && script.flags.allow_oom,
+        read_only: ro || (!callee.flags.compat && callee.flags.no_writes),
+        allow_oom: !callee.flags.compat && callee.flags.allow_oom,
         script_oom,
         killed: false,
         caller,
@@ -363,7 +385,10 @@ pub fn run(
         );
         debug_assert!(set.is_ok());
     }
-    let outcome = engine.call(&script.function);
+    let outcome = match callee.fcall {
+        None => engine.call(callee.function),
+        Some(_) => engine.call_function(callee.function, keys, args),
+    };
     if with_hook {
         engine.lua().remove_hook();
     }
@@ -373,13 +398,13 @@ pub fn run(
     } = run;
     ctx.server.scripting.restore_client(client);
     ctx.server.scripting.running = None;
-    ctx.server.scripting.count_run();
+    ctx.server.scripting.count_run(&engine);
     match outcome {
         Ok(Ok(value)) => convert::lua_to_reply(ctx, &value, resp3),
-        Ok(Err(error)) => reply_error(ctx, &script.sha, &error),
+        Ok(Err(error)) => reply_error(ctx, callee.name, &error),
         Err(e) => ctx.error(&format!(
             "ERR Error running script {}, {:.100}",
-            script.sha,
+            callee.name,
             e.to_string()
         )),
     }
