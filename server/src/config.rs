@@ -178,6 +178,10 @@ pub struct Config {
     pub aof: crate::aof::config::AofConfig,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
+    /// notify-keyspace-events: the classes as [`crate::pubsub::notify`]'s bits.
+    pub notify_keyspace_events: u32,
+    /// latency-monitor-threshold, milliseconds (0: the latency monitor is off).
+    pub latency_monitor_threshold: u64,
 }
 
 impl Default for Config {
@@ -228,6 +232,8 @@ impl Default for Config {
             memory: Default::default(),
             aof: Default::default(),
             save_seen_at_start: false,
+            notify_keyspace_events: 0,
+            latency_monitor_threshold: 0,
         }
     }
 }
@@ -317,6 +323,8 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("maxmemory-eviction-tenacity", None, Mutability::Runtime),
     ("lfu-log-factor", None, Mutability::Runtime),
     ("lfu-decay-time", None, Mutability::Runtime),
+    ("notify-keyspace-events", None, Mutability::Runtime),
+    ("latency-monitor-threshold", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -578,6 +586,13 @@ impl Config {
             "lfu-decay-time" => {
                 self.memory.lfu_decay_time = int_in(&text, 0, i32::MAX as i64)? as u32
             }
+            "notify-keyspace-events" => {
+                self.notify_keyspace_events = crate::pubsub::notify::parse_flags(value)
+                    .ok_or_else(|| ConfigError::BadValue(crate::pubsub::notify::BAD_CLASS.into()))?
+            }
+            "latency-monitor-threshold" => {
+                self.latency_monitor_threshold = int_in(&text, 0, i64::MAX)? as u64
+            }
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -703,6 +718,10 @@ impl Config {
             "maxmemory-eviction-tenacity" => self.memory.eviction_tenacity.to_string(),
             "lfu-log-factor" => self.memory.lfu_log_factor.to_string(),
             "lfu-decay-time" => self.memory.lfu_decay_time.to_string(),
+            "notify-keyspace-events" => {
+                crate::pubsub::notify::flags_to_string(self.notify_keyspace_events)
+            }
+            "latency-monitor-threshold" => self.latency_monitor_threshold.to_string(),
             _ => unreachable!("every canonical name has a value"),
         }
     }

@@ -110,8 +110,14 @@ fn rerun(server: &mut Server, lease: &mut Lease) -> bool {
         ctx.out.truncate(mark);
         return false;
     }
-    let Ctx { server, client, .. } = ctx;
+    let Ctx {
+        server,
+        client,
+        mut out,
+        ..
+    } = ctx;
     unblock(server, client);
+    super::pubsub::publish_notifications(server, Some((client, &mut out)));
     true
 }
 

@@ -29,6 +29,7 @@ pub use blocking::{
 };
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
+pub use pubsub::publish_notifications;
 pub use server_cmds::{help_reply, SlowLog};
 pub use table::{container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;
@@ -145,6 +146,14 @@ impl<'a> Ctx<'a> {
     pub fn db(&self) -> usize {
         self.client.db
     }
+
+    /// Fires keyspace event `name` of class `class` (a [`crate::pubsub::notify`] bit) for
+    /// `key` of the client's database (Redis's notifyKeyspaceEvent).
+    #[inline]
+    pub fn notify(&mut self, class: u32, name: &'static str, key: &[u8]) {
+        let db = self.client.db;
+        self.server.keyspace.notifier.fire(class, name, db, key);
+    }
 }
 
 /// Writes an error reply, counts it (errorstats) and marks the command failed: the body of
@@ -198,6 +207,17 @@ pub fn execute_with<'a>(
         }
     }
     apply_reply_mode(&mut ctx, reply_start, called);
+    // Keyspace notifications follow the reply (and a whole EXEC's or script's), as Redis
+    // 7.2's pending push messages; not while a busy script lets this client in.
+    if ctx.server.scripting.running.is_none() {
+        let Ctx {
+            server,
+            client,
+            out,
+            ..
+        } = &mut ctx;
+        pubsub::publish_notifications(server, Some((client, out)));
+    }
     // CLIENT CACHING is only ever set while tracking is on, so no client tracking means
     // nothing to do (and nothing on the command path).
     if let Some(cmd) = called.filter(|_| ctx.server.tracking.clients() > 0) {

@@ -88,6 +88,8 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let access = ctx.server.config.memory.access_policy();
     ctx.server.keyspace.set_access_policy(access);
+    let classes = ctx.server.config.notify_keyspace_events;
+    ctx.server.keyspace.notifier.set_flags(classes);
     ctx.out.ok();
 }
 
@@ -181,6 +183,11 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.out.ok();
         }
         (b"reload", _) => super::persistence::debug_reload(ctx, &args[2..]),
+        (b"set-active-expire", 3) => {
+            let on = crate::numbers::parse_i64(args[2]).unwrap_or(0) != 0;
+            ctx.server.keyspace.active_expire_enabled = on;
+            ctx.out.ok();
+        }
         (b"object", 3) => super::debug_object::debug_object(ctx, args[2]),
         (b"help", 2) => help_reply(
             ctx,
@@ -192,6 +199,10 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
                 "    Save the RDB on disk (unless NOSAVE) and reload it back to memory.",
                 "OBJECT <key>",
                 "    Show low level info about the `key` and associated value.",
+                "SET-ACTIVE-EXPIRE <0|1>",
+                "    Setting it to 0 disables expiring keys in background when they are not",
+                "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+                "    default.",
             ],
         ),
         _ => {
