@@ -510,3 +510,57 @@ def test_class_subsets(raw, both, flags):
     cmds = [("SET", "a", "1"), ("LPUSH", "l", "x"), ("DEL", "a", "l"), ("GET", "a"),
             ("SET", "t", "v", "PX", "1")]
     stream(raw, both, cmds, flags=flags)
+
+
+READS = [
+    ("SET", "nokey-set", "v", "GET"),
+    ("SET", "str", "v"),
+    ("SET", "str", "w", "GET"),
+    ("GETEX", "nokey"),
+    ("GETDEL", "nokey"),
+    ("LCS", "nokey", "nokey2"),
+    ("SINTERCARD", "2", "nokey", "nokey2"),
+    ("ZINTERCARD", "2", "nokey", "nokey2"),
+    ("ZUNION", "2", "nokey", "nokey2"),
+    ("SUNION", "nokey", "nokey2"),
+    ("SDIFF", "nokey", "nokey2"),
+    ("HRANDFIELD", "nokey"),
+    ("ZRANDMEMBER", "nokey"),
+    ("SRANDMEMBER", "nokey", "2"),
+    ("SMISMEMBER", "nokey", "a"),
+    ("ZMSCORE", "nokey", "a"),
+    ("HMGET", "nokey", "a"),
+    ("HSTRLEN", "nokey", "a"),
+    ("HKEYS", "nokey"),
+    ("HVALS", "nokey"),
+    ("HSCAN", "nokey", "0"),
+    ("SSCAN", "nokey", "0"),
+    ("ZSCAN", "nokey", "0"),
+    ("ZCOUNT", "nokey", "0", "1"),
+    ("ZLEXCOUNT", "nokey", "-", "+"),
+    ("ZRANGEBYSCORE", "nokey", "0", "1"),
+    ("ZREVRANK", "nokey", "a"),
+    ("GEOHASH", "nokey", "a"),
+    ("GEORADIUS_RO", "nokey", "0", "0", "1", "km"),
+    ("RPUSH", "sl", "2", "1"),
+    ("SORT", "sl", "BY", "w_*", "GET", "#", "GET", "o_*", "GET", "h_*->f"),
+    ("SORT_RO", "nokey"),
+    ("BITFIELD_RO", "nokey", "GET", "u8", "0"),
+    ("BITPOS", "nokey", "0"),
+    ("SUBSTR", "nokey", "0", "1"),
+    ("LPOP", "nokey", "2"),
+    ("ZPOPMIN", "nokey", "2"),
+    ("ZMPOP", "1", "nokey", "MAX"),
+    ("LMPOP", "1", "nokey", "LEFT"),
+    ("RPOPLPUSH", "nokey", "dst"),
+    ("SMOVE", "nokey", "dst", "m"),
+    ("RENAME", "str", "str2"),
+    ("SET", "str3", "v"),
+    ("RENAME", "str2", "str3"),
+    ("EVAL", "return redis.call('get', KEYS[1])", "1", "nokey"),
+]
+
+
+def test_reads_and_key_misses(raw, both):
+    stream(raw, both, READS)
+    stream(raw, both, READS, flags="Km")

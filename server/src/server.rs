@@ -47,6 +47,8 @@ pub struct Server {
     pub aof: crate::aof::Aof,
     /// The Lua interpreter, the script cache and the script running now.
     pub scripting: crate::scripting::Scripting,
+    /// The clients in MONITOR mode, by id, in the order they started.
+    pub monitors: Vec<u64>,
 }
 
 impl Server {
@@ -78,6 +80,7 @@ impl Server {
             propagation: Default::default(),
             aof: Default::default(),
             scripting: Default::default(),
+            monitors: Vec::new(),
         }
     }
 

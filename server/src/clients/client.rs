@@ -83,6 +83,8 @@ pub struct Client {
     pub blocked: Option<Blocked>,
     /// Pub/sub subscriptions.
     pub subscriptions: crate::pubsub::Subscriptions,
+    /// In MONITOR mode: sent a line for every command the server runs.
+    pub monitor: bool,
 }
 
 impl Client {
@@ -114,13 +116,17 @@ impl Client {
             close_after_reply: false,
             blocked: None,
             subscriptions: Default::default(),
+            monitor: false,
         }
     }
 
     /// The `flags=` letters of CLIENT LIST.
     pub fn flags(&self) -> String {
         let mut f = String::new();
-        // Redis's order: P x b t R B c e T.
+        // Redis's order: O P x b t R B c e T.
+        if self.monitor {
+            f.push('O');
+        }
         if self.subscriptions.active() {
             f.push('P');
         }

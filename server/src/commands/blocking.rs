@@ -104,6 +104,7 @@ fn rerun(server: &mut Server, lease: &mut Lease) -> bool {
         return false;
     };
     let mut ctx = Ctx::new(server, client, out);
+    ctx.reprocessing = true;
     let mark = ctx.out.position();
     call(&mut ctx, cmd, &args);
     if ctx.block.is_some() {
@@ -191,4 +192,5 @@ pub fn client_gone(server: &mut Server, client: &mut Client) {
     unblock(server, client);
     super::pubsub::drop_subscriptions(server, client);
     super::tracking::client_gone(server, client);
+    super::monitor::stop(server, client);
 }

@@ -17,6 +17,7 @@ mod keys;
 pub mod keyspecs;
 mod lookup;
 mod memory;
+pub mod monitor;
 mod multi;
 mod persistence;
 mod pubsub;
@@ -65,6 +66,9 @@ pub struct Ctx<'a> {
     rewrite: crate::propagate::Rewrite,
     /// Services the other clients while this command runs long (a busy script).
     pub while_blocked: Option<&'a mut dyn WhileBlocked>,
+    /// A blocked command run again now that its keys are ready (not shown to MONITOR
+    /// again).
+    pub reprocessing: bool,
 }
 
 /// What `net` gives a command that may run long (a script past busy-reply-threshold):
@@ -88,6 +92,7 @@ impl<'a> Ctx<'a> {
             block: None,
             rewrite: Default::default(),
             while_blocked: None,
+            reprocessing: false,
         }
     }
 
@@ -322,6 +327,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             return None;
         }
     }
+    if let Some(refusal) = monitor::refusal(ctx.client, cmd) {
+        reject(ctx, Some(cmd), refusal);
+        return None;
+    }
     if pubsub::in_subscribed_mode(ctx.client) && !cmd.flags.contains(Flags::SUBSCRIBED_CONTEXT) {
         reject(ctx, Some(cmd), &pubsub::not_in_subscribed_context(cmd.name));
         return None;
@@ -393,7 +402,15 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let changes = ctx.server.keyspace.changes();
     let db = ctx.client.db;
     let outer = std::mem::take(&mut ctx.rewrite);
+    let monitored = !ctx.server.monitors.is_empty() && !ctx.reprocessing;
+    if monitored && cmd.flags.contains(Flags::MONITOR_BEFORE) {
+        monitor::feed(ctx, db, args);
+    }
     (cmd.handler)(ctx, args);
+    if monitored && monitor::shown_after(cmd) {
+        let db = ctx.client.db;
+        monitor::feed(ctx, db, args);
+    }
     let rewrite = std::mem::replace(&mut ctx.rewrite, outer);
     if ctx.server.propagation.enabled() {
         propagate(ctx, cmd, args, db, changes, rewrite);

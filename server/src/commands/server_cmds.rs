@@ -261,7 +261,10 @@ pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64)
     if threshold < 0 || micros < threshold as u64 || cmd.flags.contains(Flags::SKIP_SLOWLOG) {
         return;
     }
-    slowlog_push(ctx, args, micros);
+    // AUTH's and HELLO's passwords are redacted, as for MONITOR.
+    let shown = super::monitor::redact(args);
+    let args: Vec<&[u8]> = shown.iter().map(|a| &**a).collect();
+    slowlog_push(ctx, &args, micros);
 }
 
 /// Records a slow command: its arguments (trimmed as Redis trims them), time and client.

@@ -2,7 +2,7 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    blocking, client_cmd, connection, expire, info, introspection, keys, memory, multi,
+    blocking, client_cmd, connection, expire, info, introspection, keys, memory, monitor, multi,
     persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
@@ -44,6 +44,9 @@ impl Flags {
     pub const SKIP_SLOWLOG: Flags = Flags(1 << 13);
     /// Allowed to a RESP2 client in subscribed mode (the subscribe family, PING, QUIT, RESET).
     pub const SUBSCRIBED_CONTEXT: Flags = Flags(1 << 14);
+    /// Shown to MONITOR before it runs, not after (EVAL and its kin: their script's commands
+    /// follow them).
+    pub const MONITOR_BEFORE: Flags = Flags(1 << 15);
 
     /// Whether every flag of `other` is set.
     pub const fn contains(self, other: Flags) -> bool {
@@ -287,7 +290,7 @@ static SLOWLOG_SUBS: [Command; 4] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 51] = [
+pub static COMMANDS: [Command; 52] = [
     // connection
     cmd!(
         "ping",
@@ -427,6 +430,7 @@ pub static COMMANDS: [Command; 51] = [
     ),
     cmd!("debug", -2, ADMIN, server_cmds::debug),
     cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
+    cmd!("monitor", 1, ADMIN, monitor::monitor),
 ];
 
 /// Finds a command by name, ignoring ASCII case.
