@@ -186,6 +186,10 @@ pub struct Config {
     pub acl_pubsub_default_all: bool,
     /// The `user` directives of the configuration file, checked, loaded at start.
     pub acl_users: Vec<crate::acl::file::UserDirective>,
+    /// notify-keyspace-events: the classes as [`crate::pubsub::notify`]'s bits.
+    pub notify_keyspace_events: u32,
+    /// latency-monitor-threshold, milliseconds (0: the latency monitor is off).
+    pub latency_monitor_threshold: u64,
 }
 
 impl Default for Config {
@@ -240,6 +244,8 @@ impl Default for Config {
             acllog_max_len: 128,
             acl_pubsub_default_all: false,
             acl_users: Vec::new(),
+            notify_keyspace_events: 0,
+            latency_monitor_threshold: 0,
         }
     }
 }
@@ -332,6 +338,8 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("aclfile", None, Mutability::StartOnly),
     ("acllog-max-len", None, Mutability::Runtime),
     ("acl-pubsub-default", None, Mutability::Runtime),
+    ("notify-keyspace-events", None, Mutability::Runtime),
+    ("latency-monitor-threshold", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -620,6 +628,12 @@ impl Config {
             "acl-pubsub-default" => {
                 self.acl_pubsub_default_all =
                     one_of(&text, &["allchannels", "resetchannels"])? == "allchannels"
+            "notify-keyspace-events" => {
+                self.notify_keyspace_events = crate::pubsub::notify::parse_flags(value)
+                    .ok_or_else(|| ConfigError::BadValue(crate::pubsub::notify::BAD_CLASS.into()))?
+            }
+            "latency-monitor-threshold" => {
+                self.latency_monitor_threshold = int_in(&text, 0, i64::MAX)? as u64
             }
             _ => unreachable!("every canonical name is handled"),
         }
@@ -754,6 +768,10 @@ impl Config {
                 "resetchannels"
             }
             .into(),
+            "notify-keyspace-events" => {
+                crate::pubsub::notify::flags_to_string(self.notify_keyspace_events)
+            }
+            "latency-monitor-threshold" => self.latency_monitor_threshold.to_string(),
             _ => unreachable!("every canonical name has a value"),
         }
     }

@@ -51,6 +51,8 @@ pub struct Server {
     pub migrate: crate::migrate::Sockets,
     /// The ACL users and log.
     pub acl: crate::acl::Acl,
+    /// The clients in MONITOR mode, by id, in the order they started.
+    pub monitors: Vec<u64>,
 }
 
 impl Server {
@@ -58,6 +60,7 @@ impl Server {
     pub fn new(config: Config) -> Server {
         let mut keyspace = Keyspace::new(config.databases);
         keyspace.set_access_policy(config.memory.access_policy());
+        keyspace.notifier.set_flags(config.notify_keyspace_events);
         let run_id = (0..40)
             .map(|_| char::from_digit((keyspace.random() % 16) as u32, 16).expect("hex digit"))
             .collect();
@@ -85,6 +88,7 @@ impl Server {
             scripting: Default::default(),
             migrate: Default::default(),
             acl,
+            monitors: Vec::new(),
         }
     }
 

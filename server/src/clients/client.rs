@@ -85,6 +85,8 @@ pub struct Client {
     pub subscriptions: crate::pubsub::Subscriptions,
     /// The user it runs as (AUTH, HELLO AUTH), with the dispatcher's cached check.
     pub user: crate::acl::ClientUser,
+    /// In MONITOR mode: sent a line for every command the server runs.
+    pub monitor: bool,
 }
 
 impl Client {
@@ -117,13 +119,17 @@ impl Client {
             blocked: None,
             subscriptions: Default::default(),
             user: crate::acl::ClientUser::default_user(),
+            monitor: false,
         }
     }
 
     /// The `flags=` letters of CLIENT LIST.
     pub fn flags(&self) -> String {
         let mut f = String::new();
-        // Redis's order: P x b t R B c e T.
+        // Redis's order: O P x b t R B c e T.
+        if self.monitor {
+            f.push('O');
+        }
         if self.subscriptions.active() {
             f.push('P');
         }

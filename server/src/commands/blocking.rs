@@ -104,14 +104,21 @@ fn rerun(server: &mut Server, lease: &mut Lease) -> bool {
         return false;
     };
     let mut ctx = Ctx::new(server, client, out);
+    ctx.reprocessing = true;
     let mark = ctx.out.position();
     call(&mut ctx, cmd, &args);
     if ctx.block.is_some() {
         ctx.out.truncate(mark);
         return false;
     }
-    let Ctx { server, client, .. } = ctx;
+    let Ctx {
+        server,
+        client,
+        mut out,
+        ..
+    } = ctx;
     unblock(server, client);
+    super::pubsub::publish_notifications(server, Some((client, &mut out)));
     true
 }
 
@@ -185,4 +192,5 @@ pub fn client_gone(server: &mut Server, client: &mut Client) {
     unblock(server, client);
     super::pubsub::drop_subscriptions(server, client);
     super::tracking::client_gone(server, client);
+    super::monitor::stop(server, client);
 }

@@ -37,6 +37,7 @@ pub fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.server.keyspace.unwatch_all(id, &mut ctx.client.watched);
     super::pubsub::drop_subscriptions(ctx.server, ctx.client);
     super::tracking::client_gone(ctx.server, ctx.client);
+    super::monitor::stop(ctx.server, ctx.client);
     ctx.client.db = 0;
     ctx.client.resp3 = false;
     ctx.out.set_resp3(false);

@@ -2,6 +2,7 @@
 //! EXPIRETIME, PEXPIRETIME, PERSIST.
 
 use super::Ctx;
+use crate::pubsub::notify;
 
 /// How an expire command gives its time.
 #[derive(Clone, Copy)]
@@ -82,10 +83,12 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool, nam
     }
     if when <= ctx.now_ms as i64 {
         ctx.server.keyspace.delete(db, key);
+        ctx.notify(notify::GENERIC, "del", key);
         ctx.propagate_instead(&[b"DEL", key]);
     } else {
         ctx.server.keyspace.set_expiry(db, key, when as u64);
         ctx.server.keyspace.signal_modified(db, key);
+        ctx.notify(notify::GENERIC, "expire", key);
         // Replayed as PEXPIREAT key ms [conditions] (Redis's expireGenericCommand).
         let at = when.to_string();
         let mut argv: Vec<&[u8]> = vec![b"PEXPIREAT", key, at.as_bytes()];
@@ -175,6 +178,7 @@ pub fn persist(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     if ctx.server.keyspace.persist(db, args[1]) {
         ctx.server.keyspace.signal_modified(db, args[1]);
+        ctx.notify(notify::GENERIC, "persist", args[1]);
         ctx.server.keyspace.add_dirty(1);
         ctx.out.int(1);
     } else {

@@ -5,6 +5,7 @@ use super::Ctx;
 use crate::errors;
 use crate::glob::glob_match;
 use crate::keyspace::Entry;
+use crate::pubsub::notify;
 
 /// Whether `key` exists (not expired) in `db`, for writers.
 fn alive(ctx: &mut Ctx, db: usize, key: &[u8]) -> bool {
@@ -20,6 +21,7 @@ pub fn del(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut n = 0;
     for key in &args[1..] {
         if alive(ctx, db, key) && ctx.server.keyspace.delete(db, key) {
+            ctx.notify(notify::GENERIC, "del", key);
             n += 1;
         }
     }
@@ -74,6 +76,8 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
         ctx.server.keyspace.delete(db, dst);
     }
     ctx.server.keyspace.relocate(db, src, db, dst);
+    ctx.notify(notify::GENERIC, "rename_from", src);
+    ctx.notify(notify::GENERIC, "rename_to", dst);
     ctx.server.keyspace.add_dirty(1);
     if nx {
         ctx.out.int(1)
@@ -140,6 +144,8 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
     if let Some(at) = expire {
         ctx.server.keyspace.set_expiry(dst_db, dst, at);
     }
+    let notifier = &mut ctx.server.keyspace.notifier;
+    notifier.fire(notify::GENERIC, "copy_to", dst_db, dst);
     ctx.server.keyspace.add_dirty(1);
     ctx.out.int(1);
 }
@@ -159,6 +165,9 @@ pub fn move_key(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.server
         .keyspace
         .relocate(src_db, args[1], dst_db, args[1]);
+    let notifier = &mut ctx.server.keyspace.notifier;
+    notifier.fire(notify::GENERIC, "move_from", src_db, args[1]);
+    notifier.fire(notify::GENERIC, "move_to", dst_db, args[1]);
     ctx.server.keyspace.add_dirty(1);
     ctx.out.int(1);
 }

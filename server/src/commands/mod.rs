@@ -20,6 +20,7 @@ pub mod keyspecs;
 mod lookup;
 mod memory;
 mod migrate;
+pub mod monitor;
 mod multi;
 mod persistence;
 mod pubsub;
@@ -35,6 +36,7 @@ pub use blocking::{
 pub(crate) use introspection::info_of as introspection_info;
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
+pub use pubsub::publish_notifications;
 pub use server_cmds::{help_reply, subcommand_syntax_error, SlowLog};
 pub use table::{all, container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;
@@ -70,6 +72,9 @@ pub struct Ctx<'a> {
     rewrite: crate::propagate::Rewrite,
     /// Services the other clients while this command runs long (a busy script).
     pub while_blocked: Option<&'a mut dyn WhileBlocked>,
+    /// A blocked command run again now that its keys are ready (not shown to MONITOR
+    /// again).
+    pub reprocessing: bool,
 }
 
 /// What `net` gives a command that may run long (a script past busy-reply-threshold):
@@ -93,6 +98,7 @@ impl<'a> Ctx<'a> {
             block: None,
             rewrite: Default::default(),
             while_blocked: None,
+            reprocessing: false,
         }
     }
 
@@ -151,6 +157,14 @@ impl<'a> Ctx<'a> {
     pub fn db(&self) -> usize {
         self.client.db
     }
+
+    /// Fires keyspace event `name` of class `class` (a [`crate::pubsub::notify`] bit) for
+    /// `key` of the client's database (Redis's notifyKeyspaceEvent).
+    #[inline]
+    pub fn notify(&mut self, class: u32, name: &'static str, key: &[u8]) {
+        let db = self.client.db;
+        self.server.keyspace.notifier.fire(class, name, db, key);
+    }
 }
 
 /// Writes an error reply, counts it (errorstats) and marks the command failed: the body of
@@ -204,6 +218,17 @@ pub fn execute_with<'a>(
         }
     }
     apply_reply_mode(&mut ctx, reply_start, called);
+    // Keyspace notifications follow the reply (and a whole EXEC's or script's), as Redis
+    // 7.2's pending push messages; not while a busy script lets this client in.
+    if ctx.server.scripting.running.is_none() {
+        let Ctx {
+            server,
+            client,
+            out,
+            ..
+        } = &mut ctx;
+        pubsub::publish_notifications(server, Some((client, out)));
+    }
     // CLIENT CACHING is only ever set while tracking is on, so no client tracking means
     // nothing to do (and nothing on the command path).
     if let Some(cmd) = called.filter(|_| ctx.server.tracking.clients() > 0) {
@@ -319,6 +344,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             return None;
         }
     }
+    if let Some(refusal) = monitor::refusal(ctx.client, cmd) {
+        reject(ctx, Some(cmd), refusal);
+        return None;
+    }
     if pubsub::in_subscribed_mode(ctx.client) && !cmd.flags.contains(Flags::SUBSCRIBED_CONTEXT) {
         reject(ctx, Some(cmd), &pubsub::not_in_subscribed_context(cmd.name));
         return None;
@@ -391,7 +420,15 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let changes = ctx.server.keyspace.changes();
     let db = ctx.client.db;
     let outer = std::mem::take(&mut ctx.rewrite);
+    let monitored = !ctx.server.monitors.is_empty() && !ctx.reprocessing;
+    if monitored && cmd.flags.contains(Flags::MONITOR_BEFORE) {
+        monitor::feed(ctx, db, args);
+    }
     (cmd.handler)(ctx, args);
+    if monitored && monitor::shown_after(cmd) {
+        let db = ctx.client.db;
+        monitor::feed(ctx, db, args);
+    }
     let rewrite = std::mem::replace(&mut ctx.rewrite, outer);
     if ctx.server.propagation.enabled() {
         propagate(ctx, cmd, args, db, changes, rewrite);

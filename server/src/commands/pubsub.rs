@@ -189,16 +189,28 @@ fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
         out,
         ..
     } = ctx;
+    deliver_from(server, Some((client, out)), kind, channel, payload)
+}
+
+/// [`deliver`] for a sender that may be no client (the server's own messages): a frame for
+/// `me`'s client goes into its own replies.
+fn deliver_from(
+    server: &mut Server,
+    mut me: Option<(&Client, &mut ReplyWriter)>,
+    kind: Kind,
+    channel: &[u8],
+    payload: &[u8],
+) -> usize {
     let Server {
         pubsub,
         clients,
         config,
         ..
-    } = &mut **server;
+    } = server;
     let hard = config.pubsub_output_limit.hard;
     let mut receivers = 0;
     for &id in pubsub.subscribers(kind, channel) {
-        send(clients, hard, client, out, id, |w| {
+        send(clients, hard, &mut me, id, |w| {
             frame::message(w, kind, None, channel, payload)
         });
         receivers += 1;
@@ -206,7 +218,7 @@ fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
     if kind == Kind::Channel {
         for (pattern, ids) in pubsub.matching_patterns(channel) {
             for &id in ids {
-                send(clients, hard, client, out, id, |w| {
+                send(clients, hard, &mut me, id, |w| {
                     frame::message(w, kind, Some(pattern), channel, payload)
                 });
                 receivers += 1;
@@ -216,19 +228,35 @@ fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
     receivers
 }
 
+/// Publishes the keyspace notifications fired since the last call (see
+/// [`crate::pubsub::notify`]), in order; `me` is the client whose command fired them,
+/// whose own frames follow its reply.
+pub fn publish_notifications(server: &mut Server, mut me: Option<(&Client, &mut ReplyWriter)>) {
+    if !server.keyspace.notifier.has_pending() {
+        return;
+    }
+    for event in server.keyspace.notifier.take() {
+        for (channel, payload) in server.keyspace.notifier.channels(&event) {
+            let me = me.as_mut().map(|(c, w)| (&**c, &mut **w));
+            deliver_from(server, me, Kind::Channel, &channel, &payload);
+        }
+    }
+}
+
 /// Writes one frame for client `id`: into the running client's own replies, or through the
 /// registry to another client ([`Clients::push_to`], with `hard_limit` as
 /// client-output-buffer-limit pubsub's).
 fn send(
     clients: &mut Clients,
     hard_limit: u64,
-    me: &Client,
-    my_out: &mut ReplyWriter,
+    me: &mut Option<(&Client, &mut ReplyWriter)>,
     id: u64,
     write: impl Fn(&mut ReplyWriter),
 ) {
-    if id == me.id {
-        return write(my_out);
+    if let Some((client, out)) = me {
+        if client.id == id {
+            return write(out);
+        }
     }
     clients.push_to(id, hard_limit, |out, _| write(out));
 }

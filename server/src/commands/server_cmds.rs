@@ -93,6 +93,8 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         ctx.server.acl.set_default_password(password.as_deref());
     }
     ctx.server.acl.pubsub_default_all = ctx.server.config.acl_pubsub_default_all;
+    let classes = ctx.server.config.notify_keyspace_events;
+    ctx.server.keyspace.notifier.set_flags(classes);
     ctx.out.ok();
 }
 
@@ -187,6 +189,11 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.out.ok();
         }
         (b"reload", _) => super::persistence::debug_reload(ctx, &args[2..]),
+        (b"set-active-expire", 3) => {
+            let on = crate::numbers::parse_i64(args[2]).unwrap_or(0) != 0;
+            ctx.server.keyspace.active_expire_enabled = on;
+            ctx.out.ok();
+        }
         (b"object", 3) => super::debug_object::debug_object(ctx, args[2]),
         (b"help", 2) => help_reply(
             ctx,
@@ -198,6 +205,10 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
                 "    Save the RDB on disk (unless NOSAVE) and reload it back to memory.",
                 "OBJECT <key>",
                 "    Show low level info about the `key` and associated value.",
+                "SET-ACTIVE-EXPIRE <0|1>",
+                "    Setting it to 0 disables expiring keys in background when they are not",
+                "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+                "    default.",
             ],
         ),
         _ => {
@@ -256,35 +267,17 @@ pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64)
     if threshold < 0 || micros < threshold as u64 || cmd.flags.contains(Flags::SKIP_SLOWLOG) {
         return;
     }
-    slowlog_push(ctx, cmd, args, micros);
-}
-
-/// Whether argument `i` of `cmd` is a secret SLOWLOG shows as "(redacted)", as Redis's
-/// redactClientCommandArgument: passwords of AUTH and HELLO AUTH, the user names and rules
-/// of ACL SETUSER / DELUSER / GETUSER, the value of CONFIG SET requirepass.
-fn redacted(cmd: &Command, args: &[&[u8]], i: usize) -> bool {
-    match cmd.name {
-        "auth" => i >= 1,
-        "acl|setuser" | "acl|deluser" | "acl|getuser" => i >= 2,
-        "hello" => args[..i]
-            .iter()
-            .rposition(|a| a.eq_ignore_ascii_case(b"AUTH"))
-            .is_some_and(|at| at >= 2 && i - at <= 2),
-        "config|set" => i >= 3 && i % 2 == 1 && args[i - 1].eq_ignore_ascii_case(b"requirepass"),
-        _ => false,
-    }
+    // AUTH's and HELLO's passwords are redacted, as for MONITOR.
+    let shown = super::monitor::redact(args);
+    let args: Vec<&[u8]> = shown.iter().map(|a| &**a).collect();
+    slowlog_push(ctx, &args, micros);
 }
 
 /// Records a slow command: its arguments (trimmed as Redis trims them), time and client.
 #[cold]
-fn slowlog_push(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64) {
+fn slowlog_push(ctx: &mut Ctx, args: &[&[u8]], micros: u64) {
     let mut kept: Vec<Vec<u8>> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
-        let arg: &[u8] = if redacted(cmd, args, i) {
-            b"(redacted)"
-        } else {
-            arg
-        };
         if i == SLOWLOG_MAX_ARGC - 1 && args.len() > SLOWLOG_MAX_ARGC {
             kept.push(format!("... ({} more arguments)", args.len() - i).into_bytes());
             break;

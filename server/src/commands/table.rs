@@ -3,7 +3,7 @@
 
 use super::{
     acl_cmd, blocking, client_cmd, connection, dump, expire, info, introspection, keys, memory,
-    migrate, multi, persistence, pubsub, server_cmds, tracking, Handler,
+    migrate, monitor, multi, persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,6 +44,9 @@ impl Flags {
     pub const SKIP_SLOWLOG: Flags = Flags(1 << 13);
     /// Allowed to a RESP2 client in subscribed mode (the subscribe family, PING, QUIT, RESET).
     pub const SUBSCRIBED_CONTEXT: Flags = Flags(1 << 14);
+    /// Shown to MONITOR before it runs, not after (EVAL and its kin: their script's commands
+    /// follow them).
+    pub const MONITOR_BEFORE: Flags = Flags(1 << 15);
 
     /// Whether every flag of `other` is set.
     pub const fn contains(self, other: Flags) -> bool {
@@ -308,7 +311,7 @@ static ACL_SUBS: [Command; 13] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 56] = [
+pub static COMMANDS: [Command; 57] = [
     // connection
     cmd!(
         "ping",
@@ -453,6 +456,7 @@ pub static COMMANDS: [Command; 56] = [
     cmd!("debug", -2, ADMIN, server_cmds::debug),
     cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
     cmd!("acl", -2, NONE, subs: &ACL_SUBS),
+    cmd!("monitor", 1, ADMIN, monitor::monitor),
 ];
 
 /// Finds a command by name, ignoring ASCII case.

@@ -9,6 +9,7 @@
 use super::{float_arg, lonlat_args, unit_arg, write_coordinates, write_distance};
 use crate::commands::Ctx;
 use crate::keyspace::{SortedSet, Value};
+use crate::pubsub::notify;
 use crate::resp::reply::ReplyWriter;
 use goblin_zset::geo::hash::decode_score;
 use goblin_zset::geo::search::{Extent, Shape};
@@ -311,6 +312,9 @@ fn search(ctx: &mut Ctx, args: &[&[u8]], kind: Kind, nostore: bool) {
         return match q.store {
             Some(dst) => {
                 let deleted = ctx.server.keyspace.delete(db, dst);
+                if deleted {
+                    ctx.notify(notify::GENERIC, "del", dst);
+                }
                 ctx.server.keyspace.add_dirty(u64::from(deleted));
                 ctx.out.int(0)
             }
@@ -346,7 +350,7 @@ fn search(ctx: &mut Ctx, args: &[&[u8]], kind: Kind, nostore: bool) {
                     (p.member.to_vec(), score)
                 })
                 .collect();
-            store(ctx, dst, members);
+            store(ctx, dst, members, kind);
         }
     }
 }
@@ -375,15 +379,23 @@ fn write_points(out: &mut ReplyWriter, points: &[Found], q: &Query) {
 
 /// Stores the results at `dst` (an empty result deletes it) and replies with their count;
 /// the change counter grows by the count, or by one for a deletion, as in Redis.
-fn store(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) {
+fn store(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>, kind: Kind) {
     let db = ctx.client.db;
     let count = members.len();
     if count == 0 {
         let deleted = ctx.server.keyspace.delete(db, dst);
+        if deleted {
+            ctx.notify(notify::GENERIC, "del", dst);
+        }
         ctx.server.keyspace.add_dirty(u64::from(deleted));
     } else {
         let set = SortedSet::from_members(&members, &ctx.server.config.zset);
         ctx.server.keyspace.store(db, dst, Value::ZSet(set));
+        let event = match kind {
+            Kind::SearchStore => "geosearchstore",
+            _ => "georadiusstore",
+        };
+        ctx.notify(notify::ZSET, event, dst);
         ctx.server.keyspace.add_dirty(count as u64);
     }
     ctx.out.int(count as i64);

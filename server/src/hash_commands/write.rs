@@ -5,6 +5,7 @@ use crate::commands::Ctx;
 use crate::errors;
 use crate::keyspace::Value;
 use crate::numbers::parse_i64;
+use crate::pubsub::notify;
 use crate::string_commands::long_double::{LongDouble, Parsed};
 use crate::zset_commands::after_write;
 
@@ -27,6 +28,7 @@ pub fn hset(ctx: &mut Ctx, args: &[&[u8]]) {
     if !created {
         ctx.server.keyspace.signal_modified(ctx.client.db, args[1]);
     }
+    ctx.notify(notify::HASH, "hset", args[1]);
     ctx.server.keyspace.add_dirty((pairs.len() / 2) as u64);
     if args[0][1].eq_ignore_ascii_case(&b's') {
         ctx.out.int(added as i64);
@@ -47,6 +49,7 @@ pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) {
         if !created {
             ctx.server.keyspace.signal_modified(ctx.client.db, args[1]);
         }
+        ctx.notify(notify::HASH, "hset", args[1]);
         ctx.server.keyspace.add_dirty(1);
     }
     ctx.out.int(i64::from(added));
@@ -71,7 +74,7 @@ pub fn hdel(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     if deleted > 0 {
         let empty = hash.is_empty();
-        after_write(ctx, args[1], empty);
+        after_write(ctx, args[1], empty, notify::HASH, "hdel");
         ctx.server.keyspace.add_dirty(deleted as u64);
     }
     ctx.out.int(deleted);
@@ -90,6 +93,7 @@ enum Refused {
 fn increment(
     ctx: &mut Ctx,
     args: &[&[u8]],
+    event: &'static str,
     step: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, Refused>,
 ) -> Option<Result<Vec<u8>, Refused>> {
     let (key, field) = (args[1], args[2]);
@@ -102,6 +106,7 @@ fn increment(
         if !created {
             ctx.server.keyspace.signal_modified(ctx.client.db, key);
         }
+        ctx.notify(notify::HASH, event, key);
         ctx.server.keyspace.add_dirty(1);
     }
     Some(result)
@@ -112,7 +117,7 @@ pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(by) = parse_i64(args[3]) else {
         return ctx.error(errors::NOT_AN_INTEGER);
     };
-    let result = increment(ctx, args, |current| {
+    let result = increment(ctx, args, "hincrby", |current| {
         let old = match current {
             Some(text) => parse_i64(text).ok_or(Refused::NotANumber)?,
             None => 0,
@@ -136,7 +141,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(Parsed::Infinite) => return ctx.error("ERR value is NaN or Infinity"),
         Some(Parsed::Finite(v)) => v,
     };
-    let result = increment(ctx, args, |current| {
+    let result = increment(ctx, args, "hincrbyfloat", |current| {
         let old = match current.map(LongDouble::parse) {
             None => LongDouble::from_i64(0),
             Some(Some(Parsed::Finite(v))) => v,

@@ -238,6 +238,8 @@ impl Evictor {
             };
             freed += ks.db(db).get(&key).map_or(0, |e| e.memory_usage()) as u64;
             ks.delete_by_server(db, &key);
+            ks.notifier
+                .fire(crate::pubsub::notify::EVICTED, "evicted", db, &key);
             keys += 1;
             if keys.is_multiple_of(RECHECK_EVERY) {
                 if ks.lazyfree_pending() > 0 && !over_limit() {

@@ -26,6 +26,9 @@ impl Keyspace {
     /// Active expiry: samples keys with an expiry in every database and removes those due,
     /// repeating while more than a quarter of a sample was due, within a time budget.
     pub fn active_expire(&mut self, budget: Duration) {
+        if !self.active_expire_enabled {
+            return;
+        }
         let start = Instant::now();
         let now = unix_ms();
         for db in 0..self.dbs.len() {

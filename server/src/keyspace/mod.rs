@@ -46,6 +46,7 @@ pub use value::{Value, WrongType};
 pub use zset::SortedSet;
 
 use crate::clock::unix_ms;
+use crate::pubsub::notify::{self, Notifier};
 use blocking::BlockedKeys;
 use lazyfree::{Garbage, LazyFree};
 use watch::Watches;
@@ -74,6 +75,10 @@ pub struct Keyspace {
     modified: Vec<Vec<u8>>,
     /// A FLUSHDB or FLUSHALL happened since [`Keyspace::take_modified`], while collecting.
     flushed: bool,
+    /// Keyspace notifications: the classes on and the events fired, not yet published.
+    pub notifier: Notifier,
+    /// Active expiry runs in the cron (DEBUG SET-ACTIVE-EXPIRE turns it off).
+    pub active_expire_enabled: bool,
 }
 
 impl Keyspace {
@@ -95,6 +100,8 @@ impl Keyspace {
             collect_modified: false,
             modified: Vec::new(),
             flushed: false,
+            notifier: Notifier::default(),
+            active_expire_enabled: true,
         }
     }
 
@@ -178,6 +185,7 @@ impl Keyspace {
 
     /// Looks a key up for reading: expires it if due, counts a hit or a miss and updates
     /// its access time (unless `touch` is false, as for CLIENT NO-TOUCH).
+    /// A miss fires the "keymiss" event (class `m`).
     #[inline]
     pub fn lookup_read(
         &mut self,
@@ -198,6 +206,7 @@ impl Keyspace {
             }
             None => {
                 self.stats.keyspace_misses += 1;
+                self.notifier.fire(notify::KEY_MISS, "keymiss", db, key);
                 None
             }
         }
@@ -236,6 +245,7 @@ impl Keyspace {
             None => {
                 let initial = self.access.initial(clock, now_ms);
                 let id = self.dbs[db].insert_absent(key, make(), initial);
+                self.notifier.fire(notify::NEW, "new", db, key);
                 self.signal_modified(db, key);
                 self.signal_ready(db, key);
                 (id, true)
@@ -280,6 +290,7 @@ impl Keyspace {
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
         self.stats.expired_keys += 1;
         self.delete_by_server(db, key);
+        self.notifier.fire(notify::EXPIRED, "expired", db, key);
     }
 
     /// Deletes a key the server removes on its own (expiry, eviction): logged for
@@ -321,16 +332,21 @@ impl Keyspace {
     pub fn store(&mut self, db: usize, key: &[u8], value: Value) {
         let now_ms = unix_ms();
         let initial = self.access.initial(self.clock_secs_at(now_ms), now_ms);
-        if let Some(old) = self.dbs[db].insert(key, value, initial) {
-            self.lazyfree.dispose(Garbage::Value(old));
+        match self.dbs[db].insert(key, value, initial) {
+            Some(old) => self.lazyfree.dispose(Garbage::Value(old)),
+            None => self.notifier.fire(notify::NEW, "new", db, key),
         }
         self.signal_modified(db, key);
         self.signal_ready(db, key);
     }
 
     /// Moves `src` of database `from` to `dst` of database `to` with its expiry (RENAME,
-    /// MOVE). The caller checked that `src` exists; a value at `dst` is replaced.
+    /// MOVE). The caller checked that `src` exists; a value at `dst` is deleted first, so
+    /// `dst` is a new key (as Redis's dbDelete then dbAdd).
     pub fn relocate(&mut self, from: usize, src: &[u8], to: usize, dst: &[u8]) {
+        if (from, src) != (to, dst) {
+            self.delete(to, dst);
+        }
         // Read the expiry first: removing an entry clears it from the volatile set.
         let expire = self.dbs[from].get(src).and_then(Entry::expire_at);
         let entry = self.dbs[from]

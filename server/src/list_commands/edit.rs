@@ -3,6 +3,7 @@
 use super::{position, write_list};
 use crate::commands::Ctx;
 use crate::errors;
+use crate::pubsub::notify;
 use crate::zset_commands::after_write;
 
 /// LSET key index element
@@ -26,6 +27,7 @@ pub fn lset(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     list.set(i, element, &cfg);
     ctx.server.keyspace.signal_modified(ctx.client.db, key);
+    ctx.notify(notify::LIST, "lset", key);
     ctx.server.keyspace.add_dirty(1);
     ctx.out.ok();
 }
@@ -54,7 +56,7 @@ pub fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) {
     list.remove_range(0, head, &cfg);
     let empty = list.is_empty();
     // Redis signals the key even when nothing was trimmed.
-    after_write(ctx, key, empty);
+    after_write(ctx, key, empty, notify::LIST, "ltrim");
     ctx.server.keyspace.add_dirty((head + tail) as u64);
     ctx.out.ok();
 }
@@ -79,7 +81,7 @@ pub fn lrem(ctx: &mut Ctx, args: &[&[u8]]) {
     let removed = list.remove_value(args[3], count < 0, limit, &cfg);
     let empty = list.is_empty();
     if removed > 0 {
-        after_write(ctx, key, empty);
+        after_write(ctx, key, empty, notify::LIST, "lrem");
         ctx.server.keyspace.add_dirty(removed as u64);
     }
     ctx.out.int(removed as i64);

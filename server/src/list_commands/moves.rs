@@ -3,6 +3,7 @@
 use super::{end_arg, write_list};
 use crate::commands::{block_or_null, Ctx};
 use crate::keyspace::{End, List, Value};
+use crate::pubsub::notify;
 use crate::zset_commands::{after_write, parse};
 
 /// Moves one element from `from` of the list at `src` to `to` of the list at `dst`
@@ -22,12 +23,24 @@ fn move_one(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> bool {
     }
     let list = write_list(ctx, src).ok().flatten().expect("checked above");
     let value = list.pop(from, 1, &cfg).pop().expect("a non-empty list");
+    let (pushed, popped) = (
+        match to {
+            End::Front => "lpush",
+            End::Back => "rpush",
+        },
+        match from {
+            End::Front => "lpop",
+            End::Back => "rpop",
+        },
+    );
     if src == dst {
         list.push(to, &[&value], &cfg);
         ctx.server.keyspace.signal_modified(db, src);
+        ctx.notify(notify::LIST, pushed, dst);
+        ctx.notify(notify::LIST, popped, src);
     } else {
+        // As Redis's lmoveGenericCommand: the push's events, then the pop's.
         let empty = list.is_empty();
-        after_write(ctx, src, empty);
         let (entry, created) =
             ctx.server
                 .keyspace
@@ -37,6 +50,8 @@ fn move_one(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> bool {
         if !created {
             ctx.server.keyspace.signal_modified(db, dst);
         }
+        ctx.notify(notify::LIST, pushed, dst);
+        after_write(ctx, src, empty, notify::LIST, popped);
     }
     ctx.server.keyspace.add_dirty(1);
     ctx.out.bulk(&value);

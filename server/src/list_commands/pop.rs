@@ -4,6 +4,7 @@ use super::write_list;
 use crate::commands::{block_or_null, first_present, Ctx};
 use crate::errors;
 use crate::keyspace::{End, Value, WrongType};
+use crate::pubsub::notify;
 use crate::zset_commands::{after_write, parse};
 
 /// Pops up to `count` elements from `end` of the list at `key` (removing the key when
@@ -22,7 +23,11 @@ pub(super) fn pop_from(
     let popped = list.pop(end, count, &cfg);
     let empty = list.is_empty();
     if !popped.is_empty() {
-        after_write(ctx, key, empty);
+        let event = match end {
+            End::Front => "lpop",
+            End::Back => "rpop",
+        };
+        after_write(ctx, key, empty, notify::LIST, event);
         ctx.server.keyspace.add_dirty(popped.len() as u64);
     }
     Ok(popped)

@@ -4,6 +4,7 @@ use super::write_list;
 use crate::commands::Ctx;
 use crate::errors;
 use crate::keyspace::{End, List, Value};
+use crate::pubsub::notify;
 
 /// Pushes `args[2..]` onto the list at `args[1]` (created unless `only_existing`) and
 /// replies its length; each element counts one change, as in Redis.
@@ -32,6 +33,11 @@ fn push_generic(ctx: &mut Ctx, args: &[&[u8]], end: End, only_existing: bool) {
     if !created {
         ctx.server.keyspace.signal_modified(db, key);
     }
+    let event = match end {
+        End::Front => "lpush",
+        End::Back => "rpush",
+    };
+    ctx.notify(notify::LIST, event, key);
     ctx.server.keyspace.add_dirty(items.len() as u64);
     ctx.out.int(len as i64);
 }
@@ -81,6 +87,7 @@ pub fn linsert(ctx: &mut Ctx, args: &[&[u8]]) {
     list.insert(at, after, element, &cfg);
     let len = list.len();
     ctx.server.keyspace.signal_modified(ctx.client.db, key);
+    ctx.notify(notify::LIST, "linsert", key);
     ctx.server.keyspace.add_dirty(1);
     ctx.out.int(len as i64);
 }

@@ -305,6 +305,7 @@ impl RespLoop<'_> {
                 25 * 10 / server.config.hz.max(1) as u64,
             ));
             server.propagate_removals();
+            commands::publish_notifications(server, None);
             server.snapshots().cron();
             crate::memory::cron(server);
             crate::aof::cron(server);

@@ -8,6 +8,7 @@
 //! woken, as replies for blocked clients are.
 
 pub mod frame;
+pub mod notify;
 mod registry;
 mod subscriptions;
 

@@ -179,7 +179,9 @@ fn script_help(ctx: &mut Ctx, _args: &[&[u8]]) {
 }
 
 /// Flags of the EVAL family: not inside scripts, allowed on a stale replica, may write.
-const EVAL_FLAGS: Flags = Flags::NOSCRIPT.with(Flags::STALE);
+const EVAL_FLAGS: Flags = Flags::NOSCRIPT
+    .with(Flags::STALE)
+    .with(Flags::MONITOR_BEFORE);
 /// SCRIPT's subcommands: not inside scripts.
 const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT;
 

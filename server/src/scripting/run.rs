@@ -23,10 +23,14 @@ use std::time::Instant;
 /// Instructions between two calls of the busy hook (Redis's count).
 const HOOK_PERIOD: u32 = 100_000;
 
+/// The id of the script client (connections' ids start at 1): MONITOR shows its commands
+/// as `[<db> lua]`.
+pub const SCRIPT_CLIENT_ID: u64 = 0;
+
 /// The client scripts' commands run as (Redis's lua_client): no connection, authenticated.
 pub fn script_client() -> Client {
     let none = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
-    Client::new(0, -1, none, none, true)
+    Client::new(SCRIPT_CLIENT_ID, -1, none, none, true)
 }
 
 /// The invocation running now.

@@ -5,6 +5,7 @@ use super::{bulk, read_set, write_set_reply};
 use crate::commands::Ctx;
 use crate::keyspace::WrongType;
 use crate::keyspace::{Member, Set, SetConfig, SetEncoding, Value};
+use crate::pubsub::notify;
 use crate::resp::reply::ReplyWriter;
 use crate::zset_commands::parse;
 
@@ -59,7 +60,7 @@ fn inter_generic(ctx: &mut Ctx, keys: &[&[u8]], mode: InterMode) {
         return match mode {
             InterMode::Reply => out.set(0),
             InterMode::Card(_) => out.int(0),
-            InterMode::Store(dst) => store(ctx, dst, Set::new_intset()),
+            InterMode::Store(dst) => store(ctx, dst, Set::new_intset(), "sinterstore"),
         };
     };
     // Smallest first (a stable sort, as glibc's qsort for these sizes).
@@ -99,19 +100,22 @@ fn inter_generic(ctx: &mut Ctx, keys: &[&[u8]], mode: InterMode) {
             if !result.is_empty() {
                 result.maybe_convert_to_intset(&cfg);
             }
-            store(ctx, dst, result);
+            store(ctx, dst, result, "sinterstore");
         }
     }
 }
 
 /// Stores `result` at `dst` and replies its size; an empty result deletes `dst`.
-fn store(ctx: &mut Ctx, dst: &[u8], result: Set) {
+fn store(ctx: &mut Ctx, dst: &[u8], result: Set, event: &'static str) {
     let db = ctx.client.db;
     let n = result.len();
     if n == 0 {
-        ctx.server.keyspace.delete(db, dst);
+        if ctx.server.keyspace.delete(db, dst) {
+            ctx.notify(notify::GENERIC, "del", dst);
+        }
     } else {
         ctx.server.keyspace.store(db, dst, Value::Set(result));
+        ctx.notify(notify::SET, event, dst);
     }
     ctx.server.keyspace.add_dirty(1);
     ctx.out.int(n as i64);
@@ -175,7 +179,10 @@ fn union_diff_generic(ctx: &mut Ctx, keys: &[&[u8]], dst: Option<&[u8]>, diff: b
         union_of(sets.iter().flatten().copied(), &cfg)
     };
     match dst {
-        Some(dst) => store(ctx, dst, result),
+        Some(dst) => {
+            let event = if diff { "sdiffstore" } else { "sunionstore" };
+            store(ctx, dst, result, event)
+        }
         None => write_set_reply(&mut ctx.out, &result),
     }
 }

@@ -4,6 +4,7 @@ use super::{write_set, write_set_reply, Rng};
 use crate::commands::Ctx;
 use crate::errors;
 use crate::keyspace::{Set, SetEncoding, Value};
+use crate::pubsub::notify;
 use crate::zset_commands::after_write;
 use crate::zset_commands::parse;
 
@@ -32,6 +33,9 @@ pub fn sadd(ctx: &mut Ctx, args: &[&[u8]]) {
     if added > 0 && !created {
         ctx.server.keyspace.signal_modified(db, args[1]);
     }
+    if added > 0 {
+        ctx.notify(notify::SET, "sadd", args[1]);
+    }
     ctx.out.int(added as i64);
 }
 
@@ -54,7 +58,7 @@ pub fn srem(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let empty = set.is_empty();
     if removed > 0 {
-        after_write(ctx, args[1], empty);
+        after_write(ctx, args[1], empty, notify::SET, "srem");
         ctx.server.keyspace.add_dirty(removed as u64);
     }
     ctx.out.int(removed);
@@ -81,7 +85,7 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.out.int(0);
     }
     let empty = set.is_empty();
-    after_write(ctx, src, empty);
+    after_write(ctx, src, empty, notify::SET, "srem");
     ctx.server.keyspace.add_dirty(1);
     let db = ctx.client.db;
     let cfg = ctx.server.config.set;
@@ -96,6 +100,9 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.server.keyspace.add_dirty(u64::from(added));
     if added && !created {
         ctx.server.keyspace.signal_modified(db, dst);
+    }
+    if added {
+        ctx.notify(notify::SET, "sadd", dst);
     }
     ctx.out.int(1);
 }
@@ -135,7 +142,7 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) {
     };
     let member = set.pop_random(seed);
     let empty = set.is_empty();
-    after_write(ctx, key, empty);
+    after_write(ctx, key, empty, notify::SET, "spop");
     ctx.server.keyspace.add_dirty(1);
     ctx.out.bulk(&member);
     ctx.propagate_instead(&[b"SREM", key, &member]);
@@ -169,7 +176,9 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
         // The whole set, as SUNION of it replies it; then the key goes.
         let whole = super::algebra::union_of(std::iter::once(&*set), &cfg);
         write_set_reply(&mut ctx.out, &whole);
+        ctx.notify(notify::SET, "spop", key);
         ctx.server.keyspace.delete(ctx.client.db, key);
+        ctx.notify(notify::GENERIC, "del", key);
         ctx.server.keyspace.add_dirty(size as u64);
         ctx.propagate_instead(&[b"DEL", key]);
         return;
@@ -199,5 +208,6 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     ctx.server.keyspace.signal_modified(ctx.client.db, key);
+    ctx.notify(notify::SET, "spop", key);
     ctx.server.keyspace.add_dirty(count as u64);
 }

@@ -13,6 +13,7 @@ use crate::commands::{Command, Ctx, Flags};
 use crate::errors;
 use crate::keyspace::{List, Value, WrongType};
 use crate::numbers::parse_f64;
+use crate::pubsub::notify;
 use std::cmp::Ordering;
 
 /// SORT and SORT_RO.
@@ -238,12 +239,14 @@ fn store(ctx: &mut Ctx, dst: &[u8], rows: &[Option<Vec<u8>>]) {
     if rows.is_empty() {
         if keyspace.delete(db, dst) {
             keyspace.add_dirty(1);
+            ctx.notify(notify::GENERIC, "del", dst);
         }
     } else {
         let elements = rows.iter().map(|r| r.as_deref().unwrap_or_default());
         let list = List::from_elements(elements, &ctx.server.config.list);
         keyspace.store(db, dst, Value::List(list));
         keyspace.add_dirty(rows.len() as u64);
+        ctx.notify(notify::LIST, "sortstore", dst);
     }
     ctx.out.int(rows.len() as i64);
 }

@@ -6,6 +6,7 @@ use super::bits::{bit_offset, string_for_bits};
 use super::write_string;
 use crate::commands::Ctx;
 use crate::keyspace::Value;
+use crate::pubsub::notify;
 
 /// What an operation does.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -292,6 +293,7 @@ fn bitfield_generic(ctx: &mut Ctx, args: &[&[u8]], read_only: bool) {
         let db = ctx.db();
         ctx.server.keyspace.signal_modified(db, key);
         ctx.server.keyspace.add_dirty(changes);
+        ctx.notify(notify::STRING, "setbit", key);
     }
     ctx.out.array(replies.len());
     for reply in replies {

@@ -4,6 +4,7 @@
 use super::{store, write_string};
 use crate::commands::Ctx;
 use crate::keyspace::{StringValue, Value};
+use crate::pubsub::notify;
 
 /// The error of a bit offset that is not an integer or past proto-max-bulk-len.
 const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
@@ -67,6 +68,7 @@ pub fn setbit(ctx: &mut Ctx, args: &[&[u8]]) {
         let db = ctx.db();
         ctx.server.keyspace.signal_modified(db, args[1]);
         ctx.server.keyspace.add_dirty(1);
+        ctx.notify(notify::STRING, "setbit", args[1]);
     }
     ctx.out.int(old as i64);
 }
@@ -294,10 +296,13 @@ pub fn bitop(ctx: &mut Ctx, args: &[&[u8]]) {
         .collect();
     let db = ctx.db();
     if result.is_empty() {
-        ctx.server.keyspace.delete(db, args[2]);
+        if ctx.server.keyspace.delete(db, args[2]) {
+            ctx.notify(notify::GENERIC, "del", args[2]);
+        }
         ctx.server.keyspace.add_dirty(1);
     } else {
         store(ctx, args[2], StringValue::raw(&result), false);
+        ctx.notify(notify::STRING, "set", args[2]);
     }
     ctx.out.int(len as i64);
 }

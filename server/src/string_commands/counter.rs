@@ -6,6 +6,7 @@ use super::write_string;
 use crate::commands::Ctx;
 use crate::errors;
 use crate::keyspace::{StringValue, Value};
+use crate::pubsub::notify;
 
 /// Stores the new value at `key`: in place when the key exists (its expiry kept), else as
 /// a new key.
@@ -35,6 +36,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], by: i64) {
         return ctx.error("ERR increment or decrement would overflow");
     };
     put(ctx, key, StringValue::from_int(value));
+    ctx.notify(notify::STRING, "incrby", key);
     ctx.out.int(value);
 }
 
@@ -89,6 +91,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     let text = sum.to_text();
     put(ctx, key, StringValue::from_text(&text));
+    ctx.notify(notify::STRING, "incrbyfloat", key);
     ctx.out.bulk(&text);
     // The result, so float formatting never makes a replay differ (as Redis).
     ctx.propagate_instead(&[b"SET", key, &text, b"KEEPTTL"]);

@@ -4,6 +4,7 @@ use super::{fits, read_string, store, write_string, TOO_LONG};
 use crate::commands::Ctx;
 use crate::keyspace::string::range;
 use crate::keyspace::{StringValue, Value};
+use crate::pubsub::notify;
 
 /// APPEND key value: a missing key is created as SET would; an existing one grows in place
 /// (and becomes `raw`).
@@ -18,6 +19,7 @@ pub fn append(ctx: &mut Ctx, args: &[&[u8]]) {
     match grown {
         None => {
             store(ctx, key, StringValue::from_set(tail), false);
+            ctx.notify(notify::STRING, "append", key);
             ctx.out.int(tail.len() as i64);
         }
         Some(None) => ctx.error(TOO_LONG),
@@ -25,6 +27,7 @@ pub fn append(ctx: &mut Ctx, args: &[&[u8]]) {
             let db = ctx.db();
             ctx.server.keyspace.signal_modified(db, key);
             ctx.server.keyspace.add_dirty(1);
+            ctx.notify(notify::STRING, "append", key);
             ctx.out.int(len as i64);
         }
     }
@@ -70,6 +73,7 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) {
             bytes.len()
         }
     };
+    ctx.notify(notify::STRING, "setrange", key);
     ctx.out.int(len as i64);
 }
 

@@ -4,6 +4,7 @@ use super::read_string;
 use super::set::{expire_at, Family, Options};
 use crate::commands::Ctx;
 use crate::keyspace::{Value, WrongType};
+use crate::pubsub::notify;
 
 /// Replies with the string at `key` or null (Redis's getGenericCommand); false after the
 /// WRONGTYPE reply.
@@ -35,6 +36,7 @@ pub fn getdel(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.out.bulk(&value);
             let db = ctx.db();
             ctx.server.keyspace.delete(db, args[1]);
+            ctx.notify(notify::GENERIC, "del", args[1]);
             ctx.server.keyspace.add_dirty(1);
             ctx.propagate_instead(&[b"DEL", args[1]]);
         }
@@ -66,12 +68,14 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     match at {
         Some((at, false)) if at <= ctx.now_ms as i64 => {
             ctx.server.keyspace.delete(db, key);
+            ctx.notify(notify::GENERIC, "del", key);
             ctx.server.keyspace.add_dirty(1);
             ctx.propagate_instead(&[b"DEL", key]);
         }
         Some((at, _)) => {
             ctx.server.keyspace.set_expiry(db, key, at as u64);
             ctx.server.keyspace.signal_modified(db, key);
+            ctx.notify(notify::GENERIC, "expire", key);
             ctx.server.keyspace.add_dirty(1);
             if o.expiry.is_some_and(|e| e.seconds || e.relative) {
                 let at = at.to_string();
@@ -80,6 +84,7 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         None if o.persist && ctx.server.keyspace.persist(db, key) => {
             ctx.server.keyspace.signal_modified(db, key);
+            ctx.notify(notify::GENERIC, "persist", key);
             ctx.server.keyspace.add_dirty(1);
             ctx.propagate_instead(&[b"PERSIST", key]);
         }

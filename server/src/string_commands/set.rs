@@ -5,6 +5,7 @@ use super::{get, store};
 use crate::commands::Ctx;
 use crate::errors;
 use crate::keyspace::StringValue;
+use crate::pubsub::notify;
 
 /// Which command parses the options: SET takes NX XX GET KEEPTTL, GETEX takes PERSIST.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -144,8 +145,10 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], o: &Options, command: &s
         return;
     }
     store(ctx, key, StringValue::from_set(value), o.keep_ttl);
+    ctx.notify(notify::STRING, "set", key);
     if let Some(at) = at {
         ctx.server.keyspace.set_expiry(db, key, at as u64);
+        ctx.notify(notify::GENERIC, "expire", key);
         // Replayed as SET key value PXAT ms, unless given so (Redis's setGenericCommand).
         if o.expiry.is_some_and(|e| e.seconds || e.relative) {
             let at = at.to_string();
@@ -205,6 +208,7 @@ pub fn psetex(ctx: &mut Ctx, args: &[&[u8]]) {
 pub fn getset(ctx: &mut Ctx, args: &[&[u8]]) {
     if get::reply_value(ctx, args[1]) {
         store(ctx, args[1], StringValue::from_set(args[2]), false);
+        ctx.notify(notify::STRING, "set", args[1]);
     }
 }
 
@@ -226,6 +230,7 @@ fn mset_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool, name: &str) {
     }
     for pair in args[1..].chunks(2) {
         store(ctx, pair[0], StringValue::from_set(pair[1]), false);
+        ctx.notify(notify::STRING, "set", pair[0]);
     }
     if nx {
         ctx.out.int(1);

@@ -19,6 +19,7 @@ mod write;
 
 use crate::commands::{Command, Ctx, Flags};
 use crate::keyspace::{SortedSet, Value, WrongType};
+use crate::pubsub::notify;
 use crate::resp::reply::ReplyWriter;
 
 const W: Flags = Flags::WRITE;
@@ -94,12 +95,16 @@ fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut SortedS
     ctx.write_typed(key, Value::as_zset_mut)
 }
 
-/// After a write to `key` that left its set `empty` or not: signals watchers, and removes
-/// the key when the set is empty (the set commands' too).
-pub(crate) fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
+/// After a write to `key` that left its set `empty` or not: fires the write's keyspace
+/// event (`class`, `event`), signals watchers, and removes the key when the set is empty
+/// (firing "del" after the write's event, as Redis does); the other collection commands'
+/// too.
+pub(crate) fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool, class: u32, event: &'static str) {
     let db = ctx.client.db;
+    ctx.notify(class, event, key);
     if empty {
         ctx.server.keyspace.delete(db, key);
+        ctx.notify(notify::GENERIC, "del", key);
     } else {
         ctx.server.keyspace.signal_modified(db, key);
     }
@@ -107,16 +112,25 @@ pub(crate) fn after_write(ctx: &mut Ctx, key: &[u8], empty: bool) {
 
 /// Stores `members` (any order, unique) as the set at `dst`, encoded as Redis encodes a
 /// result of that size; an empty result deletes `dst`. Returns the member count.
-fn store_result(ctx: &mut Ctx, dst: &[u8], members: Vec<(Vec<u8>, f64)>) -> usize {
+fn store_result(
+    ctx: &mut Ctx,
+    dst: &[u8],
+    members: Vec<(Vec<u8>, f64)>,
+    event: &'static str,
+) -> usize {
     let db = ctx.client.db;
     let count = members.len();
     if count == 0 {
         let existed = ctx.server.keyspace.delete(db, dst);
+        if existed {
+            ctx.notify(notify::GENERIC, "del", dst);
+        }
         ctx.server.keyspace.add_dirty(existed as u64);
         return 0;
     }
     let set = SortedSet::from_members(&members, &ctx.server.config.zset);
     ctx.server.keyspace.store(db, dst, Value::ZSet(set));
+    ctx.notify(notify::ZSET, event, dst);
     ctx.server.keyspace.add_dirty(1);
     count
 }

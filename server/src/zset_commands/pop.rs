@@ -3,6 +3,7 @@
 use super::{after_write, parse, write_zset};
 use crate::commands::{block_or_null, first_present, Ctx};
 use crate::keyspace::{Value, WrongType};
+use crate::pubsub::notify;
 
 /// Which end to pop from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,11 @@ fn pop(
     set.remove_rank_range(ranks);
     let empty = set.is_empty();
     if n > 0 {
-        after_write(ctx, key, empty);
+        let event = match end {
+            End::Min => "zpopmin",
+            End::Max => "zpopmax",
+        };
+        after_write(ctx, key, empty, notify::ZSET, event);
     }
     ctx.server.keyspace.add_dirty(n as u64);
     Ok(popped)

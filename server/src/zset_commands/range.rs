@@ -112,7 +112,7 @@ fn zrange_generic(
     let Some(set) = set else {
         return match store {
             Some(dst) => {
-                let n = store_result(ctx, dst, Vec::new());
+                let n = store_result(ctx, dst, Vec::new(), "zrangestore");
                 ctx.out.int(n as i64);
             }
             None => out.array(0),
@@ -157,7 +157,7 @@ fn zrange_generic(
     } else {
         iter.skip(skip).take(take).map(to_vec).collect()
     };
-    let n = store_result(ctx, dst, members);
+    let n = store_result(ctx, dst, members, "zrangestore");
     ctx.out.int(n as i64);
 }
 

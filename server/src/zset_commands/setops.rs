@@ -180,7 +180,14 @@ fn numkeys(ctx: &mut Ctx, args: &[&[u8]], at: usize, name: &str) -> Option<usize
 }
 
 /// Parses `numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]` from `at`.
-fn setop_generic(ctx: &mut Ctx, args: &[&[u8]], at: usize, dst: Option<&[u8]>, op: Op, name: &str) {
+fn setop_generic(
+    ctx: &mut Ctx,
+    args: &[&[u8]],
+    at: usize,
+    dst: Option<&[u8]>,
+    op: Op,
+    name: &'static str,
+) {
     let Some(numkeys) = numkeys(ctx, args, at, name) else {
         return;
     };
@@ -220,7 +227,7 @@ fn setop_generic(ctx: &mut Ctx, args: &[&[u8]], at: usize, dst: Option<&[u8]>, o
     };
     match dst {
         Some(dst) => {
-            let n = store_result(ctx, dst, result);
+            let n = store_result(ctx, dst, result, name);
             ctx.out.int(n as i64);
         }
         None => write_members(

@@ -3,6 +3,7 @@
 use super::{after_write, parse, write_zset};
 use crate::commands::Ctx;
 use crate::keyspace::{SortedSet, Value};
+use crate::pubsub::notify;
 
 /// ZADD's options.
 #[derive(Default)]
@@ -118,8 +119,13 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
         }
     }
     let empty = set.is_empty();
-    if added + updated > 0 || created {
-        after_write(ctx, key, empty);
+    if added + updated > 0 {
+        let event = if f.incr { "zincr" } else { "zadd" };
+        after_write(ctx, key, empty, notify::ZSET, event);
+    } else if created && empty {
+        ctx.server.keyspace.delete(db, key);
+    } else if created {
+        ctx.server.keyspace.signal_modified(db, key);
     }
     ctx.server
         .keyspace
@@ -211,7 +217,7 @@ pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) {
     let removed = args[2..].iter().filter(|m| set.remove(m).is_some()).count();
     let empty = set.is_empty();
     if removed > 0 {
-        after_write(ctx, args[1], empty);
+        after_write(ctx, args[1], empty, notify::ZSET, "zrem");
     }
     ctx.server.keyspace.add_dirty(removed as u64);
     ctx.out.int(removed as i64);
@@ -221,6 +227,7 @@ pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) {
 fn remove_ranks(
     ctx: &mut Ctx,
     key: &[u8],
+    event: &'static str,
     ranks: impl FnOnce(&SortedSet) -> std::ops::Range<usize>,
 ) {
     let Ok(found) = write_zset(ctx, key) else {
@@ -233,7 +240,7 @@ fn remove_ranks(
     let removed = set.remove_rank_range(ranks);
     let empty = set.is_empty();
     if removed > 0 {
-        after_write(ctx, key, empty);
+        after_write(ctx, key, empty, notify::ZSET, event);
     }
     ctx.server.keyspace.add_dirty(removed as u64);
     ctx.out.int(removed as i64);
@@ -247,7 +254,7 @@ pub fn zremrangebyrank(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(end) = ctx.int_arg(args[3]) else {
         return;
     };
-    remove_ranks(ctx, args[1], |set| {
+    remove_ranks(ctx, args[1], "zremrangebyrank", |set| {
         parse::rank_range(start, end, set.len()).unwrap_or(0..0)
     });
 }
@@ -257,7 +264,9 @@ pub fn zremrangebyscore(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(range) = parse::score_range(ctx, args[2], args[3]) else {
         return;
     };
-    remove_ranks(ctx, args[1], |set| set.score_range_ranks(&range));
+    remove_ranks(ctx, args[1], "zremrangebyscore", |set| {
+        set.score_range_ranks(&range)
+    });
 }
 
 /// ZREMRANGEBYLEX key min max
@@ -265,5 +274,7 @@ pub fn zremrangebylex(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(range) = parse::lex_range(ctx, args[2], args[3]) else {
         return;
     };
-    remove_ranks(ctx, args[1], |set| set.lex_range_ranks(&range));
+    remove_ranks(ctx, args[1], "zremrangebylex", |set| {
+        set.lex_range_ranks(&range)
+    });
 }
