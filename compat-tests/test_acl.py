@@ -793,3 +793,21 @@ def test_slowlog_redacts_secrets(both):
 
     assert [as_72(e[3]) for e in r] == [e[3] for e in g]
     assert any(b"(redacted)" in e[3] for e in g)
+
+
+@pytest.mark.parametrize("rules", [["~k*"], ["%R~*", "~k*"], ["allkeys"], ["~k*", "(%R~* +sort)"]])
+def test_sort_by_and_get_need_every_key(both, rules):
+    setuser(both, "u", "+@all", *rules)
+    both.ok("RPUSH", "kl", "2", "1", "3")
+    both.ok("SET", "w_1", "5")
+    u = AsUser(both.pair, "u")
+    try:
+        u("SORT", "kl")
+        u("SORT", "kl", "BY", "nosort")
+        u("SORT", "kl", "BY", "w_*")
+        u("SORT", "kl", "GET", "#")
+        u("SORT", "kl", "GET", "w_*", "BY", "w_*")
+        u("SORT_RO", "kl", "GET", "w_*")
+        u("SORT", "kl", "BY", "w_*", "STORE", "kdst")
+    finally:
+        u.close()
