@@ -117,7 +117,8 @@ pub(super) fn authenticate(
         ctx.client.user = acl::ClientUser::named(user);
         return true;
     }
-    let context = if ctx.client.multi.is_some() {
+    // Queued or running inside EXEC, as Redis's CLIENT_MULTI.
+    let context = if ctx.client.multi.is_some() || ctx.client.exec_queued.is_some() {
         Context::Multi
     } else {
         Context::Toplevel
