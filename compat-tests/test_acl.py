@@ -793,3 +793,49 @@ def test_slowlog_redacts_secrets(both):
 
     assert [as_72(e[3]) for e in r] == [e[3] for e in g]
     assert any(b"(redacted)" in e[3] for e in g)
+
+
+@pytest.mark.parametrize("rules", [["~k*"], ["%R~*", "~k*"], ["allkeys"], ["~k*", "(%R~* +sort)"]])
+def test_sort_by_and_get_need_every_key(both, rules):
+    setuser(both, "u", "+@all", *rules)
+    both.ok("RPUSH", "kl", "2", "1", "3")
+    both.ok("SET", "w_1", "5")
+    u = AsUser(both.pair, "u")
+    try:
+        u("SORT", "kl")
+        u("SORT", "kl", "BY", "nosort")
+        u("SORT", "kl", "BY", "w_*")
+        u("SORT", "kl", "GET", "#")
+        u("SORT", "kl", "GET", "w_*", "BY", "w_*")
+        u("SORT_RO", "kl", "GET", "w_*")
+        u("SORT", "kl", "BY", "w_*", "STORE", "kdst")
+    finally:
+        u.close()
+
+
+def test_acl_parameters(both):
+    both.pairs("CONFIG", "GET", "acl*")
+    both("CONFIG", "SET", "aclfile", "x.acl")
+    both("CONFIG", "SET", "acl-pubsub-default", "maybe")
+    both("CONFIG", "SET", "acllog-max-len", "-1")
+    both.config_set("acl-pubsub-default", "allchannels")
+    both.ok("ACL", "SETUSER", "fresh")
+    both("ACL", "GETUSER", "fresh")
+    both.ok("ACL", "SETUSER", "fresh", "reset", "(+get)")
+    both("ACL", "LIST")
+    both.config_set("acl-pubsub-default", "resetchannels")
+    both.ok("ACL", "SETUSER", "fresh2", "(+get)")
+    both("ACL", "LIST")
+
+
+def test_auth_inside_multi_is_logged_as_multi(both):
+    setuser(both, "u", "+@all")
+    b = both.new()
+    try:
+        b("MULTI")
+        b("AUTH", "u", "wrong")
+        b("EXEC")
+        r, g = both.run("ACL", "LOG")
+        assert [_log_core(e) for e in r] == [_log_core(e) for e in g]
+    finally:
+        b.close()

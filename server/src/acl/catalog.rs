@@ -57,6 +57,8 @@ pub struct Catalog {
     /// Top-level commands' ids, in table order.
     pub top: Vec<usize>,
     ids: HashMap<&'static str, usize>,
+    /// Command stat slot -> id (the request path's lookup, without hashing).
+    by_slot: Vec<usize>,
 }
 
 /// The catalog of the server's command table.
@@ -92,7 +94,20 @@ pub fn catalog() -> &'static Catalog {
             entries.len() < FUTURE,
             "the command bitmap holds every command"
         );
-        Catalog { entries, top, ids }
+        let mut by_slot = Vec::new();
+        for (id, e) in entries.iter().enumerate() {
+            let slot = e.cmd.slot.get();
+            if by_slot.len() <= slot {
+                by_slot.resize(slot + 1, usize::MAX);
+            }
+            by_slot[slot] = id;
+        }
+        Catalog {
+            entries,
+            top,
+            ids,
+            by_slot,
+        }
     })
 }
 
@@ -127,7 +142,7 @@ pub fn category(name: &[u8]) -> Option<u32> {
 impl Catalog {
     /// The id of `cmd`.
     pub fn id(&self, cmd: &Command) -> usize {
-        self.ids[cmd.name]
+        self.by_slot[cmd.slot.get()]
     }
 
     /// The command `name` names, as Redis's ACLLookupCommand: `cmd` or `cmd|sub`
@@ -140,7 +155,7 @@ impl Catalog {
             (Some(sub), None) if !base.subcommands.is_empty() => base.subcommand(sub)?,
             _ => return None,
         };
-        Some(self.id(found))
+        Some(self.ids[found.name])
     }
 }
 

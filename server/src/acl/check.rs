@@ -118,3 +118,15 @@ pub fn check(user: &User, cmd: &Command, args: &[&[u8]]) -> Result<(), Denial> {
     }
     Err(relevant)
 }
+
+/// Whether `user` may run `cmd` with `args` through a selector that may also read every key
+/// (Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess with CMD_KEY_ACCESS): SORT's BY and
+/// GET read keys no key spec names, so they need it.
+pub fn may_read_any_key(user: &User, cmd: &Command, args: &[&[u8]]) -> bool {
+    let id = catalog().id(cmd);
+    let mut keys = None;
+    user.selectors.iter().any(|s| {
+        check_selector(s, id, cmd, args, &mut keys).is_ok()
+            && (s.all_keys || s.keys.iter().any(|k| k.read && k.pattern == b"*"))
+    })
+}

@@ -17,7 +17,7 @@ pub mod log;
 pub mod selector;
 pub mod user;
 
-pub use check::{check, Denial};
+pub use check::{check, may_read_any_key, Denial};
 pub use user::User;
 
 use std::collections::BTreeMap;

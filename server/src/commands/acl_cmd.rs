@@ -72,6 +72,10 @@ pub(super) fn permit(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) -> Re
     } else {
         Context::Toplevel
     };
+    // Checked first: the allowed path clones nothing.
+    if acl::check(ctx.server.acl.user_of(&ctx.client.user), cmd, args).is_ok() {
+        return Ok(());
+    }
     let user = ctx.client.user.clone();
     check_and_log(ctx, &user, cmd, args, context, cmd.name)
         .map_err(|d| format!("NOPERM {}", acl::denial_message(&user.name, cmd.name, d)))
@@ -113,7 +117,8 @@ pub(super) fn authenticate(
         ctx.client.user = acl::ClientUser::named(user);
         return true;
     }
-    let context = if ctx.client.multi.is_some() {
+    // Queued or running inside EXEC, as Redis's CLIENT_MULTI.
+    let context = if ctx.client.multi.is_some() || ctx.client.exec_queued.is_some() {
         Context::Multi
     } else {
         Context::Toplevel

@@ -19,7 +19,6 @@
 use super::introspection::info_of;
 use super::Command;
 use crate::resp::value::Value;
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// The flags of a key argument, in the order Redis prints them.
@@ -134,22 +133,18 @@ pub struct KeyRef {
 
 /// Whether `cmd` has key arguments at all (a spec that is not `not_key`).
 pub fn has_keys(cmd: &Command) -> bool {
-    commands()
-        .get(cmd.name)
-        .is_some_and(|k| k.specs.iter().any(|s| !s.flags.contains(KeyFlags::NOT_KEY)))
+    of(cmd).is_some_and(|k| k.specs.iter().any(|s| !s.flags.contains(KeyFlags::NOT_KEY)))
 }
 
 /// Whether `cmd` may be called without a key (`no_mandatory_keys`).
 pub fn no_mandatory_keys(cmd: &Command) -> bool {
-    commands()
-        .get(cmd.name)
-        .is_some_and(|k| k.no_mandatory_keys)
+    of(cmd).is_some_and(|k| k.no_mandatory_keys)
 }
 
 /// The keys of `args` (a whole command, name first) for `cmd`, or `None` when the
 /// arguments do not fit its specs (a key count that is not a number, keys past the end).
 pub fn keys(cmd: &Command, args: &[&[u8]]) -> Option<Vec<KeyRef>> {
-    let Some(meta) = commands().get(cmd.name) else {
+    let Some(meta) = of(cmd) else {
         return Some(Vec::new());
     };
     let all = meta
@@ -316,14 +311,25 @@ fn from_rules(name: &str, args: &[&[u8]]) -> Option<Vec<KeyRef>> {
     }
 }
 
-/// The key specs of every command and subcommand in the metadata, by name.
-fn commands() -> &'static HashMap<&'static str, CommandKeys> {
-    static KEYS: OnceLock<HashMap<&'static str, CommandKeys>> = OnceLock::new();
+/// What the metadata says of `cmd`'s keys (found by its stat slot: no hashing on the
+/// request path, which ACL checks take).
+fn of(cmd: &Command) -> Option<&'static CommandKeys> {
+    commands().get(cmd.slot.get())?.as_ref()
+}
+
+/// The key specs of every command and subcommand in the metadata, by stat slot.
+fn commands() -> &'static Vec<Option<CommandKeys>> {
+    static KEYS: OnceLock<Vec<Option<CommandKeys>>> = OnceLock::new();
     KEYS.get_or_init(|| {
-        super::table::all()
-            .flat_map(|cmd| std::iter::once(cmd).chain(cmd.subcommands))
-            .filter_map(|cmd| Some((cmd.name, parse_command(info_of(cmd.name.as_bytes())?))))
-            .collect()
+        let mut by_slot: Vec<Option<CommandKeys>> = Vec::new();
+        for cmd in super::table::all().flat_map(|cmd| std::iter::once(cmd).chain(cmd.subcommands)) {
+            let slot = cmd.slot.get();
+            if by_slot.len() <= slot {
+                by_slot.resize_with(slot + 1, || None);
+            }
+            by_slot[slot] = info_of(cmd.name.as_bytes()).map(parse_command);
+        }
+        by_slot
     })
 }
 

@@ -64,11 +64,19 @@ fn parse<'a>(ctx: &mut Ctx, args: &[&'a [u8]]) -> Option<Options<'a>> {
         } else if is(b"by") && left >= 1 {
             o.by = Some(args[j + 1]);
             o.dontsort = !args[j + 1].contains(&b'*');
+            if !o.dontsort && !reads_any_key(ctx, args) {
+                ctx.error("ERR BY option of SORT denied due to insufficient ACL permissions.");
+                return None;
+            }
             j += 1;
         } else if is(b"store") && left >= 1 && !readonly {
             o.store = Some(args[j + 1]);
             j += 1;
         } else if is(b"get") && left >= 1 {
+            if !reads_any_key(ctx, args) {
+                ctx.error("ERR GET option of SORT denied due to insufficient ACL permissions.");
+                return None;
+            }
             o.gets.push(args[j + 1]);
             j += 1;
         } else {
@@ -78,6 +86,17 @@ fn parse<'a>(ctx: &mut Ctx, args: &[&'a [u8]]) -> Option<Options<'a>> {
         j += 1;
     }
     Some(o)
+}
+
+/// Whether the client's user may read any key with this command: BY and GET patterns name
+/// keys no key spec sees, so a user limited to some keys may not use them (as Redis).
+fn reads_any_key(ctx: &mut Ctx, args: &[&[u8]]) -> bool {
+    let acl = &ctx.server.acl;
+    if acl.unrestricted(&mut ctx.client.user) {
+        return true;
+    }
+    crate::commands::lookup(args[0])
+        .is_some_and(|cmd| crate::acl::may_read_any_key(acl.user_of(&ctx.client.user), cmd, args))
 }
 
 /// The elements to sort, in the order SORT loads them: a list's in list order, a set's in
