@@ -569,6 +569,28 @@ LIBRARY_EDGE_CASES = [
 ]
 
 
+DEPTH = ("local ok, t = pcall(%s) "
+         "return tostring(ok) .. ' ' .. (type(t) == 'string' and #t < 200 and t or type(t))")
+# Nesting where Redis's Lua stack (8000 slots) or the depth settings stop each library.
+LIBRARY_EDGE_CASES += [
+    DEPTH % "cmsgpack.unpack, string.rep(string.char(145), 3999) .. string.char(1)",
+    DEPTH % "cmsgpack.unpack, string.rep(string.char(145), 4000) .. string.char(1)",
+    DEPTH % "cmsgpack.unpack, string.rep(string.char(129, 1), 3999) .. string.char(1)",
+    DEPTH % "cmsgpack.unpack, string.rep(string.char(129, 1), 4000) .. string.char(1)",
+    DEPTH % "cmsgpack.unpack, string.rep(string.char(145, 129), 3999) .. string.char(1, 1)",
+    DEPTH % "cmsgpack.unpack, string.rep(string.char(1), 7998)",
+    DEPTH % "cmsgpack.unpack, string.rep(string.char(1), 8000)",
+    DEPTH % "cjson.decode, string.rep('[', 1000) .. string.rep(']', 1000)",
+    DEPTH % "cjson.decode, string.rep('[', 1001) .. string.rep(']', 1001)",
+    "local c = cjson.new() c.decode_max_depth(100000) " + DEPTH % "c.decode, string.rep('{\"a\":', 3999) .. '1' .. string.rep('}', 3999)",
+    "local c = cjson.new() c.decode_max_depth(100000) " + DEPTH % "c.decode, string.rep('{\"a\":', 4000) .. '1' .. string.rep('}', 4000)",
+    "local c = cjson.new() c.decode_max_depth(100000) " + DEPTH % "c.decode, string.rep('[', 5000) .. string.rep(']', 5000)",
+    "local t = {} local x = t for i = 2, 1000 do x[1] = {} x = x[1] end " + DEPTH % "cjson.encode, t",
+    "local t = {} local x = t for i = 2, 1001 do x.k = {} x = x.k end " + DEPTH % "cjson.encode, t",
+    "local c = cjson.new() c.encode_max_depth(100000) local t = {} local x = t for i = 2, 3000 do x[1] = {} x = x[1] end " + DEPTH % "c.encode, t",
+]
+
+
 @pytest.mark.parametrize("body", LIBRARY_EDGE_CASES)
 def test_embedded_libraries_edges(both, body):
     both("EVAL", body, 0)

@@ -628,6 +628,7 @@ impl Config {
             "acl-pubsub-default" => {
                 self.acl_pubsub_default_all =
                     one_of(&text, &["allchannels", "resetchannels"])? == "allchannels"
+            }
             "notify-keyspace-events" => {
                 self.notify_keyspace_events = crate::pubsub::notify::parse_flags(value)
                     .ok_or_else(|| ConfigError::BadValue(crate::pubsub::notify::BAD_CLASS.into()))?

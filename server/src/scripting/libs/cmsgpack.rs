@@ -11,8 +11,9 @@ use mlua::{Lua, MultiValue, Table, Value};
 
 /// Tables deeper than this pack as nil (LUACMSGPACK_MAX_NESTING).
 const MAX_NESTING: usize = 16;
-/// Nesting a decode gives up at (where Redis's Lua stack runs out).
-const MAX_DECODE_DEPTH: usize = 3990;
+/// The Lua stack slots a C function may use (LUAI_MAXCSTACK): a decode that would need
+/// more fails as luaL_checkstack does.
+const MAX_SLOTS: usize = 8000;
 
 fn encode_int(out: &mut Vec<u8>, n: i64) {
     if n >= 0 {
@@ -152,8 +153,10 @@ pub enum DecodeError {
     Eof,
     /// MP_CUR_ERROR_BADFMT.
     BadFormat,
-    /// A Lua error (a nil or NaN map key, a stack too deep).
+    /// A Lua error (a nil or NaN map key).
     Lua(String),
+    /// luaL_checkstack failed: its message.
+    Stack(&'static str),
 }
 
 struct Cursor<'a> {
@@ -180,33 +183,24 @@ impl Cursor<'_> {
     }
 }
 
-fn decode_value(lua: &Lua, c: &mut Cursor, depth: usize) -> Result<Value, DecodeError> {
+/// What the first byte of an item starts.
+enum Item {
+    /// A whole value.
+    Value(Value),
+    /// An array of this many items.
+    Array(usize),
+    /// A map of this many pairs.
+    Map(usize),
+}
+
+/// Reads one item's header (a scalar whole), as mp_decode_to_lua_type's switch.
+fn item(lua: &Lua, c: &mut Cursor) -> Result<Item, DecodeError> {
     let lua_err = |e: mlua::Error| DecodeError::Lua(e.to_string());
     if c.left() < 1 {
         return Err(DecodeError::Eof);
     }
     let tag = c.data[c.pos];
-    let string = |lua: &Lua, c: &mut Cursor, hdr: usize| {
-        if c.left() < hdr {
-            return Err(DecodeError::Eof);
-        }
-        let len = c.data[c.pos + 1..c.pos + hdr]
-            .iter()
-            .fold(0usize, |a, &b| (a << 8) | b as usize);
-        if c.left() < hdr + len {
-            return Err(DecodeError::Eof);
-        }
-        c.pos += hdr;
-        let s = c.take(len)?;
-        Ok(Value::String(lua.create_string(s).map_err(lua_err)?))
-    };
-    let count = |c: &mut Cursor, n: usize| -> Result<usize, DecodeError> {
-        if c.left() < 1 + n {
-            return Err(DecodeError::Eof);
-        }
-        c.pos += 1;
-        Ok(c.be(n)? as usize)
-    };
+    // A tag and `n` bytes after it, big-endian.
     let fixed = |c: &mut Cursor, n: usize| -> Result<u64, DecodeError> {
         if c.left() < 1 + n {
             return Err(DecodeError::Eof);
@@ -214,114 +208,193 @@ fn decode_value(lua: &Lua, c: &mut Cursor, depth: usize) -> Result<Value, Decode
         c.pos += 1;
         c.be(n)
     };
-    Ok(match tag {
-        0xcc => Value::Number(fixed(c, 1)? as f64),
-        0xd0 => Value::Number(fixed(c, 1)? as u8 as i8 as f64),
-        0xcd => Value::Number(fixed(c, 2)? as f64),
-        0xd1 => Value::Number(fixed(c, 2)? as u16 as i16 as f64),
-        0xce => Value::Number(fixed(c, 4)? as f64),
-        0xd2 => Value::Number(fixed(c, 4)? as u32 as i32 as f64),
+    // A string of `len` bytes after a header of `hdr` bytes.
+    let string = |c: &mut Cursor, hdr: usize, len: usize| -> Result<Item, DecodeError> {
+        if c.left() < hdr + len {
+            return Err(DecodeError::Eof);
+        }
+        c.pos += hdr;
+        let s = c.take(len)?;
+        Ok(Item::Value(Value::String(
+            lua.create_string(s).map_err(lua_err)?,
+        )))
+    };
+    let number = |v: f64| Ok(Item::Value(Value::Number(v)));
+    match tag {
+        0xcc => number(fixed(c, 1)? as f64),
+        0xd0 => number(fixed(c, 1)? as u8 as i8 as f64),
+        0xcd => number(fixed(c, 2)? as f64),
+        0xd1 => number(fixed(c, 2)? as u16 as i16 as f64),
+        0xce => number(fixed(c, 4)? as f64),
+        0xd2 => number(fixed(c, 4)? as u32 as i32 as f64),
         // As lua-cmsgpack: pushed through lua_Integer (int64), so past 2^63 it wraps.
-        0xcf => Value::Number(fixed(c, 8)? as i64 as f64),
-        0xd3 => Value::Number(fixed(c, 8)? as i64 as f64),
+        0xcf => number(fixed(c, 8)? as i64 as f64),
+        0xd3 => number(fixed(c, 8)? as i64 as f64),
+        0xca => number(f32::from_bits(fixed(c, 4)? as u32) as f64),
+        0xcb => number(f64::from_bits(fixed(c, 8)?)),
         0xc0 => {
             c.pos += 1;
-            Value::Nil
+            Ok(Item::Value(Value::Nil))
         }
         0xc3 | 0xc2 => {
             c.pos += 1;
-            Value::Boolean(tag == 0xc3)
+            Ok(Item::Value(Value::Boolean(tag == 0xc3)))
         }
-        0xca => Value::Number(f32::from_bits(fixed(c, 4)? as u32) as f64),
-        0xcb => Value::Number(f64::from_bits(fixed(c, 8)?)),
-        0xd9 => string(lua, c, 2)?,
-        0xda => string(lua, c, 3)?,
-        0xdb => string(lua, c, 5)?,
-        0xdc => {
-            let n = count(c, 2)?;
-            array(lua, c, n, depth)?
+        0xd9..=0xdb => {
+            let n = match tag {
+                0xd9 => 1,
+                0xda => 2,
+                _ => 4,
+            };
+            if c.left() < 1 + n {
+                return Err(DecodeError::Eof);
+            }
+            let len = c.data[c.pos + 1..c.pos + 1 + n]
+                .iter()
+                .fold(0usize, |a, &b| (a << 8) | b as usize);
+            string(c, 1 + n, len)
         }
-        0xdd => {
-            let n = count(c, 4)?;
-            array(lua, c, n, depth)?
-        }
-        0xde => {
-            let n = count(c, 2)?;
-            map(lua, c, n, depth)?
-        }
-        0xdf => {
-            let n = count(c, 4)?;
-            map(lua, c, n, depth)?
-        }
+        0xdc => Ok(Item::Array(fixed(c, 2)? as usize)),
+        0xdd => Ok(Item::Array(fixed(c, 4)? as usize)),
+        0xde => Ok(Item::Map(fixed(c, 2)? as usize)),
+        0xdf => Ok(Item::Map(fixed(c, 4)? as usize)),
         t if t & 0x80 == 0 => {
             c.pos += 1;
-            Value::Number(t as f64)
+            number(t as f64)
         }
         t if t & 0xe0 == 0xe0 => {
             c.pos += 1;
-            Value::Number(t as i8 as f64)
+            number(t as i8 as f64)
         }
-        t if t & 0xe0 == 0xa0 => {
-            let len = (t & 0x1f) as usize;
-            if c.left() < 1 + len {
-                return Err(DecodeError::Eof);
-            }
-            c.pos += 1;
-            Value::String(lua.create_string(c.take(len)?).map_err(lua_err)?)
-        }
+        t if t & 0xe0 == 0xa0 => string(c, 1, (t & 0x1f) as usize),
         t if t & 0xf0 == 0x90 => {
             c.pos += 1;
-            array(lua, c, (t & 0xf) as usize, depth)?
+            Ok(Item::Array((t & 0xf) as usize))
         }
         t if t & 0xf0 == 0x80 => {
             c.pos += 1;
-            map(lua, c, (t & 0xf) as usize, depth)?
+            Ok(Item::Map((t & 0xf) as usize))
         }
-        _ => return Err(DecodeError::BadFormat),
-    })
-}
-
-fn deeper(depth: usize, what: &str) -> Result<usize, DecodeError> {
-    if depth >= MAX_DECODE_DEPTH {
-        return Err(DecodeError::Lua(format!(
-            "stack overflow (in function {what})"
-        )));
+        _ => Err(DecodeError::BadFormat),
     }
-    Ok(depth + 1)
 }
 
-fn array(lua: &Lua, c: &mut Cursor, n: usize, depth: usize) -> Result<Value, DecodeError> {
-    let depth = deeper(depth, "mp_decode_to_lua_array")?;
-    let t = lua
-        .create_table()
-        .map_err(|e| DecodeError::Lua(e.to_string()))?;
-    for i in 1..=n {
-        let v = decode_value(lua, c, depth)?;
-        t.raw_set(i, v)
-            .map_err(|e| DecodeError::Lua(e.to_string()))?;
+/// An array or map being filled.
+struct Open {
+    table: Table,
+    /// Items (array) or pairs (map) still to read.
+    remaining: usize,
+    /// Array: the next index. Map: unused.
+    next_index: usize,
+    /// Map: the key read, waiting for its value.
+    key: Option<Value>,
+    is_map: bool,
+}
+
+impl Open {
+    /// The Lua stack slots this container holds: its table, and the index or key of the
+    /// item being read.
+    fn slots(&self) -> usize {
+        if self.is_map {
+            1 + usize::from(self.key.is_some())
+        } else {
+            2
+        }
     }
-    Ok(Value::Table(t))
 }
 
-fn map(lua: &Lua, c: &mut Cursor, n: usize, depth: usize) -> Result<Value, DecodeError> {
-    let depth = deeper(depth, "mp_decode_to_lua_hash")?;
-    let t = lua
-        .create_table()
-        .map_err(|e| DecodeError::Lua(e.to_string()))?;
-    for _ in 0..n {
-        let k = decode_value(lua, c, depth)?;
-        let v = decode_value(lua, c, depth)?;
-        match &k {
-            Value::Nil => return Err(DecodeError::Lua("table index is nil".into())),
-            Value::Number(x) if x.is_nan() => {
-                return Err(DecodeError::Lua("table index is NaN".into()))
+/// One value (mp_decode_to_lua_type), without recursion; `base` is the Lua stack slots in
+/// use before it (the argument and the values decoded so far), so that nesting fails
+/// where lua-cmsgpack's luaL_checkstack calls fail.
+fn decode_value(lua: &Lua, c: &mut Cursor, base: usize) -> Result<Value, DecodeError> {
+    let lua_err = |e: mlua::Error| DecodeError::Lua(e.to_string());
+    let mut open: Vec<Open> = Vec::new();
+    let mut used = base;
+    loop {
+        if used + 1 > MAX_SLOTS {
+            return Err(DecodeError::Stack(
+                "too many return values at once; use unpack_one or unpack_limit instead.",
+            ));
+        }
+        let mut value = match item(lua, c)? {
+            Item::Value(v) => v,
+            Item::Array(n) => {
+                if used + 2 > MAX_SLOTS {
+                    return Err(DecodeError::Stack("in function mp_decode_to_lua_array"));
+                }
+                let table = lua.create_table().map_err(lua_err)?;
+                if n == 0 {
+                    Value::Table(table)
+                } else {
+                    let o = Open {
+                        table,
+                        remaining: n,
+                        next_index: 1,
+                        key: None,
+                        is_map: false,
+                    };
+                    used += o.slots();
+                    open.push(o);
+                    continue;
+                }
             }
-            _ => {}
+            Item::Map(n) => {
+                let table = lua.create_table().map_err(lua_err)?;
+                if n == 0 {
+                    Value::Table(table)
+                } else {
+                    let o = Open {
+                        table,
+                        remaining: n,
+                        next_index: 0,
+                        key: None,
+                        is_map: true,
+                    };
+                    used += o.slots();
+                    open.push(o);
+                    continue;
+                }
+            }
+        };
+        // Store the value in the containers it completes, innermost first.
+        loop {
+            let Some(top) = open.last_mut() else {
+                return Ok(value);
+            };
+            used -= top.slots();
+            if top.is_map {
+                match top.key.take() {
+                    None => {
+                        top.key = Some(value);
+                        used += top.slots();
+                        break;
+                    }
+                    Some(key) => {
+                        match &key {
+                            Value::Nil => {
+                                return Err(DecodeError::Lua("table index is nil".into()))
+                            }
+                            Value::Number(x) if x.is_nan() => {
+                                return Err(DecodeError::Lua("table index is NaN".into()))
+                            }
+                            _ => {}
+                        }
+                        top.table.raw_set(key, value).map_err(lua_err)?;
+                    }
+                }
+            } else {
+                top.table.raw_set(top.next_index, value).map_err(lua_err)?;
+                top.next_index += 1;
+            }
+            top.remaining -= 1;
+            if top.remaining > 0 {
+                used += top.slots();
+                break;
+            }
+            let done = open.pop().expect("a container");
+            value = Value::Table(done.table);
         }
-        t.raw_set(k, v)
-            .map_err(|e| DecodeError::Lua(e.to_string()))?;
     }
-    Ok(Value::Table(t))
 }
 
 /// mp_unpack_full: up to `limit` values from `offset` (`limit` and `offset` 0: all of
@@ -361,23 +434,23 @@ fn unpack_full(
     };
     let mut out = Vec::new();
     while c.left() > 0 && (out.len() as i64) < limit {
-        if out.len() > 7990 {
-            return Err(error(
-                lua,
-                p,
-                "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)",
-            ));
-        }
-        match decode_value(lua, &mut c, 0) {
+        // The string argument, then the values decoded so far.
+        match decode_value(lua, &mut c, 1 + out.len()) {
             Ok(v) => out.push(v),
             Err(DecodeError::Eof) => return Err(error(lua, p, "Missing bytes in input.")),
             Err(DecodeError::BadFormat) => return Err(error(lua, p, "Bad data format in input.")),
             Err(DecodeError::Lua(text)) => {
                 return Err(p.raise(Value::String(lua.create_string(text)?)))
             }
+            Err(DecodeError::Stack(what)) => {
+                return Err(error(lua, p, &format!("stack overflow ({what})")))
+            }
         }
     }
     if !decode_all {
+        if 1 + out.len() + 1 > MAX_SLOTS {
+            return Err(error(lua, p, "stack overflow (in function mp_unpack_full)"));
+        }
         let next = if c.left() == 0 { -1 } else { c.pos as i64 };
         out.insert(0, Value::Number(next as f64));
     }
@@ -473,7 +546,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(pack_value(&v).unwrap(), bytes);
-        let decode = |b: &[u8]| decode_value(&lua, &mut Cursor { data: b, pos: 0 }, 0).map(|_| ());
+        let decode = |b: &[u8]| decode_value(&lua, &mut Cursor { data: b, pos: 0 }, 1).map(|_| ());
         assert_eq!(decode(&[0x92, 1]), Err(DecodeError::Eof));
         assert_eq!(decode(&[0xc1]), Err(DecodeError::BadFormat));
         assert_eq!(decode(&[0xa3, b'a']), Err(DecodeError::Eof));
@@ -481,5 +554,19 @@ mod tests {
             decode(&[0x81, 0xc0, 1]),
             Err(DecodeError::Lua("table index is nil".into()))
         );
+    }
+
+    proptest::proptest! {
+        /// Any bytes decode or fail cleanly; what decodes packs to bytes that decode to
+        /// the same packing.
+        #[test]
+        fn unpack_then_pack_is_stable(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+            let lua = Lua::new();
+            if let Ok(v) = decode_value(&lua, &mut Cursor { data: &bytes, pos: 0 }, 1) {
+                let once = pack_value(&v).unwrap();
+                let again = decode_value(&lua, &mut Cursor { data: &once, pos: 0 }, 1).unwrap();
+                proptest::prop_assert_eq!(pack_value(&again).unwrap(), once);
+            }
+        }
     }
 }
