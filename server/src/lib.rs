@@ -29,6 +29,9 @@
 //! - [`aof`]: the append-only file (Redis 7's directory of base and incremental files):
 //!   writing, fsync policies, BGREWRITEAOF, loading.
 //! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load.
+//! - [`replication`]: replication with Redis's protocol: Goblin as a master (SYNC / PSYNC,
+//!   the backlog, full syncs by fork, WAIT) and as a replica (the link to the master on the
+//!   event loop, the stream applied as the master client).
 //! - [`server`]: the server state that wires them: config, keyspace, connections, stats.
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
 //! - [`stats`]: counters behind INFO stats, commandstats and errorstats.
@@ -51,6 +54,8 @@
 //!
 //! rdb -> keyspace (save reads the databases; load builds them and replaces them)
 //! commands -> propagate -> aof (each write's replay into the append-only file)
+//!                        -> replication (the same stream to the backlog and the replicas)
+//! master link -> replication::replica -> commands (the master's stream, as its client)
 //! ```
 //!
 //! Dependencies run one way: net -> commands -> keyspace -> engine, and rdb -> keyspace;
@@ -80,6 +85,7 @@ pub mod numbers;
 pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
+pub mod replication;
 pub mod resp;
 pub mod scripting;
 pub mod server;

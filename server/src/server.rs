@@ -47,6 +47,8 @@ pub struct Server {
     pub aof: crate::aof::Aof,
     /// The Lua interpreter, the script cache and the script running now.
     pub scripting: crate::scripting::Scripting,
+    /// Replication: ids, offsets, backlog, replicas, the link to a master.
+    pub replication: crate::replication::Replication,
 }
 
 impl Server {
@@ -57,7 +59,7 @@ impl Server {
         let run_id = (0..40)
             .map(|_| char::from_digit((keyspace.random() % 16) as u32, 16).expect("hex digit"))
             .collect();
-        Server {
+        let mut server = Server {
             config,
             keyspace,
             stats: Stats::default(),
@@ -77,7 +79,27 @@ impl Server {
             propagation: Default::default(),
             aof: Default::default(),
             scripting: Default::default(),
+            replication: Default::default(),
+        };
+        crate::replication::init(&mut server);
+        server
+    }
+
+    /// Takes what the commands propagated since the last call (and the removals by expiry
+    /// and eviction) to its consumers: the AOF's buffer and the replication stream.
+    pub fn drain_propagation(&mut self) {
+        self.propagate_removals();
+        if self.propagation.pending() == 0 {
+            return;
         }
+        let stream = self.propagation.take();
+        crate::aof::append(self, &stream);
+        crate::replication::feed_own(self, &stream);
+    }
+
+    /// Whether a snapshot child runs: a BGSAVE's, or a diskless replication sync's.
+    pub fn snapshot_child(&self) -> bool {
+        self.rdb.child.is_some() || self.replication.has_child()
     }
 
     /// Propagates the keys expiry and eviction removed outside commands, each deletion on
@@ -96,7 +118,7 @@ impl Server {
             config: &self.config,
             keyspace: &mut self.keyspace,
             loading: self.loading.is_some(),
-            other_child: self.aof.rewriting(),
+            other_child: self.aof.rewriting() || self.replication.has_child(),
         }
     }
 }

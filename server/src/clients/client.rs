@@ -17,6 +17,18 @@ pub enum ReplyMode {
     Skip,
 }
 
+/// A connection's part in replication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplRole {
+    /// An ordinary client.
+    #[default]
+    Normal,
+    /// A replica of this server (it sent SYNC or PSYNC): it gets the stream, no replies.
+    Replica,
+    /// This server's master, applying the stream (never in the registry).
+    Master,
+}
+
 /// A command queued inside MULTI: the resolved command and its arguments.
 pub type Queued = (&'static crate::commands::Command, Vec<Vec<u8>>);
 
@@ -83,6 +95,10 @@ pub struct Client {
     pub blocked: Option<Blocked>,
     /// Pub/sub subscriptions.
     pub subscriptions: crate::pubsub::Subscriptions,
+    /// Replica, master, or neither.
+    pub repl_role: ReplRole,
+    /// Replication offset just after this client's last propagated write (WAIT waits for it).
+    pub woff: u64,
 }
 
 impl Client {
@@ -114,13 +130,20 @@ impl Client {
             close_after_reply: false,
             blocked: None,
             subscriptions: Default::default(),
+            repl_role: ReplRole::Normal,
+            woff: 0,
         }
     }
 
     /// The `flags=` letters of CLIENT LIST.
     pub fn flags(&self) -> String {
         let mut f = String::new();
-        // Redis's order: P x b t R B c e T.
+        // Redis's order: S M P x b t R B c e T.
+        match self.repl_role {
+            ReplRole::Replica => f.push('S'),
+            ReplRole::Master => f.push('M'),
+            ReplRole::Normal => {}
+        }
         if self.subscriptions.active() {
             f.push('P');
         }

@@ -1,7 +1,7 @@
 //! CLIENT and its subcommands.
 
 use super::Ctx;
-use crate::clients::{Buffers, Client, ReplyMode};
+use crate::clients::{Buffers, Client, ReplRole, ReplyMode};
 use crate::errors;
 use crate::pubsub::Kind;
 
@@ -88,14 +88,14 @@ pub fn getname(ctx: &mut Ctx, _args: &[&[u8]]) {
     }
 }
 
-/// The client classes CLIENT LIST and CLIENT KILL filter on (Goblin has no replication
-/// clients: those types match none).
-#[derive(Debug, Clone, Copy)]
+/// The client classes CLIENT LIST and CLIENT KILL filter on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ClientType {
     Any,
     Normal,
     PubSub,
-    Replication,
+    Replica,
+    Master,
 }
 
 impl ClientType {
@@ -104,7 +104,8 @@ impl ClientType {
         match name.to_ascii_lowercase().as_str() {
             "normal" => Ok(ClientType::Normal),
             "pubsub" => Ok(ClientType::PubSub),
-            "master" | "replica" | "slave" => Ok(ClientType::Replication),
+            "replica" | "slave" => Ok(ClientType::Replica),
+            "master" => Ok(ClientType::Master),
             _ => Err(format!("ERR Unknown client type '{name}'")),
         }
     }
@@ -113,9 +114,12 @@ impl ClientType {
     fn matches(self, client: &Client) -> bool {
         match self {
             ClientType::Any => true,
-            ClientType::Normal => !client.subscriptions.active(),
+            ClientType::Normal => {
+                client.repl_role == ReplRole::Normal && !client.subscriptions.active()
+            }
             ClientType::PubSub => client.subscriptions.active(),
-            ClientType::Replication => false,
+            ClientType::Replica => client.repl_role == ReplRole::Replica,
+            ClientType::Master => client.repl_role == ReplRole::Master,
         }
     }
 }
@@ -232,6 +236,10 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
             && maxage.is_none_or(|m| c.created.elapsed().as_secs() >= m)
     };
     let mut killed = ctx.server.clients.kill(&matches) as i64;
+    if of_type == ClientType::Master && id.is_none() && addr.is_none() && laddr.is_none() {
+        // The master's client is the link's, not the registry's.
+        killed += crate::replication::replica::kill_link(ctx.server) as i64;
+    }
     if !skipme && matches(ctx.client) {
         ctx.client.close_after_reply = true;
         killed += 1;

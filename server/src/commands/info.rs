@@ -106,7 +106,8 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
             );
         }
         "clients" => {
-            let connected = server.clients.len();
+            // As Redis: replicas are not counted among the clients.
+            let connected = server.clients.len() - server.replication.master.replicas.len();
             let blocking_keys = server.keyspace.blocking_key_count();
             let tracking = server.tracking.clients();
             let _ = write!(
@@ -125,17 +126,11 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
             let tracking_prefixes = server.tracking.prefixes();
             let _ = write!(
                 w,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{tracking_keys}\r\ntracking_total_items:{tracking_items}\r\ntracking_total_prefixes:{tracking_prefixes}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
-                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.input_kbps(), st.output_kbps(), st.rejected_connections, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, server.memory.evicted_keys, ks.keyspace_hits, ks.keyspace_misses, server.pubsub.len(crate::pubsub::Kind::Channel), server.pubsub.len(crate::pubsub::Kind::Pattern), server.pubsub.len(crate::pubsub::Kind::Shard), server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{tracking_keys}\r\ntracking_total_items:{tracking_items}\r\ntracking_total_prefixes:{tracking_prefixes}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes, st.net_output_bytes, st.input_kbps(), st.output_kbps(), st.rejected_connections, server.replication.sync_full, server.replication.sync_partial_ok, server.replication.sync_partial_err, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, server.memory.evicted_keys, ks.keyspace_hits, ks.keyspace_misses, server.pubsub.len(crate::pubsub::Kind::Channel), server.pubsub.len(crate::pubsub::Kind::Pattern), server.pubsub.len(crate::pubsub::Kind::Shard), server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed,
             );
         }
-        "replication" => {
-            let _ = write!(
-                w,
-                "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-                server.run_id
-            );
-        }
+        "replication" => w.push_str(&crate::replication::info_section(server)),
         "cpu" => {
             let (sys, user) = cpu_times(libc::RUSAGE_SELF);
             let (sys_children, user_children) = cpu_times(libc::RUSAGE_CHILDREN);

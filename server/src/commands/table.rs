@@ -444,6 +444,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::list_commands::COMMANDS)
             .chain(&pubsub::COMMANDS)
             .chain(&crate::scripting::COMMANDS)
+            .chain(&super::replication::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -470,4 +471,5 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::list_commands::COMMANDS)
         .chain(&pubsub::COMMANDS)
         .chain(&crate::scripting::COMMANDS)
+        .chain(&super::replication::COMMANDS)
 }
