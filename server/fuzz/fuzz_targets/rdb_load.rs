@@ -42,6 +42,7 @@ fuzz_target!(|data: &[u8]| {
         used_mem: 0,
         compress: true,
         aof_base: false,
+        repl_stream_db: None,
     };
     let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux, 0).expect("writing to memory");
     let (again, _) = match load(&bytes[..], &opts) {

@@ -1261,6 +1261,7 @@ mod tests {
             used_mem: 2,
             compress: true,
             aof_base: false,
+            repl_stream_db: None,
         };
         write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
     }

@@ -146,6 +146,11 @@ impl Link {
         }
     }
 
+    /// The database the master client is in (the stream continues there).
+    pub fn master_db(&self) -> Option<usize> {
+        self.client.as_ref().map(|c| c.db)
+    }
+
     /// Drops the cached master: the next sync is a full one.
     pub fn forget_history(&mut self) {
         self.cached = None;

@@ -132,6 +132,7 @@ mod tests {
             used_mem: 0,
             compress: false,
             aof_base: false,
+            repl_stream_db: None,
         };
         let dbs = vec![Db::default()];
         let reader = std::thread::spawn(move || {
