@@ -291,3 +291,88 @@ def test_redis_cli_rdb_and_replica(procs, tmp_path):
     finally:
         cli.kill()
         cli.wait()
+
+
+def test_goblin_master_goblin_replica_with_partial_resync(procs, tmp_path):
+    m = start(procs, "goblin", tmp_path / "m")
+    mc = m.client()
+    deterministic_mix(mc, random.Random(8), 200)
+    g = start(procs, "goblin", tmp_path / "g")
+    gc = g.client()
+    with Writer(m.port, 9) as w:
+        replicaof(g, m)
+        wait_for(lambda: repl(gc).get("master_link_status") == "up", what="the link")
+        wait_for(lambda: w.rounds >= 3, what="writes after the sync")
+        assert gc.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+        wait_for(lambda: sync_stats(mc)[1] >= 1, what="the partial resync")
+        rounds = w.rounds
+        wait_for(lambda: w.rounds >= rounds + 3, what="writes after the resync")
+    assert sync_stats(mc) == (1, 1)
+    wait_synced(mc, gc)
+    assert_same(keyspace(mc), keyspace(gc), ttl_slack_ms=5000)
+
+
+def test_masterauth_and_replicaof_at_start(procs, tmp_path):
+    m = start(procs, "redis", tmp_path / "m")
+    m.client().config_set("requirepass", "secret")
+    mc = redis.Redis(port=m.port, password="secret")
+    mc.set("k", "v")
+    g = start(procs, "goblin", tmp_path / "g", "--masteruser", "default", "--masterauth", "secret",
+              "--replicaof", "127.0.0.1", str(m.port))
+    wait_synced(mc, g.client())
+    assert g.client().get("k") == b"v"
+    assert g.client().config_get("masterauth") == {"masterauth": "secret"}
+    # Without the password the master refuses the replica: the link stays down.
+    bad = start(procs, "goblin", tmp_path / "bad", "--replicaof", "127.0.0.1", str(m.port))
+    time.sleep(1.5)
+    assert repl(bad.client())["master_link_status"] == "down"
+    assert b"Unable to AUTH to MASTER" in bad.output().encode() or "NOAUTH" in bad.output()
+
+
+def test_migration_rehearsal_loses_no_acknowledged_write(procs, tmp_path):
+    """Replicate Redis into Goblin under writes, promote Goblin (REPLICAOF NO ONE), move the
+    client to it: every write either server acknowledged is in Goblin."""
+    m = start(procs, "redis", tmp_path / "m")
+    g = start(procs, "goblin", tmp_path / "g")
+    acked: list[int] = []
+    target = {"port": m.port}
+    stop, pause, paused, resume = (threading.Event() for _ in range(4))
+
+    def writer():
+        i = 0
+        c = redis.Redis(port=target["port"], socket_timeout=10)
+        while not stop.is_set():
+            if pause.is_set():
+                # Between two writes: the client lets go of the old master.
+                paused.set()
+                resume.wait(30)
+                pause.clear()
+                c.close()
+                c = redis.Redis(port=target["port"], socket_timeout=10)
+            c.set(f"w:{i}", i)
+            c.sadd("members", i)
+            acked.append(i)
+            i += 1
+        c.close()
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    replicaof(g, m)
+    wait_for(lambda: repl(g.client()).get("master_link_status") == "up", what="the link")
+    wait_for(lambda: len(acked) > 2000, what="writes")
+    # The switch: the client stops writing to the old master, the new one catches up and is
+    # promoted, the client moves to it.
+    pause.set()
+    assert paused.wait(30)
+    wait_synced(m.client(), g.client())
+    assert g.client().execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    target["port"] = g.port
+    resume.set()
+    n = len(acked)
+    wait_for(lambda: len(acked) > n + 2000, what="writes on the new master")
+    stop.set()
+    t.join(30)
+    gc = g.client()
+    present = gc.smembers("members")
+    missing = [i for i in acked if gc.get(f"w:{i}") != str(i).encode() or str(i).encode() not in present]
+    assert not missing, missing[:10]
