@@ -376,3 +376,33 @@ def test_migration_rehearsal_loses_no_acknowledged_write(procs, tmp_path):
     present = gc.smembers("members")
     missing = [i for i in acked if gc.get(f"w:{i}") != str(i).encode() or str(i).encode() not in present]
     assert not missing, missing[:10]
+
+
+def test_replicaof_unblocks_clients_and_client_list_shows_the_master(procs, tmp_path):
+    m = start(procs, "redis", tmp_path / "m")
+    m.client().set("k", "v")
+    outcomes = []
+    for kind in ("redis", "goblin"):
+        p = start(procs, kind, tmp_path / kind)
+        blocked = p.client()
+        got = {}
+
+        def blpop(c=blocked, got=got):
+            try:
+                got["reply"] = c.blpop("nothing", 0)
+            except redis.ResponseError as e:
+                got["error"] = str(e)
+
+        t = threading.Thread(target=blpop, daemon=True)
+        t.start()
+        wait_for(lambda: p.client().info("clients")["blocked_clients"] == 1, what="BLPOP")
+        replicaof(p, m)
+        t.join(10)
+        wait_synced(m.client(), p.client())
+        masters = p.client().execute_command("CLIENT", "LIST", "TYPE", "master").decode()
+        lines = masters.strip().split("\n")
+        assert len(lines) == 1 and " flags=M " in lines[0], masters
+        assert f"addr=127.0.0.1:{m.port} " in lines[0]
+        outcomes.append((got, p.client().info("clients")["blocked_clients"]))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0]["error"].startswith("UNBLOCKED force unblock from blocking operation")

@@ -194,6 +194,25 @@ pub fn client_gone(server: &mut Server, client: &mut Client) {
     crate::replication::client_gone(server, id);
 }
 
+/// The server becomes a replica: every blocked client gets Redis's UNBLOCKED error and its
+/// connection closes (what it waits for would have to come from its master now).
+pub fn disconnect_blocked(server: &mut Server) {
+    if server.clients.blocked() == 0 {
+        return;
+    }
+    for id in server.clients.ids_where(|c| c.blocked.is_some()) {
+        let Some(mut lease) = server.clients.lease_id(id) else {
+            continue;
+        };
+        ReplyWriter::new(&mut lease.out, lease.client.resp3).error(
+            "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+        );
+        unblock(server, &mut lease.client);
+        lease.doomed = true;
+        server.clients.restore(lease, true);
+    }
+}
+
 /// Answers the clients in WAIT whose writes enough replicas acknowledged (after ACKs came).
 pub fn serve_waits(server: &mut Server) {
     if server.clients.blocked() == 0 {

@@ -164,6 +164,13 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
             lines.push((c.id, describe(c, buffers, None)));
         }
     }
+    // The master's client belongs to the link, not to the registry.
+    let link = ctx.server.replication.link.as_ref();
+    if let Some(c) = link.and_then(|l| l.master_client()) {
+        if of_type.matches(c) {
+            lines.push((c.id, describe(c, Buffers::default(), None)));
+        }
+    }
     lines.sort_by_key(|(id, _)| *id);
     for (id, line) in lines {
         if ids.as_ref().is_none_or(|w| w.contains(&id)) {

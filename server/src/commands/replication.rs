@@ -96,6 +96,9 @@ fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) {
             return ctx.out.simple("OK Already connected to specified master");
         }
     }
+    if !ctx.server.replication.is_replica() {
+        super::blocking::disconnect_blocked(ctx.server);
+    }
     replica::set_master(ctx.server, host.clone(), port as u16);
     notice!(
         "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",

@@ -146,6 +146,11 @@ impl Link {
         }
     }
 
+    /// The master's client, while the stream flows (CLIENT LIST).
+    pub fn master_client(&self) -> Option<&Client> {
+        self.client.as_deref()
+    }
+
     /// The database the master client is in (the stream continues there).
     pub fn master_db(&self) -> Option<usize> {
         self.client.as_ref().map(|c| c.db)
@@ -233,6 +238,7 @@ pub fn set_master(server: &mut Server, host: String, port: u16) {
     } else if let Some(old) = server.replication.link.take() {
         link.cached = old.cached_now();
     }
+    crate::log::set_role('S');
     notice!("Connecting to MASTER {host}:{port}");
     server.replication.master_addr = Some((host, port));
     link.down_since = Some(Instant::now());
@@ -247,6 +253,7 @@ pub fn unset_master(server: &mut Server) {
         return;
     }
     server.replication.link = None;
+    crate::log::set_role('M');
     super::shift_id(server);
     super::master::disconnect_replicas(server);
     server.propagation.reselect();
