@@ -110,6 +110,8 @@ pub struct Replica {
     acked: bool,
     /// The stream kept for it until it can be sent.
     held: Vec<u8>,
+    /// Dropped (its connection closes): nothing more is kept for it.
+    dropped: bool,
     /// The offset it acknowledged (REPLCONF ACK).
     pub ack_off: u64,
     /// When it last acknowledged (or went online).
@@ -269,6 +271,7 @@ pub fn sync(
         wait_ack: false,
         acked: false,
         held: Vec::new(),
+        dropped: false,
         ack_off: 0,
         ack_time: Instant::now(),
         bulk: None,
@@ -356,7 +359,7 @@ pub fn feed_replicas(server: &mut Server, bytes: &[u8]) {
         clients,
         ..
     } = server;
-    for r in &mut replication.master.replicas {
+    for r in replication.master.replicas.iter_mut().filter(|r| !r.dropped) {
         match r.state {
             State::WaitBgsaveStart => {}
             State::WaitBgsaveEnd | State::SendBulk => r.held.extend_from_slice(bytes),
@@ -365,6 +368,17 @@ pub fn feed_replicas(server: &mut Server, bytes: &[u8]) {
                     r.held.extend_from_slice(bytes);
                 }
             }
+        }
+        // What is held for a replica counts against its output limit, as in Redis.
+        if hard > 0 && r.held.len() as u64 > hard {
+            warning!(
+                "Client id={} addr={} closed for overcoming of output buffer limits.",
+                r.id,
+                r.ip
+            );
+            r.dropped = true;
+            r.held = Vec::new();
+            clients.kill(|c| c.id == r.id);
         }
     }
 }
@@ -833,4 +847,59 @@ pub fn disconnect_replicas(server: &mut Server) {
         .map(|r| r.id)
         .collect();
     server.clients.kill(|c| ids.contains(&c.id));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn replica(psync2: bool) -> Replica {
+        Replica {
+            id: 1,
+            fd: -1,
+            ip: "127.0.0.1".into(),
+            conf: Handshake {
+                capa_psync2: psync2,
+                ..Default::default()
+            },
+            pre_psync: false,
+            state: State::WaitBgsaveStart,
+            diskless: false,
+            wait_ack: false,
+            acked: false,
+            held: Vec::new(),
+            dropped: false,
+            ack_off: 0,
+            ack_time: Instant::now(),
+            bulk: None,
+        }
+    }
+
+    #[test]
+    fn partial_resync_only_within_the_history_and_the_backlog() {
+        let mut server = Server::new(Config::default());
+        super::super::create_backlog(&mut server);
+        super::super::feed(&mut server, b"0123456789");
+        let id = server.replication.replid.clone();
+        let r = replica(true);
+        let cont = |s: &Server, id: &str, off: i64| try_partial(s, &r, id.as_bytes(), off);
+        let reply = cont(&server, &id, 4).expect("in the backlog");
+        assert_eq!(reply, format!("+CONTINUE {id}\r\n3456789").into_bytes());
+        assert_eq!(cont(&server, &id, 11).unwrap(), format!("+CONTINUE {id}\r\n").into_bytes());
+        assert!(cont(&server, &id, 12).is_none(), "past the end");
+        assert!(cont(&server, &id, 0).is_none(), "before the start");
+        assert!(cont(&server, "?", -1).is_none());
+        assert!(cont(&server, &"f".repeat(40), 4).is_none(), "another history");
+        // After a promotion the old id is good up to where it ended.
+        super::super::shift_id(&mut server);
+        super::super::feed(&mut server, b"abc");
+        assert_eq!(server.replication.second_offset, 11);
+        assert!(cont(&server, &id, 11).is_some());
+        assert!(cont(&server, &id, 12).is_none(), "the old id ended at 11");
+        let new = server.replication.replid.clone();
+        assert!(cont(&server, &new, 12).is_some());
+        let old_style = try_partial(&server, &replica(false), new.as_bytes(), 14).unwrap();
+        assert_eq!(old_style, b"+CONTINUE\r\n");
+    }
 }
