@@ -359,7 +359,12 @@ pub fn feed_replicas(server: &mut Server, bytes: &[u8]) {
         clients,
         ..
     } = server;
-    for r in replication.master.replicas.iter_mut().filter(|r| !r.dropped) {
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| !r.dropped)
+    {
         match r.state {
             State::WaitBgsaveStart => {}
             State::WaitBgsaveEnd | State::SendBulk => r.held.extend_from_slice(bytes),
@@ -886,11 +891,17 @@ mod tests {
         let cont = |s: &Server, id: &str, off: i64| try_partial(s, &r, id.as_bytes(), off);
         let reply = cont(&server, &id, 4).expect("in the backlog");
         assert_eq!(reply, format!("+CONTINUE {id}\r\n3456789").into_bytes());
-        assert_eq!(cont(&server, &id, 11).unwrap(), format!("+CONTINUE {id}\r\n").into_bytes());
+        assert_eq!(
+            cont(&server, &id, 11).unwrap(),
+            format!("+CONTINUE {id}\r\n").into_bytes()
+        );
         assert!(cont(&server, &id, 12).is_none(), "past the end");
         assert!(cont(&server, &id, 0).is_none(), "before the start");
         assert!(cont(&server, "?", -1).is_none());
-        assert!(cont(&server, &"f".repeat(40), 4).is_none(), "another history");
+        assert!(
+            cont(&server, &"f".repeat(40), 4).is_none(),
+            "another history"
+        );
         // After a promotion the old id is good up to where it ended.
         super::super::shift_id(&mut server);
         super::super::feed(&mut server, b"abc");
