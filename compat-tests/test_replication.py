@@ -314,6 +314,8 @@ def test_goblin_master_goblin_replica_with_partial_resync(procs, tmp_path):
 
 def test_masterauth_and_replicaof_at_start(procs, tmp_path):
     m = start(procs, "redis", tmp_path / "m")
+    # A delayed diskless sync: the master sends newlines before its +FULLRESYNC.
+    m.client().config_set("repl-diskless-sync-delay", 2)
     m.client().config_set("requirepass", "secret")
     mc = redis.Redis(port=m.port, password="secret")
     mc.set("k", "v")

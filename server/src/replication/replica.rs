@@ -589,6 +589,10 @@ impl Link {
                     };
                     let text = text.to_vec();
                     self.rbuf.drain(..used);
+                    if text.is_empty() {
+                        // A newline: the master keeps the link alive while it prepares.
+                        continue;
+                    }
                     self.handshake(server, step, &text)?;
                 }
                 State::Transfer => {
