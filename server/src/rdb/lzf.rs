@@ -78,10 +78,17 @@ const MAX_DISTANCE: usize = 1 << 13;
 pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
     let limit = input.len().checked_sub(4)?;
     let mut out = Vec::with_capacity(limit);
-    let mut table = vec![usize::MAX; 1 << 14];
+    // The table is sized to the input (up to 16K slots): one of 16K for every short string
+    // made a snapshot of small values spend its time filling tables.
+    let bits = input
+        .len()
+        .next_power_of_two()
+        .trailing_zeros()
+        .clamp(8, 14);
+    let mut table = vec![usize::MAX; 1 << bits];
     let hash = |at: usize| {
         let v = u32::from_le_bytes([input[at], input[at + 1], input[at + 2], 0]);
-        (v.wrapping_mul(2654435761) >> 18) as usize
+        (v.wrapping_mul(2654435761) >> (32 - bits)) as usize
     };
     let (mut literal, mut i) = (0, 0);
     while i + 2 < input.len() {

@@ -605,7 +605,7 @@ fn finish_sockets(server: &mut Server, ok: bool) {
             continue;
         }
         r.state = State::Online;
-        r.wait_ack = !r.acked && !r.pre_psync;
+        r.wait_ack = !r.acked;
         r.ack_time = Instant::now();
         notice!("Synchronization with replica {} succeeded", r.name());
     }
