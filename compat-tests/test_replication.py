@@ -408,3 +408,27 @@ def test_replicaof_unblocks_clients_and_client_list_shows_the_master(procs, tmp_
         outcomes.append((got, p.client().info("clients")["blocked_clients"]))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0]["error"].startswith("UNBLOCKED force unblock from blocking operation")
+
+
+def test_goblin_replica_with_aof_restarts_with_its_masters_data(procs, tmp_path):
+    """A replica with appendonly yes: after the full sync its AOF is rewritten from the loaded
+    data, then takes the stream; restarted from it, it holds its master's keyspace."""
+    m = start(procs, "redis", tmp_path / "m")
+    mc = m.client()
+    deterministic_mix(mc, random.Random(10), 300)
+    g = start(procs, "goblin", tmp_path / "g", "--appendonly", "yes")
+    gc = g.client()
+    gc.set("before-the-sync", 1)  # gone with the sync, from the AOF too
+    with Writer(m.port, 11) as w:
+        replicaof(g, m)
+        wait_for(lambda: repl(gc).get("master_link_status") == "up", what="the link")
+        wait_for(lambda: gc.info("persistence")["aof_rewrites"] >= 1
+                 and gc.info("persistence")["aof_rewrite_in_progress"] == 0, what="the rewrite")
+        rounds = w.rounds
+        wait_for(lambda: w.rounds >= rounds + 3, what="writes after the rewrite")
+    wait_synced(mc, gc)
+    expected = keyspace(mc)
+    assert_same(expected, keyspace(gc), ttl_slack_ms=5000)
+    g.kill9()
+    g.start()
+    assert_same(expected, keyspace(g.client()), ttl_slack_ms=5000)
