@@ -478,6 +478,9 @@ impl Link {
     /// Closes the connection; a link that was streaming keeps its master cached for PSYNC.
     fn fail(&mut self, server: &mut Server) {
         if self.state == State::Connected {
+            // A link lost while streaming is tried again at once (the backlog may not keep
+            // the missing part for long); a failed attempt waits for the next second.
+            self.last_attempt = None;
             notice!("Connection with master lost.");
             notice!("Caching the disconnected master state.");
             if let Some(mut c) = self.client.take() {
@@ -504,7 +507,6 @@ impl Link {
         self.applied = 0;
         self.parser = RequestParser::default();
         self.down_since.get_or_insert_with(Instant::now);
-        self.last_attempt = None;
     }
 
     /// Queues a command for the master.
