@@ -132,8 +132,8 @@ pub struct Config {
     pub client_query_buffer_limit: u64,
     /// client-output-buffer-limit, normal class.
     pub output_limit: OutputLimit,
-    /// client-output-buffer-limit, replica class (kept for CONFIG GET: Goblin has no replicas).
-    replica_output_limit: OutputLimit,
+    /// client-output-buffer-limit, replica class.
+    pub replica_output_limit: OutputLimit,
     /// client-output-buffer-limit, pubsub class (clients with a subscription).
     pub pubsub_output_limit: OutputLimit,
     /// hz: active expiry and timeouts run this many times a second.
@@ -176,6 +176,8 @@ pub struct Config {
     pub memory: crate::memory::config::MemoryConfig,
     /// appendonly, appendfsync and the other append-only file directives.
     pub aof: crate::aof::config::AofConfig,
+    /// The replication directives (repl-*, min-replicas-*, replica-*, masterauth, replicaof).
+    pub repl: crate::replication::config::ReplConfig,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
     /// aclfile: the ACL file ("": none).
@@ -239,6 +241,7 @@ impl Default for Config {
             stop_writes_on_bgsave_error: true,
             memory: Default::default(),
             aof: Default::default(),
+            repl: Default::default(),
             save_seen_at_start: false,
             aclfile: String::new(),
             acllog_max_len: 128,
@@ -340,6 +343,38 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("acl-pubsub-default", None, Mutability::Runtime),
     ("notify-keyspace-events", None, Mutability::Runtime),
     ("latency-monitor-threshold", None, Mutability::Runtime),
+    ("repl-backlog-size", None, Mutability::Runtime),
+    ("repl-diskless-sync", None, Mutability::Runtime),
+    ("repl-diskless-sync-delay", None, Mutability::Runtime),
+    ("repl-diskless-sync-max-replicas", None, Mutability::Runtime),
+    (
+        "repl-ping-replica-period",
+        Some("repl-ping-slave-period"),
+        Mutability::Runtime,
+    ),
+    ("repl-timeout", None, Mutability::Runtime),
+    (
+        "min-replicas-to-write",
+        Some("min-slaves-to-write"),
+        Mutability::Runtime,
+    ),
+    (
+        "min-replicas-max-lag",
+        Some("min-slaves-max-lag"),
+        Mutability::Runtime,
+    ),
+    (
+        "replica-read-only",
+        Some("slave-read-only"),
+        Mutability::Runtime,
+    ),
+    (
+        "replica-serve-stale-data",
+        Some("slave-serve-stale-data"),
+        Mutability::Runtime,
+    ),
+    ("masterauth", None, Mutability::Runtime),
+    ("masteruser", None, Mutability::Runtime),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -488,6 +523,10 @@ impl Config {
 
     /// Applies one parameter; `at_start` allows the start-only ones.
     pub fn apply(&mut self, name: &str, value: &[u8], at_start: bool) -> Result<(), ConfigError> {
+        if at_start && (name == "replicaof" || name == "slaveof") {
+            // A directive of the file and the command line, not a CONFIG parameter.
+            return self.repl.set_replicaof(&String::from_utf8_lossy(value));
+        }
         let canonical = Self::canonical(name).ok_or(ConfigError::Unknown)?;
         let mutability = &PARAMS
             .iter()
@@ -636,6 +675,9 @@ impl Config {
             "latency-monitor-threshold" => {
                 self.latency_monitor_threshold = int_in(&text, 0, i64::MAX)? as u64
             }
+            repl if crate::replication::config::NAMES.contains(&repl) => {
+                self.repl.apply(repl, value)?
+            }
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -773,6 +815,7 @@ impl Config {
                 crate::pubsub::notify::flags_to_string(self.notify_keyspace_events)
             }
             "latency-monitor-threshold" => self.latency_monitor_threshold.to_string(),
+            repl if crate::replication::config::NAMES.contains(&repl) => self.repl.value_of(repl),
             _ => unreachable!("every canonical name has a value"),
         }
     }
@@ -830,7 +873,7 @@ fn parse_save_points(text: &str) -> Result<Vec<(u64, u64)>, ConfigError> {
         .collect()
 }
 
-fn yes_no(text: &str) -> Result<bool, ConfigError> {
+pub(crate) fn yes_no(text: &str) -> Result<bool, ConfigError> {
     match text.to_ascii_lowercase().as_str() {
         "yes" => Ok(true),
         "no" => Ok(false),
@@ -850,7 +893,7 @@ fn base_name(text: &str, directive: &str, what: &str) -> Result<String, ConfigEr
     Ok(text.into())
 }
 
-fn yes_no_name(value: bool) -> String {
+pub(crate) fn yes_no_name(value: bool) -> String {
     if value { "yes" } else { "no" }.into()
 }
 
@@ -867,7 +910,7 @@ fn one_of(text: &str, names: &[&str]) -> Result<String, ConfigError> {
     }
 }
 
-fn int_in(text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
+pub(crate) fn int_in(text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
     let v = crate::numbers::parse_i64(text.as_bytes()).ok_or_else(|| {
         ConfigError::BadValue("argument couldn't be parsed into an integer".into())
     })?;
@@ -879,7 +922,7 @@ fn int_in(text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
     Ok(v)
 }
 
-fn memory_in(text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+pub(crate) fn memory_in(text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
     let v = memtoull(text)
         .ok_or_else(|| ConfigError::BadValue("argument must be a memory value".into()))?;
     if v < min || v > max {

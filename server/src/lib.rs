@@ -31,6 +31,9 @@
 //!   writing, fsync policies, BGREWRITEAOF, loading.
 //! - [`rdb`]: RDB snapshots: save (foreground and by fork), save points, load; DUMP payloads.
 //! - [`migrate`]: MIGRATE's cached blocking connections to other servers.
+//! - [`replication`]: replication with Redis's protocol: Goblin as a master (SYNC / PSYNC,
+//!   the backlog, full syncs by fork, WAIT) and as a replica (the link to the master on the
+//!   event loop, the stream applied as the master client).
 //! - [`server`]: the server state that wires them: config, keyspace, connections, stats.
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
 //! - [`stats`]: counters behind INFO stats, commandstats and errorstats.
@@ -53,6 +56,8 @@
 //!
 //! rdb -> keyspace (save reads the databases; load builds them and replaces them)
 //! commands -> propagate -> aof (each write's replay into the append-only file)
+//!                        -> replication (the same stream to the backlog and the replicas)
+//! master link -> replication::replica -> commands (the master's stream, as its client)
 //! ```
 //!
 //! Dependencies run one way: net -> commands -> keyspace -> engine, and rdb -> keyspace;
@@ -84,6 +89,7 @@ pub mod numbers;
 pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
+pub mod replication;
 pub mod resp;
 pub mod scripting;
 pub mod server;

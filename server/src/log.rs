@@ -34,6 +34,14 @@ pub fn set_level(level: LogLevel) {
     }
 }
 
+/// The role letter of the log lines: M for a master, S for a replica (as Redis's).
+static ROLE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(b'M');
+
+/// Sets the role letter of the log lines.
+pub fn set_role(role: char) {
+    ROLE.store(role as u8, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Writes one line at `level`.
 pub fn log(level: LogLevel, message: &str) {
     let mut guard = LOG.lock().unwrap_or_else(|e| e.into_inner());
@@ -48,8 +56,9 @@ pub fn log(level: LogLevel, message: &str) {
         _ => '#',
     };
     let line = format!(
-        "{}:M {} {} {}\n",
+        "{}:{} {} {} {}\n",
         std::process::id(),
+        ROLE.load(std::sync::atomic::Ordering::Relaxed) as char,
         timestamp(),
         mark,
         message

@@ -53,6 +53,8 @@ pub struct Server {
     pub acl: crate::acl::Acl,
     /// The clients in MONITOR mode, by id, in the order they started.
     pub monitors: Vec<u64>,
+    /// Replication: ids, offsets, backlog, replicas, the link to a master.
+    pub replication: crate::replication::Replication,
 }
 
 impl Server {
@@ -66,7 +68,7 @@ impl Server {
             .collect();
         let mut acl = crate::acl::Acl::default();
         acl.set_default_password(config.requirepass.as_deref());
-        Server {
+        let mut server = Server {
             config,
             keyspace,
             stats: Stats::default(),
@@ -89,7 +91,27 @@ impl Server {
             migrate: Default::default(),
             acl,
             monitors: Vec::new(),
+            replication: Default::default(),
+        };
+        crate::replication::init(&mut server);
+        server
+    }
+
+    /// Takes what the commands propagated since the last call (and the removals by expiry
+    /// and eviction) to its consumers: the AOF's buffer and the replication stream.
+    pub fn drain_propagation(&mut self) {
+        self.propagate_removals();
+        if self.propagation.pending() == 0 {
+            return;
         }
+        let stream = self.propagation.take();
+        crate::aof::append(self, &stream);
+        crate::replication::feed_own(self, &stream);
+    }
+
+    /// Whether a snapshot child runs: a BGSAVE's, or a diskless replication sync's.
+    pub fn snapshot_child(&self) -> bool {
+        self.rdb.child.is_some() || self.replication.has_child()
     }
 
     /// Propagates the keys expiry and eviction removed outside commands, each deletion on
@@ -108,8 +130,8 @@ impl Server {
             config: &self.config,
             keyspace: &mut self.keyspace,
             loading: self.loading.is_some(),
-            other_child: self.aof.rewriting(),
             functions: &mut self.scripting.functions,
+            other_child: self.aof.rewriting() || self.replication.has_child(),
         }
     }
 }

@@ -123,6 +123,7 @@ fuzz_target!(|data: &[u8]| {
         compress: true,
         aof_base: false,
         functions: server.scripting.functions.codes(),
+        repl_stream_db: None,
     };
     let (bytes, _) = write_snapshot(Vec::new(), dbs, &aux, 0).expect("writing to memory");
     let opts = LoadOptions {

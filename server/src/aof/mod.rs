@@ -124,13 +124,26 @@ fn policy(server: &Server) -> writer::Policy {
 /// the second changed and aof-timestamp-enabled is on), then writes it: called once per
 /// event-loop iteration before its replies go out, and by the cron.
 pub fn flush(server: &mut Server, force: bool) {
+    server.drain_propagation();
     if server.aof.state == State::Off {
         return;
     }
-    server.propagate_removals();
-    let stream = server.propagation.take();
-    let now = unix_ms() / 1000;
     let policy = policy(server);
+    let aof = &mut server.aof;
+    let recording = aof.state == State::On || aof.rewriting();
+    let Some(w) = aof.writer.as_mut().filter(|_| recording) else {
+        return;
+    };
+    w.flush(force, &policy, &aof.bio);
+}
+
+/// Appends a part of the propagation stream to the writer's buffer (with a `#TS:`
+/// annotation when the second changed and aof-timestamp-enabled is on); [`flush`] writes it.
+pub fn append(server: &mut Server, stream: &[u8]) {
+    if server.aof.state == State::Off || stream.is_empty() {
+        return;
+    }
+    let now = unix_ms() / 1000;
     let timestamps = server.config.aof.timestamp_enabled;
     let aof = &mut server.aof;
     // During the first rewrite the writes are kept only once the child runs: the ones
@@ -139,14 +152,11 @@ pub fn flush(server: &mut Server, force: bool) {
     let Some(w) = aof.writer.as_mut().filter(|_| recording) else {
         return;
     };
-    if !stream.is_empty() {
-        if timestamps && aof.cur_timestamp < now {
-            aof.cur_timestamp = now;
-            w.buf.extend_from_slice(format!("#TS:{now}\r\n").as_bytes());
-        }
-        w.buf.extend_from_slice(&stream);
+    if timestamps && aof.cur_timestamp < now {
+        aof.cur_timestamp = now;
+        w.buf.extend_from_slice(format!("#TS:{now}\r\n").as_bytes());
     }
-    w.flush(force, &policy, &aof.bio);
+    w.buf.extend_from_slice(stream);
 }
 
 /// Opens `name` in the directory for appending.
@@ -234,10 +244,15 @@ pub fn open_at_start(server: &mut Server) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts or stops the propagation the AOF consumes.
+/// Starts or stops the propagation the AOF consumes (it stays on while replicas need it).
+/// Starting, what was propagated before goes to the replicas only (a new file starts from a
+/// base that holds it), and the file's first command is preceded by a SELECT.
 fn enable_propagation(server: &mut Server, on: bool) {
-    server.propagation.set_enabled(on);
-    server.keyspace.log_removals(on);
+    if on {
+        server.drain_propagation();
+        server.propagation.reselect();
+    }
+    crate::replication::update_propagation(server);
 }
 
 /// CONFIG SET appendonly: turns the AOF on (the first base by a rewrite, Redis's

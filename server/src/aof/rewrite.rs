@@ -100,6 +100,7 @@ pub fn base_options(server: &mut Server) -> base::BaseOptions<'static> {
         rdb: server.config.aof.use_rdb_preamble,
         aux: AuxInfo {
             aof_base: true,
+            repl_stream_db: None,
             ..server.snapshots().aux_info()
         },
         now_ms,
@@ -196,7 +197,7 @@ fn open_new_incr(server: &mut Server) -> Result<(), ()> {
 
 /// Starts a rewrite child; false when another child runs or something failed (logged).
 pub fn start(server: &mut Server) -> bool {
-    if server.aof.rewriting() || server.rdb.child.is_some() {
+    if server.aof.rewriting() || server.snapshot_child() {
         return false;
     }
     let dir = dir_path(server);
@@ -258,7 +259,7 @@ fn remove_temp_files(dir: &Path, pid: libc::pid_t) {
 pub fn cron(server: &mut Server) {
     reap(server);
     let now = unix_ms() / 1000;
-    if server.aof.rewriting() || server.rdb.child.is_some() {
+    if server.aof.rewriting() || server.snapshot_child() {
         return;
     }
     if server.aof.rewrite.scheduled {
@@ -410,7 +411,7 @@ fn delete_history(server: &mut Server, dir: &Path, filename: &str) {
 pub fn bgrewriteaof(server: &mut Server, in_exec: bool) -> Result<&'static str, &'static str> {
     if server.aof.rewriting() {
         Err("ERR Background append only file rewriting already in progress")
-    } else if server.rdb.child.is_some() || in_exec {
+    } else if server.snapshot_child() || in_exec {
         server.aof.rewrite.scheduled = true;
         server.aof.rewrite.consecutive_failures = 0;
         Ok("Background append only file rewriting scheduled")

@@ -17,6 +17,18 @@ pub enum ReplyMode {
     Skip,
 }
 
+/// A connection's part in replication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplRole {
+    /// An ordinary client.
+    #[default]
+    Normal,
+    /// A replica of this server (it sent SYNC or PSYNC): it gets the stream, no replies.
+    Replica,
+    /// This server's master, applying the stream (never in the registry).
+    Master,
+}
+
 /// A command queued inside MULTI: the resolved command and its arguments.
 pub type Queued = (&'static crate::commands::Command, Vec<Vec<u8>>);
 
@@ -87,6 +99,10 @@ pub struct Client {
     pub user: crate::acl::ClientUser,
     /// In MONITOR mode: sent a line for every command the server runs.
     pub monitor: bool,
+    /// Replica, master, or neither.
+    pub repl_role: ReplRole,
+    /// Replication offset just after this client's last propagated write (WAIT waits for it).
+    pub woff: u64,
 }
 
 impl Client {
@@ -120,15 +136,22 @@ impl Client {
             subscriptions: Default::default(),
             user: crate::acl::ClientUser::default_user(),
             monitor: false,
+            repl_role: ReplRole::Normal,
+            woff: 0,
         }
     }
 
     /// The `flags=` letters of CLIENT LIST.
     pub fn flags(&self) -> String {
         let mut f = String::new();
-        // Redis's order: O P x b t R B c e T.
+        // Redis's order: O|S M P x b t R B c e T (a monitor is a replica to Redis: O, not S).
         if self.monitor {
             f.push('O');
+        }
+        match self.repl_role {
+            ReplRole::Replica if !self.monitor => f.push('S'),
+            ReplRole::Master => f.push('M'),
+            _ => {}
         }
         if self.subscriptions.active() {
             f.push('P');

@@ -19,7 +19,7 @@
 
 mod client;
 
-pub use client::{Blocked, Client, Queued, ReplyMode};
+pub use client::{Blocked, Client, Queued, ReplRole, ReplyMode};
 
 use crate::resp::reply::ReplyWriter;
 use hashbrown::HashMap;
@@ -142,6 +142,23 @@ impl Clients {
         });
         self.ids.insert(id, key);
         id
+    }
+
+    /// A CLIENT ID for a client that has no connection of its own in the registry (the
+    /// master's, on a replica).
+    pub fn new_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Bytes of output waiting for client `id` (its connection's, as of its last
+    /// servicing, and what was written for it since); None when it is gone or leased.
+    pub fn pending_output(&self, id: u64) -> Option<usize> {
+        let key = *self.ids.get(&id)?;
+        let slot = self.slots.get(key)?.as_ref()?;
+        slot.client.as_ref()?;
+        Some(slot.buffers.pending_output + slot.out.len())
     }
 
     /// Unregisters a leased client (its connection closed) and gives it back for the

@@ -3,7 +3,7 @@
 //! maxmemory, MISCONF after a failed BGSAVE or AOF write, LOADING during the start-up load.
 
 use super::{Command, Flags};
-use crate::clients::Client;
+use crate::clients::{Client, ReplRole};
 use crate::errors;
 use crate::server::Server;
 use std::borrow::Cow;
@@ -13,6 +13,10 @@ use std::borrow::Cow;
 #[cold]
 #[inline(never)]
 pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<Cow<'static, str>> {
+    if client.repl_role == ReplRole::Master {
+        // The master's stream is applied whatever this server's state.
+        return None;
+    }
     if server.config.memory.maxmemory != 0
         && !crate::memory::perform_evictions(server)
         && refused_out_of_memory(client, cmd)
@@ -30,6 +34,32 @@ pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<Co
             Some(e) => format!("MISCONF Errors writing to the AOF file: {e}").into(),
             None => errors::MISCONF.into(),
         });
+    }
+    let write = has_flag(client, cmd, Flags::WRITE);
+    let min = server.config.repl.min_replicas_to_write;
+    if write
+        && min > 0
+        && !server.replication.is_replica()
+        && (crate::replication::master::good_replicas(server) as u64) < min
+    {
+        return Some("NOREPLICAS Not enough good replicas to write.".into());
+    }
+    if write && server.replication.is_replica() && server.config.repl.read_only {
+        return Some("READONLY You can't write against a read only replica.".into());
+    }
+    if server.replication.is_replica()
+        && !server.config.repl.serve_stale_data
+        && !server
+            .replication
+            .link
+            .as_ref()
+            .is_some_and(|l| l.connected())
+        && !cmd.flags.contains(Flags::STALE)
+    {
+        return Some(
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+                .into(),
+        );
     }
     if server.loading.is_some() && !allowed_while_loading(client, cmd) {
         return Some(errors::LOADING.into());

@@ -137,7 +137,11 @@ pub fn expire_blocked(server: &mut Server, now_ms: u64) {
         let Some(mut lease) = server.clients.lease_id(id) else {
             continue;
         };
-        ReplyWriter::new(&mut lease.out, lease.client.resp3).null_array();
+        if super::replication::is_wait(&lease) {
+            super::replication::wait_reply(server, &mut lease);
+        } else {
+            ReplyWriter::new(&mut lease.out, lease.client.resp3).null_array();
+        }
         unblock(server, &mut lease.client);
         server.clients.restore(lease, true);
     }
@@ -174,11 +178,13 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
         ctx.server.clients.restore(lease, false);
         return ctx.out.int(0);
     }
-    let mut out = ReplyWriter::new(&mut lease.out, lease.client.resp3);
     if as_error {
-        out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        ReplyWriter::new(&mut lease.out, lease.client.resp3)
+            .error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else if super::replication::is_wait(&lease) {
+        super::replication::wait_reply(ctx.server, &mut lease);
     } else {
-        out.null_array();
+        ReplyWriter::new(&mut lease.out, lease.client.resp3).null_array();
     }
     unblock(ctx.server, &mut lease.client);
     ctx.server.clients.restore(lease, true);
@@ -193,4 +199,50 @@ pub fn client_gone(server: &mut Server, client: &mut Client) {
     super::pubsub::drop_subscriptions(server, client);
     super::tracking::client_gone(server, client);
     super::monitor::stop(server, client);
+    crate::replication::client_gone(server, id);
+}
+
+/// The server becomes a replica: every blocked client gets Redis's UNBLOCKED error and its
+/// connection closes (what it waits for would have to come from its master now).
+pub fn disconnect_blocked(server: &mut Server) {
+    if server.clients.blocked() == 0 {
+        return;
+    }
+    for id in server.clients.ids_where(|c| c.blocked.is_some()) {
+        let Some(mut lease) = server.clients.lease_id(id) else {
+            continue;
+        };
+        ReplyWriter::new(&mut lease.out, lease.client.resp3).error(
+            "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+        );
+        unblock(server, &mut lease.client);
+        lease.doomed = true;
+        server.clients.restore(lease, true);
+    }
+}
+
+/// Answers the clients in WAIT whose writes enough replicas acknowledged (after ACKs came).
+pub fn serve_waits(server: &mut Server) {
+    if server.clients.blocked() == 0 {
+        return;
+    }
+    let waiting = server.clients.ids_where(|c| {
+        c.blocked.as_ref().is_some_and(|b| {
+            b.keys.is_empty()
+                && b.command
+                    .first()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(b"wait"))
+        })
+    });
+    for id in waiting {
+        let Some(mut lease) = server.clients.lease_id(id) else {
+            continue;
+        };
+        let done = super::replication::wait_satisfied(server, &lease);
+        if done {
+            super::replication::wait_reply(server, &mut lease);
+            unblock(server, &mut lease.client);
+        }
+        server.clients.restore(lease, done);
+    }
 }

@@ -1,7 +1,7 @@
 //! CLIENT and its subcommands.
 
 use super::Ctx;
-use crate::clients::{Buffers, Client, ReplyMode};
+use crate::clients::{Buffers, Client, ReplRole, ReplyMode};
 use crate::errors;
 use crate::pubsub::Kind;
 
@@ -89,14 +89,14 @@ pub fn getname(ctx: &mut Ctx, _args: &[&[u8]]) {
     }
 }
 
-/// The client classes CLIENT LIST and CLIENT KILL filter on (Goblin has no replication
-/// clients: those types match none).
-#[derive(Debug, Clone, Copy)]
+/// The client classes CLIENT LIST and CLIENT KILL filter on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ClientType {
     Any,
     Normal,
     PubSub,
-    Replication,
+    Replica,
+    Master,
 }
 
 impl ClientType {
@@ -105,7 +105,8 @@ impl ClientType {
         match name.to_ascii_lowercase().as_str() {
             "normal" => Ok(ClientType::Normal),
             "pubsub" => Ok(ClientType::PubSub),
-            "master" | "replica" | "slave" => Ok(ClientType::Replication),
+            "replica" | "slave" => Ok(ClientType::Replica),
+            "master" => Ok(ClientType::Master),
             _ => Err(format!("ERR Unknown client type '{name}'")),
         }
     }
@@ -114,9 +115,12 @@ impl ClientType {
     fn matches(self, client: &Client) -> bool {
         match self {
             ClientType::Any => true,
-            ClientType::Normal => !client.subscriptions.active(),
+            ClientType::Normal => {
+                client.repl_role == ReplRole::Normal && !client.subscriptions.active()
+            }
             ClientType::PubSub => client.subscriptions.active(),
-            ClientType::Replication => false,
+            ClientType::Replica => client.repl_role == ReplRole::Replica,
+            ClientType::Master => client.repl_role == ReplRole::Master,
         }
     }
 }
@@ -159,6 +163,13 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
     for (c, buffers) in ctx.server.clients.iter() {
         if of_type.matches(c) {
             lines.push((c.id, describe(c, buffers, None)));
+        }
+    }
+    // The master's client belongs to the link, not to the registry.
+    let link = ctx.server.replication.link.as_ref();
+    if let Some(c) = link.and_then(|l| l.master_client()) {
+        if of_type.matches(c) {
+            lines.push((c.id, describe(c, Buffers::default(), None)));
         }
     }
     lines.sort_by_key(|(id, _)| *id);
@@ -236,6 +247,10 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
             && user.as_ref().is_none_or(|u| *c.user.name == **u)
     };
     let mut killed = ctx.server.clients.kill(&matches) as i64;
+    if of_type == ClientType::Master && id.is_none() && addr.is_none() && laddr.is_none() {
+        // The master's client is the link's, not the registry's.
+        killed += crate::replication::replica::kill_link(ctx.server) as i64;
+    }
     if !skipme && matches(ctx.client) {
         ctx.client.close_after_reply = true;
         killed += 1;

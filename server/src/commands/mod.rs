@@ -24,6 +24,7 @@ pub mod monitor;
 mod multi;
 mod persistence;
 mod pubsub;
+pub mod replication;
 mod server_cmds;
 mod table;
 mod tracking;
@@ -32,6 +33,7 @@ pub(crate) use acl_cmd::check_and_log as check_acl_and_log;
 pub use acl_cmd::{load_at_start as load_acl_at_start, starts_authenticated};
 pub use blocking::{
     block_or_null, client_gone, expire_blocked, first_present, next_deadline, serve_ready_keys,
+    serve_waits,
 };
 pub(crate) use introspection::info_of as introspection_info;
 pub use keys::{write_scan_reply, ScanOptions};
@@ -245,6 +247,13 @@ pub fn execute_with<'a>(
 /// CLIENT REPLY OFF / SKIP: drop what this command wrote, unless it ran and its replies are
 /// pub/sub confirmations, which Redis 7.2 pushes regardless.
 fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>) {
+    if ctx.client.repl_role == crate::clients::ReplRole::Replica
+        && !called.is_some_and(|c| c.name == "sync" || c.name == "psync")
+    {
+        // A replica's connection carries the stream: its commands are not answered.
+        ctx.out.truncate(reply_start);
+        return;
+    }
     let drop = |ctx: &mut Ctx| {
         if !called.is_some_and(pubsub::replies_are_pushes) {
             ctx.out.truncate(reply_start);
@@ -335,6 +344,10 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         }
     }
     if ctx.server.config.memory.maxmemory != 0
+        || ctx
+            .server
+            .replication
+            .may_refuse(ctx.server.config.repl.min_replicas_to_write)
         || ctx.server.loading.is_some()
         || !ctx.server.rdb.last_bgsave_ok
         || ctx.server.aof.write_error().is_some()
@@ -379,9 +392,15 @@ fn propagate(
         server.propagation.command(db, args, changed, rewrite);
     }
     if !ctx.in_exec {
+        let before = server.propagation.pending();
         server
             .propagation
             .end_unit(!cmd.flags.contains(Flags::READONLY));
+        let after = server.propagation.pending();
+        if after > before {
+            // WAIT waits for the stream up to the end of this write.
+            ctx.client.woff = server.replication.offset() + after as u64;
+        }
     }
 }
 

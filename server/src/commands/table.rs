@@ -475,6 +475,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&pubsub::COMMANDS)
             .chain(&crate::scripting::COMMANDS)
             .chain(&crate::scripting::FUNCTION_COMMANDS)
+            .chain(&super::replication::COMMANDS)
             .map(|c| (c.name.as_bytes().to_vec(), c))
             .collect()
     });
@@ -502,4 +503,5 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&pubsub::COMMANDS)
         .chain(&crate::scripting::COMMANDS)
         .chain(&crate::scripting::FUNCTION_COMMANDS)
+        .chain(&super::replication::COMMANDS)
 }

@@ -76,6 +76,13 @@ impl Handler for RespLoop<'_> {
         self.serve_woken(cx);
     }
 
+    fn source(&mut self, cx: &mut Ctx<'_, Conn>, n: usize) {
+        if n == crate::replication::LINK_SOURCE {
+            crate::replication::replica::drive(self.server);
+            self.serve_woken(cx);
+        }
+    }
+
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
         self.release_held(cx);
         if self.server.loading.is_some() {
@@ -103,6 +110,7 @@ impl Handler for RespLoop<'_> {
             self.next_cron = Instant::now() + period;
         }
         self.release_held(cx);
+        self.replication_round(cx);
         let server = &mut *self.server;
         if server.shutdown || server.snapshots().signalled_shutdown() {
             crate::aof::shutdown(server);
@@ -112,6 +120,9 @@ impl Handler for RespLoop<'_> {
         let mut deadline = self.next_cron;
         if server.loading.is_some() {
             deadline = deadline.min(Instant::now() + LOADING_POLL);
+        }
+        if crate::replication::busy(server) {
+            deadline = deadline.min(Instant::now() + Duration::from_millis(1));
         }
         if server.clients.blocked() > 0 {
             if let Some(ms) = commands::next_deadline(server) {
@@ -148,6 +159,16 @@ impl RespLoop<'_> {
             };
             let open = c.state.flush(&mut c.stream, &mut server.stats);
             finish(server, cx, key, lease, open);
+        }
+    }
+
+    /// Replication's share of the iteration (the stream was fed by `release_held`): full
+    /// syncs, file transfers, the link to the master, WAIT; then the replicas it wrote to.
+    fn replication_round(&mut self, cx: &mut Ctx<'_, Conn>) {
+        crate::replication::tick(self.server, cx.registry());
+        self.serve_woken(cx);
+        if !self.held.is_empty() {
+            self.release_held(cx);
         }
     }
 
@@ -288,8 +309,11 @@ impl RespLoop<'_> {
         if !server.loading.as_ref().is_some_and(|l| l.is_done()) {
             return;
         }
+        let from_master = crate::replication::replica::loading_sync(server);
         let load = server.loading.take().expect("checked");
-        if server.snapshots().finish_loading(load).is_err() {
+        if from_master {
+            crate::replication::replica::finish_load(server, load);
+        } else if server.snapshots().finish_loading(load).is_err() {
             std::process::exit(1);
         }
     }
@@ -301,15 +325,19 @@ impl RespLoop<'_> {
         let now = unix_ms();
         server.stats.sample_ops(now);
         if server.loading.is_none() {
-            server.keyspace.active_expire(Duration::from_millis(
-                25 * 10 / server.config.hz.max(1) as u64,
-            ));
+            // A replica's keys expire by its master's DELs, as in Redis.
+            if !server.replication.is_replica() {
+                server.keyspace.active_expire(Duration::from_millis(
+                    25 * 10 / server.config.hz.max(1) as u64,
+                ));
+            }
             server.propagate_removals();
             commands::publish_notifications(server, None);
             server.snapshots().cron();
             crate::memory::cron(server);
             crate::aof::cron(server);
         }
+        crate::replication::cron(server, cx.registry());
         commands::expire_blocked(server, now);
         server.migrate.close_idle();
         let idle_limit = server.config.timeout;

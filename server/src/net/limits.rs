@@ -29,7 +29,9 @@ pub fn input_over_limit(config: &Config, conn: &Conn, client: &Client) -> bool {
 /// than allowed (logged: the connection is then closed). A client with a subscription is
 /// held to the pubsub class's limits, as in Redis.
 pub fn output_over_limit(config: &Config, conn: &mut Conn, client: &Client) -> bool {
-    let limit = if client.subscriptions.active() {
+    let limit = if client.repl_role == crate::clients::ReplRole::Replica {
+        config.replica_output_limit
+    } else if client.subscriptions.active() {
         config.pubsub_output_limit
     } else {
         config.output_limit

@@ -91,11 +91,61 @@ fn idx(h: u32) -> usize {
 /// compresses at all) are Redis's. One difference: liblzf's hash table starts as whatever
 /// the stack held, here empty; a stale slot can only add a match Redis finds by chance.
 pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
+    let out_len = input.len().checked_sub(4).filter(|&n| n > 0)?;
+    HASH_TABLE.with(|table| compress_with(input, out_len, &mut table.borrow_mut()))
+}
+
+thread_local! {
+    /// The hash table, reused: a fresh 2^16-slot table for every string made a snapshot of
+    /// many short strings spend its time mapping and zeroing tables.
+    static HASH_TABLE: std::cell::RefCell<HashTable> = std::cell::RefCell::new(HashTable::default());
+}
+
+/// liblzf's hash table of input positions, emptied in O(1) per string: a slot is filled
+/// only when it carries the current string's generation.
+#[derive(Default)]
+struct HashTable {
+    /// Per slot: generation in the high 32 bits, input position + 1 in the low 32.
+    slots: Vec<u64>,
+    generation: u32,
+}
+
+impl HashTable {
+    /// Starts a new string: every slot reads as empty.
+    fn clear(&mut self) {
+        if self.slots.is_empty() {
+            self.slots = vec![0; 1 << HLOG];
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    /// The position + 1 stored in `slot` for this string (0: empty).
+    #[inline]
+    fn get(&self, slot: usize) -> usize {
+        let v = self.slots[slot];
+        if (v >> 32) as u32 == self.generation {
+            (v & 0xffff_ffff) as usize
+        } else {
+            0
+        }
+    }
+
+    /// Stores position + 1 in `slot`.
+    #[inline]
+    fn set(&mut self, slot: usize, pos1: usize) {
+        self.slots[slot] = (u64::from(self.generation) << 32) | pos1 as u64;
+    }
+}
+
+/// [`compress`] with its hash table.
+fn compress_with(input: &[u8], out_len: usize, htab: &mut HashTable) -> Option<Vec<u8>> {
+    htab.clear();
     let in_len = input.len();
-    let out_len = in_len.checked_sub(4).filter(|&n| n > 0)?;
     let mut out = vec![0u8; out_len + 4];
-    // Slots hold input positions + 1 (0: empty).
-    let mut htab = vec![0usize; 1 << HLOG];
     let in_end = in_len;
     let out_end = out_len;
     let mut ip = 0usize;
@@ -107,8 +157,8 @@ pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
     while in_end >= 2 && ip < in_end - 2 {
         hval = next(hval, ip);
         let slot = idx(hval);
-        let stored = htab[slot];
-        htab[slot] = ip + 1;
+        let stored = htab.get(slot);
+        htab.set(slot, ip + 1);
         // ref > in_data: position 0 is never a reference.
         let matched = stored > 1 && {
             let r = stored - 1;
@@ -167,10 +217,10 @@ pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
             ip -= 2;
             hval = frst(ip);
             hval = next(hval, ip);
-            htab[idx(hval)] = ip + 1;
+            htab.set(idx(hval), ip + 1);
             ip += 1;
             hval = next(hval, ip);
-            htab[idx(hval)] = ip + 1;
+            htab.set(idx(hval), ip + 1);
             ip += 1;
         } else {
             if op >= out_end {

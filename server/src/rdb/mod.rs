@@ -221,6 +221,7 @@ impl Snapshots<'_> {
             compress: self.config.rdbcompression,
             aof_base: false,
             functions: self.functions.codes(),
+            repl_stream_db: None,
         }
     }
 
@@ -271,13 +272,19 @@ impl Snapshots<'_> {
 
     /// Starts a background save.
     pub fn bgsave(&mut self) -> Result<(), BgsaveError> {
+        let aux = self.aux_info();
+        self.bgsave_with(aux)
+    }
+
+    /// Starts a background save with these AUX facts (a replica's full sync adds the
+    /// stream's database).
+    pub fn bgsave_with(&mut self, aux: write::AuxInfo<'static>) -> Result<(), BgsaveError> {
         if self.state.child.is_some() {
             return Err(BgsaveError::InProgress);
         }
         self.state.saves += 1;
         self.state.dirty_before_bgsave = self.keyspace.dirty();
         self.state.last_bgsave_try = unix_ms() / 1000;
-        let aux = self.aux_info();
         let this = &*self;
         match fork::spawn(|| this.write_file(&aux)) {
             Ok((child, took)) => {

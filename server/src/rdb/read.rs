@@ -1317,6 +1317,7 @@ mod tests {
             compress: true,
             aof_base: false,
             functions: Vec::new(),
+            repl_stream_db: None,
         };
         write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
     }

@@ -45,6 +45,9 @@ pub struct AuxInfo<'a> {
     pub aof_base: bool,
     /// The function libraries' codes, written after the AUX fields (RDB_OPCODE_FUNCTION2).
     pub functions: Vec<Vec<u8>>,
+    /// For a replica's full sync: the database its stream continues in (`repl-stream-db`,
+    /// which a replica's master client selects after the load).
+    pub repl_stream_db: Option<usize>,
 }
 
 /// What a save wrote.
@@ -406,7 +409,10 @@ pub fn write_snapshot<W: Write>(
         ("aof-base", u8::from(aux.aof_base).to_string()),
         ("goblin-ver", env!("CARGO_PKG_VERSION").into()),
     ];
-    for (name, value) in &aux_fields {
+    let repl = aux
+        .repl_stream_db
+        .map(|db| ("repl-stream-db", db.to_string()));
+    for (name, value) in aux_fields.iter().chain(&repl) {
         w.byte(OP_AUX)?;
         w.string(name.as_bytes())?;
         w.string(value.as_bytes())?;

@@ -38,6 +38,11 @@ impl<'a> ReplyWriter<'a> {
         self.out.truncate(len);
     }
 
+    /// Bytes already in the protocol (the replication stream, a snapshot's chunk).
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+    }
+
     /// `+OK`
     pub fn ok(&mut self) {
         self.out.extend_from_slice(b"+OK\r\n");

@@ -1,0 +1,204 @@
+//! The replication commands: SYNC, PSYNC and REPLCONF (what a replica says to its master),
+//! REPLICAOF / SLAVEOF, ROLE and WAIT. The work is in [`crate::replication`].
+
+use super::{Command, Ctx, Flags};
+use crate::clients::{Lease, ReplRole};
+use crate::notice;
+use crate::replication::{master, replica};
+use crate::resp::reply::ReplyWriter;
+use crate::server::Server;
+
+const ADMIN: Flags = Flags::ADMIN.with(Flags::NOSCRIPT);
+const STALE_LOADING: Flags = Flags::STALE.with(Flags::LOADING);
+
+/// The replication commands.
+pub static COMMANDS: [Command; 7] = [
+    Command::simple("sync", 1, ADMIN.with(Flags::NO_MULTI), sync),
+    Command::simple("psync", -3, ADMIN.with(Flags::NO_MULTI), sync),
+    Command::simple(
+        "replconf",
+        -1,
+        ADMIN.with(STALE_LOADING).with(Flags::ALLOW_BUSY),
+        replconf,
+    ),
+    Command::simple("replicaof", 3, ADMIN.with(Flags::STALE), replicaof),
+    Command::simple("slaveof", 3, ADMIN.with(Flags::STALE), replicaof),
+    Command::simple(
+        "role",
+        1,
+        Flags::NOSCRIPT.with(STALE_LOADING).with(Flags::FAST),
+        role,
+    ),
+    Command::simple("wait", 3, Flags::NOSCRIPT, wait),
+];
+
+/// SYNC and PSYNC <replid> <offset>
+fn sync(ctx: &mut Ctx, args: &[&[u8]]) {
+    let psync = (args.len() >= 3).then(|| (args[1], args[2]));
+    match master::sync(ctx.server, ctx.client, psync) {
+        Ok(bytes) => ctx.out.raw(&bytes),
+        Err(e) => ctx.error(&e),
+    }
+}
+
+/// REPLCONF <option> <value> [<option> <value> ...]
+fn replconf(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args.len().is_multiple_of(2) {
+        return ctx.syntax_error();
+    }
+    for pair in args[1..].chunks(2) {
+        let (name, value) = (pair[0], pair[1]);
+        if name.eq_ignore_ascii_case(b"ack") {
+            // From a replica only, and never answered.
+            if ctx.client.repl_role == ReplRole::Replica {
+                if let Some(offset) = crate::numbers::parse_i64(value) {
+                    master::ack(ctx.server, ctx.client.id, offset.max(0) as u64);
+                }
+            }
+            return;
+        }
+        if name.eq_ignore_ascii_case(b"getack") {
+            if ctx.client.repl_role == ReplRole::Master {
+                ctx.server.replication.ack_requested = true;
+            }
+            return;
+        }
+        if let Err(e) = master::replconf(ctx.server, ctx.client, name, value) {
+            return ctx.error(&e);
+        }
+    }
+    ctx.out.ok();
+}
+
+/// REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF)
+fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one") {
+        if ctx.server.replication.is_replica() {
+            replica::unset_master(ctx.server);
+            notice!(
+                "MASTER MODE enabled (user request from 'id={} addr={}')",
+                ctx.client.id,
+                ctx.client.addr
+            );
+        }
+        return ctx.out.ok();
+    }
+    if ctx.client.repl_role == ReplRole::Replica {
+        return ctx.error("ERR Command is not valid when client is a replica.");
+    }
+    let Some(port) = crate::numbers::parse_i64(args[2]).filter(|p| (0..=65535).contains(p)) else {
+        return ctx.error("ERR Invalid master port");
+    };
+    let host = String::from_utf8_lossy(args[1]).into_owned();
+    if let Some((h, p)) = &ctx.server.replication.master_addr {
+        if h.eq_ignore_ascii_case(&host) && *p as i64 == port {
+            notice!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+            return ctx.out.simple("OK Already connected to specified master");
+        }
+    }
+    if !ctx.server.replication.is_replica() {
+        super::blocking::disconnect_blocked(ctx.server);
+    }
+    replica::set_master(ctx.server, host.clone(), port as u16);
+    notice!(
+        "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
+        ctx.client.id,
+        ctx.client.addr
+    );
+    ctx.out.ok();
+}
+
+/// ROLE
+fn role(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let server = &*ctx.server;
+    match (&server.replication.master_addr, &server.replication.link) {
+        (Some((host, port)), Some(link)) => {
+            ctx.out.array(5);
+            ctx.out.bulk(b"slave");
+            ctx.out.bulk(host.as_bytes());
+            ctx.out.int(*port as i64);
+            ctx.out.bulk(link.role_state().as_bytes());
+            ctx.out.int(link.role_offset());
+        }
+        _ => {
+            let replicas = master::role_entries(server);
+            ctx.out.array(3);
+            ctx.out.bulk(b"master");
+            ctx.out.int(server.replication.offset() as i64);
+            ctx.out.array(replicas.len());
+            for (ip, port, offset) in replicas {
+                ctx.out.array(3);
+                ctx.out.bulk(ip.as_bytes());
+                ctx.out.bulk(port.to_string().as_bytes());
+                ctx.out.bulk(offset.to_string().as_bytes());
+            }
+        }
+    }
+}
+
+/// WAIT numreplicas timeout
+fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
+    if ctx.server.replication.is_replica() {
+        return ctx.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+    }
+    let Some(numreplicas) = ctx.int_arg(args[1]) else {
+        return;
+    };
+    let Some(timeout) = crate::numbers::parse_i64(args[2]) else {
+        return ctx.error("ERR timeout is not an integer or out of range");
+    };
+    if timeout < 0 {
+        return ctx.error("ERR timeout is negative");
+    }
+    let acked = master::acked(ctx.server, ctx.client.woff) as i64;
+    if acked >= numreplicas || ctx.in_exec {
+        return ctx.out.int(acked);
+    }
+    let deadline = (timeout > 0).then(|| ctx.now_ms + timeout as u64);
+    ctx.block = Some((Vec::new(), deadline));
+    ctx.server.replication.master.ask_acks = true;
+}
+
+/// Whether a blocked client waits in WAIT (rather than for keys).
+pub fn is_wait(lease: &Lease) -> bool {
+    lease.client.blocked.as_ref().is_some_and(|b| {
+        b.command
+            .first()
+            .is_some_and(|c| c.eq_ignore_ascii_case(b"wait"))
+    })
+}
+
+/// The reply of a WAIT that ends now: how many replicas acknowledged its write.
+pub fn wait_reply(server: &Server, lease: &mut Lease) {
+    let acked = master::acked(server, lease.client.woff) as i64;
+    ReplyWriter::new(&mut lease.out, lease.client.resp3).int(acked);
+}
+
+/// Whether the WAIT of `lease` has enough acknowledgements.
+pub fn wait_satisfied(server: &Server, lease: &Lease) -> bool {
+    let Some(b) = lease.client.blocked.as_ref() else {
+        return false;
+    };
+    let wanted = b
+        .command
+        .get(1)
+        .and_then(|n| crate::numbers::parse_i64(n))
+        .unwrap_or(0);
+    master::acked(server, lease.client.woff) as i64 >= wanted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_is_in_the_lookup() {
+        for c in &COMMANDS {
+            assert!(
+                super::super::lookup(c.name.as_bytes()).is_some(),
+                "{}",
+                c.name
+            );
+        }
+    }
+}

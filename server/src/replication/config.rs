@@ -1,0 +1,172 @@
+//! The replication directives, with Redis 7.2's names, defaults and ranges (their aliases
+//! are in the configuration's parameter table).
+
+use crate::config::{int_in, memory_in, yes_no, yes_no_name, ConfigError};
+
+/// The parameters this module owns, by canonical name.
+pub const NAMES: &[&str] = &[
+    "repl-backlog-size",
+    "repl-diskless-sync",
+    "repl-diskless-sync-delay",
+    "repl-diskless-sync-max-replicas",
+    "repl-ping-replica-period",
+    "repl-timeout",
+    "min-replicas-to-write",
+    "min-replicas-max-lag",
+    "replica-read-only",
+    "replica-serve-stale-data",
+    "masterauth",
+    "masteruser",
+];
+
+/// The replication settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplConfig {
+    /// repl-backlog-size: bytes of the stream kept for partial resynchronisations.
+    pub backlog_size: u64,
+    /// repl-diskless-sync: the RDB of a full sync goes to the replicas' sockets, not a file.
+    pub diskless_sync: bool,
+    /// repl-diskless-sync-delay: seconds to wait for more replicas before a diskless sync.
+    pub diskless_sync_delay: u64,
+    /// repl-diskless-sync-max-replicas: start the diskless sync at once when this many
+    /// replicas wait (0: no such limit).
+    pub diskless_sync_max_replicas: u64,
+    /// repl-ping-replica-period: seconds between the PINGs a master sends its replicas.
+    pub ping_period: u64,
+    /// repl-timeout: seconds without traffic after which a link is dropped.
+    pub timeout: u64,
+    /// min-replicas-to-write: writes are refused with fewer good replicas (0: off).
+    pub min_replicas_to_write: u64,
+    /// min-replicas-max-lag: a replica is good when it acknowledged within this many seconds.
+    pub min_replicas_max_lag: u64,
+    /// replica-read-only
+    pub read_only: bool,
+    /// replica-serve-stale-data
+    pub serve_stale_data: bool,
+    /// masterauth: the password given to the master (empty: none).
+    pub masterauth: Vec<u8>,
+    /// masteruser: the user AUTH names with masterauth (empty: the default user).
+    pub masteruser: Vec<u8>,
+    /// replicaof / slaveof at start: the master to replicate.
+    pub replicaof: Option<(String, u16)>,
+}
+
+impl Default for ReplConfig {
+    fn default() -> Self {
+        ReplConfig {
+            backlog_size: 1 << 20,
+            diskless_sync: true,
+            diskless_sync_delay: 5,
+            diskless_sync_max_replicas: 0,
+            ping_period: 10,
+            timeout: 60,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag: 10,
+            read_only: true,
+            serve_stale_data: true,
+            masterauth: Vec::new(),
+            masteruser: Vec::new(),
+            replicaof: None,
+        }
+    }
+}
+
+impl ReplConfig {
+    /// Applies parameter `name` (one of [`NAMES`]).
+    pub fn apply(&mut self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
+        let text = String::from_utf8_lossy(value).into_owned();
+        let int = |min: i64| int_in(&text, min, i32::MAX as i64).map(|v| v as u64);
+        match name {
+            "repl-backlog-size" => self.backlog_size = memory_in(&text, 1, i64::MAX as u64)?,
+            "repl-diskless-sync" => self.diskless_sync = yes_no(&text)?,
+            "repl-diskless-sync-delay" => self.diskless_sync_delay = int(0)?,
+            "repl-diskless-sync-max-replicas" => self.diskless_sync_max_replicas = int(0)?,
+            "repl-ping-replica-period" => self.ping_period = int(1)?,
+            "repl-timeout" => self.timeout = int(1)?,
+            "min-replicas-to-write" => self.min_replicas_to_write = int(0)?,
+            "min-replicas-max-lag" => self.min_replicas_max_lag = int(0)?,
+            "replica-read-only" => self.read_only = yes_no(&text)?,
+            "replica-serve-stale-data" => self.serve_stale_data = yes_no(&text)?,
+            "masterauth" => self.masterauth = value.to_vec(),
+            "masteruser" => self.masteruser = value.to_vec(),
+            _ => return Err(ConfigError::Unknown),
+        }
+        Ok(())
+    }
+
+    /// The value CONFIG GET shows for `name` (one of [`NAMES`]).
+    pub fn value_of(&self, name: &str) -> String {
+        match name {
+            "repl-backlog-size" => self.backlog_size.to_string(),
+            "repl-diskless-sync" => yes_no_name(self.diskless_sync),
+            "repl-diskless-sync-delay" => self.diskless_sync_delay.to_string(),
+            "repl-diskless-sync-max-replicas" => self.diskless_sync_max_replicas.to_string(),
+            "repl-ping-replica-period" => self.ping_period.to_string(),
+            "repl-timeout" => self.timeout.to_string(),
+            "min-replicas-to-write" => self.min_replicas_to_write.to_string(),
+            "min-replicas-max-lag" => self.min_replicas_max_lag.to_string(),
+            "replica-read-only" => yes_no_name(self.read_only),
+            "replica-serve-stale-data" => yes_no_name(self.serve_stale_data),
+            "masterauth" => String::from_utf8_lossy(&self.masterauth).into_owned(),
+            "masteruser" => String::from_utf8_lossy(&self.masteruser).into_owned(),
+            _ => String::new(),
+        }
+    }
+
+    /// The `replicaof host port` directive (file and command line only, as in Redis).
+    pub fn set_replicaof(&mut self, text: &str) -> Result<(), ConfigError> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let [host, port] = words[..] else {
+            return Err(ConfigError::BadValue("wrong number of arguments".into()));
+        };
+        if host.eq_ignore_ascii_case("no") && port.eq_ignore_ascii_case("one") {
+            self.replicaof = None;
+            return Ok(());
+        }
+        let port = int_in(port, 0, 65535)
+            .map_err(|_| ConfigError::BadValue("Invalid master port".into()))?;
+        self.replicaof = Some((host.to_string(), port as u16));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_applies_and_reads_back() {
+        let mut c = ReplConfig::default();
+        for (name, value) in [
+            ("repl-backlog-size", "2mb"),
+            ("repl-diskless-sync", "no"),
+            ("repl-diskless-sync-delay", "0"),
+            ("repl-diskless-sync-max-replicas", "3"),
+            ("repl-ping-replica-period", "2"),
+            ("repl-timeout", "5"),
+            ("min-replicas-to-write", "1"),
+            ("min-replicas-max-lag", "4"),
+            ("replica-read-only", "no"),
+            ("replica-serve-stale-data", "no"),
+            ("masterauth", "secret"),
+            ("masteruser", "repl"),
+        ] {
+            c.apply(name, value.as_bytes()).unwrap();
+            let expect = if name == "repl-backlog-size" {
+                "2097152"
+            } else {
+                value
+            };
+            assert_eq!(c.value_of(name), expect, "{name}");
+        }
+        assert_eq!(NAMES.len(), 12);
+        assert!(c.apply("repl-timeout", b"0").is_err());
+        assert!(c.apply("repl-backlog-size", b"0").is_err());
+        c.set_replicaof("127.0.0.1 6380").unwrap();
+        assert_eq!(c.replicaof, Some(("127.0.0.1".into(), 6380)));
+        assert!(c.set_replicaof("127.0.0.1").is_err());
+        assert!(c.set_replicaof("h 70000").is_err());
+        c.set_replicaof("no one").unwrap();
+        assert_eq!(c.replicaof, None);
+    }
+}

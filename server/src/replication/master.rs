@@ -1,0 +1,916 @@
+//! Goblin as a master: its replicas (the connections that sent SYNC or PSYNC), their full
+//! syncs, the stream they receive, their acknowledgements.
+//!
+//! A replica is a client connection like any other (its socket is the loop's); this module
+//! keeps, by CLIENT ID, what replication needs to know of it, and writes to it only through
+//! the client registry ([`crate::clients::Clients::push_to`]), never to the socket, except
+//! for the diskless child, which owns the sockets of the replicas it sends to until it exits
+//! (nothing else is written to them meanwhile).
+//!
+//! # A full sync
+//!
+//! ```text
+//! PSYNC ? -1 / SYNC      -> WaitBgsaveStart  (the stream is not kept for it yet)
+//! tick: no child runs    -> drain the stream, offset O, fork:
+//!   disk:     BGSAVE (the snapshot file); +FULLRESYNC <id> O pushed   -> WaitBgsaveEnd
+//!   diskless: the child writes +FULLRESYNC <id> O, $EOF:<mark>, the RDB,
+//!             <mark> to every waiting replica's socket                -> WaitBgsaveEnd
+//!   (from O on, the stream is held in the replica's `held` buffer)
+//! disk: BGSAVE done      -> $<size>, then the file by chunks          -> SendBulk
+//!        file sent       -> the held stream, then the live stream     -> Online
+//! diskless: child done   -> Online, the held stream waits for the replica's first
+//!                           REPLCONF ACK (it reads the RDB up to the mark, not further)
+//! ```
+//!
+//! A partial resync (PSYNC <id> <offset> that the backlog can serve) answers `+CONTINUE`
+//! and the backlog from that offset at once: the replica is online.
+
+use super::sockets;
+use crate::clients::{Client, ReplRole};
+use crate::rdb::Child;
+use crate::server::Server;
+use crate::{notice, warning};
+use std::fmt::Write as _;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
+
+/// Pending output under which the next chunk of a snapshot file is queued.
+const BULK_LOW_WATER: usize = 1 << 20;
+/// Bytes of a snapshot file queued at a time.
+const BULK_CHUNK: usize = 256 << 10;
+
+/// Where a replica is in its synchronisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Waiting for a fork to start.
+    WaitBgsaveStart,
+    /// The snapshot is being made (and, diskless, sent).
+    WaitBgsaveEnd,
+    /// The snapshot file is being sent.
+    SendBulk,
+    /// Receiving the stream.
+    Online,
+}
+
+impl State {
+    /// The state's name in INFO's slaveN lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::WaitBgsaveStart | State::WaitBgsaveEnd => "wait_bgsave",
+            State::SendBulk => "send_bulk",
+            State::Online => "online",
+        }
+    }
+}
+
+/// What a replica said with REPLCONF before SYNC / PSYNC.
+#[derive(Debug, Clone, Default)]
+pub struct Handshake {
+    /// listening-port: the port it serves on (INFO, ROLE).
+    pub listening_port: u16,
+    /// ip-address: the address it announces.
+    pub ip: Option<String>,
+    /// capa eof: it reads the `$EOF:` form of the payload (diskless syncs).
+    pub capa_eof: bool,
+    /// capa psync2: it understands `+CONTINUE <id>`.
+    pub capa_psync2: bool,
+    /// rdb-only 1: it wants the snapshot, not the stream (redis-cli --rdb).
+    pub rdb_only: bool,
+}
+
+/// A snapshot file being sent.
+#[derive(Debug)]
+struct Bulk {
+    file: File,
+    size: u64,
+    sent: u64,
+}
+
+/// One replica.
+#[derive(Debug)]
+pub struct Replica {
+    /// Its CLIENT ID.
+    pub id: u64,
+    /// Its socket (the diskless child writes to it).
+    fd: i32,
+    /// The address INFO and ROLE show.
+    pub ip: String,
+    /// What it said with REPLCONF.
+    pub conf: Handshake,
+    /// It came with SYNC (no +FULLRESYNC, no ACKs: redis-cli --replica and --rdb).
+    pub pre_psync: bool,
+    /// Its synchronisation state.
+    pub state: State,
+    /// Its last full sync went through the sockets.
+    diskless: bool,
+    /// Online, but the stream waits for its first ACK (after a diskless sync).
+    wait_ack: bool,
+    /// An ACK came since its full sync started.
+    acked: bool,
+    /// The stream kept for it until it can be sent.
+    held: Vec<u8>,
+    /// Dropped (its connection closes): nothing more is kept for it.
+    dropped: bool,
+    /// The offset it acknowledged (REPLCONF ACK).
+    pub ack_off: u64,
+    /// When it last acknowledged (or went online).
+    pub ack_time: Instant,
+    bulk: Option<Bulk>,
+}
+
+impl Replica {
+    /// `ip:port` as Redis names a replica in its log lines.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.ip, self.conf.listening_port)
+    }
+}
+
+/// The master side's state.
+#[derive(Debug, Default)]
+pub struct MasterSide {
+    /// The replicas, in the order they attached.
+    pub replicas: Vec<Replica>,
+    /// REPLCONF settings of clients not yet replicas, by CLIENT ID.
+    pub handshakes: hashbrown::HashMap<u64, Handshake>,
+    /// The diskless sync's child.
+    pub child: Option<Child>,
+    /// The BGSAVE a disk-based sync waits for (its pid).
+    disk_job: Option<libc::pid_t>,
+    /// Since when replicas wait for a sync to start (the diskless delay counts from it).
+    waiting_since: Option<Instant>,
+    /// When the last PING went to the replicas.
+    last_ping: Option<Instant>,
+    /// When the last newline went to the replicas waiting for their snapshot.
+    last_newline: Option<Instant>,
+    /// WAIT asked for acknowledgements: REPLCONF GETACK goes out this iteration.
+    pub ask_acks: bool,
+    /// An acknowledgement arrived: the clients in WAIT are looked at.
+    pub acks_changed: bool,
+}
+
+impl MasterSide {
+    /// Whether per-iteration work may be due.
+    pub fn active(&self) -> bool {
+        !self.replicas.is_empty() || self.child.is_some() || self.ask_acks || self.acks_changed
+    }
+
+    /// Whether a transfer needs the loop to come back soon (a file being sent).
+    pub fn busy(&self) -> bool {
+        self.replicas.iter().any(|r| r.state == State::SendBulk)
+    }
+
+    fn get(&mut self, id: u64) -> Option<&mut Replica> {
+        self.replicas.iter_mut().find(|r| r.id == id)
+    }
+}
+
+/// REPLCONF option `name` with `value` from client `client` (not the ACK / GETACK ones).
+/// `Err` holds the error reply.
+pub fn replconf(
+    server: &mut Server,
+    client: &Client,
+    name: &[u8],
+    value: &[u8],
+) -> Result<(), String> {
+    let h = server
+        .replication
+        .master
+        .handshakes
+        .entry(client.id)
+        .or_default();
+    let lower = name.to_ascii_lowercase();
+    match lower.as_slice() {
+        b"listening-port" => {
+            let port = crate::numbers::parse_i64(value)
+                .ok_or_else(|| crate::errors::NOT_AN_INTEGER.to_string())?;
+            h.listening_port = port as u16;
+        }
+        b"ip-address" => {
+            if value.len() >= 46 {
+                return Err(format!(
+                    "ERR REPLCONF ip-address provided by replica instance is too long: {} bytes",
+                    value.len()
+                ));
+            }
+            h.ip = Some(String::from_utf8_lossy(value).into_owned());
+        }
+        b"capa" => {
+            if value.eq_ignore_ascii_case(b"eof") {
+                h.capa_eof = true;
+            } else if value.eq_ignore_ascii_case(b"psync2") {
+                h.capa_psync2 = true;
+            }
+        }
+        b"rdb-only" => match value {
+            b"0" => h.rdb_only = false,
+            b"1" => h.rdb_only = true,
+            _ => return Err("ERR value is out of range, must be positive".into()),
+        },
+        _ => {
+            return Err(format!(
+                "ERR Unrecognized REPLCONF option: {}",
+                String::from_utf8_lossy(name)
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// REPLCONF ACK <offset> from replica `id`.
+pub fn ack(server: &mut Server, id: u64, offset: u64) {
+    let m = &mut server.replication.master;
+    let Some(r) = m.get(id) else { return };
+    r.ack_off = r.ack_off.max(offset);
+    r.ack_time = Instant::now();
+    r.acked = true;
+    if r.wait_ack && r.state == State::Online {
+        r.wait_ack = false;
+    }
+    m.acks_changed = true;
+}
+
+/// SYNC (`psync` None) or PSYNC <replid> <offset> from `client`: Ok with the bytes to
+/// reply (+CONTINUE and the backlog; nothing for a full sync, whose +FULLRESYNC goes out
+/// when its fork starts), or Err with the error reply.
+pub fn sync(
+    server: &mut Server,
+    client: &mut Client,
+    psync: Option<(&[u8], &[u8])>,
+) -> Result<Vec<u8>, String> {
+    if client.repl_role == ReplRole::Replica {
+        return Ok(Vec::new());
+    }
+    if server.replication.is_replica()
+        && !server
+            .replication
+            .link
+            .as_ref()
+            .is_some_and(|l| l.connected())
+    {
+        return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());
+    }
+    let conf = server
+        .replication
+        .master
+        .handshakes
+        .remove(&client.id)
+        .unwrap_or_default();
+    let ip = conf
+        .ip
+        .clone()
+        .unwrap_or_else(|| client.addr.ip().to_string());
+    let mut replica = Replica {
+        id: client.id,
+        fd: client.fd,
+        ip,
+        conf,
+        pre_psync: psync.is_none(),
+        state: State::WaitBgsaveStart,
+        diskless: false,
+        wait_ack: false,
+        acked: false,
+        held: Vec::new(),
+        dropped: false,
+        ack_off: 0,
+        ack_time: Instant::now(),
+        bulk: None,
+    };
+    notice!("Replica {} asks for synchronization", replica.name());
+    if let Some((replid, offset)) = psync {
+        let Some(offset) = crate::numbers::parse_i64(offset) else {
+            warning!(
+                "Replica {} asks for synchronization but with a wrong offset",
+                replica.name()
+            );
+            return Err(crate::errors::NOT_AN_INTEGER.into());
+        };
+        if let Some(reply) = try_partial(server, &replica, replid, offset) {
+            server.replication.sync_partial_ok += 1;
+            replica.state = State::Online;
+            client.repl_role = ReplRole::Replica;
+            server.replication.master.replicas.push(replica);
+            return Ok(reply);
+        }
+        if replid != b"?" {
+            server.replication.sync_partial_err += 1;
+        }
+    }
+    server.replication.sync_full += 1;
+    client.repl_role = ReplRole::Replica;
+    if server.replication.backlog.is_none() {
+        super::create_backlog(server);
+    }
+    let m = &mut server.replication.master;
+    m.waiting_since.get_or_insert_with(Instant::now);
+    m.replicas.push(replica);
+    Ok(Vec::new())
+}
+
+/// The +CONTINUE reply and the backlog from `offset`, when the backlog can serve it.
+fn try_partial(server: &Server, replica: &Replica, replid: &[u8], offset: i64) -> Option<Vec<u8>> {
+    let r = &server.replication;
+    let id = String::from_utf8_lossy(replid);
+    let same = id.eq_ignore_ascii_case(&r.replid)
+        || (id.eq_ignore_ascii_case(&r.replid2) && offset <= r.second_offset);
+    if !same {
+        if replid == b"?" {
+            notice!("Full resync requested by replica {}", replica.name());
+        } else if !id.eq_ignore_ascii_case(&r.replid) && !id.eq_ignore_ascii_case(&r.replid2) {
+            notice!(
+                "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{id}', my replication IDs are '{}' and '{}')",
+                r.replid, r.replid2
+            );
+        } else {
+            notice!(
+                "Partial resynchronization not accepted: Requested offset for second ID was {offset}, but I can reply up to {}",
+                r.second_offset
+            );
+        }
+        return None;
+    }
+    let backlog = r.backlog.as_ref()?;
+    let Some(data) = u64::try_from(offset).ok().and_then(|o| backlog.since(o)) else {
+        notice!(
+            "Unable to partial resync with replica {} for lack of backlog (Replica request was: {offset}).",
+            replica.name()
+        );
+        return None;
+    };
+    let mut reply = if replica.conf.capa_psync2 {
+        format!("+CONTINUE {}\r\n", r.replid).into_bytes()
+    } else {
+        b"+CONTINUE\r\n".to_vec()
+    };
+    notice!(
+        "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from offset {offset}.",
+        replica.name(),
+        data.len()
+    );
+    reply.extend_from_slice(&data);
+    Some(reply)
+}
+
+/// Sends (or holds) stream bytes for every replica past its snapshot's offset.
+pub fn feed_replicas(server: &mut Server, bytes: &[u8]) {
+    let hard = server.config.replica_output_limit.hard;
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| !r.dropped)
+    {
+        match r.state {
+            State::WaitBgsaveStart => {}
+            State::WaitBgsaveEnd | State::SendBulk => r.held.extend_from_slice(bytes),
+            State::Online => {
+                if r.wait_ack || !r.held.is_empty() || !push(clients, r.id, hard, bytes) {
+                    r.held.extend_from_slice(bytes);
+                }
+            }
+        }
+        // What is held for a replica counts against its output limit, as in Redis.
+        if hard > 0 && r.held.len() as u64 > hard {
+            warning!(
+                "Client id={} addr={} closed for overcoming of output buffer limits.",
+                r.id,
+                r.ip
+            );
+            r.dropped = true;
+            r.held = Vec::new();
+            clients.kill(|c| c.id == r.id);
+        }
+    }
+}
+
+/// Writes raw bytes for client `id`; false when it is not reachable now.
+fn push(clients: &mut crate::clients::Clients, id: u64, hard: u64, bytes: &[u8]) -> bool {
+    clients.push_to(id, hard, |w, _| w.raw(bytes))
+}
+
+/// Per-iteration work: start a sync, notice its end, send files, release held streams,
+/// GETACK for WAIT, answer the clients in WAIT.
+pub fn tick(server: &mut Server) {
+    maybe_start_sync(server);
+    if let Some(exit) = server
+        .replication
+        .master
+        .child
+        .as_ref()
+        .and_then(Child::try_reap)
+    {
+        server.replication.master.child = None;
+        let ok = matches!(exit, crate::rdb::fork::Exit::Code(0, _));
+        finish_sockets(server, ok);
+    }
+    if let Some(pid) = server.replication.master.disk_job {
+        if server.rdb.child.as_ref().map(|c| c.pid) != Some(pid) {
+            server.replication.master.disk_job = None;
+            finish_disk(server);
+        }
+    }
+    pump_files(server);
+    release_held(server);
+    if std::mem::take(&mut server.replication.master.ask_acks) {
+        server.drain_propagation();
+        super::feed(
+            server,
+            b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n",
+        );
+    }
+    if std::mem::take(&mut server.replication.master.acks_changed) {
+        crate::commands::serve_waits(server);
+    }
+}
+
+/// Starts the fork of a full sync when replicas wait and no child runs.
+fn maybe_start_sync(server: &mut Server) {
+    let m = &server.replication.master;
+    let waiting: Vec<&Replica> = m
+        .replicas
+        .iter()
+        .filter(|r| r.state == State::WaitBgsaveStart)
+        .collect();
+    if waiting.is_empty()
+        || server.rdb.child.is_some()
+        || server.aof.rewriting()
+        || m.child.is_some()
+        || server.loading.is_some()
+    {
+        return;
+    }
+    let diskless = server.config.repl.diskless_sync && waiting.iter().all(|r| r.conf.capa_eof);
+    if diskless {
+        let since = m.waiting_since.map_or(Duration::ZERO, |t| t.elapsed());
+        let max = server.config.repl.diskless_sync_max_replicas;
+        let enough = max > 0 && waiting.len() as u64 >= max;
+        if since < Duration::from_secs(server.config.repl.diskless_sync_delay) && !enough {
+            return;
+        }
+        // The child writes first on these sockets: nothing may wait in their buffers.
+        let quiet = waiting
+            .iter()
+            .all(|r| server.clients.pending_output(r.id) == Some(0));
+        if !quiet {
+            return;
+        }
+    }
+    start_sync(server, diskless);
+}
+
+fn start_sync(server: &mut Server, diskless: bool) {
+    // Everything the fork's snapshot holds is in the stream before the offset it reports,
+    // and what follows starts with a SELECT.
+    server.drain_propagation();
+    server.propagation.reselect();
+    let offset = server.replication.offset();
+    let replid = server.replication.replid.clone();
+    notice!(
+        "Starting BGSAVE for SYNC with target: {}",
+        if diskless { "replicas sockets" } else { "disk" }
+    );
+    let ids: Vec<u64> = server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .filter(|r| r.state == State::WaitBgsaveStart)
+        .map(|r| r.id)
+        .collect();
+    let fullresync = format!("+FULLRESYNC {replid} {offset}\r\n");
+    let started = if diskless {
+        let mark = super::random_id(server);
+        let targets: Vec<sockets::Target> = server
+            .replication
+            .master
+            .replicas
+            .iter()
+            .filter(|r| ids.contains(&r.id))
+            .map(|r| {
+                let mut preamble = Vec::new();
+                if !r.pre_psync {
+                    preamble.extend_from_slice(fullresync.as_bytes());
+                }
+                preamble.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
+                sockets::Target::new(r.fd, preamble)
+            })
+            .collect();
+        let timeout = Duration::from_secs(server.config.repl.timeout);
+        let mut aux = server.snapshots().aux_info();
+        aux.repl_stream_db = Some(stream_db(server));
+        let dbs = server.keyspace.databases();
+        let now = crate::clock::unix_ms();
+        match crate::rdb::fork::spawn(|| {
+            sockets::send(targets, mark.as_bytes(), dbs, &aux, now, timeout)
+        }) {
+            Ok((child, took)) => {
+                server.rdb.latest_fork_usec = took.as_micros() as u64;
+                server.rdb.total_forks += 1;
+                notice!("Background RDB transfer started by pid {}", child.pid);
+                server.replication.master.child = Some(child);
+                true
+            }
+            Err(e) => {
+                warning!("Can't save in background: fork: {e}");
+                false
+            }
+        }
+    } else {
+        let db = stream_db(server);
+        let mut snapshots = server.snapshots();
+        let mut aux = snapshots.aux_info();
+        aux.repl_stream_db = Some(db);
+        match snapshots.bgsave_with(aux) {
+            Ok(()) => {
+                server.replication.master.disk_job = server.rdb.child.as_ref().map(|c| c.pid);
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    let hard = server.config.replica_output_limit.hard;
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    let m = &mut replication.master;
+    m.waiting_since = None;
+    for r in m.replicas.iter_mut().filter(|r| ids.contains(&r.id)) {
+        if !started {
+            push(
+                clients,
+                r.id,
+                0,
+                b"-ERR BGSAVE failed, replication can't continue\r\n",
+            );
+            clients.kill(|c| c.id == r.id);
+            continue;
+        }
+        r.state = State::WaitBgsaveEnd;
+        r.diskless = diskless;
+        r.acked = false;
+        r.held.clear();
+        if !diskless && !r.pre_psync {
+            push(clients, r.id, hard, fullresync.as_bytes());
+        }
+    }
+    if !started {
+        warning!("BGSAVE for replication failed");
+        m.replicas.retain(|r| !ids.contains(&r.id));
+    }
+}
+
+/// The database the stream continues in after a snapshot taken now: a master's starts with
+/// a SELECT (0 is as good as any), a replica's is its master's, where the master client is.
+fn stream_db(server: &Server) -> usize {
+    server
+        .replication
+        .link
+        .as_ref()
+        .and_then(|l| l.master_db())
+        .unwrap_or(0)
+}
+
+/// The diskless child ended: its replicas are online (the stream waits for their first
+/// ACK), or dropped when it failed.
+fn finish_sockets(server: &mut Server, ok: bool) {
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| r.state == State::WaitBgsaveEnd && r.diskless)
+    {
+        if !ok {
+            warning!("Diskless rdb transfer to replica {} failed", r.name());
+            clients.kill(|c| c.id == r.id);
+            continue;
+        }
+        if r.conf.rdb_only {
+            notice!(
+                "Close the connection with replica {} as RDB transfer is complete",
+                r.name()
+            );
+            clients.kill(|c| c.id == r.id);
+            continue;
+        }
+        r.state = State::Online;
+        r.wait_ack = !r.acked;
+        r.ack_time = Instant::now();
+        notice!("Synchronization with replica {} succeeded", r.name());
+    }
+    if !ok {
+        replication
+            .master
+            .replicas
+            .retain(|r| !(r.state == State::WaitBgsaveEnd && r.diskless));
+    }
+}
+
+/// The BGSAVE of a disk-based sync ended: its replicas get the file, or are dropped.
+fn finish_disk(server: &mut Server) {
+    let path = server.config.dir.join(&server.config.dbfilename);
+    let ok = server.rdb.last_bgsave_ok;
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| r.state == State::WaitBgsaveEnd && !r.diskless)
+    {
+        let opened = if ok {
+            File::open(&path).and_then(|f| Ok((f.metadata()?.len(), f)))
+        } else {
+            Err(std::io::Error::other("BGSAVE failed"))
+        };
+        match opened {
+            Ok((size, file)) => {
+                push(clients, r.id, 0, format!("${size}\r\n").as_bytes());
+                r.bulk = Some(Bulk {
+                    file,
+                    size,
+                    sent: 0,
+                });
+                r.state = State::SendBulk;
+            }
+            Err(e) => {
+                warning!("SYNC failed. Can't open/stat DB after BGSAVE: {e}");
+                clients.kill(|c| c.id == r.id);
+            }
+        }
+    }
+    replication
+        .master
+        .replicas
+        .retain(|r| r.state != State::WaitBgsaveEnd || r.diskless);
+}
+
+/// Queues the next chunks of the snapshot files for replicas whose output drained.
+fn pump_files(server: &mut Server) {
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    let mut buf = Vec::new();
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| r.state == State::SendBulk)
+    {
+        let Some(bulk) = r.bulk.as_mut() else {
+            continue;
+        };
+        while bulk.sent < bulk.size {
+            let Some(pending) = clients.pending_output(r.id) else {
+                break;
+            };
+            if pending >= BULK_LOW_WATER {
+                break;
+            }
+            let n = BULK_CHUNK.min((bulk.size - bulk.sent) as usize);
+            buf.resize(n, 0);
+            if let Err(e) = bulk.file.read_exact_at(&mut buf, bulk.sent) {
+                warning!("Read error sending DB to replica: {e}");
+                clients.kill(|c| c.id == r.id);
+                break;
+            }
+            push(clients, r.id, 0, &buf);
+            bulk.sent += n as u64;
+        }
+        if bulk.sent == bulk.size {
+            r.bulk = None;
+            if r.conf.rdb_only {
+                notice!(
+                    "Close the connection with replica {} as RDB transfer is complete",
+                    r.name()
+                );
+                clients.kill(|c| c.id == r.id);
+                continue;
+            }
+            r.state = State::Online;
+            r.ack_time = Instant::now();
+            notice!("Synchronization with replica {} succeeded", r.name());
+        }
+    }
+}
+
+/// Sends the stream held for online replicas (after their sync, or when they were busy).
+fn release_held(server: &mut Server) {
+    let hard = server.config.replica_output_limit.hard;
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| r.state == State::Online && !r.wait_ack && !r.held.is_empty())
+    {
+        if push(clients, r.id, hard, &r.held) {
+            r.held = Vec::new();
+        }
+    }
+}
+
+/// Periodic work: PING every repl-ping-replica-period, a newline each second to replicas
+/// waiting for their snapshot (so they do not time out), replicas that stopped
+/// acknowledging dropped after repl-timeout.
+pub fn cron(server: &mut Server) {
+    if server.replication.master.replicas.is_empty() {
+        return;
+    }
+    let now = Instant::now();
+    let period = Duration::from_secs(server.config.repl.ping_period);
+    let replica = server.replication.is_replica();
+    let m = &mut server.replication.master;
+    if !replica && m.last_ping.is_none_or(|t| now.duration_since(t) >= period) {
+        m.last_ping = Some(now);
+        server.drain_propagation();
+        super::feed(server, b"*1\r\n$4\r\nPING\r\n");
+    }
+    let timeout = Duration::from_secs(server.config.repl.timeout);
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    let m = &mut replication.master;
+    let newline = m
+        .last_newline
+        .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1));
+    if newline {
+        m.last_newline = Some(now);
+    }
+    for r in &m.replicas {
+        let waiting =
+            r.state == State::WaitBgsaveStart || (r.state == State::WaitBgsaveEnd && !r.diskless);
+        if newline && waiting {
+            push(clients, r.id, 0, b"\n");
+        }
+        if r.state == State::Online && !r.pre_psync && now.duration_since(r.ack_time) > timeout {
+            warning!(
+                "Disconnecting timedout replica (streaming sync): {}",
+                r.name()
+            );
+            clients.kill(|c| c.id == r.id);
+        }
+    }
+}
+
+/// A client's connection closed.
+pub fn client_gone(server: &mut Server, id: u64) {
+    let m = &mut server.replication.master;
+    m.handshakes.remove(&id);
+    if let Some(i) = m.replicas.iter().position(|r| r.id == id) {
+        let r = m.replicas.remove(i);
+        notice!("Connection with replica {} lost.", r.name());
+    }
+}
+
+/// How many online replicas acknowledged at least `offset` (WAIT).
+pub fn acked(server: &Server, offset: u64) -> usize {
+    server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .filter(|r| r.state == State::Online && r.ack_off >= offset)
+        .count()
+}
+
+/// Online replicas that acknowledged within min-replicas-max-lag seconds.
+pub fn good_replicas(server: &Server) -> usize {
+    let lag = server.config.repl.min_replicas_max_lag;
+    server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .filter(|r| r.state == State::Online && r.ack_time.elapsed().as_secs() <= lag)
+        .count()
+}
+
+/// The online replicas as ROLE lists them: address, listening port, acknowledged offset.
+pub fn role_entries(server: &Server) -> Vec<(String, u16, u64)> {
+    server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .filter(|r| r.state == State::Online)
+        .map(|r| (r.ip.clone(), r.conf.listening_port, r.ack_off))
+        .collect()
+}
+
+/// connected_slaves, min_slaves_good_slaves and the slaveN lines of INFO replication.
+pub fn info_fields(server: &Server, w: &mut String) {
+    let m = &server.replication.master;
+    let _ = write!(w, "connected_slaves:{}\r\n", m.replicas.len());
+    let c = &server.config.repl;
+    if c.min_replicas_to_write > 0 && c.min_replicas_max_lag > 0 {
+        let _ = write!(w, "min_slaves_good_slaves:{}\r\n", good_replicas(server));
+    }
+    for (i, r) in m.replicas.iter().enumerate() {
+        let _ = write!(
+            w,
+            "slave{i}:ip={},port={},state={},offset={},lag={}\r\n",
+            r.ip,
+            r.conf.listening_port,
+            r.state.name(),
+            r.ack_off,
+            r.ack_time.elapsed().as_secs()
+        );
+    }
+}
+
+/// The replicas to drop when this server's history changes (REPLICAOF NO ONE, a new
+/// master's full sync): they reconnect and resync.
+pub fn disconnect_replicas(server: &mut Server) {
+    let ids: Vec<u64> = server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    server.clients.kill(|c| ids.contains(&c.id));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    fn replica(psync2: bool) -> Replica {
+        Replica {
+            id: 1,
+            fd: -1,
+            ip: "127.0.0.1".into(),
+            conf: Handshake {
+                capa_psync2: psync2,
+                ..Default::default()
+            },
+            pre_psync: false,
+            state: State::WaitBgsaveStart,
+            diskless: false,
+            wait_ack: false,
+            acked: false,
+            held: Vec::new(),
+            dropped: false,
+            ack_off: 0,
+            ack_time: Instant::now(),
+            bulk: None,
+        }
+    }
+
+    #[test]
+    fn partial_resync_only_within_the_history_and_the_backlog() {
+        let mut server = Server::new(Config::default());
+        super::super::create_backlog(&mut server);
+        super::super::feed(&mut server, b"0123456789");
+        let id = server.replication.replid.clone();
+        let r = replica(true);
+        let cont = |s: &Server, id: &str, off: i64| try_partial(s, &r, id.as_bytes(), off);
+        let reply = cont(&server, &id, 4).expect("in the backlog");
+        assert_eq!(reply, format!("+CONTINUE {id}\r\n3456789").into_bytes());
+        assert_eq!(
+            cont(&server, &id, 11).unwrap(),
+            format!("+CONTINUE {id}\r\n").into_bytes()
+        );
+        assert!(cont(&server, &id, 12).is_none(), "past the end");
+        assert!(cont(&server, &id, 0).is_none(), "before the start");
+        assert!(cont(&server, "?", -1).is_none());
+        assert!(
+            cont(&server, &"f".repeat(40), 4).is_none(),
+            "another history"
+        );
+        // After a promotion the old id is good up to where it ended.
+        super::super::shift_id(&mut server);
+        super::super::feed(&mut server, b"abc");
+        assert_eq!(server.replication.second_offset, 11);
+        assert!(cont(&server, &id, 11).is_some());
+        assert!(cont(&server, &id, 12).is_none(), "the old id ended at 11");
+        let new = server.replication.replid.clone();
+        assert!(cont(&server, &new, 12).is_some());
+        let old_style = try_partial(&server, &replica(false), new.as_bytes(), 14).unwrap();
+        assert_eq!(old_style, b"+CONTINUE\r\n");
+    }
+}

@@ -1,0 +1,254 @@
+//! Replication, speaking Redis's protocol both ways.
+//!
+//! - [`config`]: the directives (repl-backlog-size, repl-diskless-sync, min-replicas-*, ...).
+//! - [`backlog`]: the ring of the stream's last bytes that partial resyncs continue from.
+//! - [`master`]: Goblin as a master: the replicas (REPLCONF, SYNC / PSYNC), the full sync
+//!   (an RDB by fork, to disk or straight to the sockets), the stream, acknowledgements,
+//!   WAIT and min-replicas.
+//! - [`sockets`]: the diskless child's writer (every waiting replica's socket at once).
+//! - [`payload`]: what a replica reads before the stream: the master's handshake replies and
+//!   the RDB payload in both of its forms (`$<len>` and `$EOF:<mark>`).
+//! - [`replica`]: Goblin as a replica: the link to the master on the event loop (connect,
+//!   handshake, transfer, load), the stream applied as the master client, ACKs, reconnects.
+//! - this file: [`Replication`], the ids and offsets; the stream's entry point ([`feed`]);
+//!   the role; INFO replication.
+//!
+//! # The stream and its offsets
+//!
+//! On a master, the commands' propagation stream ([`crate::propagate`]) is drained once per
+//! event-loop iteration (with the AOF's share) into [`feed`]: into the backlog, whose
+//! offset is master_repl_offset, and to every replica, each holding it in its own buffer
+//! until its full sync is done. On a replica, the stream is the master's bytes, fed as they
+//! are applied (so sub-replicas see the same ids and offsets, as in Redis's PSYNC2); the
+//! replica's own propagation feeds only its AOF.
+//!
+//! ```text
+//! master: commands -> propagate -> drain -> aof::append
+//!                                        -> feed -> backlog, replicas (push_to / held)
+//! replica: master link -> apply (commands, as the master client) -> feed (same bytes)
+//! ```
+
+pub mod backlog;
+pub mod config;
+pub mod master;
+pub mod payload;
+pub mod replica;
+pub mod sockets;
+
+use crate::server::Server;
+use backlog::Backlog;
+use std::fmt::Write as _;
+
+/// The event-loop source number of the link to the master.
+pub const LINK_SOURCE: usize = 0;
+
+/// A new random replication id (40 hex digits).
+pub fn random_id(server: &mut Server) -> String {
+    (0..40)
+        .map(|_| char::from_digit((server.keyspace.random() % 16) as u32, 16).expect("a hex digit"))
+        .collect()
+}
+
+/// The replication state of the server.
+#[derive(Default)]
+pub struct Replication {
+    /// master_replid: the history this server's stream belongs to.
+    pub replid: String,
+    /// master_replid2: the previous history, valid up to `second_offset`.
+    pub replid2: String,
+    /// second_repl_offset (-1: none).
+    pub second_offset: i64,
+    /// The backlog, once a replica attached (or this server replicates).
+    pub backlog: Option<Backlog>,
+    /// Offset of the stream's last byte when there is no backlog.
+    offset_without_backlog: u64,
+    /// The replicas and the full syncs (Goblin as a master).
+    pub master: master::MasterSide,
+    /// The master this server replicates (REPLICAOF host port).
+    pub master_addr: Option<(String, u16)>,
+    /// The link to the master (Goblin as a replica); out of here while it is driven.
+    pub link: Option<replica::Link>,
+    /// The master asked for an ACK (REPLCONF GETACK), or one is due.
+    pub ack_requested: bool,
+    /// sync_full, sync_partial_ok, sync_partial_err (INFO stats).
+    pub sync_full: u64,
+    /// See `sync_full`.
+    pub sync_partial_ok: u64,
+    /// See `sync_full`.
+    pub sync_partial_err: u64,
+}
+
+impl Replication {
+    /// master_repl_offset.
+    pub fn offset(&self) -> u64 {
+        self.backlog
+            .as_ref()
+            .map_or(self.offset_without_backlog, Backlog::offset)
+    }
+
+    /// Whether this server replicates a master (REPLICAOF host port).
+    pub fn is_replica(&self) -> bool {
+        self.master_addr.is_some()
+    }
+
+    /// Whether a fork of replication's own (a diskless sync) runs.
+    pub fn has_child(&self) -> bool {
+        self.master.child.is_some()
+    }
+
+    /// Whether commands may be refused for replication's sake (a replica's read-only mode
+    /// and stale data, min-replicas-to-write): the dispatcher's cheap test.
+    pub fn may_refuse(&self, min_replicas_to_write: u64) -> bool {
+        self.master_addr.is_some() || min_replicas_to_write > 0
+    }
+}
+
+/// Sets the ids of a server that starts (a new random id, no previous one).
+pub fn init(server: &mut Server) {
+    server.replication.replid = random_id(server);
+    server.replication.replid2 = "0".repeat(40);
+    server.replication.second_offset = -1;
+    if let Some((host, port)) = server.config.repl.replicaof.clone() {
+        replica::set_master(server, host, port);
+        // At start there is no history of this server's to continue (Redis would take one
+        // from its snapshot's AUX fields; Goblin's do not carry it): a full sync.
+        if let Some(link) = server.replication.link.as_mut() {
+            link.forget_history();
+        }
+    }
+}
+
+/// Creates the backlog (the first replica attached): a new id, no previous one, as Redis
+/// does when there is no history to continue.
+pub fn create_backlog(server: &mut Server) {
+    if server.replication.backlog.is_some() {
+        return;
+    }
+    let offset = server.replication.offset();
+    server.replication.replid = random_id(server);
+    server.replication.replid2 = "0".repeat(40);
+    server.replication.second_offset = -1;
+    server.replication.backlog = Some(Backlog::new(
+        server.config.repl.backlog_size as usize,
+        offset,
+    ));
+    crate::notice!(
+        "Replication backlog created, my new replication IDs are '{}' and '{}'",
+        server.replication.replid,
+        server.replication.replid2
+    );
+    update_propagation(server);
+}
+
+/// The previous id becomes the secondary one, valid up to the current offset, and a new
+/// id starts (a replica promoted to master, Redis's shiftReplicationId).
+pub fn shift_id(server: &mut Server) {
+    server.replication.replid2 = std::mem::take(&mut server.replication.replid);
+    server.replication.second_offset = server.replication.offset() as i64 + 1;
+    server.replication.replid = random_id(server);
+    crate::notice!(
+        "Setting secondary replication ID to {}, valid up to offset: {}. New replication ID is {}",
+        server.replication.replid2,
+        server.replication.second_offset,
+        server.replication.replid
+    );
+}
+
+/// Whether the commands' propagation is collected: for the AOF, or for the replicas of a
+/// master (a replica's stream is its master's).
+pub fn update_propagation(server: &mut Server) {
+    let on = server.aof.state != crate::aof::State::Off
+        || (server.replication.backlog.is_some() && !server.replication.is_replica());
+    if on != server.propagation.enabled() {
+        server.propagation.set_enabled(on);
+        server.keyspace.log_removals(on);
+    }
+}
+
+/// What the commands propagated, on a master: into the backlog and to the replicas. A
+/// replica's stream comes from its master ([`replica`]), so its own is not fed.
+pub fn feed_own(server: &mut Server, stream: &[u8]) {
+    if !server.replication.is_replica() {
+        feed(server, stream);
+    }
+}
+
+/// Appends `bytes` to the replication stream: the backlog and every replica.
+pub fn feed(server: &mut Server, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    let Some(backlog) = server.replication.backlog.as_mut() else {
+        server.replication.offset_without_backlog += bytes.len() as u64;
+        return;
+    };
+    backlog.feed(bytes);
+    master::feed_replicas(server, bytes);
+}
+
+/// Work of every event-loop iteration: the full syncs, the bulk transfers, the link to the
+/// master, the clients in WAIT.
+pub fn tick(server: &mut Server, registry: &mio::Registry) {
+    if server.replication.master.active() {
+        master::tick(server);
+    }
+    if server.replication.link.is_some() {
+        replica::tick(server, registry);
+    }
+}
+
+/// Whether the loop should come back at once (a snapshot file being sent).
+pub fn busy(server: &Server) -> bool {
+    server.replication.master.busy()
+}
+
+/// Periodic work (each cron): PINGs and newlines to the replicas, their timeouts, ACKs to
+/// the master, reconnecting.
+pub fn cron(server: &mut Server, registry: &mio::Registry) {
+    master::cron(server);
+    if server.replication.link.is_some() {
+        replica::cron(server, registry);
+    }
+    let size = server.config.repl.backlog_size as usize;
+    if let Some(b) = server.replication.backlog.as_mut() {
+        b.resize(size);
+    }
+}
+
+/// A client's connection closed: a replica leaves the list.
+pub fn client_gone(server: &mut Server, id: u64) {
+    master::client_gone(server, id);
+}
+
+/// The role in ROLE's and INFO's words.
+pub fn role_name(server: &Server) -> &'static str {
+    if server.replication.is_replica() {
+        "slave"
+    } else {
+        "master"
+    }
+}
+
+/// The body of INFO replication.
+pub fn info_section(server: &Server) -> String {
+    let r = &server.replication;
+    let mut w = String::from("# Replication\r\n");
+    let _ = write!(w, "role:{}\r\n", role_name(server));
+    if let Some(link) = &r.link {
+        link.info_fields(server, &mut w);
+    }
+    master::info_fields(server, &mut w);
+    let (active, size, first, histlen) = match &r.backlog {
+        Some(b) => (1, b.size(), b.first_offset(), b.histlen()),
+        None => (0, server.config.repl.backlog_size as usize, 0, 0),
+    };
+    let _ = write!(
+        w,
+        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{active}\r\nrepl_backlog_size:{size}\r\nrepl_backlog_first_byte_offset:{first}\r\nrepl_backlog_histlen:{histlen}\r\n",
+        r.replid,
+        r.replid2,
+        r.offset(),
+        r.second_offset,
+    );
+    w
+}
