@@ -178,6 +178,8 @@ pub struct Config {
     pub aof: crate::aof::config::AofConfig,
     /// A `save` directive was applied at start: the next one adds points, as in redis.conf.
     save_seen_at_start: bool,
+    /// cluster-enabled and the other cluster directives.
+    pub cluster: crate::cluster::config::ClusterConfig,
 }
 
 impl Default for Config {
@@ -228,6 +230,7 @@ impl Default for Config {
             memory: Default::default(),
             aof: Default::default(),
             save_seen_at_start: false,
+            cluster: Default::default(),
         }
     }
 }
@@ -439,11 +442,27 @@ impl Config {
             .iter()
             .find(|(n, alias, _)| *n == name || *alias == Some(name))
             .map(|(n, _, _)| *n)
+            .or_else(|| {
+                crate::cluster::config::PARAMS
+                    .iter()
+                    .find(|(n, alias, _)| *n == name || *alias == Some(name))
+                    .map(|(n, _, _)| *n)
+            })
     }
 
     /// Applies one parameter; `at_start` allows the start-only ones.
     pub fn apply(&mut self, name: &str, value: &[u8], at_start: bool) -> Result<(), ConfigError> {
         let canonical = Self::canonical(name).ok_or(ConfigError::Unknown)?;
+        if let Some((_, _, start_only)) = crate::cluster::config::PARAMS
+            .iter()
+            .find(|p| p.0 == canonical)
+        {
+            if *start_only && !at_start {
+                return Err(ConfigError::Immutable);
+            }
+            let text = String::from_utf8_lossy(value);
+            return crate::cluster::config::apply(&mut self.cluster, canonical, &text);
+        }
         let mutability = &PARAMS
             .iter()
             .find(|p| p.0 == canonical)
@@ -633,6 +652,9 @@ impl Config {
 
     /// The value of a canonical parameter as CONFIG GET prints it.
     fn value_of(&self, name: &str) -> String {
+        if let Some(v) = crate::cluster::config::value_of(&self.cluster, name) {
+            return v;
+        }
         match name {
             "port" => self.port.to_string(),
             "bind" => self.bind.join(" "),
@@ -727,7 +749,15 @@ impl Config {
                 }
                 continue;
             }
-            for (name, alias, _) in PARAMS {
+            let cluster = crate::cluster::config::PARAMS
+                .iter()
+                .map(|(n, a, _)| (*n, *a, Mutability::Runtime));
+            let all: Vec<(&str, Option<&str>, Mutability)> = PARAMS
+                .iter()
+                .map(|(n, a, _)| (*n, *a, Mutability::Runtime))
+                .chain(cluster)
+                .collect();
+            for (name, alias, _) in &all {
                 for n in std::iter::once(*name).chain(*alias) {
                     if !GOBLIN_ONLY.contains(&n)
                         && glob_match(pattern, n.as_bytes(), true)
@@ -760,7 +790,7 @@ fn parse_save_points(text: &str) -> Result<Vec<(u64, u64)>, ConfigError> {
         .collect()
 }
 
-fn yes_no(text: &str) -> Result<bool, ConfigError> {
+pub(crate) fn yes_no(text: &str) -> Result<bool, ConfigError> {
     match text.to_ascii_lowercase().as_str() {
         "yes" => Ok(true),
         "no" => Ok(false),
@@ -785,7 +815,7 @@ fn yes_no_name(value: bool) -> String {
 }
 
 /// One of an enum parameter's names (ASCII case ignored), lowercased.
-fn one_of(text: &str, names: &[&str]) -> Result<String, ConfigError> {
+pub(crate) fn one_of(text: &str, names: &[&str]) -> Result<String, ConfigError> {
     let lower = text.to_ascii_lowercase();
     if names.contains(&lower.as_str()) {
         Ok(lower)
@@ -797,7 +827,7 @@ fn one_of(text: &str, names: &[&str]) -> Result<String, ConfigError> {
     }
 }
 
-fn int_in(text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
+pub(crate) fn int_in(text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
     let v = crate::numbers::parse_i64(text.as_bytes()).ok_or_else(|| {
         ConfigError::BadValue("argument couldn't be parsed into an integer".into())
     })?;
@@ -809,7 +839,7 @@ fn int_in(text: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
     Ok(v)
 }
 
-fn memory_in(text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+pub(crate) fn memory_in(text: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
     let v = memtoull(text)
         .ok_or_else(|| ConfigError::BadValue("argument must be a memory value".into()))?;
     if v < min || v > max {

@@ -47,6 +47,8 @@ pub struct Server {
     pub aof: crate::aof::Aof,
     /// The Lua interpreter, the script cache and the script running now.
     pub scripting: crate::scripting::Scripting,
+    /// Cluster mode's state and bus (cluster-enabled yes), else None.
+    pub cluster: Option<Box<crate::cluster::Cluster>>,
 }
 
 impl Server {
@@ -77,6 +79,7 @@ impl Server {
             propagation: Default::default(),
             aof: Default::default(),
             scripting: Default::default(),
+            cluster: None,
         }
     }
 

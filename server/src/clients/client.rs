@@ -83,6 +83,9 @@ pub struct Client {
     pub blocked: Option<Blocked>,
     /// Pub/sub subscriptions.
     pub subscriptions: crate::pubsub::Subscriptions,
+    /// Cluster: ASKING (the next command may use an importing slot) and READONLY (reads
+    /// served by a replica).
+    pub cluster: crate::cluster::ClientFlags,
 }
 
 impl Client {
@@ -114,6 +117,7 @@ impl Client {
             close_after_reply: false,
             blocked: None,
             subscriptions: Default::default(),
+            cluster: Default::default(),
         }
     }
 
@@ -141,6 +145,9 @@ impl Client {
         }
         if self.close_after_reply {
             f.push('c');
+        }
+        if self.cluster.readonly {
+            f.push('r');
         }
         if self.no_evict {
             f.push('e');

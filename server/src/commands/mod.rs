@@ -8,6 +8,8 @@
 mod admission;
 mod blocking;
 mod client_cmd;
+mod cluster_cmd;
+mod cluster_route;
 mod connection;
 mod debug_object;
 mod expire;
@@ -197,6 +199,9 @@ pub fn execute_with<'a>(
             }
         }
     }
+    if ctx.client.cluster.asking {
+        cluster_route::after_command(&mut ctx, args[0]);
+    }
     apply_reply_mode(&mut ctx, reply_start, called);
     // CLIENT CACHING is only ever set while tracking is on, so no client tracking means
     // nothing to do (and nothing on the command path).
@@ -290,6 +295,9 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             Some(cmd),
             "ERR Command not allowed inside a transaction",
         );
+        return None;
+    }
+    if cluster_route::needs_routing(ctx, cmd) && cluster_route::check(ctx, cmd, args).is_some() {
         return None;
     }
     if ctx.server.config.memory.maxmemory != 0

@@ -76,6 +76,10 @@ impl Handler for RespLoop<'_> {
         self.serve_woken(cx);
     }
 
+    fn source(&mut self, cx: &mut Ctx<'_, Conn>, n: usize) {
+        crate::cluster::bus::ready(self.server, cx.registry(), n);
+    }
+
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
         self.release_held(cx);
         if self.server.loading.is_some() {
@@ -97,6 +101,9 @@ impl Handler for RespLoop<'_> {
             }
             self.server.listening = cx.listening();
         }
+        if self.server.cluster.is_some() {
+            crate::cluster::bus::cron(self.server, cx.registry());
+        }
         if Instant::now() >= self.next_cron {
             self.cron(cx);
             let period = Duration::from_millis(1000 / self.server.config.hz.max(1) as u64);
@@ -110,6 +117,10 @@ impl Handler for RespLoop<'_> {
             return Next::Stop;
         }
         let mut deadline = self.next_cron;
+        if server.cluster.is_some() {
+            let tick = Duration::from_millis(crate::cluster::bus::CRON_MS);
+            deadline = deadline.min(Instant::now() + tick);
+        }
         if server.loading.is_some() {
             deadline = deadline.min(Instant::now() + LOADING_POLL);
         }
