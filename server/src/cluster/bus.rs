@@ -408,6 +408,7 @@ fn send_ping(
         &cluster.state,
         &env,
         mtype,
+        Some(&node),
         &|id| bus.linked(id),
         move || {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);

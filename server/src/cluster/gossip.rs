@@ -101,11 +101,13 @@ fn gossip_entry(n: &Node) -> Gossip {
 
 /// A PING, PONG or MEET with its gossip section (a tenth of the nodes, at least 3, chosen
 /// at random, plus every node in PFAIL) and extensions (hostname, forgotten nodes, shard
-/// id), as clusterSendPing. `linked` tells which nodes have an outbound link.
+/// id, unless `to` is known not to take it), as clusterSendPing. `linked` tells which nodes
+/// have an outbound link.
 pub fn ping(
     state: &ClusterState,
     env: &Env,
     mtype: u16,
+    to: Option<&NodeId>,
     linked: &dyn Fn(&NodeId) -> bool,
     mut random: impl FnMut() -> u64,
 ) -> Vec<u8> {
@@ -147,7 +149,12 @@ pub fn ping(
             exts.push(Ext::ForgottenNode(*id, until - now_secs));
         }
     }
-    exts.push(Ext::ShardId(me.shard_id));
+    if !to
+        .and_then(|id| state.nodes.get(id))
+        .is_some_and(|n| n.no_shard_ext)
+    {
+        exts.push(Ext::ShardId(me.shard_id));
+    }
     wire::encode(&Message {
         header: header(state, env, mtype),
         body: Body::Ping { gossip, exts },
@@ -374,8 +381,15 @@ fn process_exts(
     env: &Env,
     sender: NodeId,
     exts: &[Ext],
+    with_ext_flag: bool,
     actions: &mut Vec<Action>,
 ) {
+    if with_ext_flag {
+        let has_shard = exts.iter().any(|e| matches!(e, Ext::ShardId(_)));
+        if let Some(n) = state.nodes.get_mut(&sender) {
+            n.no_shard_ext = !has_shard;
+        }
+    }
     let mut hostname = String::new();
     for e in exts {
         match e {
@@ -475,10 +489,12 @@ pub fn process(
                 process_gossip(state, env, None, gossip, &mut actions);
             }
         }
+        let to = sender;
         actions.push(Action::Reply(ping(
             state,
             env,
             types::PONG,
+            to.as_ref(),
             linked,
             &mut random,
         )));
@@ -684,7 +700,8 @@ fn finish_ping(
     }
     if let Body::Ping { gossip, exts } = &msg.body {
         process_gossip(state, env, Some(s), gossip, &mut actions);
-        process_exts(state, env, s, exts, &mut actions);
+        let flagged = h.mflags[0] & wire::FLAG0_EXT_DATA != 0;
+        process_exts(state, env, s, exts, flagged, &mut actions);
     }
     actions
 }
@@ -736,7 +753,7 @@ mod tests {
         // A meets B: a handshake node with a random id.
         assert!(a.start_handshake("127.0.0.1", 7001, 17001, rng(3), 0));
         let hs = *a.nodes.keys().find(|id| **id != a.myself).unwrap();
-        let meet = ping(&a, &env, types::MEET, &|_| true, rng(4));
+        let meet = ping(&a, &env, types::MEET, None, &|_| true, rng(4));
         // B gets the MEET on an inbound link, adds A in handshake and answers PONG.
         let actions = process(
             &mut b,
@@ -793,7 +810,7 @@ mod tests {
         big.me_mut().config_epoch = 1;
         small.current_epoch = 1;
         big.current_epoch = 1;
-        let msg = ping(big, &env, types::PING, &|_| true, rng(9));
+        let msg = ping(big, &env, types::PING, None, &|_| true, rng(9));
         process(
             small,
             &env,

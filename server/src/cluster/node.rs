@@ -170,6 +170,9 @@ pub struct Node {
     pub repl_offset: u64,
     /// Masters that reported it failing.
     pub fail_reports: Vec<FailReport>,
+    /// Its PINGs carry extensions but no shard id (a Redis 7.0 node, which logs a warning
+    /// for each shard id extension it gets): it is sent none.
+    pub no_shard_ext: bool,
 }
 
 impl Node {
@@ -194,6 +197,7 @@ impl Node {
             ctime: now,
             repl_offset: 0,
             fail_reports: Vec::new(),
+            no_shard_ext: false,
         }
     }
 
