@@ -359,8 +359,12 @@ pub fn decode(buf: &[u8]) -> Result<Message, &'static str> {
     Ok(Message { header, body })
 }
 
+/// Writes `ip` NUL-padded into a 46-byte field, cut at a character boundary to 45 bytes.
 fn put_ip(out: &mut [u8], ip: &str) {
-    let n = ip.len().min(IP_LEN - 1);
+    let mut n = ip.len().min(IP_LEN - 1);
+    while !ip.is_char_boundary(n) {
+        n -= 1;
+    }
     out[..n].copy_from_slice(&ip.as_bytes()[..n]);
 }
 
@@ -536,6 +540,21 @@ mod tests {
             },
         });
         assert!(decode(&publish).is_ok());
+    }
+
+    /// A PONG a real Redis 7.0 sent (announcing hostname host-a, serving slots 0-100).
+    #[test]
+    fn reads_a_redis_pong() {
+        let bytes = include_bytes!("../../fuzz/corpus/cluster_bus/redis70_pong");
+        let msg = decode(bytes).unwrap();
+        assert_eq!(msg.header.mtype, types::PONG);
+        assert!(msg.header.myslots.get(100) && !msg.header.myslots.get(101));
+        let Body::Ping { gossip, exts } = &msg.body else {
+            panic!("not a PONG body")
+        };
+        assert!(gossip.is_empty());
+        assert_eq!(exts, &vec![Ext::Hostname("host-a".into())]);
+        assert_eq!(encode(&msg), bytes.to_vec());
     }
 
     #[test]
