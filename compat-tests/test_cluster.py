@@ -264,6 +264,14 @@ def redirections(nodes: list[Node]) -> list[str]:
     out.append(error_of(c0, "SELECT", "1"))
     out.append(str(c0.execute_command("SELECT", "0")))
     out.append(error_of(c0, "EVAL", "return 1", "2", "a", "b"))
+    # Commands of other databases, and scripts touching keys of other nodes ("bar" is node
+    # 0's, "foo" is not).
+    out.append(error_of(c0, "MOVE", "bar", "1"))
+    out.append(error_of(c0, "SWAPDB", "0", "1"))
+    out.append(error_of(c0, "COPY", "bar", "{bar}x", "DB", "1"))
+    out.append(error_of(c0, "EVAL", "return redis.call('get', 'foo')", "0"))
+    out.append(error_of(c0, "EVAL", "return redis.call('get', KEYS[1])", "1", "bar"))
+    out.append(error_of(c0, "EVAL", "return redis.call('get', 'foo')", "1", "bar"))
     # A slot in migration: ASK for a missing key, TRYAGAIN for a multi-key request with some
     # keys missing, the key served by the target only after ASKING.
     ids = node_ids(nodes)
@@ -395,8 +403,36 @@ def test_mixed_cluster_agrees(tmp_path_factory):
             rc.zadd(f"m{i}", {"x": i})
         assert [rc.zscore(f"m{i}", "x") for i in range(30)] == [float(i) for i in range(30)]
         rc.close()
+        # PUBLISH crosses the bus both ways between Redis and Goblin nodes.
+        for pub, sub in ((nodes[0], extra[0]), (extra[0], nodes[1])):
+            p = sub.client().pubsub()
+            p.subscribe("mixed")
+            assert p.get_message(timeout=5)["type"] == "subscribe"
+            c = pub.client()
+            c.execute_command("PUBLISH", "mixed", f"from {pub.kind}")
+            c.close()
+            msg = p.get_message(timeout=5)
+            assert msg is not None and msg["data"] == f"from {pub.kind}".encode(), msg
+            p.close()
         out = cli("--cluster", "check", f"127.0.0.1:{extra[0].port}")
         assert out.returncode == 0, out.stdout + out.stderr
         assert "[OK] All nodes agree about slots configuration." in out.stdout
     finally:
         stop_all(nodes + extra)
+
+
+def test_publish_reaches_every_node(goblins):
+    """PUBLISH on one node reaches the subscribers of the others over the bus."""
+    subs = []
+    for n in goblins[1:]:
+        p = n.client().pubsub()
+        p.subscribe("news")
+        assert p.get_message(timeout=5)["type"] == "subscribe"
+        subs.append(p)
+    c = goblins[0].client()
+    assert c.execute_command("PUBLISH", "news", "hello") == 0  # no local subscriber
+    c.close()
+    for p in subs:
+        msg = p.get_message(timeout=5)
+        assert msg is not None and msg["data"] == b"hello", msg
+        p.close()

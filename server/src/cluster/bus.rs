@@ -347,7 +347,13 @@ fn handle(
                 }
             }
             Action::DeleteKeysInSlot(slot) => delete_slots.push(slot),
-            Action::Publish { .. } => {}
+            Action::Publish {
+                channel,
+                message,
+                shard,
+            } => {
+                crate::commands::deliver_from_bus(server, shard, &channel, &message);
+            }
             Action::SaveNow => cluster.save_or_log(),
         }
     }
@@ -427,6 +433,9 @@ fn send_ping(
 /// The cron: runs every [`CRON_MS`] (the caller may call it more often).
 pub fn cron(server: &mut Server, registry: &Registry) {
     with_cluster(server, |server, cluster| {
+        if !cluster.outbox.is_empty() {
+            send_publishes(server, cluster, registry);
+        }
         let now = crate::clock::unix_ms();
         if now.saturating_sub(cluster.bus.last_cron) < CRON_MS {
             return;
@@ -434,6 +443,37 @@ pub fn cron(server: &mut Server, registry: &Registry) {
         cluster.bus.last_cron = now;
         tick(server, cluster, registry, now);
     });
+}
+
+/// Sends the queued PUBLISH messages to every node, the SPUBLISH ones to the nodes of this
+/// node's shard (clusterPropagatePublish, clusterPropagatePublishShard).
+fn send_publishes(server: &mut Server, cluster: &mut Cluster, registry: &Registry) {
+    let (config, now) = env_parts(server);
+    let none = |_: u16| 0;
+    let env = Env {
+        config: &config,
+        now,
+        keys_in_slot: &none,
+    };
+    let shard_id = cluster.state.me().shard_id;
+    for (shard, channel, message) in std::mem::take(&mut cluster.outbox) {
+        let bytes = gossip::publish(&cluster.state, &env, &channel, &message, shard);
+        if !shard {
+            broadcast(cluster, registry, &bytes);
+            continue;
+        }
+        let peers: Vec<usize> = cluster
+            .state
+            .nodes
+            .values()
+            .filter(|n| n.shard_id == shard_id && !n.has(flags::MYSELF))
+            .filter_map(|n| cluster.bus.outbound.get(&n.id).copied())
+            .collect();
+        for key in peers {
+            count_sent(cluster, &bytes);
+            cluster.bus.send(registry, key, &bytes);
+        }
+    }
 }
 
 fn tick(server: &mut Server, cluster: &mut Cluster, registry: &Registry, now: u64) {

@@ -16,8 +16,7 @@
 //! `commands::cluster_route`, CLUSTER's subcommands `commands::cluster_cmd`.
 //!
 //! Not built yet: replicas (CLUSTER REPLICATE records the role only; failover and replica
-//! promotion wait for replication), manual failover, PUBLISH over the bus, and
-//! cluster-link-sendbuf-limit.
+//! promotion wait for replication), manual failover, and cluster-link-sendbuf-limit.
 
 pub mod bus;
 pub mod config;
@@ -53,6 +52,8 @@ pub struct Cluster {
     pub port: u16,
     /// The bus port.
     pub bus_port: u16,
+    /// PUBLISH (false) and SPUBLISH (true) messages to send on the bus: channel, message.
+    pub outbox: Vec<(bool, Vec<u8>, Vec<u8>)>,
 }
 
 impl Cluster {
@@ -97,6 +98,7 @@ impl Cluster {
             bus,
             port: config.port,
             bus_port,
+            outbox: Vec::new(),
         };
         cluster.refresh_myself(config);
         cluster.save()?;
@@ -130,6 +132,13 @@ impl Cluster {
         if changed {
             self.state.todo_save = true;
         }
+    }
+
+    /// Queues a PUBLISH (to every node) or an SPUBLISH (to the nodes of this shard) for the
+    /// bus, sent after the running command.
+    pub fn queue_publish(&mut self, channel: &[u8], message: &[u8], shard: bool) {
+        self.outbox
+            .push((shard, channel.to_vec(), message.to_vec()));
     }
 
     /// Writes nodes.conf now.

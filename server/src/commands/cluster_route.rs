@@ -208,6 +208,21 @@ pub fn check(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<()>
     Some(())
 }
 
+/// The refusal of a command a script calls in cluster mode (Redis's scriptCall): a key
+/// this node does not serve, or the cluster down.
+pub fn script_refusal(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<&'static str> {
+    if !needs_routing(ctx, cmd) {
+        return None;
+    }
+    Some(match route(ctx, cmd, args)? {
+        Redirect::DownReadOnlyState => {
+            "Script attempted to execute a write command while the cluster is down and readonly"
+        }
+        Redirect::DownState => "Script attempted to execute a command while the cluster is down",
+        _ => "Script attempted to access a non local key in a cluster node",
+    })
+}
+
 /// After a command: ASKING lasts for one command (outside MULTI), as Redis's resetClient.
 pub fn after_command(ctx: &mut Ctx, name: &[u8]) {
     if ctx.client.multi.is_none() && !name.eq_ignore_ascii_case(b"asking") {

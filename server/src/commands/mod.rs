@@ -9,7 +9,7 @@ mod admission;
 mod blocking;
 mod client_cmd;
 mod cluster_cmd;
-mod cluster_route;
+pub(crate) mod cluster_route;
 mod connection;
 mod debug_object;
 mod expire;
@@ -31,6 +31,7 @@ pub use blocking::{
 };
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
+pub use pubsub::deliver_from_bus;
 pub use server_cmds::{help_reply, SlowLog};
 pub use table::{container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;

@@ -167,15 +167,21 @@ pub fn drop_subscriptions(server: &mut Server, client: &mut Client) {
     }
 }
 
-/// PUBLISH channel message
+/// PUBLISH channel message (in cluster mode also sent to every node over the bus).
 fn publish(ctx: &mut Ctx, args: &[&[u8]]) {
     let receivers = deliver(ctx, Kind::Channel, args[1], args[2]);
+    if let Some(cluster) = ctx.server.cluster.as_deref_mut() {
+        cluster.queue_publish(args[1], args[2], false);
+    }
     ctx.out.int(receivers as i64);
 }
 
-/// SPUBLISH shardchannel message
+/// SPUBLISH shardchannel message (in cluster mode also sent to the shard's other nodes).
 fn spublish(ctx: &mut Ctx, args: &[&[u8]]) {
     let receivers = deliver(ctx, Kind::Shard, args[1], args[2]);
+    if let Some(cluster) = ctx.server.cluster.as_deref_mut() {
+        cluster.queue_publish(args[1], args[2], true);
+    }
     ctx.out.int(receivers as i64);
 }
 
@@ -189,16 +195,37 @@ fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
         out,
         ..
     } = ctx;
+    deliver_to(server, Some((client, out)), kind, channel, payload)
+}
+
+/// Delivers a message another cluster node received (a PUBLISH or PUBLISHSHARD of the
+/// bus) to this node's subscribers; returns how many received it.
+pub fn deliver_from_bus(server: &mut Server, shard: bool, channel: &[u8], payload: &[u8]) -> usize {
+    let kind = if shard { Kind::Shard } else { Kind::Channel };
+    deliver_to(server, None, kind, channel, payload)
+}
+
+/// The running client (and its replies), if a command publishes.
+type Running<'c, 'w> = Option<(&'c Client, &'c mut ReplyWriter<'w>)>;
+
+/// The body of [`deliver`] and [`deliver_from_bus`].
+fn deliver_to(
+    server: &mut Server,
+    mut me: Running,
+    kind: Kind,
+    channel: &[u8],
+    payload: &[u8],
+) -> usize {
     let Server {
         pubsub,
         clients,
         config,
         ..
-    } = &mut **server;
+    } = server;
     let hard = config.pubsub_output_limit.hard;
     let mut receivers = 0;
     for &id in pubsub.subscribers(kind, channel) {
-        send(clients, hard, client, out, id, |w| {
+        send(clients, hard, &mut me, id, |w| {
             frame::message(w, kind, None, channel, payload)
         });
         receivers += 1;
@@ -206,7 +233,7 @@ fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
     if kind == Kind::Channel {
         for (pattern, ids) in pubsub.matching_patterns(channel) {
             for &id in ids {
-                send(clients, hard, client, out, id, |w| {
+                send(clients, hard, &mut me, id, |w| {
                     frame::message(w, kind, Some(pattern), channel, payload)
                 });
                 receivers += 1;
@@ -222,13 +249,14 @@ fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
 fn send(
     clients: &mut Clients,
     hard_limit: u64,
-    me: &Client,
-    my_out: &mut ReplyWriter,
+    me: &mut Running,
     id: u64,
     write: impl Fn(&mut ReplyWriter),
 ) {
-    if id == me.id {
-        return write(my_out);
+    if let Some((client, out)) = me {
+        if client.id == id {
+            return write(out);
+        }
     }
     clients.push_to(id, hard_limit, |out, _| write(out));
 }

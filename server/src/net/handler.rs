@@ -78,6 +78,7 @@ impl Handler for RespLoop<'_> {
 
     fn source(&mut self, cx: &mut Ctx<'_, Conn>, n: usize) {
         crate::cluster::bus::ready(self.server, cx.registry(), n);
+        self.serve_woken(cx);
     }
 
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {

@@ -149,6 +149,12 @@ impl Run<'_, '_> {
         if cmd.flags.contains(Flags::NOSCRIPT) {
             return refuse("This Redis command is not allowed from script");
         }
+        if self.ctx.server.cluster.is_some() {
+            let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            if let Some(text) = commands::cluster_route::script_refusal(self.ctx, cmd, &args) {
+                return refuse(text);
+            }
+        }
         let server = &mut *self.ctx.server;
         let writes = cmd.flags.contains(Flags::WRITE);
         if writes {
