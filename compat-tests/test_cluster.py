@@ -436,3 +436,67 @@ def test_publish_reaches_every_node(goblins):
         msg = p.get_message(timeout=5)
         assert msg is not None and msg["data"] == b"hello", msg
         p.close()
+
+
+def move_empty_slot(slot: int, src: Node, dst: Node) -> None:
+    """Moves an empty slot as redis-cli's resharding does, without keys to migrate."""
+    src_id, dst_id = node_ids([src, dst])
+    cs, cd = src.client(), dst.client()
+    try:
+        assert cd.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) == b"OK"
+        assert cs.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) == b"OK"
+        assert cd.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id) == b"OK"
+        assert cs.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id) == b"OK"
+    finally:
+        cs.close()
+        cd.close()
+
+
+def test_mixed_slot_moves_and_failure_detection(tmp_path_factory):
+    """Slots move from a Redis node to a Goblin node and back (new config epochs spread by
+    PING and UPDATE), a hostname set on the Goblin node reaches the Redis nodes, and a
+    stopped node is flagged fail by the others, Redis and Goblin alike."""
+    nodes = start_nodes(tmp_path_factory, ["redis", "goblin", "redis"])
+    try:
+        create(nodes)
+        ids = node_ids(nodes)
+
+        def agreed():
+            maps = [slot_map(n) for n in nodes]
+            return maps[0] == maps[1] == maps[2]
+
+        move_empty_slot(0, nodes[0], nodes[1])
+        move_empty_slot(16383, nodes[2], nodes[1])
+        move_empty_slot(5461, nodes[1], nodes[0])
+        wait_for("the slot map to agree", agreed)
+        owners = {s: p for s0, s1, p, _ in slot_map(nodes[0]) for s in (s0, s1)}
+        assert owners[0] == nodes[1].port and owners[16383] == nodes[1].port and owners[5461] == nodes[0].port
+        epochs = [cluster_info(n)["cluster_current_epoch"] for n in nodes]
+        wait_for("the epochs to agree", lambda: len({cluster_info(n)["cluster_current_epoch"] for n in nodes}) == 1)
+        assert int(epochs[1]) > 3
+        # A hostname announced by the Goblin node.
+        c = nodes[1].client()
+        c.execute_command("CONFIG", "SET", "cluster-announce-hostname", "goblin-host")
+        c.close()
+        wait_for(
+            "the hostname to reach the Redis nodes",
+            lambda: all(f"@{nodes[1].port + 10000},goblin-host " in
+                        n.client().execute_command("CLUSTER", "NODES").decode() for n in nodes),
+        )
+        # Failure detection: stop a Redis node; the others flag it fail.
+        nodes[2].stop()
+
+        def flagged(n):
+            line = [x for x in n.client().execute_command("CLUSTER", "NODES").decode().splitlines()
+                    if x.startswith(ids[2])][0]
+            return " fail " in f" {line.split()[2].replace(',', ' ')} "
+
+        wait_for("the stopped node to be flagged fail", lambda: all(flagged(n) for n in nodes[:2]))
+        wait_for("cluster_state:fail", lambda: cluster_info(nodes[1])["cluster_state"] == "fail")
+        # The Goblin node gives the same answer as the Redis node for a key of the lost slots.
+        answers = []
+        for n in nodes[:2]:
+            answers.append(error_of(n.client(), "GET", "foo"))
+        assert answers[0] == answers[1] == "ClusterDownError: The cluster is down", answers
+    finally:
+        stop_all(nodes)
