@@ -500,3 +500,15 @@ def test_mixed_slot_moves_and_failure_detection(tmp_path_factory):
         assert answers[0] == answers[1] == "ClusterDownError: The cluster is down", answers
     finally:
         stop_all(nodes)
+
+
+def test_nodes_conf_is_locked(goblins):
+    """A second node started on the same nodes.conf refuses to start."""
+    port = cluster_port()
+    proc = subprocess.run(
+        [GOBLIN_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--cluster-enabled", "yes", "--dir", str(goblins[0].workdir)],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert proc.returncode != 0
+    assert "is already used by a different Redis Cluster node" in proc.stdout + proc.stderr

@@ -69,6 +69,10 @@ pub struct Bus {
     pub inbound: HashMap<NodeId, usize>,
     iteration: u64,
     last_cron: u64,
+    /// cluster-link-sendbuf-limit (0: none).
+    sendbuf_limit: u64,
+    /// Links closed for passing it (CLUSTER INFO total_cluster_links_buffer_limit_exceeded).
+    pub limit_exceeded: u64,
 }
 
 fn ip_text(addr: Option<SocketAddr>) -> String {
@@ -164,6 +168,14 @@ impl Bus {
         };
         link.wbuf.extend_from_slice(bytes);
         if link.connected && !self.flush(key) {
+            return self.close(registry, key);
+        }
+        let pending = self.links.get(key).map_or(0, |l| l.wbuf.len() as u64);
+        if self.sendbuf_limit != 0 && pending > self.sendbuf_limit {
+            crate::notice!(
+                "Freeing cluster link: its send buffer passed cluster-link-sendbuf-limit"
+            );
+            self.limit_exceeded += 1;
             self.close(registry, key);
         }
     }
@@ -485,6 +497,7 @@ fn tick(server: &mut Server, cluster: &mut Cluster, registry: &Registry, now: u6
     }
     cluster.refresh_myself(&server.config);
     let config = server.config.cluster.clone();
+    cluster.bus.sendbuf_limit = config.link_sendbuf_limit;
     let timeout = config.node_timeout;
     cluster.bus.iteration += 1;
     let handshake_timeout = timeout.max(1000);

@@ -54,6 +54,33 @@ pub struct Cluster {
     pub bus_port: u16,
     /// PUBLISH (false) and SPUBLISH (true) messages to send on the bus: channel, message.
     pub outbox: Vec<(bool, Vec<u8>, Vec<u8>)>,
+    /// nodes.conf held open with an exclusive lock, so no second node uses it (taken again
+    /// on the new file after each save's rename).
+    lock: std::fs::File,
+}
+
+/// Locks nodes.conf (creating it) so that a second node started on the same file refuses
+/// to start, as Redis's clusterLockConfig.
+fn lock_config(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "Can't open {} in order to acquire a lock: {e}",
+                path.display()
+            )
+        })?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        anyhow::bail!(
+            "Sorry, the cluster configuration file {} is already used by a different Redis Cluster node. Please make sure that different nodes use different cluster configuration files.",
+            path.display()
+        );
+    }
+    Ok(file)
 }
 
 impl Cluster {
@@ -64,6 +91,7 @@ impl Cluster {
         random: impl FnMut() -> u64,
     ) -> anyhow::Result<Cluster> {
         let path = config.dir.join(&config.cluster.config_file);
+        let lock = lock_config(&path)?;
         let now = crate::clock::unix_ms();
         let state = match std::fs::read_to_string(&path) {
             Ok(text) if !text.trim().is_empty() => {
@@ -99,6 +127,7 @@ impl Cluster {
             port: config.port,
             bus_port,
             outbox: Vec::new(),
+            lock,
         };
         cluster.refresh_myself(config);
         cluster.save()?;
@@ -144,7 +173,12 @@ impl Cluster {
     /// Writes nodes.conf now.
     pub fn save(&mut self) -> std::io::Result<()> {
         self.state.todo_save = false;
-        nodes_conf::write_atomically(&self.path, &nodes_conf::file_text(&self.state))
+        nodes_conf::write_atomically(&self.path, &nodes_conf::file_text(&self.state))?;
+        match lock_config(&self.path) {
+            Ok(file) => self.lock = file,
+            Err(e) => crate::warning!("{e}"),
+        }
+        Ok(())
     }
 
     /// Writes nodes.conf, logging a failure (Redis exits on it; Goblin keeps serving).

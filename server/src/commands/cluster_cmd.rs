@@ -84,7 +84,11 @@ pub fn info(ctx: &mut Ctx, _: &[&[u8]]) {
         let total: u64 = counts.iter().sum();
         let _ = write!(out, "cluster_stats_messages_{dir}:{total}\r\n");
     }
-    out.push_str("total_cluster_links_buffer_limit_exceeded:0\r\n");
+    let _ = write!(
+        out,
+        "total_cluster_links_buffer_limit_exceeded:{}\r\n",
+        c.bus.limit_exceeded
+    );
     ctx.out.verbatim(out.as_bytes());
 }
 
