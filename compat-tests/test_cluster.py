@@ -49,6 +49,8 @@ def cluster_port() -> int:
 class Node(Server):
     """A cluster-enabled redis-server or goblin-server."""
 
+    node_timeout = NODE_TIMEOUT
+
     def start(self) -> None:
         for _attempt in range(5):
             port = cluster_port()
@@ -67,7 +69,7 @@ class Node(Server):
 
     def argv(self) -> list[str]:
         return super().argv() + [
-            "--cluster-enabled", "yes", "--cluster-node-timeout", NODE_TIMEOUT,
+            "--cluster-enabled", "yes", "--cluster-node-timeout", self.node_timeout,
             "--cluster-config-file", "nodes.conf",
         ]
 
@@ -75,11 +77,12 @@ class Node(Server):
         return make_client(self)
 
 
-def start_nodes(tmp_path_factory, kinds: list[str]) -> list[Node]:
+def start_nodes(tmp_path_factory, kinds: list[str], node_timeout: str = NODE_TIMEOUT) -> list[Node]:
     nodes = []
     for i, kind in enumerate(kinds):
         d = tmp_path_factory.mktemp(f"{kind}{i}")
         n = Node(kind, GOBLIN_BIN if kind == "goblin" else REDIS_BIN, [], d)
+        n.node_timeout = node_timeout
         n.start()
         nodes.append(n)
     return nodes
@@ -456,7 +459,7 @@ def test_mixed_slot_moves_and_failure_detection(tmp_path_factory):
     """Slots move from a Redis node to a Goblin node and back (new config epochs spread by
     PING and UPDATE), a hostname set on the Goblin node reaches the Redis nodes, and a
     stopped node is flagged fail by the others, Redis and Goblin alike."""
-    nodes = start_nodes(tmp_path_factory, ["redis", "goblin", "redis"])
+    nodes = start_nodes(tmp_path_factory, ["redis", "goblin", "redis"], node_timeout="1000")
     try:
         create(nodes)
         ids = node_ids(nodes)
@@ -498,6 +501,14 @@ def test_mixed_slot_moves_and_failure_detection(tmp_path_factory):
         for n in nodes[:2]:
             answers.append(error_of(n.client(), "GET", "foo"))
         assert answers[0] == answers[1] == "ClusterDownError: The cluster is down", answers
+        # The node comes back (on another port, with its nodes.conf): its new address is
+        # learned, FAIL is cleared and the cluster is up again everywhere.
+        nodes[2].start()
+        wait_for("the cluster to be up again",
+                 lambda: all(cluster_info(n)["cluster_state"] == "ok" for n in nodes))
+        wait_for("the new address to be known",
+                 lambda: all(f"127.0.0.1:{nodes[2].port}@" in
+                             n.client().execute_command("CLUSTER", "NODES").decode() for n in nodes))
     finally:
         stop_all(nodes)
 

@@ -141,18 +141,20 @@ pub fn ping(
     if !me.hostname.is_empty() {
         exts.push(Ext::Hostname(me.hostname.clone()));
     }
-    let now_secs = env.now / 1000;
-    let mut forgotten: Vec<_> = state.blacklist.iter().collect();
-    forgotten.sort();
-    for (id, until) in forgotten {
-        if *until > now_secs {
-            exts.push(Ext::ForgottenNode(*id, until - now_secs));
-        }
-    }
-    if !to
+    // A node that knows only the hostname extension (Redis 7.0 logs a warning for each
+    // other one) gets only that.
+    let hostname_only = to
         .and_then(|id| state.nodes.get(id))
-        .is_some_and(|n| n.no_shard_ext)
-    {
+        .is_some_and(|n| n.no_shard_ext);
+    if !hostname_only {
+        let now_secs = env.now / 1000;
+        let mut forgotten: Vec<_> = state.blacklist.iter().collect();
+        forgotten.sort();
+        for (id, until) in forgotten {
+            if *until > now_secs {
+                exts.push(Ext::ForgottenNode(*id, until - now_secs));
+            }
+        }
         exts.push(Ext::ShardId(me.shard_id));
     }
     wire::encode(&Message {

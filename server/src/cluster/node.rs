@@ -170,8 +170,8 @@ pub struct Node {
     pub repl_offset: u64,
     /// Masters that reported it failing.
     pub fail_reports: Vec<FailReport>,
-    /// Its PINGs carry extensions but no shard id (a Redis 7.0 node, which logs a warning
-    /// for each shard id extension it gets): it is sent none.
+    /// Its PINGs carry extensions but no shard id (a Redis 7.0 node, which knows only the
+    /// hostname extension and logs a warning for each other one): it is sent only that.
     pub no_shard_ext: bool,
 }
 
