@@ -523,3 +523,36 @@ def test_nodes_conf_is_locked(goblins):
     )
     assert proc.returncode != 0
     assert "is already used by a different Redis Cluster node" in proc.stdout + proc.stderr
+
+
+def test_loaded_keys_claim_their_slots(tmp_path_factory):
+    """A node started in cluster mode on a snapshot takes the unassigned slots of its keys,
+    as Redis does (both load the same RDB file, written by Goblin)."""
+    src = tmp_path_factory.mktemp("rdbsrc")
+    plain = Server("goblin", GOBLIN_BIN, [], src)
+    plain.start()
+    try:
+        c = make_client(plain)
+        for k in ["foo", "bar", "{t}1", "{t}2", "zkey"]:
+            c.execute_command("ZADD", k, "1", "m")
+        c.execute_command("SAVE")
+        c.close()
+    finally:
+        plain.stop()
+    views = []
+    for kind in ("redis", "goblin"):
+        d = tmp_path_factory.mktemp(f"load{kind}")
+        shutil.copy(src / "dump.rdb", d / "dump.rdb")
+        n = Node(kind, GOBLIN_BIN if kind == "goblin" else REDIS_BIN, [], d)
+        n.start()
+        try:
+            def mine():
+                line = [x for x in n.client().execute_command("CLUSTER", "NODES").decode().splitlines()
+                        if "myself" in x][0]
+                return line.split()[8:]
+            wait_for("the slots to be claimed", lambda: len(mine()) > 0)
+            views.append((mine(), n.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", 12182)))
+        finally:
+            n.stop()
+    assert views[0] == views[1]
+    assert views[0][1] == 1

@@ -444,6 +444,9 @@ fn send_ping(
 
 /// The cron: runs every [`CRON_MS`] (the caller may call it more often).
 pub fn cron(server: &mut Server, registry: &Registry) {
+    if server.loading.is_none() && server.cluster.as_ref().is_some_and(|c| !c.verified) {
+        super::verify_data(server);
+    }
     with_cluster(server, |server, cluster| {
         if !cluster.outbox.is_empty() {
             send_publishes(server, cluster, registry);

@@ -54,6 +54,8 @@ pub struct Cluster {
     pub bus_port: u16,
     /// PUBLISH (false) and SPUBLISH (true) messages to send on the bus: channel, message.
     pub outbox: Vec<(bool, Vec<u8>, Vec<u8>)>,
+    /// The keys loaded at start were checked against the slot map.
+    pub verified: bool,
     /// nodes.conf held open with an exclusive lock, so no second node uses it (taken again
     /// on the new file after each save's rename).
     lock: std::fs::File,
@@ -127,6 +129,7 @@ impl Cluster {
             port: config.port,
             bus_port,
             outbox: Vec::new(),
+            verified: false,
             lock,
         };
         cluster.refresh_myself(config);
@@ -191,6 +194,55 @@ impl Cluster {
     /// Whether `node` has a link (CLUSTER NODES's connected).
     pub fn connected(&self, node: &node::NodeId) -> bool {
         self.bus.linked(node)
+    }
+}
+
+/// Checks the keys loaded at start against the slot map (Redis's
+/// verifyClusterConfigWithData): a master takes the unassigned slots it has keys for, and
+/// marks as importing the slots of other nodes it has keys for. Keys outside database 0
+/// stop the server, as in Redis.
+pub fn verify_data(server: &mut Server) {
+    let Some(cluster) = server.cluster.as_deref_mut() else {
+        return;
+    };
+    cluster.verified = true;
+    if !cluster.state.me().is_master() {
+        return;
+    }
+    let dbs = server.keyspace.databases();
+    if dbs.iter().skip(1).any(|db| !db.is_empty()) {
+        crate::warning!(
+            "You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting."
+        );
+        std::process::exit(1);
+    }
+    let db0 = &dbs[0];
+    let me = cluster.state.myself;
+    let mut changed = false;
+    for slot in 0..slot::SLOTS as u16 {
+        if db0.count_in_slot(slot).unwrap_or(0) == 0 {
+            continue;
+        }
+        let owner = cluster.state.slots[slot as usize];
+        if owner == Some(me) || cluster.state.importing.contains_key(&slot) {
+            continue;
+        }
+        changed = true;
+        match owner {
+            None => {
+                crate::warning!(
+                    "I have keys for unassigned slot {slot}. Taking responsibility for it."
+                );
+                cluster.state.add_slot(me, slot);
+            }
+            Some(other) => {
+                crate::warning!("I have keys for slot {slot}, but the slot is assigned to another node. Setting it to importing state.");
+                cluster.state.importing.insert(slot, other);
+            }
+        }
+    }
+    if changed {
+        cluster.save_or_log();
     }
 }
 
