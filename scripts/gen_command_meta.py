@@ -166,6 +166,14 @@ def main():
             argument("enabled", "oneof", arguments=arr(argument("on", "pure-token", token=b("ON")), argument("off", "pure-token", token=b("OFF"))))])),
     ])
 
+    # Redis 7.2: CLUSTER MYSHARDID.
+    cluster_info = find(info_out, "cluster")
+    cluster_info[1][9][1].append(
+        info("cluster|myshardid", 2, ["loading", "stale"], 0, 0, 0, ["@slow"], []))
+    cluster_docs = mget(find(docs_out, "cluster"), "subcommands")
+    cluster_docs[1].append(
+        (b("cluster|myshardid"), docs("Returns the shard ID of a node.", "7.2.0", "cluster", "O(1)")))
+
     # Goblin's own commands.
     info_out.append((b("goblin.memory"), info("goblin.memory", -1, ["readonly"], 0, 0, 0, ["@read", "@sortedset", "@slow"], [])))
     info_out.append((b("goblin.optimize"), info("goblin.optimize", -2, ["write"], 1, 1, 1, ["@write", "@sortedset", "@slow"], [key_spec(["RW", "UPDATE"])])))

@@ -192,6 +192,8 @@ pub struct Config {
     pub notify_keyspace_events: u32,
     /// latency-monitor-threshold, milliseconds (0: the latency monitor is off).
     pub latency_monitor_threshold: u64,
+    /// cluster-enabled and the other cluster directives.
+    pub cluster: crate::cluster::config::ClusterConfig,
 }
 
 impl Default for Config {
@@ -249,6 +251,7 @@ impl Default for Config {
             acl_users: Vec::new(),
             notify_keyspace_events: 0,
             latency_monitor_threshold: 0,
+            cluster: Default::default(),
         }
     }
 }
@@ -519,6 +522,12 @@ impl Config {
             .iter()
             .find(|(n, alias, _)| *n == name || *alias == Some(name))
             .map(|(n, _, _)| *n)
+            .or_else(|| {
+                crate::cluster::config::PARAMS
+                    .iter()
+                    .find(|(n, alias, _)| *n == name || *alias == Some(name))
+                    .map(|(n, _, _)| *n)
+            })
     }
 
     /// Applies one parameter; `at_start` allows the start-only ones.
@@ -528,6 +537,16 @@ impl Config {
             return self.repl.set_replicaof(&String::from_utf8_lossy(value));
         }
         let canonical = Self::canonical(name).ok_or(ConfigError::Unknown)?;
+        if let Some((_, _, start_only)) = crate::cluster::config::PARAMS
+            .iter()
+            .find(|p| p.0 == canonical)
+        {
+            if *start_only && !at_start {
+                return Err(ConfigError::Immutable);
+            }
+            let text = String::from_utf8_lossy(value);
+            return crate::cluster::config::apply(&mut self.cluster, canonical, &text);
+        }
         let mutability = &PARAMS
             .iter()
             .find(|p| p.0 == canonical)
@@ -733,6 +752,9 @@ impl Config {
 
     /// The value of a canonical parameter as CONFIG GET prints it.
     fn value_of(&self, name: &str) -> String {
+        if let Some(v) = crate::cluster::config::value_of(&self.cluster, name) {
+            return v;
+        }
         match name {
             "port" => self.port.to_string(),
             "bind" => self.bind.join(" "),
@@ -840,7 +862,15 @@ impl Config {
                 }
                 continue;
             }
-            for (name, alias, _) in PARAMS {
+            let cluster = crate::cluster::config::PARAMS
+                .iter()
+                .map(|(n, a, _)| (*n, *a, Mutability::Runtime));
+            let all: Vec<(&str, Option<&str>, Mutability)> = PARAMS
+                .iter()
+                .map(|(n, a, _)| (*n, *a, Mutability::Runtime))
+                .chain(cluster)
+                .collect();
+            for (name, alias, _) in &all {
                 for n in std::iter::once(*name).chain(*alias) {
                     if !GOBLIN_ONLY.contains(&n)
                         && glob_match(pattern, n.as_bytes(), true)
@@ -898,7 +928,7 @@ pub(crate) fn yes_no_name(value: bool) -> String {
 }
 
 /// One of an enum parameter's names (ASCII case ignored), lowercased.
-fn one_of(text: &str, names: &[&str]) -> Result<String, ConfigError> {
+pub(crate) fn one_of(text: &str, names: &[&str]) -> Result<String, ConfigError> {
     let lower = text.to_ascii_lowercase();
     if names.contains(&lower.as_str()) {
         Ok(lower)

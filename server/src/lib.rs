@@ -21,6 +21,8 @@
 //! - [`errors`]: the error replies Redis words one way.
 //! - [`keyspace`]: the databases, expiry, WATCH, waited-on keys, lazy free, change counter,
 //!   and the value types.
+//! - [`cluster`]: Redis Cluster: hash slots, nodes.conf, the cluster bus, the cluster
+//!   state that routing and CLUSTER use.
 //! - [`pubsub`]: the channel / pattern / shard channel registry, each client's
 //!   subscriptions, and the frames pushed to subscribers.
 //! - [`tracking`]: client-side caching's tables (CLIENT TRACKING): who read which key, the
@@ -73,6 +75,7 @@ pub mod acl;
 pub mod aof;
 pub mod clients;
 pub mod clock;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod errors;

@@ -85,6 +85,25 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
     let mut server = server::Server::new(config);
     goblin_server::commands::load_acl_at_start(&mut server)?;
+    if server.config.cluster.enabled {
+        // Node ids come from the system's random source, as Redis's getRandomHexChars.
+        let mut bytes = [0u8; 8];
+        let urandom = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+        let mut x = if urandom.is_ok() {
+            u64::from_ne_bytes(bytes) | 1
+        } else {
+            server.keyspace.random() | 1
+        };
+        let cluster = goblin_server::cluster::Cluster::start(&server.config, move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })?;
+        server.cluster = Some(Box::new(cluster));
+        server.keyspace.index_slots();
+    }
     goblin_objcache::log::set_hook(store_log);
     server.store = goblin_objcache::start(&args.store)?;
     server.memory.startup = goblin_server::memory::allocator::heap().allocated;

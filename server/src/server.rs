@@ -55,6 +55,8 @@ pub struct Server {
     pub monitors: Vec<u64>,
     /// Replication: ids, offsets, backlog, replicas, the link to a master.
     pub replication: crate::replication::Replication,
+    /// Cluster mode's state and bus (cluster-enabled yes), else None.
+    pub cluster: Option<Box<crate::cluster::Cluster>>,
 }
 
 impl Server {
@@ -92,6 +94,7 @@ impl Server {
             acl,
             monitors: Vec::new(),
             replication: Default::default(),
+            cluster: None,
         };
         crate::replication::init(&mut server);
         server

@@ -103,6 +103,9 @@ pub struct Client {
     pub repl_role: ReplRole,
     /// Replication offset just after this client's last propagated write (WAIT waits for it).
     pub woff: u64,
+    /// Cluster: ASKING (the next command may use an importing slot) and READONLY (reads
+    /// served by a replica).
+    pub cluster: crate::cluster::ClientFlags,
 }
 
 impl Client {
@@ -138,6 +141,7 @@ impl Client {
             monitor: false,
             repl_role: ReplRole::Normal,
             woff: 0,
+            cluster: Default::default(),
         }
     }
 
@@ -173,6 +177,9 @@ impl Client {
         }
         if self.close_after_reply {
             f.push('c');
+        }
+        if self.cluster.readonly {
+            f.push('r');
         }
         if self.no_evict {
             f.push('e');

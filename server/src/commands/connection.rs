@@ -136,6 +136,9 @@ pub fn select(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(index) = ctx.int_arg(args[1]) else {
         return;
     };
+    if ctx.server.cluster.is_some() && index != 0 {
+        return ctx.error("ERR SELECT is not allowed in cluster mode");
+    }
     if index < 0 || index as usize >= ctx.server.keyspace.db_count() {
         return ctx.error(errors::DB_INDEX_OUT_OF_RANGE);
     }

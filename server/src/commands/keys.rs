@@ -120,6 +120,9 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
             let Some(d) = db_index(ctx, args[i + 1]) else {
                 return;
             };
+            if ctx.server.cluster.is_some() && d != src_db {
+                return ctx.error("ERR Copying to another database is not allowed in cluster mode");
+            }
             dst_db = d;
             i += 2;
         } else {
@@ -152,6 +155,9 @@ pub fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// MOVE key db
 pub fn move_key(ctx: &mut Ctx, args: &[&[u8]]) {
+    if ctx.server.cluster.is_some() {
+        return ctx.error("ERR MOVE is not allowed in cluster mode");
+    }
     let src_db = ctx.db();
     let Some(dst_db) = db_index(ctx, args[2]) else {
         return;
@@ -330,6 +336,9 @@ pub fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// SWAPDB index1 index2
 pub fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
+    if ctx.server.cluster.is_some() {
+        return ctx.error("ERR SWAPDB is not allowed in cluster mode");
+    }
     let parse = |arg: &[u8]| crate::numbers::parse_i64(arg);
     let Some(a) = parse(args[1]) else {
         return ctx.error("ERR invalid first DB index");

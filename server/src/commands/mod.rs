@@ -9,6 +9,8 @@ mod acl_cmd;
 mod admission;
 mod blocking;
 mod client_cmd;
+mod cluster_cmd;
+pub(crate) mod cluster_route;
 mod connection;
 mod debug_object;
 mod dump;
@@ -38,7 +40,7 @@ pub use blocking::{
 pub(crate) use introspection::info_of as introspection_info;
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
-pub use pubsub::publish_notifications;
+pub use pubsub::{deliver_from_bus, publish_notifications};
 pub use server_cmds::{help_reply, subcommand_syntax_error, SlowLog};
 pub use table::{all, container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;
@@ -219,6 +221,9 @@ pub fn execute_with<'a>(
             }
         }
     }
+    if ctx.client.cluster.asking {
+        cluster_route::after_command(&mut ctx, args[0]);
+    }
     apply_reply_mode(&mut ctx, reply_start, called);
     // Keyspace notifications follow the reply (and a whole EXEC's or script's), as Redis
     // 7.2's pending push messages; not while a busy script lets this client in.
@@ -342,6 +347,9 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             reject(ctx, Some(cmd), &noperm);
             return None;
         }
+    }
+    if cluster_route::needs_routing(ctx, cmd) && cluster_route::check(ctx, cmd, args).is_some() {
+        return None;
     }
     if ctx.server.config.memory.maxmemory != 0
         || ctx

@@ -167,15 +167,21 @@ pub fn drop_subscriptions(server: &mut Server, client: &mut Client) {
     }
 }
 
-/// PUBLISH channel message
+/// PUBLISH channel message (in cluster mode also sent to every node over the bus).
 fn publish(ctx: &mut Ctx, args: &[&[u8]]) {
     let receivers = deliver(ctx, Kind::Channel, args[1], args[2]);
+    if let Some(cluster) = ctx.server.cluster.as_deref_mut() {
+        cluster.queue_publish(args[1], args[2], false);
+    }
     ctx.out.int(receivers as i64);
 }
 
-/// SPUBLISH shardchannel message
+/// SPUBLISH shardchannel message (in cluster mode also sent to the shard's other nodes).
 fn spublish(ctx: &mut Ctx, args: &[&[u8]]) {
     let receivers = deliver(ctx, Kind::Shard, args[1], args[2]);
+    if let Some(cluster) = ctx.server.cluster.as_deref_mut() {
+        cluster.queue_publish(args[1], args[2], true);
+    }
     ctx.out.int(receivers as i64);
 }
 
@@ -189,14 +195,23 @@ fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
         out,
         ..
     } = ctx;
-    deliver_from(server, Some((client, out)), kind, channel, payload)
+    deliver_to(server, Some((client, out)), kind, channel, payload)
 }
 
-/// [`deliver`] for a sender that may be no client (the server's own messages): a frame for
-/// `me`'s client goes into its own replies.
-fn deliver_from(
+/// Delivers a message another cluster node received (a PUBLISH or PUBLISHSHARD of the
+/// bus) to this node's subscribers; returns how many received it.
+pub fn deliver_from_bus(server: &mut Server, shard: bool, channel: &[u8], payload: &[u8]) -> usize {
+    let kind = if shard { Kind::Shard } else { Kind::Channel };
+    deliver_to(server, None, kind, channel, payload)
+}
+
+/// The running client (and its replies), if a command publishes.
+type Running<'c, 'w> = Option<(&'c Client, &'c mut ReplyWriter<'w>)>;
+
+/// The body of [`deliver`] and [`deliver_from_bus`].
+fn deliver_to(
     server: &mut Server,
-    mut me: Option<(&Client, &mut ReplyWriter)>,
+    mut me: Running,
     kind: Kind,
     channel: &[u8],
     payload: &[u8],
@@ -238,7 +253,7 @@ pub fn publish_notifications(server: &mut Server, mut me: Option<(&Client, &mut 
     for event in server.keyspace.notifier.take() {
         for (channel, payload) in server.keyspace.notifier.channels(&event) {
             let me = me.as_mut().map(|(c, w)| (&**c, &mut **w));
-            deliver_from(server, me, Kind::Channel, &channel, &payload);
+            deliver_to(server, me, Kind::Channel, &channel, &payload);
         }
     }
 }
@@ -249,7 +264,7 @@ pub fn publish_notifications(server: &mut Server, mut me: Option<(&Client, &mut 
 fn send(
     clients: &mut Clients,
     hard_limit: u64,
-    me: &mut Option<(&Client, &mut ReplyWriter)>,
+    me: &mut Running,
     id: u64,
     write: impl Fn(&mut ReplyWriter),
 ) {

@@ -2,8 +2,8 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    acl_cmd, blocking, client_cmd, connection, dump, expire, info, introspection, keys, memory,
-    migrate, monitor, multi, persistence, pubsub, server_cmds, tracking, Handler,
+    acl_cmd, blocking, client_cmd, cluster_cmd, connection, dump, expire, info, introspection,
+    keys, memory, migrate, monitor, multi, persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -243,6 +243,67 @@ static CLIENT_SUBS: [Command; 16] = [
     cmd!("client|help", 2, LS, client_cmd::help),
 ];
 
+/// CLUSTER's subcommands (cluster mode; see `cluster_cmd`).
+static CLUSTER_SUBS: [Command; 27] = [
+    cmd!("cluster|addslots", -3, ADMIN, cluster_cmd::addslots),
+    cmd!(
+        "cluster|addslotsrange",
+        -4,
+        ADMIN,
+        cluster_cmd::addslotsrange
+    ),
+    cmd!("cluster|bumpepoch", 2, ADMIN, cluster_cmd::bumpepoch),
+    cmd!(
+        "cluster|count-failure-reports",
+        3,
+        ADMIN,
+        cluster_cmd::count_failure_reports
+    ),
+    cmd!(
+        "cluster|countkeysinslot",
+        3,
+        Flags::STALE,
+        cluster_cmd::countkeysinslot
+    ),
+    cmd!("cluster|delslots", -3, ADMIN, cluster_cmd::delslots),
+    cmd!(
+        "cluster|delslotsrange",
+        -4,
+        ADMIN,
+        cluster_cmd::delslotsrange
+    ),
+    cmd!("cluster|flushslots", 2, ADMIN, cluster_cmd::flushslots),
+    cmd!("cluster|forget", 3, ADMIN, cluster_cmd::forget),
+    cmd!(
+        "cluster|getkeysinslot",
+        4,
+        Flags::STALE,
+        cluster_cmd::getkeysinslot
+    ),
+    cmd!("cluster|help", 2, LS, cluster_cmd::help),
+    cmd!("cluster|info", 2, Flags::STALE, cluster_cmd::info),
+    cmd!("cluster|keyslot", 3, Flags::STALE, cluster_cmd::keyslot),
+    cmd!("cluster|links", 2, Flags::STALE, cluster_cmd::links),
+    cmd!("cluster|meet", -4, ADMIN, cluster_cmd::meet),
+    cmd!("cluster|myid", 2, Flags::STALE, cluster_cmd::myid),
+    cmd!("cluster|myshardid", 2, Flags::STALE, cluster_cmd::myshardid),
+    cmd!("cluster|nodes", 2, Flags::STALE, cluster_cmd::nodes),
+    cmd!("cluster|replicas", 3, ADMIN, cluster_cmd::replicas),
+    cmd!("cluster|replicate", 3, ADMIN, cluster_cmd::replicate),
+    cmd!("cluster|reset", -2, ADMIN, cluster_cmd::reset),
+    cmd!("cluster|saveconfig", 2, ADMIN, cluster_cmd::saveconfig),
+    cmd!(
+        "cluster|set-config-epoch",
+        3,
+        ADMIN,
+        cluster_cmd::set_config_epoch
+    ),
+    cmd!("cluster|setslot", -4, ADMIN, cluster_cmd::setslot),
+    cmd!("cluster|shards", 2, Flags::STALE, cluster_cmd::shards),
+    cmd!("cluster|slaves", 3, ADMIN, cluster_cmd::replicas),
+    cmd!("cluster|slots", 2, LS, cluster_cmd::slots),
+];
+
 static CONFIG_SUBS: [Command; 4] = [
     cmd!("config|get", -3, ADMIN, server_cmds::config_get),
     cmd!("config|set", -4, ADMIN, server_cmds::config_set),
@@ -311,7 +372,7 @@ static ACL_SUBS: [Command; 13] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 57] = [
+pub static COMMANDS: [Command; 61] = [
     // connection
     cmd!(
         "ping",
@@ -360,6 +421,10 @@ pub static COMMANDS: [Command; 57] = [
         connection::select
     ),
     cmd!("client", -2, Flags::NOSCRIPT.with(LS), subs: &CLIENT_SUBS),
+    cmd!("cluster", -2, NONE, subs: &CLUSTER_SUBS),
+    cmd!("asking", 1, F, cluster_cmd::asking),
+    cmd!("readonly", 1, LSF, cluster_cmd::readonly),
+    cmd!("readwrite", 1, LSF, cluster_cmd::readwrite),
     // keyspace
     cmd!("del", -2, W, keys::del),
     cmd!("unlink", -2, WF, keys::del),

@@ -15,7 +15,9 @@
 //! whole scan is returned exactly once, whatever grows or shrinks meanwhile; a key added
 //! during the scan may or may not be returned, as Redis promises.
 
+use super::slots::SlotIndex;
 use super::value::Value;
+use crate::cluster::slot::key_slot;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use slab::Slab;
 use std::hash::BuildHasher;
@@ -115,6 +117,8 @@ pub struct Db {
     index: HashTable<u32>,
     volatile: Vec<u32>,
     hasher: DefaultHashBuilder,
+    /// The keys of each hash slot (cluster mode, database 0), else None.
+    slot_index: Option<Box<SlotIndex>>,
 }
 
 impl Db {
@@ -204,6 +208,9 @@ impl Db {
         self.index.insert_unique(hash, id, |&other| {
             hasher.hash_one(slots[other as usize].key.as_bytes())
         });
+        if let Some(index) = &mut self.slot_index {
+            index.add(key_slot(key), id);
+        }
         id
     }
 
@@ -219,6 +226,9 @@ impl Db {
             Err(_) => return None,
         };
         self.clear_expiry(id);
+        if let Some(index) = &mut self.slot_index {
+            index.remove(key_slot(key), id);
+        }
         Some(self.slots.remove(id as usize))
     }
 
@@ -311,15 +321,70 @@ impl Db {
         self.slots.iter().map(|(_, e)| e)
     }
 
-    /// Empties the database, returning the old contents (to be freed off the event loop).
+    /// Empties the database, returning the old contents (to be freed off the event loop);
+    /// a slot index stays on.
     pub fn take(&mut self) -> Db {
-        std::mem::take(self)
+        let indexed = self.slot_index.is_some();
+        let old = std::mem::take(self);
+        if indexed {
+            self.index_slots();
+        }
+        old
+    }
+
+    /// Keeps the keys of each hash slot from now on (cluster mode), indexing those present.
+    pub fn index_slots(&mut self) {
+        let mut index = Box::<SlotIndex>::default();
+        for (id, entry) in self.slots.iter() {
+            index.add(key_slot(entry.key()), id as u32);
+        }
+        self.slot_index = Some(index);
+    }
+
+    /// Whether the keys of each hash slot are kept.
+    pub fn slots_indexed(&self) -> bool {
+        self.slot_index.is_some()
+    }
+
+    /// Number of keys in hash `slot`, expired ones included (None without a slot index).
+    pub fn count_in_slot(&self, slot: u16) -> Option<usize> {
+        self.slot_index.as_ref().map(|i| i.count(slot))
+    }
+
+    /// Up to `count` keys of hash `slot` (empty without a slot index).
+    pub fn keys_in_slot(&self, slot: u16, count: usize) -> Vec<&[u8]> {
+        match &self.slot_index {
+            Some(index) => index
+                .ids(slot)
+                .iter()
+                .take(count)
+                .map(|&id| self.slots[id as usize].key())
+                .collect(),
+            None => Vec::new(),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slot_index_follows_inserts_removals_and_flushes() {
+        let mut db = Db::default();
+        db.insert(b"{a}1", Value::empty_zset(), 0);
+        db.index_slots();
+        db.insert(b"{a}2", Value::empty_zset(), 0);
+        db.insert(b"b", Value::empty_zset(), 0);
+        let a = key_slot(b"a");
+        assert_eq!(db.count_in_slot(a), Some(2));
+        db.remove(b"{a}1");
+        assert_eq!(db.keys_in_slot(a, 10), vec![&b"{a}2"[..]]);
+        assert_eq!(db.count_in_slot(key_slot(b"b")), Some(1));
+        let _ = db.take();
+        assert!(db.slots_indexed());
+        assert_eq!(db.count_in_slot(a), Some(0));
+    }
 
     #[test]
     fn short_and_long_keys() {

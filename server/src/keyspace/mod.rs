@@ -27,6 +27,7 @@ pub mod hash;
 pub mod lfu;
 pub mod list;
 pub mod set;
+pub mod slots;
 pub mod string;
 pub mod value;
 pub mod zset;
@@ -455,13 +456,22 @@ impl Keyspace {
         }
     }
 
+    /// Keeps the keys of each hash slot of database 0 (cluster mode).
+    pub fn index_slots(&mut self) {
+        self.dbs[0].index_slots();
+    }
+
     /// Replaces every database with `dbs` (a loaded snapshot): watchers of existing keys
     /// are dirtied and the old contents are freed off the loop.
     pub fn replace_all(&mut self, dbs: Vec<Db>) {
         for db in 0..self.dbs.len() {
             self.signal_flushed(db);
         }
+        let indexed = self.dbs[0].slots_indexed();
         let old = std::mem::replace(&mut self.dbs, dbs);
+        if indexed && !self.dbs[0].slots_indexed() {
+            self.dbs[0].index_slots();
+        }
         for db in old {
             self.lazyfree.dispose(Garbage::Db(db));
         }

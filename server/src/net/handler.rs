@@ -79,8 +79,10 @@ impl Handler for RespLoop<'_> {
     fn source(&mut self, cx: &mut Ctx<'_, Conn>, n: usize) {
         if n == crate::replication::LINK_SOURCE {
             crate::replication::replica::drive(self.server);
-            self.serve_woken(cx);
+        } else {
+            crate::cluster::bus::ready(self.server, cx.registry(), n);
         }
+        self.serve_woken(cx);
     }
 
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
@@ -104,6 +106,9 @@ impl Handler for RespLoop<'_> {
             }
             self.server.listening = cx.listening();
         }
+        if self.server.cluster.is_some() {
+            crate::cluster::bus::cron(self.server, cx.registry());
+        }
         if Instant::now() >= self.next_cron {
             self.cron(cx);
             let period = Duration::from_millis(1000 / self.server.config.hz.max(1) as u64);
@@ -118,6 +123,10 @@ impl Handler for RespLoop<'_> {
             return Next::Stop;
         }
         let mut deadline = self.next_cron;
+        if server.cluster.is_some() {
+            let tick = Duration::from_millis(crate::cluster::bus::CRON_MS);
+            deadline = deadline.min(Instant::now() + tick);
+        }
         if server.loading.is_some() {
             deadline = deadline.min(Instant::now() + LOADING_POLL);
         }

@@ -171,6 +171,12 @@ impl Run<'_, '_> {
                 return Err((Some(cmd), format!("ACL failure in script: {text}").into()));
             }
         }
+        if self.ctx.server.cluster.is_some() {
+            let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            if let Some(text) = commands::cluster_route::script_refusal(self.ctx, cmd, &args) {
+                return refuse(text);
+            }
+        }
         let server = &mut *self.ctx.server;
         let writes = cmd.flags.contains(Flags::WRITE);
         if writes {

@@ -1,0 +1,558 @@
+"""Redis Cluster on loopback: Goblin nodes created and checked by redis-cli --cluster, used by
+redis-py's RedisCluster, redirections and CLUSTER replies compared with a cluster of real
+Redis 7.0 nodes, and a mixed cluster of Redis 7.0 nodes and a Goblin node agreeing on the
+slot map.
+
+Each node listens on a port whose bus port (port + 10000) is free too. The clusters are
+module-scoped and use a short cluster-node-timeout, so the module takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+from harness import GOBLIN_BIN, REDIS_BIN, Server, make_client
+
+REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+NODE_TIMEOUT = "2000"
+
+pytestmark = pytest.mark.skipif(not shutil.which("redis-cli"), reason="redis-cli not installed")
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def cluster_port() -> int:
+    """A free port below 55536 whose bus port (port + 10000) is free as well."""
+    for _ in range(1000):
+        port = random.randint(20000, 29999)
+        if _port_free(port) and _port_free(port + 10000):
+            return port
+    raise RuntimeError("no free port pair")
+
+
+class Node(Server):
+    """A cluster-enabled redis-server or goblin-server."""
+
+    node_timeout = NODE_TIMEOUT
+
+    def start(self) -> None:
+        for _attempt in range(5):
+            port = cluster_port()
+            self.port = port
+            log = open(self.log_path, "ab")
+            argv = self.argv()
+            self.proc = subprocess.Popen(
+                argv, cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+            log.close()
+            if self._wait_ready():
+                return
+            self.stop()
+        raise RuntimeError(f"{self.kind} did not start; log:\n{self.log_tail()}")
+
+    def argv(self) -> list[str]:
+        return super().argv() + [
+            "--cluster-enabled", "yes", "--cluster-node-timeout", self.node_timeout,
+            "--cluster-config-file", "nodes.conf",
+        ]
+
+    def client(self) -> redis.Redis:
+        return make_client(self)
+
+
+def start_nodes(tmp_path_factory, kinds: list[str], node_timeout: str = NODE_TIMEOUT) -> list[Node]:
+    nodes = []
+    for i, kind in enumerate(kinds):
+        d = tmp_path_factory.mktemp(f"{kind}{i}")
+        n = Node(kind, GOBLIN_BIN if kind == "goblin" else REDIS_BIN, [], d)
+        n.node_timeout = node_timeout
+        n.start()
+        nodes.append(n)
+    return nodes
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([REDIS_CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def wait_for(what, predicate, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def cluster_info(node: Node) -> dict:
+    c = node.client()
+    try:
+        text = c.execute_command("CLUSTER", "INFO").decode()
+    finally:
+        c.close()
+    return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+
+def create(nodes: list[Node]) -> subprocess.CompletedProcess:
+    out = cli("--cluster", "create", *[f"127.0.0.1:{n.port}" for n in nodes], "--cluster-yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[OK] All 16384 slots covered." in out.stdout, out.stdout
+    wait_for("cluster_state:ok", lambda: all(cluster_info(n)["cluster_state"] == "ok" for n in nodes))
+    return out
+
+
+def stop_all(nodes):
+    for n in nodes:
+        n.stop()
+
+
+@pytest.fixture(scope="module")
+def goblins(tmp_path_factory):
+    nodes = start_nodes(tmp_path_factory, ["goblin"] * 3)
+    try:
+        create(nodes)
+        yield nodes
+    finally:
+        stop_all(nodes)
+
+
+@pytest.fixture(scope="module")
+def redises(tmp_path_factory):
+    nodes = start_nodes(tmp_path_factory, ["redis"] * 3)
+    try:
+        create(nodes)
+        yield nodes
+    finally:
+        stop_all(nodes)
+
+
+def slot_map(node: Node) -> list:
+    """CLUSTER SLOTS as (start, end, master port, master id) sorted."""
+    c = node.client()
+    try:
+        slots = c.execute_command("CLUSTER", "SLOTS")
+    finally:
+        c.close()
+    return sorted((s[0], s[1], s[2][1], s[2][2]) for s in slots)
+
+
+def nodes_view(node: Node) -> list:
+    """CLUSTER NODES as (id, address, role flags, master, epoch, slots), myself left out of
+    the flags, so every node's view can be compared."""
+    c = node.client()
+    try:
+        text = c.execute_command("CLUSTER", "NODES").decode()
+    finally:
+        c.close()
+    out = []
+    for line in text.splitlines():
+        f = line.split()
+        flags = sorted(x for x in f[2].split(",") if x != "myself")
+        out.append((f[0], f[1], tuple(flags), f[3], f[6], f[7], tuple(f[8:])))
+    return sorted(out)
+
+
+def test_create_and_check(goblins):
+    out = cli("--cluster", "check", f"127.0.0.1:{goblins[1].port}")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[OK] All nodes agree about slots configuration." in out.stdout
+    assert "[OK] All 16384 slots covered." in out.stdout
+    views = [nodes_view(n) for n in goblins]
+    assert views[0] == views[1] == views[2]
+    assert len({slot_map(n) == slot_map(goblins[0]) for n in goblins}) == 1
+    info = cluster_info(goblins[0])
+    assert info["cluster_known_nodes"] == "3" and info["cluster_size"] == "3"
+    # nodes.conf is Redis's format, with the vars line.
+    conf = (goblins[0].workdir / "nodes.conf").read_text()
+    assert re.search(r"^vars currentEpoch \d+ lastVoteEpoch \d+$", conf, re.M), conf
+    assert len([x for x in conf.splitlines() if "master" in x]) == 3
+
+
+def run_zsets(rc: RedisCluster) -> list:
+    out = []
+    for i in range(30):
+        key = f"z:{i}"
+        out.append(rc.zadd(key, {"a": i, "b": i * 2, "c": -i}))
+        out.append(rc.zincrby(key, 1.5, "a"))
+        out.append(rc.zrange(key, 0, -1, withscores=True))
+        out.append(rc.zrangebyscore(key, "-inf", "+inf", start=0, num=2))
+        out.append(rc.zrank(key, "b"))
+        out.append(rc.zrem(key, "c"))
+        out.append(rc.zcard(key))
+    out.append(rc.zunionstore("{t}dst", ["{t}s1", "{t}s2"]))
+    rc.zadd("{t}s1", {"x": 1, "y": 2})
+    rc.zadd("{t}s2", {"y": 3, "z": 4})
+    out.append(rc.zunionstore("{t}dst", ["{t}s1", "{t}s2"]))
+    out.append(rc.zinter(["{t}s1", "{t}s2"], withscores=True))
+    out.append(rc.zdiff(["{t}s1", "{t}s2"]))
+    out.append(rc.zrange("{t}dst", 0, -1, withscores=True))
+    out.append(rc.zmpop(2, ["{t}s1", "{t}s2"], min=True))
+    with pytest.raises(redis.exceptions.RedisClusterException):
+        rc.zunionstore("dst", ["s1", "s2"])
+    return out
+
+
+def test_redis_py_cluster_sorted_sets(goblins, redises):
+    results = []
+    for nodes in (redises, goblins):
+        rc = RedisCluster(host="127.0.0.1", port=nodes[0].port)
+        try:
+            rc.flushall()
+            results.append(run_zsets(rc))
+            # The keys really are spread over the three nodes.
+            counts = [n.client().dbsize() for n in nodes]
+            assert all(c > 0 for c in counts), counts
+        finally:
+            rc.close()
+    assert results[0] == results[1]
+
+
+def error_of(c: redis.Redis, *cmd) -> str:
+    try:
+        c.execute_command(*cmd)
+    except redis.exceptions.RedisError as e:  # MOVED, ASK, TRYAGAIN, CROSSSLOT: own classes
+        return f"{type(e).__name__}: {e}"
+    return "(no error)"
+
+
+def normalize(text: str, nodes: list[Node]) -> str:
+    for i, n in enumerate(nodes):
+        text = text.replace(f"127.0.0.1:{n.port}", f"node{i}")
+    return text
+
+
+def owner_index(nodes: list[Node], slot: int) -> int:
+    for start, end, port, _ in slot_map(nodes[0]):
+        if start <= slot <= end:
+            return [n.port for n in nodes].index(port)
+    raise AssertionError(slot)
+
+
+def node_ids(nodes: list[Node]) -> list[str]:
+    out = []
+    for n in nodes:
+        c = n.client()
+        out.append(c.execute_command("CLUSTER", "MYID").decode())
+        c.close()
+    return out
+
+
+def redirections(nodes: list[Node]) -> list[str]:
+    """The refusals a plain client meets, with the node addresses normalized."""
+    out = []
+    c0 = nodes[0].client()
+    c0.execute_command("FLUSHALL")
+    for key in ["foo", "bar", "somekey", "{user}1", "z"]:
+        out.append(normalize(error_of(c0, "GET", key), nodes))
+        out.append(normalize(error_of(c0, "SET", key, "v"), nodes))
+    out.append(error_of(c0, "MSET", "a", "1", "b", "2"))
+    out.append(error_of(c0, "ZUNIONSTORE", "{x}d", "2", "{x}a", "b"))
+    out.append(error_of(c0, "SELECT", "1"))
+    out.append(str(c0.execute_command("SELECT", "0")))
+    out.append(error_of(c0, "EVAL", "return 1", "2", "a", "b"))
+    # Commands of other databases, and scripts touching keys of other nodes ("bar" is node
+    # 0's, "foo" is not).
+    out.append(error_of(c0, "MOVE", "bar", "1"))
+    out.append(error_of(c0, "SWAPDB", "0", "1"))
+    out.append(error_of(c0, "COPY", "bar", "{bar}x", "DB", "1"))
+    out.append(error_of(c0, "EVAL", "return redis.call('get', 'foo')", "0"))
+    out.append(error_of(c0, "EVAL", "return redis.call('get', KEYS[1])", "1", "bar"))
+    out.append(error_of(c0, "EVAL", "return redis.call('get', 'foo')", "1", "bar"))
+    # A slot in migration: ASK for a missing key, TRYAGAIN for a multi-key request with some
+    # keys missing, the key served by the target only after ASKING.
+    ids = node_ids(nodes)
+    slot = 12182  # "foo"
+    src = owner_index(nodes, slot)
+    dst = (src + 1) % len(nodes)
+    cs, cd = nodes[src].client(), nodes[dst].client()
+    try:
+        cs.execute_command("SET", "{foo}present", "1")
+        out.append(str(cd.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])))
+        out.append(str(cs.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])))
+        out.append(normalize(error_of(cs, "GET", "foo"), nodes))
+        out.append(str(cs.execute_command("GET", "{foo}present")))
+        out.append(normalize(error_of(cs, "MGET", "{foo}present", "foo"), nodes))
+        out.append(normalize(error_of(cd, "GET", "foo"), nodes))
+        out.append(str(cd.execute_command("ASKING")))
+        out.append(str(cd.execute_command("GET", "foo")))
+        out.append(normalize(error_of(cd, "GET", "foo"), nodes))
+        out.append(str(cd.execute_command("ASKING")))
+        out.append(normalize(error_of(cd, "MGET", "foo", "{foo}x"), nodes))
+        out.append(normalize(error_of(cs, "CLUSTER", "SETSLOT", slot, "NODE", ids[dst]), nodes))
+        out.append(normalize(error_of(cs, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[dst]), nodes))
+        out.append(error_of(cs, "CLUSTER", "SETSLOT", slot, "BOGUS"))
+        out.append(error_of(cs, "CLUSTER", "SETSLOT", 99999, "STABLE"))
+    finally:
+        cs.execute_command("DEL", "{foo}present")
+        cs.execute_command("CLUSTER", "SETSLOT", slot, "STABLE")
+        cd.execute_command("CLUSTER", "SETSLOT", slot, "STABLE")
+        cs.close()
+        cd.close()
+    # MULTI: a queued command for another node fails the transaction.
+    c0.execute_command("MULTI")
+    out.append(normalize(error_of(c0, "SET", "foo", "1"), nodes))
+    out.append(error_of(c0, "EXEC"))
+    c0.close()
+    return out
+
+
+def test_redirections_match_redis(goblins, redises):
+    assert redirections(goblins) == redirections(redises)
+
+
+def cluster_replies(node: Node, other_id: str) -> list:
+    c = node.client()
+    out = []
+    try:
+        for cmd in [
+            ("CLUSTER", "KEYSLOT", "{user1000}.following"),
+            ("CLUSTER", "KEYSLOT", "foo{}{bar}"),
+            ("CLUSTER", "COUNTKEYSINSLOT", "16384"),
+            ("CLUSTER", "COUNTKEYSINSLOT", "x"),
+            ("CLUSTER", "GETKEYSINSLOT", "1", "-1"),
+            ("CLUSTER", "ADDSLOTS", "99999"),
+            ("CLUSTER", "ADDSLOTSRANGE", "5", "3"),
+            ("CLUSTER", "ADDSLOTSRANGE", "5"),
+            ("CLUSTER", "MEET", "127.0.0.1", "abc"),
+            ("CLUSTER", "MEET", "not-an-ip", "7000"),
+            ("CLUSTER", "FORGET", "0" * 40),
+            ("CLUSTER", "REPLICATE", "0" * 40),
+            ("CLUSTER", "COUNT-FAILURE-REPORTS", "x"),
+            ("CLUSTER", "COUNT-FAILURE-REPORTS", other_id),
+            ("CLUSTER", "SET-CONFIG-EPOCH", "5"),
+            ("CLUSTER", "RESET", "MAYBE"),
+            ("CLUSTER", "REPLICAS", other_id),
+            ("CLUSTER", "BOGUS"),
+            ("ASKING",),
+            ("READONLY",),
+            ("READWRITE",),
+        ]:
+            try:
+                out.append(c.execute_command(*cmd))
+            except redis.exceptions.RedisError as e:
+                out.append(f"{type(e).__name__}: {e}")
+        myid = c.execute_command("CLUSTER", "MYID").decode()
+        for cmd in [("CLUSTER", "FORGET", myid), ("CLUSTER", "REPLICATE", myid)]:
+            out.append(error_of(c, *cmd))
+    finally:
+        c.close()
+    return out
+
+
+def test_cluster_replies_match_redis(goblins, redises):
+    g = cluster_replies(goblins[0], node_ids(goblins)[1])
+    r = cluster_replies(redises[0], node_ids(redises)[1])
+    assert g == r
+
+
+def test_keys_in_slot(goblins):
+    rc = RedisCluster(host="127.0.0.1", port=goblins[0].port)
+    try:
+        for i in range(50):
+            rc.set(f"{{tag}}k{i}", i)
+        slot = rc.keyslot("{tag}")
+        node = rc.get_node_from_key("{tag}")
+        assert rc.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot, target_nodes=node) == 50
+        keys = rc.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 10, target_nodes=node)
+        assert len(keys) == 10 and all(k.startswith(b"{tag}k") for k in keys)
+        for i in range(50):
+            rc.delete(f"{{tag}}k{i}")
+        assert rc.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot, target_nodes=node) == 0
+    finally:
+        rc.close()
+
+
+def test_mixed_cluster_agrees(tmp_path_factory):
+    """Two Redis 7.0 nodes and a Goblin node created by redis-cli (the Goblin node joins by
+    CLUSTER MEET), then a second Goblin node meets a Redis node (CLUSTER MEET, as
+    --cluster add-node does; add-node itself also wants FUNCTION LIST, which Goblin does not
+    have): every node sees the same nodes and the same slot map."""
+    nodes = start_nodes(tmp_path_factory, ["redis", "redis", "goblin"])
+    extra = start_nodes(tmp_path_factory, ["goblin"])
+    try:
+        create(nodes)
+        c = extra[0].client()
+        assert c.execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].port) == b"OK"
+        c.close()
+        everyone = nodes + extra
+        wait_for(
+            "the four nodes to agree",
+            lambda: all(cluster_info(n)["cluster_known_nodes"] == "4" for n in everyone)
+            and len({tuple(nodes_view(n)) for n in everyone}) == 1,
+        )
+        maps = [slot_map(n) for n in everyone]
+        assert maps[0] == maps[1] == maps[2] == maps[3]
+        assert len(maps[0]) == 3
+        # Keys on each node through a cluster client.
+        rc = RedisCluster(host="127.0.0.1", port=nodes[2].port)
+        for i in range(30):
+            rc.zadd(f"m{i}", {"x": i})
+        assert [rc.zscore(f"m{i}", "x") for i in range(30)] == [float(i) for i in range(30)]
+        rc.close()
+        # PUBLISH crosses the bus both ways between Redis and Goblin nodes.
+        for pub, sub in ((nodes[0], extra[0]), (extra[0], nodes[1])):
+            p = sub.client().pubsub()
+            p.subscribe("mixed")
+            assert p.get_message(timeout=5)["type"] == "subscribe"
+            c = pub.client()
+            c.execute_command("PUBLISH", "mixed", f"from {pub.kind}")
+            c.close()
+            msg = p.get_message(timeout=5)
+            assert msg is not None and msg["data"] == f"from {pub.kind}".encode(), msg
+            p.close()
+        out = cli("--cluster", "check", f"127.0.0.1:{extra[0].port}")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "[OK] All nodes agree about slots configuration." in out.stdout
+    finally:
+        stop_all(nodes + extra)
+
+
+def test_publish_reaches_every_node(goblins):
+    """PUBLISH on one node reaches the subscribers of the others over the bus."""
+    subs = []
+    for n in goblins[1:]:
+        p = n.client().pubsub()
+        p.subscribe("news")
+        assert p.get_message(timeout=5)["type"] == "subscribe"
+        subs.append(p)
+    c = goblins[0].client()
+    assert c.execute_command("PUBLISH", "news", "hello") == 0  # no local subscriber
+    c.close()
+    for p in subs:
+        msg = p.get_message(timeout=5)
+        assert msg is not None and msg["data"] == b"hello", msg
+        p.close()
+
+
+def move_empty_slot(slot: int, src: Node, dst: Node) -> None:
+    """Moves an empty slot as redis-cli's resharding does, without keys to migrate."""
+    src_id, dst_id = node_ids([src, dst])
+    cs, cd = src.client(), dst.client()
+    try:
+        assert cd.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) == b"OK"
+        assert cs.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) == b"OK"
+        assert cd.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id) == b"OK"
+        assert cs.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id) == b"OK"
+    finally:
+        cs.close()
+        cd.close()
+
+
+def test_mixed_slot_moves_and_failure_detection(tmp_path_factory):
+    """Slots move from a Redis node to a Goblin node and back (new config epochs spread by
+    PING and UPDATE), a hostname set on the Goblin node reaches the Redis nodes, and a
+    stopped node is flagged fail by the others, Redis and Goblin alike."""
+    nodes = start_nodes(tmp_path_factory, ["redis", "goblin", "redis"], node_timeout="1000")
+    try:
+        create(nodes)
+        ids = node_ids(nodes)
+
+        def agreed():
+            maps = [slot_map(n) for n in nodes]
+            return maps[0] == maps[1] == maps[2]
+
+        move_empty_slot(0, nodes[0], nodes[1])
+        move_empty_slot(16383, nodes[2], nodes[1])
+        move_empty_slot(5461, nodes[1], nodes[0])
+        wait_for("the slot map to agree", agreed)
+        owners = {s: p for s0, s1, p, _ in slot_map(nodes[0]) for s in (s0, s1)}
+        assert owners[0] == nodes[1].port and owners[16383] == nodes[1].port and owners[5461] == nodes[0].port
+        epochs = [cluster_info(n)["cluster_current_epoch"] for n in nodes]
+        wait_for("the epochs to agree", lambda: len({cluster_info(n)["cluster_current_epoch"] for n in nodes}) == 1)
+        assert int(epochs[1]) > 3
+        # A hostname announced by the Goblin node.
+        c = nodes[1].client()
+        c.execute_command("CONFIG", "SET", "cluster-announce-hostname", "goblin-host")
+        c.close()
+        wait_for(
+            "the hostname to reach the Redis nodes",
+            lambda: all(f"@{nodes[1].port + 10000},goblin-host " in
+                        n.client().execute_command("CLUSTER", "NODES").decode() for n in nodes),
+        )
+        # Failure detection: stop a Redis node; the others flag it fail.
+        nodes[2].stop()
+
+        def flagged(n):
+            line = [x for x in n.client().execute_command("CLUSTER", "NODES").decode().splitlines()
+                    if x.startswith(ids[2])][0]
+            return " fail " in f" {line.split()[2].replace(',', ' ')} "
+
+        wait_for("the stopped node to be flagged fail", lambda: all(flagged(n) for n in nodes[:2]))
+        wait_for("cluster_state:fail", lambda: cluster_info(nodes[1])["cluster_state"] == "fail")
+        # The Goblin node gives the same answer as the Redis node for a key of the lost slots.
+        answers = []
+        for n in nodes[:2]:
+            answers.append(error_of(n.client(), "GET", "foo"))
+        assert answers[0] == answers[1] == "ClusterDownError: The cluster is down", answers
+        # The node comes back (on another port, with its nodes.conf): its new address is
+        # learned, FAIL is cleared and the cluster is up again everywhere.
+        nodes[2].start()
+        wait_for("the cluster to be up again",
+                 lambda: all(cluster_info(n)["cluster_state"] == "ok" for n in nodes))
+        wait_for("the new address to be known",
+                 lambda: all(f"127.0.0.1:{nodes[2].port}@" in
+                             n.client().execute_command("CLUSTER", "NODES").decode() for n in nodes))
+    finally:
+        stop_all(nodes)
+
+
+def test_nodes_conf_is_locked(goblins):
+    """A second node started on the same nodes.conf refuses to start."""
+    port = cluster_port()
+    proc = subprocess.run(
+        [GOBLIN_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--cluster-enabled", "yes", "--dir", str(goblins[0].workdir)],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert proc.returncode != 0
+    assert "is already used by a different Redis Cluster node" in proc.stdout + proc.stderr
+
+
+def test_loaded_keys_claim_their_slots(tmp_path_factory):
+    """A node started in cluster mode on a snapshot takes the unassigned slots of its keys,
+    as Redis does (both load the same RDB file, written by Goblin)."""
+    src = tmp_path_factory.mktemp("rdbsrc")
+    plain = Server("goblin", GOBLIN_BIN, [], src)
+    plain.start()
+    try:
+        c = make_client(plain)
+        for k in ["foo", "bar", "{t}1", "{t}2", "zkey"]:
+            c.execute_command("ZADD", k, "1", "m")
+        c.execute_command("SAVE")
+        c.close()
+    finally:
+        plain.stop()
+    views = []
+    for kind in ("redis", "goblin"):
+        d = tmp_path_factory.mktemp(f"load{kind}")
+        shutil.copy(src / "dump.rdb", d / "dump.rdb")
+        n = Node(kind, GOBLIN_BIN if kind == "goblin" else REDIS_BIN, [], d)
+        n.start()
+        try:
+            def mine():
+                line = [x for x in n.client().execute_command("CLUSTER", "NODES").decode().splitlines()
+                        if "myself" in x][0]
+                return line.split()[8:]
+            wait_for("the slots to be claimed", lambda: len(mine()) > 0)
+            views.append((mine(), n.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", 12182)))
+        finally:
+            n.stop()
+    assert views[0] == views[1]
+    assert views[0][1] == 1
