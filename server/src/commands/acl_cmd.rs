@@ -51,7 +51,7 @@ pub(crate) fn check_and_log(
     context: Context,
     running: &str,
 ) -> Result<(), Denial> {
-    let denial = match acl::check(ctx.server.acl.user_of(user), cmd, args) {
+    let denial = match ctx.server.acl.check(user, cmd, args) {
         Ok(()) => return Ok(()),
         Err(d) => d,
     };
@@ -73,7 +73,7 @@ pub(super) fn permit(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) -> Re
         Context::Toplevel
     };
     // Checked first: the allowed path clones nothing.
-    if acl::check(ctx.server.acl.user_of(&ctx.client.user), cmd, args).is_ok() {
+    if ctx.server.acl.check(&ctx.client.user, cmd, args).is_ok() {
         return Ok(());
     }
     let user = ctx.client.user.clone();
