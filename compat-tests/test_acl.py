@@ -839,3 +839,18 @@ def test_auth_inside_multi_is_logged_as_multi(both):
         assert [_log_core(e) for e in r] == [_log_core(e) for e in g]
     finally:
         b.close()
+
+
+def test_relative_aclfile_is_in_dir(tmp_path):
+    sub = tmp_path / "data"
+    sub.mkdir()
+    (sub / "users.acl").write_text(ACL_FILE)
+    pair = harness.Pair(tmp_path / "pair", ["--dir", str(sub), "--aclfile", "users.acl"])
+    pair.start()
+    try:
+        b = harness.Both(pair)
+        b("ACL", "LIST")
+        b.ok("ACL", "LOAD")
+        b.close()
+    finally:
+        pair.stop()
