@@ -20,6 +20,7 @@ pub mod user;
 pub use check::{check, may_read_any_key, Denial};
 pub use user::User;
 
+use crate::commands::Command;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -151,15 +152,25 @@ impl Acl {
     #[inline]
     pub fn unrestricted(&self, who: &mut ClientUser) -> bool {
         if who.epoch != self.epoch {
-            who.unrestricted = self.user(&who.name).is_none_or(User::unrestricted);
+            who.unrestricted = self.user(&who.name).is_some_and(User::unrestricted);
             who.epoch = self.epoch;
         }
         who.unrestricted
     }
 
-    /// The user `who` runs as (the default user if it is gone).
-    pub fn user_of(&self, who: &ClientUser) -> &User {
-        self.user(&who.name).unwrap_or_else(|| self.default_user())
+    /// Whether `who` may run `cmd` with `args` (a connection whose user was deleted, and
+    /// is being closed, may run nothing).
+    pub fn check(&self, who: &ClientUser, cmd: &Command, args: &[&[u8]]) -> Result<(), Denial> {
+        match self.user(&who.name) {
+            Some(user) => check(user, cmd, args),
+            None => Err(Denial::Command),
+        }
+    }
+
+    /// [`may_read_any_key`] for the user of `who` (false when it was deleted).
+    pub fn may_read_any_key(&self, who: &ClientUser, cmd: &Command, args: &[&[u8]]) -> bool {
+        self.user(&who.name)
+            .is_some_and(|user| may_read_any_key(user, cmd, args))
     }
 
     /// ACL SETUSER: applies `rules` to the user `name` (created if missing), all or none;

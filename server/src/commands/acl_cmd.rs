@@ -51,7 +51,7 @@ pub(crate) fn check_and_log(
     context: Context,
     running: &str,
 ) -> Result<(), Denial> {
-    let denial = match acl::check(ctx.server.acl.user_of(user), cmd, args) {
+    let denial = match ctx.server.acl.check(user, cmd, args) {
         Ok(()) => return Ok(()),
         Err(d) => d,
     };
@@ -73,7 +73,7 @@ pub(super) fn permit(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) -> Re
         Context::Toplevel
     };
     // Checked first: the allowed path clones nothing.
-    if acl::check(ctx.server.acl.user_of(&ctx.client.user), cmd, args).is_ok() {
+    if ctx.server.acl.check(&ctx.client.user, cmd, args).is_ok() {
         return Ok(());
     }
     let user = ctx.client.user.clone();
@@ -444,12 +444,18 @@ pub fn dryrun(ctx: &mut Ctx, args: &[&[u8]]) {
 
 const NO_ACL_FILE: &str = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.";
 
+/// Where the ACL file is: a relative `aclfile` is in `dir`, as in Redis (which works from
+/// there).
+fn acl_path(server: &Server) -> std::path::PathBuf {
+    server.config.dir.join(&server.config.aclfile)
+}
+
 /// Reads and parses the ACL file; the error is Redis's one line.
 fn read_acl_file(
     server: &Server,
 ) -> Result<std::collections::BTreeMap<Vec<u8>, acl::User>, String> {
     let name = &server.config.aclfile;
-    let text = std::fs::read(name).map_err(|e| {
+    let text = std::fs::read(acl_path(server)).map_err(|e| {
         format!(
             "Error loading ACLs, opening file '{name}': {}",
             os_error_text(&e)
@@ -516,19 +522,19 @@ pub fn save(ctx: &mut Ctx, _args: &[&[u8]]) {
         return ctx.error(NO_ACL_FILE);
     }
     let text = acl::file::render(ctx.server.acl.users());
-    let path = std::path::Path::new(&ctx.server.config.aclfile);
-    let tmp = format!(
-        "{}.tmp-{}-{}",
-        ctx.server.config.aclfile,
-        std::process::id(),
-        ctx.now_ms
-    );
+    let path = acl_path(ctx.server);
+    let mut tmp = path.clone().into_os_string();
+    tmp.push(format!(".tmp-{}-{}", std::process::id(), ctx.now_ms));
     let written = (|| -> std::io::Result<()> {
         use std::io::Write;
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(&text)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
+        std::fs::rename(&tmp, &path)?;
+        // As Redis: the rename itself is synced too.
+        if let Some(dir) = path.parent() {
+            std::fs::File::open(dir)?.sync_all()?;
+        }
         Ok(())
     })();
     match written {

@@ -96,7 +96,7 @@ fn reads_any_key(ctx: &mut Ctx, args: &[&[u8]]) -> bool {
         return true;
     }
     crate::commands::lookup(args[0])
-        .is_some_and(|cmd| crate::acl::may_read_any_key(acl.user_of(&ctx.client.user), cmd, args))
+        .is_some_and(|cmd| acl.may_read_any_key(&ctx.client.user, cmd, args))
 }
 
 /// The elements to sort, in the order SORT loads them: a list's in list order, a set's in
