@@ -205,8 +205,7 @@ pub fn encode(cfg: &Config, next: &Function, value: &Value) -> Result<Vec<u8>, S
                     break;
                 }
                 Open::Object(t, key, first) => {
-                    let (k, v): (Value, Value) =
-                        next.call((t.clone(), key.clone())).map_err(lua_err)?;
+                    let (k, v): (Value, Value) = next.call((&*t, &*key)).map_err(lua_err)?;
                     if k.is_nil() {
                         out.push(b'}');
                         open.pop();
