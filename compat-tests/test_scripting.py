@@ -586,6 +586,11 @@ LIBRARY_EDGE_CASES += [
     DEPTH % "cmsgpack.unpack, string.rep(string.char(129, 1), 4000) .. string.char(1)",
     DEPTH % "cmsgpack.unpack, string.rep(string.char(145, 129), 3999) .. string.char(1, 1)",
     "return #{cmsgpack.unpack(string.rep(string.char(1), 7998))}",
+    "local t = {} for i = 1, 6000 do t['k' .. i] = 'v' .. i end local s = cmsgpack.pack(t) "
+    "local n = 0 for k in pairs(cmsgpack.unpack(s)) do n = n + 1 end return {#s, n, #cjson.encode(t)}",
+    "local t = {} for i = 1, 4000 do t[i] = 's' .. i end return #cmsgpack.pack(unpack(t))",
+    "local t = {} for i = 1, 4001 do t[i] = 's' .. i end return #cmsgpack.pack(unpack(t))",
+    "local t = {} for i = 1, 3000 do t[i] = 's' .. i end local r = {cmsgpack.unpack(cmsgpack.pack(unpack(t)))} return {#r, r[2999]}",
     DEPTH % "cmsgpack.unpack, string.rep(string.char(1), 8000)",
     DEPTH % "cjson.decode, string.rep('[', 1000) .. string.rep(']', 1000)",
     DEPTH % "cjson.decode, string.rep('[', 1001) .. string.rep(']', 1001)",

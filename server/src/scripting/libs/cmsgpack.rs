@@ -125,12 +125,18 @@ fn encode_value(out: &mut Vec<u8>, value: &Value, level: usize) -> mlua::Result<
                     encode_value(out, &item, level + 1)?;
                 }
             } else {
-                let pairs: Vec<(Value, Value)> =
-                    t.pairs::<Value, Value>().collect::<mlua::Result<_>>()?;
-                header(out, pairs.len(), 0x80, 0xde, 0xdf);
-                for (k, v) in &pairs {
-                    encode_value(out, k, level + 1)?;
-                    encode_value(out, v, level + 1)?;
+                // Counted, then walked again: holding every pair at once would take a
+                // handle per key and value.
+                let mut len = 0;
+                for pair in t.pairs::<Value, Value>() {
+                    pair?;
+                    len += 1;
+                }
+                header(out, len, 0x80, 0xde, 0xdf);
+                for pair in t.pairs::<Value, Value>() {
+                    let (k, v) = pair?;
+                    encode_value(out, &k, level + 1)?;
+                    encode_value(out, &v, level + 1)?;
                 }
             }
         }
@@ -466,6 +472,15 @@ pub fn module(lua: &Lua, pending: &Pending) -> mlua::Result<Table> {
         lua.create_function(move |lua, args: MultiValue| {
             if args.is_empty() {
                 return Err(arg_error(lua, &p, 0, "MessagePack pack needs input."));
+            }
+            // lua_checkstack(L, nargs) with the arguments already on the stack.
+            if 2 * args.len() > MAX_SLOTS {
+                return Err(arg_error(
+                    lua,
+                    &p,
+                    0,
+                    "Too many arguments for MessagePack pack.",
+                ));
             }
             let mut out = Vec::new();
             for v in args.iter() {
