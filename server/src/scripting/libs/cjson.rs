@@ -116,7 +116,8 @@ fn append_number(cfg: &Config, out: &mut Vec<u8>, value: &Value, n: f64) -> Resu
 /// table), or None for an object.
 fn array_length(cfg: &Config, t: &Table) -> Result<Option<i64>, String> {
     let (mut max, mut items) = (0i64, 0i64);
-    for pair in t.pairs::<Value, Value>() {
+    // Values read as booleans: no handle is made for them (only the keys are looked at).
+    for pair in t.pairs::<Value, bool>() {
         let (key, _) = pair.map_err(|e| e.to_string())?;
         match number_of(&key) {
             Some(k) if k != 0.0 && k.floor() == k && k >= 1.0 => {

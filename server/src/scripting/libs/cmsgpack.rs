@@ -94,7 +94,8 @@ fn header(out: &mut Vec<u8>, len: usize, fix: u8, b16: u8, b32: u8) {
 /// keys as the largest.
 fn is_array(t: &Table) -> mlua::Result<bool> {
     let (mut count, mut max) = (0i64, 0i64);
-    for pair in t.pairs::<Value, Value>() {
+    // Values read as booleans: no handle is made for them (only the keys are looked at).
+    for pair in t.pairs::<Value, bool>() {
         let (key, _) = pair?;
         let n = match key {
             Value::Integer(i) => i as f64,
@@ -128,7 +129,7 @@ fn encode_value(out: &mut Vec<u8>, value: &Value, level: usize) -> mlua::Result<
                 // Counted, then walked again: holding every pair at once would take a
                 // handle per key and value.
                 let mut len = 0;
-                for pair in t.pairs::<Value, Value>() {
+                for pair in t.pairs::<bool, bool>() {
                     pair?;
                     len += 1;
                 }
