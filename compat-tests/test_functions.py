@@ -112,6 +112,8 @@ def test_fcall_errors(fboth):
         "#!lua name=a-b\n",
         "#!lua name=\n",
         "lua name=a\n",
+        "#!lua name=nul\x00x\nredis.register_function('f', function() end)",
+        "#!lua name=nul\nredis.register_function('f\x00g', function() end)",
         "",
         lib("l2", "redis.register_function('f-4', function() return 1 end)"),
         lib("l2", "redis.register_function('f4')"),
@@ -347,6 +349,11 @@ def test_crafted_restore_payloads(fboth):
         fboth("FUNCTION", "RESTORE", make_payload(body))
         list_both(fboth)
     fboth("FUNCTION", "RESTORE", make_payload(b"\xf5" + rdb_string(good), version=200))
+    # Redis 7.2 reads payloads up to its RDB version 11 (7.0 up to 10): pinned on Goblin.
+    goblin = fboth.goblin
+    assert goblin.execute_command("FUNCTION", "RESTORE", make_payload(b"\xf5" + rdb_string(good), version=11)) == b"OK"
+    with pytest.raises(redispy.ResponseError, match="DUMP payload version or checksum are wrong"):
+        goblin.execute_command("FUNCTION", "RESTORE", make_payload(b"\xf5" + rdb_string(good), version=12))
 
 
 def test_fcall_replies_resp3(fboth3):

@@ -519,6 +519,11 @@ LIBRARY_CASES = [
     "return {cmsgpack.unpack('')}",
     "return {cmsgpack.unpack('\\202\\63\\192\\0\\0\\203\\63\\185\\153\\153\\153\\153\\153\\154\\207\\0\\0\\1\\0\\0\\0\\0\\0\\211\\255\\255\\255\\255\\255\\255\\255\\255')}",
     "return {cmsgpack._VERSION, cmsgpack._NAME}",
+    # Numbers where strings are wanted convert as Lua's %.14g.
+    "return cjson.decode(123456789012345678)",
+    "return redis.sha1hex(123456789012345678)",
+    "return {struct.unpack('b', 1)}",
+    "return {cmsgpack.unpack(123)}",
 ]
 
 
@@ -553,8 +558,10 @@ LIBRARY_EDGE_CASES = [
     "return cjson.encode({[-1] = 'neg', [0] = 'zero'})",
     "return cjson.encode({1, 2, nil, 4})",
     "return cjson.encode({n = 0/0})",
-    "return cjson.encode_sparse_array(true, 3, 'x')",
-    "return {cjson.encode_sparse_array(nil, nil, 0)}",
+    # On instances of their own: cjson's settings last for the server's life.
+    "local c = cjson.new() local ok, e = pcall(c.encode_sparse_array, true, 3, 'x') "
+    "local a, b, d = c.encode_sparse_array() return {tostring(ok), e, tostring(a), b, d}",
+    "local c = cjson.new() return {c.encode_sparse_array(nil, nil, 0)}",
     "return cmsgpack.pack(0/0, 1/0, -1/0, -0)",
     "return cmsgpack.pack({[1.5] = 1, [-1] = 2, [0] = 3})",
     "return cmsgpack.pack(2^63, -2^63, 2^64)",
@@ -578,7 +585,12 @@ LIBRARY_EDGE_CASES += [
     DEPTH % "cmsgpack.unpack, string.rep(string.char(129, 1), 3999) .. string.char(1)",
     DEPTH % "cmsgpack.unpack, string.rep(string.char(129, 1), 4000) .. string.char(1)",
     DEPTH % "cmsgpack.unpack, string.rep(string.char(145, 129), 3999) .. string.char(1, 1)",
-    DEPTH % "cmsgpack.unpack, string.rep(string.char(1), 7998)",
+    "return #{cmsgpack.unpack(string.rep(string.char(1), 7998))}",
+    "local t = {} for i = 1, 6000 do t['k' .. i] = 'v' .. i end local s = cmsgpack.pack(t) "
+    "local n = 0 for k in pairs(cmsgpack.unpack(s)) do n = n + 1 end return {#s, n, #cjson.encode(t)}",
+    "local t = {} for i = 1, 4000 do t[i] = 's' .. i end return #cmsgpack.pack(unpack(t))",
+    "local t = {} for i = 1, 4001 do t[i] = 's' .. i end return #cmsgpack.pack(unpack(t))",
+    "local t = {} for i = 1, 3000 do t[i] = 's' .. i end local r = {cmsgpack.unpack(cmsgpack.pack(unpack(t)))} return {#r, r[2999]}",
     DEPTH % "cmsgpack.unpack, string.rep(string.char(1), 8000)",
     DEPTH % "cjson.decode, string.rep('[', 1000) .. string.rep(']', 1000)",
     DEPTH % "cjson.decode, string.rep('[', 1001) .. string.rep(']', 1001)",

@@ -205,7 +205,12 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
     };
     match crate::rdb::read::load(data, &opts) {
         Ok((dbs, report)) => {
-            match server.scripting.functions.create_all(&report.functions) {
+            let timeout = crate::scripting::functions::FILE_LOAD_TIMEOUT;
+            match server
+                .scripting
+                .functions
+                .create_all(&report.functions, timeout)
+            {
                 Ok(libraries) => server.scripting.functions.libraries = libraries,
                 Err(e) => {
                     warning!("Failed loading library: {e}");

@@ -74,7 +74,7 @@ pub fn error_table(lua: &Lua, text: &[u8]) -> mlua::Result<Table> {
 pub fn to_bytes(value: &Value) -> Option<Vec<u8>> {
     match value {
         Value::String(s) => Some(s.as_bytes().to_vec()),
-        Value::Integer(n) => Some(n.to_string().into_bytes()),
+        Value::Integer(n) => Some(format_g(*n as f64, 14)),
         Value::Number(n) => Some(format_g(*n, 14)),
         _ => None,
     }

@@ -1,7 +1,7 @@
 //! FCALL, FCALL_RO and FUNCTION LOAD / DELETE / FLUSH / LIST / STATS / DUMP / RESTORE /
 //! KILL / HELP (Redis's functions.c).
 
-use super::functions::LOAD_TIMEOUT;
+use super::functions::{FILE_LOAD_TIMEOUT, LOAD_TIMEOUT};
 use super::{library, run};
 use crate::commands::{
     container, help_reply, subcommand_syntax_error, Command, Ctx, Flags, StatSlot,
@@ -81,12 +81,17 @@ fn function_load(ctx: &mut Ctx, args: &[&[u8]]) {
     if pos >= args.len() {
         return ctx.error("ERR Function code is missing");
     }
-    let timeout = (ctx.client.id != AOF_CLIENT_ID).then_some(LOAD_TIMEOUT);
+    // Redis gives the AOF's commands no budget; here a long one, so a crafted file
+    // cannot hang the server.
+    let timeout = match ctx.client.id == AOF_CLIENT_ID {
+        true => FILE_LOAD_TIMEOUT,
+        false => LOAD_TIMEOUT,
+    };
     match ctx
         .server
         .scripting
         .functions
-        .load(args[pos], replace, timeout)
+        .load(args[pos], replace, Some(timeout))
     {
         Ok(name) => {
             changed(ctx);
@@ -256,7 +261,9 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) {
         };
     let outcome = library::read_payload(args[2]).and_then(|codes| {
         let functions = &mut ctx.server.scripting.functions;
-        let incoming = functions.create_all(&codes)?;
+        // Redis runs a restored library without a budget: here the one of FUNCTION LOAD,
+        // so a crafted payload cannot hang the server.
+        let incoming = functions.create_all(&codes, LOAD_TIMEOUT)?;
         if policy == Policy::Flush {
             functions.libraries = incoming;
             return Ok(());

@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 /// The budget of a library's load (Redis's LOAD_TIMEOUT_MS).
 pub const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
+/// The budget of a library's load from a file (RDB, AOF), where Redis has none: long
+/// enough for any library that loaded once, short of a hang on a crafted file.
+pub const FILE_LOAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One registered function.
 pub struct FunctionInfo {
@@ -320,11 +323,11 @@ impl Functions {
     }
 
     /// Loads these libraries' codes (FUNCTION RESTORE's payload, an RDB file's) into a new
-    /// set of libraries, without a time budget; Redis's error text on failure.
-    pub fn create_all(&self, codes: &[Vec<u8>]) -> Result<Libraries, String> {
+    /// set of libraries, each run within `timeout`; Redis's error text on failure.
+    pub fn create_all(&self, codes: &[Vec<u8>], timeout: Duration) -> Result<Libraries, String> {
         let mut libraries = Libraries::default();
         for code in codes {
-            self.create(&mut libraries, code, false, None)?;
+            self.create(&mut libraries, code, false, Some(timeout))?;
         }
         Ok(libraries)
     }
@@ -527,11 +530,17 @@ mod tests {
     fn join_replaces_or_refuses() {
         let f = Functions::new();
         let mut current = f
-            .create_all(&[lib("a", "redis.register_function('fa', function() end)")])
+            .create_all(
+                &[lib("a", "redis.register_function('fa', function() end)")],
+                LOAD_TIMEOUT,
+            )
             .unwrap();
         let incoming = || {
-            f.create_all(&[lib("a", "redis.register_function('fb', function() end)")])
-                .unwrap()
+            f.create_all(
+                &[lib("a", "redis.register_function('fb', function() end)")],
+                LOAD_TIMEOUT,
+            )
+            .unwrap()
         };
         assert_eq!(
             current.join(incoming(), false).unwrap_err(),

@@ -33,9 +33,13 @@ pub fn metadata(code: &[u8]) -> Result<Metadata, String> {
     if !code.starts_with(b"#!") {
         return Err("Missing library metadata".into());
     }
-    let Some(end) = code.iter().position(|&b| b == b'\n') else {
+    // The code is a C string to Redis's strchr: a NUL before the newline ends it.
+    let Some(end) = code.iter().position(|&b| b == b'\n' || b == 0) else {
         return Err("Invalid library metadata".into());
     };
+    if code[end] == 0 {
+        return Err("Invalid library metadata".into());
+    }
     let parts = split_args(&code[..end]).ok_or("Invalid library metadata")?;
     let Some(first) = parts.first() else {
         return Err("Invalid library metadata".into());
@@ -211,9 +215,9 @@ pub fn dump_payload<'a>(codes: impl IntoIterator<Item = &'a [u8]>, compress: boo
     out
 }
 
-/// The RDB version newest Goblin reads in a payload (as Redis's verifyDumpPayload, which
-/// refuses versions newer than its own).
-const READ_VERSION: u16 = 12;
+/// The newest RDB version a payload may carry: Redis 7.2's (its verifyDumpPayload refuses
+/// versions newer than its own).
+const READ_VERSION: u16 = 11;
 
 /// The library codes of a FUNCTION RESTORE payload, or Redis's error text.
 pub fn read_payload(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
