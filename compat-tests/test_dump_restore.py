@@ -11,6 +11,7 @@ sends RDB-10 payloads, which 7.0 loads.
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 
@@ -118,6 +119,27 @@ def test_dump_bytes_without_compression(both):
     for key in ("k", "l", "h"):
         r, g = both.run("DUMP", key)
         assert body(g) == body(r)
+
+
+def test_lzf_bytes_equal_redis_on_random_strings(both):
+    """Goblin's LZF is Redis's lzf_compress: the same bytes, and the same strings left
+    uncompressed (when it would not save 4 bytes)."""
+    rng = random.Random(7)
+    alphabets = [b"ab", b"abcdefgh", bytes(range(256)), b"a", b"0123456789 key:"]
+    pipe_r, pipe_g = both.redis.pipeline(transaction=False), both.goblin.pipeline(transaction=False)
+    n = 400
+    for i in range(n):
+        size = rng.choice([rng.randint(21, 100), rng.randint(21, 3000), rng.randint(3000, 20000)])
+        alphabet = rng.choice(alphabets)
+        v = bytes(rng.choice(alphabet) for _ in range(size))
+        if rng.random() < 0.5:
+            v = (v[: rng.randint(1, 50)] * (size // 2 + 1))[:size]
+        for p in (pipe_r, pipe_g):
+            p.set(f"s{i}", v)
+            p.dump(f"s{i}")
+    r, g = pipe_r.execute(), pipe_g.execute()
+    for i in range(n):
+        assert body(r[2 * i + 1]) == body(g[2 * i + 1]), i
 
 
 def list_listpack_blob(both, items) -> bytes:

@@ -44,7 +44,7 @@ pub fn payload(value: &Value, compress: bool, kind: Payload) -> Vec<u8> {
         Payload::Portable => (Form::file(compress), PORTABLE_VERSION),
     };
     debug_assert!(kind == Payload::Exact || write::value_type(value, form) != TYPE_SET_LISTPACK);
-    let mut w = RdbWriter::new(Vec::new());
+    let mut w = RdbWriter::with_capacity(Vec::new(), 64);
     // Writing to a Vec cannot fail.
     let _ = w.byte(write::value_type(value, form));
     let _ = write::write_body(&mut w, value, form);

@@ -93,9 +93,61 @@ fn idx(h: u32) -> usize {
 pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
     let in_len = input.len();
     let out_len = in_len.checked_sub(4).filter(|&n| n > 0)?;
+    if in_len >= u32::MAX as usize {
+        return None; // lzf_compress takes 32-bit lengths
+    }
+    HASH_TABLE.with(|table| {
+        let mut table = table.borrow_mut();
+        let table = &mut *table;
+        table.epoch = table.epoch.wrapping_add(1);
+        if table.epoch == 0 || table.slots.is_empty() {
+            table.slots = vec![0; 1 << HLOG];
+            table.epoch = 1;
+        }
+        run_compress(input, out_len, &mut Slots(&mut table.slots, table.epoch))
+    })
+}
+
+/// liblzf's hash table, kept per thread: 2^16 slots cost 512 KiB, too much to allocate
+/// (and clear) for every string. A slot holds the epoch of the call that wrote it in its
+/// high half, so slots of earlier calls read as empty without clearing.
+struct HashTable {
+    slots: Vec<u64>,
+    epoch: u32,
+}
+
+thread_local! {
+    static HASH_TABLE: std::cell::RefCell<HashTable> =
+        const { std::cell::RefCell::new(HashTable { slots: Vec::new(), epoch: 0 }) };
+}
+
+/// The table as one call sees it: input positions + 1, 0 for a slot not written yet.
+struct Slots<'a>(&'a mut [u64], u32);
+
+impl Slots<'_> {
+    #[inline]
+    fn swap(&mut self, slot: usize, position: usize) -> usize {
+        let old = std::mem::replace(
+            &mut self.0[slot],
+            (u64::from(self.1) << 32) | (position as u64 + 1),
+        );
+        if (old >> 32) as u32 == self.1 {
+            (old & 0xffff_ffff) as usize
+        } else {
+            0
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, slot: usize, position: usize) {
+        self.0[slot] = (u64::from(self.1) << 32) | (position as u64 + 1);
+    }
+}
+
+/// The body of [`compress`] on a table of this call's slots.
+fn run_compress(input: &[u8], out_len: usize, htab: &mut Slots) -> Option<Vec<u8>> {
+    let in_len = input.len();
     let mut out = vec![0u8; out_len + 4];
-    // Slots hold input positions + 1 (0: empty).
-    let mut htab = vec![0usize; 1 << HLOG];
     let in_end = in_len;
     let out_end = out_len;
     let mut ip = 0usize;
@@ -106,9 +158,7 @@ pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
     let mut hval = if in_len >= 2 { frst(0) } else { 0 };
     while in_end >= 2 && ip < in_end - 2 {
         hval = next(hval, ip);
-        let slot = idx(hval);
-        let stored = htab[slot];
-        htab[slot] = ip + 1;
+        let stored = htab.swap(idx(hval), ip);
         // ref > in_data: position 0 is never a reference.
         let matched = stored > 1 && {
             let r = stored - 1;
@@ -167,10 +217,10 @@ pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
             ip -= 2;
             hval = frst(ip);
             hval = next(hval, ip);
-            htab[idx(hval)] = ip + 1;
+            htab.set(idx(hval), ip);
             ip += 1;
             hval = next(hval, ip);
-            htab[idx(hval)] = ip + 1;
+            htab.set(idx(hval), ip);
             ip += 1;
         } else {
             if op >= out_end {
@@ -241,6 +291,24 @@ mod tests {
             "incompressible"
         );
         assert_eq!(compress(b"abc"), None);
+    }
+
+    #[test]
+    fn earlier_calls_leave_no_matches_behind() {
+        // The second input repeats the first one's bytes: a slot left from the first call
+        // must not turn into a reference.
+        let a: Vec<u8> = (0..200u32).map(|i| (i * 37 % 251) as u8).collect();
+        let fresh = compress(&[&a[..100], &a[..100]].concat()).unwrap();
+        for _ in 0..3 {
+            compress(&a);
+            assert_eq!(compress(&[&a[..100], &a[..100]].concat()).unwrap(), fresh);
+        }
+        // Redis's bytes for "a" * 51: literal "aa", then 47 bytes at distance 1, literal "aa"
+        // (the match stops 2 bytes before the end).
+        assert_eq!(
+            compress(&[b'a'; 51]).unwrap(),
+            [1, b'a', b'a', 0xe0, 38, 0, 1, b'a', b'a']
+        );
     }
 
     fn run(input: &[u8], expected: usize) -> Result<Vec<u8>, &'static str> {

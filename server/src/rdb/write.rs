@@ -67,9 +67,15 @@ pub struct RdbWriter<W: Write> {
 impl<W: Write> RdbWriter<W> {
     /// A writer over `out`.
     pub fn new(out: W) -> Self {
+        RdbWriter::with_capacity(out, CHUNK + 1024)
+    }
+
+    /// A writer over `out` whose buffer starts with room for `capacity` bytes (one value:
+    /// a DUMP payload).
+    pub fn with_capacity(out: W, capacity: usize) -> Self {
         RdbWriter {
             out,
-            buf: Vec::with_capacity(CHUNK + 1024),
+            buf: Vec::with_capacity(capacity),
             crc: 0,
             written: 0,
         }
@@ -374,7 +380,7 @@ fn write_value<W: Write>(
 /// The bytes Redis 7.2 writes for `value` after its type byte and key (rdbSavedObjectLen,
 /// DEBUG OBJECT's serializedlength): the exact form's.
 pub fn value_len(value: &Value, compress: bool) -> u64 {
-    let mut w = RdbWriter::new(io::sink());
+    let mut w = RdbWriter::with_capacity(io::sink(), 64);
     let form = Form {
         compress,
         exact: true,
