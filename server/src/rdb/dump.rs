@@ -48,7 +48,12 @@ pub fn payload(value: &Value, compress: bool, kind: Payload) -> Vec<u8> {
     // Writing to a Vec cannot fail.
     let _ = w.byte(write::value_type(value, form));
     let _ = write::write_body(&mut w, value, form);
-    seal(&w.into_inner().unwrap_or_default(), version)
+    // The writer kept the CRC64 of the body: the footer continues it over the version.
+    let (mut out, crc) = w.into_parts().unwrap_or_default();
+    out.extend_from_slice(&version.to_le_bytes());
+    let crc = crc64::update(crc, &version.to_le_bytes());
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
 }
 
 /// A payload of `body` (a type byte and a value): the body, `version` (2 bytes LE) and the

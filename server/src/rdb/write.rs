@@ -146,11 +146,12 @@ impl<W: Write> RdbWriter<W> {
         self.maybe_spill()
     }
 
-    /// The output, with everything written so far in it (no EOF, no checksum).
-    pub fn into_inner(mut self) -> io::Result<W> {
+    /// The output, with everything written so far in it (no EOF, no checksum), and the
+    /// CRC64 of those bytes.
+    pub fn into_parts(mut self) -> io::Result<(W, u64)> {
         self.spill()?;
         self.out.flush()?;
-        Ok(self.out)
+        Ok((self.out, self.crc))
     }
 
     /// The EOF opcode and the checksum; returns the output and the bytes written in all.
