@@ -158,6 +158,13 @@ def test_set_listpack_is_redis_72_bytes(both):
     g = both.goblin.execute_command("DUMP", "k")
     assert version(g) == 11
     assert body(g) == b"\x14" + list_listpack_blob(both, members)
+    # An intset that takes a string becomes a listpack in the intset's (sorted) order, then
+    # the string; removals keep the order of the rest.
+    both.ok("SADD", "conv", 30, -2, 7, 1000)
+    both.ok("SADD", "conv", "str")
+    both.ok("SREM", "conv", 7)
+    g2 = both.goblin.execute_command("DUMP", "conv")
+    assert body(g2) == b"\x14" + list_listpack_blob(both, [-2, 30, 1000, "str"])
     # Goblin reads it back identically; Redis 7.0 cannot (no type 20).
     both.goblin.execute_command("RESTORE", "k2", 0, g)
     assert contents(both.goblin, "k2") == contents(both.redis, "k")
