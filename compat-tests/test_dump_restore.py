@@ -524,3 +524,17 @@ def test_command_info_and_getkeys(both):
     ]:
         both("COMMAND", "GETKEYS", *args)
         both("COMMAND", "GETKEYSANDFLAGS", *args)
+
+
+def test_migrate_passwords_are_redacted_in_the_slowlog(both, targets):
+    _, locked = targets
+    flush(locked)
+    both.config_set("slowlog-log-slower-than", 0)
+    both.ok("SET", "r", "1")
+    for args in [("r", 0, 1000, "COPY", "AUTH", "s3cret"),
+                 ("r", 0, 1000, "COPY", "REPLACE", "AUTH2", "default", "s3cret")]:
+        both.ok("SLOWLOG", "RESET")
+        same_outcome(migrate_both(both, locked, *args))
+        r, g = both.run("SLOWLOG", "GET", 1)
+        assert r[0][3][3:] == g[0][3][3:], (r, g)  # after MIGRATE host port
+        assert b"s3cret" not in g[0][3]

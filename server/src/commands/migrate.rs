@@ -50,12 +50,15 @@ fn parse<'a>(ctx: &mut Ctx, args: &[&'a [u8]]) -> Option<Request<'a>> {
             }
             j += 1;
             req.auth = Some((None, args[j]));
+            ctx.redact(j);
         } else if arg.eq_ignore_ascii_case(b"AUTH2") {
             if more < 2 {
                 ctx.syntax_error();
                 return None;
             }
             req.auth = Some((Some(args[j + 1]), args[j + 2]));
+            ctx.redact(j + 1);
+            ctx.redact(j + 2);
             j += 2;
         } else if arg.eq_ignore_ascii_case(b"KEYS") {
             if !args[3].is_empty() {

@@ -262,7 +262,9 @@ fn slowlog_push(ctx: &mut Ctx, args: &[&[u8]], micros: u64) {
             kept.push(format!("... ({} more arguments)", args.len() - i).into_bytes());
             break;
         }
-        if arg.len() > SLOWLOG_MAX_STRING {
+        if ctx.redacted.contains(&i) {
+            kept.push(b"(redacted)".to_vec());
+        } else if arg.len() > SLOWLOG_MAX_STRING {
             let mut a = arg[..SLOWLOG_MAX_STRING].to_vec();
             a.extend_from_slice(
                 format!("... ({} more bytes)", arg.len() - SLOWLOG_MAX_STRING).as_bytes(),
