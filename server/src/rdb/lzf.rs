@@ -91,61 +91,59 @@ fn idx(h: u32) -> usize {
 /// compresses at all) are Redis's. One difference: liblzf's hash table starts as whatever
 /// the stack held, here empty; a stale slot can only add a match Redis finds by chance.
 pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
-    let in_len = input.len();
-    let out_len = in_len.checked_sub(4).filter(|&n| n > 0)?;
-    if in_len >= u32::MAX as usize {
-        return None; // lzf_compress takes 32-bit lengths
-    }
-    HASH_TABLE.with(|table| {
-        let mut table = table.borrow_mut();
-        let table = &mut *table;
-        table.epoch = table.epoch.wrapping_add(1);
-        if table.epoch == 0 || table.slots.is_empty() {
-            table.slots = vec![0; 1 << HLOG];
-            table.epoch = 1;
-        }
-        run_compress(input, out_len, &mut Slots(&mut table.slots, table.epoch))
-    })
-}
-
-/// liblzf's hash table, kept per thread: 2^16 slots cost 512 KiB, too much to allocate
-/// (and clear) for every string. A slot holds the epoch of the call that wrote it in its
-/// high half, so slots of earlier calls read as empty without clearing.
-struct HashTable {
-    slots: Vec<u64>,
-    epoch: u32,
+    let out_len = input.len().checked_sub(4).filter(|&n| n > 0)?;
+    HASH_TABLE.with(|table| compress_with(input, out_len, &mut table.borrow_mut()))
 }
 
 thread_local! {
-    static HASH_TABLE: std::cell::RefCell<HashTable> =
-        const { std::cell::RefCell::new(HashTable { slots: Vec::new(), epoch: 0 }) };
+    /// The hash table, reused: a fresh 2^16-slot table for every string made a snapshot of
+    /// many short strings spend its time mapping and zeroing tables.
+    static HASH_TABLE: std::cell::RefCell<HashTable> = std::cell::RefCell::new(HashTable::default());
 }
 
-/// The table as one call sees it: input positions + 1, 0 for a slot not written yet.
-struct Slots<'a>(&'a mut [u64], u32);
+/// liblzf's hash table of input positions, emptied in O(1) per string: a slot is filled
+/// only when it carries the current string's generation.
+#[derive(Default)]
+struct HashTable {
+    /// Per slot: generation in the high 32 bits, input position + 1 in the low 32.
+    slots: Vec<u64>,
+    generation: u32,
+}
 
-impl Slots<'_> {
+impl HashTable {
+    /// Starts a new string: every slot reads as empty.
+    fn clear(&mut self) {
+        if self.slots.is_empty() {
+            self.slots = vec![0; 1 << HLOG];
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    /// The position + 1 stored in `slot` for this string (0: empty).
     #[inline]
-    fn swap(&mut self, slot: usize, position: usize) -> usize {
-        let old = std::mem::replace(
-            &mut self.0[slot],
-            (u64::from(self.1) << 32) | (position as u64 + 1),
-        );
-        if (old >> 32) as u32 == self.1 {
-            (old & 0xffff_ffff) as usize
+    fn get(&self, slot: usize) -> usize {
+        let v = self.slots[slot];
+        if (v >> 32) as u32 == self.generation {
+            (v & 0xffff_ffff) as usize
         } else {
             0
         }
     }
 
+    /// Stores position + 1 in `slot`.
     #[inline]
-    fn set(&mut self, slot: usize, position: usize) {
-        self.0[slot] = (u64::from(self.1) << 32) | (position as u64 + 1);
+    fn set(&mut self, slot: usize, pos1: usize) {
+        self.slots[slot] = (u64::from(self.generation) << 32) | pos1 as u64;
     }
 }
 
-/// The body of [`compress`] on a table of this call's slots.
-fn run_compress(input: &[u8], out_len: usize, htab: &mut Slots) -> Option<Vec<u8>> {
+/// [`compress`] with its hash table.
+fn compress_with(input: &[u8], out_len: usize, htab: &mut HashTable) -> Option<Vec<u8>> {
+    htab.clear();
     let in_len = input.len();
     let mut out = vec![0u8; out_len + 4];
     let in_end = in_len;
@@ -158,7 +156,9 @@ fn run_compress(input: &[u8], out_len: usize, htab: &mut Slots) -> Option<Vec<u8
     let mut hval = if in_len >= 2 { frst(0) } else { 0 };
     while in_end >= 2 && ip < in_end - 2 {
         hval = next(hval, ip);
-        let stored = htab.swap(idx(hval), ip);
+        let slot = idx(hval);
+        let stored = htab.get(slot);
+        htab.set(slot, ip + 1);
         // ref > in_data: position 0 is never a reference.
         let matched = stored > 1 && {
             let r = stored - 1;
@@ -217,10 +217,10 @@ fn run_compress(input: &[u8], out_len: usize, htab: &mut Slots) -> Option<Vec<u8
             ip -= 2;
             hval = frst(ip);
             hval = next(hval, ip);
-            htab.set(idx(hval), ip);
+            htab.set(idx(hval), ip + 1);
             ip += 1;
             hval = next(hval, ip);
-            htab.set(idx(hval), ip);
+            htab.set(idx(hval), ip + 1);
             ip += 1;
         } else {
             if op >= out_end {
