@@ -17,6 +17,31 @@ use crate::propagate::encode as encode_command;
 use crate::rdb::dump::{self, Payload};
 use std::time::Duration;
 
+/// The arguments of a MIGRATE that its AUTH and AUTH2 options name as passwords (and
+/// AUTH2's user), which the slowlog shows as "(redacted)" (Redis redacts them while it
+/// parses them).
+pub fn password_positions(args: &[&[u8]]) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut j = 6;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        let arg = args[j];
+        if arg.eq_ignore_ascii_case(b"AUTH") && more >= 1 {
+            found.push(j + 1);
+            j += 1;
+        } else if arg.eq_ignore_ascii_case(b"AUTH2") && more >= 2 {
+            found.extend([j + 1, j + 2]);
+            j += 2;
+        } else if arg.eq_ignore_ascii_case(b"KEYS")
+            || !(arg.eq_ignore_ascii_case(b"COPY") || arg.eq_ignore_ascii_case(b"REPLACE"))
+        {
+            break;
+        }
+        j += 1;
+    }
+    found
+}
+
 /// What MIGRATE was asked.
 struct Request<'a> {
     copy: bool,
@@ -50,15 +75,12 @@ fn parse<'a>(ctx: &mut Ctx, args: &[&'a [u8]]) -> Option<Request<'a>> {
             }
             j += 1;
             req.auth = Some((None, args[j]));
-            ctx.redact(j);
         } else if arg.eq_ignore_ascii_case(b"AUTH2") {
             if more < 2 {
                 ctx.syntax_error();
                 return None;
             }
             req.auth = Some((Some(args[j + 1]), args[j + 2]));
-            ctx.redact(j + 1);
-            ctx.redact(j + 2);
             j += 2;
         } else if arg.eq_ignore_ascii_case(b"KEYS") {
             if !args[3].is_empty() {

@@ -66,8 +66,6 @@ pub struct Ctx<'a> {
     rewrite: crate::propagate::Rewrite,
     /// Services the other clients while this command runs long (a busy script).
     pub while_blocked: Option<&'a mut dyn WhileBlocked>,
-    /// Arguments of the running command the slowlog shows as "(redacted)" (passwords).
-    redacted: Vec<usize>,
 }
 
 /// What `net` gives a command that may run long (a script past busy-reply-threshold):
@@ -91,7 +89,6 @@ impl<'a> Ctx<'a> {
             block: None,
             rewrite: Default::default(),
             while_blocked: None,
-            redacted: Vec::new(),
         }
     }
 
@@ -103,12 +100,6 @@ impl<'a> Ctx<'a> {
         if self.server.propagation.enabled() {
             self.rewrite.instead(argv);
         }
-    }
-
-    /// Argument `index` of the running command (a password) is shown as "(redacted)" in
-    /// the slowlog (Redis's redactClientCommandArgument).
-    pub fn redact(&mut self, index: usize) {
-        self.redacted.push(index);
     }
 
     /// The running command propagates nothing (Redis's preventCommandPropagation).
@@ -384,7 +375,6 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let changes = ctx.server.keyspace.changes();
     let db = ctx.client.db;
     let outer = std::mem::take(&mut ctx.rewrite);
-    ctx.redacted.clear();
     (cmd.handler)(ctx, args);
     let rewrite = std::mem::replace(&mut ctx.rewrite, outer);
     if ctx.server.propagation.enabled() {
