@@ -42,6 +42,13 @@ pub fn password_positions(args: &[&[u8]]) -> Vec<usize> {
     found
 }
 
+/// The command that stores a key on the target: RESTORE, or RESTORE-ASKING in cluster
+/// mode (the target imports the slot and must take it before the slot is its own). Goblin
+/// has no cluster mode yet: RESTORE.
+fn restore_command(_server: &crate::server::Server) -> &'static [u8] {
+    b"RESTORE"
+}
+
 /// What MIGRATE was asked.
 struct Request<'a> {
     copy: bool,
@@ -129,6 +136,7 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let (host, port) = (args[1], args[2]);
     let compress = ctx.server.config.rdbcompression;
+    let restore = restore_command(ctx.server);
     let mut may_retry = true;
     loop {
         let server = &mut *ctx.server;
@@ -170,7 +178,7 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]]) {
             };
             let payload = dump::payload(&entry.value, compress, Payload::Portable);
             let ttl = ttl.to_string();
-            let mut argv: Vec<&[u8]> = vec![b"RESTORE", key, ttl.as_bytes(), &payload];
+            let mut argv: Vec<&[u8]> = vec![restore, key, ttl.as_bytes(), &payload];
             if req.replace {
                 argv.push(b"REPLACE");
             }
