@@ -11,6 +11,7 @@ sends RDB-10 payloads, which 7.0 loads.
 
 from __future__ import annotations
 
+import random
 import socket
 import threading
 
@@ -120,6 +121,27 @@ def test_dump_bytes_without_compression(both):
         assert body(g) == body(r)
 
 
+def test_lzf_bytes_equal_redis_on_random_strings(both):
+    """Goblin's LZF is Redis's lzf_compress: the same bytes, and the same strings left
+    uncompressed (when it would not save 4 bytes)."""
+    rng = random.Random(7)
+    alphabets = [b"ab", b"abcdefgh", bytes(range(256)), b"a", b"0123456789 key:"]
+    pipe_r, pipe_g = both.redis.pipeline(transaction=False), both.goblin.pipeline(transaction=False)
+    n = 400
+    for i in range(n):
+        size = rng.choice([rng.randint(21, 100), rng.randint(21, 3000), rng.randint(3000, 20000)])
+        alphabet = rng.choice(alphabets)
+        v = bytes(rng.choice(alphabet) for _ in range(size))
+        if rng.random() < 0.5:
+            v = (v[: rng.randint(1, 50)] * (size // 2 + 1))[:size]
+        for p in (pipe_r, pipe_g):
+            p.set(f"s{i}", v)
+            p.dump(f"s{i}")
+    r, g = pipe_r.execute(), pipe_g.execute()
+    for i in range(n):
+        assert body(r[2 * i + 1]) == body(g[2 * i + 1]), i
+
+
 def list_listpack_blob(both, items) -> bytes:
     """The listpack string (encoded as a value string) Redis writes for `items`."""
     both.redis.execute_command("DEL", "tmp-list")
@@ -136,6 +158,13 @@ def test_set_listpack_is_redis_72_bytes(both):
     g = both.goblin.execute_command("DUMP", "k")
     assert version(g) == 11
     assert body(g) == b"\x14" + list_listpack_blob(both, members)
+    # An intset that takes a string becomes a listpack in the intset's (sorted) order, then
+    # the string; removals keep the order of the rest.
+    both.ok("SADD", "conv", 30, -2, 7, 1000)
+    both.ok("SADD", "conv", "str")
+    both.ok("SREM", "conv", 7)
+    g2 = both.goblin.execute_command("DUMP", "conv")
+    assert body(g2) == b"\x14" + list_listpack_blob(both, [-2, 30, 1000, "str"])
     # Goblin reads it back identically; Redis 7.0 cannot (no type 20).
     both.goblin.execute_command("RESTORE", "k2", 0, g)
     assert contents(both.goblin, "k2") == contents(both.redis, "k")
@@ -495,3 +524,17 @@ def test_command_info_and_getkeys(both):
     ]:
         both("COMMAND", "GETKEYS", *args)
         both("COMMAND", "GETKEYSANDFLAGS", *args)
+
+
+def test_migrate_passwords_are_redacted_in_the_slowlog(both, targets):
+    _, locked = targets
+    flush(locked)
+    both.config_set("slowlog-log-slower-than", 0)
+    both.ok("SET", "r", "1")
+    for args in [("r", 0, 1000, "COPY", "AUTH", "s3cret"),
+                 ("r", 0, 1000, "COPY", "REPLACE", "AUTH2", "default", "s3cret")]:
+        both.ok("SLOWLOG", "RESET")
+        same_outcome(migrate_both(both, locked, *args))
+        r, g = both.run("SLOWLOG", "GET", 1)
+        assert r[0][3][3:] == g[0][3][3:], (r, g)  # after MIGRATE host port
+        assert b"s3cret" not in g[0][3]

@@ -17,6 +17,38 @@ use crate::propagate::encode as encode_command;
 use crate::rdb::dump::{self, Payload};
 use std::time::Duration;
 
+/// The arguments of a MIGRATE that its AUTH and AUTH2 options name as passwords (and
+/// AUTH2's user), which the slowlog shows as "(redacted)" (Redis redacts them while it
+/// parses them).
+pub fn password_positions(args: &[&[u8]]) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut j = 6;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        let arg = args[j];
+        if arg.eq_ignore_ascii_case(b"AUTH") && more >= 1 {
+            found.push(j + 1);
+            j += 1;
+        } else if arg.eq_ignore_ascii_case(b"AUTH2") && more >= 2 {
+            found.extend([j + 1, j + 2]);
+            j += 2;
+        } else if arg.eq_ignore_ascii_case(b"KEYS")
+            || !(arg.eq_ignore_ascii_case(b"COPY") || arg.eq_ignore_ascii_case(b"REPLACE"))
+        {
+            break;
+        }
+        j += 1;
+    }
+    found
+}
+
+/// The command that stores a key on the target: RESTORE, or RESTORE-ASKING in cluster
+/// mode (the target imports the slot and must take it before the slot is its own). Goblin
+/// has no cluster mode yet: RESTORE.
+fn restore_command(_server: &crate::server::Server) -> &'static [u8] {
+    b"RESTORE"
+}
+
 /// What MIGRATE was asked.
 struct Request<'a> {
     copy: bool,
@@ -104,6 +136,7 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let (host, port) = (args[1], args[2]);
     let compress = ctx.server.config.rdbcompression;
+    let restore = restore_command(ctx.server);
     let mut may_retry = true;
     loop {
         let server = &mut *ctx.server;
@@ -145,7 +178,7 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]]) {
             };
             let payload = dump::payload(&entry.value, compress, Payload::Portable);
             let ttl = ttl.to_string();
-            let mut argv: Vec<&[u8]> = vec![b"RESTORE", key, ttl.as_bytes(), &payload];
+            let mut argv: Vec<&[u8]> = vec![restore, key, ttl.as_bytes(), &payload];
             if req.replace {
                 argv.push(b"REPLACE");
             }

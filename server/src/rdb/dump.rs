@@ -44,11 +44,16 @@ pub fn payload(value: &Value, compress: bool, kind: Payload) -> Vec<u8> {
         Payload::Portable => (Form::file(compress), PORTABLE_VERSION),
     };
     debug_assert!(kind == Payload::Exact || write::value_type(value, form) != TYPE_SET_LISTPACK);
-    let mut w = RdbWriter::new(Vec::new());
+    let mut w = RdbWriter::with_capacity(Vec::new(), 64);
     // Writing to a Vec cannot fail.
     let _ = w.byte(write::value_type(value, form));
     let _ = write::write_body(&mut w, value, form);
-    seal(&w.into_inner().unwrap_or_default(), version)
+    // The writer kept the CRC64 of the body: the footer continues it over the version.
+    let (mut out, crc) = w.into_parts().unwrap_or_default();
+    out.extend_from_slice(&version.to_le_bytes());
+    let crc = crc64::update(crc, &version.to_le_bytes());
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
 }
 
 /// A payload of `body` (a type byte and a value): the body, `version` (2 bytes LE) and the

@@ -293,6 +293,24 @@ mod tests {
         assert_eq!(compress(b"abc"), None);
     }
 
+    #[test]
+    fn earlier_calls_leave_no_matches_behind() {
+        // The second input repeats the first one's bytes: a slot left from the first call
+        // must not turn into a reference.
+        let a: Vec<u8> = (0..200u32).map(|i| (i * 37 % 251) as u8).collect();
+        let fresh = compress(&[&a[..100], &a[..100]].concat()).unwrap();
+        for _ in 0..3 {
+            compress(&a);
+            assert_eq!(compress(&[&a[..100], &a[..100]].concat()).unwrap(), fresh);
+        }
+        // Redis's bytes for "a" * 51: literal "aa", then 47 bytes at distance 1, literal "aa"
+        // (the match stops 2 bytes before the end).
+        assert_eq!(
+            compress(&[b'a'; 51]).unwrap(),
+            [1, b'a', b'a', 0xe0, 38, 0, 1, b'a', b'a']
+        );
+    }
+
     fn run(input: &[u8], expected: usize) -> Result<Vec<u8>, &'static str> {
         let mut out = Vec::new();
         decompress(input, expected, &mut out).map(|_| out)

@@ -72,9 +72,15 @@ pub struct RdbWriter<W: Write> {
 impl<W: Write> RdbWriter<W> {
     /// A writer over `out`.
     pub fn new(out: W) -> Self {
+        RdbWriter::with_capacity(out, CHUNK + 1024)
+    }
+
+    /// A writer over `out` whose buffer starts with room for `capacity` bytes (one value:
+    /// a DUMP payload).
+    pub fn with_capacity(out: W, capacity: usize) -> Self {
         RdbWriter {
             out,
-            buf: Vec::with_capacity(CHUNK + 1024),
+            buf: Vec::with_capacity(capacity),
             crc: 0,
             written: 0,
         }
@@ -145,11 +151,12 @@ impl<W: Write> RdbWriter<W> {
         self.maybe_spill()
     }
 
-    /// The output, with everything written so far in it (no EOF, no checksum).
-    pub fn into_inner(mut self) -> io::Result<W> {
+    /// The output, with everything written so far in it (no EOF, no checksum), and the
+    /// CRC64 of those bytes.
+    pub fn into_parts(mut self) -> io::Result<(W, u64)> {
         self.spill()?;
         self.out.flush()?;
-        Ok(self.out)
+        Ok((self.out, self.crc))
     }
 
     /// The EOF opcode and the checksum; returns the output and the bytes written in all.
@@ -379,7 +386,7 @@ fn write_value<W: Write>(
 /// The bytes Redis 7.2 writes for `value` after its type byte and key (rdbSavedObjectLen,
 /// DEBUG OBJECT's serializedlength): the exact form's.
 pub fn value_len(value: &Value, compress: bool) -> u64 {
-    let mut w = RdbWriter::new(io::sink());
+    let mut w = RdbWriter::with_capacity(io::sink(), 64);
     let form = Form {
         compress,
         exact: true,
