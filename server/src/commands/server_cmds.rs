@@ -88,6 +88,7 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let access = ctx.server.config.memory.access_policy();
     ctx.server.keyspace.set_access_policy(access);
+    crate::latency::set_threshold(ctx.server.config.latency_monitor_threshold);
     let classes = ctx.server.config.notify_keyspace_events;
     ctx.server.keyspace.notifier.set_flags(classes);
     ctx.out.ok();

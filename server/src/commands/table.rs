@@ -2,8 +2,8 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    blocking, client_cmd, connection, expire, info, introspection, keys, memory, monitor, multi,
-    persistence, pubsub, server_cmds, tracking, Handler,
+    blocking, client_cmd, connection, expire, info, introspection, keys, latency, memory, monitor,
+    multi, persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -282,6 +282,16 @@ static MEMORY_SUBS: [Command; 6] = [
     cmd!("memory|help", 2, LS, memory::help),
 ];
 
+static LATENCY_SUBS: [Command; 7] = [
+    cmd!("latency|doctor", 2, ADMIN, latency::doctor),
+    cmd!("latency|graph", 3, ADMIN, latency::graph),
+    cmd!("latency|history", 3, ADMIN, latency::history),
+    cmd!("latency|latest", 2, ADMIN, latency::latest),
+    cmd!("latency|reset", -2, ADMIN, latency::reset),
+    cmd!("latency|histogram", -2, ADMIN, latency::histogram),
+    cmd!("latency|help", 2, LS, latency::help),
+];
+
 static SLOWLOG_SUBS: [Command; 4] = [
     cmd!("slowlog|get", -2, ADMIN, server_cmds::slowlog_get),
     cmd!("slowlog|len", 2, ADMIN, server_cmds::slowlog_len),
@@ -290,7 +300,7 @@ static SLOWLOG_SUBS: [Command; 4] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 52] = [
+pub static COMMANDS: [Command; 53] = [
     // connection
     cmd!(
         "ping",
@@ -431,6 +441,7 @@ pub static COMMANDS: [Command; 52] = [
     cmd!("debug", -2, ADMIN, server_cmds::debug),
     cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
     cmd!("monitor", 1, ADMIN, monitor::monitor),
+    cmd!("latency", -2, NONE, subs: &LATENCY_SUBS),
 ];
 
 /// Finds a command by name, ignoring ASCII case.

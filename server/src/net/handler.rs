@@ -301,9 +301,11 @@ impl RespLoop<'_> {
         let now = unix_ms();
         server.stats.sample_ops(now);
         if server.loading.is_none() {
+            let cycle = Instant::now();
             server.keyspace.active_expire(Duration::from_millis(
                 25 * 10 / server.config.hz.max(1) as u64,
             ));
+            crate::latency::sample("expire-cycle", cycle.elapsed());
             server.propagate_removals();
             commands::publish_notifications(server, None);
             server.snapshots().cron();
