@@ -16,6 +16,7 @@ mod introspection;
 mod keys;
 pub mod keyspecs;
 mod latency;
+mod lolwut;
 mod lookup;
 mod memory;
 pub mod monitor;

@@ -2,8 +2,8 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    blocking, client_cmd, connection, expire, info, introspection, keys, latency, memory, monitor,
-    multi, persistence, pubsub, server_cmds, tracking, Handler,
+    blocking, client_cmd, connection, expire, info, introspection, keys, latency, lolwut, memory,
+    monitor, multi, persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -300,7 +300,7 @@ static SLOWLOG_SUBS: [Command; 4] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 53] = [
+pub static COMMANDS: [Command; 54] = [
     // connection
     cmd!(
         "ping",
@@ -442,6 +442,7 @@ pub static COMMANDS: [Command; 53] = [
     cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
     cmd!("monitor", 1, ADMIN, monitor::monitor),
     cmd!("latency", -2, NONE, subs: &LATENCY_SUBS),
+    cmd!("lolwut", -1, RF, lolwut::lolwut),
 ];
 
 /// Finds a command by name, ignoring ASCII case.
