@@ -1,7 +1,7 @@
 //! The latency monitor (Redis's latency.c): while `latency-monitor-threshold` is non-zero,
 //! every event that took at least that many milliseconds ("command", "fast-command",
 //! "fork", "expire-cycle", "expire-del", "eviction-del", "eviction-cycle", "aof-write",
-//! ...) is kept in a
+//! "aof-fsync-always", "aof-rename", ...) is kept in a
 //! time series of its own: the worst latency of each second, the last 160 such seconds,
 //! and the all-time maximum. LATENCY LATEST, HISTORY, GRAPH, DOCTOR and RESET read it
 //! (`commands::latency`).
