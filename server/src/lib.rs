@@ -40,6 +40,8 @@
 //! - [`config`]: command line, redis.conf and CONFIG parameters.
 //! - [`stats`]: counters behind INFO stats, commandstats and errorstats.
 //! - [`log`]: Redis-style log lines.
+//! - [`latency`]: the latency monitor (latency-monitor-threshold, LATENCY).
+//! - [`lolwut`]: LOLWUT's computer art (versions 5 and 6).
 //! - [`memory`]: maxmemory: the allocator's figure, eviction before commands, OOM.
 //! - [`service`]: daemonize, pidfile, supervised, protected-mode, `--version`.
 //! - [`clock`], [`numbers`], [`glob`]: Unix time, Redis's number texts, glob patterns.
@@ -83,8 +85,10 @@ pub mod geo_commands;
 pub mod glob;
 pub mod hash_commands;
 pub mod keyspace;
+pub mod latency;
 pub mod list_commands;
 pub mod log;
+pub mod lolwut;
 pub mod memory;
 pub mod migrate;
 pub mod net;

@@ -65,6 +65,7 @@ impl Server {
         let mut keyspace = Keyspace::new(config.databases);
         keyspace.set_access_policy(config.memory.access_policy());
         keyspace.notifier.set_flags(config.notify_keyspace_events);
+        crate::latency::set_threshold(config.latency_monitor_threshold);
         let run_id = (0..40)
             .map(|_| char::from_digit((keyspace.random() % 16) as u32, 16).expect("hex digit"))
             .collect();

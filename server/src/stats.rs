@@ -71,6 +71,47 @@ impl LatencyHistogram {
         self.total == 0
     }
 
+    /// The calls counted.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// LATENCY HISTOGRAM's cumulative distribution: for each power of two from 1024 ns, the
+    /// highest value of the bucket starting there, in microseconds, and the calls up to it,
+    /// where that count grew (Redis's fillCommandCDF over hdr_iter_log_init(1024, 2)).
+    pub fn cumulative_by_powers(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let (mut seen, mut previous) = (0u64, 0u64);
+        let mut counted = (0usize, 0usize);
+        let mut level = 1024u64;
+        while seen < self.total && level <= Self::MAX_NANOS {
+            // Count every bucket up to and including the one starting at `level`.
+            let (lm, li) = Self::index(level);
+            for (m, slot) in self.buckets.iter().enumerate().skip(counted.0) {
+                if m > lm {
+                    break;
+                }
+                let end = if m == lm { li + 1 } else { slot.len() };
+                let start = if m == counted.0 { counted.1 } else { 0 };
+                seen += slot
+                    .get(start..end.min(slot.len()))
+                    .map_or(0, |c| c.iter().sum());
+                counted = if m == lm { (m, end) } else { (m + 1, 0) };
+            }
+            if seen > previous {
+                out.push(((level + Self::unit(level) - 1) / 1000, seen));
+                previous = seen;
+            }
+            level *= 2;
+        }
+        if seen < self.total {
+            // Past the last level (2^29 ns): HDR's iterator ends on its last bucket, whose
+            // highest value is 2^30 - 1 ns.
+            out.push((((1u64 << 30) - 1) / 1000, self.total));
+        }
+        out
+    }
+
     /// The value at `percentile` (0 to 100), in nanoseconds.
     pub fn percentile(&self, percentile: f64) -> u64 {
         let wanted = ((percentile.min(100.0) / 100.0) * self.total as f64 + 0.5) as u64;
@@ -226,6 +267,26 @@ mod tests {
             assert_eq!(LatencyHistogram::low(m, i), v / unit * unit, "{v}");
             last = (m, i);
         }
+    }
+
+    #[test]
+    fn cumulative_distribution_as_latency_histogram_prints_it() {
+        let mut h = LatencyHistogram::default();
+        assert!(h.cumulative_by_powers().is_empty());
+        // A CONFIG RESETSTAT of ~263 us on Redis: one call, "264".
+        h.record(263_000);
+        assert_eq!(h.cumulative_by_powers(), vec![(264, 1)]);
+        for v in [500, 1024, 1031, 1032, 5000, 40_000] {
+            h.record(v);
+        }
+        // 500, 1024, 1031 up to the 1024 bucket (1 us); 1032 by 2048's bucket (2 us);
+        // 5000 by 8192's (8 us); 40000 by 65536's (66 us).
+        assert_eq!(
+            h.cumulative_by_powers(),
+            vec![(1, 3), (2, 4), (8, 5), (66, 6), (264, 7)]
+        );
+        h.record(5_000_000_000);
+        assert_eq!(h.cumulative_by_powers().last(), Some(&(1_073_741, 8)));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Runs arbitrary command streams through the dispatcher of an in-process server: the bytes
 //! are parsed as a connection parses them (RESP or inline), and every request runs as a
 //! client's would, on every type (strings, bitmaps, sets, sorted sets, hashes, lists, geo,
-//! SORT, transactions, expiry). Nothing may panic or loop. Afterwards every value passes
+//! SORT, transactions, expiry), with every keyspace notification class on. Nothing may
+//! panic or loop. Afterwards every value passes
 //! its engine's own checks, and the keyspace survives an RDB round trip unchanged.
 //!
 //! Commands that leave the process or wait on the world are not run (SHUTDOWN, DEBUG, the
@@ -82,6 +83,10 @@ fn runnable(args: &[&[u8]]) -> bool {
 fuzz_target!(|data: &[u8]| {
     let mut config = Config::default();
     config.proto_max_bulk_len = MAX_STRING;
+    // Every keyspace event class on, so each command's notifications are fired and
+    // published (to the client itself once it subscribes to them).
+    config.notify_keyspace_events =
+        goblin_server::pubsub::notify::parse_flags(b"AKEnm").expect("valid classes");
     let mut server = Server::new(config);
     let mut client = new_client(1);
     let limits = Limits {

@@ -236,10 +236,14 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
     }
 }
 
+/// The id of the client replaying an AOF (connections' ids start at 1): MONITOR does not
+/// show its commands, as Redis does not while loading.
+pub const AOF_CLIENT_ID: u64 = u64::MAX;
+
 /// Replays a commands file with a client of its own.
 fn replay(server: &mut Server, path: &Path, name: &str, data: &[u8]) -> Outcome {
     let unspecified = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
-    let mut client = Client::new(u64::MAX, -1, unspecified, unspecified, true);
+    let mut client = Client::new(AOF_CLIENT_ID, -1, unspecified, unspecified, true);
     let mut replies = Vec::new();
     let mut commands = Commands::new(data, 0);
     let (mut valid_up_to, mut valid_before_multi) = (0, 0);

@@ -116,6 +116,7 @@ fn policy(server: &Server) -> writer::Policy {
         fsync: server.config.aof.fsync,
         skip_fsync: server.config.aof.no_fsync_on_rewrite
             && (server.aof.rewriting() || server.rdb.child.is_some()),
+        child_active: server.aof.rewriting() || server.rdb.child.is_some(),
         now: unix_ms() / 1000,
     }
 }

@@ -343,7 +343,10 @@ fn finish(server: &mut Server, pid: libc::pid_t) -> Result<(), ()> {
     let mut m = server.aof.manifest.clone();
     let base_name = m.new_base(&filename, server.config.aof.use_rdb_preamble);
     let base_path = dir.join(&base_name);
-    if let Err(e) = fs::rename(&tmp, &base_path) {
+    let renaming = std::time::Instant::now();
+    let renamed = fs::rename(&tmp, &base_path);
+    crate::latency::sample("aof-rename", renaming.elapsed());
+    if let Err(e) = renamed {
         warning!(
             "Error trying to rename the temporary AOF base file {tmp_name} into {}: {e}",
             base_path.display()
@@ -355,7 +358,10 @@ fn finish(server: &mut Server, pid: libc::pid_t) -> Result<(), ()> {
     if server.aof.state == State::WaitRewrite {
         let temp_incr = super::manifest::temp_incr_name(&filename);
         let incr = m.new_incr(&filename);
-        if let Err(e) = fs::rename(dir.join(&temp_incr), dir.join(&incr)) {
+        let renaming = std::time::Instant::now();
+        let renamed = fs::rename(dir.join(&temp_incr), dir.join(&incr));
+        crate::latency::sample("aof-rename", renaming.elapsed());
+        if let Err(e) = renamed {
             warning!(
                 "Error trying to rename the temporary AOF incr file {} into {}: {e}",
                 dir.join(&temp_incr).display(),

@@ -51,6 +51,8 @@ pub struct Policy {
     pub fsync: Fsync,
     /// no-appendfsync-on-rewrite and a child running.
     pub skip_fsync: bool,
+    /// A child (BGSAVE, BGREWRITEAOF) runs (for the latency monitor's events).
+    pub child_active: bool,
     /// Unix seconds now.
     pub now: u64,
 }
@@ -110,7 +112,22 @@ impl Writer {
                 self.delayed_fsync += 1;
                 notice!("Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer without waiting for fsync to complete, this may slow down Redis.");
             }
-            if !self.write(policy) {
+            let started = std::time::Instant::now();
+            let written = self.write(policy);
+            // As Redis: the write's latency under what it may have waited on, and in all.
+            let took = started.elapsed();
+            crate::latency::sample(
+                if sync_in_progress {
+                    "aof-write-pending-fsync"
+                } else if policy.child_active {
+                    "aof-write-active-child"
+                } else {
+                    "aof-write-alone"
+                },
+                took,
+            );
+            crate::latency::sample("aof-write", took);
+            if !written {
                 return;
             }
         }
@@ -119,7 +136,10 @@ impl Writer {
         }
         match policy.fsync {
             Fsync::Always => {
-                if let Err(e) = self.file.sync_data() {
+                let started = std::time::Instant::now();
+                let synced = self.file.sync_data();
+                crate::latency::sample("aof-fsync-always", started.elapsed());
+                if let Err(e) = synced {
                     warning!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {e}. Exiting...");
                     std::process::exit(1);
                 }
@@ -270,6 +290,7 @@ mod tests {
         let policy = Policy {
             fsync: Fsync::Always,
             skip_fsync: false,
+            child_active: false,
             now: 2,
         };
         w.flush(false, &policy, &bio);

@@ -19,6 +19,8 @@ mod info;
 mod introspection;
 mod keys;
 pub mod keyspecs;
+mod latency;
+mod lolwut;
 mod lookup;
 mod memory;
 mod migrate;
@@ -465,6 +467,14 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     }
     let elapsed = started.elapsed();
     let micros = elapsed.as_micros() as u64;
+    if ctx.block.is_none() {
+        let event = if cmd.flags.contains(Flags::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        crate::latency::sample_ms(event, micros / 1000);
+    }
     let stats = ctx.server.stats.command(cmd.slot.get(), cmd.name);
     stats.calls += 1;
     stats.usec += micros;

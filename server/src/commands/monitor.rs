@@ -50,7 +50,7 @@ pub fn shown_after(cmd: &Command) -> bool {
 
 /// Sends the line of the command `args` that `ctx`'s client ran in `db` to every monitor.
 pub fn feed(ctx: &mut Ctx, db: usize, args: &[&[u8]]) {
-    if ctx.server.monitors.is_empty() {
+    if ctx.server.monitors.is_empty() || ctx.client.id == crate::aof::load::AOF_CLIENT_ID {
         return;
     }
     let origin = if ctx.client.id == crate::scripting::run::SCRIPT_CLIENT_ID {

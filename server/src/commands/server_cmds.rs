@@ -93,6 +93,7 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         ctx.server.acl.set_default_password(password.as_deref());
     }
     ctx.server.acl.pubsub_default_all = ctx.server.config.acl_pubsub_default_all;
+    crate::latency::set_threshold(ctx.server.config.latency_monitor_threshold);
     let classes = ctx.server.config.notify_keyspace_events;
     ctx.server.keyspace.notifier.set_flags(classes);
     ctx.out.ok();

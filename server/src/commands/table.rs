@@ -3,7 +3,8 @@
 
 use super::{
     acl_cmd, blocking, client_cmd, cluster_cmd, connection, dump, expire, info, introspection,
-    keys, memory, migrate, monitor, multi, persistence, pubsub, server_cmds, tracking, Handler,
+    keys, latency, lolwut, memory, migrate, monitor, multi, persistence, pubsub, server_cmds,
+    tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -343,6 +344,16 @@ static MEMORY_SUBS: [Command; 6] = [
     cmd!("memory|help", 2, LS, memory::help),
 ];
 
+static LATENCY_SUBS: [Command; 7] = [
+    cmd!("latency|doctor", 2, ADMIN, latency::doctor),
+    cmd!("latency|graph", 3, ADMIN, latency::graph),
+    cmd!("latency|history", 3, ADMIN, latency::history),
+    cmd!("latency|latest", 2, ADMIN, latency::latest),
+    cmd!("latency|reset", -2, ADMIN, latency::reset),
+    cmd!("latency|histogram", -2, ADMIN, latency::histogram),
+    cmd!("latency|help", 2, LS, latency::help),
+];
+
 static SLOWLOG_SUBS: [Command; 4] = [
     cmd!("slowlog|get", -2, ADMIN, server_cmds::slowlog_get),
     cmd!("slowlog|len", 2, ADMIN, server_cmds::slowlog_len),
@@ -372,7 +383,7 @@ static ACL_SUBS: [Command; 13] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 61] = [
+pub static COMMANDS: [Command; 63] = [
     // connection
     cmd!(
         "ping",
@@ -522,6 +533,8 @@ pub static COMMANDS: [Command; 61] = [
     cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
     cmd!("acl", -2, NONE, subs: &ACL_SUBS),
     cmd!("monitor", 1, ADMIN, monitor::monitor),
+    cmd!("latency", -2, NONE, subs: &LATENCY_SUBS),
+    cmd!("lolwut", -1, RF, lolwut::lolwut),
 ];
 
 /// Finds a command by name, ignoring ASCII case.

@@ -237,7 +237,11 @@ impl Evictor {
                 };
             };
             freed += ks.db(db).get(&key).map_or(0, |e| e.memory_usage()) as u64;
+            let deleting = (crate::latency::threshold() != 0).then(std::time::Instant::now);
             ks.delete_by_server(db, &key);
+            if let Some(started) = deleting {
+                crate::latency::sample("eviction-del", started.elapsed());
+            }
             ks.notifier
                 .fire(crate::pubsub::notify::EVICTED, "evicted", db, &key);
             keys += 1;

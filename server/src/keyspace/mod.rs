@@ -290,7 +290,11 @@ impl Keyspace {
     /// Deletes a key whose time has come, counting it and logging it for propagation.
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
         self.stats.expired_keys += 1;
+        let deleting = (crate::latency::threshold() != 0).then(std::time::Instant::now);
         self.delete_by_server(db, key);
+        if let Some(started) = deleting {
+            crate::latency::sample("expire-del", started.elapsed());
+        }
         self.notifier.fire(notify::EXPIRED, "expired", db, key);
     }
 

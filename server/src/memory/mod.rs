@@ -124,9 +124,11 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         to_free: used - config.maxmemory,
         deadline: config.eviction_time_limit().map(|d| Instant::now() + d),
     };
+    let cycle = Instant::now();
     let done = evictor.evict(&mut server.keyspace, request, || {
         gauge.read() > config.maxmemory
     });
+    crate::latency::sample("eviction-cycle", cycle.elapsed());
     *evicted_keys += done.keys;
     gauge.next_read = Instant::now();
     if done.enough {

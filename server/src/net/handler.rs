@@ -336,9 +336,11 @@ impl RespLoop<'_> {
         if server.loading.is_none() {
             // A replica's keys expire by its master's DELs, as in Redis.
             if !server.replication.is_replica() {
+                let cycle = Instant::now();
                 server.keyspace.active_expire(Duration::from_millis(
                     25 * 10 / server.config.hz.max(1) as u64,
                 ));
+                crate::latency::sample("expire-cycle", cycle.elapsed());
             }
             server.propagate_removals();
             commands::publish_notifications(server, None);

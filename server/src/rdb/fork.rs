@@ -67,6 +67,7 @@ pub fn spawn(
         return Err(std::io::Error::last_os_error());
     }
     let took = forking.elapsed();
+    crate::latency::sample("fork", took);
     Ok((
         Child {
             pid,
