@@ -537,14 +537,16 @@ impl Link {
         Ok(())
     }
 
-    /// Reads what the socket holds into `rbuf` (at most `limit` bytes); Err when the master
-    /// closed the connection.
-    fn read_some(&mut self, limit: usize) -> Result<usize, String> {
+    /// Reads what the socket holds into `rbuf`, at most `limit` bytes: how many, and whether
+    /// the socket is drained (readiness is edge-triggered: a caller that stops before must
+    /// come back without waiting for an event). Err when the master closed the connection.
+    fn read_some(&mut self, limit: usize) -> Result<(usize, bool), String> {
         let Some(stream) = self.stream.as_mut() else {
-            return Ok(0);
+            return Ok((0, true));
         };
         let mut got = 0;
         let mut buf = [0u8; READ_CHUNK];
+        let mut drained = false;
         while got < limit {
             match stream.read(&mut buf) {
                 Ok(0) => return Err("Connection with master lost (closed by the master).".into()),
@@ -552,7 +554,10 @@ impl Link {
                     self.rbuf.extend_from_slice(&buf[..n]);
                     got += n;
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    drained = true;
+                    break;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(format!("Error reading from MASTER: {e}")),
             }
@@ -560,7 +565,7 @@ impl Link {
         if got > 0 {
             self.last_io = Instant::now();
         }
-        Ok(got)
+        Ok((got, drained))
     }
 
     /// Does everything the link's state allows now.
@@ -598,15 +603,15 @@ impl Link {
                     self.handshake(server, step, &text)?;
                 }
                 State::Transfer => {
-                    self.read_some(16 << 20)?;
-                    if !self.transfer_step(server)? {
+                    let (_, drained) = self.read_some(16 << 20)?;
+                    if !self.transfer_step(server)? && drained {
                         return Ok(());
                     }
                 }
                 State::Connected => {
-                    let got = self.read_some(READ_CHUNK * 16)?;
+                    let (_, drained) = self.read_some(READ_CHUNK * 16)?;
                     self.apply(server)?;
-                    if got == 0 || self.state != State::Connected {
+                    if drained || self.state != State::Connected {
                         return Ok(());
                     }
                 }
