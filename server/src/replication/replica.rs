@@ -783,7 +783,7 @@ impl Link {
             return Ok(false);
         }
         t.last_io = Instant::now();
-        let data = std::mem::take(&mut self.rbuf);
+        let mut data = std::mem::take(&mut self.rbuf);
         let (write, rest, done) = match (&t.header, t.scanner.as_mut()) {
             (_, Some(scanner)) => {
                 let (write, rest) = scanner.feed(&data);
@@ -793,7 +793,8 @@ impl Link {
             (Some(Header::Len(n)), None) => {
                 let take = ((n - t.read) as usize).min(data.len());
                 let done = t.read + take as u64 == *n;
-                (data[..take].to_vec(), data[take..].to_vec(), done)
+                let rest = data.split_off(take);
+                (data, rest, done)
             }
             _ => unreachable!("a header was read"),
         };
