@@ -885,7 +885,11 @@ impl Link {
                             .collect(),
                     };
                     if !args.is_empty() {
+                        // As Redis's replicas: the master's commands see its keys as it
+                        // does, expired or not here; its DELs remove them.
+                        server.keyspace.pause_expiry(true);
                         crate::commands::execute(server, &mut client, &mut scratch, &args);
+                        server.keyspace.pause_expiry(false);
                         scratch.clear();
                     }
                     if client.multi.is_none() {
