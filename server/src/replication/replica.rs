@@ -413,7 +413,23 @@ pub fn kill_link(server: &mut Server) -> usize {
 /// try again from the start.
 pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
     let started = load.started;
+    let temp = load.path.clone();
     let result = load.finish();
+    let renamed = match &result {
+        Ok(Some(_)) => {
+            let target = server.config.dir.join(&server.config.dbfilename);
+            std::fs::rename(&temp, &target).map_err(|e| {
+                warning!(
+                    "Failed trying to rename the temp DB into {}: {e}",
+                    server.config.dbfilename
+                )
+            })
+        }
+        _ => Err(()),
+    };
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
     let Some(mut link) = server.replication.link.take() else {
         // REPLICAOF NO ONE came during the load: the data is kept.
         if let Ok(Some((dbs, _))) = result {
@@ -811,13 +827,9 @@ impl Link {
         file.sync_all()
             .map_err(|e| format!("Failed trying to sync the temp DB to disk: {e}"))?;
         drop(file);
-        let target = server.config.dir.join(&server.config.dbfilename);
-        std::fs::rename(&t.path, &target).map_err(|e| {
-            format!(
-                "Failed trying to rename the temp DB into {}: {e}",
-                server.config.dbfilename
-            )
-        })?;
+        // Loaded from the temp file, which becomes the snapshot only once it loaded: a
+        // payload this server cannot load does not replace its dump.rdb.
+        let target = t.path.clone();
         self.transfer = None;
         // No child may write over what is loaded, nor save the old data afterwards.
         server.snapshots().kill_child();
