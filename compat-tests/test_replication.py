@@ -432,3 +432,22 @@ def test_goblin_replica_with_aof_restarts_with_its_masters_data(procs, tmp_path)
     g.kill9()
     g.start()
     assert_same(expected, keyspace(g.client()), ttl_slack_ms=5000)
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_a_large_snapshot_arrives_whole(procs, tmp_path, diskless):
+    """64 MB of payload: far more than one read of the link takes at a time."""
+    m = start(procs, "redis", tmp_path / "m", "--repl-diskless-sync", diskless,
+              "--rdbcompression", "no")
+    mc = m.client()
+    blob = random.Random(12).randbytes(1 << 20)
+    p = mc.pipeline(transaction=False)
+    for i in range(64):
+        p.set(f"big:{i}", blob[i:] + blob[:i])
+    p.execute()
+    g = start(procs, "goblin", tmp_path / "g")
+    replicaof(g, m)
+    wait_synced(mc, g.client(), timeout=60)
+    gc = g.client()
+    assert gc.dbsize() == 64
+    assert all(gc.get(f"big:{i}") == blob[i:] + blob[:i] for i in range(64))

@@ -80,6 +80,9 @@ pub struct Keyspace {
     pub notifier: Notifier,
     /// Active expiry runs in the cron (DEBUG SET-ACTIVE-EXPIRE turns it off).
     pub active_expire_enabled: bool,
+    /// Lookups see keys whose time has come as alive (a replica applying its master's
+    /// stream: the master's DEL removes them, as in Redis).
+    expiry_paused: bool,
 }
 
 impl Keyspace {
@@ -103,6 +106,7 @@ impl Keyspace {
             flushed: false,
             notifier: Notifier::default(),
             active_expire_enabled: true,
+            expiry_paused: false,
         }
     }
 
@@ -161,8 +165,17 @@ impl Keyspace {
         self.access.decayed(accessed, unix_ms())
     }
 
+    /// While `paused`, lookups take keys whose time has come for alive (set around the
+    /// commands of a replica's master, which sends the DELs that remove them).
+    pub fn pause_expiry(&mut self, paused: bool) {
+        self.expiry_paused = paused;
+    }
+
     /// Removes `key` if its time has come. Returns true when it was removed.
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
+        if self.expiry_paused {
+            return false;
+        }
         match self.dbs[db].get(key) {
             Some(e) if e.is_expired(now_ms) => {
                 self.delete_expired(db, key);
@@ -177,7 +190,7 @@ impl Keyspace {
     #[inline]
     fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<u32> {
         let id = self.dbs[db].find(key)?;
-        if self.dbs[db].entry(id).is_expired(now_ms) {
+        if !self.expiry_paused && self.dbs[db].entry(id).is_expired(now_ms) {
             self.delete_expired(db, key);
             return None;
         }
@@ -640,6 +653,19 @@ mod tests {
             (1, 1)
         );
         assert!(ks.lookup_write(0, b"stays", 1_000).is_some());
+    }
+
+    #[test]
+    fn paused_expiry_keeps_a_key_whose_time_has_come() {
+        let mut ks = Keyspace::new(1);
+        ks.store(0, b"k", Value::empty_zset());
+        assert!(ks.set_expiry(0, b"k", 1_000));
+        ks.pause_expiry(true);
+        assert!(ks.lookup_write(0, b"k", 2_000).is_some());
+        assert!(!ks.expire_if_needed(0, b"k", 2_000));
+        ks.pause_expiry(false);
+        assert!(ks.lookup_read(0, b"k", 2_000, true).is_none());
+        assert_eq!(ks.stats().expired_keys, 1);
     }
 
     #[test]

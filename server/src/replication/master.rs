@@ -25,20 +25,14 @@
 //! A partial resync (PSYNC <id> <offset> that the backlog can serve) answers `+CONTINUE`
 //! and the backlog from that offset at once: the replica is online.
 
-use super::sockets;
+use super::fullsync;
 use crate::clients::{Client, ReplRole};
 use crate::rdb::Child;
 use crate::server::Server;
 use crate::{notice, warning};
 use std::fmt::Write as _;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
-
-/// Pending output under which the next chunk of a snapshot file is queued.
-const BULK_LOW_WATER: usize = 1 << 20;
-/// Bytes of a snapshot file queued at a time.
-const BULK_CHUNK: usize = 256 << 10;
 
 /// Where a replica is in its synchronisation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,10 +75,10 @@ pub struct Handshake {
 
 /// A snapshot file being sent.
 #[derive(Debug)]
-struct Bulk {
-    file: File,
-    size: u64,
-    sent: u64,
+pub(super) struct Bulk {
+    pub(super) file: File,
+    pub(super) size: u64,
+    pub(super) sent: u64,
 }
 
 /// One replica.
@@ -93,7 +87,7 @@ pub struct Replica {
     /// Its CLIENT ID.
     pub id: u64,
     /// Its socket (the diskless child writes to it).
-    fd: i32,
+    pub(super) fd: i32,
     /// The address INFO and ROLE show.
     pub ip: String,
     /// What it said with REPLCONF.
@@ -103,20 +97,20 @@ pub struct Replica {
     /// Its synchronisation state.
     pub state: State,
     /// Its last full sync went through the sockets.
-    diskless: bool,
+    pub(super) diskless: bool,
     /// Online, but the stream waits for its first ACK (after a diskless sync).
-    wait_ack: bool,
+    pub(super) wait_ack: bool,
     /// An ACK came since its full sync started.
-    acked: bool,
+    pub(super) acked: bool,
     /// The stream kept for it until it can be sent.
-    held: Vec<u8>,
+    pub(super) held: Vec<u8>,
     /// Dropped (its connection closes): nothing more is kept for it.
-    dropped: bool,
+    pub(super) dropped: bool,
     /// The offset it acknowledged (REPLCONF ACK).
     pub ack_off: u64,
     /// When it last acknowledged (or went online).
     pub ack_time: Instant,
-    bulk: Option<Bulk>,
+    pub(super) bulk: Option<Bulk>,
 }
 
 impl Replica {
@@ -136,9 +130,9 @@ pub struct MasterSide {
     /// The diskless sync's child.
     pub child: Option<Child>,
     /// The BGSAVE a disk-based sync waits for (its pid).
-    disk_job: Option<libc::pid_t>,
+    pub(super) disk_job: Option<libc::pid_t>,
     /// Since when replicas wait for a sync to start (the diskless delay counts from it).
-    waiting_since: Option<Instant>,
+    pub(super) waiting_since: Option<Instant>,
     /// When the last PING went to the replicas.
     last_ping: Option<Instant>,
     /// When the last newline went to the replicas waiting for their snapshot.
@@ -389,14 +383,19 @@ pub fn feed_replicas(server: &mut Server, bytes: &[u8]) {
 }
 
 /// Writes raw bytes for client `id`; false when it is not reachable now.
-fn push(clients: &mut crate::clients::Clients, id: u64, hard: u64, bytes: &[u8]) -> bool {
+pub(super) fn push(
+    clients: &mut crate::clients::Clients,
+    id: u64,
+    hard: u64,
+    bytes: &[u8],
+) -> bool {
     clients.push_to(id, hard, |w, _| w.raw(bytes))
 }
 
 /// Per-iteration work: start a sync, notice its end, send files, release held streams,
 /// GETACK for WAIT, answer the clients in WAIT.
 pub fn tick(server: &mut Server) {
-    maybe_start_sync(server);
+    fullsync::maybe_start_sync(server);
     if let Some(exit) = server
         .replication
         .master
@@ -406,15 +405,15 @@ pub fn tick(server: &mut Server) {
     {
         server.replication.master.child = None;
         let ok = matches!(exit, crate::rdb::fork::Exit::Code(0, _));
-        finish_sockets(server, ok);
+        fullsync::finish_sockets(server, ok);
     }
     if let Some(pid) = server.replication.master.disk_job {
         if server.rdb.child.as_ref().map(|c| c.pid) != Some(pid) {
             server.replication.master.disk_job = None;
-            finish_disk(server);
+            fullsync::finish_disk(server);
         }
     }
-    pump_files(server);
+    fullsync::pump_files(server);
     release_held(server);
     if std::mem::take(&mut server.replication.master.ask_acks) {
         server.drain_propagation();
@@ -425,288 +424,6 @@ pub fn tick(server: &mut Server) {
     }
     if std::mem::take(&mut server.replication.master.acks_changed) {
         crate::commands::serve_waits(server);
-    }
-}
-
-/// Starts the fork of a full sync when replicas wait and no child runs.
-fn maybe_start_sync(server: &mut Server) {
-    let m = &server.replication.master;
-    let waiting: Vec<&Replica> = m
-        .replicas
-        .iter()
-        .filter(|r| r.state == State::WaitBgsaveStart)
-        .collect();
-    if waiting.is_empty()
-        || server.rdb.child.is_some()
-        || server.aof.rewriting()
-        || m.child.is_some()
-        || server.loading.is_some()
-    {
-        return;
-    }
-    let diskless = server.config.repl.diskless_sync && waiting.iter().all(|r| r.conf.capa_eof);
-    if diskless {
-        let since = m.waiting_since.map_or(Duration::ZERO, |t| t.elapsed());
-        let max = server.config.repl.diskless_sync_max_replicas;
-        let enough = max > 0 && waiting.len() as u64 >= max;
-        if since < Duration::from_secs(server.config.repl.diskless_sync_delay) && !enough {
-            return;
-        }
-        // The child writes first on these sockets: nothing may wait in their buffers.
-        let quiet = waiting
-            .iter()
-            .all(|r| server.clients.pending_output(r.id) == Some(0));
-        if !quiet {
-            return;
-        }
-    }
-    start_sync(server, diskless);
-}
-
-fn start_sync(server: &mut Server, diskless: bool) {
-    // Everything the fork's snapshot holds is in the stream before the offset it reports,
-    // and what follows starts with a SELECT.
-    server.drain_propagation();
-    server.propagation.reselect();
-    let offset = server.replication.offset();
-    let replid = server.replication.replid.clone();
-    notice!(
-        "Starting BGSAVE for SYNC with target: {}",
-        if diskless { "replicas sockets" } else { "disk" }
-    );
-    let ids: Vec<u64> = server
-        .replication
-        .master
-        .replicas
-        .iter()
-        .filter(|r| r.state == State::WaitBgsaveStart)
-        .map(|r| r.id)
-        .collect();
-    let fullresync = format!("+FULLRESYNC {replid} {offset}\r\n");
-    let started = if diskless {
-        let mark = super::random_id(server);
-        let targets: Vec<sockets::Target> = server
-            .replication
-            .master
-            .replicas
-            .iter()
-            .filter(|r| ids.contains(&r.id))
-            .map(|r| {
-                let mut preamble = Vec::new();
-                if !r.pre_psync {
-                    preamble.extend_from_slice(fullresync.as_bytes());
-                }
-                preamble.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
-                sockets::Target::new(r.fd, preamble)
-            })
-            .collect();
-        let timeout = Duration::from_secs(server.config.repl.timeout);
-        let mut aux = server.snapshots().aux_info();
-        aux.repl_stream_db = Some(stream_db(server));
-        let dbs = server.keyspace.databases();
-        let now = crate::clock::unix_ms();
-        match crate::rdb::fork::spawn(|| {
-            sockets::send(targets, mark.as_bytes(), dbs, &aux, now, timeout)
-        }) {
-            Ok((child, took)) => {
-                server.rdb.latest_fork_usec = took.as_micros() as u64;
-                server.rdb.total_forks += 1;
-                notice!("Background RDB transfer started by pid {}", child.pid);
-                server.replication.master.child = Some(child);
-                true
-            }
-            Err(e) => {
-                warning!("Can't save in background: fork: {e}");
-                false
-            }
-        }
-    } else {
-        let db = stream_db(server);
-        let mut snapshots = server.snapshots();
-        let mut aux = snapshots.aux_info();
-        aux.repl_stream_db = Some(db);
-        match snapshots.bgsave_with(aux) {
-            Ok(()) => {
-                server.replication.master.disk_job = server.rdb.child.as_ref().map(|c| c.pid);
-                true
-            }
-            Err(_) => false,
-        }
-    };
-    let hard = server.config.replica_output_limit.hard;
-    let Server {
-        replication,
-        clients,
-        ..
-    } = server;
-    let m = &mut replication.master;
-    m.waiting_since = None;
-    for r in m.replicas.iter_mut().filter(|r| ids.contains(&r.id)) {
-        if !started {
-            push(
-                clients,
-                r.id,
-                0,
-                b"-ERR BGSAVE failed, replication can't continue\r\n",
-            );
-            clients.kill(|c| c.id == r.id);
-            continue;
-        }
-        r.state = State::WaitBgsaveEnd;
-        r.diskless = diskless;
-        r.acked = false;
-        r.held.clear();
-        if !diskless && !r.pre_psync {
-            push(clients, r.id, hard, fullresync.as_bytes());
-        }
-    }
-    if !started {
-        warning!("BGSAVE for replication failed");
-        m.replicas.retain(|r| !ids.contains(&r.id));
-    }
-}
-
-/// The database the stream continues in after a snapshot taken now: a master's starts with
-/// a SELECT (0 is as good as any), a replica's is its master's, where the master client is.
-fn stream_db(server: &Server) -> usize {
-    server
-        .replication
-        .link
-        .as_ref()
-        .and_then(|l| l.master_db())
-        .unwrap_or(0)
-}
-
-/// The diskless child ended: its replicas are online (the stream waits for their first
-/// ACK), or dropped when it failed.
-fn finish_sockets(server: &mut Server, ok: bool) {
-    let Server {
-        replication,
-        clients,
-        ..
-    } = server;
-    for r in replication
-        .master
-        .replicas
-        .iter_mut()
-        .filter(|r| r.state == State::WaitBgsaveEnd && r.diskless)
-    {
-        if !ok {
-            warning!("Diskless rdb transfer to replica {} failed", r.name());
-            clients.kill(|c| c.id == r.id);
-            continue;
-        }
-        if r.conf.rdb_only {
-            notice!(
-                "Close the connection with replica {} as RDB transfer is complete",
-                r.name()
-            );
-            clients.kill(|c| c.id == r.id);
-            continue;
-        }
-        r.state = State::Online;
-        r.wait_ack = !r.acked;
-        r.ack_time = Instant::now();
-        notice!("Synchronization with replica {} succeeded", r.name());
-    }
-    if !ok {
-        replication
-            .master
-            .replicas
-            .retain(|r| !(r.state == State::WaitBgsaveEnd && r.diskless));
-    }
-}
-
-/// The BGSAVE of a disk-based sync ended: its replicas get the file, or are dropped.
-fn finish_disk(server: &mut Server) {
-    let path = server.config.dir.join(&server.config.dbfilename);
-    let ok = server.rdb.last_bgsave_ok;
-    let Server {
-        replication,
-        clients,
-        ..
-    } = server;
-    for r in replication
-        .master
-        .replicas
-        .iter_mut()
-        .filter(|r| r.state == State::WaitBgsaveEnd && !r.diskless)
-    {
-        let opened = if ok {
-            File::open(&path).and_then(|f| Ok((f.metadata()?.len(), f)))
-        } else {
-            Err(std::io::Error::other("BGSAVE failed"))
-        };
-        match opened {
-            Ok((size, file)) => {
-                push(clients, r.id, 0, format!("${size}\r\n").as_bytes());
-                r.bulk = Some(Bulk {
-                    file,
-                    size,
-                    sent: 0,
-                });
-                r.state = State::SendBulk;
-            }
-            Err(e) => {
-                warning!("SYNC failed. Can't open/stat DB after BGSAVE: {e}");
-                clients.kill(|c| c.id == r.id);
-            }
-        }
-    }
-    replication
-        .master
-        .replicas
-        .retain(|r| r.state != State::WaitBgsaveEnd || r.diskless);
-}
-
-/// Queues the next chunks of the snapshot files for replicas whose output drained.
-fn pump_files(server: &mut Server) {
-    let Server {
-        replication,
-        clients,
-        ..
-    } = server;
-    let mut buf = Vec::new();
-    for r in replication
-        .master
-        .replicas
-        .iter_mut()
-        .filter(|r| r.state == State::SendBulk)
-    {
-        let Some(bulk) = r.bulk.as_mut() else {
-            continue;
-        };
-        while bulk.sent < bulk.size {
-            let Some(pending) = clients.pending_output(r.id) else {
-                break;
-            };
-            if pending >= BULK_LOW_WATER {
-                break;
-            }
-            let n = BULK_CHUNK.min((bulk.size - bulk.sent) as usize);
-            buf.resize(n, 0);
-            if let Err(e) = bulk.file.read_exact_at(&mut buf, bulk.sent) {
-                warning!("Read error sending DB to replica: {e}");
-                clients.kill(|c| c.id == r.id);
-                break;
-            }
-            push(clients, r.id, 0, &buf);
-            bulk.sent += n as u64;
-        }
-        if bulk.sent == bulk.size {
-            r.bulk = None;
-            if r.conf.rdb_only {
-                notice!(
-                    "Close the connection with replica {} as RDB transfer is complete",
-                    r.name()
-                );
-                clients.kill(|c| c.id == r.id);
-                continue;
-            }
-            r.state = State::Online;
-            r.ack_time = Instant::now();
-            notice!("Synchronization with replica {} succeeded", r.name());
-        }
     }
 }
 

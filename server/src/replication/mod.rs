@@ -5,6 +5,8 @@
 //! - [`master`]: Goblin as a master: the replicas (REPLCONF, SYNC / PSYNC), the full sync
 //!   (an RDB by fork, to disk or straight to the sockets), the stream, acknowledgements,
 //!   WAIT and min-replicas.
+//! - [`fullsync`]: a full sync's fork (to the snapshot file or to the sockets), its end, and
+//!   the file sent by chunks.
 //! - [`sockets`]: the diskless child's writer (every waiting replica's socket at once).
 //! - [`payload`]: what a replica reads before the stream: the master's handshake replies and
 //!   the RDB payload in both of its forms (`$<len>` and `$EOF:<mark>`).
@@ -30,6 +32,7 @@
 
 pub mod backlog;
 pub mod config;
+pub mod fullsync;
 pub mod master;
 pub mod payload;
 pub mod replica;

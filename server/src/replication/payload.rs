@@ -128,7 +128,7 @@ impl EofScanner {
     pub fn feed(&mut self, data: &[u8]) -> (Vec<u8>, Option<Vec<u8>>) {
         let mut all = std::mem::take(&mut self.tail);
         all.extend_from_slice(data);
-        if let Some(pos) = all.windows(self.mark.len()).position(|w| w == self.mark) {
+        if let Some(pos) = find(&all, &self.mark) {
             let rest = all[pos + self.mark.len()..].to_vec();
             all.truncate(pos);
             return (all, Some(rest));
@@ -137,6 +137,22 @@ impl EofScanner {
         self.tail = all.split_off(all.len() - keep);
         (all, None)
     }
+}
+
+/// The first position of `needle` (not empty) in `hay`: candidates by their first byte.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = crate::resp::parse::memchr(needle[0], &hay[from..]) {
+        let pos = from + at;
+        if hay.len() - pos < needle.len() {
+            return None;
+        }
+        if &hay[pos..pos + needle.len()] == needle {
+            return Some(pos);
+        }
+        from = pos + 1;
+    }
+    None
 }
 
 #[cfg(test)]

@@ -413,7 +413,23 @@ pub fn kill_link(server: &mut Server) -> usize {
 /// try again from the start.
 pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
     let started = load.started;
+    let temp = load.path.clone();
     let result = load.finish();
+    let renamed = match &result {
+        Ok(Some(_)) => {
+            let target = server.config.dir.join(&server.config.dbfilename);
+            std::fs::rename(&temp, &target).map_err(|e| {
+                warning!(
+                    "Failed trying to rename the temp DB into {}: {e}",
+                    server.config.dbfilename
+                )
+            })
+        }
+        _ => Err(()),
+    };
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
     let Some(mut link) = server.replication.link.take() else {
         // REPLICAOF NO ONE came during the load: the data is kept.
         if let Ok(Some((dbs, _))) = result {
@@ -537,14 +553,16 @@ impl Link {
         Ok(())
     }
 
-    /// Reads what the socket holds into `rbuf` (at most `limit` bytes); Err when the master
-    /// closed the connection.
-    fn read_some(&mut self, limit: usize) -> Result<usize, String> {
+    /// Reads what the socket holds into `rbuf`, at most `limit` bytes: how many, and whether
+    /// the socket is drained (readiness is edge-triggered: a caller that stops before must
+    /// come back without waiting for an event). Err when the master closed the connection.
+    fn read_some(&mut self, limit: usize) -> Result<(usize, bool), String> {
         let Some(stream) = self.stream.as_mut() else {
-            return Ok(0);
+            return Ok((0, true));
         };
         let mut got = 0;
         let mut buf = [0u8; READ_CHUNK];
+        let mut drained = false;
         while got < limit {
             match stream.read(&mut buf) {
                 Ok(0) => return Err("Connection with master lost (closed by the master).".into()),
@@ -552,7 +570,10 @@ impl Link {
                     self.rbuf.extend_from_slice(&buf[..n]);
                     got += n;
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    drained = true;
+                    break;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(format!("Error reading from MASTER: {e}")),
             }
@@ -560,7 +581,7 @@ impl Link {
         if got > 0 {
             self.last_io = Instant::now();
         }
-        Ok(got)
+        Ok((got, drained))
     }
 
     /// Does everything the link's state allows now.
@@ -598,15 +619,15 @@ impl Link {
                     self.handshake(server, step, &text)?;
                 }
                 State::Transfer => {
-                    self.read_some(16 << 20)?;
-                    if !self.transfer_step(server)? {
+                    let (_, drained) = self.read_some(16 << 20)?;
+                    if !self.transfer_step(server)? && drained {
                         return Ok(());
                     }
                 }
                 State::Connected => {
-                    let got = self.read_some(READ_CHUNK * 16)?;
+                    let (_, drained) = self.read_some(READ_CHUNK * 16)?;
                     self.apply(server)?;
-                    if got == 0 || self.state != State::Connected {
+                    if drained || self.state != State::Connected {
                         return Ok(());
                     }
                 }
@@ -778,7 +799,7 @@ impl Link {
             return Ok(false);
         }
         t.last_io = Instant::now();
-        let data = std::mem::take(&mut self.rbuf);
+        let mut data = std::mem::take(&mut self.rbuf);
         let (write, rest, done) = match (&t.header, t.scanner.as_mut()) {
             (_, Some(scanner)) => {
                 let (write, rest) = scanner.feed(&data);
@@ -788,7 +809,8 @@ impl Link {
             (Some(Header::Len(n)), None) => {
                 let take = ((n - t.read) as usize).min(data.len());
                 let done = t.read + take as u64 == *n;
-                (data[..take].to_vec(), data[take..].to_vec(), done)
+                let rest = data.split_off(take);
+                (data, rest, done)
             }
             _ => unreachable!("a header was read"),
         };
@@ -805,13 +827,9 @@ impl Link {
         file.sync_all()
             .map_err(|e| format!("Failed trying to sync the temp DB to disk: {e}"))?;
         drop(file);
-        let target = server.config.dir.join(&server.config.dbfilename);
-        std::fs::rename(&t.path, &target).map_err(|e| {
-            format!(
-                "Failed trying to rename the temp DB into {}: {e}",
-                server.config.dbfilename
-            )
-        })?;
+        // Loaded from the temp file, which becomes the snapshot only once it loaded: a
+        // payload this server cannot load does not replace its dump.rdb.
+        let target = t.path.clone();
         self.transfer = None;
         // No child may write over what is loaded, nor save the old data afterwards.
         server.snapshots().kill_child();
@@ -879,7 +897,11 @@ impl Link {
                             .collect(),
                     };
                     if !args.is_empty() {
+                        // As Redis's replicas: the master's commands see its keys as it
+                        // does, expired or not here; its DELs remove them.
+                        server.keyspace.pause_expiry(true);
                         crate::commands::execute(server, &mut client, &mut scratch, &args);
+                        server.keyspace.pause_expiry(false);
                         scratch.clear();
                     }
                     if client.multi.is_none() {

@@ -1,0 +1,298 @@
+//! The full sync of a master's replicas: the fork when replicas wait (a BGSAVE to the
+//! snapshot file, or the diskless child writing to their sockets), its end, and the file
+//! sent by chunks as each replica's output drains. The states are drawn in [`super::master`].
+
+use super::master::{push, Bulk, Replica, State};
+use super::sockets;
+use crate::server::Server;
+use crate::{notice, warning};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
+
+/// Pending output under which the next chunk of a snapshot file is queued.
+const BULK_LOW_WATER: usize = 1 << 20;
+/// Bytes of a snapshot file queued at a time.
+const BULK_CHUNK: usize = 256 << 10;
+
+/// Starts the fork of a full sync when replicas wait and no child runs.
+pub fn maybe_start_sync(server: &mut Server) {
+    let m = &server.replication.master;
+    let waiting: Vec<&Replica> = m
+        .replicas
+        .iter()
+        .filter(|r| r.state == State::WaitBgsaveStart)
+        .collect();
+    if waiting.is_empty()
+        || server.rdb.child.is_some()
+        || server.aof.rewriting()
+        || m.child.is_some()
+        || server.loading.is_some()
+    {
+        return;
+    }
+    let diskless = server.config.repl.diskless_sync && waiting.iter().all(|r| r.conf.capa_eof);
+    if diskless {
+        let since = m.waiting_since.map_or(Duration::ZERO, |t| t.elapsed());
+        let max = server.config.repl.diskless_sync_max_replicas;
+        let enough = max > 0 && waiting.len() as u64 >= max;
+        if since < Duration::from_secs(server.config.repl.diskless_sync_delay) && !enough {
+            return;
+        }
+        // The child writes first on these sockets: nothing may wait in their buffers.
+        let quiet = waiting
+            .iter()
+            .all(|r| server.clients.pending_output(r.id) == Some(0));
+        if !quiet {
+            return;
+        }
+    }
+    start_sync(server, diskless);
+}
+
+fn start_sync(server: &mut Server, diskless: bool) {
+    // Everything the fork's snapshot holds is in the stream before the offset it reports,
+    // and what follows starts with a SELECT.
+    server.drain_propagation();
+    server.propagation.reselect();
+    let offset = server.replication.offset();
+    let replid = server.replication.replid.clone();
+    notice!(
+        "Starting BGSAVE for SYNC with target: {}",
+        if diskless { "replicas sockets" } else { "disk" }
+    );
+    let ids: Vec<u64> = server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .filter(|r| r.state == State::WaitBgsaveStart)
+        .map(|r| r.id)
+        .collect();
+    let fullresync = format!("+FULLRESYNC {replid} {offset}\r\n");
+    let started = if diskless {
+        let mark = super::random_id(server);
+        let targets: Vec<sockets::Target> = server
+            .replication
+            .master
+            .replicas
+            .iter()
+            .filter(|r| ids.contains(&r.id))
+            .map(|r| {
+                let mut preamble = Vec::new();
+                if !r.pre_psync {
+                    preamble.extend_from_slice(fullresync.as_bytes());
+                }
+                preamble.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
+                sockets::Target::new(r.fd, preamble)
+            })
+            .collect();
+        let timeout = Duration::from_secs(server.config.repl.timeout);
+        let mut aux = server.snapshots().aux_info();
+        aux.repl_stream_db = Some(stream_db(server));
+        let dbs = server.keyspace.databases();
+        let now = crate::clock::unix_ms();
+        match crate::rdb::fork::spawn(|| {
+            sockets::send(targets, mark.as_bytes(), dbs, &aux, now, timeout)
+        }) {
+            Ok((child, took)) => {
+                server.rdb.latest_fork_usec = took.as_micros() as u64;
+                server.rdb.total_forks += 1;
+                notice!("Background RDB transfer started by pid {}", child.pid);
+                server.replication.master.child = Some(child);
+                true
+            }
+            Err(e) => {
+                warning!("Can't save in background: fork: {e}");
+                false
+            }
+        }
+    } else {
+        let db = stream_db(server);
+        let mut snapshots = server.snapshots();
+        let mut aux = snapshots.aux_info();
+        aux.repl_stream_db = Some(db);
+        match snapshots.bgsave_with(aux) {
+            Ok(()) => {
+                server.replication.master.disk_job = server.rdb.child.as_ref().map(|c| c.pid);
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    let hard = server.config.replica_output_limit.hard;
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    let m = &mut replication.master;
+    m.waiting_since = None;
+    for r in m.replicas.iter_mut().filter(|r| ids.contains(&r.id)) {
+        if !started {
+            push(
+                clients,
+                r.id,
+                0,
+                b"-ERR BGSAVE failed, replication can't continue\r\n",
+            );
+            clients.kill(|c| c.id == r.id);
+            continue;
+        }
+        r.state = State::WaitBgsaveEnd;
+        r.diskless = diskless;
+        r.acked = false;
+        r.held.clear();
+        if !diskless && !r.pre_psync {
+            push(clients, r.id, hard, fullresync.as_bytes());
+        }
+    }
+    if !started {
+        warning!("BGSAVE for replication failed");
+        m.replicas.retain(|r| !ids.contains(&r.id));
+    }
+}
+
+/// The database the stream continues in after a snapshot taken now: a master's starts with
+/// a SELECT (0 is as good as any), a replica's is its master's, where the master client is.
+fn stream_db(server: &Server) -> usize {
+    server
+        .replication
+        .link
+        .as_ref()
+        .and_then(|l| l.master_db())
+        .unwrap_or(0)
+}
+
+/// The diskless child ended: its replicas are online (the stream waits for their first
+/// ACK), or dropped when it failed.
+pub fn finish_sockets(server: &mut Server, ok: bool) {
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| r.state == State::WaitBgsaveEnd && r.diskless)
+    {
+        if !ok {
+            warning!("Diskless rdb transfer to replica {} failed", r.name());
+            clients.kill(|c| c.id == r.id);
+            continue;
+        }
+        if r.conf.rdb_only {
+            notice!(
+                "Close the connection with replica {} as RDB transfer is complete",
+                r.name()
+            );
+            clients.kill(|c| c.id == r.id);
+            continue;
+        }
+        r.state = State::Online;
+        r.wait_ack = !r.acked;
+        r.ack_time = Instant::now();
+        notice!("Synchronization with replica {} succeeded", r.name());
+    }
+    if !ok {
+        replication
+            .master
+            .replicas
+            .retain(|r| !(r.state == State::WaitBgsaveEnd && r.diskless));
+    }
+}
+
+/// The BGSAVE of a disk-based sync ended: its replicas get the file, or are dropped.
+pub fn finish_disk(server: &mut Server) {
+    let path = server.config.dir.join(&server.config.dbfilename);
+    let ok = server.rdb.last_bgsave_ok;
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| r.state == State::WaitBgsaveEnd && !r.diskless)
+    {
+        let opened = if ok {
+            File::open(&path).and_then(|f| Ok((f.metadata()?.len(), f)))
+        } else {
+            Err(std::io::Error::other("BGSAVE failed"))
+        };
+        match opened {
+            Ok((size, file)) => {
+                push(clients, r.id, 0, format!("${size}\r\n").as_bytes());
+                r.bulk = Some(Bulk {
+                    file,
+                    size,
+                    sent: 0,
+                });
+                r.state = State::SendBulk;
+            }
+            Err(e) => {
+                warning!("SYNC failed. Can't open/stat DB after BGSAVE: {e}");
+                clients.kill(|c| c.id == r.id);
+            }
+        }
+    }
+    replication
+        .master
+        .replicas
+        .retain(|r| r.state != State::WaitBgsaveEnd || r.diskless);
+}
+
+/// Queues the next chunks of the snapshot files for replicas whose output drained.
+pub fn pump_files(server: &mut Server) {
+    let Server {
+        replication,
+        clients,
+        ..
+    } = server;
+    let mut buf = Vec::new();
+    for r in replication
+        .master
+        .replicas
+        .iter_mut()
+        .filter(|r| r.state == State::SendBulk)
+    {
+        let Some(bulk) = r.bulk.as_mut() else {
+            continue;
+        };
+        while bulk.sent < bulk.size {
+            let Some(pending) = clients.pending_output(r.id) else {
+                break;
+            };
+            if pending >= BULK_LOW_WATER {
+                break;
+            }
+            let n = BULK_CHUNK.min((bulk.size - bulk.sent) as usize);
+            buf.resize(n, 0);
+            if let Err(e) = bulk.file.read_exact_at(&mut buf, bulk.sent) {
+                warning!("Read error sending DB to replica: {e}");
+                clients.kill(|c| c.id == r.id);
+                break;
+            }
+            push(clients, r.id, 0, &buf);
+            bulk.sent += n as u64;
+        }
+        if bulk.sent == bulk.size {
+            r.bulk = None;
+            if r.conf.rdb_only {
+                notice!(
+                    "Close the connection with replica {} as RDB transfer is complete",
+                    r.name()
+                );
+                clients.kill(|c| c.id == r.id);
+                continue;
+            }
+            r.state = State::Online;
+            r.ack_time = Instant::now();
+            notice!("Synchronization with replica {} succeeded", r.name());
+        }
+    }
+}
