@@ -556,3 +556,34 @@ def test_loaded_keys_claim_their_slots(tmp_path_factory):
             n.stop()
     assert views[0] == views[1]
     assert views[0][1] == 1
+
+
+def blocked_redirect(nodes: list[Node]) -> str:
+    """A client blocked on a key whose slot moves away gets MOVED."""
+    slot = 5061  # "bar"
+    src = owner_index(nodes, slot)
+    dst = (src + 1) % len(nodes)
+    c = nodes[src].client()
+    c.execute_command("DEL", "bar")
+    try:
+        import threading
+        result = {}
+
+        def block():
+            result["reply"] = error_of(c, "BZPOPMIN", "bar", "10")
+
+        t = threading.Thread(target=block)
+        t.start()
+        time.sleep(0.3)
+        move_empty_slot(slot, nodes[src], nodes[dst])
+        t.join(15)
+        return normalize(result["reply"], nodes)
+    finally:
+        move_empty_slot(slot, nodes[dst], nodes[src])
+        c.close()
+
+
+def test_blocked_client_redirected(goblins, redises):
+    g = blocked_redirect(goblins)
+    assert g.startswith("MovedError: 5061 node"), g
+    assert g == blocked_redirect(redises)

@@ -442,8 +442,9 @@ fn send_ping(
     cluster.bus.send(registry, key, &bytes);
 }
 
-/// The cron: runs every [`CRON_MS`] (the caller may call it more often).
-pub fn cron(server: &mut Server, registry: &Registry) {
+/// The cron: runs every [`CRON_MS`] (the caller may call it more often); true when it ran.
+pub fn cron(server: &mut Server, registry: &Registry) -> bool {
+    let mut ran = false;
     if server.loading.is_none() && server.cluster.as_ref().is_some_and(|c| !c.verified) {
         super::verify_data(server);
     }
@@ -457,7 +458,9 @@ pub fn cron(server: &mut Server, registry: &Registry) {
         }
         cluster.bus.last_cron = now;
         tick(server, cluster, registry, now);
+        ran = true;
     });
+    ran
 }
 
 /// Sends the queued PUBLISH messages to every node, the SPUBLISH ones to the nodes of this

@@ -150,12 +150,12 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
 }
 
 /// The error reply for a redirect (clusterRedirectClient).
-pub fn message(ctx: &Ctx, redirect: &Redirect) -> String {
+pub fn message(server: &crate::server::Server, redirect: &Redirect) -> String {
     let endpoint = |id: &NodeId| -> (String, u16) {
-        let cluster = ctx.server.cluster.as_ref().expect("cluster mode");
-        match cluster.state.nodes.get(id) {
+        let node = server.cluster.as_ref().and_then(|c| c.state.nodes.get(id));
+        match node {
             Some(n) => (
-                preferred_endpoint(&ctx.server.config.cluster.preferred_endpoint, n),
+                preferred_endpoint(&server.config.cluster.preferred_endpoint, n),
                 n.port,
             ),
             None => ("?".into(), 0),
@@ -194,7 +194,7 @@ pub fn preferred_endpoint(kind: &str, node: &crate::cluster::node::Node) -> Stri
 /// refusal was replied (and a transaction failed or discarded, as Redis does).
 pub fn check(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<()> {
     let redirect = route(ctx, cmd, args)?;
-    let text = message(ctx, &redirect);
+    let text = message(ctx.server, &redirect);
     if cmd.name == "exec" {
         super::multi::end_transaction(ctx);
     } else if ctx.client.multi.is_some() {
@@ -221,6 +221,38 @@ pub fn script_refusal(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Optio
         Redirect::DownState => "Script attempted to execute a command while the cluster is down",
         _ => "Script attempted to access a non local key in a cluster node",
     })
+}
+
+/// Unblocks with an error the clients blocked on keys of a slot this node does not serve
+/// any more, or every blocked client while the cluster is down
+/// (clusterRedirectBlockedClientIfNeeded).
+pub fn redirect_blocked_clients(server: &mut crate::server::Server) {
+    if server.cluster.is_none() || server.clients.blocked() == 0 {
+        return;
+    }
+    super::blocking::refuse_blocked(server, |server, client| {
+        let cluster = server.cluster.as_deref()?;
+        let state = &cluster.state;
+        let blocked = client.blocked.as_ref()?;
+        if !state.ok {
+            return Some(message(server, &Redirect::DownState));
+        }
+        let slot = key_slot(blocked.keys.first()?);
+        let mut owner = state.slots[slot as usize];
+        let me = state.me();
+        let write =
+            super::lookup(&blocked.command[0]).is_some_and(|c| c.flags.contains(Flags::WRITE));
+        if client.cluster.readonly && !write && me.has(flags::SLAVE) && me.replica_of == owner {
+            owner = Some(state.myself);
+        }
+        if owner == Some(state.myself) || state.importing.contains_key(&slot) {
+            return None;
+        }
+        Some(match owner {
+            None => message(server, &Redirect::DownUnbound),
+            Some(n) => message(server, &Redirect::Moved(slot, n)),
+        })
+    });
 }
 
 /// After a command: ASKING lasts for one command (outside MULTI), as Redis's resetClient.

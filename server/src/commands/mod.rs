@@ -27,8 +27,10 @@ mod table;
 mod tracking;
 
 pub use blocking::{
-    block_or_null, client_gone, expire_blocked, first_present, next_deadline, serve_ready_keys,
+    block_or_null, client_gone, expire_blocked, first_present, next_deadline, refuse_blocked,
+    serve_ready_keys,
 };
+pub use cluster_route::redirect_blocked_clients;
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};
 pub use pubsub::deliver_from_bus;
