@@ -587,3 +587,52 @@ def test_blocked_client_redirected(goblins, redises):
     g = blocked_redirect(goblins)
     assert g.startswith("MovedError: 5061 node"), g
     assert g == blocked_redirect(redises)
+
+
+def shapes(nodes: list[Node]) -> dict:
+    """CLUSTER INFO's fields, SHARDS, LINKS and HELP of node 0, with ids, ports and times
+    normalized."""
+    ids = node_ids(nodes)
+    c = nodes[0].client()
+    try:
+        info = c.execute_command("CLUSTER", "INFO").decode()
+        shards = c.execute_command("CLUSTER", "SHARDS")
+        links = c.execute_command("CLUSTER", "LINKS")
+        help_ = c.execute_command("CLUSTER", "HELP")
+    finally:
+        c.close()
+
+    def norm(v):
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, bytes):
+            s = v.decode()
+            for i, n in enumerate(nodes):
+                s = s.replace(ids[i], f"id{i}")
+                s = s.replace(str(n.port), f"port{i}")
+            return s
+        if isinstance(v, int):
+            return next((f"port{i}" for i, n in enumerate(nodes) if n.port == v), v)
+        return v
+
+    fields = {line.split(":")[0] for line in info.split("\r\n") if line}
+    # Message counters appear once non-zero; both have sent and received PING, PONG, MEET.
+    fields = {f for f in fields if not f.startswith("cluster_stats_messages_")
+              or f.split("_")[3] in ("ping", "pong", "meet", "sent", "received")}
+    shard_list = sorted(norm(shards), key=str)
+    link_keys = sorted({tuple(norm(x)[0::2]) for x in links})
+    return {
+        "info": sorted(fields),
+        "shards": shard_list,
+        "links": (len(links), link_keys),
+        # 7.2 adds MYSHARDID and words the last line "Print this help." (7.0: "Prints").
+        "help": [h for h in norm(help_)[:-1] if "MYSHARDID" not in h and "shard id" not in h],
+    }
+
+
+def test_cluster_shapes_match_redis(goblins, redises):
+    g, r = shapes(goblins), shapes(redises)
+    assert g["info"] == r["info"]
+    assert g["shards"] == r["shards"]
+    assert g["links"] == r["links"]
+    assert g["help"] == r["help"]

@@ -45,6 +45,8 @@ pub enum Action {
     FreeLinkOf(NodeId),
     /// The link the message came on is this node's inbound link.
     BindInbound(NodeId),
+    /// The node of the link the message came on (in handshake) has its real id now.
+    Renamed(NodeId, NodeId),
     /// Delete the keys of a slot that moved to another node.
     DeleteKeysInSlot(u16),
     /// Deliver a PUBLISH (shard: SPUBLISH) to this node's subscribers.
@@ -516,6 +518,7 @@ pub fn process(
                     return actions;
                 }
                 state.rename(link_node, h.sender);
+                actions.push(Action::Renamed(link_node, h.sender));
                 let n = state.nodes.get_mut(&h.sender).expect("renamed");
                 n.flags &= !flags::HANDSHAKE;
                 n.flags |= h.flags & (flags::MASTER | flags::SLAVE);
