@@ -72,7 +72,7 @@ pub fn id_str(id: &NodeId) -> &str {
 }
 
 /// A bitmap of the 16384 slots.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 pub struct SlotBits(pub Box<[u8; SLOTS / 8]>);
 
 impl Default for SlotBits {
