@@ -265,6 +265,10 @@ fn update_slots_with(
     actions: &mut Vec<Action>,
 ) {
     let myself = state.myself;
+    if sender == myself {
+        crate::notice!("Discarding UPDATE message about myself.");
+        return;
+    }
     for slot in 0..SLOTS {
         if !slots.get(slot) {
             continue;
@@ -825,5 +829,66 @@ mod tests {
             rng(7),
         );
         assert_eq!(small.me().config_epoch, 2);
+    }
+
+    /// An UPDATE with a newer epoch moves the slots it names to their new owner; one about
+    /// this node is discarded.
+    #[test]
+    fn update_moves_slots_unless_about_myself() {
+        let config = ClusterConfig::default();
+        let none = |_: u16| 0;
+        let env = Env {
+            config: &config,
+            now: 5,
+            keys_in_slot: &none,
+        };
+        let mut a = ClusterState::new(rng(1), 0);
+        let me = a.myself;
+        let (b, c) = ([b'b'; 40], [b'c'; 40]);
+        for id in [b, c] {
+            a.nodes.insert(id, Node::new(id, flags::MASTER, 0));
+        }
+        a.nodes.get_mut(&b).unwrap().config_epoch = 1;
+        for s in 0..10 {
+            a.add_slot(b, s);
+        }
+        a.add_slot(me, 10);
+        let mut sender = ClusterState::new(rng(3), 0);
+        sender.myself = b;
+        sender
+            .nodes
+            .insert(b, Node::new(b, flags::MASTER | flags::MYSELF, 0));
+        let mut moved = Node::new(c, flags::MASTER, 0);
+        moved.config_epoch = 4;
+        for s in 5..11 {
+            moved.slots.set(s, true);
+        }
+        let bytes = update(&sender, &env, &moved);
+        process(
+            &mut a,
+            &env,
+            &view(true, None),
+            wire::decode(&bytes).unwrap(),
+            &|_| true,
+            rng(4),
+        );
+        assert_eq!(a.slots[4], Some(b));
+        assert_eq!(a.slots[5], Some(c));
+        // Slot 10 was this node's, with epoch 0 < 4: it moves too.
+        assert_eq!(a.slots[10], Some(c));
+        assert_eq!(a.nodes[&c].config_epoch, 4);
+        let mut about_me = Node::new(me, flags::MASTER, 0);
+        about_me.config_epoch = 9;
+        about_me.slots.set(0, true);
+        let bytes = update(&sender, &env, &about_me);
+        process(
+            &mut a,
+            &env,
+            &view(true, None),
+            wire::decode(&bytes).unwrap(),
+            &|_| true,
+            rng(5),
+        );
+        assert_eq!(a.slots[0], Some(b));
     }
 }
