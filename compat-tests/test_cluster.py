@@ -636,3 +636,46 @@ def test_cluster_shapes_match_redis(goblins, redises):
     assert g["shards"] == r["shards"]
     assert g["links"] == r["links"]
     assert g["help"] == r["help"]
+
+
+def test_goblin_master_votes_in_a_redis_failover(tmp_path_factory):
+    """Masters: two Redis nodes and a Goblin node; a Redis replica of the first. When that
+    master stops, the replica needs the votes of a majority of the masters (2 of 3): the
+    Redis master's and the Goblin master's. It is promoted and every node agrees on the new
+    slot map."""
+    nodes = start_nodes(tmp_path_factory, ["redis", "redis", "goblin", "redis"], node_timeout="1000")
+    masters, replica = nodes[:3], nodes[3]
+    try:
+        create(masters)
+        ids = node_ids(nodes)
+        c = replica.client()
+        c.execute_command("CLUSTER", "MEET", "127.0.0.1", masters[0].port)
+        wait_for("the replica to know the masters",
+                 lambda: cluster_info(replica)["cluster_known_nodes"] == "4")
+        wait_for("the masters to know the replica",
+                 lambda: all(cluster_info(n)["cluster_known_nodes"] == "4" for n in masters))
+        c.execute_command("CLUSTER", "REPLICATE", ids[0])
+        c.close()
+        wait_for("the replica to be seen as one",
+                 lambda: f"slave {ids[0]}" in masters[2].client().execute_command("CLUSTER", "NODES").decode())
+        wait_for("the replica to sync", lambda: info_field(replica, "replication", "master_link_status") == "up")
+        masters[0].stop()
+        survivors = masters[1:] + [replica]
+
+        def promoted(n):
+            return any(s[3].decode() == ids[3] and s[0] == 0 for s in slot_map(n))
+
+        wait_for("the replica to be promoted everywhere", lambda: all(promoted(n) for n in survivors), 30)
+        wait_for("cluster_state:ok", lambda: all(cluster_info(n)["cluster_state"] == "ok" for n in survivors))
+        log = replica.log_path.read_text(errors="replace")
+        assert "Failover election won" in log, replica.log_tail()
+    finally:
+        stop_all(nodes)
+
+
+def info_field(node: Node, section: str, field: str) -> str:
+    c = node.client()
+    try:
+        return str(c.info(section).get(field, ""))
+    finally:
+        c.close()

@@ -185,6 +185,91 @@ pub fn update(state: &ClusterState, env: &Env, node: &Node) -> Vec<u8> {
     })
 }
 
+/// A FAILOVER_AUTH_ACK: this master's vote.
+pub fn auth_ack(state: &ClusterState, env: &Env) -> Vec<u8> {
+    wire::encode(&Message {
+        header: header(state, env, types::AUTH_ACK),
+        body: Body::Other(Vec::new()),
+    })
+}
+
+/// Votes for replica `node` asking to replace its failed master, when Redis's rules allow
+/// (clusterSendFailoverAuthIfNeeded): this node a master serving slots, the request's
+/// epoch current, no vote yet in this epoch, the replica's master failed (or the request
+/// forced, for a manual failover), no vote for a replica of that master within twice the
+/// node timeout, and no claimed slot served here with a greater config epoch.
+fn vote_if_needed(
+    state: &mut ClusterState,
+    env: &Env,
+    node: NodeId,
+    h: &Header,
+    actions: &mut Vec<Action>,
+) {
+    let me = state.me();
+    if !me.is_master() || me.slots.count() == 0 {
+        return;
+    }
+    let name = super::node::id_str(&node).to_string();
+    if h.current_epoch < state.current_epoch {
+        crate::notice!(
+            "Failover auth denied to {name}: reqEpoch ({}) < curEpoch({})",
+            h.current_epoch,
+            state.current_epoch
+        );
+        return;
+    }
+    if state.last_vote_epoch == state.current_epoch {
+        crate::notice!(
+            "Failover auth denied to {name}: already voted for epoch {}",
+            state.current_epoch
+        );
+        return;
+    }
+    let Some(n) = state.nodes.get(&node) else {
+        return;
+    };
+    let force = h.mflags[0] & wire::FLAG0_FORCEACK != 0;
+    let master = n.replica_of.and_then(|m| state.nodes.get(&m));
+    let Some(master) = master.filter(|m| !n.is_master() && (m.has(flags::FAIL) || force)) else {
+        crate::notice!("Failover auth denied to {name}: its master is up or it is not a replica");
+        return;
+    };
+    if env.now.saturating_sub(master.voted_time) < env.config.node_timeout * 2 {
+        crate::notice!(
+            "Failover auth denied to {name}: can't vote about this master before {} milliseconds",
+            env.config.node_timeout * 2 - env.now.saturating_sub(master.voted_time)
+        );
+        return;
+    }
+    for slot in 0..SLOTS {
+        if !h.myslots.get(slot) {
+            continue;
+        }
+        let owner_epoch = state.slots[slot]
+            .and_then(|o| state.nodes.get(&o))
+            .map(|o| o.config_epoch);
+        if owner_epoch.is_some_and(|e| e > h.config_epoch) {
+            crate::notice!(
+                "Failover auth denied to {name}: slot {slot} epoch ({}) > reqEpoch ({})",
+                owner_epoch.unwrap_or(0),
+                h.config_epoch
+            );
+            return;
+        }
+    }
+    let master_id = master.id;
+    state.last_vote_epoch = state.current_epoch;
+    if let Some(m) = state.nodes.get_mut(&master_id) {
+        m.voted_time = env.now;
+    }
+    actions.push(Action::SaveNow);
+    actions.push(Action::SendTo(node, auth_ack(state, env)));
+    crate::notice!(
+        "Failover auth granted to {name} for epoch {}",
+        state.current_epoch
+    );
+}
+
 /// A PUBLISH (or PUBLISHSHARD) of `message` on `channel`.
 pub fn publish(
     state: &ClusterState,
@@ -389,14 +474,13 @@ fn process_exts(
     env: &Env,
     sender: NodeId,
     exts: &[Ext],
-    with_ext_flag: bool,
     actions: &mut Vec<Action>,
 ) {
-    if with_ext_flag {
-        let has_shard = exts.iter().any(|e| matches!(e, Ext::ShardId(_)));
-        if let Some(n) = state.nodes.get_mut(&sender) {
-            n.no_shard_ext = !has_shard;
-        }
+    // Redis 7.2 and Goblin send their shard id in every PING; Redis 7.0 never does (and
+    // sets the extension flag only when it announces a hostname).
+    let has_shard = exts.iter().any(|e| matches!(e, Ext::ShardId(_)));
+    if let Some(n) = state.nodes.get_mut(&sender) {
+        n.no_shard_ext = !has_shard;
     }
     let mut hostname = String::new();
     for e in exts {
@@ -544,6 +628,12 @@ pub fn process(
             }
         }
         return finish_ping(state, env, sender, msg, actions, false);
+    }
+    if mtype == types::AUTH_REQUEST {
+        if let Some(s) = sender {
+            vote_if_needed(state, env, s, h, &mut actions);
+        }
+        return actions;
     }
     match msg.body {
         Body::Fail(id) if sender.is_some() => {
@@ -709,8 +799,7 @@ fn finish_ping(
     }
     if let Body::Ping { gossip, exts } = &msg.body {
         process_gossip(state, env, Some(s), gossip, &mut actions);
-        let flagged = h.mflags[0] & wire::FLAG0_EXT_DATA != 0;
-        process_exts(state, env, s, exts, flagged, &mut actions);
+        process_exts(state, env, s, exts, &mut actions);
     }
     actions
 }

@@ -41,6 +41,7 @@
 //! FAIL            nodename 40                                   (totlen 2296)
 //! PUBLISH         channel_len 4 | message_len 4 | channel | message
 //! UPDATE          configEpoch 8 | nodename 40 | slots 2048       (totlen 4352)
+//! AUTH_REQUEST, AUTH_ACK, MFSTART   no data                       (totlen 2256)
 //! ```
 
 use super::node::{NodeId, SlotBits};
@@ -54,6 +55,8 @@ pub const GOSSIP_LEN: usize = 104;
 pub const MIN_READ: usize = 16;
 /// mflags[0]: the message carries extensions.
 pub const FLAG0_EXT_DATA: u8 = 4;
+/// mflags[0]: a manual failover's vote request (granted though the master is up).
+pub const FLAG0_FORCEACK: u8 = 2;
 /// Length of an IP field.
 const IP_LEN: usize = 46;
 
@@ -353,6 +356,12 @@ pub fn decode(buf: &[u8]) -> Result<Message, &'static str> {
                 id: id_at(data, 8),
                 slots,
             }
+        }
+        types::AUTH_REQUEST | types::AUTH_ACK | types::MFSTART => {
+            if !data.is_empty() {
+                return Err("length mismatch");
+            }
+            Body::Other(Vec::new())
         }
         _ => Body::Other(data.to_vec()),
     };
