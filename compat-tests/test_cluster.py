@@ -379,51 +379,6 @@ def test_keys_in_slot(goblins):
         rc.close()
 
 
-def test_mixed_cluster_agrees(tmp_path_factory):
-    """Two Redis 7.0 nodes and a Goblin node created by redis-cli (the Goblin node joins by
-    CLUSTER MEET), then a second Goblin node meets a Redis node (CLUSTER MEET, as
-    --cluster add-node does; add-node itself also wants FUNCTION LIST, which Goblin does not
-    have): every node sees the same nodes and the same slot map."""
-    nodes = start_nodes(tmp_path_factory, ["redis", "redis", "goblin"])
-    extra = start_nodes(tmp_path_factory, ["goblin"])
-    try:
-        create(nodes)
-        c = extra[0].client()
-        assert c.execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].port) == b"OK"
-        c.close()
-        everyone = nodes + extra
-        wait_for(
-            "the four nodes to agree",
-            lambda: all(cluster_info(n)["cluster_known_nodes"] == "4" for n in everyone)
-            and len({tuple(nodes_view(n)) for n in everyone}) == 1,
-        )
-        maps = [slot_map(n) for n in everyone]
-        assert maps[0] == maps[1] == maps[2] == maps[3]
-        assert len(maps[0]) == 3
-        # Keys on each node through a cluster client.
-        rc = RedisCluster(host="127.0.0.1", port=nodes[2].port)
-        for i in range(30):
-            rc.zadd(f"m{i}", {"x": i})
-        assert [rc.zscore(f"m{i}", "x") for i in range(30)] == [float(i) for i in range(30)]
-        rc.close()
-        # PUBLISH crosses the bus both ways between Redis and Goblin nodes.
-        for pub, sub in ((nodes[0], extra[0]), (extra[0], nodes[1])):
-            p = sub.client().pubsub()
-            p.subscribe("mixed")
-            assert p.get_message(timeout=5)["type"] == "subscribe"
-            c = pub.client()
-            c.execute_command("PUBLISH", "mixed", f"from {pub.kind}")
-            c.close()
-            msg = p.get_message(timeout=5)
-            assert msg is not None and msg["data"] == f"from {pub.kind}".encode(), msg
-            p.close()
-        out = cli("--cluster", "check", f"127.0.0.1:{extra[0].port}")
-        assert out.returncode == 0, out.stdout + out.stderr
-        assert "[OK] All nodes agree about slots configuration." in out.stdout
-    finally:
-        stop_all(nodes + extra)
-
-
 def test_publish_reaches_every_node(goblins):
     """PUBLISH on one node reaches the subscribers of the others over the bus."""
     subs = []
@@ -638,29 +593,60 @@ def test_cluster_shapes_match_redis(goblins, redises):
     assert g["help"] == r["help"]
 
 
-def test_goblin_master_votes_in_a_redis_failover(tmp_path_factory):
-    """Masters: two Redis nodes and a Goblin node; a Redis replica of the first. When that
-    master stops, the replica needs the votes of a majority of the masters (2 of 3): the
-    Redis master's and the Goblin master's. It is promoted and every node agrees on the new
-    slot map."""
-    nodes = start_nodes(tmp_path_factory, ["redis", "redis", "goblin", "redis"], node_timeout="1000")
-    masters, replica = nodes[:3], nodes[3]
+def test_mixed_cluster(tmp_path_factory):
+    """Masters: two Redis 7.0 nodes and a Goblin node created by redis-cli (the Goblin node
+    joins by CLUSTER MEET); then a second Goblin node and a Redis node meet the cluster
+    (CLUSTER MEET, as --cluster add-node does; add-node itself also wants FUNCTION LIST,
+    which Goblin does not have). Every node sees the same nodes and slot map, keys and
+    PUBLISH cross between Redis and Goblin nodes. The Redis node then replicates the first
+    master; when that master stops, the replica needs the votes of a majority of the masters
+    serving slots (2 of 3): the other Redis master's and the Goblin master's. It is promoted
+    and every node agrees on the new slot map."""
+    nodes = start_nodes(tmp_path_factory, ["redis", "redis", "goblin", "redis", "goblin"],
+                        node_timeout="1000")
+    masters, replica, extra = nodes[:3], nodes[3], nodes[4]
     try:
         create(masters)
         ids = node_ids(nodes)
+        for n in (extra, replica):
+            c = n.client()
+            assert c.execute_command("CLUSTER", "MEET", "127.0.0.1", masters[0].port) == b"OK"
+            c.close()
+        wait_for(
+            "the five nodes to agree",
+            lambda: all(cluster_info(n)["cluster_known_nodes"] == "5" for n in nodes)
+            and len({tuple(nodes_view(n)) for n in nodes}) == 1,
+        )
+        maps = [slot_map(n) for n in nodes]
+        assert all(m == maps[0] for m in maps) and len(maps[0]) == 3
+        rc = RedisCluster(host="127.0.0.1", port=masters[2].port)
+        for i in range(30):
+            rc.zadd(f"m{i}", {"x": i})
+        assert [rc.zscore(f"m{i}", "x") for i in range(30)] == [float(i) for i in range(30)]
+        rc.close()
+        # PUBLISH crosses the bus both ways between Redis and Goblin nodes.
+        for pub, sub in ((masters[0], extra), (extra, masters[1])):
+            p = sub.client().pubsub()
+            p.subscribe("mixed")
+            assert p.get_message(timeout=5)["type"] == "subscribe"
+            c = pub.client()
+            c.execute_command("PUBLISH", "mixed", f"from {pub.kind}")
+            c.close()
+            msg = p.get_message(timeout=5)
+            assert msg is not None and msg["data"] == f"from {pub.kind}".encode(), msg
+            p.close()
+        out = cli("--cluster", "check", f"127.0.0.1:{extra.port}")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "[OK] All nodes agree about slots configuration." in out.stdout
+        # Failover of the first master to its Redis replica.
         c = replica.client()
-        c.execute_command("CLUSTER", "MEET", "127.0.0.1", masters[0].port)
-        wait_for("the replica to know the masters",
-                 lambda: cluster_info(replica)["cluster_known_nodes"] == "4")
-        wait_for("the masters to know the replica",
-                 lambda: all(cluster_info(n)["cluster_known_nodes"] == "4" for n in masters))
         c.execute_command("CLUSTER", "REPLICATE", ids[0])
         c.close()
         wait_for("the replica to be seen as one",
                  lambda: f"slave {ids[0]}" in masters[2].client().execute_command("CLUSTER", "NODES").decode())
         wait_for("the replica to sync", lambda: info_field(replica, "replication", "master_link_status") == "up")
         masters[0].stop()
-        survivors = masters[1:] + [replica]
+        survivors = masters[1:] + [replica, extra]
 
         def promoted(n):
             return any(s[3].decode() == ids[3] and s[0] == 0 for s in slot_map(n))
@@ -669,6 +655,7 @@ def test_goblin_master_votes_in_a_redis_failover(tmp_path_factory):
         wait_for("cluster_state:ok", lambda: all(cluster_info(n)["cluster_state"] == "ok" for n in survivors))
         log = replica.log_path.read_text(errors="replace")
         assert "Failover election won" in log, replica.log_tail()
+        assert "Failover auth granted" in masters[2].log_path.read_text(errors="replace")
     finally:
         stop_all(nodes)
 
