@@ -666,3 +666,27 @@ def info_field(node: Node, section: str, field: str) -> str:
         return str(c.info(section).get(field, ""))
     finally:
         c.close()
+
+
+def test_cluster_config_errors_match_redis(goblins, redises):
+    out = []
+    for nodes in (goblins, redises):
+        c = nodes[0].client()
+        try:
+            got = []
+            for name, value in [
+                ("cluster-announce-hostname", "a b"),
+                ("cluster-announce-hostname", "a" * 300),
+                ("cluster-preferred-endpoint-type", "bogus"),
+                ("cluster-node-timeout", "-1"),
+                ("cluster-port", "7000"),
+                ("cluster-enabled", "no"),
+                ("cluster-require-full-coverage", "maybe"),
+            ]:
+                got.append(error_of(c, "CONFIG", "SET", name, value))
+            got.append(c.execute_command("CONFIG", "GET", "cluster-node-timeout"))
+            got.append(sorted(c.execute_command("CONFIG", "GET", "cluster-a*")))
+            out.append(got)
+        finally:
+            c.close()
+    assert out[0] == out[1]
