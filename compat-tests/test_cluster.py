@@ -275,6 +275,10 @@ def redirections(nodes: list[Node]) -> list[str]:
     out.append(error_of(c0, "EVAL", "return redis.call('get', 'foo')", "0"))
     out.append(error_of(c0, "EVAL", "return redis.call('get', KEYS[1])", "1", "bar"))
     out.append(error_of(c0, "EVAL", "return redis.call('get', 'foo')", "1", "bar"))
+    # Shard channels are routed like keys.
+    out.append(normalize(error_of(c0, "SPUBLISH", "foo", "m"), nodes))
+    out.append(normalize(error_of(c0, "SPUBLISH", "bar", "m"), nodes))
+    out.append(normalize(error_of(c0, "PUBSUB", "SHARDNUMSUB", "foo"), nodes))
     # A slot in migration: ASK for a missing key, TRYAGAIN for a multi-key request with some
     # keys missing, the key served by the target only after ASKING.
     ids = node_ids(nodes)

@@ -36,7 +36,12 @@ fn obeys_unconditionally(ctx: &Ctx) -> bool {
 pub fn needs_routing(ctx: &Ctx, cmd: &Command) -> bool {
     ctx.server.cluster.is_some()
         && !obeys_unconditionally(ctx)
-        && (cmd.name == "exec" || keyspecs::has_keys(cmd))
+        && (cmd.name == "exec" || keyspecs::has_keys(cmd) || is_shard_pubsub(cmd))
+}
+
+/// SSUBSCRIBE, SUNSUBSCRIBE and SPUBLISH: their shard channels are routed like keys.
+fn is_shard_pubsub(cmd: &Command) -> bool {
+    matches!(cmd.name, "ssubscribe" | "sunsubscribe" | "spublish")
 }
 
 /// Routes `cmd` with `args` for the running client: None when this node serves it.
@@ -56,7 +61,7 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
         single = vec![(cmd, args.to_vec())];
         single
     };
-    let is_shard_pubsub = matches!(cmd.name, "ssubscribe" | "sunsubscribe" | "spublish");
+    let shard_pubsub = is_shard_pubsub(cmd);
     let mut first: Option<&[u8]> = None;
     let mut slot = 0u16;
     let mut owner: Option<NodeId> = None;
@@ -66,7 +71,11 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
     for (c, argv) in &queued {
         writes |= c.flags.contains(Flags::WRITE);
         let keys = keyspecs::keys(c, argv).unwrap_or_default();
-        for k in keys {
+        let channels = is_shard_pubsub(c);
+        for k in keys
+            .into_iter()
+            .filter(|k| channels || !k.flags.is_not_key())
+        {
             let key = argv[k.pos];
             let this = key_slot(key);
             match first {
@@ -91,7 +100,7 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
                 }
                 _ => {}
             }
-            if (migrating || importing) && !is_shard_pubsub {
+            if (migrating || importing) && !shard_pubsub {
                 let present = ctx
                     .server
                     .keyspace
@@ -109,7 +118,7 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
     let n = owner?;
     if !state.ok {
         let config = &ctx.server.config.cluster;
-        if is_shard_pubsub {
+        if shard_pubsub {
             if !config.allow_pubsubshard_when_down {
                 return Some(Redirect::DownState);
             }
@@ -136,7 +145,7 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
     }
     let me = state.me();
     let write = cmd.flags.contains(Flags::WRITE) || (is_exec && writes);
-    if (ctx.client.cluster.readonly || is_shard_pubsub)
+    if (ctx.client.cluster.readonly || shard_pubsub)
         && !write
         && me.has(flags::SLAVE)
         && me.replica_of == Some(n)

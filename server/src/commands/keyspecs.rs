@@ -69,6 +69,11 @@ impl KeyFlags {
         flags
     }
 
+    /// Whether the argument is not a key (a shard channel).
+    pub fn is_not_key(self) -> bool {
+        self.contains(KeyFlags::NOT_KEY)
+    }
+
     /// The names of the flags set, in Redis's order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
         FLAG_NAMES
