@@ -345,13 +345,18 @@ def cluster_replies(node: Node, other_id: str) -> list:
             ("CLUSTER", "REPLICAS", other_id),
             ("CLUSTER", "BOGUS"),
             ("ASKING",),
-            ("READONLY",),
             ("READWRITE",),
+            ("READONLY",),
         ]:
             try:
                 out.append(c.execute_command(*cmd))
             except redis.exceptions.RedisError as e:
                 out.append(f"{type(e).__name__}: {e}")
+        info = c.execute_command("CLIENT", "INFO").decode()
+        out.append([f for f in info.split() if f.startswith("flags=")])
+        c.execute_command("READWRITE")
+        info = c.execute_command("CLIENT", "INFO").decode()
+        out.append([f for f in info.split() if f.startswith("flags=")])
         myid = c.execute_command("CLUSTER", "MYID").decode()
         for cmd in [("CLUSTER", "FORGET", myid), ("CLUSTER", "REPLICATE", myid)]:
             out.append(error_of(c, *cmd))
