@@ -275,6 +275,10 @@ def redirections(nodes: list[Node]) -> list[str]:
     out.append(error_of(c0, "EVAL", "return redis.call('get', 'foo')", "0"))
     out.append(error_of(c0, "EVAL", "return redis.call('get', KEYS[1])", "1", "bar"))
     out.append(error_of(c0, "EVAL", "return redis.call('get', 'foo')", "1", "bar"))
+    # Shard channels are routed like keys.
+    out.append(normalize(error_of(c0, "SPUBLISH", "foo", "m"), nodes))
+    out.append(normalize(error_of(c0, "SPUBLISH", "bar", "m"), nodes))
+    out.append(normalize(error_of(c0, "PUBSUB", "SHARDNUMSUB", "foo"), nodes))
     # A slot in migration: ASK for a missing key, TRYAGAIN for a multi-key request with some
     # keys missing, the key served by the target only after ASKING.
     ids = node_ids(nodes)
@@ -341,13 +345,18 @@ def cluster_replies(node: Node, other_id: str) -> list:
             ("CLUSTER", "REPLICAS", other_id),
             ("CLUSTER", "BOGUS"),
             ("ASKING",),
-            ("READONLY",),
             ("READWRITE",),
+            ("READONLY",),
         ]:
             try:
                 out.append(c.execute_command(*cmd))
             except redis.exceptions.RedisError as e:
                 out.append(f"{type(e).__name__}: {e}")
+        info = c.execute_command("CLIENT", "INFO").decode()
+        out.append([f for f in info.split() if f.startswith("flags=")])
+        c.execute_command("READWRITE")
+        info = c.execute_command("CLIENT", "INFO").decode()
+        out.append([f for f in info.split() if f.startswith("flags=")])
         myid = c.execute_command("CLUSTER", "MYID").decode()
         for cmd in [("CLUSTER", "FORGET", myid), ("CLUSTER", "REPLICATE", myid)]:
             out.append(error_of(c, *cmd))
@@ -377,51 +386,6 @@ def test_keys_in_slot(goblins):
         assert rc.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot, target_nodes=node) == 0
     finally:
         rc.close()
-
-
-def test_mixed_cluster_agrees(tmp_path_factory):
-    """Two Redis 7.0 nodes and a Goblin node created by redis-cli (the Goblin node joins by
-    CLUSTER MEET), then a second Goblin node meets a Redis node (CLUSTER MEET, as
-    --cluster add-node does; add-node itself also wants FUNCTION LIST, which Goblin does not
-    have): every node sees the same nodes and the same slot map."""
-    nodes = start_nodes(tmp_path_factory, ["redis", "redis", "goblin"])
-    extra = start_nodes(tmp_path_factory, ["goblin"])
-    try:
-        create(nodes)
-        c = extra[0].client()
-        assert c.execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].port) == b"OK"
-        c.close()
-        everyone = nodes + extra
-        wait_for(
-            "the four nodes to agree",
-            lambda: all(cluster_info(n)["cluster_known_nodes"] == "4" for n in everyone)
-            and len({tuple(nodes_view(n)) for n in everyone}) == 1,
-        )
-        maps = [slot_map(n) for n in everyone]
-        assert maps[0] == maps[1] == maps[2] == maps[3]
-        assert len(maps[0]) == 3
-        # Keys on each node through a cluster client.
-        rc = RedisCluster(host="127.0.0.1", port=nodes[2].port)
-        for i in range(30):
-            rc.zadd(f"m{i}", {"x": i})
-        assert [rc.zscore(f"m{i}", "x") for i in range(30)] == [float(i) for i in range(30)]
-        rc.close()
-        # PUBLISH crosses the bus both ways between Redis and Goblin nodes.
-        for pub, sub in ((nodes[0], extra[0]), (extra[0], nodes[1])):
-            p = sub.client().pubsub()
-            p.subscribe("mixed")
-            assert p.get_message(timeout=5)["type"] == "subscribe"
-            c = pub.client()
-            c.execute_command("PUBLISH", "mixed", f"from {pub.kind}")
-            c.close()
-            msg = p.get_message(timeout=5)
-            assert msg is not None and msg["data"] == f"from {pub.kind}".encode(), msg
-            p.close()
-        out = cli("--cluster", "check", f"127.0.0.1:{extra[0].port}")
-        assert out.returncode == 0, out.stdout + out.stderr
-        assert "[OK] All nodes agree about slots configuration." in out.stdout
-    finally:
-        stop_all(nodes + extra)
 
 
 def test_publish_reaches_every_node(goblins):
@@ -556,3 +520,182 @@ def test_loaded_keys_claim_their_slots(tmp_path_factory):
             n.stop()
     assert views[0] == views[1]
     assert views[0][1] == 1
+
+
+def blocked_redirect(nodes: list[Node]) -> str:
+    """A client blocked on a key whose slot moves away gets MOVED."""
+    slot = 5061  # "bar"
+    src = owner_index(nodes, slot)
+    dst = (src + 1) % len(nodes)
+    c = nodes[src].client()
+    c.execute_command("DEL", "bar")
+    try:
+        import threading
+        result = {}
+
+        def block():
+            result["reply"] = error_of(c, "BZPOPMIN", "bar", "10")
+
+        t = threading.Thread(target=block)
+        t.start()
+        time.sleep(0.3)
+        move_empty_slot(slot, nodes[src], nodes[dst])
+        t.join(15)
+        return normalize(result["reply"], nodes)
+    finally:
+        move_empty_slot(slot, nodes[dst], nodes[src])
+        c.close()
+
+
+def test_blocked_client_redirected(goblins, redises):
+    g = blocked_redirect(goblins)
+    assert g.startswith("MovedError: 5061 node"), g
+    assert g == blocked_redirect(redises)
+
+
+def shapes(nodes: list[Node]) -> dict:
+    """CLUSTER INFO's fields, SHARDS, LINKS and HELP of node 0, with ids, ports and times
+    normalized."""
+    ids = node_ids(nodes)
+    c = nodes[0].client()
+    try:
+        info = c.execute_command("CLUSTER", "INFO").decode()
+        shards = c.execute_command("CLUSTER", "SHARDS")
+        links = c.execute_command("CLUSTER", "LINKS")
+        help_ = c.execute_command("CLUSTER", "HELP")
+    finally:
+        c.close()
+
+    def norm(v):
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, bytes):
+            s = v.decode()
+            for i, n in enumerate(nodes):
+                s = s.replace(ids[i], f"id{i}")
+                s = s.replace(str(n.port), f"port{i}")
+            return s
+        if isinstance(v, int):
+            return next((f"port{i}" for i, n in enumerate(nodes) if n.port == v), v)
+        return v
+
+    fields = {line.split(":")[0] for line in info.split("\r\n") if line}
+    # Message counters appear once non-zero; both have sent and received PING, PONG, MEET.
+    fields = {f for f in fields if not f.startswith("cluster_stats_messages_")
+              or f.split("_")[3] in ("ping", "pong", "meet", "sent", "received")}
+    shard_list = sorted(norm(shards), key=str)
+    link_keys = sorted({tuple(norm(x)[0::2]) for x in links})
+    return {
+        "info": sorted(fields),
+        "shards": shard_list,
+        "links": (len(links), link_keys),
+        # 7.2 adds MYSHARDID and words the last line "Print this help." (7.0: "Prints").
+        "help": [h for h in norm(help_)[:-1] if "MYSHARDID" not in h and "shard id" not in h],
+    }
+
+
+def test_cluster_shapes_match_redis(goblins, redises):
+    g, r = shapes(goblins), shapes(redises)
+    assert g["info"] == r["info"]
+    assert g["shards"] == r["shards"]
+    assert g["links"] == r["links"]
+    assert g["help"] == r["help"]
+
+
+def test_mixed_cluster(tmp_path_factory):
+    """Masters: two Redis 7.0 nodes and a Goblin node created by redis-cli (the Goblin node
+    joins by CLUSTER MEET); then a second Goblin node and a Redis node meet the cluster
+    (CLUSTER MEET, as --cluster add-node does; add-node itself also wants FUNCTION LIST,
+    which Goblin does not have). Every node sees the same nodes and slot map, keys and
+    PUBLISH cross between Redis and Goblin nodes. The Redis node then replicates the first
+    master; when that master stops, the replica needs the votes of a majority of the masters
+    serving slots (2 of 3): the other Redis master's and the Goblin master's. It is promoted
+    and every node agrees on the new slot map."""
+    nodes = start_nodes(tmp_path_factory, ["redis", "redis", "goblin", "redis", "goblin"],
+                        node_timeout="1000")
+    masters, replica, extra = nodes[:3], nodes[3], nodes[4]
+    try:
+        create(masters)
+        ids = node_ids(nodes)
+        for n in (extra, replica):
+            c = n.client()
+            assert c.execute_command("CLUSTER", "MEET", "127.0.0.1", masters[0].port) == b"OK"
+            c.close()
+        wait_for(
+            "the five nodes to agree",
+            lambda: all(cluster_info(n)["cluster_known_nodes"] == "5" for n in nodes)
+            and len({tuple(nodes_view(n)) for n in nodes}) == 1,
+        )
+        maps = [slot_map(n) for n in nodes]
+        assert all(m == maps[0] for m in maps) and len(maps[0]) == 3
+        rc = RedisCluster(host="127.0.0.1", port=masters[2].port)
+        for i in range(30):
+            rc.zadd(f"m{i}", {"x": i})
+        assert [rc.zscore(f"m{i}", "x") for i in range(30)] == [float(i) for i in range(30)]
+        rc.close()
+        # PUBLISH crosses the bus both ways between Redis and Goblin nodes.
+        for pub, sub in ((masters[0], extra), (extra, masters[1])):
+            p = sub.client().pubsub()
+            p.subscribe("mixed")
+            assert p.get_message(timeout=5)["type"] == "subscribe"
+            c = pub.client()
+            c.execute_command("PUBLISH", "mixed", f"from {pub.kind}")
+            c.close()
+            msg = p.get_message(timeout=5)
+            assert msg is not None and msg["data"] == f"from {pub.kind}".encode(), msg
+            p.close()
+        out = cli("--cluster", "check", f"127.0.0.1:{extra.port}")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "[OK] All nodes agree about slots configuration." in out.stdout
+        # Failover of the first master to its Redis replica.
+        c = replica.client()
+        c.execute_command("CLUSTER", "REPLICATE", ids[0])
+        c.close()
+        wait_for("the replica to be seen as one",
+                 lambda: f"slave {ids[0]}" in masters[2].client().execute_command("CLUSTER", "NODES").decode())
+        wait_for("the replica to sync", lambda: info_field(replica, "replication", "master_link_status") == "up")
+        masters[0].stop()
+        survivors = masters[1:] + [replica, extra]
+
+        def promoted(n):
+            return any(s[3].decode() == ids[3] and s[0] == 0 for s in slot_map(n))
+
+        wait_for("the replica to be promoted everywhere", lambda: all(promoted(n) for n in survivors), 30)
+        wait_for("cluster_state:ok", lambda: all(cluster_info(n)["cluster_state"] == "ok" for n in survivors))
+        log = replica.log_path.read_text(errors="replace")
+        assert "Failover election won" in log, replica.log_tail()
+        assert "Failover auth granted" in masters[2].log_path.read_text(errors="replace")
+    finally:
+        stop_all(nodes)
+
+
+def info_field(node: Node, section: str, field: str) -> str:
+    c = node.client()
+    try:
+        return str(c.info(section).get(field, ""))
+    finally:
+        c.close()
+
+
+def test_cluster_config_errors_match_redis(goblins, redises):
+    out = []
+    for nodes in (goblins, redises):
+        c = nodes[0].client()
+        try:
+            got = []
+            for name, value in [
+                ("cluster-announce-hostname", "a b"),
+                ("cluster-announce-hostname", "a" * 300),
+                ("cluster-preferred-endpoint-type", "bogus"),
+                ("cluster-node-timeout", "-1"),
+                ("cluster-port", "7000"),
+                ("cluster-enabled", "no"),
+                ("cluster-require-full-coverage", "maybe"),
+            ]:
+                got.append(error_of(c, "CONFIG", "SET", name, value))
+            got.append(c.execute_command("CONFIG", "GET", "cluster-node-timeout"))
+            got.append(sorted(c.execute_command("CONFIG", "GET", "cluster-a*")))
+            out.append(got)
+        finally:
+            c.close()
+    assert out[0] == out[1]

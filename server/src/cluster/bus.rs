@@ -358,9 +358,25 @@ fn handle(
             Action::FreeThisLink => cluster.bus.close(registry, key),
             Action::FreeLinkOf(node) => cluster.bus.close_node_link(registry, &node),
             Action::BindInbound(node) => {
+                // A newer inbound link from the node replaces the older one, as Redis's
+                // setClusterNodeToInboundClusterLink.
+                if let Some(old) = cluster.bus.inbound.get(&node).copied() {
+                    if old != key {
+                        cluster.bus.close(registry, old);
+                    }
+                }
                 if let Some(link) = cluster.bus.links.get_mut(key) {
                     link.node = Some(node);
                     cluster.bus.inbound.insert(node, key);
+                }
+            }
+            Action::Renamed(old, new) => {
+                if cluster.bus.outbound.get(&old) == Some(&key) {
+                    cluster.bus.outbound.remove(&old);
+                    cluster.bus.outbound.insert(new, key);
+                }
+                if let Some(link) = cluster.bus.links.get_mut(key) {
+                    link.node = Some(new);
                 }
             }
             Action::DeleteKeysInSlot(slot) => delete_slots.push(slot),
@@ -447,8 +463,9 @@ fn send_ping(
     cluster.bus.send(registry, key, &bytes);
 }
 
-/// The cron: runs every [`CRON_MS`] (the caller may call it more often).
-pub fn cron(server: &mut Server, registry: &Registry) {
+/// The cron: runs every [`CRON_MS`] (the caller may call it more often); true when it ran.
+pub fn cron(server: &mut Server, registry: &Registry) -> bool {
+    let mut ran = false;
     if server.loading.is_none() && server.cluster.as_ref().is_some_and(|c| !c.verified) {
         super::verify_data(server);
     }
@@ -462,7 +479,9 @@ pub fn cron(server: &mut Server, registry: &Registry) {
         }
         cluster.bus.last_cron = now;
         tick(server, cluster, registry, now);
+        ran = true;
     });
+    ran
 }
 
 /// Sends the queued PUBLISH messages to every node, the SPUBLISH ones to the nodes of this
@@ -512,6 +531,20 @@ fn tick(server: &mut Server, cluster: &mut Cluster, registry: &Registry, now: u6
     cluster.bus.sendbuf_limit = config.link_sendbuf_limit;
     let timeout = config.node_timeout;
     cluster.bus.iteration += 1;
+    // Links of nodes that are gone (forgotten, handshakes that timed out).
+    let stale: Vec<usize> = cluster
+        .bus
+        .links
+        .iter()
+        .filter(|(_, l)| {
+            l.node
+                .is_some_and(|n| !cluster.state.nodes.contains_key(&n))
+        })
+        .map(|(k, _)| k)
+        .collect();
+    for key in stale {
+        cluster.bus.close(registry, key);
+    }
     let handshake_timeout = timeout.max(1000);
     let mut ids: Vec<NodeId> = cluster.state.nodes.keys().copied().collect();
     ids.sort();

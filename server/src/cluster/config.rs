@@ -123,9 +123,14 @@ pub fn apply(c: &mut ClusterConfig, name: &str, text: &str) -> Result<(), Config
         "cluster-announce-tls-port" => c.announce_tls_port = port(text)?,
         "cluster-announce-bus-port" => c.announce_bus_port = port(text)?,
         "cluster-announce-hostname" => {
+            if text.len() > 255 {
+                return Err(ConfigError::BadValue(
+                    "Hostnames must be less than 256 characters".into(),
+                ));
+            }
             if !valid_hostname(text) {
                 return Err(ConfigError::BadValue(
-                    "Hostnames must be less than 256 characters and only contain alphanumeric characters, '-' or '.'".into(),
+                    "Hostnames may only contain alphanumeric characters, hyphens or dots".into(),
                 ));
             }
             c.announce_hostname = text.into()

@@ -45,6 +45,8 @@ pub enum Action {
     FreeLinkOf(NodeId),
     /// The link the message came on is this node's inbound link.
     BindInbound(NodeId),
+    /// The node of the link the message came on (in handshake) has its real id now.
+    Renamed(NodeId, NodeId),
     /// Delete the keys of a slot that moved to another node.
     DeleteKeysInSlot(u16),
     /// Deliver a PUBLISH (shard: SPUBLISH) to this node's subscribers.
@@ -183,6 +185,91 @@ pub fn update(state: &ClusterState, env: &Env, node: &Node) -> Vec<u8> {
     })
 }
 
+/// A FAILOVER_AUTH_ACK: this master's vote.
+pub fn auth_ack(state: &ClusterState, env: &Env) -> Vec<u8> {
+    wire::encode(&Message {
+        header: header(state, env, types::AUTH_ACK),
+        body: Body::Other(Vec::new()),
+    })
+}
+
+/// Votes for replica `node` asking to replace its failed master, when Redis's rules allow
+/// (clusterSendFailoverAuthIfNeeded): this node a master serving slots, the request's
+/// epoch current, no vote yet in this epoch, the replica's master failed (or the request
+/// forced, for a manual failover), no vote for a replica of that master within twice the
+/// node timeout, and no claimed slot served here with a greater config epoch.
+fn vote_if_needed(
+    state: &mut ClusterState,
+    env: &Env,
+    node: NodeId,
+    h: &Header,
+    actions: &mut Vec<Action>,
+) {
+    let me = state.me();
+    if !me.is_master() || me.slots.count() == 0 {
+        return;
+    }
+    let name = super::node::id_str(&node).to_string();
+    if h.current_epoch < state.current_epoch {
+        crate::notice!(
+            "Failover auth denied to {name}: reqEpoch ({}) < curEpoch({})",
+            h.current_epoch,
+            state.current_epoch
+        );
+        return;
+    }
+    if state.last_vote_epoch == state.current_epoch {
+        crate::notice!(
+            "Failover auth denied to {name}: already voted for epoch {}",
+            state.current_epoch
+        );
+        return;
+    }
+    let Some(n) = state.nodes.get(&node) else {
+        return;
+    };
+    let force = h.mflags[0] & wire::FLAG0_FORCEACK != 0;
+    let master = n.replica_of.and_then(|m| state.nodes.get(&m));
+    let Some(master) = master.filter(|m| !n.is_master() && (m.has(flags::FAIL) || force)) else {
+        crate::notice!("Failover auth denied to {name}: its master is up or it is not a replica");
+        return;
+    };
+    if env.now.saturating_sub(master.voted_time) < env.config.node_timeout * 2 {
+        crate::notice!(
+            "Failover auth denied to {name}: can't vote about this master before {} milliseconds",
+            env.config.node_timeout * 2 - env.now.saturating_sub(master.voted_time)
+        );
+        return;
+    }
+    for slot in 0..SLOTS {
+        if !h.myslots.get(slot) {
+            continue;
+        }
+        let owner_epoch = state.slots[slot]
+            .and_then(|o| state.nodes.get(&o))
+            .map(|o| o.config_epoch);
+        if owner_epoch.is_some_and(|e| e > h.config_epoch) {
+            crate::notice!(
+                "Failover auth denied to {name}: slot {slot} epoch ({}) > reqEpoch ({})",
+                owner_epoch.unwrap_or(0),
+                h.config_epoch
+            );
+            return;
+        }
+    }
+    let master_id = master.id;
+    state.last_vote_epoch = state.current_epoch;
+    if let Some(m) = state.nodes.get_mut(&master_id) {
+        m.voted_time = env.now;
+    }
+    actions.push(Action::SaveNow);
+    actions.push(Action::SendTo(node, auth_ack(state, env)));
+    crate::notice!(
+        "Failover auth granted to {name} for epoch {}",
+        state.current_epoch
+    );
+}
+
 /// A PUBLISH (or PUBLISHSHARD) of `message` on `channel`.
 pub fn publish(
     state: &ClusterState,
@@ -263,6 +350,10 @@ fn update_slots_with(
     actions: &mut Vec<Action>,
 ) {
     let myself = state.myself;
+    if sender == myself {
+        crate::notice!("Discarding UPDATE message about myself.");
+        return;
+    }
     for slot in 0..SLOTS {
         if !slots.get(slot) {
             continue;
@@ -383,14 +474,13 @@ fn process_exts(
     env: &Env,
     sender: NodeId,
     exts: &[Ext],
-    with_ext_flag: bool,
     actions: &mut Vec<Action>,
 ) {
-    if with_ext_flag {
-        let has_shard = exts.iter().any(|e| matches!(e, Ext::ShardId(_)));
-        if let Some(n) = state.nodes.get_mut(&sender) {
-            n.no_shard_ext = !has_shard;
-        }
+    // Redis 7.2 and Goblin send their shard id in every PING; Redis 7.0 never does (and
+    // sets the extension flag only when it announces a hostname).
+    let has_shard = exts.iter().any(|e| matches!(e, Ext::ShardId(_)));
+    if let Some(n) = state.nodes.get_mut(&sender) {
+        n.no_shard_ext = !has_shard;
     }
     let mut hostname = String::new();
     for e in exts {
@@ -516,6 +606,7 @@ pub fn process(
                     return actions;
                 }
                 state.rename(link_node, h.sender);
+                actions.push(Action::Renamed(link_node, h.sender));
                 let n = state.nodes.get_mut(&h.sender).expect("renamed");
                 n.flags &= !flags::HANDSHAKE;
                 n.flags |= h.flags & (flags::MASTER | flags::SLAVE);
@@ -537,6 +628,12 @@ pub fn process(
             }
         }
         return finish_ping(state, env, sender, msg, actions, false);
+    }
+    if mtype == types::AUTH_REQUEST {
+        if let Some(s) = sender {
+            vote_if_needed(state, env, s, h, &mut actions);
+        }
+        return actions;
     }
     match msg.body {
         Body::Fail(id) if sender.is_some() => {
@@ -702,8 +799,7 @@ fn finish_ping(
     }
     if let Body::Ping { gossip, exts } = &msg.body {
         process_gossip(state, env, Some(s), gossip, &mut actions);
-        let flagged = h.mflags[0] & wire::FLAG0_EXT_DATA != 0;
-        process_exts(state, env, s, exts, flagged, &mut actions);
+        process_exts(state, env, s, exts, &mut actions);
     }
     actions
 }
@@ -822,5 +918,66 @@ mod tests {
             rng(7),
         );
         assert_eq!(small.me().config_epoch, 2);
+    }
+
+    /// An UPDATE with a newer epoch moves the slots it names to their new owner; one about
+    /// this node is discarded.
+    #[test]
+    fn update_moves_slots_unless_about_myself() {
+        let config = ClusterConfig::default();
+        let none = |_: u16| 0;
+        let env = Env {
+            config: &config,
+            now: 5,
+            keys_in_slot: &none,
+        };
+        let mut a = ClusterState::new(rng(1), 0);
+        let me = a.myself;
+        let (b, c) = ([b'b'; 40], [b'c'; 40]);
+        for id in [b, c] {
+            a.nodes.insert(id, Node::new(id, flags::MASTER, 0));
+        }
+        a.nodes.get_mut(&b).unwrap().config_epoch = 1;
+        for s in 0..10 {
+            a.add_slot(b, s);
+        }
+        a.add_slot(me, 10);
+        let mut sender = ClusterState::new(rng(3), 0);
+        sender.myself = b;
+        sender
+            .nodes
+            .insert(b, Node::new(b, flags::MASTER | flags::MYSELF, 0));
+        let mut moved = Node::new(c, flags::MASTER, 0);
+        moved.config_epoch = 4;
+        for s in 5..11 {
+            moved.slots.set(s, true);
+        }
+        let bytes = update(&sender, &env, &moved);
+        process(
+            &mut a,
+            &env,
+            &view(true, None),
+            wire::decode(&bytes).unwrap(),
+            &|_| true,
+            rng(4),
+        );
+        assert_eq!(a.slots[4], Some(b));
+        assert_eq!(a.slots[5], Some(c));
+        // Slot 10 was this node's, with epoch 0 < 4: it moves too.
+        assert_eq!(a.slots[10], Some(c));
+        assert_eq!(a.nodes[&c].config_epoch, 4);
+        let mut about_me = Node::new(me, flags::MASTER, 0);
+        about_me.config_epoch = 9;
+        about_me.slots.set(0, true);
+        let bytes = update(&sender, &env, &about_me);
+        process(
+            &mut a,
+            &env,
+            &view(true, None),
+            wire::decode(&bytes).unwrap(),
+            &|_| true,
+            rng(5),
+        );
+        assert_eq!(a.slots[0], Some(b));
     }
 }

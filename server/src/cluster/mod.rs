@@ -15,8 +15,10 @@
 //! mode is on; the routing of commands (MOVED, ASK, CROSSSLOT, ...) is
 //! `commands::cluster_route`, CLUSTER's subcommands `commands::cluster_cmd`.
 //!
-//! Not built yet: replicas (CLUSTER REPLICATE records the role only; failover and replica
-//! promotion wait for replication), manual failover, and cluster-link-sendbuf-limit.
+//! Not built yet: replicas (CLUSTER REPLICATE records the role only, no data follows, so
+//! READONLY reads on such a node see nothing until replication exists; failover, replica
+//! promotion, replica migration and the votes of FAILOVER_AUTH_REQUEST/ACK wait for
+//! replication), CLUSTER FAILOVER, and the MIGRATE/RESTORE-ASKING side (another branch).
 
 pub mod bus;
 pub mod config;

@@ -72,7 +72,7 @@ pub fn id_str(id: &NodeId) -> &str {
 }
 
 /// A bitmap of the 16384 slots.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 pub struct SlotBits(pub Box<[u8; SLOTS / 8]>);
 
 impl Default for SlotBits {
@@ -173,6 +173,8 @@ pub struct Node {
     /// Its PINGs carry extensions but no shard id (a Redis 7.0 node, which knows only the
     /// hostname extension and logs a warning for each other one): it is sent only that.
     pub no_shard_ext: bool,
+    /// When this node last voted for a replica of this master (Unix ms).
+    pub voted_time: u64,
 }
 
 impl Node {
@@ -198,6 +200,7 @@ impl Node {
             repl_offset: 0,
             fail_reports: Vec::new(),
             no_shard_ext: false,
+            voted_time: 0,
         }
     }
 

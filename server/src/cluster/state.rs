@@ -370,4 +370,33 @@ mod tests {
         assert!(c.start_handshake("127.0.0.1", 7000, 17000, counter(), 0));
         assert!(!c.start_handshake("127.0.0.1", 7000, 17000, counter(), 0));
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the sequence of assignments, removals and node deletions, each node's
+        /// bitmap holds exactly the slots the slot table gives it.
+        #[test]
+        fn slot_table_and_bitmaps_agree(ops in proptest::collection::vec((0u8..4, 0u16..64, 0usize..3), 1..200)) {
+            let mut c = ClusterState::new(counter(), 0);
+            let ids: Vec<NodeId> = (0..3u8).map(|i| [b'a' + i; 40]).collect();
+            for id in &ids {
+                c.nodes.insert(*id, Node::new(*id, flags::MASTER, 0));
+            }
+            for (op, slot, who) in ops {
+                match op {
+                    0 | 1 => { c.add_slot(ids[who], slot); }
+                    2 => { c.del_slot(slot); }
+                    _ => { c.del_node_slots(ids[who]); }
+                }
+            }
+            for (id, n) in &c.nodes {
+                for s in 0..64 {
+                    prop_assert_eq!(n.slots.get(s), c.slots[s] == Some(*id));
+                }
+                let owned = c.slots.iter().filter(|o| **o == Some(*id)).count();
+                prop_assert_eq!(n.slots.count(), owned);
+            }
+        }
+    }
 }

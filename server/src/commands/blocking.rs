@@ -147,6 +147,26 @@ pub fn expire_blocked(server: &mut Server, now_ms: u64) {
     }
 }
 
+/// Ends with an error the waits that `refusal` refuses (cluster mode: keys of a slot this
+/// node no longer serves); the clients are woken.
+pub fn refuse_blocked(server: &mut Server, refusal: impl Fn(&Server, &Client) -> Option<String>) {
+    let ids = server.clients.ids_where(|c| c.blocked.is_some());
+    for id in ids {
+        let Some(mut lease) = server.clients.lease_id(id) else {
+            continue;
+        };
+        match refusal(server, &lease.client) {
+            Some(text) => {
+                ReplyWriter::new(&mut lease.out, lease.client.resp3).error(&text);
+                server.stats.count_error(&text);
+                unblock(server, &mut lease.client);
+                server.clients.restore(lease, true);
+            }
+            None => server.clients.restore(lease, false),
+        }
+    }
+}
+
 /// The nearest blocking deadline, for the poll timeout.
 pub fn next_deadline(server: &Server) -> Option<u64> {
     server

@@ -36,7 +36,12 @@ fn obeys_unconditionally(ctx: &Ctx) -> bool {
 pub fn needs_routing(ctx: &Ctx, cmd: &Command) -> bool {
     ctx.server.cluster.is_some()
         && !obeys_unconditionally(ctx)
-        && (cmd.name == "exec" || keyspecs::has_keys(cmd))
+        && (cmd.name == "exec" || keyspecs::has_keys(cmd) || is_shard_pubsub(cmd))
+}
+
+/// SSUBSCRIBE, SUNSUBSCRIBE and SPUBLISH: their shard channels are routed like keys.
+fn is_shard_pubsub(cmd: &Command) -> bool {
+    matches!(cmd.name, "ssubscribe" | "sunsubscribe" | "spublish")
 }
 
 /// Routes `cmd` with `args` for the running client: None when this node serves it.
@@ -56,7 +61,7 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
         single = vec![(cmd, args.to_vec())];
         single
     };
-    let is_shard_pubsub = matches!(cmd.name, "ssubscribe" | "sunsubscribe" | "spublish");
+    let shard_pubsub = is_shard_pubsub(cmd);
     let mut first: Option<&[u8]> = None;
     let mut slot = 0u16;
     let mut owner: Option<NodeId> = None;
@@ -66,7 +71,11 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
     for (c, argv) in &queued {
         writes |= c.flags.contains(Flags::WRITE);
         let keys = keyspecs::keys(c, argv).unwrap_or_default();
-        for k in keys {
+        let channels = is_shard_pubsub(c);
+        for k in keys
+            .into_iter()
+            .filter(|k| channels || !k.flags.is_not_key())
+        {
             let key = argv[k.pos];
             let this = key_slot(key);
             match first {
@@ -91,7 +100,7 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
                 }
                 _ => {}
             }
-            if (migrating || importing) && !is_shard_pubsub {
+            if (migrating || importing) && !shard_pubsub {
                 let present = ctx
                     .server
                     .keyspace
@@ -109,7 +118,7 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
     let n = owner?;
     if !state.ok {
         let config = &ctx.server.config.cluster;
-        if is_shard_pubsub {
+        if shard_pubsub {
             if !config.allow_pubsubshard_when_down {
                 return Some(Redirect::DownState);
             }
@@ -136,7 +145,7 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
     }
     let me = state.me();
     let write = cmd.flags.contains(Flags::WRITE) || (is_exec && writes);
-    if (ctx.client.cluster.readonly || is_shard_pubsub)
+    if (ctx.client.cluster.readonly || shard_pubsub)
         && !write
         && me.has(flags::SLAVE)
         && me.replica_of == Some(n)
@@ -150,12 +159,12 @@ pub fn route(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<Redirec
 }
 
 /// The error reply for a redirect (clusterRedirectClient).
-pub fn message(ctx: &Ctx, redirect: &Redirect) -> String {
+pub fn message(server: &crate::server::Server, redirect: &Redirect) -> String {
     let endpoint = |id: &NodeId| -> (String, u16) {
-        let cluster = ctx.server.cluster.as_ref().expect("cluster mode");
-        match cluster.state.nodes.get(id) {
+        let node = server.cluster.as_ref().and_then(|c| c.state.nodes.get(id));
+        match node {
             Some(n) => (
-                preferred_endpoint(&ctx.server.config.cluster.preferred_endpoint, n),
+                preferred_endpoint(&server.config.cluster.preferred_endpoint, n),
                 n.port,
             ),
             None => ("?".into(), 0),
@@ -194,7 +203,7 @@ pub fn preferred_endpoint(kind: &str, node: &crate::cluster::node::Node) -> Stri
 /// refusal was replied (and a transaction failed or discarded, as Redis does).
 pub fn check(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<()> {
     let redirect = route(ctx, cmd, args)?;
-    let text = message(ctx, &redirect);
+    let text = message(ctx.server, &redirect);
     if cmd.name == "exec" {
         super::multi::end_transaction(ctx);
     } else if ctx.client.multi.is_some() {
@@ -221,6 +230,38 @@ pub fn script_refusal(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Optio
         Redirect::DownState => "Script attempted to execute a command while the cluster is down",
         _ => "Script attempted to access a non local key in a cluster node",
     })
+}
+
+/// Unblocks with an error the clients blocked on keys of a slot this node does not serve
+/// any more, or every blocked client while the cluster is down
+/// (clusterRedirectBlockedClientIfNeeded).
+pub fn redirect_blocked_clients(server: &mut crate::server::Server) {
+    if server.cluster.is_none() || server.clients.blocked() == 0 {
+        return;
+    }
+    super::blocking::refuse_blocked(server, |server, client| {
+        let cluster = server.cluster.as_deref()?;
+        let state = &cluster.state;
+        let blocked = client.blocked.as_ref()?;
+        if !state.ok {
+            return Some(message(server, &Redirect::DownState));
+        }
+        let slot = key_slot(blocked.keys.first()?);
+        let mut owner = state.slots[slot as usize];
+        let me = state.me();
+        let write =
+            super::lookup(&blocked.command[0]).is_some_and(|c| c.flags.contains(Flags::WRITE));
+        if client.cluster.readonly && !write && me.has(flags::SLAVE) && me.replica_of == owner {
+            owner = Some(state.myself);
+        }
+        if owner == Some(state.myself) || state.importing.contains_key(&slot) {
+            return None;
+        }
+        Some(match owner {
+            None => message(server, &Redirect::DownUnbound),
+            Some(n) => message(server, &Redirect::Moved(slot, n)),
+        })
+    });
 }
 
 /// After a command: ASKING lasts for one command (outside MULTI), as Redis's resetClient.

@@ -80,6 +80,11 @@ impl KeyFlags {
         self.0 & (KeyFlags::UPDATE.0 | 1 << 6 | 1 << 7) != 0
     }
 
+    /// Whether the argument is not a key (a shard channel).
+    pub fn is_not_key(self) -> bool {
+        self.contains(KeyFlags::NOT_KEY)
+    }
+
     /// The names of the flags set, in Redis's order.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
         FLAG_NAMES

@@ -36,9 +36,10 @@ mod tracking;
 pub(crate) use acl_cmd::check_and_log as check_acl_and_log;
 pub use acl_cmd::{load_at_start as load_acl_at_start, starts_authenticated};
 pub use blocking::{
-    block_or_null, client_gone, expire_blocked, first_present, next_deadline, serve_ready_keys,
-    serve_waits,
+    block_or_null, client_gone, expire_blocked, first_present, next_deadline, refuse_blocked,
+    serve_ready_keys, serve_waits,
 };
+pub use cluster_route::redirect_blocked_clients;
 pub(crate) use introspection::info_of as introspection_info;
 pub use keys::{write_scan_reply, ScanOptions};
 pub use lookup::{Pick, PickMut};

@@ -356,9 +356,8 @@ impl Db {
         match &self.slot_index {
             Some(index) => index
                 .ids(slot)
-                .iter()
                 .take(count)
-                .map(|&id| self.slots[id as usize].key())
+                .map(|id| self.slots[id as usize].key())
                 .collect(),
             None => Vec::new(),
         }

@@ -106,8 +106,9 @@ impl Handler for RespLoop<'_> {
             }
             self.server.listening = cx.listening();
         }
-        if self.server.cluster.is_some() {
-            crate::cluster::bus::cron(self.server, cx.registry());
+        if self.server.cluster.is_some() && crate::cluster::bus::cron(self.server, cx.registry()) {
+            commands::redirect_blocked_clients(self.server);
+            self.serve_woken(cx);
         }
         if Instant::now() >= self.next_cron {
             self.cron(cx);
