@@ -18,8 +18,8 @@ use crate::rdb::dump::{self, Payload};
 use std::time::Duration;
 
 /// The arguments of a MIGRATE that its AUTH and AUTH2 options name as passwords (and
-/// AUTH2's user), which the slowlog shows as "(redacted)" (Redis redacts them while it
-/// parses them).
+/// AUTH2's user), which MONITOR and the slowlog show as "(redacted)" (Redis redacts them
+/// while it parses them).
 pub fn password_positions(args: &[&[u8]]) -> Vec<usize> {
     let mut found = Vec::new();
     let mut j = 6;
@@ -43,10 +43,13 @@ pub fn password_positions(args: &[&[u8]]) -> Vec<usize> {
 }
 
 /// The command that stores a key on the target: RESTORE, or RESTORE-ASKING in cluster
-/// mode (the target imports the slot and must take it before the slot is its own). Goblin
-/// has no cluster mode yet: RESTORE.
-fn restore_command(_server: &crate::server::Server) -> &'static [u8] {
-    b"RESTORE"
+/// mode (the target imports the slot and must take it before the slot is its own).
+fn restore_command(server: &crate::server::Server) -> &'static [u8] {
+    if server.cluster.is_some() {
+        b"RESTORE-ASKING"
+    } else {
+        b"RESTORE"
+    }
 }
 
 /// What MIGRATE was asked.

@@ -123,7 +123,8 @@ pub fn repr(s: &mut String, bytes: &[u8]) {
 
 /// The arguments as MONITOR (and the slow log) show them: AUTH's password (and username),
 /// the username and password after HELLO's AUTH, the user names and rules of ACL SETUSER,
-/// DELUSER and GETUSER, and the values of CONFIG SET requirepass, replaced by `(redacted)`
+/// DELUSER and GETUSER, the values of CONFIG SET requirepass and MIGRATE's AUTH / AUTH2
+/// passwords (and user), replaced by `(redacted)`
 /// as Redis's redactClientCommandArgument does while the command parses them (a HELLO whose
 /// protocol version is refused redacts nothing).
 pub fn redact<'a>(args: &[&'a [u8]]) -> Vec<Cow<'a, [u8]>> {
@@ -149,6 +150,10 @@ pub fn redact<'a>(args: &[&'a [u8]]) -> Vec<Cow<'a, [u8]>> {
             } else {
                 break;
             }
+        }
+    } else if name.eq_ignore_ascii_case(b"migrate") {
+        for i in super::migrate::password_positions(args) {
+            out[i] = Cow::Borrowed(REDACTED);
         }
     } else if name.eq_ignore_ascii_case(b"acl") && args.len() >= 2 {
         let sub = args[1];

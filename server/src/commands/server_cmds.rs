@@ -268,7 +268,7 @@ pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64)
     if threshold < 0 || micros < threshold as u64 || cmd.flags.contains(Flags::SKIP_SLOWLOG) {
         return;
     }
-    // AUTH's and HELLO's passwords are redacted, as for MONITOR.
+    // Passwords and ACL rules are redacted, as for MONITOR.
     let shown = super::monitor::redact(args);
     let args: Vec<&[u8]> = shown.iter().map(|a| &**a).collect();
     slowlog_push(ctx, &args, micros);
@@ -278,18 +278,7 @@ pub fn slowlog_record(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]], micros: u64)
 #[cold]
 fn slowlog_push(ctx: &mut Ctx, args: &[&[u8]], micros: u64) {
     let mut kept: Vec<Vec<u8>> = Vec::new();
-    // MIGRATE's passwords are redacted, as Redis redacts them.
-    let hidden = match args.first() {
-        Some(name) if name.eq_ignore_ascii_case(b"migrate") => {
-            super::migrate::password_positions(args)
-        }
-        _ => Vec::new(),
-    };
     for (i, arg) in args.iter().enumerate() {
-        if hidden.contains(&i) {
-            kept.push(b"(redacted)".to_vec());
-            continue;
-        }
         if i == SLOWLOG_MAX_ARGC - 1 && args.len() > SLOWLOG_MAX_ARGC {
             kept.push(format!("... ({} more arguments)", args.len() - i).into_bytes());
             break;
