@@ -627,6 +627,10 @@ pub fn process(
                 return actions;
             }
         }
+        // A PING tells where its sender is now (a node restarted on another address).
+        if let (Some(s), types::PING) = (sender, mtype) {
+            update_address(state, s, &link.peer_ip, &msg.header, &mut actions);
+        }
         return finish_ping(state, env, sender, msg, actions, false);
     }
     if mtype == types::AUTH_REQUEST {
