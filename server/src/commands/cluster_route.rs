@@ -27,9 +27,10 @@ pub enum Redirect {
     Ask(u16, NodeId),
 }
 
-/// Whether `client` is one whose commands are obeyed without routing (the AOF loader's).
+/// Whether `client` is one whose commands are obeyed without routing: the AOF loader's
+/// and this node's master's link (Redis's mustObeyClient).
 fn obeys_unconditionally(ctx: &Ctx) -> bool {
-    ctx.client.fd < 0
+    ctx.client.fd < 0 || ctx.client.repl_role == crate::clients::ReplRole::Master
 }
 
 /// Whether the dispatcher must route `cmd` (it has keys, or it is EXEC).
