@@ -119,6 +119,14 @@ pub struct EntryRef<'a, T> {
     values: &'a [Option<T>],
 }
 
+impl<T> Clone for EntryRef<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for EntryRef<'_, T> {}
+
 impl<'a, T> EntryRef<'a, T> {
     /// The key bytes.
     #[inline]
@@ -402,24 +410,39 @@ impl<T> KeyTable<T> {
 
     /// Removes the key in `slot`, returning its value and expiry.
     pub fn remove_slot(&mut self, slot: Slot) -> Removed<T> {
+        let value = match self.record(self.handle(slot)).value() {
+            Stored::Int(v) => Owned::Int(v),
+            Stored::Str(b, flag) => Owned::Str(b.to_vec(), flag),
+            Stored::Heap(i) => Owned::Heap(self.take_heap(i)),
+        };
+        let expire_at = self.unlink(slot);
+        Removed { value, expire_at }
+    }
+
+    /// Removes the key in `slot` without copying an integer or string out; returns its
+    /// heap value, if it had one (all a delete needs).
+    pub fn discard_slot(&mut self, slot: Slot) -> Option<T> {
+        let heap = match self.record(self.handle(slot)).value() {
+            Stored::Heap(i) => Some(self.take_heap(i)),
+            _ => None,
+        };
+        self.unlink(slot);
+        heap
+    }
+
+    /// Takes the record in `slot` out of the index, the volatile list and the store (its
+    /// heap value was taken); returns its expire time.
+    fn unlink(&mut self, slot: Slot) -> Option<u64> {
         let handle = self.handle(slot);
         let expiry = self.record(handle).expiry();
         if let Some((_, pos)) = expiry {
             self.unlist_volatile(pos);
         }
-        let value = match self.record(handle).value() {
-            Stored::Int(v) => Owned::Int(v),
-            Stored::Str(b, flag) => Owned::Str(b.to_vec(), flag),
-            Stored::Heap(i) => Owned::Heap(self.take_heap(i)),
-        };
         self.index.remove_slot(slot.0);
         self.store.free(handle);
         let store = &self.store;
         self.index.maybe_shrink(|h| key_hash(store, h));
-        Removed {
-            value,
-            expire_at: expiry.map(|(at, _)| at),
-        }
+        expiry.map(|(at, _)| at)
     }
 
     /// The `n`-th (modulo the count) key with an expiry, for sampling.
