@@ -5,16 +5,21 @@
 //! ```text
 //!  table: KeyTable<Value>   index: Swiss table of 4-byte record handles (5 B a slot)
 //!                           record: [hdr 1][access clock 3][expiry 0|12][key len][key][value]
-//!                             value in the record: an `int` string (1-8 bytes) or an inline
-//!                             string (<= 22 bytes, the `embstr`/`raw` flag in the header);
-//!                             any other value: a 4-byte index into the table's slab of
-//!                             `Value`s (32 B each)
-//!  out + scratch            a record-held string handed out as a `Value` (`&Value` for a
+//!                             value in the record: an `int` string (1-8 bytes), an inline
+//!                             string (<= 22 bytes, the `embstr`/`raw` flag in the header)
+//!                             or a listpack hash of up to 255 bytes (its buffer: count and
+//!                             pairs); any other value: a 4-byte index into the table's
+//!                             slab of `Value`s (32 B each)
+//!  out + scratch            a record-held value handed out as a `Value` (`&Value` for a
 //!                           read, `&mut Value` for a write): the copy lives in `scratch`
 //!                           and a written one is put back into its record ("settled")
 //!                           before the table next changes shape; readers meanwhile see
 //!                           the copy
 //! ```
+//!
+//! A 5-field profile hash is so one record of about 100 bytes (key, count, pairs) where it
+//! was a record, a 32-byte slab slot and a separate 96-byte malloc chunk; reading it costs
+//! rebuilding the listpack in `scratch` (one allocation), and a string costs no allocation.
 //!
 //! A key with an expiry carries it in its record (12 bytes) and is listed for the sampling
 //! of active expiry and of the volatile eviction policies; the 24-bit access clock is
@@ -28,6 +33,7 @@
 use super::string::{Compact, StringValue};
 use super::value::{Value, WrongType};
 use super::{Hash, List, Set, SortedSet};
+use goblin_zset::keytable::STR_MAX;
 use goblin_zset::keytable::{self as kt, KeyTable};
 use std::ops::Deref;
 
@@ -69,10 +75,15 @@ impl<'a> Entry<'a> {
         self.record.clock()
     }
 
-    /// Bytes the key costs (MEMORY USAGE): its value's own allocations, and its record,
-    /// index slot, slab slot and volatile-list entry in the table.
+    /// Bytes the key costs (MEMORY USAGE): its record, index slot, slab slot and
+    /// volatile-list entry in the table, and a heap value's own allocations (a record-held
+    /// value's bytes are its record's).
     pub fn memory_usage(&self) -> usize {
-        self.value.memory_bytes() + self.table.entry_bytes(self.slot)
+        let heap = match self.record.value() {
+            kt::ValueRef::Heap(v) => v.memory_bytes(),
+            _ => 0,
+        };
+        heap + self.table.entry_bytes(self.slot)
     }
 }
 
@@ -113,7 +124,8 @@ impl Deref for ValueCow<'_> {
 }
 
 impl<'a> ValueCow<'a> {
-    /// The value when it is borrowed from the table: a collection always is.
+    /// The value when it is borrowed from the table: a sorted set, set or list always is
+    /// (a small hash may be rebuilt from its record: read it through the `Deref`).
     #[inline]
     fn table_value(&self) -> Result<&'a Value, WrongType> {
         match self {
@@ -132,12 +144,6 @@ impl<'a> ValueCow<'a> {
     #[inline]
     pub fn as_set(&self) -> Result<&'a Set, WrongType> {
         self.table_value()?.as_set()
-    }
-
-    /// The hash, borrowed for as long as the database.
-    #[inline]
-    pub fn as_hash(&self) -> Result<&'a Hash, WrongType> {
-        self.table_value()?.as_hash()
     }
 
     /// The list, borrowed for as long as the database.
@@ -216,31 +222,31 @@ fn placeholder() -> Value {
     Value::Str(StringValue::from_int(0))
 }
 
-/// How the table stores `c`: inside the record.
+/// How the table keeps `value` inside its record, when it can: an `int` or inline string,
+/// or a listpack hash of up to [`STR_MAX`] bytes.
 #[inline]
-fn record_value<'a>(c: Compact<'a>) -> kt::Value<'a, Value> {
-    match c {
-        Compact::Int(v) => kt::Value::Int(v),
-        Compact::Bytes(b, raw) => kt::Value::Str(b, raw),
-    }
-}
-
-/// The record-held string `v` stands for (None for a heap value).
-#[inline]
-fn rebuilt(v: &kt::ValueRef<'_, Value>) -> Option<StringValue> {
-    match *v {
-        kt::ValueRef::Int(i) => Some(StringValue::from_int(i)),
-        kt::ValueRef::Str(b, raw) => Some(StringValue::from_compact(b, raw)),
-        kt::ValueRef::Heap(_) => None,
-    }
-}
-
-/// The compact form of `value` when the record can hold it.
-#[inline]
-fn compact(value: &Value) -> Option<Compact<'_>> {
+fn record_value(value: &Value) -> Option<kt::Value<'_, Value>> {
     match value {
-        Value::Str(s) => s.compact(),
+        Value::Str(s) => s.compact().map(|c| match c {
+            Compact::Int(v) => kt::Value::Int(v),
+            Compact::Bytes(b, raw) => kt::Value::Str(b, raw),
+        }),
+        Value::Hash(h) => h
+            .packed()
+            .filter(|b| b.len() <= STR_MAX)
+            .map(kt::Value::Packed),
         _ => None,
+    }
+}
+
+/// The value a record-held `v` stands for (None for a heap value).
+#[inline]
+fn rebuilt(v: &kt::ValueRef<'_, Value>) -> Option<Value> {
+    match *v {
+        kt::ValueRef::Int(i) => Some(Value::Str(StringValue::from_int(i))),
+        kt::ValueRef::Str(b, raw) => Some(Value::Str(StringValue::from_compact(b, raw))),
+        kt::ValueRef::Packed(b) => Some(Value::Hash(Hash::from_packed(b))),
+        kt::ValueRef::Heap(_) => None,
     }
 }
 
@@ -271,21 +277,15 @@ impl Db {
         (self.table.memory_bytes().saturating_sub(expires), expires)
     }
 
-    /// Bytes the values hold in their own allocations (beside the table).
+    /// Bytes the heap values hold in their own allocations (beside the table).
     pub fn values_memory(&self) -> usize {
-        let slab: usize = self
-            .table
+        self.table
             .iter()
             .map(|e| match e.value() {
                 kt::ValueRef::Heap(v) => v.memory_bytes(),
                 _ => 0,
             })
-            .sum();
-        slab + if self.out.is_some() {
-            self.scratch.memory_bytes()
-        } else {
-            0
-        }
+            .sum()
     }
 
     /// Bytes `key` costs (see [`Entry::memory_usage`]), expired or not.
@@ -293,7 +293,6 @@ impl Db {
         let slot = self.table.find(key)?;
         let value = match self.table.entry(slot).value() {
             kt::ValueRef::Heap(v) => v.memory_bytes(),
-            _ if self.out == Some(slot) => self.scratch.memory_bytes(),
             _ => 0,
         };
         Some(value + self.table.entry_bytes(slot))
@@ -340,11 +339,11 @@ impl Db {
             self.dirty |= write;
             return;
         }
-        let Some(s) = rebuilt(&self.table.entry(slot).value()) else {
+        let Some(v) = rebuilt(&self.table.entry(slot).value()) else {
             return;
         };
         self.settle();
-        self.scratch = Value::Str(s);
+        self.scratch = v;
         self.out = Some(slot);
         self.dirty = write;
     }
@@ -365,17 +364,18 @@ impl Db {
     /// writing that wrote nothing: the record needs no re-encoding).
     #[inline]
     fn unchanged(&self, slot: Slot) -> bool {
-        match (compact(&self.scratch), self.table.entry(slot).value()) {
-            (Some(Compact::Int(a)), kt::ValueRef::Int(b)) => a == b,
-            (Some(Compact::Bytes(a, ra)), kt::ValueRef::Str(b, rb)) => a == b && ra == rb,
+        match (record_value(&self.scratch), self.table.entry(slot).value()) {
+            (Some(kt::Value::Int(a)), kt::ValueRef::Int(b)) => a == b,
+            (Some(kt::Value::Str(a, ra)), kt::ValueRef::Str(b, rb)) => a == b && ra == rb,
+            (Some(kt::Value::Packed(a)), kt::ValueRef::Packed(b)) => a == b,
             _ => false,
         }
     }
 
     /// Replaces the value in `slot` (keeping its clock and expiry).
     fn put(&mut self, slot: Slot, value: Value) {
-        let old = match compact(&value) {
-            Some(c) => self.table.set_value(slot, record_value(c)),
+        let old = match record_value(&value) {
+            Some(r) => self.table.set_value(slot, r),
             None => self.table.set_value(slot, kt::Value::Heap(value)),
         };
         drop(old);
@@ -418,7 +418,7 @@ impl Db {
         let value = match v {
             kt::ValueRef::Heap(v) => ValueCow::Borrowed(v),
             _ if self.is_checked_out(record.key()) => ValueCow::Borrowed(&self.scratch),
-            _ => ValueCow::Owned(Value::Str(rebuilt(&v).expect("record-held"))),
+            _ => ValueCow::Owned(rebuilt(&v).expect("record-held")),
         };
         DbEntry { value, record }
     }
@@ -440,8 +440,8 @@ impl Db {
     /// large).
     pub fn insert(&mut self, key: &[u8], value: Value, clock: u32) -> Option<Value> {
         self.settle();
-        match compact(&value) {
-            Some(c) => self.table.insert(key, record_value(c), clock),
+        match record_value(&value) {
+            Some(r) => self.table.insert(key, r, clock),
             None => self.table.insert(key, kt::Value::Heap(value), clock),
         }
     }
@@ -449,8 +449,8 @@ impl Db {
     /// Inserts `key`, which is not in the table, with no expiry; returns its slot.
     pub(super) fn insert_absent(&mut self, key: &[u8], value: Value, clock: u32) -> Slot {
         self.settle();
-        match compact(&value) {
-            Some(c) => self.table.insert_new(key, record_value(c), clock),
+        match record_value(&value) {
+            Some(r) => self.table.insert_new(key, r, clock),
             None => self.table.insert_new(key, kt::Value::Heap(value), clock),
         }
     }
@@ -463,6 +463,7 @@ impl Db {
         let value = match removed.value {
             kt::Owned::Int(v) => Value::Str(StringValue::from_int(v)),
             kt::Owned::Str(b, raw) => Value::Str(StringValue::from_compact(&b, raw)),
+            kt::Owned::Packed(b) => Value::Hash(Hash::from_packed(&b)),
             kt::Owned::Heap(v) => v,
         };
         Some(Removed {
@@ -616,6 +617,50 @@ mod tests {
         assert!(db.get(b"n").is_none());
         db.insert(b"n2", int(9), 0);
         assert_eq!(text(&db.get(b"n2").unwrap().value), b"9");
+    }
+
+    #[test]
+    fn small_hashes_live_in_records_until_they_outgrow_them() {
+        let cfg = super::super::HashConfig::default();
+        let mut db = Db::default();
+        let fields = |v: &Value| -> Vec<(Vec<u8>, Vec<u8>)> {
+            let h = v.as_hash().unwrap();
+            h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()
+        };
+        let mut h = Hash::new();
+        h.set(b"name", b"ada", &cfg);
+        db.insert(b"h", Value::Hash(h.clone()), 0);
+        assert!(matches!(db.get(b"h").unwrap().value, ValueCow::Owned(_)));
+        // Written in place through the copy, seen by readers, put back on settling.
+        let slot = db.find(b"h").unwrap();
+        let e = db.write(slot);
+        e.value.as_hash_mut().unwrap().set(b"age", b"36", &cfg);
+        h.set(b"age", b"36", &cfg);
+        assert_eq!(
+            fields(&db.get(b"h").unwrap().value),
+            fields(&Value::Hash(h.clone()))
+        );
+        db.insert(b"x", int(1), 0);
+        let slot = db.find(b"h").unwrap();
+        assert_eq!(fields(db.read(slot).value), fields(&Value::Hash(h.clone())));
+        assert_eq!(db.read(slot).value.encoding_name(), "listpack");
+        // Past 255 bytes of listpack the hash is a heap value.
+        let slot = db.find(b"h").unwrap();
+        let e = db.write(slot);
+        for i in 0..20u32 {
+            let (f, v) = (format!("field{i}"), format!("value{i}"));
+            e.value
+                .as_hash_mut()
+                .unwrap()
+                .set(f.as_bytes(), v.as_bytes(), &cfg);
+            h.set(f.as_bytes(), v.as_bytes(), &cfg);
+        }
+        db.insert(b"y", int(2), 0);
+        let e = db.get(b"h").unwrap();
+        assert!(matches!(e.value, ValueCow::Borrowed(_)));
+        assert_eq!(fields(&e.value), fields(&Value::Hash(h.clone())));
+        let removed = db.remove(b"h").unwrap();
+        assert_eq!(fields(&removed.value), fields(&Value::Hash(h)));
     }
 
     #[test]

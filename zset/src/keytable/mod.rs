@@ -17,6 +17,7 @@
 //!
 //! record (see `record`): [hdr 1][clock 3][expiry 0|12][klen 1|5][key][value]
 //!   value: integer in 1, 2, 4 or 8 bytes | string: len 1 + bytes (<= 255) |
+//!          packed: len 1 + bytes of the caller's format (<= 255) |
 //!          heap: u32 index into `values`
 //!   expiry block (volatile keys only): expire_at u64 + position in `volatile` u32
 //!
@@ -47,9 +48,10 @@
 //!    position there so removal is O(1).
 //! 4. The access clock is 24 bits, Redis's `lru` field: seconds of an LRU clock (wrapping
 //!    after 194 days, as Redis's does) or an LFU counter with its decrement time.
-//! 5. Strings and integers sit in the record (no allocation up to 255 bytes); other values
-//!    are the caller's `T` in a slab, reached by a 4-byte index, so `&mut T` needs no
-//!    unsafe code and `T` never moves when records do.
+//! 5. Strings and integers sit in the record (no allocation up to 255 bytes), and so can
+//!    up to 255 bytes of the caller's own format (`Value::Packed`: Goblin keeps a small
+//!    hash's listpack there); other values are the caller's `T` in a slab, reached by a
+//!    4-byte index, so `&mut T` needs no unsafe code and `T` never moves when records do.
 //!
 //! Limits: 2^26 records per size class before a class spills into the next larger one,
 //! so about 4 billion keys in all; the hash has a fixed seed (as every table of this crate).
@@ -80,6 +82,9 @@ pub enum Value<'a, T> {
     Str(&'a [u8], bool),
     /// Anything else, kept in the table's value slab.
     Heap(T),
+    /// Bytes (at most [`STR_MAX`]) of the caller's own format, kept in the record (Goblin:
+    /// a small hash's listpack).
+    Packed(&'a [u8]),
 }
 
 /// A stored value, borrowed.
@@ -91,6 +96,8 @@ pub enum ValueRef<'a, T> {
     Str(&'a [u8], bool),
     /// A heap value.
     Heap(&'a T),
+    /// Bytes of the caller's own format.
+    Packed(&'a [u8]),
 }
 
 /// A value taken out of the table.
@@ -102,6 +109,8 @@ pub enum Owned<T> {
     Str(Vec<u8>, bool),
     /// A heap value.
     Heap(T),
+    /// Bytes of the caller's own format.
+    Packed(Vec<u8>),
 }
 
 /// A removed key's value and expiry.
@@ -140,6 +149,7 @@ impl<'a, T> EntryRef<'a, T> {
         match self.record.value() {
             Stored::Int(v) => ValueRef::Int(v),
             Stored::Str(b, flag) => ValueRef::Str(b, flag),
+            Stored::Packed(b) => ValueRef::Packed(b),
             Stored::Heap(i) => ValueRef::Heap(self.values[i as usize].as_ref().expect("live")),
         }
     }
@@ -288,6 +298,7 @@ impl<T> KeyTable<T> {
         let stored = match value {
             Value::Int(v) => Stored::Int(v),
             Value::Str(b, flag) => Stored::Str(check_str(b), flag),
+            Value::Packed(b) => Stored::Packed(check_str(b)),
             Value::Heap(t) => {
                 heap = self.push_heap(t);
                 Stored::Heap(heap)
@@ -326,9 +337,13 @@ impl<T> KeyTable<T> {
             (Stored::Heap(i), Value::Str(b, flag)) => {
                 (Some(self.take_heap(i)), Stored::Str(check_str(b), flag))
             }
+            (Stored::Heap(i), Value::Packed(b)) => {
+                (Some(self.take_heap(i)), Stored::Packed(check_str(b)))
+            }
             (_, Value::Heap(t)) => (None, Stored::Heap(self.push_heap(t))),
             (_, Value::Int(v)) => (None, Stored::Int(v)),
             (_, Value::Str(b, flag)) => (None, Stored::Str(check_str(b), flag)),
+            (_, Value::Packed(b)) => (None, Stored::Packed(check_str(b))),
         };
         let expire_at = self.record(handle).expiry().map(|(at, _)| at);
         self.rewrite(slot, Some(stored), expire_at);
@@ -413,6 +428,7 @@ impl<T> KeyTable<T> {
         let value = match self.record(self.handle(slot)).value() {
             Stored::Int(v) => Owned::Int(v),
             Stored::Str(b, flag) => Owned::Str(b.to_vec(), flag),
+            Stored::Packed(b) => Owned::Packed(b.to_vec()),
             Stored::Heap(i) => Owned::Heap(self.take_heap(i)),
         };
         let expire_at = self.unlink(slot);
