@@ -9,10 +9,7 @@ use crate::keyspace::Entry;
 
 /// Whether `key` exists (not expired) in `db`, for writers.
 fn alive(ctx: &mut Ctx, db: usize, key: &[u8]) -> bool {
-    ctx.server
-        .keyspace
-        .lookup_write(db, key, ctx.now_ms)
-        .is_some()
+    ctx.server.keyspace.exists_for_write(db, key, ctx.now_ms)
 }
 
 /// DEL / UNLINK key [key ...]

@@ -45,22 +45,27 @@ pub use goblin_zset::keytable::{Slot, CLOCK_MAX};
 pub struct Entry<'a> {
     /// The value.
     pub value: &'a Value,
-    record: kt::EntryRef<'a, Value>,
     table: &'a KeyTable<Value>,
     slot: Slot,
 }
 
 impl<'a> Entry<'a> {
+    /// The key's record (read on demand: most lookups want the value alone).
+    #[inline]
+    fn record(&self) -> kt::EntryRef<'a, Value> {
+        self.table.entry(self.slot)
+    }
+
     /// The key bytes.
     #[inline]
     pub fn key(&self) -> &'a [u8] {
-        self.record.key()
+        self.record().key()
     }
 
     /// The expiry time in Unix milliseconds, if any.
     #[inline]
     pub fn expire_at(&self) -> Option<u64> {
-        self.record.expire_at()
+        self.record().expire_at()
     }
 
     /// Whether the key's time has come at Unix time `now_ms`.
@@ -72,14 +77,14 @@ impl<'a> Entry<'a> {
     /// The 24-bit access field (LRU seconds or LFU counter, see `lfu`).
     #[inline]
     pub fn accessed(&self) -> u32 {
-        self.record.clock()
+        self.record().clock()
     }
 
     /// Bytes the key costs (MEMORY USAGE): its record, index slot, slab slot and
     /// volatile-list entry in the table, and a heap value's own allocations (a record-held
     /// value's bytes are its record's).
     pub fn memory_usage(&self) -> usize {
-        let heap = match self.record.value() {
+        let heap = match self.record().value() {
             kt::ValueRef::Heap(v) => v.memory_bytes(),
             _ => 0,
         };
@@ -310,6 +315,16 @@ impl Db {
         self.table.find(key).is_some()
     }
 
+    /// What a keyspace lookup needs of `key`, from one reading of its record: its slot,
+    /// whether its time has come at `now_ms`, and its access field.
+    #[inline]
+    pub(super) fn probe(&self, key: &[u8], now_ms: u64) -> Option<(Slot, bool, u32)> {
+        let slot = self.table.find(key)?;
+        let e = self.table.entry(slot);
+        let expired = e.expire_at().is_some_and(|at| at <= now_ms);
+        Some((slot, expired, e.clock()))
+    }
+
     /// Whether the key in `slot` has an expiry that has come at `now_ms`.
     #[inline]
     pub(super) fn expired(&self, slot: Slot, now_ms: u64) -> bool {
@@ -319,33 +334,28 @@ impl Db {
             .is_some_and(|at| at <= now_ms)
     }
 
-    /// The access field of the key in `slot`.
-    #[inline]
-    pub(super) fn clock(&self, slot: Slot) -> u32 {
-        self.table.entry(slot).clock()
-    }
-
     /// Sets the access field of the key in `slot` (its low 24 bits are kept).
     #[inline]
     pub(super) fn set_clock(&mut self, slot: Slot, clock: u32) {
         self.table.set_clock(slot, clock);
     }
 
-    /// Copies the record-held string of `slot` into `scratch` (putting back the one checked
-    /// out before); nothing for a heap value.
+    /// Copies the record-held value of `slot` into `scratch` (putting back the one checked
+    /// out before); nothing for a heap value. True when `slot` is checked out.
     #[inline]
-    fn check_out(&mut self, slot: Slot, write: bool) {
+    fn check_out(&mut self, slot: Slot, write: bool) -> bool {
         if self.out == Some(slot) {
             self.dirty |= write;
-            return;
+            return true;
         }
         let Some(v) = rebuilt(&self.table.entry(slot).value()) else {
-            return;
+            return false;
         };
         self.settle();
         self.scratch = v;
         self.out = Some(slot);
         self.dirty = write;
+        true
     }
 
     /// Puts a checked-out copy that was handed out for writing back into its record.
@@ -384,16 +394,18 @@ impl Db {
     /// The key in `slot` for reading (from [`Db::find`], with no removal since).
     #[inline]
     pub(super) fn read(&mut self, slot: Slot) -> Entry<'_> {
-        self.check_out(slot, false);
+        let copy = self.check_out(slot, false);
         let this = &*self;
-        let record = this.table.entry(slot);
-        let value = match record.value() {
-            kt::ValueRef::Heap(v) => v,
-            _ => &this.scratch,
+        let value = if copy {
+            &this.scratch
+        } else {
+            match this.table.entry(slot).value() {
+                kt::ValueRef::Heap(v) => v,
+                _ => unreachable!("a record-held value is checked out"),
+            }
         };
         Entry {
             value,
-            record,
             table: &this.table,
             slot,
         }
@@ -402,11 +414,11 @@ impl Db {
     /// The key in `slot` for writing (from [`Db::find`], with no removal since).
     #[inline]
     pub(super) fn write(&mut self, slot: Slot) -> EntryMut<'_> {
-        self.check_out(slot, true);
         let expire_at = self.table.entry(slot).expire_at();
-        let value = match self.table.heap_mut(slot) {
-            Some(v) => v,
-            None => &mut self.scratch,
+        let value = if self.check_out(slot, true) {
+            &mut self.scratch
+        } else {
+            self.table.heap_mut(slot).expect("a heap value")
         };
         EntryMut { value, expire_at }
     }
@@ -439,10 +451,18 @@ impl Db {
     /// returns the old value when it was kept beside the table (to be freed, lazily if
     /// large).
     pub fn insert(&mut self, key: &[u8], value: Value, clock: u32) -> Option<Value> {
-        self.settle();
+        let Some(slot) = self.table.find(key) else {
+            self.insert_absent(key, value, clock);
+            return None;
+        };
+        if self.out == Some(slot) {
+            // The copy is replaced with the key's value.
+            self.out = None;
+            self.dirty = false;
+        }
         match record_value(&value) {
-            Some(r) => self.table.insert(key, r, clock),
-            None => self.table.insert(key, kt::Value::Heap(value), clock),
+            Some(r) => self.table.replace(slot, r, clock),
+            None => self.table.replace(slot, kt::Value::Heap(value), clock),
         }
     }
 

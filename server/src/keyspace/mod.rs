@@ -167,13 +167,13 @@ impl Keyspace {
     /// The slot of the live entry for `key`: one hash lookup, and the key is removed
     /// instead when its time has come.
     #[inline]
-    fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<db::Slot> {
-        let id = self.dbs[db].find(key)?;
-        if self.dbs[db].expired(id, now_ms) {
+    fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<(db::Slot, u32)> {
+        let (slot, expired, accessed) = self.dbs[db].probe(key, now_ms)?;
+        if expired {
             self.delete_expired(db, key);
             return None;
         }
-        Some(id)
+        Some((slot, accessed))
     }
 
     /// Looks a key up for reading: expires it if due, counts a hit or a miss and updates
@@ -188,10 +188,10 @@ impl Keyspace {
     ) -> Option<Entry<'_>> {
         let clock = self.clock_secs_at(now_ms);
         match self.live_entry(db, key, now_ms) {
-            Some(id) => {
+            Some((id, accessed)) => {
                 self.stats.keyspace_hits += 1;
                 if touch {
-                    self.touch(db, id, clock, now_ms);
+                    self.touch(db, id, accessed, clock, now_ms);
                 }
                 Some(self.dbs[db].read(id))
             }
@@ -208,18 +208,34 @@ impl Keyspace {
     #[inline]
     pub fn lookup_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
         let clock = self.clock_secs_at(now_ms);
-        let id = self.live_entry(db, key, now_ms)?;
-        self.touch(db, id, clock, now_ms);
+        let (id, accessed) = self.live_entry(db, key, now_ms)?;
+        self.touch(db, id, accessed, clock, now_ms);
         Some(self.dbs[db].write(id))
     }
 
-    /// Records an access to the key in `slot` of `db` in its access field.
+    /// Whether `key` exists, looked up for writing as [`Keyspace::lookup_write`] does (expired
+    /// first if due, access recorded) without handing out its value (SET NX/XX, DEL).
     #[inline]
-    fn touch(&mut self, db: usize, slot: db::Slot, clock: u32, now_ms: u64) {
-        let d = &mut self.dbs[db];
-        let mut field = d.clock(slot);
+    pub fn exists_for_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
+        let clock = self.clock_secs_at(now_ms);
+        match self.live_entry(db, key, now_ms) {
+            Some((id, accessed)) => {
+                self.touch(db, id, accessed, clock, now_ms);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records an access to the key in `slot` of `db`, whose access field is `accessed`
+    /// (written only when it changes: an LRU field changes once a second).
+    #[inline]
+    fn touch(&mut self, db: usize, slot: db::Slot, accessed: u32, clock: u32, now_ms: u64) {
+        let mut field = accessed;
         self.access.touch(&mut field, clock, now_ms);
-        d.set_clock(slot, field);
+        if field & db::CLOCK_MAX != accessed {
+            self.dbs[db].set_clock(slot, field);
+        }
     }
 
     /// Looks a key up for writing, creating it with `make()` when absent (expired keys
@@ -235,8 +251,8 @@ impl Keyspace {
     ) -> (EntryMut<'_>, bool) {
         let clock = self.clock_secs_at(now_ms);
         let (id, created) = match self.live_entry(db, key, now_ms) {
-            Some(id) => {
-                self.touch(db, id, clock, now_ms);
+            Some((id, accessed)) => {
+                self.touch(db, id, accessed, clock, now_ms);
                 (id, false)
             }
             None => {
@@ -253,7 +269,7 @@ impl Keyspace {
     /// Looks a key up without touching its access time or the hit statistics (OBJECT,
     /// MEMORY USAGE); a key whose time has come is removed first.
     pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<Entry<'_>> {
-        let slot = self.live_entry(db, key, now_ms)?;
+        let (slot, _) = self.live_entry(db, key, now_ms)?;
         Some(self.dbs[db].read(slot))
     }
 

@@ -318,20 +318,68 @@ impl<T> KeyTable<T> {
             self.insert_new(key, value, clock);
             return None;
         };
-        self.clear_expiry(slot);
-        self.set_clock(slot, clock);
-        self.set_value(slot, value)
+        self.replace(slot, value, clock)
+    }
+
+    /// Replaces the key in `slot` with `value`, no expiry and access clock `clock` (one
+    /// rewrite of its record); returns the old heap value when there was one.
+    pub fn replace(&mut self, slot: Slot, value: Value<'_, T>, clock: u32) -> Option<T> {
+        self.assign(slot, value, Some(None), Some(clock))
     }
 
     /// Replaces the value in `slot`, keeping its clock and expiry; returns the old heap
     /// value when there was one.
     pub fn set_value(&mut self, slot: Slot, value: Value<'_, T>) -> Option<T> {
+        self.assign(slot, value, None, None)
+    }
+
+    /// Replaces the value in `slot`, and its expiry (`Some(expire_at)`) and clock when
+    /// given; returns the old heap value when there was one.
+    fn assign(
+        &mut self,
+        slot: Slot,
+        value: Value<'_, T>,
+        expiry: Option<Option<u64>>,
+        clock: Option<u32>,
+    ) -> Option<T> {
         let handle = self.handle(slot);
+        let record = self.record(handle);
+        let expiry_kept = match expiry {
+            None => true,
+            Some(None) => !record.is_volatile(),
+            Some(Some(_)) => false,
+        };
+        if expiry_kept && !matches!(record.value(), Stored::Heap(_)) {
+            let stored = match &value {
+                Value::Int(v) => Some(Stored::Int(*v)),
+                Value::Str(b, flag) => Some(Stored::Str(check_str(b), *flag)),
+                Value::Packed(b) => Some(Stored::Packed(check_str(b))),
+                Value::Heap(_) => None,
+            };
+            let bytes = self.store.get_mut(handle);
+            if stored.is_some_and(|s| record::overwrite_value(bytes, &s)) {
+                if let Some(clock) = clock {
+                    record::set_clock(bytes, clock);
+                }
+                return None;
+            }
+        }
         let old = self.record(handle).value();
         let (old_heap, stored) = match (old, value) {
-            // A heap value replacing one: the record stays as it is.
+            // A heap value replacing one: the record keeps its value field.
             (Stored::Heap(i), Value::Heap(t)) => {
-                return self.values[i as usize].replace(t);
+                let old = self.values[i as usize].replace(t);
+                if let Some(clock) = clock {
+                    self.set_clock(slot, clock);
+                }
+                match expiry {
+                    Some(Some(at)) => self.set_expiry(slot, at),
+                    Some(None) => {
+                        self.clear_expiry(slot);
+                    }
+                    None => {}
+                }
+                return old;
             }
             (Stored::Heap(i), Value::Int(v)) => (Some(self.take_heap(i)), Stored::Int(v)),
             (Stored::Heap(i), Value::Str(b, flag)) => {
@@ -345,8 +393,8 @@ impl<T> KeyTable<T> {
             (_, Value::Str(b, flag)) => (None, Stored::Str(check_str(b), flag)),
             (_, Value::Packed(b)) => (None, Stored::Packed(check_str(b))),
         };
-        let expire_at = self.record(handle).expiry().map(|(at, _)| at);
-        self.rewrite(slot, Some(stored), expire_at);
+        let expire_at = expiry.unwrap_or_else(|| self.record(handle).expiry().map(|(at, _)| at));
+        self.rewrite(slot, Some(stored), expire_at, clock);
         old_heap
     }
 
@@ -356,7 +404,7 @@ impl<T> KeyTable<T> {
         if self.record(handle).is_volatile() {
             record::set_expire_at(self.store.get_mut(handle), at_ms);
         } else {
-            self.rewrite(slot, None, Some(at_ms));
+            self.rewrite(slot, None, Some(at_ms), None);
         }
     }
 
@@ -365,13 +413,20 @@ impl<T> KeyTable<T> {
         if !self.record(self.handle(slot)).is_volatile() {
             return false;
         }
-        self.rewrite(slot, None, None);
+        self.rewrite(slot, None, None, None);
         true
     }
 
-    /// Re-encodes the record in `slot` with `value` (None: the one it has) and `expire_at`,
-    /// in place when its size class is unchanged, else moved to a slot of the right class.
-    fn rewrite(&mut self, slot: Slot, value: Option<Stored<'_>>, expire_at: Option<u64>) {
+    /// Re-encodes the record in `slot` with `value` (None: the one it has), `expire_at` and
+    /// `clock` (None: the one it has), in place when its size class is unchanged, else
+    /// moved to a slot of the right class.
+    fn rewrite(
+        &mut self,
+        slot: Slot,
+        value: Option<Stored<'_>>,
+        expire_at: Option<u64>,
+        clock: Option<u32>,
+    ) {
         let handle = self.handle(slot);
         let old = Record(self.store.get(handle));
         let pos = match (old.expiry(), expire_at) {
@@ -389,7 +444,7 @@ impl<T> KeyTable<T> {
             &mut self.scratch,
             old.key(),
             &value.unwrap_or(old.value()),
-            old.clock(),
+            clock.unwrap_or(old.clock()),
             expire_at.zip(pos),
         );
         let len = self.scratch.len();

@@ -219,6 +219,31 @@ impl<'a> Record<'a> {
     }
 }
 
+/// Overwrites the value of the record in `bytes` with `value` when it takes the same kind
+/// and bytes (a counter within its width, a string of the same length): no re-encoding.
+/// False, and nothing written, otherwise.
+#[inline]
+pub(super) fn overwrite_value(bytes: &mut [u8], value: &Stored<'_>) -> bool {
+    let r = Record(bytes);
+    let (kind, len) = value.kind_and_len();
+    let old = r.hdr() & KIND_MASK;
+    if old != kind & KIND_MASK || old == HEAP {
+        return false;
+    }
+    let (at, klen) = r.key_span();
+    let v = at + klen;
+    if matches!(old, STR | PACKED) && 1 + bytes[v] as usize != len {
+        return false;
+    }
+    bytes[0] = (bytes[0] & !(KIND_MASK | FLAG)) | kind;
+    match *value {
+        Stored::Int(x) => bytes[v..v + len].copy_from_slice(&x.to_le_bytes()[..len]),
+        Stored::Str(b, _) | Stored::Packed(b) => bytes[v + 1..v + len].copy_from_slice(b),
+        Stored::Heap(_) => unreachable!("checked above"),
+    }
+    true
+}
+
 /// Writes the 24-bit clock of the record in `bytes`.
 #[inline]
 pub(super) fn set_clock(bytes: &mut [u8], clock: u32) {
@@ -302,6 +327,35 @@ mod tests {
         // A collection: the slab index.
         assert_eq!(encoded_len(16, &Stored::Heap(0), false), 25);
         assert_eq!(encoded_len(16, &Stored::Heap(0), true), 37);
+    }
+
+    #[test]
+    fn values_of_the_same_size_are_overwritten_in_place() {
+        let mut out = Vec::new();
+        encode(&mut out, b"key", &Stored::Int(70_000), 9, Some((10, 3)));
+        assert!(overwrite_value(&mut out, &Stored::Int(-70_000)));
+        assert!(!overwrite_value(&mut out, &Stored::Int(5)), "another width");
+        assert!(!overwrite_value(&mut out, &Stored::Str(b"abcd", false)));
+        let r = Record(&out);
+        assert_eq!(
+            (r.value(), r.clock(), r.expiry()),
+            (Stored::Int(-70_000), 9, Some((10, 3)))
+        );
+        let mut out = Vec::new();
+        encode(&mut out, b"key", &Stored::Str(b"abc", false), 1, None);
+        assert!(overwrite_value(&mut out, &Stored::Str(b"xyz", true)));
+        assert_eq!(Record(&out).value(), Stored::Str(b"xyz", true));
+        assert!(
+            !overwrite_value(&mut out, &Stored::Str(b"xy", true)),
+            "another length"
+        );
+        assert!(
+            !overwrite_value(&mut out, &Stored::Packed(b"xyz")),
+            "another kind"
+        );
+        let mut out = Vec::new();
+        encode(&mut out, b"key", &Stored::Heap(4), 1, None);
+        assert!(!overwrite_value(&mut out, &Stored::Heap(5)));
     }
 
     #[test]
