@@ -12,7 +12,7 @@ pub fn dump(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(entry) = ctx.server.keyspace.lookup_read(db, args[1], now, touch) else {
         return ctx.out.null();
     };
-    let payload = dump::payload(&entry.value, compress, Payload::Exact);
+    let payload = dump::payload(entry.value, compress, Payload::Exact);
     ctx.out.bulk(&payload);
 }
 
