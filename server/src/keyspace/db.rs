@@ -821,3 +821,177 @@ mod tests {
         }
     }
 }
+
+/// The database against a model (a HashMap of rendered values), through every path that
+/// checks a record-held value out and puts it back.
+#[cfg(test)]
+mod model_tests {
+    use super::*;
+    use crate::keyspace::HashConfig;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    /// A value as the model sees it: its type, encoding and contents.
+    type Shown = (&'static str, &'static str, Vec<Vec<u8>>);
+
+    fn show(v: &Value) -> Shown {
+        let contents = match v {
+            Value::Str(s) => vec![s.bytes().to_vec()],
+            Value::Hash(h) => h
+                .iter()
+                .flat_map(|(f, v)| [f.to_vec(), v.to_vec()])
+                .collect(),
+            other => vec![other.len().to_le_bytes().to_vec()],
+        };
+        (v.type_name(), v.encoding_name(), contents)
+    }
+
+    #[derive(Clone, Debug)]
+    enum Make {
+        Int(i64),
+        Text(Vec<u8>),
+        Hash(Vec<(u8, Vec<u8>)>),
+        ZSet,
+    }
+
+    impl Make {
+        fn value(&self) -> Value {
+            let cfg = HashConfig::default();
+            match self {
+                Make::Int(v) => Value::Str(StringValue::from_int(*v)),
+                Make::Text(b) => Value::Str(StringValue::from_text(b)),
+                Make::Hash(pairs) => {
+                    let mut h = Hash::new();
+                    for (f, v) in pairs {
+                        h.set(&[b'f', *f], v, &cfg);
+                    }
+                    Value::Hash(h)
+                }
+                Make::ZSet => Value::empty_zset(),
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u8, Make),
+        Assign(u8, Make),
+        Append(u8, Vec<u8>),
+        HSet(u8, u8, Vec<u8>),
+        Read(u8),
+        Remove(u8),
+        Discard(u8),
+        Expire(u8, u64),
+        Persist(u8),
+        Iter,
+    }
+
+    fn make() -> impl Strategy<Value = Make> {
+        prop_oneof![
+            any::<i64>().prop_map(Make::Int),
+            prop::collection::vec(any::<u8>(), 0..60).prop_map(Make::Text),
+            prop::collection::vec((0u8..40, prop::collection::vec(any::<u8>(), 0..30)), 0..12)
+                .prop_map(Make::Hash),
+            Just(Make::ZSet),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let k = 0u8..12;
+        prop_oneof![
+            3 => (k.clone(), make()).prop_map(|(k, m)| Op::Insert(k, m)),
+            2 => (k.clone(), make()).prop_map(|(k, m)| Op::Assign(k, m)),
+            2 => (k.clone(), prop::collection::vec(any::<u8>(), 0..20)).prop_map(|(k, b)| Op::Append(k, b)),
+            2 => (k.clone(), 0u8..40, prop::collection::vec(any::<u8>(), 0..40))
+                .prop_map(|(k, f, v)| Op::HSet(k, f, v)),
+            3 => k.clone().prop_map(Op::Read),
+            1 => k.clone().prop_map(Op::Remove),
+            1 => k.clone().prop_map(Op::Discard),
+            1 => (k.clone(), 1u64..1000).prop_map(|(k, at)| Op::Expire(k, at)),
+            1 => k.prop_map(Op::Persist),
+            1 => Just(Op::Iter),
+        ]
+    }
+
+    type Model = HashMap<Vec<u8>, (Value, Option<u64>)>;
+
+    fn same(db: &Db, m: &Model) {
+        assert_eq!(db.len(), m.len());
+        for e in db.iter() {
+            let (v, at) = m.get(e.key()).expect("a key of the model");
+            assert_eq!(show(&e.value), show(v), "key {:?}", e.key());
+            assert_eq!(e.expire_at(), *at);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn checked_out_values_agree_with_a_model(ops in prop::collection::vec(op(), 1..120)) {
+            let cfg = HashConfig::default();
+            let mut db = Db::default();
+            let mut m: Model = HashMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, make) => {
+                        db.insert(&[k], make.value(), 0);
+                        m.insert(vec![k], (make.value(), None));
+                    }
+                    Op::Assign(k, make) => {
+                        if let Some(slot) = db.find(&[k]) {
+                            *db.write(slot).value = make.value();
+                            m.get_mut(&vec![k]).unwrap().0 = make.value();
+                        }
+                    }
+                    Op::Append(k, b) => {
+                        if let Some(slot) = db.find(&[k]) {
+                            if let Ok(s) = db.write(slot).value.as_string_mut() {
+                                s.append(&b);
+                                let (v, _) = m.get_mut(&vec![k]).unwrap();
+                                v.as_string_mut().unwrap().append(&b);
+                            }
+                        }
+                    }
+                    Op::HSet(k, f, v) => {
+                        if let Some(slot) = db.find(&[k]) {
+                            if let Ok(h) = db.write(slot).value.as_hash_mut() {
+                                h.set(&[b'f', f], &v, &cfg);
+                                let (mv, _) = m.get_mut(&vec![k]).unwrap();
+                                mv.as_hash_mut().unwrap().set(&[b'f', f], &v, &cfg);
+                            }
+                        }
+                    }
+                    Op::Read(k) => {
+                        let got = db.find(&[k]).map(|slot| {
+                            let e = db.read(slot);
+                            (show(e.value), e.expire_at())
+                        });
+                        let want = m.get(&vec![k]).map(|(v, at)| (show(v), *at));
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::Remove(k) => {
+                        let got = db.remove(&[k]).map(|r| (show(&r.value), r.expire_at));
+                        let want = m.remove(&vec![k]).map(|(v, at)| (show(&v), at));
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::Discard(k) => {
+                        prop_assert_eq!(db.discard(&[k]).is_some(), m.remove(&vec![k]).is_some());
+                    }
+                    Op::Expire(k, at) => {
+                        let had = m.get_mut(&vec![k]).map(|e| e.1 = Some(at)).is_some();
+                        prop_assert_eq!(db.set_expiry(&[k], at), had);
+                    }
+                    Op::Persist(k) => {
+                        let had = m.get_mut(&vec![k]).and_then(|e| e.1.take()).is_some();
+                        prop_assert_eq!(db.persist(&[k]), had);
+                    }
+                    Op::Iter => same(&db, &m),
+                }
+            }
+            same(&db, &m);
+            db.insert(b"settle", Value::empty_zset(), 0);
+            m.insert(b"settle".to_vec(), (Value::empty_zset(), None));
+            same(&db, &m);
+        }
+    }
+}
