@@ -312,7 +312,7 @@ def test_command_count(both):
 
 
 # Subcommands Redis 7.2 added (Goblin follows 7.2; the reference server is 7.0).
-ADDED_IN_72 = {b"client|setinfo", b"client|no-touch"}
+ADDED_IN_72 = {b"client|setinfo", b"client|no-touch", b"cluster|myshardid"}
 
 
 def test_command_list_names_are_redis_names(both):
