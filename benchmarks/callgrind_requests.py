@@ -41,6 +41,10 @@ TESTS = {
     # times --members, so HGET hits).
     "HSET": ["HSET", "hbench", "element:__rand_int__", "value:__rand_int__"],
     "HGET": ["HGET", "hbench", "element:__rand_int__"],
+    # Small hashes, one per key (H1's shape: a listpack the key table keeps in the key's
+    # record): HSET_PROFILE writes two fields of "user:<n>", HGET_PROFILE reads one.
+    "HSET_PROFILE": ["HSET", "user:__rand_int__", "name", "ada", "city", "Rome"],
+    "HGET_PROFILE": ["HGET", "user:__rand_int__", "name"],
     # redis-benchmark's own SET, GET, INCR, SADD, SPOP and MSET tests (3-byte values).
     "SET": ["SET", "key:__rand_int__", "xxx"],
     "GET": ["GET", "key:__rand_int__"],

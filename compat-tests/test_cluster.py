@@ -388,6 +388,57 @@ def test_keys_in_slot(goblins):
         rc.close()
 
 
+
+def slot_keys_after_writes(nodes: list[Node]) -> list:
+    """Keys of one slot, as CLUSTER COUNTKEYSINSLOT/GETKEYSINSLOT see them, after writes
+    that create, overwrite, grow, rename, restore and delete keys of every kind."""
+    rc = RedisCluster(host="127.0.0.1", port=nodes[0].port)
+    try:
+        slot = rc.keyslot("{ix}")
+        node = rc.get_node_from_key("{ix}")
+        out = []
+
+        def view():
+            count = rc.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot, target_nodes=node)
+            keys = rc.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 1000, target_nodes=node)
+            out.append((count, sorted(keys)))
+
+        for i in range(20):
+            rc.set(f"{{ix}}s{i}", i)
+        rc.set("{ix}s0", "x" * 100)
+        rc.incr("{ix}s1")
+        rc.append("{ix}s2", "y" * 300)
+        rc.hset("{ix}h", mapping={"a": 1, "b": 2})
+        rc.zadd("{ix}z", {"m": 1})
+        rc.rpush("{ix}l", "a", "b")
+        rc.sadd("{ix}set", "a")
+        view()
+        rc.rename("{ix}s3", "{ix}renamed")
+        rc.rename("{ix}s4", "{ix}s5")
+        rc.execute_command("RENAMENX", "{ix}s6", "{ix}s7")
+        rc.execute_command("COPY", "{ix}h", "{ix}hcopy")
+        dumped = rc.dump("{ix}z")
+        rc.restore("{ix}zr", 0, dumped)
+        rc.restore("{ix}s8", 0, dumped, replace=True)
+        rc.getdel("{ix}s9")
+        rc.delete("{ix}s10", "{ix}s11", "{ix}nosuch")
+        rc.execute_command("UNLINK", "{ix}s12")
+        rc.hdel("{ix}h", "a", "b")
+        rc.lpop("{ix}l", 2)
+        rc.set("{ix}s13", "v", px=1)
+        time.sleep(0.05)
+        assert rc.get("{ix}s13") is None
+        view()
+        rc.flushall()
+        view()
+        return out
+    finally:
+        rc.close()
+
+
+def test_slot_index_follows_writes_as_redis(goblins, redises):
+    assert slot_keys_after_writes(goblins) == slot_keys_after_writes(redises)
+
 def test_publish_reaches_every_node(goblins):
     """PUBLISH on one node reaches the subscribers of the others over the bus."""
     subs = []

@@ -406,6 +406,25 @@ def test_generic(raw, both):
     stream(raw, both, GENERIC, flags="Kgnm")
 
 
+def test_restore(raw, both):
+    both.config_set("notify-keyspace-events", "")
+    both.run("SET", "src", "v")
+    both.run("RPUSH", "lsrc", "a", "b")
+    payload = both.redis.execute_command("DUMP", "src")
+    list_payload = both.redis.execute_command("DUMP", "lsrc")
+    cmds = [
+        ("RESTORE", "r1", "0", payload),
+        ("RESTORE", "r1", "0", payload),
+        ("RESTORE", "r1", "0", list_payload, "REPLACE"),
+        ("RESTORE", "r2", "100000", payload, "IDLETIME", "5"),
+        ("RESTORE", "r1", "1", payload, "REPLACE", "ABSTTL"),
+        ("RESTORE", "r3", "1", payload, "ABSTTL"),
+        ("RESTORE", "r4", "0", b"garbage"),
+    ]
+    stream(raw, both, cmds)
+    stream(raw, both, cmds, flags="Kgn")
+
+
 @pytest.fixture
 def no_active_expiry(both):
     """Active expiry off on both servers (DEBUG SET-ACTIVE-EXPIRE 0), so keys expire lazily."""

@@ -1,8 +1,10 @@
 //! keytable-bench: loads one key shape into one table, in process, and reports the resident
 //! memory it took per key; then looks every key up `--rounds` times.
 //!
-//! Tables: `keytable` (goblin-zset's `KeyTable<Value>`) or `db` (the server's `Db`, a slab
-//! of 72-byte entries behind a hashbrown index). Shapes, as benchmarks/string_memory.py and
+//! Tables: `keytable` (goblin-zset's `KeyTable<Value>`, strings stored as this benchmark
+//! encodes them) or `db` (the server's `Db`, which is itself a `KeyTable<Value>` since the
+//! keyspace moved onto it; it was a slab of 72-byte entries behind a hashbrown index).
+//! Shapes, as benchmarks/string_memory.py and
 //! hash_memory.py load them over the network:
 //!
 //! * `s1`: keys "key:" + 12 digits, 16-byte string values (SET);

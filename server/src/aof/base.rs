@@ -76,7 +76,7 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
         encode(&mut cmd, &[b"SELECT", i.to_string().as_bytes()]);
         for e in db.iter() {
             let key = e.key();
-            match &e.value {
+            match &*e.value {
                 Value::Str(s) => encode(&mut cmd, &[b"SET", key, &s.bytes()]),
                 Value::Set(s) => {
                     let members: Vec<Vec<u8>> = s.iter().map(|m| m.to_vec()).collect();

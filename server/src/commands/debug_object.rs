@@ -16,11 +16,11 @@ pub fn debug_object(ctx: &mut Ctx, key: &[u8]) {
     };
     let line = format!(
         "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
-        &entry.value,
+        entry.value,
         entry.value.encoding_name(),
-        value_len(&entry.value, compress),
+        value_len(entry.value, compress),
         entry.accessed(),
-        clock.wrapping_sub(entry.accessed()),
+        crate::keyspace::lfu::idle_secs(clock, entry.accessed()),
     );
     ctx.out.simple(&line);
 }

@@ -3,6 +3,7 @@
 //! [`crate::rdb::dump`].
 
 use super::Ctx;
+use crate::pubsub::notify;
 use crate::rdb::dump::{self, Payload, RestoreError};
 
 /// DUMP key: the payload Redis 7.2 returns, or a null reply when the key does not exist.
@@ -12,7 +13,7 @@ pub fn dump(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(entry) = ctx.server.keyspace.lookup_read(db, args[1], now, touch) else {
         return ctx.out.null();
     };
-    let payload = dump::payload(&entry.value, compress, Payload::Exact);
+    let payload = dump::payload(entry.value, compress, Payload::Exact);
     ctx.out.bulk(&payload);
 }
 
@@ -101,6 +102,7 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]]) {
         // Already expired: nothing is stored; a replaced key is gone.
         if deleted {
             ctx.propagate_instead(&[b"DEL", key]);
+            ctx.notify(notify::GENERIC, "del", key);
             ctx.server.keyspace.add_dirty(1);
         }
         return ctx.out.ok();
@@ -119,6 +121,7 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.server
         .keyspace
         .set_access(db, key, opts.freq, opts.idle, now);
+    ctx.notify(notify::GENERIC, "restore", key);
     ctx.server.keyspace.add_dirty(1);
     ctx.out.ok();
 }

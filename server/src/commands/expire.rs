@@ -168,11 +168,10 @@ pub fn pexpiretime(ctx: &mut Ctx, args: &[&[u8]]) {
 /// PERSIST key
 pub fn persist(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
-    if ctx
+    if !ctx
         .server
         .keyspace
-        .lookup_write(db, args[1], ctx.now_ms)
-        .is_none()
+        .exists_for_write(db, args[1], ctx.now_ms)
     {
         return ctx.out.int(0);
     }

@@ -4,15 +4,13 @@
 use super::Ctx;
 use crate::errors;
 use crate::glob::glob_match;
+use crate::keyspace::lfu::idle_secs;
 use crate::keyspace::Entry;
 use crate::pubsub::notify;
 
 /// Whether `key` exists (not expired) in `db`, for writers.
 fn alive(ctx: &mut Ctx, db: usize, key: &[u8]) -> bool {
-    ctx.server
-        .keyspace
-        .lookup_write(db, key, ctx.now_ms)
-        .is_some()
+    ctx.server.keyspace.exists_for_write(db, key, ctx.now_ms)
 }
 
 /// DEL / UNLINK key [key ...]
@@ -356,7 +354,7 @@ pub fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 /// Looks a key up for OBJECT / MEMORY without touching its access time or statistics.
-fn peek<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c Entry> {
+fn peek<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<Entry<'c>> {
     let db = ctx.db();
     ctx.server.keyspace.peek(db, key, ctx.now_ms)
 }
@@ -389,7 +387,7 @@ pub fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     }
     ctx.out
-        .int(ctx.server.keyspace.clock_secs().wrapping_sub(accessed) as i64);
+        .int(idle_secs(ctx.server.keyspace.clock_secs(), accessed) as i64);
 }
 
 /// OBJECT FREQ key: the key's LFU counter, decayed; refused unless an LFU policy is set.

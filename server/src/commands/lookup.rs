@@ -42,7 +42,7 @@ impl<'a> Ctx<'a> {
         let found = server
             .keyspace
             .lookup_read(client.db, key, *now_ms, !client.no_touch);
-        let picked = found.map(|e| pick(&e.value)).transpose().inspect_err(|_| {
+        let picked = found.map(|e| pick(e.value)).transpose().inspect_err(|_| {
             super::record_error(out, &mut server.stats, failed, errors::WRONGTYPE)
         });
         (picked, out)
@@ -66,7 +66,7 @@ impl<'a> Ctx<'a> {
         } = self;
         let found = server.keyspace.lookup_write(client.db, key, *now_ms);
         found
-            .map(|e| pick(&mut e.value))
+            .map(|e| pick(e.value))
             .transpose()
             .inspect_err(|_| super::record_error(out, &mut server.stats, failed, errors::WRONGTYPE))
     }

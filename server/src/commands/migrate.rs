@@ -210,6 +210,8 @@ pub fn migrate(ctx: &mut Ctx, args: &[&[u8]]) {
             let mut del: Vec<&[u8]> = vec![b"DEL"];
             for &i in &result.acked {
                 server.keyspace.delete(db, sent[i]);
+                let notifier = &mut server.keyspace.notifier;
+                notifier.fire(crate::pubsub::notify::GENERIC, "del", db, sent[i]);
                 server.keyspace.add_dirty(1);
                 del.push(sent[i]);
             }

@@ -115,11 +115,11 @@ pub fn hscan(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(opts) = ScanOptions::parse(ctx, &args[3..], false) else {
         return;
     };
+    let (db, now) = (ctx.client.db, ctx.now_ms);
     let hash = ctx
         .server
         .keyspace
-        .db(ctx.client.db)
-        .get(args[1])
+        .peek(db, args[1], now)
         .and_then(|e| e.value.as_hash().ok())
         .expect("looked up above");
     let mut found: Vec<Vec<u8>> = Vec::new();

@@ -1,92 +1,183 @@
-//! One database: the key table with expiry times, built for stable SCAN cursors.
+//! One database: the compact key table of `goblin_zset::keytable` holding the values.
 //!
 //! Layout:
 //!
 //! ```text
-//!  index: HashTable<u32>  -- 4 bytes + 1 control byte a slot, hashes the key bytes in `slots`
-//!            |
-//!            v
-//!  slots: Slab<Entry>     -- entries never move; a deleted entry's slot is reused later
-//!  volatile: Vec<u32>     -- slot numbers of the entries that have an expiry (random sampling
-//!                            for active expiry); each such entry remembers its position here
+//!  table: KeyTable<Value>   index: Swiss table of 4-byte record handles (5 B a slot)
+//!                           record: [hdr 1][access clock 3][expiry 0|12][key len][key][value]
+//!                             value in the record: an `int` string (1-8 bytes), an inline
+//!                             string (<= 22 bytes, the `embstr`/`raw` flag in the header)
+//!                             or a listpack hash of up to 255 bytes (its buffer: count and
+//!                             pairs); any other value: a 4-byte index into the table's
+//!                             slab of `Value`s (32 B each)
+//!  out + scratch            a record-held value handed out as a `Value` (`&Value` for a
+//!                           read, `&mut Value` for a write): the copy lives in `scratch`
+//!                           and a written one is put back into its record ("settled")
+//!                           before the table next changes shape; readers meanwhile see
+//!                           the copy
 //! ```
 //!
-//! SCAN walks slot numbers in order. Because entries never move, a key present for the
-//! whole scan is returned exactly once, whatever grows or shrinks meanwhile; a key added
-//! during the scan may or may not be returned, as Redis promises.
+//! A 5-field profile hash is so one record of about 100 bytes (key, count, pairs) where it
+//! was a record, a 32-byte slab slot and a separate 96-byte malloc chunk; reading it costs
+//! rebuilding the listpack in `scratch` (one allocation), and a string costs no allocation.
+//!
+//! A key with an expiry carries it in its record (12 bytes) and is listed for the sampling
+//! of active expiry and of the volatile eviction policies; the 24-bit access clock is
+//! Redis's `lru` field (seconds of the LRU clock, wrapping after 194 days, or the LFU
+//! counter with its decrement time).
+//!
+//! SCAN walks hash thresholds (`KeyTable::scan`): a key present for the whole scan is
+//! returned exactly once, whatever grows, shrinks or moves meanwhile; a key added during the
+//! scan may or may not be returned, as Redis promises.
 
 use super::slots::SlotIndex;
-use super::value::Value;
+use super::string::{Compact, StringValue};
+use super::value::{Value, WrongType};
+use super::{Hash, List, Set, SortedSet};
 use crate::cluster::slot::key_slot;
-use hashbrown::{DefaultHashBuilder, HashTable};
-use slab::Slab;
-use std::hash::BuildHasher;
+use goblin_zset::keytable::STR_MAX;
+use goblin_zset::keytable::{self as kt, KeyTable};
+use std::ops::Deref;
 
-/// Key bytes, kept inside the entry when short: most keys ("user:1234", "k:42") fit in 22
-/// bytes, which saves a heap allocation (32 bytes with the allocator's header) per key.
-///
-/// ```text
-/// Inline: [len: 1][bytes: 22]   (24 bytes with the tag)
-/// Heap:   [Box<[u8]>: 16]       (plus the allocation)
-/// ```
-#[derive(Clone)]
-enum KeyBytes {
-    Inline { len: u8, bytes: [u8; INLINE_KEY] },
-    Heap(Box<[u8]>),
-}
+pub use goblin_zset::keytable::{Slot, CLOCK_MAX};
 
-/// Longest key stored inline.
-const INLINE_KEY: usize = 22;
-
-impl KeyBytes {
-    fn new(key: &[u8]) -> KeyBytes {
-        if key.len() <= INLINE_KEY {
-            let mut bytes = [0u8; INLINE_KEY];
-            bytes[..key.len()].copy_from_slice(key);
-            KeyBytes::Inline {
-                len: key.len() as u8,
-                bytes,
-            }
-        } else {
-            KeyBytes::Heap(key.into())
-        }
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        match self {
-            KeyBytes::Inline { len, bytes } => &bytes[..*len as usize],
-            KeyBytes::Heap(b) => b,
-        }
-    }
-}
-
-/// Marker for "no expiry".
-const NO_EXPIRY: u64 = 0;
-
-/// A key with its value and metadata.
-pub struct Entry {
-    key: KeyBytes,
+/// A key found by a keyspace lookup: its value (in the table's slab, or the copy of a
+/// record-held string) and its record.
+#[derive(Clone, Copy)]
+pub struct Entry<'a> {
     /// The value.
-    pub value: Value,
-    /// Absolute expiry in Unix milliseconds, or 0.
-    expire_at: u64,
-    /// Position in `Db::volatile` when `expire_at` is set.
-    volatile_pos: u32,
-    /// Last access, in seconds of the keyspace's access clock (OBJECT IDLETIME).
-    pub(super) accessed: u32,
+    pub value: &'a Value,
+    table: &'a KeyTable<Value>,
+    slot: Slot,
 }
 
-impl Entry {
+impl<'a> Entry<'a> {
+    /// The key's record (read on demand: most lookups want the value alone).
+    #[inline]
+    fn record(&self) -> kt::EntryRef<'a, Value> {
+        self.table.entry(self.slot)
+    }
+
     /// The key bytes.
     #[inline]
-    pub fn key(&self) -> &[u8] {
-        self.key.as_bytes()
+    pub fn key(&self) -> &'a [u8] {
+        self.record().key()
     }
 
     /// The expiry time in Unix milliseconds, if any.
     #[inline]
     pub fn expire_at(&self) -> Option<u64> {
-        (self.expire_at != NO_EXPIRY).then_some(self.expire_at)
+        self.record().expire_at()
+    }
+
+    /// Whether the key's time has come at Unix time `now_ms`.
+    #[inline]
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at().is_some_and(|at| at <= now_ms)
+    }
+
+    /// The 24-bit access field (LRU seconds or LFU counter, see `lfu`).
+    #[inline]
+    pub fn accessed(&self) -> u32 {
+        self.record().clock()
+    }
+
+    /// Bytes the key costs (MEMORY USAGE): its record, index slot, slab slot and
+    /// volatile-list entry in the table, and a heap value's own allocations (a record-held
+    /// value's bytes are its record's).
+    pub fn memory_usage(&self) -> usize {
+        let heap = match self.record().value() {
+            kt::ValueRef::Heap(v) => v.memory_bytes(),
+            _ => 0,
+        };
+        heap + self.table.entry_bytes(self.slot)
+    }
+}
+
+/// A key found for writing: its value, to change in place.
+pub struct EntryMut<'a> {
+    /// The value.
+    pub value: &'a mut Value,
+    expire_at: Option<u64>,
+}
+
+impl EntryMut<'_> {
+    /// The expiry time in Unix milliseconds, if any.
+    #[inline]
+    pub fn expire_at(&self) -> Option<u64> {
+        self.expire_at
+    }
+}
+
+/// A value read through a shared [`Db`]: borrowed from the table's slab, or rebuilt from a
+/// record (an `int` or inline string, which costs no allocation).
+pub enum ValueCow<'a> {
+    /// A value in the slab (or the checked-out copy).
+    Borrowed(&'a Value),
+    /// A string rebuilt from its record.
+    Owned(Value),
+}
+
+impl Deref for ValueCow<'_> {
+    type Target = Value;
+
+    #[inline]
+    fn deref(&self) -> &Value {
+        match self {
+            ValueCow::Borrowed(v) => v,
+            ValueCow::Owned(v) => v,
+        }
+    }
+}
+
+impl<'a> ValueCow<'a> {
+    /// The value when it is borrowed from the table: a sorted set, set or list always is
+    /// (a small hash may be rebuilt from its record: read it through the `Deref`).
+    #[inline]
+    fn table_value(&self) -> Result<&'a Value, WrongType> {
+        match self {
+            ValueCow::Borrowed(v) => Ok(v),
+            ValueCow::Owned(_) => Err(WrongType),
+        }
+    }
+
+    /// The sorted set, borrowed for as long as the database (a rebuilt value is a string).
+    #[inline]
+    pub fn as_zset(&self) -> Result<&'a SortedSet, WrongType> {
+        self.table_value()?.as_zset()
+    }
+
+    /// The set, borrowed for as long as the database.
+    #[inline]
+    pub fn as_set(&self) -> Result<&'a Set, WrongType> {
+        self.table_value()?.as_set()
+    }
+
+    /// The list, borrowed for as long as the database.
+    #[inline]
+    pub fn as_list(&self) -> Result<&'a List, WrongType> {
+        self.table_value()?.as_list()
+    }
+}
+
+/// A key read through a shared [`Db`] (SCAN, snapshots, sampling).
+pub struct DbEntry<'a> {
+    /// The value.
+    pub value: ValueCow<'a>,
+    record: kt::EntryRef<'a, Value>,
+}
+
+impl<'a> DbEntry<'a> {
+    /// The key bytes.
+    #[inline]
+    pub fn key(&self) -> &'a [u8] {
+        self.record.key()
+    }
+
+    /// The expiry time in Unix milliseconds, if any.
+    #[inline]
+    pub fn expire_at(&self) -> Option<u64> {
+        self.record.expire_at()
     }
 
     /// Whether the key's time has come at Unix time `now_ms` (it is dead, though not yet
@@ -96,229 +187,376 @@ impl Entry {
         self.expire_at().is_some_and(|at| at <= now_ms)
     }
 
-    /// Last access, in seconds of the keyspace's access clock.
+    /// The 24-bit access field.
+    #[inline]
     pub fn accessed(&self) -> u32 {
-        self.accessed
-    }
-
-    /// Bytes the key costs: its value, its key bytes and the entry itself (MEMORY USAGE).
-    pub fn memory_usage(&self) -> usize {
-        self.value.memory_bytes() + self.key().len() + std::mem::size_of::<Entry>()
+        self.record.clock()
     }
 }
 
-/// Bytes of the index a key takes: its u32 slot number and its control byte.
-const INDEX_SLOT_BYTES: usize = 5;
+/// A removed key's value and expiry.
+pub struct Removed {
+    /// The value.
+    pub value: Value,
+    /// The expiry time in Unix milliseconds, if it had one.
+    pub expire_at: Option<u64>,
+}
 
 /// One numbered database.
-#[derive(Default)]
 pub struct Db {
-    slots: Slab<Entry>,
-    index: HashTable<u32>,
-    volatile: Vec<u32>,
-    hasher: DefaultHashBuilder,
+    table: KeyTable<Value>,
+    /// The slot whose record-held string is checked out into `scratch`.
+    out: Option<Slot>,
+    /// Whether the checked-out copy was handed out for writing (it is put back).
+    dirty: bool,
+    scratch: Value,
     /// The keys of each hash slot (cluster mode, database 0), else None.
     slot_index: Option<Box<SlotIndex>>,
 }
 
+impl Default for Db {
+    fn default() -> Db {
+        Db {
+            table: KeyTable::default(),
+            out: None,
+            dirty: false,
+            scratch: placeholder(),
+            slot_index: None,
+        }
+    }
+}
+
+/// The value `scratch` holds when nothing is checked out (no allocation).
+#[inline]
+fn placeholder() -> Value {
+    Value::Str(StringValue::from_int(0))
+}
+
+/// How the table keeps `value` inside its record, when it can: an `int` or inline string,
+/// or a listpack hash of up to [`STR_MAX`] bytes.
+#[inline]
+fn record_value(value: &Value) -> Option<kt::Value<'_, Value>> {
+    match value {
+        Value::Str(s) => s.compact().map(|c| match c {
+            Compact::Int(v) => kt::Value::Int(v),
+            Compact::Bytes(b, raw) => kt::Value::Str(b, raw),
+        }),
+        Value::Hash(h) => h
+            .packed()
+            .filter(|b| b.len() <= STR_MAX)
+            .map(kt::Value::Packed),
+        _ => None,
+    }
+}
+
+/// The value a record-held `v` stands for (None for a heap value).
+#[inline]
+fn rebuilt(v: &kt::ValueRef<'_, Value>) -> Option<Value> {
+    match *v {
+        kt::ValueRef::Int(i) => Some(Value::Str(StringValue::from_int(i))),
+        kt::ValueRef::Str(b, raw) => Some(Value::Str(StringValue::from_compact(b, raw))),
+        kt::ValueRef::Packed(b) => Some(Value::Hash(Hash::from_packed(b))),
+        kt::ValueRef::Heap(_) => None,
+    }
+}
+
 impl Db {
     /// Number of keys (including expired ones not yet removed).
+    #[inline]
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.table.len()
     }
 
     /// Whether the database holds no key.
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.table.is_empty()
     }
 
     /// Number of keys with an expiry.
+    #[inline]
     pub fn volatile_len(&self) -> usize {
-        self.volatile.len()
+        self.table.volatile_len()
     }
 
-    /// The key table's bytes beside the values, as MEMORY STATS's
-    /// `overhead.hashtable.main` and `.expires`: an entry, its key bytes and an index slot
-    /// for each key; a volatile position for each expiring key.
+    /// The key table's bytes beside the values' own allocations, as MEMORY STATS's
+    /// `overhead.hashtable.main` and `.expires`: the index, the records and the value slab;
+    /// the volatile list.
     pub fn overhead(&self) -> (usize, usize) {
-        let main = self
+        let expires = self.table.volatile_len() * std::mem::size_of::<u32>();
+        (self.table.memory_bytes().saturating_sub(expires), expires)
+    }
+
+    /// Bytes the heap values hold in their own allocations (beside the table).
+    pub fn values_memory(&self) -> usize {
+        self.table
             .iter()
-            .map(|e| e.memory_usage() - e.value.memory_bytes() + INDEX_SLOT_BYTES)
-            .sum();
-        (main, self.volatile.len() * std::mem::size_of::<u32>())
-    }
-
-    #[inline]
-    fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
-    }
-
-    /// The slot of `key`'s entry, expired or not (see [`Db::entry`]).
-    #[inline]
-    pub(super) fn find(&self, key: &[u8]) -> Option<u32> {
-        let slots = &self.slots;
-        self.index
-            .find(self.hash(key), |&id| {
-                slots[id as usize].key.as_bytes() == key
+            .map(|e| match e.value() {
+                kt::ValueRef::Heap(v) => v.memory_bytes(),
+                _ => 0,
             })
-            .copied()
+            .sum()
     }
 
-    /// The entry in slot `id` (from [`Db::find`], with no removal since).
-    #[inline]
-    pub(super) fn entry(&self, id: u32) -> &Entry {
-        &self.slots[id as usize]
+    /// Bytes `key` costs (see [`Entry::memory_usage`]), expired or not.
+    pub fn memory_usage(&self, key: &[u8]) -> Option<usize> {
+        let slot = self.table.find(key)?;
+        let value = match self.table.entry(slot).value() {
+            kt::ValueRef::Heap(v) => v.memory_bytes(),
+            _ => 0,
+        };
+        Some(value + self.table.entry_bytes(slot))
     }
 
-    /// The entry in slot `id`, mutable.
+    /// The slot of `key`, expired or not.
     #[inline]
-    pub(super) fn entry_mut(&mut self, id: u32) -> &mut Entry {
-        &mut self.slots[id as usize]
+    pub(super) fn find(&self, key: &[u8]) -> Option<Slot> {
+        self.table.find(key)
+    }
+
+    /// Whether `key` is present (expired or not).
+    #[inline]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.table.find(key).is_some()
+    }
+
+    /// What a keyspace lookup needs of `key`, from one reading of its record: its slot,
+    /// whether its time has come at `now_ms`, and its access field.
+    #[inline]
+    pub(super) fn probe(&self, key: &[u8], now_ms: u64) -> Option<(Slot, bool, u32)> {
+        let slot = self.table.find(key)?;
+        let e = self.table.entry(slot);
+        let expired = e.expire_at().is_some_and(|at| at <= now_ms);
+        Some((slot, expired, e.clock()))
+    }
+
+    /// Whether the key in `slot` has an expiry that has come at `now_ms`.
+    #[inline]
+    pub(super) fn expired(&self, slot: Slot, now_ms: u64) -> bool {
+        self.table
+            .entry(slot)
+            .expire_at()
+            .is_some_and(|at| at <= now_ms)
+    }
+
+    /// Sets the access field of the key in `slot` (its low 24 bits are kept).
+    #[inline]
+    pub(super) fn set_clock(&mut self, slot: Slot, clock: u32) {
+        self.table.set_clock(slot, clock);
+    }
+
+    /// Copies the record-held value of `slot` into `scratch` (putting back the one checked
+    /// out before); nothing for a heap value. True when `slot` is checked out.
+    #[inline]
+    fn check_out(&mut self, slot: Slot, write: bool) -> bool {
+        if self.out == Some(slot) {
+            self.dirty |= write;
+            return true;
+        }
+        let Some(v) = rebuilt(&self.table.entry(slot).value()) else {
+            return false;
+        };
+        self.settle();
+        self.scratch = v;
+        self.out = Some(slot);
+        self.dirty = write;
+        true
+    }
+
+    /// Puts a checked-out copy that was handed out for writing back into its record.
+    #[inline]
+    fn settle(&mut self) {
+        let Some(slot) = self.out.take() else {
+            return;
+        };
+        if std::mem::take(&mut self.dirty) && !self.unchanged(slot) {
+            let value = std::mem::replace(&mut self.scratch, placeholder());
+            self.put(slot, value);
+        }
+    }
+
+    /// Whether the checked-out copy still equals the record of `slot` (a lookup for
+    /// writing that wrote nothing: the record needs no re-encoding).
+    #[inline]
+    fn unchanged(&self, slot: Slot) -> bool {
+        match (record_value(&self.scratch), self.table.entry(slot).value()) {
+            (Some(kt::Value::Int(a)), kt::ValueRef::Int(b)) => a == b,
+            (Some(kt::Value::Str(a, ra)), kt::ValueRef::Str(b, rb)) => a == b && ra == rb,
+            (Some(kt::Value::Packed(a)), kt::ValueRef::Packed(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    /// Replaces the value in `slot` (keeping its clock and expiry).
+    fn put(&mut self, slot: Slot, value: Value) {
+        let old = match record_value(&value) {
+            Some(r) => self.table.set_value(slot, r),
+            None => self.table.set_value(slot, kt::Value::Heap(value)),
+        };
+        drop(old);
+    }
+
+    /// The key in `slot` for reading (from [`Db::find`], with no removal since).
+    #[inline]
+    pub(super) fn read(&mut self, slot: Slot) -> Entry<'_> {
+        let copy = self.check_out(slot, false);
+        let this = &*self;
+        let value = if copy {
+            &this.scratch
+        } else {
+            match this.table.entry(slot).value() {
+                kt::ValueRef::Heap(v) => v,
+                _ => unreachable!("a record-held value is checked out"),
+            }
+        };
+        Entry {
+            value,
+            table: &this.table,
+            slot,
+        }
+    }
+
+    /// The key in `slot` for writing (from [`Db::find`], with no removal since).
+    #[inline]
+    pub(super) fn write(&mut self, slot: Slot) -> EntryMut<'_> {
+        let expire_at = self.table.entry(slot).expire_at();
+        let value = if self.check_out(slot, true) {
+            &mut self.scratch
+        } else {
+            self.table.heap_mut(slot).expect("a heap value")
+        };
+        EntryMut { value, expire_at }
+    }
+
+    /// A shared view of an entry of the table.
+    #[inline]
+    fn view<'a>(&'a self, record: kt::EntryRef<'a, Value>) -> DbEntry<'a> {
+        let v = record.value();
+        let value = match v {
+            kt::ValueRef::Heap(v) => ValueCow::Borrowed(v),
+            _ if self.is_checked_out(record.key()) => ValueCow::Borrowed(&self.scratch),
+            _ => ValueCow::Owned(rebuilt(&v).expect("record-held")),
+        };
+        DbEntry { value, record }
+    }
+
+    /// Whether `key` (a key of the table, by address) is the checked-out one.
+    #[inline]
+    fn is_checked_out(&self, key: &[u8]) -> bool {
+        self.out
+            .is_some_and(|slot| std::ptr::eq(self.table.entry(slot).key(), key))
     }
 
     /// The entry for `key`, expired or not.
-    pub fn get(&self, key: &[u8]) -> Option<&Entry> {
-        self.find(key).map(|id| &self.slots[id as usize])
+    pub fn get(&self, key: &[u8]) -> Option<DbEntry<'_>> {
+        self.table.get(key).map(|e| self.view(e))
     }
 
-    /// Inserts `key` with no expiry, replacing (and returning) any previous value.
-    pub fn insert(&mut self, key: &[u8], value: Value, now_secs: u32) -> Option<Value> {
-        if let Some(id) = self.find(key) {
-            self.clear_expiry(id);
-            let entry = &mut self.slots[id as usize];
-            entry.accessed = now_secs;
-            return Some(std::mem::replace(&mut entry.value, value));
+    /// Inserts `key` with no expiry and access field `clock`, replacing any previous value:
+    /// None when the key is new, else the old value when it was kept beside the table (to
+    /// be freed, lazily if large).
+    pub fn insert(&mut self, key: &[u8], value: Value, clock: u32) -> Option<Option<Value>> {
+        let Some(slot) = self.table.find(key) else {
+            self.insert_absent(key, value, clock);
+            return None;
+        };
+        if self.out == Some(slot) {
+            // The copy is replaced with the key's value.
+            self.out = None;
+            self.dirty = false;
         }
-        self.insert_absent(key, value, now_secs);
-        None
+        Some(match record_value(&value) {
+            Some(r) => self.table.replace(slot, r, clock),
+            None => self.table.replace(slot, kt::Value::Heap(value), clock),
+        })
     }
 
     /// Inserts `key`, which is not in the table, with no expiry; returns its slot.
-    pub(super) fn insert_absent(&mut self, key: &[u8], value: Value, now_secs: u32) -> u32 {
-        let entry = Entry {
-            key: KeyBytes::new(key),
-            value,
-            expire_at: NO_EXPIRY,
-            volatile_pos: 0,
-            accessed: now_secs,
-        };
-        let id = self.slots.insert(entry) as u32;
-        let hash = self.hash(key);
-        let (slots, hasher) = (&self.slots, &self.hasher);
-        self.index.insert_unique(hash, id, |&other| {
-            hasher.hash_one(slots[other as usize].key.as_bytes())
-        });
+    pub(super) fn insert_absent(&mut self, key: &[u8], value: Value, clock: u32) -> Slot {
+        self.settle();
         if let Some(index) = &mut self.slot_index {
-            index.add(key_slot(key), id);
+            index.add(key_slot(key), key);
         }
-        id
+        match record_value(&value) {
+            Some(r) => self.table.insert_new(key, r, clock),
+            None => self.table.insert_new(key, kt::Value::Heap(value), clock),
+        }
     }
 
-    /// Removes `key`, returning its entry.
-    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let hash = self.hash(key);
-        let slots = &self.slots;
-        let id = match self
-            .index
-            .find_entry(hash, |&id| slots[id as usize].key.as_bytes() == key)
-        {
-            Ok(found) => found.remove().0,
-            Err(_) => return None,
-        };
-        self.clear_expiry(id);
+    /// Removes `key`, returning its value and expiry.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Removed> {
+        self.settle();
+        let slot = self.table.find(key)?;
         if let Some(index) = &mut self.slot_index {
-            index.remove(key_slot(key), id);
+            index.remove(key_slot(key), key);
         }
-        Some(self.slots.remove(id as usize))
+        let removed = self.table.remove_slot(slot);
+        let value = match removed.value {
+            kt::Owned::Int(v) => Value::Str(StringValue::from_int(v)),
+            kt::Owned::Str(b, raw) => Value::Str(StringValue::from_compact(&b, raw)),
+            kt::Owned::Packed(b) => Value::Hash(Hash::from_packed(&b)),
+            kt::Owned::Heap(v) => v,
+        };
+        Some(Removed {
+            value,
+            expire_at: removed.expire_at,
+        })
+    }
+
+    /// Removes `key` without copying a record-held string out: None when absent, else the
+    /// value when it was kept beside the table (to be freed).
+    pub fn discard(&mut self, key: &[u8]) -> Option<Option<Value>> {
+        let slot = self.table.find(key)?;
+        if self.out == Some(slot) {
+            // The copy goes with the key.
+            self.out = None;
+            self.dirty = false;
+        } else {
+            self.settle();
+        }
+        if let Some(index) = &mut self.slot_index {
+            index.remove(key_slot(key), key);
+        }
+        Some(self.table.discard_slot(slot))
     }
 
     /// Sets or replaces the expiry of an existing key. Returns false when the key is absent.
     pub fn set_expiry(&mut self, key: &[u8], at_ms: u64) -> bool {
-        let Some(id) = self.find(key) else {
+        let Some(slot) = self.table.find(key) else {
             return false;
         };
-        let entry = &mut self.slots[id as usize];
-        if entry.expire_at == NO_EXPIRY {
-            entry.volatile_pos = self.volatile.len() as u32;
-            self.volatile.push(id);
-        }
-        entry.expire_at = at_ms.max(1);
+        self.table.set_expiry(slot, at_ms);
         true
     }
 
     /// Removes the expiry of `key`. Returns true when there was one.
     pub fn persist(&mut self, key: &[u8]) -> bool {
-        match self.find(key) {
-            Some(id) if self.slots[id as usize].expire_at != NO_EXPIRY => {
-                self.clear_expiry(id);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn clear_expiry(&mut self, id: u32) {
-        let entry = &mut self.slots[id as usize];
-        if entry.expire_at == NO_EXPIRY {
-            return;
-        }
-        entry.expire_at = NO_EXPIRY;
-        let pos = entry.volatile_pos as usize;
-        self.volatile.swap_remove(pos);
-        if let Some(&moved) = self.volatile.get(pos) {
-            self.slots[moved as usize].volatile_pos = pos as u32;
+        match self.table.find(key) {
+            Some(slot) => self.table.clear_expiry(slot),
+            None => false,
         }
     }
 
     /// The key of the `n`-th (modulo the count) entry that has an expiry, for sampling.
     pub fn volatile_key(&self, n: usize) -> Option<&[u8]> {
-        if self.volatile.is_empty() {
-            return None;
-        }
-        let id = self.volatile[n % self.volatile.len()];
-        Some(self.slots[id as usize].key.as_bytes())
+        self.table.volatile_entry(n).map(|e| e.key())
     }
 
-    /// A random key (for RANDOMKEY), from a random 64-bit number.
+    /// A uniformly drawn key (RANDOMKEY, eviction samples), from a random 64-bit number.
     pub fn random_key(&self, mut random: impl FnMut() -> u64) -> Option<&[u8]> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        // Slots are dense unless many keys were deleted: probe a few random slots, then
-        // fall back to a walk from a random slot.
-        let span = self.slots.capacity().max(1);
-        for _ in 0..16 {
-            if let Some(e) = self.slots.get((random() % span as u64) as usize) {
-                return Some(e.key.as_bytes());
-            }
-        }
-        let skip = (random() % self.slots.len() as u64) as usize;
-        self.slots.iter().nth(skip).map(|(_, e)| e.key.as_bytes())
+        self.table.random_entry(random()).map(|e| e.key())
     }
 
-    /// Visits entries from slot `cursor` on, at least `count` slots, and returns the cursor
-    /// that resumes the scan (0 when it is complete).
-    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&Entry)) -> u64 {
-        let end = self.slots.capacity();
-        let mut slot = cursor as usize;
-        let mut seen = 0;
-        while slot < end && seen < count.max(1) {
-            if let Some(e) = self.slots.get(slot) {
-                visit(e);
-                seen += 1;
-            }
-            slot += 1;
-        }
-        if slot >= end {
-            0
-        } else {
-            slot as u64
-        }
+    /// Visits about `count` entries from `cursor` (0 to start) and returns the cursor that
+    /// resumes the scan (0 when it is complete).
+    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(DbEntry<'_>)) -> u64 {
+        self.table
+            .scan(cursor, count.max(1), |e| visit(self.view(e)))
     }
 
-    /// Every entry, in slot order.
-    pub fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.slots.iter().map(|(_, e)| e)
+    /// Every entry, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = DbEntry<'_>> {
+        self.table.iter().map(|e| self.view(e))
     }
 
     /// Empties the database, returning the old contents (to be freed off the event loop);
@@ -335,8 +573,8 @@ impl Db {
     /// Keeps the keys of each hash slot from now on (cluster mode), indexing those present.
     pub fn index_slots(&mut self) {
         let mut index = Box::<SlotIndex>::default();
-        for (id, entry) in self.slots.iter() {
-            index.add(key_slot(entry.key()), id as u32);
+        for e in self.table.iter() {
+            index.add(key_slot(e.key()), e.key());
         }
         self.slot_index = Some(index);
     }
@@ -354,11 +592,7 @@ impl Db {
     /// Up to `count` keys of hash `slot` (empty without a slot index).
     pub fn keys_in_slot(&self, slot: u16, count: usize) -> Vec<&[u8]> {
         match &self.slot_index {
-            Some(index) => index
-                .ids(slot)
-                .take(count)
-                .map(|id| self.slots[id as usize].key())
-                .collect(),
+            Some(index) => index.keys(slot).take(count).collect(),
             None => Vec::new(),
         }
     }
@@ -368,16 +602,31 @@ impl Db {
 mod tests {
     use super::*;
 
+    fn int(v: i64) -> Value {
+        Value::Str(StringValue::from_int(v))
+    }
+
+    fn text(v: &Value) -> Vec<u8> {
+        v.as_string().unwrap().bytes().to_vec()
+    }
+
     #[test]
     fn slot_index_follows_inserts_removals_and_flushes() {
         let mut db = Db::default();
         db.insert(b"{a}1", Value::empty_zset(), 0);
         db.index_slots();
-        db.insert(b"{a}2", Value::empty_zset(), 0);
+        db.insert(b"{a}2", int(5), 0);
+        assert!(
+            matches!(db.insert(b"{a}2", int(6), 0), Some(None)),
+            "a replaced key is no new key"
+        );
         db.insert(b"b", Value::empty_zset(), 0);
+        db.insert(b"{a}3", int(7), 0);
         let a = key_slot(b"a");
-        assert_eq!(db.count_in_slot(a), Some(2));
+        assert_eq!(db.count_in_slot(a), Some(3));
         db.remove(b"{a}1");
+        assert!(db.discard(b"{a}3").is_some());
+        assert!(db.discard(b"{a}3").is_none());
         assert_eq!(db.keys_in_slot(a, 10), vec![&b"{a}2"[..]]);
         assert_eq!(db.count_in_slot(key_slot(b"b")), Some(1));
         let _ = db.take();
@@ -388,18 +637,121 @@ mod tests {
     #[test]
     fn short_and_long_keys() {
         let mut db = Db::default();
-        let long = vec![b'x'; 100];
-        for key in [
-            &b""[..],
-            b"k",
-            &[b'y'; INLINE_KEY],
-            &[b'z'; INLINE_KEY + 1],
-            &long,
-        ] {
+        let long = vec![b'x'; 300];
+        for key in [&b""[..], b"k", &[b'y'; 22], &[b'z'; 23], &long] {
             db.insert(key, Value::empty_zset(), 0);
             assert_eq!(db.get(key).unwrap().key(), key);
         }
-        assert_eq!(std::mem::size_of::<KeyBytes>(), 24);
+    }
+
+    #[test]
+    fn strings_live_in_records_and_keep_their_encoding() {
+        let mut db = Db::default();
+        let long = vec![b'l'; 100];
+        let values = [
+            int(12345),
+            int(i64::MIN),
+            Value::Str(StringValue::from_text(b"hello")),
+            Value::Str(StringValue::raw(b"raw bytes")),
+            Value::Str(StringValue::from_text(&long)),
+        ];
+        for (i, v) in values.iter().enumerate() {
+            assert!(db
+                .insert(format!("k{i}").as_bytes(), v.clone(), 0)
+                .is_none());
+        }
+        for (i, v) in values.iter().enumerate() {
+            let key = format!("k{i}");
+            let e = db.get(key.as_bytes()).unwrap();
+            assert_eq!(text(&e.value), text(v));
+            assert_eq!(e.value.encoding_name(), v.encoding_name());
+            let slot = db.find(key.as_bytes()).unwrap();
+            assert_eq!(text(db.read(slot).value), text(v));
+        }
+        // Only the long string is a heap value of the table.
+        assert!(matches!(
+            db.get(b"k4").unwrap().value,
+            ValueCow::Borrowed(_)
+        ));
+        assert!(matches!(db.get(b"k0").unwrap().value, ValueCow::Owned(_)));
+    }
+
+    #[test]
+    fn writes_to_record_held_strings_are_put_back() {
+        let mut db = Db::default();
+        db.insert(b"n", int(41), 0);
+        db.insert(b"s", Value::Str(StringValue::from_text(b"ab")), 0);
+        assert!(db.set_expiry(b"n", 5000));
+        let slot = db.find(b"n").unwrap();
+        *db.write(slot).value = int(42);
+        // Readers see the copy before it is put back...
+        assert_eq!(text(&db.get(b"n").unwrap().value), b"42");
+        assert_eq!(db.iter().filter(|e| text(&e.value) == b"42").count(), 1);
+        // ...and the record after: a write elsewhere settles it.
+        let s = db.find(b"s").unwrap();
+        let e = db.write(s);
+        assert_eq!(e.expire_at(), None);
+        e.value.as_string_mut().unwrap().append(&[b'c'; 40]);
+        let n = db.find(b"n").unwrap();
+        assert_eq!(db.read(n).expire_at(), Some(5000), "expiry kept");
+        assert_eq!(text(db.read(n).value), b"42");
+        // The appended string outgrew the record: it is a heap value once settled.
+        db.insert(b"other", int(1), 0);
+        let e = db.get(b"s").unwrap();
+        assert!(matches!(e.value, ValueCow::Borrowed(_)));
+        assert_eq!(text(&e.value).len(), 42);
+        assert_eq!(e.value.encoding_name(), "raw");
+        // A checked-out key that is deleted takes its copy with it.
+        let n = db.find(b"n").unwrap();
+        *db.write(n).value = int(7);
+        assert!(db.discard(b"n").is_some_and(|heap| heap.is_none()));
+        assert!(db.get(b"n").is_none());
+        db.insert(b"n2", int(9), 0);
+        assert_eq!(text(&db.get(b"n2").unwrap().value), b"9");
+    }
+
+    #[test]
+    fn small_hashes_live_in_records_until_they_outgrow_them() {
+        let cfg = super::super::HashConfig::default();
+        let mut db = Db::default();
+        let fields = |v: &Value| -> Vec<(Vec<u8>, Vec<u8>)> {
+            let h = v.as_hash().unwrap();
+            h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()
+        };
+        let mut h = Hash::new();
+        h.set(b"name", b"ada", &cfg);
+        db.insert(b"h", Value::Hash(h.clone()), 0);
+        assert!(matches!(db.get(b"h").unwrap().value, ValueCow::Owned(_)));
+        // Written in place through the copy, seen by readers, put back on settling.
+        let slot = db.find(b"h").unwrap();
+        let e = db.write(slot);
+        e.value.as_hash_mut().unwrap().set(b"age", b"36", &cfg);
+        h.set(b"age", b"36", &cfg);
+        assert_eq!(
+            fields(&db.get(b"h").unwrap().value),
+            fields(&Value::Hash(h.clone()))
+        );
+        db.insert(b"x", int(1), 0);
+        let slot = db.find(b"h").unwrap();
+        assert_eq!(fields(db.read(slot).value), fields(&Value::Hash(h.clone())));
+        assert_eq!(db.read(slot).value.encoding_name(), "listpack");
+        // Past 255 bytes of listpack the hash is a heap value.
+        let slot = db.find(b"h").unwrap();
+        let e = db.write(slot);
+        for i in 0..20u32 {
+            let (f, v) = (format!("field{i}"), format!("value{i}"));
+            e.value
+                .as_hash_mut()
+                .unwrap()
+                .set(f.as_bytes(), v.as_bytes(), &cfg);
+            h.set(f.as_bytes(), v.as_bytes(), &cfg);
+        }
+        db.insert(b"y", int(2), 0);
+        let e = db.get(b"h").unwrap();
+        assert!(matches!(e.value, ValueCow::Borrowed(_)));
+        assert_eq!(fields(&e.value), fields(&Value::Hash(h.clone())));
+        let removed = db.remove(b"h").unwrap();
+        assert_eq!(fields(&removed.value), fields(&Value::Hash(h)));
     }
 
     #[test]
@@ -433,20 +785,22 @@ mod tests {
             "overwrite clears the expiry"
         );
         assert_eq!(db.volatile_len(), 16);
+        let removed = db.remove(b"k9").unwrap();
+        assert_eq!(removed.expire_at, Some(1009));
     }
 
     #[test]
     fn scan_returns_every_stable_key_despite_churn() {
         let mut db = Db::default();
         for i in 0..1000u32 {
-            db.insert(format!("stable{i}").as_bytes(), Value::empty_zset(), 0);
+            db.insert(format!("stable{i}").as_bytes(), int(i as i64), 0);
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = std::collections::HashMap::new();
         let mut cursor = 0;
         let mut round = 0u32;
         loop {
             cursor = db.scan(cursor, 10, |e| {
-                seen.insert(e.key().to_vec());
+                *seen.entry(e.key().to_vec()).or_insert(0) += 1;
             });
             // Churn: add and remove other keys between calls.
             db.insert(format!("temp{round}").as_bytes(), Value::empty_zset(), 0);
@@ -459,10 +813,185 @@ mod tests {
             }
         }
         for i in 0..1000u32 {
-            assert!(
-                seen.contains(format!("stable{i}").as_bytes()),
-                "stable{i} missing"
+            assert_eq!(
+                seen.get(format!("stable{i}").as_bytes()),
+                Some(&1),
+                "stable{i} once"
             );
+        }
+    }
+}
+
+/// The database against a model (a HashMap of rendered values), through every path that
+/// checks a record-held value out and puts it back.
+#[cfg(test)]
+mod model_tests {
+    use super::*;
+    use crate::keyspace::HashConfig;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    /// A value as the model sees it: its type, encoding and contents.
+    type Shown = (&'static str, &'static str, Vec<Vec<u8>>);
+
+    fn show(v: &Value) -> Shown {
+        let contents = match v {
+            Value::Str(s) => vec![s.bytes().to_vec()],
+            Value::Hash(h) => h
+                .iter()
+                .flat_map(|(f, v)| [f.to_vec(), v.to_vec()])
+                .collect(),
+            other => vec![other.len().to_le_bytes().to_vec()],
+        };
+        (v.type_name(), v.encoding_name(), contents)
+    }
+
+    #[derive(Clone, Debug)]
+    enum Make {
+        Int(i64),
+        Text(Vec<u8>),
+        Hash(Vec<(u8, Vec<u8>)>),
+        ZSet,
+    }
+
+    impl Make {
+        fn value(&self) -> Value {
+            let cfg = HashConfig::default();
+            match self {
+                Make::Int(v) => Value::Str(StringValue::from_int(*v)),
+                Make::Text(b) => Value::Str(StringValue::from_text(b)),
+                Make::Hash(pairs) => {
+                    let mut h = Hash::new();
+                    for (f, v) in pairs {
+                        h.set(&[b'f', *f], v, &cfg);
+                    }
+                    Value::Hash(h)
+                }
+                Make::ZSet => Value::empty_zset(),
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u8, Make),
+        Assign(u8, Make),
+        Append(u8, Vec<u8>),
+        HSet(u8, u8, Vec<u8>),
+        Read(u8),
+        Remove(u8),
+        Discard(u8),
+        Expire(u8, u64),
+        Persist(u8),
+        Iter,
+    }
+
+    fn make() -> impl Strategy<Value = Make> {
+        prop_oneof![
+            any::<i64>().prop_map(Make::Int),
+            prop::collection::vec(any::<u8>(), 0..60).prop_map(Make::Text),
+            prop::collection::vec((0u8..40, prop::collection::vec(any::<u8>(), 0..30)), 0..12)
+                .prop_map(Make::Hash),
+            Just(Make::ZSet),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let k = 0u8..12;
+        prop_oneof![
+            3 => (k.clone(), make()).prop_map(|(k, m)| Op::Insert(k, m)),
+            2 => (k.clone(), make()).prop_map(|(k, m)| Op::Assign(k, m)),
+            2 => (k.clone(), prop::collection::vec(any::<u8>(), 0..20)).prop_map(|(k, b)| Op::Append(k, b)),
+            2 => (k.clone(), 0u8..40, prop::collection::vec(any::<u8>(), 0..40))
+                .prop_map(|(k, f, v)| Op::HSet(k, f, v)),
+            3 => k.clone().prop_map(Op::Read),
+            1 => k.clone().prop_map(Op::Remove),
+            1 => k.clone().prop_map(Op::Discard),
+            1 => (k.clone(), 1u64..1000).prop_map(|(k, at)| Op::Expire(k, at)),
+            1 => k.prop_map(Op::Persist),
+            1 => Just(Op::Iter),
+        ]
+    }
+
+    type Model = HashMap<Vec<u8>, (Value, Option<u64>)>;
+
+    fn same(db: &Db, m: &Model) {
+        assert_eq!(db.len(), m.len());
+        for e in db.iter() {
+            let (v, at) = m.get(e.key()).expect("a key of the model");
+            assert_eq!(show(&e.value), show(v), "key {:?}", e.key());
+            assert_eq!(e.expire_at(), *at);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn checked_out_values_agree_with_a_model(ops in prop::collection::vec(op(), 1..120)) {
+            let cfg = HashConfig::default();
+            let mut db = Db::default();
+            let mut m: Model = HashMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, make) => {
+                        db.insert(&[k], make.value(), 0);
+                        m.insert(vec![k], (make.value(), None));
+                    }
+                    Op::Assign(k, make) => {
+                        if let Some(slot) = db.find(&[k]) {
+                            *db.write(slot).value = make.value();
+                            m.get_mut(&vec![k]).unwrap().0 = make.value();
+                        }
+                    }
+                    Op::Append(k, b) => {
+                        if let Some(slot) = db.find(&[k]) {
+                            if let Ok(s) = db.write(slot).value.as_string_mut() {
+                                s.append(&b);
+                                let (v, _) = m.get_mut(&vec![k]).unwrap();
+                                v.as_string_mut().unwrap().append(&b);
+                            }
+                        }
+                    }
+                    Op::HSet(k, f, v) => {
+                        if let Some(slot) = db.find(&[k]) {
+                            if let Ok(h) = db.write(slot).value.as_hash_mut() {
+                                h.set(&[b'f', f], &v, &cfg);
+                                let (mv, _) = m.get_mut(&vec![k]).unwrap();
+                                mv.as_hash_mut().unwrap().set(&[b'f', f], &v, &cfg);
+                            }
+                        }
+                    }
+                    Op::Read(k) => {
+                        let got = db.find(&[k]).map(|slot| {
+                            let e = db.read(slot);
+                            (show(e.value), e.expire_at())
+                        });
+                        let want = m.get(&vec![k]).map(|(v, at)| (show(v), *at));
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::Remove(k) => {
+                        let got = db.remove(&[k]).map(|r| (show(&r.value), r.expire_at));
+                        let want = m.remove(&vec![k]).map(|(v, at)| (show(&v), at));
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::Discard(k) => {
+                        prop_assert_eq!(db.discard(&[k]).is_some(), m.remove(&vec![k]).is_some());
+                    }
+                    Op::Expire(k, at) => {
+                        let had = m.get_mut(&vec![k]).map(|e| e.1 = Some(at)).is_some();
+                        prop_assert_eq!(db.set_expiry(&[k], at), had);
+                    }
+                    Op::Persist(k) => {
+                        let had = m.get_mut(&vec![k]).and_then(|e| e.1.take()).is_some();
+                        prop_assert_eq!(db.persist(&[k]), had);
+                    }
+                    Op::Iter => same(&db, &m),
+                }
+            }
+            same(&db, &m);
+            db.insert(b"settle", Value::empty_zset(), 0);
+            m.insert(b"settle".to_vec(), (Value::empty_zset(), None));
+            same(&db, &m);
         }
     }
 }

@@ -147,7 +147,7 @@ impl Evictor {
             let idle = match policy {
                 Policy::VolatileTtl => u64::MAX - entry.expire_at().unwrap_or(u64::MAX),
                 p if p.is_lfu() => 255 - ks.access.decayed(entry.accessed(), now_ms) as u64,
-                _ => clock.wrapping_sub(entry.accessed()) as u64 * 1000,
+                _ => super::lfu::idle_secs(clock, entry.accessed()) as u64 * 1000,
             };
             let key = key.to_vec();
             self.insert(Candidate { idle, db, key });
@@ -236,7 +236,7 @@ impl Evictor {
                     enough: false,
                 };
             };
-            freed += ks.db(db).get(&key).map_or(0, |e| e.memory_usage()) as u64;
+            freed += ks.db(db).memory_usage(&key).unwrap_or(0) as u64;
             let deleting = (crate::latency::threshold() != 0).then(std::time::Instant::now);
             ks.delete_by_server(db, &key);
             if let Some(started) = deleting {
@@ -353,7 +353,7 @@ mod tests {
                     .fold(0u32, |n, d| n * 10 + (d - b'0') as u32)
                     % 2
                     == 0;
-                ks.dbs[db].entry_mut(id).accessed = if even { 1000 } else { 10 };
+                ks.dbs[db].set_clock(id, if even { 1000 } else { 10 });
             }
         }
         let mut ev = Evictor::default();

@@ -43,7 +43,7 @@ impl Keyspace {
                     let n = self.random() as usize;
                     let d = &self.dbs[db];
                     if let Some(key) = d.volatile_key(n) {
-                        if d.get(key).is_some_and(|e| e.is_expired(now)) {
+                        if d.find(key).is_some_and(|slot| d.expired(slot, now)) {
                             due.push(key.to_vec());
                         }
                     }

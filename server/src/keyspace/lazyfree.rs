@@ -14,7 +14,7 @@ pub(super) enum Garbage {
     /// One value.
     Value(Value),
     /// A whole database (FLUSHDB / FLUSHALL ASYNC, a reload).
-    Db(Db),
+    Db(Box<Db>),
 }
 
 /// The lazy-free thread and its counters.

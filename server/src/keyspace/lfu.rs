@@ -28,6 +28,14 @@ impl Default for AccessPolicy {
     }
 }
 
+/// Seconds since `accessed` on the LRU clock `clock_secs`, both read modulo 2^24 as the
+/// key table keeps the field (Redis's estimateObjectIdleTime: the clock wraps after 194
+/// days).
+#[inline]
+pub fn idle_secs(clock_secs: u32, accessed: u32) -> u32 {
+    clock_secs.wrapping_sub(accessed) & super::db::CLOCK_MAX
+}
+
 /// Minutes of Unix time modulo 2^16, the LFU decrement clock.
 #[inline]
 fn minutes(now_ms: u64) -> u32 {

@@ -37,7 +37,7 @@ mod expire;
 mod lazyfree;
 mod watch;
 
-pub use db::{Db, Entry};
+pub use db::{Db, DbEntry, Entry, EntryMut, ValueCow};
 pub use expire::KeyspaceStats;
 pub use hash::{Hash, HashConfig, HashEncoding};
 pub use list::{End, List, ListConfig, ListEncoding};
@@ -176,8 +176,8 @@ impl Keyspace {
         if self.expiry_paused {
             return false;
         }
-        match self.dbs[db].get(key) {
-            Some(e) if e.is_expired(now_ms) => {
+        match self.dbs[db].find(key) {
+            Some(slot) if self.dbs[db].expired(slot, now_ms) => {
                 self.delete_expired(db, key);
                 true
             }
@@ -188,13 +188,13 @@ impl Keyspace {
     /// The slot of the live entry for `key`: one hash lookup, and the key is removed
     /// instead when its time has come.
     #[inline]
-    fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<u32> {
-        let id = self.dbs[db].find(key)?;
-        if !self.expiry_paused && self.dbs[db].entry(id).is_expired(now_ms) {
+    fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<(db::Slot, u32)> {
+        let (slot, expired, accessed) = self.dbs[db].probe(key, now_ms)?;
+        if expired && !self.expiry_paused {
             self.delete_expired(db, key);
             return None;
         }
-        Some(id)
+        Some((slot, accessed))
     }
 
     /// Looks a key up for reading: expires it if due, counts a hit or a miss and updates
@@ -207,16 +207,15 @@ impl Keyspace {
         key: &[u8],
         now_ms: u64,
         touch: bool,
-    ) -> Option<&Entry> {
+    ) -> Option<Entry<'_>> {
         let clock = self.clock_secs_at(now_ms);
         match self.live_entry(db, key, now_ms) {
-            Some(id) => {
+            Some((id, accessed)) => {
                 self.stats.keyspace_hits += 1;
-                let e = self.dbs[db].entry_mut(id);
                 if touch {
-                    self.access.touch(&mut e.accessed, clock, now_ms);
+                    self.touch(db, id, accessed, clock, now_ms);
                 }
-                Some(e)
+                Some(self.dbs[db].read(id))
             }
             None => {
                 self.stats.keyspace_misses += 1;
@@ -230,12 +229,36 @@ impl Keyspace {
     /// the value calls [`Keyspace::signal_modified`] (and [`Keyspace::delete`] when it
     /// left the value empty).
     #[inline]
-    pub fn lookup_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&mut Entry> {
+    pub fn lookup_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
         let clock = self.clock_secs_at(now_ms);
-        let id = self.live_entry(db, key, now_ms)?;
-        let e = self.dbs[db].entry_mut(id);
-        self.access.touch(&mut e.accessed, clock, now_ms);
-        Some(e)
+        let (id, accessed) = self.live_entry(db, key, now_ms)?;
+        self.touch(db, id, accessed, clock, now_ms);
+        Some(self.dbs[db].write(id))
+    }
+
+    /// Whether `key` exists, looked up for writing as [`Keyspace::lookup_write`] does (expired
+    /// first if due, access recorded) without handing out its value (SET NX/XX, DEL).
+    #[inline]
+    pub fn exists_for_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
+        let clock = self.clock_secs_at(now_ms);
+        match self.live_entry(db, key, now_ms) {
+            Some((id, accessed)) => {
+                self.touch(db, id, accessed, clock, now_ms);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records an access to the key in `slot` of `db`, whose access field is `accessed`
+    /// (written only when it changes: an LRU field changes once a second).
+    #[inline]
+    fn touch(&mut self, db: usize, slot: db::Slot, accessed: u32, clock: u32, now_ms: u64) {
+        let mut field = accessed;
+        self.access.touch(&mut field, clock, now_ms);
+        if field & db::CLOCK_MAX != accessed {
+            self.dbs[db].set_clock(slot, field);
+        }
     }
 
     /// Looks a key up for writing, creating it with `make()` when absent (expired keys
@@ -248,12 +271,11 @@ impl Keyspace {
         key: &[u8],
         now_ms: u64,
         make: impl FnOnce() -> Value,
-    ) -> (&mut Entry, bool) {
+    ) -> (EntryMut<'_>, bool) {
         let clock = self.clock_secs_at(now_ms);
         let (id, created) = match self.live_entry(db, key, now_ms) {
-            Some(id) => {
-                let e = self.dbs[db].entry_mut(id);
-                self.access.touch(&mut e.accessed, clock, now_ms);
+            Some((id, accessed)) => {
+                self.touch(db, id, accessed, clock, now_ms);
                 (id, false)
             }
             None => {
@@ -265,7 +287,7 @@ impl Keyspace {
                 (id, true)
             }
         };
-        (self.dbs[db].entry_mut(id), created)
+        (self.dbs[db].write(id), created)
     }
 
     /// Sets the access record of an existing key as RESTORE's FREQ and IDLETIME do (Redis's
@@ -282,22 +304,24 @@ impl Keyspace {
     ) {
         let clock = self.clock_secs_at(now_ms);
         let lfu = self.access.policy().lfu;
-        let Some(id) = self.dbs[db].find(key) else {
+        let Some(slot) = self.dbs[db].find(key) else {
             return;
         };
-        let e = self.dbs[db].entry_mut(id);
-        match (lfu, freq, idle_secs) {
-            (true, Some(f), _) => e.accessed = lfu::AccessClock::counter_field(f, now_ms),
-            (false, _, Some(idle)) => e.accessed = clock.wrapping_sub(idle as u32),
-            _ => {}
-        }
+        let field = match (lfu, freq, idle_secs) {
+            (true, Some(f), _) => lfu::AccessClock::counter_field(f, now_ms),
+            // The field keeps 24 bits: the access time modulo 2^24, as `lfu::idle_secs`
+            // reads it back.
+            (false, _, Some(idle)) => clock.wrapping_sub(idle as u32) & db::CLOCK_MAX,
+            _ => return,
+        };
+        self.dbs[db].set_clock(slot, field);
     }
 
     /// Looks a key up without touching its access time or the hit statistics (OBJECT,
     /// MEMORY USAGE); a key whose time has come is removed first.
-    pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<&Entry> {
-        self.expire_if_needed(db, key, now_ms);
-        self.dbs[db].get(key)
+    pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<Entry<'_>> {
+        let (slot, _) = self.live_entry(db, key, now_ms)?;
+        Some(self.dbs[db].read(slot))
     }
 
     /// Deletes a key whose time has come, counting it and logging it for propagation.
@@ -336,9 +360,11 @@ impl Keyspace {
 
     /// Deletes a key (freeing a large value off the loop). Returns true when it existed.
     pub fn delete(&mut self, db: usize, key: &[u8]) -> bool {
-        match self.dbs[db].remove(key) {
-            Some(entry) => {
-                self.lazyfree.dispose(Garbage::Value(entry.value));
+        match self.dbs[db].discard(key) {
+            Some(heap) => {
+                if let Some(value) = heap {
+                    self.lazyfree.dispose(Garbage::Value(value));
+                }
                 self.signal_modified(db, key);
                 true
             }
@@ -351,7 +377,8 @@ impl Keyspace {
         let now_ms = unix_ms();
         let initial = self.access.initial(self.clock_secs_at(now_ms), now_ms);
         match self.dbs[db].insert(key, value, initial) {
-            Some(old) => self.lazyfree.dispose(Garbage::Value(old)),
+            Some(Some(old)) => self.lazyfree.dispose(Garbage::Value(old)),
+            Some(None) => {}
             None => self.notifier.fire(notify::NEW, "new", db, key),
         }
         self.signal_modified(db, key);
@@ -365,14 +392,12 @@ impl Keyspace {
         if (from, src) != (to, dst) {
             self.delete(to, dst);
         }
-        // Read the expiry first: removing an entry clears it from the volatile set.
-        let expire = self.dbs[from].get(src).and_then(Entry::expire_at);
-        let entry = self.dbs[from]
+        let removed = self.dbs[from]
             .remove(src)
             .expect("caller checked the source exists");
         self.signal_modified(from, src);
-        self.store(to, dst, entry.value);
-        if let Some(at) = expire {
+        self.store(to, dst, removed.value);
+        if let Some(at) = removed.expire_at {
             self.dbs[to].set_expiry(dst, at);
         }
     }
@@ -434,7 +459,7 @@ impl Keyspace {
     /// Marks every watcher of a key that exists in `db` dirty (flush, swap, reload).
     fn signal_flushed(&mut self, db: usize) {
         let keys = &self.dbs[db];
-        self.watches.touch_db(db, |k| keys.get(k).is_some());
+        self.watches.touch_db(db, |k| keys.contains(k));
     }
 
     /// Empties database `db`, freeing its contents off the loop (FLUSHDB).
@@ -443,7 +468,7 @@ impl Keyspace {
         self.flushed |= self.collect_modified;
         self.add_dirty(self.dbs[db].len() as u64);
         let old = self.dbs[db].take();
-        self.lazyfree.dispose(Garbage::Db(old));
+        self.lazyfree.dispose(Garbage::Db(Box::new(old)));
     }
 
     /// Empties every database (FLUSHALL).
@@ -466,7 +491,7 @@ impl Keyspace {
         self.signal_flushed(b);
         for db in [a, b] {
             for key in self.blocked.keys_of(db) {
-                if self.dbs[db].get(&key).is_some() {
+                if self.dbs[db].contains(&key) {
                     self.signal_ready(db, &key);
                 }
             }
@@ -490,7 +515,7 @@ impl Keyspace {
             self.dbs[0].index_slots();
         }
         for db in old {
-            self.lazyfree.dispose(Garbage::Db(db));
+            self.lazyfree.dispose(Garbage::Db(Box::new(db)));
         }
     }
 
@@ -608,7 +633,7 @@ impl Keyspace {
 
     /// Bytes held by the values alone (INFO used_memory_dataset).
     pub fn dataset_memory(&self) -> usize {
-        self.entries().map(|e| e.value.memory_bytes()).sum()
+        self.dbs.iter().map(Db::values_memory).sum()
     }
 
     /// Bytes held by all values (engine-tracked) plus the key tables ([`Db::overhead`]).
@@ -625,7 +650,7 @@ impl Keyspace {
     }
 
     /// Every entry of every database, expired or not.
-    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+    pub fn entries(&self) -> impl Iterator<Item = DbEntry<'_>> {
         self.dbs.iter().flat_map(Db::iter)
     }
 }

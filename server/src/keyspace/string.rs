@@ -13,8 +13,9 @@
 //!   Inline: [tag: 1][meta: 1][bytes: 22]             meta = len (5 bits) | raw (bit 7)
 //!   Heap:   [tag: 1][raw: 1][pad: 2][len: 4][Box<[u8]>: 16] -> one allocation of the
 //!                                                    capacity (grown as Redis's sds grows)
-//! Entry (72 bytes, unchanged)
-//!   [key: 24][value: 32][expire_at: 8][volatile_pos: 4][accessed: 4]
+//! In the key table (see [`super::db`]) an `int` and an inline string live in the key's
+//! record itself ([`StringValue::compact`]: the integer in 1 to 8 bytes, or a length byte
+//! and the bytes); a heap string is a heap value of the table.
 //! ```
 //!
 //! Encodings follow Redis: SET and its kin store a canonical integer of up to 20 characters
@@ -95,6 +96,16 @@ impl Deref for Bytes<'_> {
     }
 }
 
+/// A string as the key table keeps it inside a key's record, with no allocation: an
+/// integer (`int`), or up to [`INLINE`] bytes and whether they are `raw`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compact<'a> {
+    /// An `int` value.
+    Int(i64),
+    /// Inline bytes and the `raw` flag.
+    Bytes(&'a [u8], bool),
+}
+
 impl StringValue {
     /// The value as SET stores `bytes` (Redis's tryObjectEncoding): `int` for a canonical
     /// integer of up to 20 characters, `embstr` up to 44 bytes, `raw` past that.
@@ -140,6 +151,27 @@ impl StringValue {
             len: bytes.len() as u32,
             buf,
         })
+    }
+
+    /// The value as a key's record holds it, when it needs no allocation; None for a string
+    /// kept in a heap buffer (which the key table keeps as a heap value).
+    #[inline]
+    pub fn compact(&self) -> Option<Compact<'_>> {
+        match &self.0 {
+            Repr::Int(v) => Some(Compact::Int(*v)),
+            Repr::Inline { meta, bytes } => Some(Compact::Bytes(
+                &bytes[..(meta & !RAW_BIT) as usize],
+                meta & RAW_BIT != 0,
+            )),
+            Repr::Heap { .. } => None,
+        }
+    }
+
+    /// The value a record's inline string stands for (at most [`INLINE`] bytes).
+    #[inline]
+    pub fn from_compact(bytes: &[u8], raw: bool) -> StringValue {
+        debug_assert!(bytes.len() <= INLINE);
+        StringValue::stored(bytes, raw, bytes.len())
     }
 
     /// The encoding OBJECT ENCODING reports.
@@ -299,7 +331,6 @@ mod tests {
     fn sizes() {
         assert_eq!(std::mem::size_of::<StringValue>(), 24);
         assert_eq!(std::mem::size_of::<super::super::Value>(), 32);
-        assert_eq!(std::mem::size_of::<super::super::Entry>(), 72);
     }
 
     #[test]

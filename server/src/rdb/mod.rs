@@ -66,7 +66,7 @@ pub fn contents(dbs: &[Db]) -> Contents {
     let mut out = Vec::new();
     for (i, db) in dbs.iter().enumerate() {
         for e in db.iter() {
-            let content = match &e.value {
+            let content = match &*e.value {
                 Value::ZSet(z) => {
                     z.validate();
                     Content::ZSet(z.iter().map(|(m, s)| (m.to_vec(), s.to_bits())).collect())

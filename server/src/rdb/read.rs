@@ -1534,7 +1534,8 @@ mod tests {
     type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
     fn hash_of(dbs: &[Db], key: &[u8]) -> (&'static str, Pairs) {
-        let h = dbs[0].get(key).expect("key").value.as_hash().expect("hash");
+        let entry = dbs[0].get(key).expect("key");
+        let h = entry.value.as_hash().expect("hash");
         h.validate();
         let pairs = h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
         (h.encoding().as_str(), pairs)

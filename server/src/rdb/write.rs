@@ -452,7 +452,7 @@ pub fn write_snapshot<W: Write>(
             write_value(&mut w, entry.key(), &entry.value, Form::file(aux.compress))?;
             stats.keys += 1;
             // Members of the collections (a string has none).
-            if !matches!(entry.value, Value::Str(_)) {
+            if !matches!(*entry.value, Value::Str(_)) {
                 stats.members += entry.value.len() as u64;
             }
         }

@@ -163,7 +163,7 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]]) {
                 (o.dontsort, o.alpha, o.by) = (false, true, None);
             }
             let native = o.dontsort && matches!(entry.value, Value::ZSet(_) | Value::List(_));
-            elements(&entry.value).map(|mut v| {
+            elements(entry.value).map(|mut v| {
                 // A list or sorted set keeps its order, reversed for DESC, when nothing is
                 // sorted.
                 if native && o.desc {

@@ -14,7 +14,7 @@ fn put(ctx: &mut Ctx, key: &[u8], value: StringValue) {
     let db = ctx.db();
     match ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) {
         Some(entry) => {
-            entry.value = Value::Str(value);
+            *entry.value = Value::Str(value);
             ctx.server.keyspace.signal_modified(db, key);
         }
         None => ctx.server.keyspace.store(db, key, Value::Str(value)),

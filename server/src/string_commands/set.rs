@@ -133,11 +133,7 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], o: &Options, command: &s
         return;
     }
     let db = ctx.db();
-    let found = ctx
-        .server
-        .keyspace
-        .lookup_write(db, key, ctx.now_ms)
-        .is_some();
+    let found = ctx.server.keyspace.exists_for_write(db, key, ctx.now_ms);
     if (o.nx && found) || (o.xx && !found) {
         if !o.get {
             (r.refused)(ctx);
@@ -223,7 +219,7 @@ fn mset_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool, name: &str) {
         let exists = args[1..]
             .iter()
             .step_by(2)
-            .any(|k| ctx.server.keyspace.lookup_write(db, k, now).is_some());
+            .any(|k| ctx.server.keyspace.exists_for_write(db, k, now));
         if exists {
             return ctx.out.int(0);
         }

@@ -114,6 +114,16 @@ impl PackHash {
         self.buf.len().saturating_sub(HEADER)
     }
 
+    /// The whole buffer (count and pairs).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The listpack whose buffer is `bytes` (from [`PackHash::bytes`]).
+    pub(crate) fn from_bytes(bytes: &[u8]) -> PackHash {
+        PackHash { buf: bytes.into() }
+    }
+
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.buf.len()

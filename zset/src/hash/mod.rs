@@ -241,6 +241,27 @@ impl Hash {
         self.repr = Repr::Table(Box::new(t));
     }
 
+    /// The listpack's bytes (a count and the pairs), for a caller that keeps a small hash
+    /// elsewhere (the key table, inside a key's record); None for a hashtable.
+    pub fn packed(&self) -> Option<&[u8]> {
+        match &self.repr {
+            Repr::Pack(p) => Some(p.bytes()),
+            Repr::Table(_) => None,
+        }
+    }
+
+    /// The listpack hash whose bytes [`Hash::packed`] gave.
+    pub fn from_packed(bytes: &[u8]) -> Hash {
+        let hash = Hash {
+            repr: Repr::Pack(PackHash::from_bytes(bytes)),
+        };
+        debug_assert!({
+            hash.validate();
+            true
+        });
+        hash
+    }
+
     /// Heap bytes this hash holds (the inline 16 bytes are the caller's to count).
     pub fn memory_bytes(&self) -> usize {
         match &self.repr {

@@ -177,3 +177,19 @@ proptest! {
         prop_assert_eq!(got, model);
     }
 }
+
+#[test]
+fn packed_bytes_rebuild_the_same_listpack() {
+    let cfg = small_cfg();
+    let mut h = Hash::new();
+    assert_eq!(pairs(&Hash::from_packed(h.packed().unwrap())), pairs(&h));
+    for i in 0..3u32 {
+        h.set(format!("f{i}").as_bytes(), format!("v{i}").as_bytes(), &cfg);
+    }
+    let back = Hash::from_packed(h.packed().unwrap());
+    assert_eq!(pairs(&back), pairs(&h));
+    assert_eq!(back.encoding(), HashEncoding::Listpack);
+    assert_eq!(back.memory_bytes(), h.memory_bytes());
+    h.set(&[b'x'; 100], b"long", &cfg);
+    assert!(h.packed().is_none(), "a hashtable has no listpack");
+}

@@ -17,6 +17,7 @@
 //!
 //! record (see `record`): [hdr 1][clock 3][expiry 0|12][klen 1|5][key][value]
 //!   value: integer in 1, 2, 4 or 8 bytes | string: len 1 + bytes (<= 255) |
+//!          packed: len 1 + bytes of the caller's format (<= 255) |
 //!          heap: u32 index into `values`
 //!   expiry block (volatile keys only): expire_at u64 + position in `volatile` u32
 //!
@@ -47,9 +48,10 @@
 //!    position there so removal is O(1).
 //! 4. The access clock is 24 bits, Redis's `lru` field: seconds of an LRU clock (wrapping
 //!    after 194 days, as Redis's does) or an LFU counter with its decrement time.
-//! 5. Strings and integers sit in the record (no allocation up to 255 bytes); other values
-//!    are the caller's `T` in a slab, reached by a 4-byte index, so `&mut T` needs no
-//!    unsafe code and `T` never moves when records do.
+//! 5. Strings and integers sit in the record (no allocation up to 255 bytes), and so can
+//!    up to 255 bytes of the caller's own format (`Value::Packed`: Goblin keeps a small
+//!    hash's listpack there); other values are the caller's `T` in a slab, reached by a
+//!    4-byte index, so `&mut T` needs no unsafe code and `T` never moves when records do.
 //!
 //! Limits: 2^26 records per size class before a class spills into the next larger one,
 //! so about 4 billion keys in all; the hash has a fixed seed (as every table of this crate).
@@ -80,6 +82,9 @@ pub enum Value<'a, T> {
     Str(&'a [u8], bool),
     /// Anything else, kept in the table's value slab.
     Heap(T),
+    /// Bytes (at most [`STR_MAX`]) of the caller's own format, kept in the record (Goblin:
+    /// a small hash's listpack).
+    Packed(&'a [u8]),
 }
 
 /// A stored value, borrowed.
@@ -91,6 +96,8 @@ pub enum ValueRef<'a, T> {
     Str(&'a [u8], bool),
     /// A heap value.
     Heap(&'a T),
+    /// Bytes of the caller's own format.
+    Packed(&'a [u8]),
 }
 
 /// A value taken out of the table.
@@ -102,6 +109,8 @@ pub enum Owned<T> {
     Str(Vec<u8>, bool),
     /// A heap value.
     Heap(T),
+    /// Bytes of the caller's own format.
+    Packed(Vec<u8>),
 }
 
 /// A removed key's value and expiry.
@@ -119,6 +128,14 @@ pub struct EntryRef<'a, T> {
     values: &'a [Option<T>],
 }
 
+impl<T> Clone for EntryRef<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for EntryRef<'_, T> {}
+
 impl<'a, T> EntryRef<'a, T> {
     /// The key bytes.
     #[inline]
@@ -132,6 +149,7 @@ impl<'a, T> EntryRef<'a, T> {
         match self.record.value() {
             Stored::Int(v) => ValueRef::Int(v),
             Stored::Str(b, flag) => ValueRef::Str(b, flag),
+            Stored::Packed(b) => ValueRef::Packed(b),
             Stored::Heap(i) => ValueRef::Heap(self.values[i as usize].as_ref().expect("live")),
         }
     }
@@ -280,6 +298,7 @@ impl<T> KeyTable<T> {
         let stored = match value {
             Value::Int(v) => Stored::Int(v),
             Value::Str(b, flag) => Stored::Str(check_str(b), flag),
+            Value::Packed(b) => Stored::Packed(check_str(b)),
             Value::Heap(t) => {
                 heap = self.push_heap(t);
                 Stored::Heap(heap)
@@ -299,31 +318,83 @@ impl<T> KeyTable<T> {
             self.insert_new(key, value, clock);
             return None;
         };
-        self.clear_expiry(slot);
-        self.set_clock(slot, clock);
-        self.set_value(slot, value)
+        self.replace(slot, value, clock)
+    }
+
+    /// Replaces the key in `slot` with `value`, no expiry and access clock `clock` (one
+    /// rewrite of its record); returns the old heap value when there was one.
+    pub fn replace(&mut self, slot: Slot, value: Value<'_, T>, clock: u32) -> Option<T> {
+        self.assign(slot, value, Some(None), Some(clock))
     }
 
     /// Replaces the value in `slot`, keeping its clock and expiry; returns the old heap
     /// value when there was one.
     pub fn set_value(&mut self, slot: Slot, value: Value<'_, T>) -> Option<T> {
+        self.assign(slot, value, None, None)
+    }
+
+    /// Replaces the value in `slot`, and its expiry (`Some(expire_at)`) and clock when
+    /// given; returns the old heap value when there was one.
+    fn assign(
+        &mut self,
+        slot: Slot,
+        value: Value<'_, T>,
+        expiry: Option<Option<u64>>,
+        clock: Option<u32>,
+    ) -> Option<T> {
         let handle = self.handle(slot);
+        let record = self.record(handle);
+        let expiry_kept = match expiry {
+            None => true,
+            Some(None) => !record.is_volatile(),
+            Some(Some(_)) => false,
+        };
+        if expiry_kept && !matches!(record.value(), Stored::Heap(_)) {
+            let stored = match &value {
+                Value::Int(v) => Some(Stored::Int(*v)),
+                Value::Str(b, flag) => Some(Stored::Str(check_str(b), *flag)),
+                Value::Packed(b) => Some(Stored::Packed(check_str(b))),
+                Value::Heap(_) => None,
+            };
+            let bytes = self.store.get_mut(handle);
+            if stored.is_some_and(|s| record::overwrite_value(bytes, &s)) {
+                if let Some(clock) = clock {
+                    record::set_clock(bytes, clock);
+                }
+                return None;
+            }
+        }
         let old = self.record(handle).value();
         let (old_heap, stored) = match (old, value) {
-            // A heap value replacing one: the record stays as it is.
+            // A heap value replacing one: the record keeps its value field.
             (Stored::Heap(i), Value::Heap(t)) => {
-                return self.values[i as usize].replace(t);
+                let old = self.values[i as usize].replace(t);
+                if let Some(clock) = clock {
+                    self.set_clock(slot, clock);
+                }
+                match expiry {
+                    Some(Some(at)) => self.set_expiry(slot, at),
+                    Some(None) => {
+                        self.clear_expiry(slot);
+                    }
+                    None => {}
+                }
+                return old;
             }
             (Stored::Heap(i), Value::Int(v)) => (Some(self.take_heap(i)), Stored::Int(v)),
             (Stored::Heap(i), Value::Str(b, flag)) => {
                 (Some(self.take_heap(i)), Stored::Str(check_str(b), flag))
             }
+            (Stored::Heap(i), Value::Packed(b)) => {
+                (Some(self.take_heap(i)), Stored::Packed(check_str(b)))
+            }
             (_, Value::Heap(t)) => (None, Stored::Heap(self.push_heap(t))),
             (_, Value::Int(v)) => (None, Stored::Int(v)),
             (_, Value::Str(b, flag)) => (None, Stored::Str(check_str(b), flag)),
+            (_, Value::Packed(b)) => (None, Stored::Packed(check_str(b))),
         };
-        let expire_at = self.record(handle).expiry().map(|(at, _)| at);
-        self.rewrite(slot, Some(stored), expire_at);
+        let expire_at = expiry.unwrap_or_else(|| self.record(handle).expiry().map(|(at, _)| at));
+        self.rewrite(slot, Some(stored), expire_at, clock);
         old_heap
     }
 
@@ -333,7 +404,7 @@ impl<T> KeyTable<T> {
         if self.record(handle).is_volatile() {
             record::set_expire_at(self.store.get_mut(handle), at_ms);
         } else {
-            self.rewrite(slot, None, Some(at_ms));
+            self.rewrite(slot, None, Some(at_ms), None);
         }
     }
 
@@ -342,13 +413,20 @@ impl<T> KeyTable<T> {
         if !self.record(self.handle(slot)).is_volatile() {
             return false;
         }
-        self.rewrite(slot, None, None);
+        self.rewrite(slot, None, None, None);
         true
     }
 
-    /// Re-encodes the record in `slot` with `value` (None: the one it has) and `expire_at`,
-    /// in place when its size class is unchanged, else moved to a slot of the right class.
-    fn rewrite(&mut self, slot: Slot, value: Option<Stored<'_>>, expire_at: Option<u64>) {
+    /// Re-encodes the record in `slot` with `value` (None: the one it has), `expire_at` and
+    /// `clock` (None: the one it has), in place when its size class is unchanged, else
+    /// moved to a slot of the right class.
+    fn rewrite(
+        &mut self,
+        slot: Slot,
+        value: Option<Stored<'_>>,
+        expire_at: Option<u64>,
+        clock: Option<u32>,
+    ) {
         let handle = self.handle(slot);
         let old = Record(self.store.get(handle));
         let pos = match (old.expiry(), expire_at) {
@@ -366,7 +444,7 @@ impl<T> KeyTable<T> {
             &mut self.scratch,
             old.key(),
             &value.unwrap_or(old.value()),
-            old.clock(),
+            clock.unwrap_or(old.clock()),
             expire_at.zip(pos),
         );
         let len = self.scratch.len();
@@ -402,24 +480,40 @@ impl<T> KeyTable<T> {
 
     /// Removes the key in `slot`, returning its value and expiry.
     pub fn remove_slot(&mut self, slot: Slot) -> Removed<T> {
+        let value = match self.record(self.handle(slot)).value() {
+            Stored::Int(v) => Owned::Int(v),
+            Stored::Str(b, flag) => Owned::Str(b.to_vec(), flag),
+            Stored::Packed(b) => Owned::Packed(b.to_vec()),
+            Stored::Heap(i) => Owned::Heap(self.take_heap(i)),
+        };
+        let expire_at = self.unlink(slot);
+        Removed { value, expire_at }
+    }
+
+    /// Removes the key in `slot` without copying an integer or string out; returns its
+    /// heap value, if it had one (all a delete needs).
+    pub fn discard_slot(&mut self, slot: Slot) -> Option<T> {
+        let heap = match self.record(self.handle(slot)).value() {
+            Stored::Heap(i) => Some(self.take_heap(i)),
+            _ => None,
+        };
+        self.unlink(slot);
+        heap
+    }
+
+    /// Takes the record in `slot` out of the index, the volatile list and the store (its
+    /// heap value was taken); returns its expire time.
+    fn unlink(&mut self, slot: Slot) -> Option<u64> {
         let handle = self.handle(slot);
         let expiry = self.record(handle).expiry();
         if let Some((_, pos)) = expiry {
             self.unlist_volatile(pos);
         }
-        let value = match self.record(handle).value() {
-            Stored::Int(v) => Owned::Int(v),
-            Stored::Str(b, flag) => Owned::Str(b.to_vec(), flag),
-            Stored::Heap(i) => Owned::Heap(self.take_heap(i)),
-        };
         self.index.remove_slot(slot.0);
         self.store.free(handle);
         let store = &self.store;
         self.index.maybe_shrink(|h| key_hash(store, h));
-        Removed {
-            value,
-            expire_at: expiry.map(|(at, _)| at),
-        }
+        expiry.map(|(at, _)| at)
     }
 
     /// The `n`-th (modulo the count) key with an expiry, for sampling.

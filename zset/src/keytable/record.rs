@@ -4,7 +4,8 @@
 //! [hdr: 1][clock: 3][expiry: 0|12][key len: 1|5][key][value: 1|2|4|8 | 1+len | 4]
 //!
 //! hdr bits 0-2  value kind: I8 I16 I32 I64 (integer, narrowest width that holds it),
-//!               STR (length byte + bytes), HEAP (u32 index into the table's value slab)
+//!               STR (length byte + bytes), HEAP (u32 index into the table's value slab),
+//!               PACKED (length byte + bytes of the caller's own format)
 //!     bit 3     the caller's string flag (Goblin: "raw" encoding)
 //!     bit 4     volatile: a 12-byte expiry block follows the clock
 //! clock         24-bit access clock, little-endian
@@ -22,6 +23,7 @@ const I32: u8 = 2;
 const I64: u8 = 3;
 const STR: u8 = 4;
 const HEAP: u8 = 5;
+const PACKED: u8 = 6;
 const KIND_MASK: u8 = 0x07;
 /// The caller's flag on a string value.
 const FLAG: u8 = 0x08;
@@ -53,6 +55,8 @@ pub(super) enum Stored<'a> {
     Str(&'a [u8], bool),
     /// An index into the table's value slab.
     Heap(u32),
+    /// Bytes of the caller's own format (at most [`STR_MAX`]).
+    Packed(&'a [u8]),
 }
 
 impl Stored<'_> {
@@ -66,6 +70,7 @@ impl Stored<'_> {
             Stored::Int(_) => (I64, 8),
             Stored::Str(b, flag) => (STR | if flag { FLAG } else { 0 }, 1 + b.len()),
             Stored::Heap(_) => (HEAP, 4),
+            Stored::Packed(b) => (PACKED, 1 + b.len()),
         }
     }
 }
@@ -105,7 +110,7 @@ pub(super) fn encode(
             let (_, width) = value.kind_and_len();
             out.extend_from_slice(&v.to_le_bytes()[..width]);
         }
-        Stored::Str(b, _) => {
+        Stored::Str(b, _) | Stored::Packed(b) => {
             out.push(b.len() as u8);
             out.extend_from_slice(b);
         }
@@ -190,6 +195,10 @@ impl<'a> Record<'a> {
                 let n = b[v] as usize;
                 Stored::Str(&b[v + 1..v + 1 + n], self.hdr() & FLAG != 0)
             }
+            PACKED => {
+                let n = b[v] as usize;
+                Stored::Packed(&b[v + 1..v + 1 + n])
+            }
             _ => Stored::Heap(u32::from_le_bytes(le(b, v))),
         }
     }
@@ -204,10 +213,35 @@ impl<'a> Record<'a> {
             I16 => 2,
             I32 => 4,
             I64 => 8,
-            STR => 1 + self.0[v] as usize,
+            STR | PACKED => 1 + self.0[v] as usize,
             _ => 4,
         }
     }
+}
+
+/// Overwrites the value of the record in `bytes` with `value` when it takes the same kind
+/// and bytes (a counter within its width, a string of the same length): no re-encoding.
+/// False, and nothing written, otherwise.
+#[inline]
+pub(super) fn overwrite_value(bytes: &mut [u8], value: &Stored<'_>) -> bool {
+    let r = Record(bytes);
+    let (kind, len) = value.kind_and_len();
+    let old = r.hdr() & KIND_MASK;
+    if old != kind & KIND_MASK || old == HEAP {
+        return false;
+    }
+    let (at, klen) = r.key_span();
+    let v = at + klen;
+    if matches!(old, STR | PACKED) && 1 + bytes[v] as usize != len {
+        return false;
+    }
+    bytes[0] = (bytes[0] & !(KIND_MASK | FLAG)) | kind;
+    match *value {
+        Stored::Int(x) => bytes[v..v + len].copy_from_slice(&x.to_le_bytes()[..len]),
+        Stored::Str(b, _) | Stored::Packed(b) => bytes[v + 1..v + len].copy_from_slice(b),
+        Stored::Heap(_) => unreachable!("checked above"),
+    }
+    true
 }
 
 /// Writes the 24-bit clock of the record in `bytes`.
@@ -276,6 +310,8 @@ mod tests {
             for s in [&b""[..], b"0123456789abcdef", &[7u8; STR_MAX]] {
                 round_trip(key, Stored::Str(s, false), 1, None);
                 round_trip(key, Stored::Str(s, true), 1, Some((1, 0)));
+                round_trip(key, Stored::Packed(s), 2, None);
+                round_trip(key, Stored::Packed(s), 3, Some((4, 5)));
             }
             round_trip(key, Stored::Heap(u32::MAX), 0, None);
         }
@@ -291,6 +327,35 @@ mod tests {
         // A collection: the slab index.
         assert_eq!(encoded_len(16, &Stored::Heap(0), false), 25);
         assert_eq!(encoded_len(16, &Stored::Heap(0), true), 37);
+    }
+
+    #[test]
+    fn values_of_the_same_size_are_overwritten_in_place() {
+        let mut out = Vec::new();
+        encode(&mut out, b"key", &Stored::Int(70_000), 9, Some((10, 3)));
+        assert!(overwrite_value(&mut out, &Stored::Int(-70_000)));
+        assert!(!overwrite_value(&mut out, &Stored::Int(5)), "another width");
+        assert!(!overwrite_value(&mut out, &Stored::Str(b"abcd", false)));
+        let r = Record(&out);
+        assert_eq!(
+            (r.value(), r.clock(), r.expiry()),
+            (Stored::Int(-70_000), 9, Some((10, 3)))
+        );
+        let mut out = Vec::new();
+        encode(&mut out, b"key", &Stored::Str(b"abc", false), 1, None);
+        assert!(overwrite_value(&mut out, &Stored::Str(b"xyz", true)));
+        assert_eq!(Record(&out).value(), Stored::Str(b"xyz", true));
+        assert!(
+            !overwrite_value(&mut out, &Stored::Str(b"xy", true)),
+            "another length"
+        );
+        assert!(
+            !overwrite_value(&mut out, &Stored::Packed(b"xyz")),
+            "another kind"
+        );
+        let mut out = Vec::new();
+        encode(&mut out, b"key", &Stored::Heap(4), 1, None);
+        assert!(!overwrite_value(&mut out, &Stored::Heap(5)));
     }
 
     #[test]

@@ -10,6 +10,7 @@ enum MV {
     Int(i64),
     Str(Vec<u8>, bool),
     Heap(u64),
+    Packed(Vec<u8>),
 }
 
 impl MV {
@@ -17,6 +18,7 @@ impl MV {
         match self {
             MV::Int(v) => Value::Int(*v),
             MV::Str(b, f) => Value::Str(b, *f),
+            MV::Packed(b) => Value::Packed(b),
             MV::Heap(h) => Value::Heap(*h),
         }
     }
@@ -32,6 +34,7 @@ impl MV {
         match v {
             ValueRef::Int(v) => MV::Int(v),
             ValueRef::Str(b, f) => MV::Str(b.to_vec(), f),
+            ValueRef::Packed(b) => MV::Packed(b.to_vec()),
             ValueRef::Heap(h) => MV::Heap(*h),
         }
     }
@@ -40,6 +43,7 @@ impl MV {
         match v {
             Owned::Int(v) => MV::Int(v),
             Owned::Str(b, f) => MV::Str(b, f),
+            Owned::Packed(b) => MV::Packed(b),
             Owned::Heap(h) => MV::Heap(h),
         }
     }
@@ -95,6 +99,7 @@ fn value_strategy() -> impl Strategy<Value = MV> {
         )
             .prop_map(|(b, f)| MV::Str(b, f)),
         any::<u64>().prop_map(MV::Heap),
+        prop::collection::vec(any::<u8>(), 0..=STR_MAX).prop_map(MV::Packed),
     ]
 }
 
@@ -104,6 +109,7 @@ enum Op {
     SetValue(u16, MV),
     AddToHeap(u16, u64),
     Remove(u16),
+    Discard(u16),
     SetExpiry(u16, u64),
     ClearExpiry(u16),
     SetClock(u16, u32),
@@ -115,6 +121,7 @@ fn op_strategy(keys: u16) -> impl Strategy<Value = Op> {
         2 => (0..keys, value_strategy()).prop_map(|(k, v)| Op::SetValue(k, v)),
         1 => (0..keys, any::<u64>()).prop_map(|(k, n)| Op::AddToHeap(k, n)),
         2 => (0..keys).prop_map(Op::Remove),
+        1 => (0..keys).prop_map(Op::Discard),
         2 => (0..keys, 1..u64::MAX).prop_map(|(k, at)| Op::SetExpiry(k, at)),
         1 => (0..keys).prop_map(Op::ClearExpiry),
         1 => (0..keys, any::<u32>()).prop_map(|(k, c)| Op::SetClock(k, c)),
@@ -147,7 +154,7 @@ fn apply(t: &mut KeyTable<u64>, m: &mut Model, op: &Op) {
                         *h = h.wrapping_add(*n);
                         *mh = mh.wrapping_add(*n);
                     }
-                    (None, MV::Int(_) | MV::Str(..)) => {}
+                    (None, MV::Int(_) | MV::Str(..) | MV::Packed(_)) => {}
                     (got, want) => panic!("heap_mut {got:?} for {want:?}"),
                 }
             }
@@ -156,6 +163,12 @@ fn apply(t: &mut KeyTable<u64>, m: &mut Model, op: &Op) {
             let k = key(*k);
             let got = t.remove(&k).map(|r| (MV::of_owned(r.value), r.expire_at));
             let want = m.remove(&k).map(|(v, at, _)| (v, at));
+            assert_eq!(got, want);
+        }
+        Op::Discard(k) => {
+            let k = key(*k);
+            let got = t.find(&k).map(|slot| t.discard_slot(slot));
+            let want = m.remove(&k).map(|(v, _, _)| v.heap());
             assert_eq!(got, want);
         }
         Op::SetExpiry(k, at) => {
@@ -256,8 +269,9 @@ proptest! {
             for op in churn.by_ref().take(4) {
                 let op = match op {
                     // Stable keys are never removed or replaced by an insert.
-                    Op::Remove(k) | Op::Insert(k, ..) if k < stable => continue,
+                    Op::Remove(k) | Op::Discard(k) | Op::Insert(k, ..) if k < stable => continue,
                     Op::Remove(k) => Op::Remove(k + 2000),
+                    Op::Discard(k) => Op::Discard(k + 2000),
                     Op::Insert(k, v, c) => Op::Insert(k + 2000, v, c),
                     other => other,
                 };
