@@ -4,6 +4,8 @@ while the set changes)."""
 
 import pytest
 
+import resp
+from harness import RawPair
 from set_helpers import S
 
 SETS = {
@@ -49,6 +51,48 @@ def test_srandmember_counts(s):
     for bad in ("x", "1.5", "-9223372036854775808", "9223372036854775808"):
         s.both.err("SRANDMEMBER", "ints", bad)
     s.both.err("SRANDMEMBER", "ints", 1, 2)
+
+
+def test_random_counts_at_the_edges_of_the_range(both):
+    """Counts beyond a long, and (with values or scores) beyond half of one, are refused with
+    Redis 7.2's words; SRANDMEMBER has no such half-range check."""
+    both("SADD", "set", "a")
+    both("HSET", "hash", "a", "1")
+    both("ZADD", "zset", 1, "a")
+    for cmd in (("SRANDMEMBER", "set"), ("HRANDFIELD", "hash"), ("ZRANDMEMBER", "zset")):
+        both.err(*cmd, "-9223372036854775808")
+        both.err(*cmd, "9223372036854775808")
+    for cmd in (("HRANDFIELD", "hash"), ("ZRANDMEMBER", "zset")):
+        opt = "WITHVALUES" if cmd[0] == "HRANDFIELD" else "WITHSCORES"
+        for count in ("-9223372036854770000", "9223372036854770000", "-4611686018427387904"):
+            both.err(*cmd, count, opt)
+
+
+@pytest.mark.parametrize("encoding_size", [1, 300])
+def test_huge_negative_count_stops_at_the_output_limit(both, encoding_size):
+    """A negative count far beyond what can be sent writes until the client passes its
+    output buffer limit, then the connection is closed (Redis's CLIENT_CLOSE_ASAP check),
+    neither hanging nor building the whole reply; the server keeps serving."""
+    both.config_set("client-output-buffer-limit", "normal 100000 0 0")
+    both("SADD", "set", *[f"m{i}" for i in range(encoding_size)])
+    both("HSET", "hash", *[x for i in range(encoding_size) for x in (f"f{i}", "v")])
+    both("ZADD", "zset", *[x for i in range(encoding_size) for x in (i, f"m{i}")])
+    huge = "-4611686018427387903"
+    cmds = [
+        ("SRANDMEMBER", "set", "-9223372036854775807"),
+        ("HRANDFIELD", "hash", "-9223372036854775807"),
+        ("HRANDFIELD", "hash", huge, "WITHVALUES"),
+        ("ZRANDMEMBER", "zset", "-9223372036854775807"),
+        ("ZRANDMEMBER", "zset", huge, "WITHSCORES"),
+    ]
+    for cmd in cmds:
+        raw = RawPair(both.pair)
+        try:
+            raw.send(resp.encode(*cmd))
+            assert raw.closed(10.0) == (True, True), cmd
+        finally:
+            raw.close()
+        assert both("SCARD", "set") == encoding_size
 
 
 def test_srandmember_whole_set_of_intset_in_order(s):
