@@ -2,10 +2,12 @@
 never a distribution), over every encoding, and SSCAN (MATCH, COUNT, cursors that hold
 while the set changes)."""
 
+import time
+
 import pytest
 
 import resp
-from harness import RawPair
+from harness import RawPair, info_of
 from set_helpers import S
 
 SETS = {
@@ -93,6 +95,34 @@ def test_huge_negative_count_stops_at_the_output_limit(both, encoding_size):
         finally:
             raw.close()
         assert both("SCARD", "set") == encoding_size
+
+
+def lazyfreed(c) -> int:
+    """INFO's lazyfreed_objects once nothing waits for the lazy-free thread."""
+    deadline = time.monotonic() + 10
+    while True:
+        mem = info_of(c, "memory")
+        if mem["lazyfree_pending_objects"] == 0 or time.monotonic() > deadline:
+            return mem["lazyfreed_objects"]
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("members", [[f"member:{i}" for i in range(2000)], list(range(2000))])
+def test_spop_near_the_whole_set_frees_the_old_table_lazily(both, members):
+    """SPOP of most of a big set moves the members that stay to a new set and hands the
+    old table to the lazy-free thread, as Redis does under lazyfree-lazy-server-del yes
+    (Goblin has no such directive: it always frees large values lazily)."""
+    both.redis.execute_command("CONFIG", "SET", "lazyfree-lazy-server-del", "yes")
+    try:
+        both("SADD", "big", *members)
+        before = [lazyfreed(c) for c in both.clients()]
+        popped = both.each(lambda c: len(c.execute_command("SPOP", "big", 1990)))
+        assert popped == 1990
+        after = [lazyfreed(c) for c in both.clients()]
+    finally:
+        both.redis.execute_command("CONFIG", "SET", "lazyfree-lazy-server-del", "no")
+    assert [a - b for a, b in zip(after, before)] == [1, 1]
+    assert both("SCARD", "big") == 10
 
 
 def test_srandmember_whole_set_of_intset_in_order(s):
