@@ -2,8 +2,12 @@
 never a distribution), over every encoding, and SSCAN (MATCH, COUNT, cursors that hold
 while the set changes)."""
 
+import time
+
 import pytest
 
+import resp
+from harness import RawPair, info_of
 from set_helpers import S
 
 SETS = {
@@ -49,6 +53,76 @@ def test_srandmember_counts(s):
     for bad in ("x", "1.5", "-9223372036854775808", "9223372036854775808"):
         s.both.err("SRANDMEMBER", "ints", bad)
     s.both.err("SRANDMEMBER", "ints", 1, 2)
+
+
+def test_random_counts_at_the_edges_of_the_range(both):
+    """Counts beyond a long, and (with values or scores) beyond half of one, are refused with
+    Redis 7.2's words; SRANDMEMBER has no such half-range check."""
+    both("SADD", "set", "a")
+    both("HSET", "hash", "a", "1")
+    both("ZADD", "zset", 1, "a")
+    for cmd in (("SRANDMEMBER", "set"), ("HRANDFIELD", "hash"), ("ZRANDMEMBER", "zset")):
+        both.err(*cmd, "-9223372036854775808")
+        both.err(*cmd, "9223372036854775808")
+    for cmd in (("HRANDFIELD", "hash"), ("ZRANDMEMBER", "zset")):
+        opt = "WITHVALUES" if cmd[0] == "HRANDFIELD" else "WITHSCORES"
+        for count in ("-9223372036854770000", "9223372036854770000", "-4611686018427387904"):
+            both.err(*cmd, count, opt)
+
+
+@pytest.mark.parametrize("encoding_size", [1, 300])
+def test_huge_negative_count_stops_at_the_output_limit(both, encoding_size):
+    """A negative count far beyond what can be sent writes until the client passes its
+    output buffer limit, then the connection is closed (Redis's CLIENT_CLOSE_ASAP check),
+    neither hanging nor building the whole reply; the server keeps serving."""
+    both.config_set("client-output-buffer-limit", "normal 100000 0 0")
+    both("SADD", "set", *[f"m{i}" for i in range(encoding_size)])
+    both("HSET", "hash", *[x for i in range(encoding_size) for x in (f"f{i}", "v")])
+    both("ZADD", "zset", *[x for i in range(encoding_size) for x in (i, f"m{i}")])
+    huge = "-4611686018427387903"
+    cmds = [
+        ("SRANDMEMBER", "set", "-9223372036854775807"),
+        ("HRANDFIELD", "hash", "-9223372036854775807"),
+        ("HRANDFIELD", "hash", huge, "WITHVALUES"),
+        ("ZRANDMEMBER", "zset", "-9223372036854775807"),
+        ("ZRANDMEMBER", "zset", huge, "WITHSCORES"),
+    ]
+    for cmd in cmds:
+        raw = RawPair(both.pair)
+        try:
+            raw.send(resp.encode(*cmd))
+            assert raw.closed(10.0) == (True, True), cmd
+        finally:
+            raw.close()
+        assert both("SCARD", "set") == encoding_size
+
+
+def lazyfreed(c) -> int:
+    """INFO's lazyfreed_objects once nothing waits for the lazy-free thread."""
+    deadline = time.monotonic() + 10
+    while True:
+        mem = info_of(c, "memory")
+        if mem["lazyfree_pending_objects"] == 0 or time.monotonic() > deadline:
+            return mem["lazyfreed_objects"]
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("members", [[f"member:{i}" for i in range(2000)], list(range(2000))])
+def test_spop_near_the_whole_set_frees_the_old_table_lazily(both, members):
+    """SPOP of most of a big set moves the members that stay to a new set and hands the
+    old table to the lazy-free thread, as Redis does under lazyfree-lazy-server-del yes
+    (Goblin has no such directive: it always frees large values lazily)."""
+    both.redis.execute_command("CONFIG", "SET", "lazyfree-lazy-server-del", "yes")
+    try:
+        both("SADD", "big", *members)
+        before = [lazyfreed(c) for c in both.clients()]
+        popped = both.each(lambda c: len(c.execute_command("SPOP", "big", 1990)))
+        assert popped == 1990
+        after = [lazyfreed(c) for c in both.clients()]
+    finally:
+        both.redis.execute_command("CONFIG", "SET", "lazyfree-lazy-server-del", "no")
+    assert [a - b for a, b in zip(after, before)] == [1, 1]
+    assert both("SCARD", "big") == 10
 
 
 def test_srandmember_whole_set_of_intset_in_order(s):

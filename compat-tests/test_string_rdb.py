@@ -74,3 +74,74 @@ def test_goblin_strings_without_compression(procs, tmp_path):
     g.stop()
     r = redis_server(procs, tmp_path, "--save", "")
     assert strings(r) == expected
+
+
+# Runs of one letter per kind of string: LZF leaves no such run in a compressed string.
+RUNS = {"key": b"K" * 30, "set": b"S" * 30, "zset": b"Z" * 30, "hash": b"H" * 30, "list": b"L" * 30}
+
+
+def fill_long_strings(c) -> None:
+    """Keys, set members (big and small sets), sorted-set members, hash fields and values
+    and list elements, all over 20 bytes."""
+    k, s, z, h, li = (RUNS[n].decode() for n in ("key", "set", "zset", "hash", "list"))
+    c.set(f"{k}:string", "v")
+    c.sadd(f"{k}:bigset", *[f"{s}-{i}" for i in range(300)])
+    c.sadd(f"{k}:smallset", *[f"{s}-small-{i}" for i in range(3)])
+    c.zadd(f"{k}:bigzset", {f"{z}-{i}": i for i in range(300)})
+    c.zadd(f"{k}:smallzset", {f"{z}-small-{i}": i for i in range(3)})
+    c.hset(f"{k}:bighash", mapping={f"{h}-f{i}": f"{h}-v{i}" for i in range(600)})
+    c.hset(f"{k}:smallhash", mapping={f"{h}-f{i}": f"{h}-v{i}" for i in range(3)})
+    c.rpush(f"{k}:list", *[f"{li}-{i}" for i in range(300)])
+
+
+def contents(server) -> dict:
+    c = server.client(0)
+    out = {}
+    for key in c.scan_iter(count=1000):
+        t = c.type(key)
+        if t == b"string":
+            v = c.get(key)
+        elif t == b"set":
+            v = sorted(c.smembers(key))
+        elif t == b"zset":
+            v = c.zrange(key, 0, -1, withscores=True)
+        elif t == b"hash":
+            v = sorted(c.hgetall(key).items())
+        else:
+            v = c.lrange(key, 0, -1)
+        out[key] = (t, v)
+    return out
+
+
+def test_every_long_string_compressed_both_ways(procs, tmp_path):
+    """With rdbcompression yes, Redis's rdbSaveRawString compresses every string over 20
+    bytes, keys and members included: neither file holds one plainly, and each server loads
+    the other's file."""
+    r = redis_server(procs, tmp_path, "--save", "")
+    fill_long_strings(single(r))
+    expected = contents(r)
+    assert single(r).execute_command("SAVE") in OK
+    data = (tmp_path / "dump.rdb").read_bytes()
+    assert [n for n, run in RUNS.items() if run in data] == [], "Redis compressed them"
+    r.stop()
+    g = goblin(procs, tmp_path, "--save", "")
+    assert contents(g) == expected
+    (tmp_path / "dump.rdb").unlink()
+    assert single(g).execute_command("SAVE") in OK
+    data = (tmp_path / "dump.rdb").read_bytes()
+    assert [n for n, run in RUNS.items() if run in data] == [], "Goblin compressed them too"
+    g.stop()
+    r2 = redis_server(procs, tmp_path, "--save", "")
+    assert contents(r2) == expected
+
+
+def test_long_strings_plain_without_compression(procs, tmp_path):
+    g = goblin(procs, tmp_path, "--save", "", "--rdbcompression", "no")
+    fill_long_strings(single(g))
+    expected = contents(g)
+    assert single(g).execute_command("SAVE") in OK
+    data = (tmp_path / "dump.rdb").read_bytes()
+    assert [n for n, run in RUNS.items() if run not in data] == []
+    g.stop()
+    r = redis_server(procs, tmp_path, "--save", "")
+    assert contents(r) == expected

@@ -129,6 +129,28 @@ impl<'a> Ctx<'a> {
         self.rewrite.force();
     }
 
+    /// How many bytes the reply buffer may hold before the client passes its hard output
+    /// limit (`usize::MAX` when it has none, or is a script's or the AOF's client). A
+    /// command writing a reply of a client-chosen length (SRANDMEMBER, HRANDFIELD,
+    /// ZRANDMEMBER with a negative count) stops once past it and calls
+    /// [`Ctx::close_for_output_limit`], as Redis stops at CLIENT_CLOSE_ASAP.
+    pub fn reply_cap(&self) -> usize {
+        if self.client.fd < 0 {
+            return usize::MAX;
+        }
+        match crate::net::limits::output_limit_of(&self.server.config, self.client).hard {
+            0 => usize::MAX,
+            hard => usize::try_from(hard).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Closes the client whose reply was cut short past its output limit (logged as Redis
+    /// logs it): the partial reply is never followed by another one.
+    pub fn close_for_output_limit(&mut self) {
+        crate::clients::warn_output_limit(self.client);
+        self.client.close_after_reply = true;
+    }
+
     /// Replies with an error and counts it (errorstats).
     pub fn error(&mut self, message: &str) {
         record_error(

@@ -53,6 +53,7 @@ fn header(out: &mut ReplyWriter, n: usize, with_values: bool) {
 fn with_count(ctx: &mut Ctx, key: &[u8], l: i64, with_values: bool) {
     let (count, unique) = (l.unsigned_abs() as usize, l >= 0);
     let mut rng = Rng::new(ctx);
+    let cap = ctx.reply_cap();
     let (Ok(found), out) = read_hash_and_out(ctx, key) else {
         return;
     };
@@ -75,6 +76,9 @@ fn with_count(ctx: &mut Ctx, key: &[u8], l: i64, with_values: bool) {
                 hash.random(rng.next())
             };
             write_pair(out, f, v, with_values);
+            if out.position() > cap {
+                return ctx.close_for_output_limit();
+            }
         }
         return;
     }

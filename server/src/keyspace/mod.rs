@@ -372,6 +372,13 @@ impl Keyspace {
         }
     }
 
+    /// Frees a value a command took out of its key (SPOP's old set once the members that
+    /// stay moved to a new one): on the lazy-free thread when large, as the values of
+    /// deleted keys.
+    pub fn free_later(&self, value: Value) {
+        self.lazyfree.dispose(Garbage::Value(value));
+    }
+
     /// Stores `value` under `key` (dropping any expiry), signalling watchers and waiters.
     pub fn store(&mut self, db: usize, key: &[u8], value: Value) {
         let now_ms = unix_ms();

@@ -3,7 +3,7 @@
 
 use super::conn::Conn;
 use crate::clients::Client;
-use crate::config::Config;
+use crate::config::{Config, OutputLimit};
 use crate::warning;
 use std::time::Instant;
 
@@ -25,17 +25,23 @@ pub fn input_over_limit(config: &Config, conn: &Conn, client: &Client) -> bool {
     true
 }
 
-/// Whether the pending replies passed the hard output limit, or the soft one for longer
-/// than allowed (logged: the connection is then closed). A client with a subscription is
-/// held to the pubsub class's limits, as in Redis.
-pub fn output_over_limit(config: &Config, conn: &mut Conn, client: &Client) -> bool {
-    let limit = if client.repl_role == crate::clients::ReplRole::Replica {
+/// The output buffer limits of `client`'s class: replica, pubsub (a client with a
+/// subscription), or normal.
+pub fn output_limit_of(config: &Config, client: &Client) -> OutputLimit {
+    if client.repl_role == crate::clients::ReplRole::Replica {
         config.replica_output_limit
     } else if client.subscriptions.active() {
         config.pubsub_output_limit
     } else {
         config.output_limit
-    };
+    }
+}
+
+/// Whether the pending replies passed the hard output limit, or the soft one for longer
+/// than allowed (logged: the connection is then closed). A client with a subscription is
+/// held to the pubsub class's limits, as in Redis.
+pub fn output_over_limit(config: &Config, conn: &mut Conn, client: &Client) -> bool {
+    let limit = output_limit_of(config, client);
     let pending = conn.pending_output() as u64;
     let over = if limit.hard > 0 && pending > limit.hard {
         true

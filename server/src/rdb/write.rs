@@ -15,9 +15,9 @@
 //! Members are written from the highest score to the lowest, as Redis does: a loader that
 //! inserts each one at the head of a list (Redis's skiplist) then never searches. Strings
 //! that are canonical integers of at most 11 characters are written integer-encoded, as
-//! Redis does; string values over 20 bytes are LZF-compressed when that saves 4 bytes or
-//! more and rdbcompression is on, as Redis does (keys and members are not: Redis reads
-//! both forms, and sorted sets save faster so).
+//! Redis does; every string over 20 bytes (keys, values, members, fields, blobs) is
+//! LZF-compressed when that saves 4 bytes or more and rdbcompression is on, as Redis's
+//! rdbSaveRawString does.
 
 use super::crc64;
 use super::format::*;
@@ -239,8 +239,8 @@ pub struct Form {
     /// Every value as Redis 7.2's rdbSaveObject writes it (DUMP): a listpack sorted set as
     /// ZSET_LISTPACK, a listpack set as SET_LISTPACK, and every string of a value (members,
     /// blobs, list nodes) through the compression. Otherwise (files, RDB 10, which Redis
-    /// 7.0 reads): sorted sets as ZSET_2, listpack sets as SET, only string values, hash
-    /// fields and values and hash listpacks compressed.
+    /// 7.0 reads): sorted sets as ZSET_2, listpack sets as SET; strings are compressed
+    /// alike in both forms.
     pub exact: bool,
 }
 
@@ -297,12 +297,10 @@ fn member_item(m: Member<'_>) -> Item<'_> {
 /// members; a hash as HASH_LISTPACK (the pairs in order, integers in the listpack's
 /// integer encodings) or HASH, a count and field, value strings; a list as QUICKLIST_2, a
 /// PACKED listpack per node and a PLAIN string per plain node, as Redis 7.0 and 7.2 write
-/// it. String values, hash strings and hash listpacks are LZF-compressed as Redis does
-/// under `form.compress`; in the exact form every other string and blob is too.
+/// it. Every string and blob is LZF-compressed as Redis does under `form.compress`.
 pub fn write_body<W: Write>(w: &mut RdbWriter<W>, value: &Value, form: Form) -> io::Result<()> {
     let compress = form.compress;
-    // Members and blobs other than a hash's: compressed only in the exact form.
-    let members = form.compress && form.exact;
+    let members = compress;
     match value {
         Value::ZSet(z) => {
             if value_type(value, form) == TYPE_ZSET_LISTPACK {
@@ -379,7 +377,7 @@ fn write_value<W: Write>(
     form: Form,
 ) -> io::Result<()> {
     w.byte(value_type(value, form))?;
-    w.string(key)?;
+    w.string_value(key, form.compress)?;
     write_body(w, value, form)
 }
 

@@ -66,6 +66,7 @@ fn srandmember_count(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     let (count, unique) = (l.unsigned_abs() as usize, l >= 0);
     let mut rng = Rng::new(ctx);
+    let cap = ctx.reply_cap();
     let (Ok(found), out) = read_set_and_out(ctx, args[1]) else {
         return;
     };
@@ -80,6 +81,9 @@ fn srandmember_count(ctx: &mut Ctx, args: &[&[u8]]) {
         out.array(count);
         for _ in 0..count {
             bulk(out, set.random(rng.next()));
+            if out.position() > cap {
+                return ctx.close_for_output_limit();
+            }
         }
         return;
     }

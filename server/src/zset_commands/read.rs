@@ -1,9 +1,10 @@
 //! ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZRANDMEMBER, ZSCAN.
 
-use super::{parse, read_zset, write_members};
+use super::{parse, read_zset, read_zset_and_out, write_members};
 use crate::commands::Ctx;
 use crate::errors;
 use crate::glob::glob_match;
+use crate::set_commands::Rng;
 
 /// ZCARD key
 pub fn zcard(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -149,11 +150,10 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
     if count == 0 || len == 0 {
         return ctx.out.array(0);
     }
-    let ranks: Vec<usize> = if count < 0 {
-        (0..count.unsigned_abs())
-            .map(|_| (ctx.server.keyspace.random() % len as u64) as usize)
-            .collect()
-    } else if count as usize >= len {
+    if count < 0 {
+        return zrandmember_repeating(ctx, args[1], count.unsigned_abs() as usize, withscores);
+    }
+    let ranks: Vec<usize> = if count as usize >= len {
         (0..len).collect()
     } else {
         // A partial Fisher-Yates shuffle over the ranks picks `count` distinct members.
@@ -180,6 +180,38 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         picked.iter().map(|(m, s)| (m.as_slice(), *s)),
         withscores,
     );
+}
+
+/// ZRANDMEMBER with a negative count: `count` members drawn with repetition, written as
+/// they are drawn (the count may be far beyond what can be sent), stopping once past the
+/// client's output limit, as Redis does.
+fn zrandmember_repeating(ctx: &mut Ctx, key: &[u8], count: usize, withscores: bool) {
+    let mut rng = Rng::new(ctx);
+    let cap = ctx.reply_cap();
+    let (Ok(Some(set)), out) = read_zset_and_out(ctx, key) else {
+        return;
+    };
+    let nested = withscores && out.is_resp3();
+    out.array(if withscores && !nested {
+        count * 2
+    } else {
+        count
+    });
+    for _ in 0..count {
+        let (member, score) = set
+            .get_by_rank(rng.below(set.len()))
+            .expect("rank in range");
+        if nested {
+            out.array(2);
+        }
+        out.bulk(member);
+        if withscores {
+            out.double(score);
+        }
+        if out.position() > cap {
+            return ctx.close_for_output_limit();
+        }
+    }
 }
 
 /// ZSCAN key cursor [MATCH pattern] [COUNT count]
