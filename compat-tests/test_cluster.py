@@ -750,3 +750,52 @@ def test_cluster_config_errors_match_redis(goblins, redises):
         finally:
             c.close()
     assert out[0] == out[1]
+
+
+def test_add_node_and_reshard_keys_under_writes(tmp_path_factory):
+    """`--cluster add-node` of a Goblin, then `--cluster reshard` of 1000 slots holding keys
+    (MIGRATE between Goblins) while a client writes: every acknowledged write is there."""
+    nodes = start_nodes(tmp_path_factory, ["goblin"] * 4)
+    try:
+        create(nodes[:3])
+        out = cli("--cluster", "add-node", f"127.0.0.1:{nodes[3].port}", f"127.0.0.1:{nodes[0].port}")
+        assert out.returncode == 0 and "[OK] New node added correctly." in out.stdout, out.stdout
+        wait_for("4 nodes", lambda: all(cluster_info(n)["cluster_known_nodes"] == "4" for n in nodes))
+        wait_for("the new node's state ok", lambda: cluster_info(nodes[3])["cluster_state"] == "ok")
+        rc = RedisCluster(host="127.0.0.1", port=nodes[0].port)
+        try:
+            for i in range(3000):
+                rc.set(f"k:{i}", i)
+            ids = node_ids(nodes)
+            log_path = tmp_path_factory.mktemp("reshard") / "reshard.log"
+            log = open(log_path, "w")
+            reshard = subprocess.Popen(
+                [REDIS_CLI, "--cluster", "reshard", f"127.0.0.1:{nodes[0].port}",
+                 "--cluster-from", ids[0], "--cluster-to", ids[3], "--cluster-slots", "1000",
+                 "--cluster-yes"],
+                stdout=log, stderr=subprocess.STDOUT,
+            )
+            acked = {}
+            i = 3000
+            while reshard.poll() is None:
+                rc.set(f"k:{i}", i)
+                acked[f"k:{i}"] = i
+                i += 1
+            log.close()
+            text = log_path.read_text()
+            assert reshard.returncode == 0, "\n".join(line for line in text.splitlines() if "Moving slot" not in line)[-3000:]
+            check = cli("--cluster", "check", f"127.0.0.1:{nodes[0].port}")
+            assert "[OK] All nodes agree about slots configuration." in check.stdout, check.stdout
+            assert "[OK] All 16384 slots covered." in check.stdout, check.stdout
+            missing = [k for k in [f"k:{j}" for j in range(3000)] + list(acked)
+                       if rc.get(k) != str(int(k[2:])).encode()]
+            assert missing == []
+            moved = nodes[3].client()
+            try:
+                assert moved.execute_command("DBSIZE") > 0
+            finally:
+                moved.close()
+        finally:
+            rc.close()
+    finally:
+        stop_all(nodes)
