@@ -12,6 +12,8 @@
 //! runs for long. Nothing may panic; every reply must be one well-formed RESP value, no
 //! script may be left running, and the keyspace must survive an RDB round trip.
 //!
+//! `EVAL_SCRIPT_SHOW=1` prints each generated script (to read what a crash input runs).
+//!
 //! Run from server/fuzz (seeds in corpus/eval_script/, dictionary eval_script.dict):
 //!
 //! ```text
@@ -298,7 +300,7 @@ impl Builder<'_, '_> {
     }
 
     fn script(&mut self) -> String {
-        let mut body = vec!["local x".to_string()];
+        let mut body = Vec::new();
         for _ in 0..1 + self.c.byte() % 6 {
             body.push(self.stmt(0));
             if self.c.done() {
@@ -306,11 +308,9 @@ impl Builder<'_, '_> {
             }
         }
         body.push(format!("return {}", self.expr(0)));
-        // `do ... end` lets a `return` sit in the middle.
-        body.iter()
-            .map(|s| format!("do {s} end"))
-            .collect::<Vec<_>>()
-            .join("\n")
+        // `do ... end` lets a `return` sit in the middle; `x` is the script's local.
+        let body: Vec<String> = body.iter().map(|s| format!("do {s} end")).collect();
+        format!("local x\n{}", body.join("\n"))
     }
 }
 
@@ -412,6 +412,9 @@ fuzz_target!(|data: &[u8]| {
             run(&mut server, &mut client, &[b"HELLO", resp]);
         }
         let script = Builder { c: &mut choices }.script();
+        if std::env::var_os("EVAL_SCRIPT_SHOW").is_some() {
+            eprintln!("{script}");
+        }
         if mode % 5 == 4 {
             let lib = format!(
                 "#!lua name=lib{round}\nredis.register_function('f{round}', function(KEYS, ARGV)\n{script}\nend)"
