@@ -22,15 +22,14 @@
 
 #![no_main]
 
-use goblin_server::clients::Client;
+use common::new_client;
 use goblin_server::commands::{client_gone, execute, serve_ready_keys};
 use goblin_server::config::Config;
-use goblin_server::rdb::contents;
-use goblin_server::rdb::read::{load, LoadOptions};
-use goblin_server::rdb::write::{write_snapshot, AuxInfo};
 use goblin_server::resp::parse::{Limits, Parsed, RequestParser};
 use goblin_server::server::Server;
 use libfuzzer_sys::fuzz_target;
+
+mod common;
 
 /// Longest string a command may build (proto-max-bulk-len for the run).
 const MAX_STRING: i64 = 1 << 20;
@@ -66,11 +65,6 @@ const NOT_RUN: &[&str] = &[
     "module",
     "sleep",
 ];
-
-fn new_client(id: u64) -> Client {
-    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    Client::new(id, -1, any, any, true)
-}
 
 fn runnable(args: &[&[u8]]) -> bool {
     let Some(name) = args.first() else {
@@ -119,35 +113,5 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    let dbs = server.keyspace.databases();
-    let before = contents(dbs);
-    let aux = AuxInfo {
-        redis_version: "7.2.4",
-        ctime: 0,
-        used_mem: 0,
-        compress: true,
-        aof_base: false,
-        functions: server.scripting.functions.codes(),
-        repl_stream_db: None,
-    };
-    let (bytes, _) = write_snapshot(Vec::new(), dbs, &aux, 0).expect("writing to memory");
-    let opts = LoadOptions {
-        databases: dbs.len(),
-        zset: Default::default(),
-        set: Default::default(),
-        hash: Default::default(),
-        list: Default::default(),
-        skip_unsupported: false,
-        now_ms: 0,
-        clock_secs: 0,
-        size: Some(bytes.len() as u64),
-    };
-    let (loaded, _) = match load(&bytes[..], &opts) {
-        Ok(loaded) => loaded,
-        Err(e) => panic!("Goblin's own snapshot of a command stream does not load: {e}"),
-    };
-    assert!(
-        before == contents(&loaded),
-        "round trip changed the keyspace"
-    );
+    common::check_rdb_round_trip(&server);
 });
