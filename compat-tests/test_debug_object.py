@@ -38,6 +38,8 @@ def test_fields_and_lengths(both):
         (rref, renc, rlen, _, ridle), (gref, genc, glen, _, gidle) = parsed(both, key)
         assert (renc, rlen) == (genc, glen), key
         assert gref == "1" and rref == "1", key
-        assert ridle == gidle == "0", key
+        # The LRU clock counts whole seconds: a second boundary between the write and the
+        # read (the set-up above takes a while on a loaded machine) reads 1.
+        assert ridle in ("0", "1") and gidle in ("0", "1"), (key, ridle, gidle)
     both.err("DEBUG", "OBJECT", "nokey")
     both.err("DEBUG", "OBJECT", "a", "b")
