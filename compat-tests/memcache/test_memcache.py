@@ -63,7 +63,6 @@ CASES = [
     # Misc.
     ("verbosity", b"verbosity\r\nverbosity 1\r\nverbosity 1 noreply\r\nverbosity abc\r\nverbosity 1 2 3\r\n"),
     ("flush_forms", b"flush_all abc\r\nflush_all 0 0 0\r\nflush_all noreply\r\n"),
-    ("http_closes", b"GET / HTTP/1.1\r\n"),
     # Meta.
     ("mn", b"mn\r\n"),
     ("mg_miss", b"mg mgm v\r\nmg mgm\r\nmg mgm k O123\r\nmg mgm v q\r\n"),
@@ -97,6 +96,12 @@ def test_same_reply(same, data):
 
 def test_quit_closes(same):
     same(b"set q1 0 0 1\r\nx\r\nget q1\r\nquit\r\nget q1\r\n", sentinel=False)
+
+
+def test_http_request_closes(same):
+    # No sentinel after it: bytes sent after the server's close would draw a reset, which
+    # can discard the reply before it is read.
+    same(b"GET / HTTP/1.1\r\n", sentinel=False)
 
 
 def test_junk_line_closes(same):
