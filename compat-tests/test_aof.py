@@ -330,7 +330,9 @@ def test_bgsave_and_bgrewriteaof_exclude_each_other_as_in_redis(procs, tmp_path)
 def test_config_set_appendonly_at_run_time(procs, tmp_path):
     seen = {}
     for kind in ("redis", "goblin"):
-        s = start(procs, kind, tmp_path / kind, "--appendonly", "no")
+        # always, not everysec: everysec may postpone a write for up to 2 s while a background
+        # fsync runs (in Redis and in Goblin alike), and the kill -9 below would lose it.
+        s = start(procs, kind, tmp_path / kind, "--appendfsync", "always", "--appendonly", "no")
         c = s.client()
         c.zadd("z", {f"m{i}": i for i in range(1000)})
         c.set("s", "before")
