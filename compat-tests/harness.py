@@ -124,8 +124,11 @@ class Server:
                 return False  # e.g. the port was taken between free_port() and bind()
             try:
                 with resp.RawConnection(self.port, timeout=2) as c:
-                    c.request(b"PING\r\n")  # +PONG, or -NOAUTH: either means it is up
-                    return True
+                    # +PONG, or -NOAUTH: either means it is up; -LOADING (a snapshot or AOF
+                    # still loading at start-up) means not yet.
+                    if not c.request(b"PING\r\n").startswith(b"-LOADING"):
+                        return True
+                time.sleep(0.05)
             except OSError:
                 time.sleep(0.05)
         return False
