@@ -17,6 +17,9 @@
 //!   Swiss table.
 //! * [`hash`]: the hash engine (listpack, hashtable) on the same arena, hash and Swiss table.
 //! * [`geo`]: geohash math for the geo commands (encode, decode, neighbours, search cells).
+//! * [`lzf`]: liblzf's format as Redis runs it (RDB strings, compressed quicklist nodes).
+//! * [`packed`]: Redis's listpack, ziplist and zipmap blobs (RDB payloads, compressed
+//!   list nodes).
 //! * [`keytable`]: a database's key table (keys, inline strings and integers, heap values,
 //!   expiry, access clock) as packed records in size-class slabs behind the Swiss index.
 //!
@@ -76,7 +79,9 @@ mod id;
 pub mod keytable;
 mod large;
 pub mod list;
+pub mod lzf;
 mod order;
+pub mod packed;
 pub mod set;
 mod small;
 mod swiss;

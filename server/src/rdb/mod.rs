@@ -28,10 +28,11 @@ pub mod file;
 pub mod fork;
 pub mod format;
 pub mod loading;
-pub mod lzf;
-pub mod packed;
 pub mod read;
 pub mod write;
+
+/// LZF and the packed blobs live in the engine crate (compressed list nodes use them).
+pub use goblin_zset::{lzf, packed};
 
 use crate::clock::unix_ms;
 use crate::config::Config;

@@ -1187,7 +1187,7 @@ mod tests {
     use super::*;
     use crate::keyspace::End;
     use crate::rdb::contents;
-    use crate::rdb::packed::tests::{listpack, ziplist};
+    use crate::rdb::packed::{listpack, ziplist};
     use crate::rdb::write::{write_snapshot, AuxInfo, RdbWriter};
 
     fn opts() -> LoadOptions {

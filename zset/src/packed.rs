@@ -369,76 +369,74 @@ pub fn zipmap_items<'a>(
     Ok(2 * pairs)
 }
 
-/// Builders of listpack and ziplist blobs for tests (the loader's tests use them too).
-#[cfg(test)]
-pub mod tests {
-    use super::*;
-
-    pub use super::listpack;
-
-    /// Builds a ziplist from items (test helper).
-    pub fn ziplist(items: &[Item]) -> Vec<u8> {
-        let mut body = Vec::new();
-        let mut prev = 0usize;
-        let mut tail = 10;
-        for item in items {
-            let mut e = Vec::new();
-            if prev < 254 {
-                e.push(prev as u8);
-            } else {
-                e.push(0xfe);
-                e.extend_from_slice(&(prev as u32).to_le_bytes());
-            }
-            match *item {
-                Item::Int(v) if (0..=12).contains(&v) => e.push(0xf1 + v as u8),
-                Item::Int(v) if i8::try_from(v).is_ok() => {
-                    e.push(0xfe);
-                    e.push(v as i8 as u8);
-                }
-                Item::Int(v) if i16::try_from(v).is_ok() => {
-                    e.push(0xc0);
-                    e.extend_from_slice(&(v as i16).to_le_bytes());
-                }
-                Item::Int(v) if (-(1 << 23)..(1 << 23)).contains(&v) => {
-                    e.push(0xf0);
-                    e.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-                }
-                Item::Int(v) if i32::try_from(v).is_ok() => {
-                    e.push(0xd0);
-                    e.extend_from_slice(&(v as i32).to_le_bytes());
-                }
-                Item::Int(v) => {
-                    e.push(0xe0);
-                    e.extend_from_slice(&v.to_le_bytes());
-                }
-                Item::Str(s) if s.len() < 64 => {
-                    e.push(s.len() as u8);
-                    e.extend_from_slice(s);
-                }
-                Item::Str(s) if s.len() < 16384 => {
-                    e.push(0x40 | (s.len() >> 8) as u8);
-                    e.push(s.len() as u8);
-                    e.extend_from_slice(s);
-                }
-                Item::Str(s) => {
-                    e.push(0x80);
-                    e.extend_from_slice(&(s.len() as u32).to_be_bytes());
-                    e.extend_from_slice(s);
-                }
-            }
-            tail = 10 + body.len();
-            prev = e.len();
-            body.extend_from_slice(&e);
+/// Builds a ziplist (Redis 2.6 to 6.2) of `items`, each at its narrowest encoding: the
+/// older form the readers accept, for tests of them.
+pub fn ziplist(items: &[Item]) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut prev = 0usize;
+    let mut tail = 10;
+    for item in items {
+        let mut e = Vec::new();
+        if prev < 254 {
+            e.push(prev as u8);
+        } else {
+            e.push(0xfe);
+            e.extend_from_slice(&(prev as u32).to_le_bytes());
         }
-        let total = 10 + body.len() + 1;
-        let mut out = Vec::new();
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(tail as u32).to_le_bytes());
-        out.extend_from_slice(&(items.len().min(0xffff) as u16).to_le_bytes());
-        out.extend_from_slice(&body);
-        out.push(END);
-        out
+        match *item {
+            Item::Int(v) if (0..=12).contains(&v) => e.push(0xf1 + v as u8),
+            Item::Int(v) if i8::try_from(v).is_ok() => {
+                e.push(0xfe);
+                e.push(v as i8 as u8);
+            }
+            Item::Int(v) if i16::try_from(v).is_ok() => {
+                e.push(0xc0);
+                e.extend_from_slice(&(v as i16).to_le_bytes());
+            }
+            Item::Int(v) if (-(1 << 23)..(1 << 23)).contains(&v) => {
+                e.push(0xf0);
+                e.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
+            }
+            Item::Int(v) if i32::try_from(v).is_ok() => {
+                e.push(0xd0);
+                e.extend_from_slice(&(v as i32).to_le_bytes());
+            }
+            Item::Int(v) => {
+                e.push(0xe0);
+                e.extend_from_slice(&v.to_le_bytes());
+            }
+            Item::Str(s) if s.len() < 64 => {
+                e.push(s.len() as u8);
+                e.extend_from_slice(s);
+            }
+            Item::Str(s) if s.len() < 16384 => {
+                e.push(0x40 | (s.len() >> 8) as u8);
+                e.push(s.len() as u8);
+                e.extend_from_slice(s);
+            }
+            Item::Str(s) => {
+                e.push(0x80);
+                e.extend_from_slice(&(s.len() as u32).to_be_bytes());
+                e.extend_from_slice(s);
+            }
+        }
+        tail = 10 + body.len();
+        prev = e.len();
+        body.extend_from_slice(&e);
     }
+    let total = 10 + body.len() + 1;
+    let mut out = Vec::new();
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(tail as u32).to_le_bytes());
+    out.extend_from_slice(&(items.len().min(0xffff) as u16).to_le_bytes());
+    out.extend_from_slice(&body);
+    out.push(END);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     fn sample() -> Vec<Item<'static>> {
         let long: &'static [u8] = Box::leak(vec![b'x'; 300].into_boxed_slice());
