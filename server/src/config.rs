@@ -121,7 +121,7 @@ pub struct Config {
     pub set: goblin_zset::set::SetConfig,
     /// hash-max-listpack-entries / hash-max-listpack-value
     pub hash: goblin_zset::hash::HashConfig,
-    /// list-max-listpack-size
+    /// list-max-listpack-size, list-compress-depth
     pub list: goblin_zset::list::ListConfig,
     /// busy-poll-us: how long the event loop keeps polling without sleeping after traffic
     /// (start-up only, Goblin's own; 0 is off).
@@ -300,6 +300,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         Some("list-max-ziplist-size"),
         Mutability::Runtime,
     ),
+    ("list-compress-depth", None, Mutability::Runtime),
     ("proto-max-bulk-len", None, Mutability::Runtime),
     ("client-query-buffer-limit", None, Mutability::Runtime),
     ("client-output-buffer-limit", None, Mutability::Runtime),
@@ -594,6 +595,8 @@ impl Config {
             "list-max-listpack-size" => {
                 self.list.max_listpack_size = int_in(&text, i32::MIN as i64, i32::MAX as i64)?
             }
+            // As Redis, a quicklist keeps the depth it was made with: a new one takes this.
+            "list-compress-depth" => self.list.compress_depth = int_in(&text, 0, i32::MAX as i64)?,
             "proto-max-bulk-len" => {
                 self.proto_max_bulk_len = memory_in(&text, 1024 * 1024, i64::MAX as u64)? as i64
             }
@@ -775,6 +778,7 @@ impl Config {
             "hash-max-listpack-entries" => self.hash.max_listpack_entries.to_string(),
             "hash-max-listpack-value" => self.hash.max_listpack_value.to_string(),
             "list-max-listpack-size" => self.list.max_listpack_size.to_string(),
+            "list-compress-depth" => self.list.compress_depth.to_string(),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "client-output-buffer-limit" => [

@@ -92,6 +92,15 @@ fn idx(h: u32) -> usize {
 /// the stack held, here empty; a stale slot can only add a match Redis finds by chance.
 pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
     let out_len = input.len().checked_sub(4).filter(|&n| n > 0)?;
+    compress_within(input, out_len)
+}
+
+/// Compresses `input` into `out_len` bytes at most, None when it does not fit: Redis's
+/// lzf_compress with the output limit its caller gives (quicklist nodes give their size).
+pub fn compress_within(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    if out_len == 0 {
+        return None;
+    }
     HASH_TABLE.with(|table| compress_with(input, out_len, &mut table.borrow_mut()))
 }
 

@@ -88,7 +88,7 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
                     stats.members += members.len() as u64;
                 }
                 Value::List(l) => {
-                    let elements: Vec<Vec<u8>> = l.iter_from(0).map(|m| m.to_vec()).collect();
+                    let elements: Vec<Vec<u8>> = l.to_vecs();
                     for batch in elements.chunks(ITEMS_PER_COMMAND) {
                         let mut argv: Vec<&[u8]> = vec![b"RPUSH", key];
                         argv.extend(batch.iter().map(Vec::as_slice));

@@ -1,5 +1,7 @@
 //! LPUSH, RPUSH, LPUSHX, RPUSHX, LINSERT.
 
+use std::ops::ControlFlow;
+
 use super::write_list;
 use crate::commands::Ctx;
 use crate::errors;
@@ -81,7 +83,16 @@ pub fn linsert(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     // Redis converts before it looks for the pivot, found or not.
     list.prepare_push(&[element], &cfg);
-    let Some(at) = list.iter_from(0).position(|m| List::element_eq(m, pivot)) else {
+    let (mut at, mut seen) = (None, 0);
+    list.each_from(0, |m| {
+        if List::element_eq(m, pivot) {
+            at = Some(seen);
+            return ControlFlow::Break(());
+        }
+        seen += 1;
+        ControlFlow::Continue(())
+    });
+    let Some(at) = at else {
         return ctx.out.int(-1);
     };
     list.insert(at, after, element, &cfg);

@@ -1,8 +1,10 @@
 //! LLEN, LINDEX, LRANGE, LPOS.
 
+use std::ops::ControlFlow;
+
 use super::{bulk, position, read_list_and_out};
 use crate::commands::Ctx;
-use crate::keyspace::{List, Value};
+use crate::keyspace::{List, Member, Value};
 use crate::zset_commands::parse;
 
 /// LLEN key
@@ -23,7 +25,7 @@ pub fn lindex(ctx: &mut Ctx, args: &[&[u8]]) {
     match found {
         Err(_) => {}
         Ok(Some(list)) => match position(index, list.len()) {
-            Some(i) => bulk(out, list.get(i)),
+            Some(i) => list.get(i, |m| bulk(out, m)),
             None => out.null(),
         },
         Ok(None) => out.null(),
@@ -48,9 +50,16 @@ pub fn lrange(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     let (list, range) = range;
     out.array(range.len());
-    for m in list.iter_from(range.start).take(range.len()) {
+    let mut left = range.len();
+    list.each_from(range.start, |m| {
         bulk(out, m);
-    }
+        left -= 1;
+        if left == 0 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
 }
 
 /// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
@@ -106,29 +115,38 @@ pub fn lpos(ctx: &mut Ctx, args: &[&[u8]]) {
     let from_back = rank < 0;
     let skip = rank.unsigned_abs() as usize - 1;
     let scanned = if maxlen == 0 { len } else { maxlen.min(len) };
-    let elements: Box<dyn Iterator<Item = _>> = if from_back {
-        Box::new(list.iter_rev())
-    } else {
-        list.iter_from(0)
-    };
     let wanted = match count {
         Some(0) | None => usize::MAX,
         Some(c) => c,
     };
-    let matches = elements
-        .take(scanned)
-        .enumerate()
-        .filter(|(_, m)| List::element_eq(*m, element))
-        .skip(skip)
-        .take(if count.is_none() { 1 } else { wanted })
-        .map(|(i, _)| if from_back { len - 1 - i } else { i } as i64);
+    let wanted = if count.is_none() { 1 } else { wanted };
+    let (mut found, mut seen, mut skipped) = (Vec::new(), 0usize, 0usize);
+    let mut visit = |m: Member<'_>| {
+        if seen == scanned || found.len() == wanted {
+            return ControlFlow::Break(());
+        }
+        let i = seen;
+        seen += 1;
+        if List::element_eq(m, element) {
+            if skipped < skip {
+                skipped += 1;
+            } else {
+                found.push(if from_back { len - 1 - i } else { i } as i64);
+            }
+        }
+        ControlFlow::Continue(())
+    };
+    if from_back {
+        list.each_rev(&mut visit);
+    } else {
+        list.each_from(0, &mut visit);
+    }
     if count.is_none() {
-        match matches.into_iter().next() {
-            Some(i) => out.int(i),
+        match found.first() {
+            Some(&i) => out.int(i),
             None => out.null(),
         }
     } else {
-        let found: Vec<i64> = matches.collect();
         out.array(found.len());
         for i in found {
             out.int(i);

@@ -88,7 +88,7 @@ pub fn contents(dbs: &[Db]) -> Contents {
                 }
                 Value::List(l) => {
                     l.validate();
-                    Content::List(l.iter_from(0).map(|m| m.to_vec()).collect())
+                    Content::List(l.to_vecs())
                 }
             };
             out.push((i, e.key().to_vec(), e.expire_at(), content));

@@ -1788,7 +1788,7 @@ mod tests {
     fn every_list_encoding_loads() {
         let elements = |dbs: &[Db], key: &[u8]| -> Vec<Vec<u8>> {
             let list = dbs[0].get(key).unwrap().value.as_list().unwrap();
-            list.iter_from(0).map(|m| m.to_vec()).collect()
+            list.to_vecs()
         };
         let want: Vec<Vec<u8>> = vec![b"x".to_vec(), b"12".to_vec(), b"plain".to_vec()];
         let items = [Item::Str(b"x"), Item::Int(12)];

@@ -25,6 +25,7 @@ use super::lzf;
 use super::packed::{self, Item};
 use crate::keyspace::{Db, HashEncoding, Member, SetEncoding, Value};
 use crate::numbers::double_to_bytes;
+use goblin_zset::list::StoredNode;
 use goblin_zset::Encoding as ZSetEncoding;
 use std::io::{self, Write};
 
@@ -143,6 +144,15 @@ impl<W: Write> RdbWriter<W> {
             }
             None => self.string(s),
         }
+    }
+
+    /// An LZF blob that expands to `raw_len` bytes, as Redis's rdbSaveLzfBlob writes it (a
+    /// compressed quicklist node, whatever rdbcompression says).
+    pub fn lzf_blob(&mut self, lzf: &[u8], raw_len: usize) -> io::Result<()> {
+        self.buf.push((LEN_ENCVAL << 6) | ENC_LZF);
+        encode_len(lzf.len() as u64, &mut self.buf);
+        encode_len(raw_len as u64, &mut self.buf);
+        self.raw(lzf)
     }
 
     /// A double as 8 bytes little-endian (ZSET_2 scores).
@@ -352,21 +362,41 @@ pub fn write_body<W: Write>(w: &mut RdbWriter<W>, value: &Value, form: Form) -> 
             }
         },
         Value::List(l) => {
-            let nodes = l.node_elements();
+            let nodes = l.stored_nodes();
             w.len(nodes.len() as u64)?;
-            for (plain, elements) in nodes {
-                if plain {
-                    w.len(QUICKLIST_NODE_PLAIN)?;
-                    elements[0].with_bytes(|b| w.string_value(b, members))?;
-                    continue;
+            for node in nodes {
+                match node {
+                    StoredNode::Compressed {
+                        plain,
+                        raw_len,
+                        lzf,
+                    } => {
+                        w.len(container(plain))?;
+                        w.lzf_blob(lzf, raw_len)?;
+                    }
+                    StoredNode::Elements { plain: true, items } => {
+                        w.len(QUICKLIST_NODE_PLAIN)?;
+                        items[0].with_bytes(|b| w.string_value(b, members))?;
+                    }
+                    StoredNode::Elements { items, .. } => {
+                        let items: Vec<Item> = items.iter().map(|m| member_item(*m)).collect();
+                        w.len(QUICKLIST_NODE_PACKED)?;
+                        w.string_value(&packed::listpack(&items), members)?;
+                    }
                 }
-                let items: Vec<Item> = elements.iter().map(|m| member_item(*m)).collect();
-                w.len(QUICKLIST_NODE_PACKED)?;
-                w.string_value(&packed::listpack(&items), members)?;
             }
         }
     }
     Ok(())
+}
+
+/// A QUICKLIST_2 node's container code.
+fn container(plain: bool) -> u64 {
+    if plain {
+        QUICKLIST_NODE_PLAIN
+    } else {
+        QUICKLIST_NODE_PACKED
+    }
 }
 
 /// Writes one key's type byte, key and value in `form` (see [`write_body`]).

@@ -103,7 +103,7 @@ fn reads_any_key(ctx: &mut Ctx, args: &[&[u8]]) -> bool {
 /// its own order, a sorted set's by score.
 fn elements(value: &Value) -> Result<Vec<Vec<u8>>, WrongType> {
     match value {
-        Value::List(l) => Ok(l.iter_from(0).map(|m| m.to_vec()).collect()),
+        Value::List(l) => Ok(l.to_vecs()),
         Value::Set(s) => Ok(s.iter().map(|m| m.to_vec()).collect()),
         Value::ZSet(z) => Ok(z.iter().map(|(m, _)| m.to_vec()).collect()),
         Value::Str(_) | Value::Hash(_) => Err(WrongType),

@@ -30,11 +30,17 @@
 //! (4 B each, built by the first back pop, kept up by back pushes and pops): a back pop
 //! is O(1) too, amortized. A listpack's back pop walks its codes (at most a few hundred).
 //! LINDEX, LSET, LRANGE and LINSERT skip whole nodes by their counts from the nearer end.
+//!
+//! Under `list-compress-depth` a quicklist holds its interior nodes LZF-compressed as
+//! Redis does (see `quick`), so reads hand elements to a callback: an element of a
+//! compressed node lives in a temporary copy for the call.
 
 mod node;
 mod quick;
 #[cfg(test)]
 mod tests;
+
+use std::ops::ControlFlow;
 
 use crate::set::Member;
 use node::{member_eq, Encoded, Node};
@@ -52,14 +58,51 @@ pub struct ListConfig {
     /// value -1..-5 caps a node at 4, 8, 16, 32 or 64 KiB; a positive one at that many
     /// entries.
     pub max_listpack_size: i64,
+    /// `list-compress-depth` (default 0): a quicklist made under depth `d` keeps every
+    /// node more than `d` nodes from both ends LZF-compressed; 0 compresses none.
+    pub compress_depth: i64,
 }
 
 impl Default for ListConfig {
     fn default() -> ListConfig {
         ListConfig {
             max_listpack_size: -2,
+            compress_depth: 0,
         }
     }
+}
+
+/// One quicklist node as an RDB record carries it (QUICKLIST_2).
+#[derive(Debug)]
+pub enum StoredNode<'a> {
+    /// A readable node: its elements (one, for a plain node).
+    Elements {
+        /// Whether the node is plain (one large element).
+        plain: bool,
+        /// The elements, in order.
+        items: Vec<Member<'a>>,
+    },
+    /// A compressed node: Redis's node bytes as LZF.
+    Compressed {
+        /// Whether the node is plain (the bytes are its element, not a listpack).
+        plain: bool,
+        /// The length the LZF data expands to.
+        raw_len: usize,
+        /// The LZF data.
+        lzf: &'a [u8],
+    },
+}
+
+/// The figures DEBUG OBJECT prints for a quicklist (Redis's `ql_*` fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuicklistStats {
+    /// Number of nodes.
+    pub nodes: usize,
+    /// The compress depth the quicklist was made with.
+    pub compress_depth: u16,
+    /// Sum of Redis's node sizes (listpack bytes, or a plain node's element length),
+    /// as if none were compressed.
+    pub uncompressed_size: usize,
 }
 
 /// The byte and entry limits of a node under `fill` (Redis's `quicklistNodeLimit`).
@@ -190,7 +233,7 @@ impl List {
             node.count() + items.len(),
         ) {
             let node = std::mem::take(node);
-            self.repr = Repr::Quick(Box::new(Quick::from_node(node)));
+            self.repr = Repr::Quick(Box::new(Quick::from_node(node, cfg.compress_depth)));
         }
     }
 
@@ -233,7 +276,7 @@ impl List {
     /// Builds a list from elements in order, each node filled as pushes fill it, in the
     /// form Redis settles a loaded list in.
     pub fn from_elements<'a>(items: impl IntoIterator<Item = &'a [u8]>, cfg: &ListConfig) -> List {
-        let mut q = Quick::default();
+        let mut q = Quick::new(cfg.compress_depth);
         for s in items {
             q.push(End::Back, s, cfg.max_listpack_size);
         }
@@ -260,46 +303,83 @@ impl List {
         popped
     }
 
-    /// Element `i` (< len).
-    pub fn get(&self, i: usize) -> Member<'_> {
+    /// Calls `f` with element `i` (< len) and returns what it returns.
+    pub fn get<R>(&self, i: usize, f: impl FnOnce(Member<'_>) -> R) -> R {
         match &self.repr {
-            Repr::Pack(n) => n.get(i),
-            Repr::Quick(q) => q.get(i),
+            Repr::Pack(n) => f(n.get(i)),
+            Repr::Quick(q) => q.get(i, f),
         }
     }
 
-    /// The elements from index `from` to the end, in order.
-    pub fn iter_from(&self, from: usize) -> Box<dyn Iterator<Item = Member<'_>> + '_> {
+    /// Calls `f` with the elements from index `from` to the end, in order, until it
+    /// breaks.
+    pub fn each_from(&self, from: usize, mut f: impl FnMut(Member<'_>) -> ControlFlow<()>) {
         match &self.repr {
-            Repr::Pack(n) => Box::new(n.iter_from(from.min(n.count()))),
-            Repr::Quick(q) => Box::new(q.iter_from(from)),
+            Repr::Pack(n) => {
+                let _ = n.iter_from(from.min(n.count())).try_for_each(&mut f);
+            }
+            Repr::Quick(q) => {
+                let _ = q.each_from(from, f);
+            }
         }
     }
 
-    /// Every element, from the back to the front.
-    pub fn iter_rev(&self) -> impl Iterator<Item = Member<'_>> + '_ {
-        let nodes: Vec<&Node> = match &self.repr {
-            Repr::Pack(n) => vec![n],
-            Repr::Quick(q) => q.nodes().collect(),
-        };
-        nodes.into_iter().rev().flat_map(|n| {
-            let mut in_node: Vec<Member<'_>> = n.iter_from(0).collect();
-            in_node.reverse();
-            in_node
-        })
+    /// Calls `f` with every element from the back to the front, until it breaks.
+    pub fn each_rev(&self, mut f: impl FnMut(Member<'_>) -> ControlFlow<()>) {
+        match &self.repr {
+            Repr::Pack(n) => {
+                let in_node: Vec<Member<'_>> = n.iter_from(0).collect();
+                let _ = in_node.into_iter().rev().try_for_each(&mut f);
+            }
+            Repr::Quick(q) => q.each_rev(f),
+        }
     }
 
-    /// The elements of each node, front to back, with whether the node is plain (one
-    /// large element), for writing the list out node by node as Redis's QUICKLIST_2
-    /// records do.
-    pub fn node_elements(&self) -> Vec<(bool, Vec<Member<'_>>)> {
+    /// Every element copied out, in order.
+    pub fn to_vecs(&self) -> Vec<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len());
+        self.each_from(0, |m| {
+            out.push(m.to_vec());
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// Each node, front to back, as Redis's QUICKLIST_2 record writes it: a compressed
+    /// node as its LZF blob, any other as its elements.
+    pub fn stored_nodes(&self) -> Vec<StoredNode<'_>> {
+        fn elements(n: &Node) -> StoredNode<'_> {
+            StoredNode::Elements {
+                plain: n.plain(),
+                items: n.iter_from(0).collect(),
+            }
+        }
         match &self.repr {
-            Repr::Pack(n) => vec![(false, n.iter_from(0).collect())],
+            Repr::Pack(n) => vec![elements(n)],
             Repr::Quick(q) => q
                 .nodes()
-                .map(|n| (n.plain(), n.iter_from(0).collect()))
+                .map(|n| match n.lzf() {
+                    Some((raw_len, lzf)) => StoredNode::Compressed {
+                        plain: n.plain(),
+                        raw_len,
+                        lzf,
+                    },
+                    None => elements(n),
+                })
                 .collect(),
         }
+    }
+
+    /// The `ql_*` figures of a quicklist (None for a listpack).
+    pub fn quicklist_stats(&self) -> Option<QuicklistStats> {
+        let Repr::Quick(q) = &self.repr else {
+            return None;
+        };
+        Some(QuicklistStats {
+            nodes: q.nodes().count(),
+            compress_depth: q.depth(),
+            uncompressed_size: q.nodes().map(Node::redis_sz).sum(),
+        })
     }
 
     /// Replaces element `i` (< len) with `s` (LSET).
@@ -345,7 +425,7 @@ impl List {
         let e = Encoded::of(value);
         let removed = match &mut self.repr {
             Repr::Pack(node) => {
-                let mut q = Quick::from_node(std::mem::take(node));
+                let mut q = Quick::from_node(std::mem::take(node), 0);
                 let removed = q.remove_where(from_back, limit, |m| member_eq(m, e));
                 *node = q.into_node();
                 removed

@@ -5,7 +5,11 @@
 //! ```text
 //! buf: [count: u32 LE][lp_bytes: u32 LE][code|data][code|data]...
 //!      count's top bit marks a plain node: one element too large for a packed one
-//!      (Redis's PLAIN container), kept apart from its neighbours
+//!      (Redis's PLAIN container), kept apart from its neighbours; the next bit a
+//!      compressed node, whose buffer is instead
+//!        [count: u32][lp_bytes: u32][raw_len: u32][LZF of Redis's node bytes]
+//!      (the listpack Redis would hold, or a plain node's element: quicklist.c's
+//!      __quicklistCompressNode input, so an RDB carries the LZF blob as Redis's)
 //!      code 0x00..=0xEF  a string of that many bytes (0..239), the bytes follow
 //!      code 0xF1 0xF2 0xF3 0xF4 0xF8
 //!                        an integer (a string that is a canonical i64) in 1, 2, 3,
@@ -20,6 +24,8 @@
 //! elements under the default 8 KiB fill, and the quicklist around it skips whole nodes
 //! by their counts.
 
+use crate::lzf;
+use crate::packed::{self, Item};
 use crate::set::{parse_int, Member};
 
 /// Bytes of the count and listpack size in front of the entries.
@@ -34,6 +40,14 @@ const INT: u8 = 0xF0;
 pub(super) const LP_OVERHEAD: usize = 6 + 1;
 /// The plain-node bit of the count field.
 const PLAIN: u32 = 1 << 31;
+/// The compressed-node bit of the count field.
+const COMPRESSED: u32 = 1 << 30;
+/// Redis's `MIN_COMPRESS_BYTES`: smaller nodes are not compressed.
+const MIN_COMPRESS_BYTES: usize = 48;
+/// Redis's `MIN_COMPRESS_IMPROVE`: compression must save more than this many bytes.
+const MIN_COMPRESS_IMPROVE: usize = 8;
+/// Bytes in front of a compressed node's LZF data (the header and the raw length).
+const LZF_HEADER: usize = HEADER + 4;
 
 /// An element ready to be stored: the integer it reads as, or its bytes.
 #[derive(Clone, Copy)]
@@ -190,7 +204,109 @@ impl Node {
     /// Number of elements.
     #[inline]
     pub(super) fn count(&self) -> usize {
-        (self.count_field() & !PLAIN) as usize
+        (self.count_field() & !(PLAIN | COMPRESSED)) as usize
+    }
+
+    /// Whether the node is held LZF-compressed (its entries unreadable until
+    /// [`Node::decompressed`]).
+    #[inline]
+    pub(super) fn compressed(&self) -> bool {
+        self.count_field() & COMPRESSED != 0
+    }
+
+    /// The bytes Redis's node holds: its listpack, or a plain node's element.
+    fn redis_bytes(&self) -> Vec<u8> {
+        if self.plain() {
+            return self.get(0).to_vec();
+        }
+        let items: Vec<Item> = self
+            .iter_from(0)
+            .map(|m| match m {
+                Member::Int(v) => Item::Int(v),
+                Member::Bytes(b) => Item::Str(b),
+            })
+            .collect();
+        packed::listpack(&items)
+    }
+
+    /// Redis's node size (`sz`): its listpack's bytes, or a plain node's element length.
+    pub(super) fn redis_sz(&self) -> usize {
+        if self.compressed() {
+            self.raw_len()
+        } else if self.plain() {
+            self.get(0).with_bytes(<[u8]>::len)
+        } else {
+            self.lp_bytes()
+        }
+    }
+
+    fn raw_len(&self) -> usize {
+        u32::from_le_bytes(self.buf[HEADER..LZF_HEADER].try_into().expect("4 bytes")) as usize
+    }
+
+    /// Compresses the node as Redis's `__quicklistCompressNode`: Redis's node bytes of at
+    /// least [`MIN_COMPRESS_BYTES`], LZF within their own size, kept when that saves more
+    /// than [`MIN_COMPRESS_IMPROVE`] bytes. Returns whether the node is compressed.
+    pub(super) fn compress(&mut self) -> bool {
+        if self.compressed() {
+            return true;
+        }
+        if self.redis_sz() < MIN_COMPRESS_BYTES {
+            return false;
+        }
+        let raw = self.redis_bytes();
+        let Some(lzf) = lzf::compress_within(&raw, raw.len()) else {
+            return false;
+        };
+        if lzf.len() + MIN_COMPRESS_IMPROVE >= raw.len() {
+            return false;
+        }
+        let mut buf = Vec::with_capacity(LZF_HEADER + lzf.len());
+        buf.extend_from_slice(&self.buf[..HEADER]);
+        buf.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+        buf.extend_from_slice(&lzf);
+        let field = self.count_field() | COMPRESSED;
+        buf[..4].copy_from_slice(&field.to_le_bytes());
+        self.buf = buf;
+        true
+    }
+
+    /// The LZF blob of a compressed node and the length it expands to (what Redis's RDB
+    /// writes for a compressed node); None for a readable one.
+    pub(super) fn lzf(&self) -> Option<(usize, &[u8])> {
+        self.compressed()
+            .then(|| (self.raw_len(), &self.buf[LZF_HEADER..]))
+    }
+
+    /// The readable form of a compressed node.
+    pub(super) fn decompressed(&self) -> Node {
+        let (raw_len, data) = self.lzf().expect("a compressed node");
+        let mut raw = Vec::with_capacity(raw_len);
+        lzf::decompress(data, raw_len, &mut raw).expect("LZF written by compress");
+        if self.plain() {
+            return Node::new_plain(Encoded::Bytes(&raw));
+        }
+        let mut node = Node {
+            buf: Vec::with_capacity(HEADER + raw_len),
+        };
+        node.buf.extend_from_slice(&Node::default().buf);
+        packed::listpack_items(&raw, &mut |item| {
+            let e = match item {
+                Item::Int(v) => Encoded::Int(v),
+                Item::Str(b) => Encoded::Bytes(b),
+            };
+            node.insert(node.count(), e);
+            Ok(())
+        })
+        .expect("a listpack written by compress");
+        node
+    }
+
+    /// Makes a compressed node readable in place.
+    pub(super) fn decompress(&mut self) {
+        if self.compressed() {
+            *self = self.decompressed();
+        }
     }
 
     /// Whether this is a plain node (one large element).
@@ -354,6 +470,13 @@ impl Node {
 
     /// Checks the header against the entries; for tests.
     pub(super) fn validate(&self) {
+        if self.compressed() {
+            let raw = self.decompressed();
+            raw.validate();
+            assert_eq!(raw.count(), self.count(), "compressed count");
+            assert_eq!(raw.lp_bytes(), self.lp_bytes(), "compressed size");
+            return;
+        }
         let mut pos = HEADER;
         let (mut n, mut lp) = (0, LP_OVERHEAD);
         while pos < self.buf.len() {

@@ -5,8 +5,22 @@
 //! skipping whole nodes by their counts, from the nearer end. Inserts, replacements,
 //! splits and merges follow quicklist.c's choices, so nodes (and with them the
 //! listpack / quicklist conversions) come out as in Redis.
+//!
+//! Under a compress depth `d` (`list-compress-depth`, fixed when the quicklist is made,
+//! as Redis fixes it), every node more than `d` nodes from both ends is held
+//! LZF-compressed when Redis's rules let it compress (see `Node::compress`). Where
+//! quicklist.c decompresses nodes for use and recompresses them (`__quicklistCompress`
+//! after a node is added or deleted, `quicklistDecompressNodeForUse` and
+//! `quicklistRecompressOnly` around an insert, a replacement, a split, a merge or a
+//! partial deletion), a write here decompresses the nodes it changes and then settles
+//! the nodes near both ends and the ones it touched (`Quick::settle`). One difference: a
+//! raw interior node Redis failed to compress and then grew by an insert stays raw
+//! in Redis until an iterator passes over it; here it is compressed at once. Reads
+//! decompress a node into a temporary copy and leave the list as it was, as Redis's
+//! iterators leave it.
 
 use std::collections::VecDeque;
+use std::ops::{ControlFlow, Range};
 
 use super::node::{lp_entry_len, Encoded, Node, LP_OVERHEAD};
 use super::{exceeds_limit, node_limit, End, SIZE_SAFETY_LIMIT};
@@ -24,7 +38,17 @@ pub(super) struct Quick {
     /// only pushes and pops at the back change that node (empty otherwise), so back pops
     /// do not walk the node's codes: a node's entries read front to back only.
     tail: Vec<u32>,
+    /// The compress depth: nodes more than this many from both ends are compressed
+    /// (0: none is).
+    depth: u16,
 }
+
+/// Redis's `COMPRESS_MAX`: the largest compress depth a quicklist keeps.
+const COMPRESS_MAX: i64 = (1 << 16) - 1;
+
+/// Nodes past the depth at each end that a settle also checks: an insert adds at most two
+/// nodes, so a node leaving the end's depth is at most two past it.
+const SETTLE_MARGIN: usize = 3;
 
 /// Whether an element of `len` bytes goes in a plain node of its own (Redis's
 /// `isLargeElement`): over the byte limit, or over 8 KiB under a count fill.
@@ -59,17 +83,60 @@ fn allows_merge(a: &Node, b: &Node, fill: i64) -> bool {
 }
 
 impl Quick {
-    /// A quicklist holding one node (the listpack form's buffer).
-    pub(super) fn from_node(node: Node) -> Quick {
-        let len = node.count();
-        let mut nodes = VecDeque::new();
-        if len > 0 {
-            nodes.push_back(node);
-        }
+    /// An empty quicklist with compress depth `depth` (clamped as Redis's
+    /// `quicklistSetCompressDepth` clamps it).
+    pub(super) fn new(depth: i64) -> Quick {
         Quick {
-            nodes,
-            len,
-            tail: Vec::new(),
+            depth: depth.clamp(0, COMPRESS_MAX) as u16,
+            ..Quick::default()
+        }
+    }
+
+    /// A quicklist holding one node (the listpack form's buffer).
+    pub(super) fn from_node(node: Node, depth: i64) -> Quick {
+        let mut q = Quick::new(depth);
+        q.len = node.count();
+        if q.len > 0 {
+            q.nodes.push_back(node);
+        }
+        q
+    }
+
+    /// The compress depth.
+    pub(super) fn depth(&self) -> u16 {
+        self.depth
+    }
+
+    /// Whether node `ni` is more than the depth from both ends (where nodes compress).
+    fn interior(&self, ni: usize) -> bool {
+        let d = usize::from(self.depth);
+        d > 0 && ni >= d && ni + d < self.nodes.len()
+    }
+
+    /// Makes node `ni` readable in place (quicklist.c's `quicklistDecompressNodeForUse`).
+    fn open(&mut self, ni: usize) {
+        if let Some(n) = self.nodes.get_mut(ni) {
+            n.decompress();
+        }
+    }
+
+    /// Brings the nodes near both ends and the nodes in `touched` to their form: interior
+    /// ones compressed (where they compress), the others readable. Redis's
+    /// `__quicklistCompress` after a node is added or removed, and its recompression of
+    /// the nodes a write decompressed.
+    fn settle(&mut self, touched: Range<usize>) {
+        if self.depth == 0 {
+            return;
+        }
+        let n = self.nodes.len();
+        let reach = (usize::from(self.depth) + SETTLE_MARGIN).min(n);
+        let ends = (0..reach).chain(n - reach..n);
+        for ni in ends.chain(touched.start.min(n)..touched.end.min(n)) {
+            if self.interior(ni) {
+                self.nodes[ni].compress();
+            } else {
+                self.nodes[ni].decompress();
+            }
         }
     }
 
@@ -134,10 +201,11 @@ impl Quick {
             if end == End::Back {
                 self.tail.clear();
             }
-            return match end {
+            match end {
                 End::Front => self.nodes.push_front(Node::new_plain(e)),
                 End::Back => self.nodes.push_back(Node::new_plain(e)),
             };
+            return self.settle(0..0);
         }
         let at_end = match end {
             End::Front => self.nodes.front_mut(),
@@ -168,6 +236,7 @@ impl Quick {
                         self.nodes.push_back(node)
                     }
                 }
+                self.settle(0..0);
             }
         }
     }
@@ -183,6 +252,7 @@ impl Quick {
                 let v = node.take(0);
                 if node.count() == 0 {
                     self.nodes.pop_front();
+                    self.settle(0..0);
                 }
                 v
             }
@@ -195,6 +265,7 @@ impl Quick {
                 let v = node.take_last_at(at);
                 if node.count() == 0 {
                     self.nodes.pop_back();
+                    self.settle(0..0);
                 }
                 v
             }
@@ -203,23 +274,41 @@ impl Quick {
         Some(v)
     }
 
-    /// Element `i` (< len).
-    pub(super) fn get(&self, i: usize) -> Member<'_> {
+    /// Calls `f` with element `i` (< len), read out of a temporary copy when its node is
+    /// compressed.
+    pub(super) fn get<R>(&self, i: usize, f: impl FnOnce(Member<'_>) -> R) -> R {
         let (ni, at) = self.locate(i);
-        self.nodes[ni].get(at)
+        with_readable(&self.nodes[ni], |n| f(n.get(at)))
     }
 
-    /// The elements from `from`, in order.
-    pub(super) fn iter_from(&self, from: usize) -> impl Iterator<Item = Member<'_>> + '_ {
-        let (first, at) = if from < self.len {
-            self.locate(from)
-        } else {
-            (self.nodes.len(), 0)
-        };
-        self.nodes
-            .range(first.min(self.nodes.len())..)
-            .enumerate()
-            .flat_map(move |(k, n)| n.iter_from(if k == 0 { at } else { 0 }))
+    /// Calls `f` with the elements from `from`, in order, until it breaks.
+    pub(super) fn each_from(
+        &self,
+        from: usize,
+        mut f: impl FnMut(Member<'_>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        if from >= self.len {
+            return ControlFlow::Continue(());
+        }
+        let (first, at) = self.locate(from);
+        for (k, node) in self.nodes.range(first..).enumerate() {
+            let start = if k == 0 { at } else { 0 };
+            with_readable(node, |n| n.iter_from(start).try_for_each(&mut f))?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Calls `f` with every element from the back to the front, until it breaks.
+    pub(super) fn each_rev(&self, mut f: impl FnMut(Member<'_>) -> ControlFlow<()>) {
+        for node in self.nodes.iter().rev() {
+            let flow = with_readable(node, |n| {
+                let in_node: Vec<Member<'_>> = n.iter_from(0).collect();
+                in_node.into_iter().rev().try_for_each(&mut f)
+            });
+            if flow.is_break() {
+                return;
+            }
+        }
     }
 
     /// Inserts `s` next to element `pivot` (< len), after it or before it, as Redis's
@@ -228,6 +317,16 @@ impl Quick {
     /// neighbours where they fit); a large element in a plain node of its own.
     pub(super) fn insert(&mut self, pivot: usize, after: bool, s: &[u8], fill: i64) {
         self.tail.clear();
+        let (ni, _) = self.locate(pivot);
+        for k in ni.saturating_sub(1)..=ni + 1 {
+            self.open(k);
+        }
+        self.insert_opened(pivot, after, s, fill);
+        self.settle(ni.saturating_sub(2)..ni + 5);
+    }
+
+    /// [`Quick::insert`] once the pivot's node and its neighbours are readable.
+    fn insert_opened(&mut self, pivot: usize, after: bool, s: &[u8], fill: i64) {
         let e = Encoded::of(s);
         let (ni, at) = self.locate(pivot);
         self.len += 1;
@@ -302,7 +401,9 @@ impl Quick {
 
     /// Appends node `a + 1` to node `a`.
     fn merge_pair(&mut self, a: usize) {
-        let b = self.nodes.remove(a + 1).expect("a node after");
+        let mut b = self.nodes.remove(a + 1).expect("a node after");
+        b.decompress();
+        self.nodes[a].decompress();
         self.nodes[a].append(&b);
     }
 
@@ -312,6 +413,7 @@ impl Quick {
     pub(super) fn replace(&mut self, i: usize, s: &[u8], fill: i64) {
         self.tail.clear();
         let (ni, at) = self.locate(i);
+        self.open(ni);
         let node = &self.nodes[ni];
         let large = is_large(s.len(), fill);
         let in_place = if node.plain() {
@@ -325,6 +427,7 @@ impl Quick {
             let node = &mut self.nodes[ni];
             node.remove(at, 1);
             node.insert(at, Encoded::of(s));
+            self.settle(ni..ni + 1);
         } else {
             self.insert(i, true, s, fill);
             self.remove(i, 1);
@@ -338,19 +441,22 @@ impl Quick {
         }
         self.tail.clear();
         self.len -= n;
-        let (mut ni, mut at) = self.locate_for_remove(i);
+        let (first, mut at) = self.locate_for_remove(i);
+        let mut ni = first;
         while n > 0 {
             let node = &mut self.nodes[ni];
             let k = n.min(node.count() - at);
-            node.remove(at, k);
             n -= k;
-            if node.count() == 0 {
+            if k == node.count() {
                 self.nodes.remove(ni);
             } else {
+                node.decompress();
+                node.remove(at, k);
                 ni += 1;
             }
             at = 0;
         }
+        self.settle(first..first + 2);
     }
 
     /// [`Quick::locate`] before the length was lowered.
@@ -380,18 +486,23 @@ impl Quick {
         } else {
             (0..self.nodes.len()).collect()
         };
-        let mut emptied = Vec::new();
+        let (mut emptied, mut changed) = (Vec::new(), Vec::new());
         for ni in order {
             if removed == limit {
                 break;
             }
             let node = &mut self.nodes[ni];
-            let hits: Vec<usize> = node
-                .iter_from(0)
-                .enumerate()
-                .filter(|(_, m)| f(*m))
-                .map(|(i, _)| i)
-                .collect();
+            let hits: Vec<usize> = with_readable(node, |n| {
+                n.iter_from(0)
+                    .enumerate()
+                    .filter(|(_, m)| f(*m))
+                    .map(|(i, _)| i)
+                    .collect()
+            });
+            if hits.is_empty() {
+                continue;
+            }
+            node.decompress();
             let take: Vec<usize> = if from_back {
                 hits.into_iter().rev().take(limit - removed).collect()
             } else {
@@ -405,28 +516,52 @@ impl Quick {
             removed += sorted.len();
             if node.count() == 0 {
                 emptied.push(ni);
+            } else {
+                changed.push(ni);
             }
         }
         emptied.sort_unstable_by(|a, b| b.cmp(a));
-        for ni in emptied {
+        for &ni in &emptied {
             self.nodes.remove(ni);
         }
         self.len -= removed;
+        for ni in changed {
+            let at = ni - emptied.iter().filter(|&&e| e < ni).count();
+            self.settle(at..at + 1);
+        }
+        if !emptied.is_empty() {
+            self.settle(0..0);
+        }
         removed
     }
 
-    /// Checks every node and the total; for tests.
+    /// Checks every node and the total, and that exactly the interior nodes that compress
+    /// are compressed; for tests.
     pub(super) fn validate(&self) {
         let mut total = 0;
-        for n in &self.nodes {
+        for (ni, n) in self.nodes.iter().enumerate() {
             n.validate();
             assert!(n.count() > 0, "no empty node");
             total += n.count();
+            if n.compressed() {
+                assert!(self.interior(ni), "node {ni} compressed within the depth");
+            } else if self.interior(ni) {
+                assert!(!n.clone().compress(), "interior node {ni} left raw");
+            }
         }
         assert_eq!(total, self.len, "length");
         if !self.tail.is_empty() {
             let back = self.nodes.back().expect("offsets of a tail node");
             assert_eq!(self.tail, back.offsets(), "tail offsets");
         }
+    }
+}
+
+/// Calls `f` with `node` readable: itself, or a decompressed copy.
+fn with_readable<R>(node: &Node, f: impl FnOnce(&Node) -> R) -> R {
+    if node.compressed() {
+        f(&node.decompressed())
+    } else {
+        f(node)
     }
 }

@@ -2,6 +2,7 @@
 //! node splits, merges and both conversions happen often.
 
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 
 use proptest::prelude::*;
 
@@ -23,6 +24,8 @@ fn element() -> impl Strategy<Value = Vec<u8>> {
         2 => any::<i64>().prop_map(|v| v.to_string().into_bytes()),
         4 => prop::collection::vec(b'a'..b'e', 0..4),
         2 => prop::collection::vec(any::<u8>(), 200..320),
+        // Compressible: nodes of these pass Redis's 48-byte and 8-byte thresholds.
+        2 => (5usize..60).prop_map(|n| b"ab".repeat(n)),
         // Past the 4 KiB node of fill -1: plain nodes.
         1 => Just(vec![b'x'; 4100]),
     ]
@@ -40,12 +43,17 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn contents(list: &List) -> Vec<Vec<u8>> {
-    list.iter_from(0).map(Member::to_vec).collect()
+    list.to_vecs()
 }
 
 fn run(fill: i64, ops: Vec<Op>) {
+    run_with(fill, 0, ops)
+}
+
+fn run_with(fill: i64, depth: i64, ops: Vec<Op>) {
     let cfg = ListConfig {
         max_listpack_size: fill,
+        compress_depth: depth,
     };
     let mut list = List::new();
     let mut model: VecDeque<Vec<u8>> = VecDeque::new();
@@ -119,11 +127,20 @@ fn run(fill: i64, ops: Vec<Op>) {
         list.validate();
         assert_eq!(list.len(), model.len());
         assert_eq!(contents(&list), Vec::from(model.clone()));
-        let rev: Vec<Vec<u8>> = list.iter_rev().map(Member::to_vec).collect();
+        let mut rev: Vec<Vec<u8>> = Vec::new();
+        list.each_rev(|m| {
+            rev.push(m.to_vec());
+            ControlFlow::Continue(())
+        });
         assert!(rev.iter().eq(model.iter().rev()));
         for (i, want) in model.iter().enumerate().step_by(7) {
-            assert_eq!(&list.get(i).to_vec(), want);
-            assert_eq!(&list.iter_from(i).next().unwrap().to_vec(), want);
+            assert_eq!(&list.get(i, |m| m.to_vec()), want);
+            let mut first = None;
+            list.each_from(i, |m| {
+                first = Some(m.to_vec());
+                ControlFlow::Break(())
+            });
+            assert_eq!(first.as_ref(), Some(want));
         }
     }
 }
@@ -138,12 +155,29 @@ proptest! {
     fn matches_model_by_bytes(ops in prop::collection::vec(op(), 1..120)) {
         run(-1, ops);
     }
+
+    #[test]
+    fn compressed_matches_model_by_count(
+        depth in 1i64..4,
+        ops in prop::collection::vec(op(), 1..160),
+    ) {
+        run_with(4, depth, ops);
+    }
+
+    #[test]
+    fn compressed_matches_model_by_bytes(
+        depth in 1i64..3,
+        ops in prop::collection::vec(op(), 1..160),
+    ) {
+        run_with(-1, depth, ops);
+    }
 }
 
 #[test]
 fn converts_at_the_thresholds_and_back_at_half() {
     let cfg = ListConfig {
         max_listpack_size: 4,
+        ..ListConfig::default()
     };
     let mut list = List::new();
     list.push(End::Back, &[b"a", b"b", b"c", b"d"], &cfg);
@@ -176,4 +210,38 @@ fn the_default_fill_is_8_kib_of_listpack() {
     list.validate();
     // 17 B per element plus the node headers.
     assert!(list.memory_bytes() < 17 * list.len() * 105 / 100);
+}
+
+#[test]
+fn interior_nodes_compress_and_read_back() {
+    let cfg = ListConfig {
+        compress_depth: 1,
+        ..ListConfig::default()
+    };
+    let elem = |i: usize| format!("element:{:07}", i % 1000).into_bytes();
+    let mut list = List::new();
+    for i in 0..20_000 {
+        list.push(End::Back, &[&elem(i)], &cfg);
+    }
+    list.validate();
+    let nodes = list.stored_nodes();
+    let compressed = nodes
+        .iter()
+        .filter(|n| matches!(n, StoredNode::Compressed { .. }))
+        .count();
+    // Every node but the two ends.
+    assert_eq!(compressed, nodes.len() - 2);
+    let stats = list.quicklist_stats().unwrap();
+    assert_eq!((stats.nodes, stats.compress_depth), (nodes.len(), 1));
+    assert_eq!(list.get(10_001, |m| m.to_vec()), elem(10_001));
+    let plain = List::from_elements(
+        (0..20_000)
+            .map(elem)
+            .collect::<Vec<_>>()
+            .iter()
+            .map(Vec::as_slice),
+        &ListConfig::default(),
+    );
+    assert!(list.memory_bytes() * 4 < plain.memory_bytes() * 3);
+    assert_eq!(list.to_vecs(), plain.to_vecs());
 }
