@@ -11,7 +11,12 @@ Workloads (issue 16):
   L1  one list of 10M elements of 16 bytes ("e:" + 14 seeded random hex chars)
   L2  1M keys "l:<n>" of 10 such elements
 
+With --compress-depth N both servers run under list-compress-depth N; --contents
+compressible pushes "e:" + 14 decimal digits of a counter modulo 1000 (runs LZF shortens)
+in place of the random hex.
+
 Usage: benchmarks/list_memory.py [--quick] [--workloads L1,L2] [--breakdown] [--json out.json]
+                                 [--compress-depth N] [--contents random|compressible]
 """
 
 import argparse
@@ -31,9 +36,21 @@ def element(rng):
     return b"e:%014x" % rng.getrandbits(56)
 
 
-def workload(name, size, seed=1):
+def compressible_elements():
+    n = 0
+
+    def element(_rng):
+        nonlocal n
+        n += 1
+        return b"e:%014d" % (n % 1000)
+
+    return element
+
+
+def workload(name, size, seed=1, contents="random"):
     """Returns (description, element count, list of (key, [elements]))."""
     rng = random.Random(seed)
+    element = compressible_elements() if contents == "compressible" else globals()["element"]
     if name == "L1":
         return "1 list, 16-byte elements", size, [(b"l1", [element(rng) for _ in range(size)])]
     if name == "L2":
@@ -49,8 +66,8 @@ def rpush_commands(lists):
             yield encode(b"RPUSH", key, *elements[i:i + BATCH])
 
 
-def measure(kind, lists, elements, cpu, breakdown):
-    with Server(kind, cpu=cpu) as server:
+def measure(kind, lists, elements, cpu, breakdown, extra=()):
+    with Server(kind, cpu=cpu, extra=extra) as server:
         c = Client(server.port)
         base_rss, base_used = server.rss(), memory_field(c, "used_memory")
         c.pipeline(rpush_commands(lists))
@@ -75,6 +92,8 @@ def main():
     ap.add_argument("--cpu", type=int, default=0, help="CPU the servers are pinned to")
     ap.add_argument("--breakdown", action="store_true", help="MEMORY USAGE per key beside RSS per key")
     ap.add_argument("--json", help="write the raw results as JSON")
+    ap.add_argument("--compress-depth", type=int, default=0, help="list-compress-depth of both servers")
+    ap.add_argument("--contents", choices=("random", "compressible"), default="random")
     args = ap.parse_args()
     sizes = {"L1": 10_000_000, "L2": 10_000_000}
     rows = []
@@ -83,9 +102,10 @@ def main():
     for name in args.workloads.split(","):
         if name not in TARGETS:
             ap.error("unknown workload %r (L1, L2)" % name)
-        desc, elements, lists = workload(name, 10_000 if args.quick else sizes[name])
-        g = measure("goblin", lists, elements, args.cpu, args.breakdown)
-        r = measure("redis", lists, elements, args.cpu, args.breakdown)
+        desc, elements, lists = workload(name, 10_000 if args.quick else sizes[name], contents=args.contents)
+        extra = ("--list-compress-depth", str(args.compress_depth))
+        g = measure("goblin", lists, elements, args.cpu, args.breakdown, extra)
+        r = measure("redis", lists, elements, args.cpu, args.breakdown, extra)
         rows.append({"case": name, "shape": desc, "elements": elements, "goblin": g, "redis": r})
         ratio = g["rss"] / r["rss"]
         print("%-4s %-34s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s" % (
