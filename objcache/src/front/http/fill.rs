@@ -649,3 +649,103 @@ impl Fills {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn state() -> FillState {
+        FillState {
+            phase: Phase::Waiting,
+            error_status: 502,
+            value: Vec::new(),
+            complete: None,
+            tail: None,
+            meta: None,
+            body_len: None,
+            ttl: None,
+            loops: 0,
+            refreshed: false,
+        }
+    }
+
+    fn limits(split_at: Option<usize>) -> Limits {
+        Limits {
+            default_ttl: 60,
+            grace: 0,
+            max_headers: 4096,
+            timeout: Duration::from_secs(1),
+            split_at,
+            max_item: 1 << 20,
+        }
+    }
+
+    /// A fill of `body` through `limits`, appended in uneven pieces.
+    fn filled(body: &[u8], limits: &Limits) -> FillState {
+        let raw = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+        let head = super::super::parse::parse_response(raw.as_bytes(), false)
+            .unwrap()
+            .unwrap();
+        let mut st = state();
+        st.begin(&head, raw.as_bytes(), None, limits);
+        for piece in body.chunks(7777) {
+            st.append(piece);
+        }
+        st.finish();
+        st
+    }
+
+    /// The value as the readers see it, in the pieces [`FillState::slice`] gives.
+    fn read_back(st: &FillState) -> Vec<u8> {
+        let mut out = Vec::new();
+        while out.len() < st.len() {
+            out.extend_from_slice(st.slice(out.len(), st.len()));
+        }
+        out
+    }
+
+    #[test]
+    fn split_values_fill_their_extent_and_read_back_whole() {
+        let body: Vec<u8> = (0..50_000u32).map(|i| (i % 249) as u8).collect();
+        let plain = filled(&body, &limits(None));
+        assert!(!plain.splits());
+        let mut split = filled(&body, &limits(Some(4096)));
+        assert!(split.splits());
+        assert_eq!(split.head().len(), 4096);
+        assert_eq!(split.len(), plain.len());
+        assert_eq!(split.body_received(), body.len());
+        assert_eq!(read_back(&split), read_back(&plain));
+        assert_eq!(
+            split.slice(4000, 5000).len(),
+            96,
+            "a read stops at the split"
+        );
+
+        assert!(split.sealed().is_none(), "not shared before it is sealed");
+        let d = Digest::of(b"/x");
+        split.seal(&d, 9);
+        let (extent, tail_len, cas) = split.sealed().unwrap();
+        assert_eq!((tail_len, cas), (split.len() - 4096, 9));
+        let tail = crate::store::TailRef {
+            fd: -1,
+            offset: 0,
+            extent_len: extent.len(),
+            tail_len,
+            digest: d,
+            cas,
+        };
+        assert_eq!(tail.verify(&extent), Some(&read_back(&plain)[4096..]));
+        assert_eq!(read_back(&split), read_back(&plain));
+    }
+
+    #[test]
+    fn values_beyond_the_item_size_or_below_the_head_are_not_split() {
+        let l = Limits {
+            max_item: 10_000,
+            ..limits(Some(4096))
+        };
+        assert!(!filled(&[1; 20_000], &l).splits());
+        assert!(!filled(&[1; 100], &l).splits());
+    }
+}
