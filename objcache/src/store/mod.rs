@@ -36,7 +36,7 @@ pub use eviction::Sieve;
 pub use index::{Entry, BIT_FETCHED, BIT_KEY_BINARY, BIT_STALE, BIT_TOKEN_SENT};
 pub use report::{general_stats, VERSION};
 pub use tags::MAX_TAGS;
-pub use tail::{AlignedBuf, TailRef, TAIL_HEADER};
+pub use tail::{write_header as write_tail_header, AlignedBuf, TailRef, TAIL_HEADER};
 
 /// How a storage command treats an existing item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,6 +155,27 @@ pub enum Body<'a> {
     },
 }
 
+/// The tail of a split object being stored.
+enum TailBytes<'a> {
+    /// Bytes to copy into a new extent.
+    Copy(&'a [u8]),
+    /// An extent laid out already, its header written with `cas`, `len` tail bytes.
+    Extent {
+        extent: std::sync::Arc<AlignedBuf>,
+        len: usize,
+        cas: u64,
+    },
+}
+
+impl TailBytes<'_> {
+    fn len(&self) -> usize {
+        match self {
+            TailBytes::Copy(b) => b.len(),
+            TailBytes::Extent { len, .. } => *len,
+        }
+    }
+}
+
 /// The object store shared by every event loop.
 pub struct Store {
     cfg: StoreConfig,
@@ -207,6 +228,12 @@ impl Store {
 
     fn next_cas(&self) -> u64 {
         self.cas.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// A fresh CAS value, for an object whose extent is written before it is stored (see
+    /// [`Store::store_extent`]).
+    pub fn reserve_cas(&self) -> u64 {
+        self.next_cas()
     }
 
     fn shard(&self, d: &Digest) -> MutexGuard<'_, Shard> {
@@ -328,7 +355,9 @@ impl Store {
         let r = if matches!(mode, Mode::Append | Mode::Prepend) {
             self.store_concat(d, key, mode, cas_in, data, vivify, flags, exptime, now)
         } else if self.cfg.is_split(data.len()) {
-            self.store_split(d, key, mode, flags, exptime, data, cas_in, now)
+            let (head, tail) = data.split_at(self.cfg.ram_head as usize);
+            let tail = TailBytes::Copy(tail);
+            self.store_split(d, key, mode, flags, exptime, head, tail, cas_in, now)
         } else {
             let mut s = self.shard(d);
             let old = s.find_live(d, now, &self.stats);
@@ -406,6 +435,49 @@ impl Store {
         Stored::Stored { cas, size }
     }
 
+    /// Stores (as [`Mode::Set`], with no key note) a split object whose tail is already laid
+    /// out in its extent: `head` is its first --ram-head bytes, `extent` holds the header
+    /// (written with `cas`, from [`Store::reserve_cas`]) and the `tail_len` bytes after them.
+    /// The extent is written to the pool as it is and offered to the hot-tail cache, with
+    /// no copy.
+    #[allow(clippy::too_many_arguments)]
+    pub fn store_extent(
+        &self,
+        d: &Digest,
+        flags: u32,
+        exptime: u32,
+        head: &[u8],
+        extent: std::sync::Arc<AlignedBuf>,
+        tail_len: usize,
+        cas: u64,
+    ) -> Stored {
+        let size = head.len() + tail_len;
+        if !self.cfg.is_split(size)
+            || head.len() != self.cfg.ram_head as usize
+            || u32::try_from(size).is_err()
+        {
+            return Stored::NoMemory;
+        }
+        let tail = TailBytes::Extent {
+            extent,
+            len: tail_len,
+            cas,
+        };
+        let r = self.store_split(
+            d,
+            KeyNote::default(),
+            Mode::Set,
+            flags,
+            exptime,
+            head,
+            tail,
+            0,
+            clock::now(),
+        );
+        self.count_store(Mode::Set, r);
+        r
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn store_split(
         &self,
@@ -414,10 +486,12 @@ impl Store {
         mode: Mode,
         flags: u32,
         exptime: u32,
-        data: &[u8],
+        head_bytes: &[u8],
+        tail: TailBytes<'_>,
         cas_in: u64,
         now: u32,
     ) -> Stored {
+        let size = head_bytes.len() + tail.len();
         let (res, pool, head) = {
             let mut s = self.shard(d);
             // Check the condition before spending a CAS value and a pool write on an object
@@ -426,27 +500,30 @@ impl Store {
             if let Err(r) = self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
                 return r;
             }
-            let Some(r) = s.reserve_split(data.len(), now, &self.stats) else {
+            let Some(r) = s.reserve_split(size, now, &self.stats) else {
                 return Stored::NoMemory;
             };
-            let head = s.ram_head();
-            s.fill_head(&r, &data[..head]);
+            s.fill_head(&r, head_bytes);
             self.tails.trim();
             (
                 r,
                 std::sync::Arc::clone(s.pool.as_ref().expect("split objects have a pool")),
-                head,
+                head_bytes.len(),
             )
         };
-        let cas = self.next_cas();
-        let extent = match pool.write(
-            res.page,
-            d,
-            cas,
-            &data[head..],
-            self.cfg.write_io_chunk as usize,
-        ) {
-            Ok(extent) => extent,
+        let chunk = self.cfg.write_io_chunk as usize;
+        let written = match tail {
+            TailBytes::Copy(bytes) => {
+                let cas = self.next_cas();
+                pool.write(res.page, d, cas, bytes, chunk)
+                    .map(|e| (std::sync::Arc::new(e), cas))
+            }
+            TailBytes::Extent { extent, cas, .. } => pool
+                .write_extent(res.page, &extent, chunk)
+                .map(|()| (extent, cas)),
+        };
+        let (extent, cas) = match written {
+            Ok(written) => written,
             Err(e) => {
                 crate::store_log!(Warning, "pool write failed, object dropped: {e}");
                 stats::incr(&self.stats.ssd_io_errors);
@@ -454,7 +531,7 @@ impl Store {
                 return Stored::NoMemory;
             }
         };
-        stats::add(&self.stats.ssd_bytes_written, (data.len() - head) as u64);
+        stats::add(&self.stats.ssd_bytes_written, (size - head) as u64);
         let mut s = self.shard(d);
         let old = s.find_live(d, now, &self.stats);
         if let Err(r) = self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
@@ -464,7 +541,7 @@ impl Store {
         if let Some(id) = old {
             s.unlink(id);
         }
-        let size = data.len() as u32;
+        let size = size as u32;
         s.link(Entry {
             digest: *d,
             cas,
@@ -479,7 +556,7 @@ impl Store {
         });
         drop(s);
         // While the hot-tail cache has room, the written extent goes in as it is.
-        self.tails.offer(d, cas, std::sync::Arc::new(extent), false);
+        self.tails.offer(d, cas, extent, false);
         Stored::Stored { cas, size }
     }
 
@@ -547,7 +624,9 @@ impl Store {
         s.unlink(id);
         if self.cfg.is_split(value.len()) {
             drop(s);
-            return self.store_split(d, key, Mode::Set, e.flags, e.exptime, &value, 0, now);
+            let (head, tail) = value.split_at(self.cfg.ram_head as usize);
+            let tail = TailBytes::Copy(tail);
+            return self.store_split(d, key, Mode::Set, e.flags, e.exptime, head, tail, 0, now);
         }
         self.link_whole(&mut s, d, key, e.flags, e.exptime, &value, now)
     }
@@ -1025,6 +1104,39 @@ mod tests {
         }
         assert!(st.stats.evictions.load(Ordering::Relaxed) > 0);
         assert_eq!(get(&st, "k599").unwrap(), &big[..5000]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn laid_out_extents_are_stored_as_they_are() {
+        let dir = std::env::temp_dir().join(format!("goblin-store-extent-{}", std::process::id()));
+        let st = store(Some(&dir));
+        let value: Vec<u8> = (0..70_000u32).map(|i| (i % 253) as u8).collect();
+        let (head, tail) = value.split_at(4096);
+        let d = Digest::of(b"laid");
+        let cas = st.reserve_cas();
+        let mut extent = AlignedBuf::new(TAIL_HEADER + tail.len());
+        write_tail_header(&mut extent, &d, cas, tail.len());
+        extent[TAIL_HEADER..TAIL_HEADER + tail.len()].copy_from_slice(tail);
+        let extent = std::sync::Arc::new(extent);
+        let r = st.store_extent(
+            &d,
+            0,
+            0,
+            head,
+            std::sync::Arc::clone(&extent),
+            tail.len(),
+            cas,
+        );
+        assert_eq!(r, Stored::Stored { cas, size: 70_000 });
+        // The hot-tail cache holds the very buffer, and the pool the same bytes.
+        let kept = st.tails.get(&d, cas).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&kept, &extent));
+        st.tails.clear();
+        assert_eq!(get(&st, "laid").unwrap(), value);
+        // A head that is not --ram-head bytes long is refused.
+        let short = st.store_extent(&d, 0, 0, &head[1..], extent, tail.len(), cas);
+        assert_eq!(short, Stored::NoMemory);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::IpAddr;
 use std::ops::Range;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
 use goblin_evloop::write_some;
@@ -15,6 +16,7 @@ use mio::net::TcpStream;
 use super::fill::{Fill, FillState, Phase};
 use super::parse::ChunkedDecoder;
 use super::respond::{self, Ask, Object, Send, Source};
+use super::splice::SplicePipe;
 use super::tail_stream::TailStream;
 use crate::store::clock;
 
@@ -93,6 +95,8 @@ pub struct Conn {
     pub skip: Skip,
     /// A written buffer kept for the next response, so hits do not allocate.
     spare: Vec<u8>,
+    /// The pipe tail bytes are spliced through, made at the first splice.
+    pipe: Option<SplicePipe>,
 }
 
 /// What writing achieved.
@@ -122,6 +126,7 @@ impl Conn {
             eof: false,
             skip: Skip::None,
             spare: Vec::new(),
+            pipe: None,
         }
     }
 
@@ -149,6 +154,13 @@ impl Conn {
     /// Writes ready output to `stream` in order, until a part waits or the socket is full.
     pub fn flush(&mut self, stream: &mut TcpStream, sent: &mut u64) -> Flush {
         loop {
+            if let Some(pipe) = self.pipe.as_mut().filter(|p| p.holds()) {
+                match pipe.drain(stream.as_raw_fd(), sent) {
+                    Ok(true) => {}
+                    Ok(false) => return Flush::Blocked,
+                    Err(_) => return Flush::Close,
+                }
+            }
             let Some(front) = self.parts.front_mut() else {
                 return if self.closing {
                     Flush::Close
@@ -161,7 +173,10 @@ impl Conn {
                 Part::Tail(t) if self.written == t.len() => Ok(Some(0)),
                 Part::Tail(t) => match t.ready(self.written) {
                     None => return Flush::Idle,
-                    Some(bytes) => write_from(stream, bytes, sent),
+                    Some((bytes, true)) if bytes.len() >= SPLICE_FROM => {
+                        splice_from(&mut self.pipe, stream, bytes, sent)
+                    }
+                    Some((bytes, _)) => write_from(stream, bytes, sent),
                 },
                 Part::Fill(f) => match fill_step(stream, f, &mut self.written, sent) {
                     FillStep::Wrote(r) => r,
@@ -212,6 +227,27 @@ fn write_from(stream: &mut TcpStream, bytes: &[u8], sent: &mut u64) -> io::Resul
     r
 }
 
+/// Sends of this many bytes or more from a buffer that allows it are spliced (see
+/// [`super::splice`]); shorter ones cost less copied than the two calls a splice makes.
+const SPLICE_FROM: usize = 16 << 10;
+
+/// Splices `bytes` through the connection's pipe (made now if it has none yet), or writes
+/// them when the pipe cannot be made.
+fn splice_from(
+    pipe: &mut Option<SplicePipe>,
+    stream: &mut TcpStream,
+    bytes: &[u8],
+    sent: &mut u64,
+) -> io::Result<Option<usize>> {
+    if pipe.is_none() {
+        *pipe = SplicePipe::new().ok();
+    }
+    match pipe.as_mut() {
+        Some(p) => p.send(stream.as_raw_fd(), bytes, sent),
+        None => write_from(stream, bytes, sent),
+    }
+}
+
 enum FillStep {
     Wrote(io::Result<Option<usize>>),
     Finished,
@@ -255,7 +291,7 @@ fn fill_step(
             (_, Some(meta)) => {
                 let obj = Object {
                     status: meta.status,
-                    headers: meta.headers(st.bytes()),
+                    headers: meta.headers(st.head()),
                     body_len: st.body_len,
                     age: u64::from(meta.age) + (now - meta.stored_at).max(0) as u64,
                     source: f.source,
@@ -289,9 +325,9 @@ fn fill_step(
     if at == f.range.end {
         return FillStep::Finished;
     }
-    let have = st.bytes().len().min(f.range.end);
+    let have = st.len().min(f.range.end);
     if at < have {
-        return FillStep::Wrote(write_from(stream, &st.bytes()[at..have], sent));
+        return FillStep::Wrote(write_from(stream, st.slice(at, have), sent));
     }
     if st.phase == Phase::Failed || st.phase == Phase::Done {
         // The body ended (or broke) before the declared length.
@@ -312,7 +348,7 @@ fn chunk_step(
         if c.last {
             return FillStep::Finished;
         }
-        let avail = &st.bytes()[c.next..];
+        let avail = st.slice(c.next, st.len());
         c.frame.clear();
         c.at = 0;
         if !avail.is_empty() {

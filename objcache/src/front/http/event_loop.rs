@@ -71,6 +71,8 @@ pub fn start(
             grace: http.grace,
             max_headers: max_headers.max(META_LEN),
             timeout: http.origin_timeout,
+            split_at: cfg.ssd_dir.is_some().then_some(cfg.ram_head as usize),
+            max_item: cfg.max_item_size,
         },
         cfg: http,
     });

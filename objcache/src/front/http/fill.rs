@@ -6,6 +6,13 @@
 //! in-flight table, so a request always finds the object in the store or in the table.
 //! Admission runs on its own threads; while their backlog is over a limit the loops stop
 //! reading from the origin, so fills arrive no faster than the pool takes them.
+//!
+//! A value that the store will split (its length declared, at least --ram-head bytes, at
+//! most --max-item-size) is laid out as it will be stored from its first byte: the RAM
+//! head's share in a vector, the rest straight in the buffer of its SSD extent, after the
+//! extent header's room. Once the body is complete the header is written there, and
+//! admission writes that buffer to the pool and hands it to the hot-tail cache as it is:
+//! the body is copied once on the way in, not again into a staging extent.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -22,7 +29,7 @@ use super::purge;
 use super::stats::HttpStats;
 use super::{variants, vary};
 use crate::store::clock;
-use crate::store::Digest;
+use crate::store::{write_tail_header, AlignedBuf, Digest, TAIL_HEADER};
 use crate::store::{KeyNote, Mode, Store, Stored};
 
 /// Where a fetch stands.
@@ -61,10 +68,14 @@ pub struct FillState {
     pub phase: Phase,
     /// 502 or 504 when the fetch failed before a head.
     pub error_status: u16,
-    /// Meta, header block and the body received so far.
+    /// Meta, header block and the body received so far (of a split value, its first
+    /// `split` bytes).
     value: Vec<u8>,
-    /// The complete value, moved here when the fetch is done so that admission shares it.
+    /// The complete value (of a split value, its head), moved here when the fetch is done
+    /// so that admission shares it.
     complete: Option<Arc<Vec<u8>>>,
+    /// Of a split value, the bytes after the head, in their extent.
+    tail: Option<TailFill>,
     /// The meta, once the head arrived.
     pub meta: Option<Meta>,
     /// Body length when the origin declared it (always known once done).
@@ -78,32 +89,108 @@ pub struct FillState {
     pub refreshed: bool,
 }
 
+/// The tail of a split value as it arrives: its extent, `len` bytes in after the header's
+/// room, the value's bytes from `split` on. The extent is shared (with admission) only once
+/// it is sealed: its header written under the CAS value `sealed`.
+struct TailFill {
+    extent: Arc<AlignedBuf>,
+    split: usize,
+    len: usize,
+    sealed: Option<u64>,
+}
+
+impl TailFill {
+    fn extent_mut(&mut self) -> &mut AlignedBuf {
+        Arc::get_mut(&mut self.extent).expect("an extent is not shared before it is sealed")
+    }
+}
+
 impl FillState {
-    /// The value so far: meta, header block, body.
-    pub fn bytes(&self) -> &[u8] {
+    /// The value's first bytes: meta, header block and the body up to the split (all of it
+    /// when the value is not split).
+    pub fn head(&self) -> &[u8] {
         self.complete.as_deref().unwrap_or(&self.value)
     }
 
-    /// Body bytes received so far.
-    pub fn body(&self) -> &[u8] {
-        self.meta.map_or(&[], |m| &self.bytes()[m.body_start()..])
+    /// Bytes of the value so far.
+    pub fn len(&self) -> usize {
+        self.head().len() + self.tail.as_ref().map_or(0, |t| t.len)
     }
 
-    /// Appends body bytes.
-    pub fn append(&mut self, bytes: &[u8]) {
+    /// True before the meta arrived.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes `from..to` of the value so far, or their first part when they straddle the
+    /// split (`to` is capped at what arrived).
+    pub fn slice(&self, from: usize, to: usize) -> &[u8] {
+        let head = self.head();
+        if from < head.len() {
+            return &head[from..to.min(head.len())];
+        }
+        let Some(t) = &self.tail else {
+            return &[];
+        };
+        let at = |i: usize| TAIL_HEADER + i.min(t.split + t.len) - t.split;
+        &t.extent[at(from)..at(to.max(from))]
+    }
+
+    /// Body bytes received so far.
+    pub fn body_received(&self) -> usize {
+        self.meta
+            .map_or(0, |m| self.len().saturating_sub(m.body_start()))
+    }
+
+    /// Appends body bytes (past the declared length of a split value, they are dropped:
+    /// the origin's reader never passes them).
+    pub fn append(&mut self, mut bytes: &[u8]) {
+        if let Some(t) = self.tail.as_mut() {
+            let to_head = (t.split - self.value.len()).min(bytes.len());
+            self.value.extend_from_slice(&bytes[..to_head]);
+            bytes = &bytes[to_head..];
+            let at = TAIL_HEADER + t.len;
+            let extent = t.extent_mut();
+            let n = bytes.len().min(extent.len() - at);
+            extent[at..at + n].copy_from_slice(&bytes[..n]);
+            t.len += n;
+            return;
+        }
         self.value.extend_from_slice(bytes);
     }
 
-    /// The value, for decoders that append to it.
+    /// The value, for decoders that append to it (a body of unknown length, never split).
     pub fn growing(&mut self) -> &mut Vec<u8> {
+        debug_assert!(self.tail.is_none());
         &mut self.value
     }
 
     /// Marks the body complete.
     pub fn finish(&mut self) {
-        self.body_len = Some(self.body().len() as u64);
+        self.body_len = Some(self.body_received() as u64);
         self.complete = Some(Arc::new(std::mem::take(&mut self.value)));
         self.phase = Phase::Done;
+    }
+
+    /// True when the value is split and its tail arrives in its extent.
+    fn splits(&self) -> bool {
+        self.tail.is_some()
+    }
+
+    /// Writes the extent header of a complete split value to be stored under `digest`
+    /// with `cas`; from then on the extent may be shared.
+    fn seal(&mut self, digest: &Digest, cas: u64) {
+        if let Some(t) = self.tail.as_mut() {
+            let len = t.len;
+            write_tail_header(t.extent_mut(), digest, cas, len);
+            t.sealed = Some(cas);
+        }
+    }
+
+    /// The sealed extent of a split value, its tail length and CAS value.
+    fn sealed(&self) -> Option<(Arc<AlignedBuf>, usize, u64)> {
+        let t = self.tail.as_ref()?;
+        Some((Arc::clone(&t.extent), t.len, t.sealed?))
     }
 
     /// Takes the origin's response head: keeps its end-to-end headers and decides whether
@@ -186,8 +273,24 @@ impl FillState {
             super::parse::Framing::None => Some(0),
             _ => None,
         };
-        if let Some(n) = self.body_len {
-            self.value.reserve(n.min(64 << 20) as usize);
+        let total = self.body_len.map(|n| n + self.value.len() as u64);
+        match (total, limits.split_at) {
+            (Some(total), Some(split))
+                if total >= split as u64
+                    && total <= limits.max_item
+                    && split >= self.value.len() =>
+            {
+                self.value.reserve(split - self.value.len());
+                let tail_len = total as usize - split;
+                self.tail = Some(TailFill {
+                    extent: Arc::new(AlignedBuf::new(TAIL_HEADER + tail_len)),
+                    split,
+                    len: 0,
+                    sealed: None,
+                });
+            }
+            (Some(total), _) => self.value.reserve(total.min(64 << 20) as usize),
+            (None, _) => {}
         }
         self.phase = Phase::Streaming;
     }
@@ -255,6 +358,7 @@ const BACKLOG_LIMIT: u64 = 64 << 20;
 
 /// The in-flight table and the admission threads, shared by the HTTP event loops.
 pub struct Fills {
+    store: Arc<Store>,
     inflight: Mutex<HashMap<[u8; 32], Arc<Fill>>>,
     admit: Mutex<Sender<Arc<Fill>>>,
     stats: Arc<HttpStats>,
@@ -275,6 +379,7 @@ impl Fills {
     ) -> std::io::Result<Arc<Fills>> {
         let (tx, rx) = mpsc::channel::<Arc<Fill>>();
         let fills = Arc::new(Fills {
+            store: Arc::clone(&store),
             inflight: Mutex::new(HashMap::new()),
             admit: Mutex::new(tx),
             stats,
@@ -329,6 +434,7 @@ impl Fills {
                 error_status: 502,
                 value: Vec::new(),
                 complete: None,
+                tail: None,
                 meta: None,
                 body_len: None,
                 ttl: None,
@@ -341,12 +447,19 @@ impl Fills {
     }
 
     /// Called by the fetching loop once a fill is done or failed: a complete cacheable
-    /// object goes to the admission thread; anything else leaves the table now.
+    /// object goes to the admission thread (a split one with its extent sealed under the
+    /// key and a CAS value it will be stored with); anything else leaves the table now.
     pub fn finish(&self, fill: &Arc<Fill>) {
         let (done, cacheable, len) = {
-            let st = fill.lock();
+            let mut st = fill.lock();
             let done = st.phase == Phase::Done;
-            (done, done && st.ttl.is_some(), st.bytes().len() as u64)
+            let cacheable = done && st.ttl.is_some();
+            if cacheable && st.splits() {
+                let meta = st.meta.expect("a done fill has a head");
+                let target = self.target(fill, meta, st.head(), st.refreshed);
+                st.seal(&target, self.store.reserve_cas());
+            }
+            (done, cacheable, st.len() as u64)
         };
         if cacheable {
             self.backlog.fetch_add(len, Ordering::Relaxed);
@@ -396,7 +509,7 @@ impl Fills {
     fn admit(&self, store: &Store, fill: &Arc<Fill>) {
         // The complete value is shared, so the pool write runs without the fill's lock,
         // which readers on other loops take for every send.
-        let (meta, exptime, complete, refreshed) = {
+        let (meta, exptime, complete, refreshed, sealed) = {
             let st = fill.lock();
             let meta = st.meta.expect("a done fill has a head");
             let keep = u64::from(meta.ttl) + u64::from(meta.stale_window());
@@ -407,16 +520,17 @@ impl Fills {
                 clock::now().saturating_add(keep),
                 complete,
                 st.refreshed,
+                st.sealed(),
             )
         };
-        let len = complete.len() as u64;
+        let len = (complete.len() + sealed.as_ref().map_or(0, |s| s.1)) as u64;
         let r = match (&fill.revalidate, refreshed) {
             _ if fill.purge.load(Ordering::SeqCst) == PURGE_HARD => Stored::NotStored,
             (Some(reval), true) => self.refresh(store, reval, &complete, exptime, meta),
-            _ => self.store_new(store, fill, &complete, exptime, meta),
+            _ => self.store_new(store, fill, &complete, sealed, exptime, meta),
         };
         if let Stored::Stored { cas, .. } = r {
-            let target = self.target(fill, meta, &complete);
+            let target = self.target(fill, meta, &complete, refreshed);
             let tags = purge::object_tags(&fill.path, meta.headers(&complete));
             store.tag(&target, cas, &tags);
             // A purge that marked the fill after the check above missed the store's copy.
@@ -444,11 +558,12 @@ impl Fills {
         }
     }
 
-    /// The store key of a fill's object with `meta` in `value`: the revalidated object's,
-    /// the variant key of the forwarded headers when it varies, else the plain key.
-    fn target(&self, fill: &Fill, meta: Meta, value: &[u8]) -> Digest {
+    /// The store key of a fill's object with `meta` at the start of `value`: the
+    /// revalidated object's when the origin confirmed it (`refreshed`), the variant key of
+    /// the forwarded headers when it varies, else the plain key.
+    fn target(&self, fill: &Fill, meta: Meta, value: &[u8], refreshed: bool) -> Digest {
         match &fill.revalidate {
-            Some(r) if fill.lock().refreshed => r.target,
+            Some(r) if refreshed => r.target,
             _ if meta.flags & VARIES != 0 => {
                 let names = vary::names(meta.headers(value)).unwrap_or_default();
                 vary::variant_key(&fill.path, &names, &fill.forward)
@@ -457,17 +572,19 @@ impl Fills {
         }
     }
 
-    /// Stores a fetched object.
+    /// Stores a fetched object: `value`, or when `sealed` holds its tail's extent (with
+    /// the tail's length and the CAS value it was sealed with), `value` is its head.
     fn store_new(
         &self,
         store: &Store,
         fill: &Fill,
         value: &[u8],
+        sealed: Option<(Arc<AlignedBuf>, usize, u64)>,
         exptime: u32,
         meta: Meta,
     ) -> Stored {
         let plain = object::key(&fill.path);
-        let target = self.target(fill, meta, value);
+        let target = self.target(fill, meta, value, false);
         // Entry sizes are 32-bit: a larger object is served to its readers but not kept.
         // HTTP objects are keyed by digest alone: no key length is recorded for them. The
         // client flags hold the stale window (see `object`).
@@ -478,10 +595,14 @@ impl Fills {
             // object replaces it.
             variants::forget(store, &plain);
         }
-        let r = if u32::try_from(value.len()).is_ok() {
-            store.store(&target, none, Mode::Set, window, exptime, value, 0, false)
-        } else {
-            Stored::NoMemory
+        let r = match sealed {
+            Some((extent, tail_len, cas)) => {
+                store.store_extent(&target, window, exptime, value, extent, tail_len, cas)
+            }
+            None if u32::try_from(value.len()).is_ok() => {
+                store.store(&target, none, Mode::Set, window, exptime, value, 0, false)
+            }
+            None => Stored::NoMemory,
         };
         if meta.flags & VARIES != 0 && matches!(r, Stored::Stored { .. }) {
             let names = vary::names(meta.headers(value)).unwrap_or_default();
@@ -526,5 +647,105 @@ impl Fills {
             self.stats.refreshes.fetch_add(1, Ordering::Relaxed);
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn state() -> FillState {
+        FillState {
+            phase: Phase::Waiting,
+            error_status: 502,
+            value: Vec::new(),
+            complete: None,
+            tail: None,
+            meta: None,
+            body_len: None,
+            ttl: None,
+            loops: 0,
+            refreshed: false,
+        }
+    }
+
+    fn limits(split_at: Option<usize>) -> Limits {
+        Limits {
+            default_ttl: 60,
+            grace: 0,
+            max_headers: 4096,
+            timeout: Duration::from_secs(1),
+            split_at,
+            max_item: 1 << 20,
+        }
+    }
+
+    /// A fill of `body` through `limits`, appended in uneven pieces.
+    fn filled(body: &[u8], limits: &Limits) -> FillState {
+        let raw = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+        let head = super::super::parse::parse_response(raw.as_bytes(), false)
+            .unwrap()
+            .unwrap();
+        let mut st = state();
+        st.begin(&head, raw.as_bytes(), None, limits);
+        for piece in body.chunks(7777) {
+            st.append(piece);
+        }
+        st.finish();
+        st
+    }
+
+    /// The value as the readers see it, in the pieces [`FillState::slice`] gives.
+    fn read_back(st: &FillState) -> Vec<u8> {
+        let mut out = Vec::new();
+        while out.len() < st.len() {
+            out.extend_from_slice(st.slice(out.len(), st.len()));
+        }
+        out
+    }
+
+    #[test]
+    fn split_values_fill_their_extent_and_read_back_whole() {
+        let body: Vec<u8> = (0..50_000u32).map(|i| (i % 249) as u8).collect();
+        let plain = filled(&body, &limits(None));
+        assert!(!plain.splits());
+        let mut split = filled(&body, &limits(Some(4096)));
+        assert!(split.splits());
+        assert_eq!(split.head().len(), 4096);
+        assert_eq!(split.len(), plain.len());
+        assert_eq!(split.body_received(), body.len());
+        assert_eq!(read_back(&split), read_back(&plain));
+        assert_eq!(
+            split.slice(4000, 5000).len(),
+            96,
+            "a read stops at the split"
+        );
+
+        assert!(split.sealed().is_none(), "not shared before it is sealed");
+        let d = Digest::of(b"/x");
+        split.seal(&d, 9);
+        let (extent, tail_len, cas) = split.sealed().unwrap();
+        assert_eq!((tail_len, cas), (split.len() - 4096, 9));
+        let tail = crate::store::TailRef {
+            fd: -1,
+            offset: 0,
+            extent_len: extent.len(),
+            tail_len,
+            digest: d,
+            cas,
+        };
+        assert_eq!(tail.verify(&extent), Some(&read_back(&plain)[4096..]));
+        assert_eq!(read_back(&split), read_back(&plain));
+    }
+
+    #[test]
+    fn values_beyond_the_item_size_or_below_the_head_are_not_split() {
+        let l = Limits {
+            max_item: 10_000,
+            ..limits(Some(4096))
+        };
+        assert!(!filled(&[1; 20_000], &l).splits());
+        assert!(!filled(&[1; 100], &l).splits());
     }
 }

@@ -12,7 +12,8 @@
 //!   sockets or ([`origin_ring`]) as io_uring submissions.
 //! - [`purge`]: PURGE by URL, path prefix or surrogate key, hard or soft.
 //! - [`respond`]: the response heads the front writes, for hits, fills and errors;
-//!   [`tail_stream`]: an SSD tail sent chunk by chunk as it is read, its extent pinned.
+//!   [`tail_stream`]: an SSD tail sent chunk by chunk as it is read, its extent pinned;
+//!   [`splice`]: tail bytes handed to the socket by reference instead of copied.
 //! - [`serve`]: request dispatch; [`conn`], [`event_loop`]: client connections and the
 //!   event loops that drive everything; [`stats`]: the front's counters.
 //!
@@ -31,6 +32,7 @@ pub mod policy;
 pub mod purge;
 pub mod respond;
 pub mod serve;
+pub mod splice;
 pub mod stats;
 pub mod tail_stream;
 pub mod variants;

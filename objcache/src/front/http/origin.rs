@@ -44,6 +44,11 @@ pub struct Limits {
     pub max_headers: usize,
     /// Deadline extension on progress.
     pub timeout: Duration,
+    /// With --ssd-dir, --ram-head: a value of this many bytes or more is split, and its
+    /// tail is filled straight into its extent (see [`super::fill`]).
+    pub split_at: Option<usize>,
+    /// --max-item-size: a larger value is not laid out as a split one.
+    pub max_item: u64,
 }
 
 enum State {
@@ -189,7 +194,7 @@ impl Fetch {
         let finished = match framing {
             Framing::None => true,
             Framing::Length(n) => {
-                let have = st.body().len() as u64;
+                let have = st.body_received() as u64;
                 let take = (n - have).min(bytes.len() as u64) as usize;
                 st.append(&bytes[..take]);
                 if take < bytes.len() {

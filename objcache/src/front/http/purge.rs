@@ -154,7 +154,7 @@ pub fn run(sh: &Shared, purge: &Purge<'_>) -> u64 {
 fn fill_tags(f: &Fill) -> Vec<u64> {
     let st = f.lock();
     match st.meta {
-        Some(m) => object_tags(&f.path, m.headers(st.bytes())),
+        Some(m) => object_tags(&f.path, m.headers(st.head())),
         None => Vec::new(),
     }
 }

@@ -190,9 +190,11 @@ impl TailStream {
         Completed::Read(Some(whole))
     }
 
-    /// The bytes to write next, `sent` bytes of the range being written already; `None`
-    /// while their chunk is being read. Chunks sent are dropped, making room for reads.
-    pub fn ready(&mut self, sent: usize) -> Option<&[u8]> {
+    /// The bytes to write next, `sent` bytes of the range being written already, and
+    /// whether they may be spliced (their buffer owns its mapping and is never written
+    /// again, see `super::splice`); `None` while their chunk is being read. Chunks sent are
+    /// dropped, making room for reads.
+    pub fn ready(&mut self, sent: usize) -> Option<(&[u8], bool)> {
         let at = self.send.start + sent;
         if at >= self.send.end {
             return None;
@@ -208,7 +210,7 @@ impl TailStream {
         let front = self.slots.front()?;
         let buf = front.buf.as_ref()?;
         let to = self.send.end.min(front.start + buf.len());
-        Some(&buf[at - front.start..to - front.start])
+        Some((&buf[at - front.start..to - front.start], buf.owns_mapping()))
     }
 }
 
@@ -264,7 +266,7 @@ mod tests {
                 token
             });
             assert!(s.slots.len() <= READ_AHEAD);
-            while let Some(b) = s.ready(out.len()) {
+            while let Some((b, _)) = s.ready(out.len()) {
                 let b = b.to_vec();
                 out.extend_from_slice(&b);
             }
@@ -307,7 +309,7 @@ mod tests {
         assert!(!s.reads());
         s.request(|_| panic!("a cached tail is not read"));
         assert_eq!(
-            s.ready(0).unwrap(),
+            s.ready(0).unwrap().0,
             &ext[TAIL_HEADER + 100..TAIL_HEADER + 200]
         );
         let mut s = TailStream::new(t, 0..10, 8192, false, None);

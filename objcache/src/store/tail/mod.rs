@@ -89,16 +89,20 @@ impl PoolFile {
         chunk: usize,
     ) -> io::Result<AlignedBuf> {
         let mut buf = AlignedBuf::new(TAIL_HEADER + tail.len());
-        buf[..8].copy_from_slice(MAGIC);
-        buf[8..40].copy_from_slice(&digest.0);
-        buf[40..48].copy_from_slice(&cas.to_le_bytes());
-        buf[48..56].copy_from_slice(&(tail.len() as u64).to_le_bytes());
+        write_header(&mut buf, digest, cas, tail.len());
         buf[TAIL_HEADER..TAIL_HEADER + tail.len()].copy_from_slice(tail);
+        self.write_extent(page, &buf, chunk)?;
+        Ok(buf)
+    }
+
+    /// Writes a complete extent (header, tail, padding) at page `page`, in `chunk`-byte
+    /// writes.
+    pub fn write_extent(&self, page: u32, extent: &AlignedBuf, chunk: usize) -> io::Result<()> {
         let base = u64::from(page) * DIRECT_IO_ALIGN;
-        for (i, piece) in buf.chunks(chunk).enumerate() {
+        for (i, piece) in extent.chunks(chunk).enumerate() {
             self.file.write_all_at(piece, base + (i * chunk) as u64)?;
         }
-        Ok(buf)
+        Ok(())
     }
 
     /// Reads the extent of a `tail_len`-byte tail at `page` with blocking reads.
@@ -117,6 +121,15 @@ impl PoolFile {
         )?;
         Ok(buf)
     }
+}
+
+/// Writes the header of a `tail_len`-byte tail of the object `digest` with `cas` at the
+/// start of its extent `buf`.
+pub fn write_header(buf: &mut [u8], digest: &Digest, cas: u64, tail_len: usize) {
+    buf[..8].copy_from_slice(MAGIC);
+    buf[8..40].copy_from_slice(&digest.0);
+    buf[40..48].copy_from_slice(&cas.to_le_bytes());
+    buf[48..56].copy_from_slice(&(tail_len as u64).to_le_bytes());
 }
 
 /// Fills `buf` from `fd` at `offset` with `chunk`-sized preads.
