@@ -120,8 +120,9 @@ pub fn file_text(state: &ClusterState) -> String {
 }
 
 /// Writes `text` to `path` atomically: a temporary file beside it, fsync, rename, fsync
-/// of the directory.
-pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+/// of the directory; without `fsync`, the same but for the two fsyncs (the rename still
+/// keeps a reader from seeing half a file), as Redis's clusterSaveConfig(do_fsync).
+pub fn write_atomically(path: &Path, text: &str, fsync: bool) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -134,9 +135,14 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
-        f.sync_all()?;
+        if fsync {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)?;
-        std::fs::File::open(dir)?.sync_all()
+        if fsync {
+            std::fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(())
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
