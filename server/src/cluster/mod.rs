@@ -193,10 +193,13 @@ impl Cluster {
     fn write(&mut self, fsync: bool) -> std::io::Result<()> {
         self.state.todo_save = false;
         let durable = self.durable();
-        nodes_conf::write_atomically(&self.path, &nodes_conf::file_text(&self.state), fsync)?;
-        if fsync {
-            self.synced = durable;
+        let text = nodes_conf::file_text(&self.state);
+        if !fsync {
+            return nodes_conf::write_in_place(&self.path, &text);
         }
+        nodes_conf::write_atomically(&self.path, &text)?;
+        self.synced = durable;
+        // The rename put a new file in place: lock that one.
         match lock_config(&self.path) {
             Ok(file) => self.lock = file,
             Err(e) => crate::warning!("{e}"),
