@@ -174,7 +174,8 @@ def test_command_mix_through_twemproxy(proxies):
     assert got["redis"] == got["goblin"]
 
 
-@pytest.mark.parametrize("cmd", [("KEYS", "*"), ("RENAME", "{g}x", "{g}y"), ("MULTI",)])
+@pytest.mark.parametrize("cmd", [("KEYS", "*"), ("RENAME", "{g}x", "{g}y"), ("MULTI",), ("SCAN", 0),
+                                 ("PUBLISH", "ch", "m"), ("INFO",), ("HELLO", 3)])
 def test_unsupported_command_refused_by_the_proxy(proxies, cmd):
     outcomes = {}
     for kind, proxy in proxies.items():
