@@ -22,12 +22,14 @@ as_root() {
 }
 
 # --- System packages: redis-server and redis-tools (the reference and its tools), memcached,
-# nginx (the origin of the HTTP mirror benchmark's smoke run) ---
+# nginx (the origin of the HTTP mirror benchmark's smoke run), nutcracker (twemproxy, the
+# proxy test_twemproxy.py puts in front of Goblins) ---
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v memcached >/dev/null || missing+=(memcached)
 command -v nginx >/dev/null || missing+=(nginx)
+command -v nutcracker >/dev/null || [ -x /usr/sbin/nutcracker ] || missing+=(nutcracker)
 command -v python3 >/dev/null || missing+=(python3 python3-pip)
 if [ "${#missing[@]}" -gt 0 ]; then
     step "apt-get install ${missing[*]}"

@@ -61,6 +61,8 @@ pub struct Cluster {
     /// nodes.conf held open with an exclusive lock, so no second node uses it (taken again
     /// on the new file after each save's rename).
     lock: std::fs::File,
+    /// [`Cluster::durable`]'s values as nodes.conf last had them fsynced.
+    synced: (u64, u64, u64),
 }
 
 /// Locks nodes.conf (creating it) so that a second node started on the same file refuses
@@ -133,6 +135,7 @@ impl Cluster {
             outbox: Vec::new(),
             verified: false,
             lock,
+            synced: (0, 0, 0),
         };
         cluster.refresh_myself(config);
         cluster.save()?;
@@ -175,10 +178,28 @@ impl Cluster {
             .push((shard, channel.to_vec(), message.to_vec()));
     }
 
-    /// Writes nodes.conf now.
+    /// Writes nodes.conf now, fsynced (CLUSTER SAVECONFIG, start-up).
     pub fn save(&mut self) -> std::io::Result<()> {
+        self.write(true)
+    }
+
+    /// The values a crash must not take back (currentEpoch, lastVoteEpoch, this node's
+    /// configEpoch: a vote or an epoch given twice breaks the cluster's safety).
+    fn durable(&self) -> (u64, u64, u64) {
+        let s = &self.state;
+        (s.current_epoch, s.last_vote_epoch, s.me().config_epoch)
+    }
+
+    fn write(&mut self, fsync: bool) -> std::io::Result<()> {
         self.state.todo_save = false;
-        nodes_conf::write_atomically(&self.path, &nodes_conf::file_text(&self.state))?;
+        let durable = self.durable();
+        let text = nodes_conf::file_text(&self.state);
+        if !fsync {
+            return nodes_conf::write_in_place(&self.path, &text);
+        }
+        nodes_conf::write_atomically(&self.path, &text)?;
+        self.synced = durable;
+        // The rename put a new file in place: lock that one.
         match lock_config(&self.path) {
             Ok(file) => self.lock = file,
             Err(e) => crate::warning!("{e}"),
@@ -186,9 +207,12 @@ impl Cluster {
         Ok(())
     }
 
-    /// Writes nodes.conf, logging a failure (Redis exits on it; Goblin keeps serving).
+    /// Writes nodes.conf after a change, fsynced only when an epoch changed since the last
+    /// fsync (Redis's CLUSTER_TODO_FSYNC_CONFIG: slot moves and gossip are written without
+    /// it); logs a failure (Redis exits on it; Goblin keeps serving).
     pub fn save_or_log(&mut self) {
-        if let Err(e) = self.save() {
+        let fsync = self.durable() != self.synced;
+        if let Err(e) = self.write(fsync) {
             crate::warning!("Could not save the cluster configuration: {e}");
         }
     }

@@ -1,6 +1,9 @@
 //! The node lines of CLUSTER NODES and nodes.conf (Redis's clusterGenNodeDescription), the
-//! file's writing (a temporary file, fsync, rename, fsync of the directory: a crash leaves
-//! the old file or the new one) and its loading.
+//! file's writing and its loading. A save that must survive a power loss writes a temporary
+//! file, fsyncs it, renames it and fsyncs the directory (the old file or the new one);
+//! other saves write in place as Redis 7.0 does (one write padded with newlines to the old
+//! length, then a truncation: a kill between the two leaves blank lines, which loading
+//! skips), since on ext4 a rename over the old file flushes the data as an fsync would.
 //!
 //! ```text
 //! <id> <ip>:<port>@<cport>[,<hostname>[,tls-port=N,shard-id=ID]] <flags> <master|-> \
@@ -119,8 +122,29 @@ pub fn file_text(state: &ClusterState) -> String {
     text
 }
 
-/// Writes `text` to `path` atomically: a temporary file beside it, fsync, rename, fsync
-/// of the directory.
+/// Writes `text` over `path` in place, without fsync (Redis 7.0's clusterSaveConfig): the
+/// text padded with newlines to the file's old length in one write, then the file cut to
+/// the text's length.
+pub fn write_in_place(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    let old = f.metadata()?.len() as usize;
+    let mut bytes = text.as_bytes().to_vec();
+    if old > bytes.len() {
+        bytes.resize(old, b'\n');
+    }
+    f.write_all(&bytes)?;
+    if bytes.len() != text.len() {
+        f.set_len(text.len() as u64)?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to `path` atomically and durably: a temporary file beside it, fsync,
+/// rename, fsync of the directory.
 pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path
         .parent()
@@ -303,6 +327,26 @@ fn parse_slot(text: &str) -> Result<u16, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_place_and_atomic_writes_leave_the_last_text() {
+        let dir = std::env::temp_dir().join(format!("goblin-nodes-conf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("nodes.conf");
+        let long = "a6fdb6046b81f5dcee582e7424cd01f76121c810 :23001@33001, myself,master - 0 0 0 connected 1-3 5\nvars currentEpoch 0 lastVoteEpoch 0\n";
+        let short = "a6fdb6046b81f5dcee582e7424cd01f76121c810 :23001@33001, myself,master - 0 0 1 connected 1\nvars currentEpoch 1 lastVoteEpoch 0\n";
+        write_in_place(&path, long).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), long);
+        write_in_place(&path, short).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), short);
+        // What a kill between the padded write and the truncation leaves still loads.
+        let padded = format!("{short}{}", "\n".repeat(long.len() - short.len()));
+        assert!(parse(&padded, 0).is_ok());
+        write_atomically(&path, long).unwrap();
+        write_in_place(&path, short).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), short);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn lines_as_redis_writes_them() {

@@ -298,28 +298,24 @@ impl ClusterState {
     /// unserved or served by a failing node (with full coverage required), or when this
     /// master cannot reach a majority of the masters serving slots.
     pub fn update_state(&mut self, require_full_coverage: bool, node_timeout: u64, now: u64) {
-        let mut ok = true;
-        if require_full_coverage {
-            for owner in &self.slots {
-                match owner.and_then(|o| self.nodes.get(&o)) {
-                    Some(n) if !n.has(flags::FAIL) => {}
-                    _ => {
-                        ok = false;
-                        break;
-                    }
-                }
-            }
-        }
         let mut size = 0;
         let mut reachable = 0;
+        // Each slot has one owner, whose bitmap has it: the slots are all served by nodes
+        // not in FAIL when those nodes' bitmaps add up to every slot.
+        let mut served = 0;
         for n in self.nodes.values() {
-            if n.is_master() && n.slots.count() > 0 {
+            let owned = n.slots.count();
+            if !n.has(flags::FAIL) {
+                served += owned;
+            }
+            if n.is_master() && owned > 0 {
                 size += 1;
                 if !n.failing() {
                     reachable += 1;
                 }
             }
         }
+        let mut ok = !require_full_coverage || served == SLOTS;
         self.size = size;
         let quorum = size / 2 + 1;
         if reachable < quorum {

@@ -56,12 +56,16 @@ pub fn info(ctx: &mut Ctx, _: &[&[u8]]) {
     let Some(c) = cluster(ctx) else { return };
     let s = &c.state;
     let (mut assigned, mut ok, mut pfail, mut fail) = (0, 0, 0, 0);
-    for owner in s.slots.iter().flatten() {
-        assigned += 1;
-        match s.nodes.get(owner) {
-            Some(n) if n.has(flags::FAIL) => fail += 1,
-            Some(n) if n.has(flags::PFAIL) => pfail += 1,
-            _ => ok += 1,
+    // Each slot's owner has it in its bitmap: count by node, not by slot.
+    for n in s.nodes.values() {
+        let owned = n.slots.count();
+        assigned += owned;
+        if n.has(flags::FAIL) {
+            fail += owned;
+        } else if n.has(flags::PFAIL) {
+            pfail += owned;
+        } else {
+            ok += owned;
         }
     }
     let mut out = String::new();

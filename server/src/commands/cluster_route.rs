@@ -218,19 +218,35 @@ pub fn check(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<()>
     Some(())
 }
 
-/// The refusal of a command a script calls in cluster mode (Redis's scriptCall): a key
-/// this node does not serve, or the cluster down.
-pub fn script_refusal(ctx: &Ctx, cmd: &'static Command, args: &[&[u8]]) -> Option<&'static str> {
+/// The check of a command a script calls in cluster mode (Redis's
+/// scriptVerifyClusterState): `Err` with the refusal (a key this node does not serve, keys
+/// across slots, the cluster down); else the slot of the command's keys, when it has keys
+/// and is routed, for the script's same-slot rule.
+pub fn script_check(
+    ctx: &Ctx,
+    cmd: &'static Command,
+    args: &[&[u8]],
+) -> Result<Option<u16>, &'static str> {
     if !needs_routing(ctx, cmd) {
-        return None;
+        return Ok(None);
     }
-    Some(match route(ctx, cmd, args)? {
-        Redirect::DownReadOnlyState => {
-            "Script attempted to execute a write command while the cluster is down and readonly"
-        }
-        Redirect::DownState => "Script attempted to execute a command while the cluster is down",
-        _ => "Script attempted to access a non local key in a cluster node",
-    })
+    if let Some(redirect) = route(ctx, cmd, args) {
+        return Err(match redirect {
+            Redirect::DownReadOnlyState => {
+                "Script attempted to execute a write command while the cluster is down and readonly"
+            }
+            Redirect::DownState => {
+                "Script attempted to execute a command while the cluster is down"
+            }
+            _ => "Script attempted to access a non local key in a cluster node",
+        });
+    }
+    let keys = keyspecs::keys(cmd, args).unwrap_or_default();
+    let channels = is_shard_pubsub(cmd);
+    Ok(keys
+        .into_iter()
+        .find(|k| channels || !k.flags.is_not_key())
+        .map(|k| key_slot(args[k.pos])))
 }
 
 /// Unblocks with an error the clients blocked on keys of a slot this node does not serve

@@ -3,35 +3,49 @@
 //! walking the database.
 //!
 //! The key table moves its records (a key has no stable number to list), so a slot keeps
-//! copies of its keys' bytes, packed one after another in one buffer:
+//! copies of its keys' bytes, packed one after another in one buffer, and a hash table of
+//! the items' offsets to find a key in O(1):
 //!
 //! ```text
-//! slots: [Keys; 16384]     Keys = count u32 + bytes Vec<u8>   (32 B a slot, 512 KiB)
-//! bytes: [len varint][key bytes][len varint][key bytes]...    (key length + 1 B a key
-//!                                                               for keys under 128 B)
+//! slots: [Keys; 16384]
+//! bytes: [len << 1 | live, varint][key bytes][...]...   (key length + 1 B a key for keys
+//!                                                       under 64 B)
+//! find:  {offset of each live item}, hashed by its key   (8 B a key, plus the table's slack)
 //! ```
 //!
-//! Adding appends; removal searches the slot's buffer, which holds few keys (N / 16384,
-//! unless hash tags gather them).
+//! Adding appends an item; removal finds it through the table and clears its live bit, and
+//! once removed items take more than half the buffer, the live ones are packed again (each
+//! removal pays for the copy of at most one live item, so removal is O(1) amortised, as
+//! Redis's per-slot linked lists).
 
 use crate::cluster::slot::SLOTS;
+use hashbrown::{DefaultHashBuilder, HashTable};
+use std::hash::BuildHasher;
 
 /// The keys of one hash slot.
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Keys {
+    /// Live keys.
     count: u32,
+    /// Bytes of the removed items still in `bytes`.
+    dead: usize,
+    /// The items, live and removed, oldest first.
     bytes: Vec<u8>,
+    /// The offset of each live item in `bytes`, hashed by its key.
+    find: HashTable<usize>,
 }
 
 /// Keys by hash slot.
 pub struct SlotIndex {
     slots: Vec<Keys>,
+    hasher: DefaultHashBuilder,
 }
 
 impl Default for SlotIndex {
     fn default() -> Self {
         SlotIndex {
-            slots: vec![Keys::default(); SLOTS],
+            slots: (0..SLOTS).map(|_| Keys::default()).collect(),
+            hasher: DefaultHashBuilder::default(),
         }
     }
 }
@@ -61,46 +75,69 @@ fn get_len(bytes: &[u8]) -> (usize, usize) {
     unreachable!("the buffer holds whole varints")
 }
 
-/// The keys packed in `bytes`, each with its start offset and the end of its item.
-fn items(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8], usize)> {
-    let mut pos = 0;
-    std::iter::from_fn(move || {
-        if pos >= bytes.len() {
-            return None;
+/// The item starting at `start`: its key, whether it is live, and where it ends.
+#[inline]
+fn item(bytes: &[u8], start: usize) -> (&[u8], bool, usize) {
+    let (head, took) = get_len(&bytes[start..]);
+    let from = start + took;
+    let end = from + (head >> 1);
+    (&bytes[from..end], head & 1 == 1, end)
+}
+
+impl Keys {
+    /// Appends `key` (hashed to `hash`) as a live item.
+    fn push(&mut self, hash: u64, key: &[u8], hasher: &DefaultHashBuilder) {
+        let start = self.bytes.len();
+        put_len(&mut self.bytes, key.len() << 1 | 1);
+        self.bytes.extend_from_slice(key);
+        let bytes = &self.bytes;
+        self.find
+            .insert_unique(hash, start, |&s| hasher.hash_one(item(bytes, s).0));
+        self.count += 1;
+    }
+
+    /// Packs the live items again, without the removed ones.
+    fn compact(&mut self, hasher: &DefaultHashBuilder) {
+        let old = std::mem::take(self);
+        self.bytes.reserve_exact(old.bytes.len() - old.dead);
+        self.find.reserve(old.count as usize, |_| 0);
+        let mut pos = 0;
+        while pos < old.bytes.len() {
+            let (key, live, end) = item(&old.bytes, pos);
+            if live {
+                self.push(hasher.hash_one(key), key, hasher);
+            }
+            pos = end;
         }
-        let start = pos;
-        let (len, took) = get_len(&bytes[pos..]);
-        let key = &bytes[pos + took..pos + took + len];
-        pos += took + len;
-        Some((start, key, pos))
-    })
+    }
 }
 
 impl SlotIndex {
     /// Records `key` in `slot` (the caller adds each key once).
     #[inline]
     pub fn add(&mut self, slot: u16, key: &[u8]) {
-        let keys = &mut self.slots[slot as usize];
-        put_len(&mut keys.bytes, key.len());
-        keys.bytes.extend_from_slice(key);
-        keys.count += 1;
+        let hash = self.hasher.hash_one(key);
+        self.slots[slot as usize].push(hash, key, &self.hasher);
     }
 
     /// Forgets `key` of `slot`.
     pub fn remove(&mut self, slot: u16, key: &[u8]) {
+        let hash = self.hasher.hash_one(key);
         let keys = &mut self.slots[slot as usize];
-        let Some((start, end)) = items(&keys.bytes)
-            .find(|(_, k, _)| *k == key)
-            .map(|(start, _, end)| (start, end))
-        else {
+        let bytes = &keys.bytes;
+        let Ok(found) = keys.find.find_entry(hash, |&s| item(bytes, s).0 == key) else {
             return;
         };
-        keys.bytes.drain(start..end);
+        let (start, _) = found.remove();
+        let (_, _, end) = item(&keys.bytes, start);
+        // The live bit is the varint's lowest bit, in its first byte.
+        keys.bytes[start] &= !1;
         keys.count -= 1;
-        if keys.bytes.is_empty() {
-            keys.bytes = Vec::new();
-        } else if keys.bytes.len() < keys.bytes.capacity() / 4 {
-            keys.bytes.shrink_to_fit();
+        keys.dead += end - start;
+        if keys.count == 0 {
+            *keys = Keys::default();
+        } else if keys.dead * 2 > keys.bytes.len() {
+            keys.compact(&self.hasher);
         }
     }
 
@@ -112,7 +149,18 @@ impl SlotIndex {
 
     /// The keys of `slot`, oldest first.
     pub fn keys(&self, slot: u16) -> impl Iterator<Item = &[u8]> {
-        items(&self.slots[slot as usize].bytes).map(|(_, k, _)| k)
+        let bytes = &self.slots[slot as usize].bytes;
+        let mut pos = 0;
+        std::iter::from_fn(move || {
+            while pos < bytes.len() {
+                let (key, live, end) = item(bytes, pos);
+                pos = end;
+                if live {
+                    return Some(key);
+                }
+            }
+            None
+        })
     }
 }
 
@@ -154,6 +202,36 @@ mod tests {
         index.remove(1, b"");
         assert_eq!(index.keys(1).collect::<Vec<_>>(), vec![&long[..], b"k"]);
         assert_eq!(index.count(1), 2);
+    }
+
+    #[test]
+    fn many_keys_removed_in_any_order() {
+        let mut index = SlotIndex::default();
+        let keys: Vec<Vec<u8>> = (0..5000)
+            .map(|i| format!("{{t}}:{i}").into_bytes())
+            .collect();
+        for k in &keys {
+            index.add(9, k);
+        }
+        // Every third key, then the rest from the end: compactions happen on the way.
+        for k in keys.iter().step_by(3) {
+            index.remove(9, k);
+        }
+        let left: Vec<&[u8]> = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 3 != 0)
+            .map(|(_, k)| k.as_slice())
+            .collect();
+        assert_eq!(index.keys(9).collect::<Vec<_>>(), left);
+        assert_eq!(index.count(9), left.len());
+        for k in left.iter().rev() {
+            index.remove(9, k);
+            index.remove(9, k);
+        }
+        assert_eq!(index.count(9), 0);
+        assert_eq!(index.keys(9).count(), 0);
+        assert!(index.slots[9].bytes.is_empty());
     }
 
     proptest::proptest! {

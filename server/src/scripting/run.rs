@@ -53,6 +53,12 @@ pub struct Run<'r, 'a> {
     script_oom: bool,
     /// SCRIPT KILL stopped the script.
     killed: bool,
+    /// In cluster mode, the slot of the declared keys, else of the first key a command
+    /// touched: the script's other commands must stay in it (Redis's original_c->slot).
+    slot: Option<u16>,
+    /// The commands' keys may be in any of this node's slots (`allow-cross-slot-keys`, or
+    /// a script without a shebang line).
+    cross_slot: bool,
     /// The caller's command (EVAL, EVALSHA, ...), for ACL LOG's client line.
     caller: &'static str,
 }
@@ -171,12 +177,6 @@ impl Run<'_, '_> {
                 return Err((Some(cmd), format!("ACL failure in script: {text}").into()));
             }
         }
-        if self.ctx.server.cluster.is_some() {
-            let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-            if let Some(text) = commands::cluster_route::script_refusal(self.ctx, cmd, &args) {
-                return refuse(text);
-            }
-        }
         let server = &mut *self.ctx.server;
         let writes = cmd.flags.contains(Flags::WRITE);
         if writes {
@@ -198,6 +198,22 @@ impl Run<'_, '_> {
         }
         if writes {
             running.wrote = true;
+        }
+        if self.ctx.server.cluster.is_some() {
+            let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            match commands::cluster_route::script_check(self.ctx, cmd, &args) {
+                Err(text) => return refuse(text),
+                Ok(Some(slot)) if !self.cross_slot => match self.slot {
+                    None => self.slot = Some(slot),
+                    Some(bound) if bound != slot => {
+                        return refuse(
+                            "Script attempted to access keys that do not hash to the same slot",
+                        )
+                    }
+                    Some(_) => {}
+                },
+                Ok(_) => {}
+            }
         }
         Ok(cmd)
     }
@@ -317,6 +333,10 @@ fn prepare(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Option<bool> {
     let script_oom =
         server.config.memory.maxmemory != 0 && !crate::memory::perform_evictions(server);
     if !flags.compat {
+        if flags.no_cluster && server.cluster.is_some() {
+            ctx.error("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+            return None;
+        }
         if !flags.allow_oom && script_oom {
             ctx.error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
             return None;
@@ -379,6 +399,8 @@ pub fn run(
         allow_oom: !callee.flags.compat && callee.flags.allow_oom,
         script_oom,
         killed: false,
+        slot: keys.first().map(|k| crate::cluster::slot::key_slot(k)),
+        cross_slot: callee.flags.compat || callee.flags.allow_cross_slot,
         caller,
     };
     engine.pending.clear();
