@@ -5,6 +5,7 @@
 //! - [`manifest`]: the manifest's format and the files' names.
 //! - [`writer`]: the incremental file's buffer, write and fsync policy.
 //! - [`fsync`]: the background fsync thread (everysec).
+//! - [`close`]: the background thread closing replaced and removed files.
 //! - [`base`]: writing a base file (RDB or commands).
 //! - [`stream`]: reading a commands file.
 //! - [`load`]: loading the directory at start-up (and upgrading an old single file).
@@ -21,6 +22,7 @@
 //! and a client never sees a reply that depends on a write not yet in the file.
 
 pub mod base;
+pub mod close;
 pub mod config;
 pub mod fsync;
 pub mod load;
@@ -58,6 +60,8 @@ pub struct Aof {
     pub writer: Option<writer::Writer>,
     /// The everysec fsync thread.
     pub bio: fsync::FsyncThread,
+    /// The thread closing replaced and removed files.
+    pub closer: close::CloseThread,
     /// The rewrite child and its bookkeeping.
     pub rewrite: rewrite::RewriteState,
     /// Unix seconds of the last `#TS:` annotation.
@@ -72,6 +76,7 @@ impl Aof {
             manifest: Manifest::default(),
             writer: None,
             bio: fsync::FsyncThread::start(),
+            closer: close::CloseThread::start(),
             rewrite: rewrite::RewriteState::default(),
             cur_timestamp: 0,
         }

@@ -7,7 +7,9 @@
 //!                                      always:   fdatasync here, before the replies
 //!                                      everysec: queued to the fsync thread once a
 //!                                                second; a write waits (up to 2 s)
-//!                                                while that fsync still runs
+//!                                                while an fsync of this same file
+//!                                                still runs (write(2) would block on
+//!                                                it), never for another file's
 //!                                      no:       the kernel's choice
 //! ```
 
@@ -16,6 +18,7 @@ use super::fsync::FsyncThread;
 use crate::{notice, warning};
 use std::fs::File;
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Seconds between two logs of the same write error (AOF_WRITE_LOG_ERROR_RATE).
@@ -24,6 +27,8 @@ const WRITE_ERROR_LOG_RATE: u64 = 30;
 /// The open incremental file and its accounting.
 pub struct Writer {
     file: Arc<File>,
+    /// Background fsyncs of this file queued or running.
+    fsyncs_in_flight: Arc<AtomicUsize>,
     /// Bytes waiting for the write (INFO aof_buffer_length).
     pub buf: Vec<u8>,
     /// Bytes of the base and incremental files (aof_current_size).
@@ -62,6 +67,7 @@ impl Writer {
     pub fn new(file: File, incr_size: u64, current_size: u64, now: u64) -> Writer {
         Writer {
             file: Arc::new(file),
+            fsyncs_in_flight: Arc::new(AtomicUsize::new(0)),
             buf: Vec::new(),
             current_size,
             incr_size,
@@ -75,9 +81,16 @@ impl Writer {
         }
     }
 
-    /// A handle on the file, for the fsync thread.
+    /// A handle on the file, for the close thread.
     pub fn file(&self) -> Arc<File> {
         self.file.clone()
+    }
+
+    /// Whether a background fsync of this file is queued or runs (Redis's
+    /// aofFsyncInProgress, for the file it concerns: an fsync of a file a rewrite replaced
+    /// does not hold the writes to the new one back).
+    fn fsync_in_progress(&self) -> bool {
+        self.fsyncs_in_flight.load(Ordering::Acquire) > 0
     }
 
     /// Writes the buffer and fsyncs as `policy` says; `force` writes even while a
@@ -94,13 +107,13 @@ impl Writer {
             if !due {
                 return;
             }
-            sync_in_progress = bio.pending() > 0;
+            sync_in_progress = self.fsync_in_progress();
             if sync_in_progress {
                 return;
             }
         } else {
             if everysec {
-                sync_in_progress = bio.pending() > 0;
+                sync_in_progress = self.fsync_in_progress();
             }
             if everysec && !force && sync_in_progress {
                 if self.postponed_since == 0 {
@@ -148,7 +161,7 @@ impl Writer {
             }
             Fsync::Everysec if policy.now > self.last_fsync => {
                 if !sync_in_progress {
-                    bio.fsync(self.file());
+                    bio.fsync(self.file(), self.fsyncs_in_flight.clone());
                     self.fsync_offset = self.current_size;
                 }
                 self.last_fsync = policy.now;
