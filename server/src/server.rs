@@ -121,10 +121,21 @@ impl Server {
     /// Propagates the keys expiry and eviction removed outside commands, each deletion on
     /// its own (as Redis's active expiry and eviction do).
     pub fn propagate_removals(&mut self) {
-        for (db, key) in self.keyspace.take_removed() {
-            self.propagation.deletion(db, key);
+        for removal in self.keyspace.take_removed() {
+            self.propagate_removal(removal);
             self.propagation.end_unit(false);
         }
+    }
+
+    /// Adds one removal by expiry or eviction to the propagation unit: an UNLINK when its
+    /// lazyfree-lazy-expire / lazyfree-lazy-eviction is on, else a DEL (Redis's
+    /// propagateDeletion).
+    pub fn propagate_removal(&mut self, removal: crate::keyspace::Removal) {
+        let lazy = match removal.cause {
+            crate::keyspace::Cause::Expired => self.config.lazyfree_lazy_expire,
+            crate::keyspace::Cause::Evicted => self.config.lazyfree_lazy_eviction,
+        };
+        self.propagation.deletion(removal.db, removal.key, lazy);
     }
 
     /// The snapshot machinery on this server's keyspace (SAVE, BGSAVE, cron, shutdown).

@@ -417,8 +417,8 @@ fn propagate(
     rewrite: crate::propagate::Rewrite,
 ) {
     let server = &mut *ctx.server;
-    for (db, key) in server.keyspace.take_removed() {
-        server.propagation.deletion(db, key);
+    for removal in server.keyspace.take_removed() {
+        server.propagate_removal(removal);
     }
     let changed = server.keyspace.changes() != changes_before;
     if !cmd.flags.contains(Flags::MULTI_CONTROL) {
