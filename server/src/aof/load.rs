@@ -186,14 +186,23 @@ fn load_file(server: &mut Server, dir: &Path, name: &str, old_style: bool) -> Ou
     if data.is_empty() {
         return Outcome::Empty;
     }
+    let mut start = 0;
     if data.starts_with(b"REDIS") {
-        return load_rdb(server, name, &data, old_style);
+        match load_rdb(server, name, &data, old_style) {
+            Some(end) => start = end,
+            None => return Outcome::Failed,
+        }
+        if old_style {
+            notice!("Reading the remaining AOF tail...");
+        }
     }
-    replay(server, &path, name, &data)
+    replay(server, &path, name, &data, start)
 }
 
-/// An RDB base (or an old file's RDB preamble).
-fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Outcome {
+/// An RDB base, or an old file's RDB preamble, which commands may follow (Redis reads on
+/// after it in both): the offset where the snapshot ends, None when it did not load
+/// (logged).
+fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Option<usize> {
     if old_style {
         notice!("Reading RDB preamble from AOF file...");
     } else {
@@ -203,8 +212,8 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
         size: Some(data.len() as u64),
         ..server.snapshots().load_options()
     };
-    match crate::rdb::read::load(data, &opts) {
-        Ok((dbs, report)) => {
+    match crate::rdb::read::load_preamble(data, &opts) {
+        Ok((dbs, report, end)) => {
             let timeout = crate::scripting::functions::FILE_LOAD_TIMEOUT;
             match server
                 .scripting
@@ -214,13 +223,13 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
                 Ok(libraries) => server.scripting.functions.libraries = libraries,
                 Err(e) => {
                     warning!("Failed loading library: {e}");
-                    return Outcome::Failed;
+                    return None;
                 }
             }
             server.rdb.last_load_keys = report.keys;
             server.rdb.last_load_expired = report.expired_skipped;
             server.keyspace.replace_all(dbs);
-            Outcome::Ok
+            Some(end as usize)
         }
         Err(e) => {
             warning!("{e}");
@@ -231,7 +240,7 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
             } else {
                 warning!("Error reading the RDB base file {name}, AOF loading aborted");
             }
-            Outcome::Failed
+            None
         }
     }
 }
@@ -240,13 +249,13 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
 /// show its commands, as Redis does not while loading.
 pub const AOF_CLIENT_ID: u64 = u64::MAX;
 
-/// Replays a commands file with a client of its own.
-fn replay(server: &mut Server, path: &Path, name: &str, data: &[u8]) -> Outcome {
+/// Replays the commands of a file from offset `start` with a client of its own.
+fn replay(server: &mut Server, path: &Path, name: &str, data: &[u8], start: usize) -> Outcome {
     let unspecified = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
     let mut client = Client::new(AOF_CLIENT_ID, -1, unspecified, unspecified, true);
     let mut replies = Vec::new();
-    let mut commands = Commands::new(data, 0);
-    let (mut valid_up_to, mut valid_before_multi) = (0, 0);
+    let mut commands = Commands::new(data, start);
+    let (mut valid_up_to, mut valid_before_multi) = (start, start);
     let bad = loop {
         match commands.next_command() {
             Ok(Some(argv)) => {
