@@ -96,6 +96,12 @@ impl Aof {
         (!self.bio.last_ok()).then(|| "Input/output error".to_string())
     }
 
+    /// Whether the buffer's write is postponed behind a background fsync (everysec): the
+    /// replies held for it wait for a later iteration.
+    pub fn write_postponed(&self) -> bool {
+        self.writer.as_ref().is_some_and(writer::Writer::postponed)
+    }
+
     /// Whether the replies of this iteration must wait for the write of its commands.
     #[inline]
     pub fn holds_replies(&self, pending_stream: usize) -> bool {

@@ -81,6 +81,13 @@ impl Writer {
         }
     }
 
+    /// Whether the buffer's write waits for a background fsync of the file (everysec, at
+    /// most 2 s): the replies that depend on it wait too, so that nothing is acknowledged
+    /// before it is in the kernel (where a kill -9 of the process cannot lose it).
+    pub fn postponed(&self) -> bool {
+        self.postponed_since != 0 && !self.buf.is_empty()
+    }
+
     /// A handle on the file, for the close thread.
     pub fn file(&self) -> Arc<File> {
         self.file.clone()
@@ -313,6 +320,45 @@ mod tests {
             (114, 14, 114)
         );
         assert_eq!(w.read_at(0, 14), b"*1\r\n$4\r\nPING\r\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn everysec_postpones_a_write_only_behind_an_fsync_of_its_own_file() {
+        let dir = std::env::temp_dir().join(format!("goblin-aof-postpone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let open = |name: &str| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .read(true)
+                .write(true)
+                .open(dir.join(name))
+                .unwrap()
+        };
+        let bio = FsyncThread::start();
+        let policy = |now| Policy {
+            fsync: Fsync::Everysec,
+            skip_fsync: false,
+            child_active: false,
+            now,
+        };
+        let mut old = Writer::new(open("old.aof"), 0, 0, 1);
+        let mut new = Writer::new(open("new.aof"), 0, 0, 1);
+        // An fsync of the old file in flight does not hold the new file's write back.
+        old.fsyncs_in_flight.fetch_add(1, Ordering::AcqRel);
+        new.buf.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        new.flush(false, &policy(1), &bio);
+        assert!(new.buf.is_empty() && !new.postponed());
+        // One of its own file does, for up to 2 seconds.
+        old.buf.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        old.flush(false, &policy(1), &bio);
+        assert!(old.postponed());
+        old.flush(false, &policy(2), &bio);
+        assert!(old.postponed());
+        old.flush(false, &policy(3), &bio);
+        assert!(!old.postponed() && old.buf.is_empty());
+        assert_eq!((old.delayed_fsync, old.incr_size), (1, 14));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -134,6 +134,10 @@ impl Handler for RespLoop<'_> {
         if crate::replication::busy(server) {
             deadline = deadline.min(Instant::now() + Duration::from_millis(1));
         }
+        if !self.held.is_empty() {
+            // Replies waiting for a postponed AOF write.
+            deadline = deadline.min(Instant::now() + Duration::from_millis(1));
+        }
         if server.clients.blocked() > 0 {
             if let Some(ms) = commands::next_deadline(server) {
                 let wait = Duration::from_millis(ms.saturating_sub(unix_ms()));
@@ -158,6 +162,11 @@ impl RespLoop<'_> {
     /// every write of the iteration (Redis does it in beforeSleep).
     fn release_held(&mut self, cx: &mut Ctx<'_, Conn>) {
         crate::aof::flush(self.server, false);
+        if self.server.aof.write_postponed() {
+            // everysec with a background fsync of the file running: the replies wait for
+            // the write (retried every millisecond, done within 2 s), never sent before it.
+            return;
+        }
         for key in std::mem::take(&mut self.held) {
             let server = &mut *self.server;
             let Some(lease) = server.clients.lease(key) else {
