@@ -113,6 +113,12 @@ impl Server {
         crate::replication::feed_own(self, &stream);
     }
 
+    /// Whether a start-up load runs (the snapshot's on its thread, or the AOF's replay):
+    /// commands without the `loading` flag are refused with -LOADING.
+    pub fn is_loading(&self) -> bool {
+        self.loading.is_some() || self.aof.loading.is_some()
+    }
+
     /// Whether a snapshot child runs: a BGSAVE's, or a diskless replication sync's.
     pub fn snapshot_child(&self) -> bool {
         self.rdb.child.is_some() || self.replication.has_child()
@@ -144,7 +150,7 @@ impl Server {
             state: &mut self.rdb,
             config: &self.config,
             keyspace: &mut self.keyspace,
-            loading: self.loading.is_some(),
+            loading: self.loading.is_some() || self.aof.loading.is_some(),
             functions: &mut self.scripting.functions,
             other_child: self.aof.rewriting() || self.replication.has_child(),
         }

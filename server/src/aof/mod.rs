@@ -64,6 +64,8 @@ pub struct Aof {
     pub closer: close::CloseThread,
     /// The rewrite child and its bookkeeping.
     pub rewrite: rewrite::RewriteState,
+    /// The start-up load, while the event loop replays it.
+    pub loading: Option<Box<load::AofLoad>>,
     /// Unix seconds of the last `#TS:` annotation.
     cur_timestamp: u64,
 }
@@ -78,6 +80,7 @@ impl Aof {
             bio: fsync::FsyncThread::start(),
             closer: close::CloseThread::start(),
             rewrite: rewrite::RewriteState::default(),
+            loading: None,
             cur_timestamp: 0,
         }
     }
@@ -333,6 +336,24 @@ pub fn shutdown(server: &mut Server) {
         if let Some(w) = server.aof.writer.as_mut() {
             w.flush_and_sync(&policy, &server.aof.bio);
         }
+    }
+}
+
+/// Replays a slice of the start-up load (about `budget`); at its end the files are opened
+/// for appending. Exits the process when the AOF cannot load, as Redis does.
+pub fn poll_loading(server: &mut Server, budget: std::time::Duration) {
+    let Some(mut load) = server.aof.loading.take() else {
+        return;
+    };
+    let Some(outcome) = load::step(server, &mut load, budget) else {
+        server.aof.loading = Some(load);
+        return;
+    };
+    if load::finish(server, *load, outcome)
+        .and_then(|()| open_at_start(server))
+        .is_err()
+    {
+        std::process::exit(1);
     }
 }
 

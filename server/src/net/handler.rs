@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 /// How often the loop looks whether the start-up load is done.
 const LOADING_POLL: Duration = Duration::from_millis(5);
 
+/// How long the loop replays the start-up AOF between two looks at the connections.
+const AOF_LOAD_SLICE: Duration = Duration::from_millis(10);
+
 /// The loop's view of the server.
 pub struct RespLoop<'s> {
     server: &'s mut Server,
@@ -90,7 +93,10 @@ impl Handler for RespLoop<'_> {
         if self.server.loading.is_some() {
             self.poll_loading();
         }
-        if self.server.loading.is_none() {
+        if self.server.aof.loading.is_some() {
+            crate::aof::poll_loading(self.server, AOF_LOAD_SLICE);
+        }
+        if !self.server.is_loading() {
             if let Some(ready) = self.ready.take() {
                 ready();
             }
@@ -130,6 +136,10 @@ impl Handler for RespLoop<'_> {
         }
         if server.loading.is_some() {
             deadline = deadline.min(Instant::now() + LOADING_POLL);
+        }
+        if server.aof.loading.is_some() {
+            // The AOF replay goes on as soon as the events are served.
+            deadline = Instant::now();
         }
         if crate::replication::busy(server) {
             deadline = deadline.min(Instant::now() + Duration::from_millis(1));
@@ -343,7 +353,7 @@ impl RespLoop<'_> {
         let server = &mut *self.server;
         let now = unix_ms();
         server.stats.sample_ops(now);
-        if server.loading.is_none() {
+        if !server.is_loading() {
             // A replica's keys expire by its master's DELs, as in Redis.
             if !server.replication.is_replica() {
                 let cycle = Instant::now();
