@@ -13,7 +13,7 @@ unique members (each acknowledged member is present).
     scripts/aof_crash.py --kills 100                 # the long campaign, by hand
     scripts/aof_crash.py --kills 5 --workdir /tmp/x  # the short one the compat suite runs
     scripts/aof_crash.py --fsync everysec --kills 20 --rounds 3 --peer redis-server --count
-                        # both servers in one run, rounds alternating which goes first,
+                        # both servers in one run, each round starting with the next one,
                         # acknowledged writes lost counted (not fatal) and their medians printed
 """
 
@@ -157,7 +157,8 @@ def main() -> int:
     ap.add_argument("--fsync", default="always", choices=["always", "everysec"])
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--binary", default=str(REPO / "target" / "release" / "goblin-server"))
-    ap.add_argument("--peer", help="a second server binary (redis-server) run in the same rounds")
+    ap.add_argument("--peer", action="append", default=[],
+                    help="another server binary (redis-server) run in the same rounds; repeatable")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--count", action="store_true",
                     help="count acknowledged writes lost instead of stopping at the first")
@@ -166,10 +167,10 @@ def main() -> int:
     rng = random.Random(args.seed)
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
-    binaries = [args.binary] + ([args.peer] if args.peer else [])
+    binaries = [args.binary] + args.peer
     totals: dict[str, list[int]] = {Path(b).name: [] for b in binaries}
     for rnd in range(args.rounds):
-        order = binaries if rnd % 2 == 0 else binaries[::-1]
+        order = binaries[rnd % len(binaries):] + binaries[:rnd % len(binaries)]
         for b in order:
             losses = campaign(b, args, random.Random(rng.random()))
             totals[Path(b).name].append(sum(losses))
