@@ -15,11 +15,14 @@ unique members (each acknowledged member is present).
     scripts/aof_crash.py --fsync everysec --kills 20 --rounds 3 --peer redis-server --count
                         # both servers in one run, each round starting with the next one,
                         # acknowledged writes lost counted (not fatal) and their medians printed
+    ... --io-load       # a thread writing and fsyncing 8 MiB at a time beside the servers'
+                        # files the whole time (a busy disk: slow fsyncs, as on a shared machine)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import signal
@@ -109,10 +112,24 @@ def check(port: int, acked: dict, count: bool) -> int:
     return lost
 
 
+def io_load(workdir: Path, stop: threading.Event) -> None:
+    """Keeps the disk busy: 8 MiB written and fsynced, over and over, in one file."""
+    block = random.randbytes(8 << 20)
+    with open(workdir / "io-load.bin", "wb") as f:
+        while not stop.is_set():
+            f.seek(0)
+            f.write(block)
+            f.flush()
+            os.fsync(f.fileno())
+
+
 def campaign(binary: str, args, rng: random.Random) -> list[int]:
     """`args.kills` kills of one server in a fresh directory: the losses of each."""
     workdir = Path(tempfile.mkdtemp(prefix="aof-crash-", dir=args.workdir))
     server = Server(binary, workdir, args.fsync)
+    busy = threading.Event()
+    if args.io_load:
+        threading.Thread(target=io_load, args=(workdir, busy), daemon=True).start()
     server.start()
     c = Conn(server.port)
     c.pipeline(encode("ZADD", "big", *[x for j in range(i, i + 10_000) for x in (j, f"m{j}")])
@@ -145,6 +162,7 @@ def campaign(binary: str, args, rng: random.Random) -> list[int]:
         print(f"{server.name} kill {kill + 1}/{args.kills}: {total} acknowledged writes, "
               f"{losses[-1]} lost", flush=True)
     server.kill9()
+    busy.set()
     if not sum(losses):
         shutil.rmtree(workdir, ignore_errors=True)
     return losses
@@ -162,6 +180,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--count", action="store_true",
                     help="count acknowledged writes lost instead of stopping at the first")
+    ap.add_argument("--io-load", action="store_true",
+                    help="keep the disk busy with a writer that fsyncs 8 MiB at a time")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rng = random.Random(args.seed)
