@@ -194,6 +194,10 @@ pub struct Config {
     pub latency_monitor_threshold: u64,
     /// cluster-enabled and the other cluster directives.
     pub cluster: crate::cluster::config::ClusterConfig,
+    /// lazyfree-lazy-expire: a key expiry removes propagates as UNLINK (else DEL).
+    pub lazyfree_lazy_expire: bool,
+    /// lazyfree-lazy-eviction: a key eviction removes propagates as UNLINK (else DEL).
+    pub lazyfree_lazy_eviction: bool,
 }
 
 impl Default for Config {
@@ -252,6 +256,8 @@ impl Default for Config {
             notify_keyspace_events: 0,
             latency_monitor_threshold: 0,
             cluster: Default::default(),
+            lazyfree_lazy_expire: false,
+            lazyfree_lazy_eviction: false,
         }
     }
 }
@@ -347,6 +353,8 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("acl-pubsub-default", None, Mutability::Runtime),
     ("notify-keyspace-events", None, Mutability::Runtime),
     ("latency-monitor-threshold", None, Mutability::Runtime),
+    ("lazyfree-lazy-expire", None, Mutability::Runtime),
+    ("lazyfree-lazy-eviction", None, Mutability::Runtime),
     ("repl-backlog-size", None, Mutability::Runtime),
     ("repl-diskless-sync", None, Mutability::Runtime),
     ("repl-diskless-sync-delay", None, Mutability::Runtime),
@@ -697,6 +705,8 @@ impl Config {
             "latency-monitor-threshold" => {
                 self.latency_monitor_threshold = int_in(&text, 0, i64::MAX)? as u64
             }
+            "lazyfree-lazy-expire" => self.lazyfree_lazy_expire = yes_no(&text)?,
+            "lazyfree-lazy-eviction" => self.lazyfree_lazy_eviction = yes_no(&text)?,
             repl if crate::replication::config::NAMES.contains(&repl) => {
                 self.repl.apply(repl, value)?
             }
@@ -841,6 +851,8 @@ impl Config {
                 crate::pubsub::notify::flags_to_string(self.notify_keyspace_events)
             }
             "latency-monitor-threshold" => self.latency_monitor_threshold.to_string(),
+            "lazyfree-lazy-expire" => yes_no_name(self.lazyfree_lazy_expire),
+            "lazyfree-lazy-eviction" => yes_no_name(self.lazyfree_lazy_eviction),
             repl if crate::replication::config::NAMES.contains(&repl) => self.repl.value_of(repl),
             _ => unreachable!("every canonical name has a value"),
         }

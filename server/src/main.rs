@@ -109,8 +109,11 @@ fn run(args: Args) -> anyhow::Result<()> {
     server.memory.startup = goblin_server::memory::allocator::heap().allocated;
     if server.config.aof.enabled {
         // As Redis: with appendonly yes the AOF, not the snapshot, holds the dataset.
-        goblin_server::aof::load::load_at_start(&mut server)?;
-        goblin_server::aof::open_at_start(&mut server)?;
+        // Replayed by the event loop, which answers -LOADING meanwhile.
+        server.aof.loading = goblin_server::aof::load::begin(&mut server)?.map(Box::new);
+        if server.aof.loading.is_none() {
+            goblin_server::aof::open_at_start(&mut server)?;
+        }
     } else {
         server.loading = server.snapshots().start_loading();
     }

@@ -113,6 +113,12 @@ impl Server {
         crate::replication::feed_own(self, &stream);
     }
 
+    /// Whether a start-up load runs (the snapshot's on its thread, or the AOF's replay):
+    /// commands without the `loading` flag are refused with -LOADING.
+    pub fn is_loading(&self) -> bool {
+        self.loading.is_some() || self.aof.loading.is_some()
+    }
+
     /// Whether a snapshot child runs: a BGSAVE's, or a diskless replication sync's.
     pub fn snapshot_child(&self) -> bool {
         self.rdb.child.is_some() || self.replication.has_child()
@@ -121,10 +127,21 @@ impl Server {
     /// Propagates the keys expiry and eviction removed outside commands, each deletion on
     /// its own (as Redis's active expiry and eviction do).
     pub fn propagate_removals(&mut self) {
-        for (db, key) in self.keyspace.take_removed() {
-            self.propagation.deletion(db, key);
+        for removal in self.keyspace.take_removed() {
+            self.propagate_removal(removal);
             self.propagation.end_unit(false);
         }
+    }
+
+    /// Adds one removal by expiry or eviction to the propagation unit: an UNLINK when its
+    /// lazyfree-lazy-expire / lazyfree-lazy-eviction is on, else a DEL (Redis's
+    /// propagateDeletion).
+    pub fn propagate_removal(&mut self, removal: crate::keyspace::Removal) {
+        let lazy = match removal.cause {
+            crate::keyspace::Cause::Expired => self.config.lazyfree_lazy_expire,
+            crate::keyspace::Cause::Evicted => self.config.lazyfree_lazy_eviction,
+        };
+        self.propagation.deletion(removal.db, removal.key, lazy);
     }
 
     /// The snapshot machinery on this server's keyspace (SAVE, BGSAVE, cron, shutdown).
@@ -133,7 +150,7 @@ impl Server {
             state: &mut self.rdb,
             config: &self.config,
             keyspace: &mut self.keyspace,
-            loading: self.loading.is_some(),
+            loading: self.loading.is_some() || self.aof.loading.is_some(),
             functions: &mut self.scripting.functions,
             other_child: self.aof.rewriting() || self.replication.has_child(),
         }

@@ -1,5 +1,5 @@
-//! The background fsync thread of `appendfsync everysec` (Redis's BIO_AOF_FSYNC job), which
-//! also closes a replaced incremental file after its last fsync.
+//! The background fsync thread of `appendfsync everysec` (Redis's BIO_AOF_FSYNC job): the
+//! current incremental file only (a replaced one goes to [`super::close`]).
 
 use crate::warning;
 use std::fs::File;
@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 
-/// A job for the thread: fsync the file; the file is closed when the last handle goes.
-struct Job(Arc<File>);
+/// A job for the thread: fsync the file, then lower the file's own count of fsyncs in
+/// flight.
+struct Job(Arc<File>, Arc<AtomicUsize>);
 
 /// The thread and what the loop reads of it.
 pub struct FsyncThread {
@@ -27,7 +28,7 @@ impl FsyncThread {
         std::thread::Builder::new()
             .name("aof-fsync".into())
             .spawn(move || {
-                for Job(file) in rx {
+                for Job(file, in_flight) in rx {
                     match file.sync_data() {
                         Ok(()) => o.store(true, Ordering::Relaxed),
                         Err(e) => {
@@ -36,6 +37,7 @@ impl FsyncThread {
                         }
                     }
                     drop(file);
+                    in_flight.fetch_sub(1, Ordering::Release);
                     p.fetch_sub(1, Ordering::Release);
                 }
             })
@@ -43,10 +45,13 @@ impl FsyncThread {
         FsyncThread { jobs, pending, ok }
     }
 
-    /// Queues an fsync of `file` (closed after it when this was its last handle).
-    pub fn fsync(&self, file: Arc<File>) {
+    /// Queues an fsync of `file`, counted in `in_flight` (the file's own count, which the
+    /// thread lowers when done) as well as in [`FsyncThread::pending`].
+    pub fn fsync(&self, file: Arc<File>, in_flight: Arc<AtomicUsize>) {
         self.pending.fetch_add(1, Ordering::Acquire);
-        if self.jobs.send(Job(file)).is_err() {
+        in_flight.fetch_add(1, Ordering::Acquire);
+        if let Err(e) = self.jobs.send(Job(file, in_flight)) {
+            e.0 .1.fetch_sub(1, Ordering::Release);
             self.pending.fetch_sub(1, Ordering::Release);
         }
     }

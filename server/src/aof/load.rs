@@ -16,8 +16,8 @@ use crate::clients::Client;
 use crate::commands;
 use crate::server::Server;
 use crate::{notice, warning};
-use std::path::Path;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// How loading a file (or the directory) went (Redis's AOF_OK, AOF_TRUNCATED, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,9 +88,30 @@ fn upgrade(server: &Server, dir: &Path, m: &mut Manifest) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Loads the AOF into `server` at start-up; the manifest read becomes the AOF's. Err
-/// (after Redis's log lines) when the server must not start.
-pub fn load_at_start(server: &mut Server) -> anyhow::Result<Outcome> {
+/// A start-up load of the AOF in progress: the event loop replays it a slice at a time
+/// ([`step`]) and serves clients meanwhile, commands without the `loading` flag answered
+/// `-LOADING` and INFO showing the loading_* fields, as Redis's loadAppendOnlyFiles does
+/// with processEventsWhileBlocked.
+pub struct AofLoad {
+    dir: PathBuf,
+    manifest: Manifest,
+    /// The next file, an index into the manifest's files.
+    next: usize,
+    /// The commands file being replayed.
+    replay: Option<Replay>,
+    /// The outcome so far.
+    result: Outcome,
+    started: Instant,
+    started_unix: u64,
+    total_bytes: u64,
+    /// Bytes of the files done.
+    done_bytes: u64,
+}
+
+/// Starts loading the AOF at start-up (the manifest read, an old single file upgraded).
+/// None when there is nothing to load (the manifest becomes the AOF's at once); Err (after
+/// Redis's log lines) when the server must not start.
+pub fn begin(server: &mut Server) -> anyhow::Result<Option<AofLoad>> {
     let dir = dir_path(server);
     let filename = server.config.aof.filename.clone();
     let mut m = read_manifest(&dir, &filename)?;
@@ -102,98 +123,182 @@ pub fn load_at_start(server: &mut Server) -> anyhow::Result<Outcome> {
             upgrade(server, &dir, &mut m)?;
         }
     }
+    let mut total_bytes = 0;
+    for f in m.files() {
+        match std::fs::metadata(dir.join(&f.name)) {
+            Ok(md) => total_bytes += md.len(),
+            Err(e) => {
+                warning!("Unable to obtain the AOF file {} length. stat: {e}", f.name);
+                anyhow::bail!("can't load the append only file");
+            }
+        }
+    }
+    if total_bytes == 0 {
+        // No files (NotExist) or only empty ones (Empty): nothing to replay.
+        server.aof.manifest = m;
+        return Ok(None);
+    }
+    Ok(Some(AofLoad {
+        dir,
+        manifest: m,
+        next: 0,
+        replay: None,
+        result: Outcome::Ok,
+        started: Instant::now(),
+        started_unix: crate::clock::unix_ms() / 1000,
+        total_bytes,
+        done_bytes: 0,
+    }))
+}
+
+/// Commands replayed between two looks at the clock.
+const STEP_COMMANDS: usize = 1024;
+
+/// Replays the AOF for about `budget`: None while there is more, else the outcome.
+pub fn step(server: &mut Server, load: &mut AofLoad, budget: Duration) -> Option<Outcome> {
+    let until = Instant::now() + budget;
+    loop {
+        if let Some(replay) = load.replay.as_mut() {
+            let outcome = replay.step(server, STEP_COMMANDS)?;
+            let replay = load.replay.take().expect("running");
+            load.done_bytes += replay.data.len() as u64;
+            if let Some(end) = file_done(load, &replay.name, replay.started, outcome) {
+                return Some(end);
+            }
+        } else if load.next == load.manifest.files().count() {
+            return Some(load.result);
+        } else if let Some(end) = open_next(server, load) {
+            return Some(end);
+        }
+        if Instant::now() >= until {
+            return None;
+        }
+    }
+}
+
+/// Opens the next file: an RDB base (or preamble) loads at once, commands start a replay.
+/// Some(outcome) when the load ends here.
+fn open_next(server: &mut Server, load: &mut AofLoad) -> Option<Outcome> {
+    let f = load
+        .manifest
+        .files()
+        .nth(load.next)
+        .expect("a file")
+        .clone();
+    load.next += 1;
     let started = Instant::now();
-    let outcome = load_files(server, &dir, &m);
-    server.aof.manifest = m;
+    let path = load.dir.join(&f.name);
+    let data = match std::fs::read(&path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            warning!("The append log file {} doesn't exist: {e}", f.name);
+            load.result = Outcome::NotExist;
+            return None;
+        }
+        Err(e) => {
+            warning!(
+                "Fatal error: can't open the append log file {} for reading: {e}",
+                f.name
+            );
+            return Some(Outcome::Failed);
+        }
+    };
+    if data.is_empty() {
+        load.result = Outcome::Ok;
+        return None;
+    }
+    let mut start = 0;
+    if data.starts_with(b"REDIS") {
+        let old_style = f.name == server.config.aof.filename;
+        match load_rdb(server, &f.name, &data, old_style) {
+            Some(end) => start = end,
+            None => return Some(Outcome::Failed),
+        }
+        if old_style {
+            notice!("Reading the remaining AOF tail...");
+        }
+    }
+    let unspecified = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
+    load.replay = Some(Replay {
+        client: Client::new(AOF_CLIENT_ID, -1, unspecified, unspecified, true),
+        name: f.name,
+        path,
+        data,
+        pos: start,
+        valid_up_to: start,
+        valid_before_multi: start,
+        started,
+    });
+    None
+}
+
+/// A file is done: logged as Redis does; Some(outcome) when the load ends with it.
+fn file_done(
+    load: &mut AofLoad,
+    name: &str,
+    started: Instant,
+    outcome: Outcome,
+) -> Option<Outcome> {
+    let last = load.next == load.manifest.files().count();
+    if outcome == Outcome::Ok || (outcome == Outcome::Truncated && last) {
+        let what = if load.manifest.base.as_ref().is_some_and(|b| b.name == name) {
+            "base"
+        } else {
+            "incr"
+        };
+        notice!(
+            "DB loaded from {what} file {name}: {:.3} seconds",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if outcome == Outcome::Truncated && !last {
+        warning!("Fatal error: the truncated file is not the last file");
+        return Some(Outcome::Failed);
+    }
+    if outcome == Outcome::Failed {
+        return Some(Outcome::Failed);
+    }
+    load.result = outcome;
+    None
+}
+
+/// Ends the load: the manifest becomes the AOF's. Err when the server must not start.
+pub fn finish(server: &mut Server, load: AofLoad, outcome: Outcome) -> anyhow::Result<()> {
+    server.aof.rewrite.base_size = load
+        .manifest
+        .base
+        .as_ref()
+        .map_or(0, |b| file_size(&load.dir, &b.name));
+    server.aof.manifest = load.manifest;
     match outcome {
         Outcome::Failed => anyhow::bail!("can't load the append only file"),
         Outcome::Ok | Outcome::Truncated => notice!(
             "DB loaded from append only file: {:.3} seconds",
-            started.elapsed().as_secs_f64()
+            load.started.elapsed().as_secs_f64()
         ),
         Outcome::Empty | Outcome::NotExist => {}
     }
-    Ok(outcome)
+    Ok(())
 }
 
-/// The base and incremental files of `m`, in order.
-fn load_files(server: &mut Server, dir: &Path, m: &Manifest) -> Outcome {
-    if m.base.is_none() && m.incrs.is_empty() {
-        return Outcome::NotExist;
+impl AofLoad {
+    /// The loading_* fields of INFO persistence.
+    pub fn info_fields(&self, w: &mut String) {
+        let loaded = self.done_bytes + self.replay.as_ref().map_or(0, |r| r.pos as u64);
+        crate::rdb::loading::write_info_fields(
+            w,
+            self.started,
+            self.started_unix,
+            self.total_bytes,
+            loaded,
+        );
     }
-    let mut total = 0;
-    for f in m.files() {
-        match std::fs::metadata(dir.join(&f.name)) {
-            Ok(md) => total += md.len(),
-            Err(e) => {
-                warning!("Unable to obtain the AOF file {} length. stat: {e}", f.name);
-                return Outcome::Failed;
-            }
-        }
-    }
-    if total == 0 {
-        return Outcome::Empty;
-    }
-    let count = m.files().count();
-    let mut result = Outcome::Ok;
-    for (i, f) in m.files().enumerate() {
-        let last = i + 1 == count;
-        let started = Instant::now();
-        let old_style = f.name == server.config.aof.filename;
-        let mut outcome = load_file(server, dir, &f.name, old_style);
-        if outcome == Outcome::Ok || (outcome == Outcome::Truncated && last) {
-            let what = if m.base.as_ref() == Some(f) {
-                "base"
-            } else {
-                "incr"
-            };
-            notice!(
-                "DB loaded from {what} file {}: {:.3} seconds",
-                f.name,
-                started.elapsed().as_secs_f64()
-            );
-        }
-        if outcome == Outcome::Empty {
-            outcome = Outcome::Ok;
-        }
-        if outcome == Outcome::Truncated && !last {
-            warning!("Fatal error: the truncated file is not the last file");
-            return Outcome::Failed;
-        }
-        if outcome == Outcome::Failed {
-            return Outcome::Failed;
-        }
-        result = outcome;
-    }
-    server.aof.rewrite.base_size = m.base.as_ref().map_or(0, |b| file_size(dir, &b.name));
-    result
 }
 
-/// One file: RDB when it starts with "REDIS", else commands.
-fn load_file(server: &mut Server, dir: &Path, name: &str, old_style: bool) -> Outcome {
-    let path = dir.join(name);
-    let data = match std::fs::read(&path) {
-        Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            warning!("The append log file {name} doesn't exist: {e}");
-            return Outcome::NotExist;
-        }
-        Err(e) => {
-            warning!("Fatal error: can't open the append log file {name} for reading: {e}");
-            return Outcome::Failed;
-        }
-    };
-    if data.is_empty() {
-        return Outcome::Empty;
-    }
-    if data.starts_with(b"REDIS") {
-        return load_rdb(server, name, &data, old_style);
-    }
-    replay(server, &path, name, &data)
-}
-
-/// An RDB base (or an old file's RDB preamble).
-fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Outcome {
+/// An RDB base, or an old file's RDB preamble, which commands may follow (Redis reads on
+/// after it in both): the offset where the snapshot ends, None when it did not load
+/// (logged).
+fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Option<usize> {
     if old_style {
         notice!("Reading RDB preamble from AOF file...");
     } else {
@@ -203,8 +308,8 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
         size: Some(data.len() as u64),
         ..server.snapshots().load_options()
     };
-    match crate::rdb::read::load(data, &opts) {
-        Ok((dbs, report)) => {
+    match crate::rdb::read::load_preamble(data, &opts) {
+        Ok((dbs, report, end)) => {
             let timeout = crate::scripting::functions::FILE_LOAD_TIMEOUT;
             match server
                 .scripting
@@ -214,13 +319,13 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
                 Ok(libraries) => server.scripting.functions.libraries = libraries,
                 Err(e) => {
                     warning!("Failed loading library: {e}");
-                    return Outcome::Failed;
+                    return None;
                 }
             }
             server.rdb.last_load_keys = report.keys;
             server.rdb.last_load_expired = report.expired_skipped;
             server.keyspace.replace_all(dbs);
-            Outcome::Ok
+            Some(end as usize)
         }
         Err(e) => {
             warning!("{e}");
@@ -231,7 +336,7 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
             } else {
                 warning!("Error reading the RDB base file {name}, AOF loading aborted");
             }
-            Outcome::Failed
+            None
         }
     }
 }
@@ -240,60 +345,87 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Ou
 /// show its commands, as Redis does not while loading.
 pub const AOF_CLIENT_ID: u64 = u64::MAX;
 
-/// Replays a commands file with a client of its own.
-fn replay(server: &mut Server, path: &Path, name: &str, data: &[u8]) -> Outcome {
-    let unspecified = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
-    let mut client = Client::new(AOF_CLIENT_ID, -1, unspecified, unspecified, true);
-    let mut replies = Vec::new();
-    let mut commands = Commands::new(data, 0);
-    let (mut valid_up_to, mut valid_before_multi) = (0, 0);
-    let bad = loop {
-        match commands.next_command() {
-            Ok(Some(argv)) => {
-                let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-                let Some(cmd) = commands::lookup(args[0]) else {
-                    warning!(
-                        "Unknown command '{}' reading the append only file {name}",
-                        String::from_utf8_lossy(args[0])
-                    );
-                    return Outcome::Failed;
-                };
-                if cmd.name == "multi" {
-                    valid_before_multi = valid_up_to;
+/// A commands file being replayed by a client of its own.
+struct Replay {
+    client: Client,
+    name: String,
+    path: PathBuf,
+    data: Vec<u8>,
+    /// The next command's offset.
+    pos: usize,
+    valid_up_to: usize,
+    valid_before_multi: usize,
+    started: Instant,
+}
+
+impl Replay {
+    /// Replays up to `max` commands: None while the file has more, else its outcome.
+    fn step(&mut self, server: &mut Server, max: usize) -> Option<Outcome> {
+        let mut replies = Vec::new();
+        let mut commands = Commands::new(&self.data, self.pos);
+        let name = &self.name;
+        let client = &mut self.client;
+        let mut done = 0;
+        let bad = loop {
+            if done == max {
+                self.pos = commands.pos;
+                return None;
+            }
+            done += 1;
+            match commands.next_command() {
+                Ok(Some(argv)) => {
+                    let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+                    let Some(cmd) = commands::lookup(args[0]) else {
+                        warning!(
+                            "Unknown command '{}' reading the append only file {name}",
+                            String::from_utf8_lossy(args[0])
+                        );
+                        return Some(Outcome::Failed);
+                    };
+                    if cmd.name == "multi" {
+                        self.valid_before_multi = self.valid_up_to;
+                    }
+                    commands::execute(server, client, &mut replies, &args);
+                    replies.clear();
+                    self.valid_up_to = commands.pos;
                 }
-                commands::execute(server, &mut client, &mut replies, &args);
-                replies.clear();
-                valid_up_to = commands.pos;
+                Ok(None) if client.multi.is_some() => {
+                    warning!("Revert incomplete MULTI/EXEC transaction in AOF file {name}");
+                    self.valid_up_to = self.valid_before_multi;
+                    break Bad::Truncated;
+                }
+                Ok(None) => return Some(Outcome::Ok),
+                Err(bad) => break bad,
             }
-            Ok(None) if client.multi.is_some() => {
-                warning!("Revert incomplete MULTI/EXEC transaction in AOF file {name}");
-                valid_up_to = valid_before_multi;
-                break Bad::Truncated;
-            }
-            Ok(None) => return Outcome::Ok,
-            Err(bad) => break bad,
-        }
-    };
-    if bad == Bad::Format {
-        warning!("Bad file format reading the append only file {name}: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>");
-        warning!("The command that does not parse starts at offset {valid_up_to} of {name}");
-        return Outcome::Failed;
+        };
+        self.pos = self.data.len();
+        Some(self.damaged(server, bad))
     }
-    if server.config.aof.load_truncated {
-        warning!("!!! Warning: short read while loading the AOF file {name}!!!");
-        warning!("!!! Truncating the AOF {name} at offset {valid_up_to} !!!");
-        let cut = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .and_then(|f| f.set_len(valid_up_to as u64));
-        match cut {
-            Ok(()) => {
-                warning!("AOF {name} loaded anyway because aof-load-truncated is enabled");
-                return Outcome::Truncated;
-            }
-            Err(e) => warning!("Error truncating the AOF file {name}: {e}"),
+
+    /// The file ends inside a command, or holds one that does not parse.
+    fn damaged(&self, server: &Server, bad: Bad) -> Outcome {
+        let (name, valid_up_to) = (&self.name, self.valid_up_to);
+        if bad == Bad::Format {
+            warning!("Bad file format reading the append only file {name}: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>");
+            warning!("The command that does not parse starts at offset {valid_up_to} of {name}");
+            return Outcome::Failed;
         }
+        if server.config.aof.load_truncated {
+            warning!("!!! Warning: short read while loading the AOF file {name}!!!");
+            warning!("!!! Truncating the AOF {name} at offset {valid_up_to} !!!");
+            let cut = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.path)
+                .and_then(|f| f.set_len(valid_up_to as u64));
+            match cut {
+                Ok(()) => {
+                    warning!("AOF {name} loaded anyway because aof-load-truncated is enabled");
+                    return Outcome::Truncated;
+                }
+                Err(e) => warning!("Error truncating the AOF file {name}: {e}"),
+            }
+        }
+        warning!("Unexpected end of file reading the append only file {name}. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.");
+        Outcome::Failed
     }
-    warning!("Unexpected end of file reading the append only file {name}. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.");
-    Outcome::Failed
 }

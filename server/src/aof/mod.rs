@@ -5,6 +5,7 @@
 //! - [`manifest`]: the manifest's format and the files' names.
 //! - [`writer`]: the incremental file's buffer, write and fsync policy.
 //! - [`fsync`]: the background fsync thread (everysec).
+//! - [`close`]: the background thread closing replaced and removed files.
 //! - [`base`]: writing a base file (RDB or commands).
 //! - [`stream`]: reading a commands file.
 //! - [`load`]: loading the directory at start-up (and upgrading an old single file).
@@ -21,6 +22,7 @@
 //! and a client never sees a reply that depends on a write not yet in the file.
 
 pub mod base;
+pub mod close;
 pub mod config;
 pub mod fsync;
 pub mod load;
@@ -58,8 +60,12 @@ pub struct Aof {
     pub writer: Option<writer::Writer>,
     /// The everysec fsync thread.
     pub bio: fsync::FsyncThread,
+    /// The thread closing replaced and removed files.
+    pub closer: close::CloseThread,
     /// The rewrite child and its bookkeeping.
     pub rewrite: rewrite::RewriteState,
+    /// The start-up load, while the event loop replays it.
+    pub loading: Option<Box<load::AofLoad>>,
     /// Unix seconds of the last `#TS:` annotation.
     cur_timestamp: u64,
 }
@@ -72,7 +78,9 @@ impl Aof {
             manifest: Manifest::default(),
             writer: None,
             bio: fsync::FsyncThread::start(),
+            closer: close::CloseThread::start(),
             rewrite: rewrite::RewriteState::default(),
+            loading: None,
             cur_timestamp: 0,
         }
     }
@@ -89,6 +97,12 @@ impl Aof {
             return Some(w.write_error.clone().unwrap_or_default());
         }
         (!self.bio.last_ok()).then(|| "Input/output error".to_string())
+    }
+
+    /// Whether the buffer's write is postponed behind a background fsync (everysec): the
+    /// replies held for it wait for a later iteration.
+    pub fn write_postponed(&self) -> bool {
+        self.writer.as_ref().is_some_and(writer::Writer::postponed)
     }
 
     /// Whether the replies of this iteration must wait for the write of its commands.
@@ -322,6 +336,24 @@ pub fn shutdown(server: &mut Server) {
         if let Some(w) = server.aof.writer.as_mut() {
             w.flush_and_sync(&policy, &server.aof.bio);
         }
+    }
+}
+
+/// Replays a slice of the start-up load (about `budget`); at its end the files are opened
+/// for appending. Exits the process when the AOF cannot load, as Redis does.
+pub fn poll_loading(server: &mut Server, budget: std::time::Duration) {
+    let Some(mut load) = server.aof.loading.take() else {
+        return;
+    };
+    let Some(outcome) = load::step(server, &mut load, budget) else {
+        server.aof.loading = Some(load);
+        return;
+    };
+    if load::finish(server, *load, outcome)
+        .and_then(|()| open_at_start(server))
+        .is_err()
+    {
+        std::process::exit(1);
     }
 }
 

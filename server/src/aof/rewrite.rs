@@ -148,7 +148,8 @@ pub fn persist_manifest(dir: &Path, filename: &str, manifest: &Manifest) -> anyh
 
 /// The file that takes the writes from now on (Redis's openNewIncrAofForAppend): a new
 /// incremental file in a new manifest, or while the first rewrite runs the temp one. The
-/// old file is fsynced and closed by the fsync thread.
+/// old file is fsynced and closed by the close thread: the writes to the new one never
+/// wait for that fsync.
 fn open_new_incr(server: &mut Server) -> Result<(), ()> {
     if server.aof.state == State::Off {
         return Ok(());
@@ -183,7 +184,7 @@ fn open_new_incr(server: &mut Server) -> Result<(), ()> {
     let now = unix_ms() / 1000;
     let current = match server.aof.writer.take() {
         Some(old) => {
-            server.aof.bio.fsync(old.file());
+            server.aof.closer.fsync_and_close(old.file());
             old.current_size
         }
         None => 0,
@@ -247,12 +248,15 @@ pub fn kill_child(server: &mut Server) {
     notice!("Killing running AOF rewrite child: {}", child.pid);
     let pid = child.pid;
     child.kill();
-    remove_temp_files(&server.config.dir, pid);
+    remove_temp_files(server, pid);
 }
 
-fn remove_temp_files(dir: &Path, pid: libc::pid_t) {
-    let _ = fs::remove_file(temp_base(dir, pid));
-    let _ = fs::remove_file(dir.join(format!("temp-rewriteaof-{pid}.aof")));
+/// Removes a child's temp files, their blocks freed by the close thread.
+fn remove_temp_files(server: &Server, pid: libc::pid_t) {
+    let dir = &server.config.dir;
+    let closer = &server.aof.closer;
+    let _ = closer.unlink(&temp_base(dir, pid));
+    let _ = closer.unlink(&dir.join(format!("temp-rewriteaof-{pid}.aof")));
 }
 
 /// Reaps a finished child, then starts a scheduled or an automatic rewrite when due.
@@ -318,12 +322,12 @@ fn reap(server: &mut Server) {
             warning!("Background AOF rewrite terminated with error");
         }
     }
-    remove_temp_files(&server.config.dir, child.pid);
+    remove_temp_files(server, child.pid);
     if server.aof.state == State::WaitRewrite {
         server.aof.writer = None;
         let name = super::manifest::temp_incr_name(&server.config.aof.filename);
         notice!("Removing the temp incr aof file {name} in the background");
-        let _ = fs::remove_file(dir_path(server).join(name));
+        let _ = server.aof.closer.unlink(&dir_path(server).join(name));
         server.aof.rewrite.scheduled = true;
     }
     server.aof.rewrite.last_secs = child.started.elapsed().as_secs() as i64;
@@ -408,7 +412,7 @@ fn delete_history(server: &mut Server, dir: &Path, filename: &str) {
     }
     for f in std::mem::take(&mut server.aof.manifest.history) {
         notice!("Removing the history file {} in the background", f.name);
-        let _ = fs::remove_file(dir.join(&f.name));
+        let _ = server.aof.closer.unlink(&dir.join(&f.name));
     }
     let _ = persist_manifest(dir, filename, &server.aof.manifest);
 }

@@ -7,7 +7,9 @@
 //!                                      always:   fdatasync here, before the replies
 //!                                      everysec: queued to the fsync thread once a
 //!                                                second; a write waits (up to 2 s)
-//!                                                while that fsync still runs
+//!                                                while an fsync of this same file
+//!                                                still runs (write(2) would block on
+//!                                                it), never for another file's
 //!                                      no:       the kernel's choice
 //! ```
 
@@ -16,6 +18,7 @@ use super::fsync::FsyncThread;
 use crate::{notice, warning};
 use std::fs::File;
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Seconds between two logs of the same write error (AOF_WRITE_LOG_ERROR_RATE).
@@ -24,6 +27,8 @@ const WRITE_ERROR_LOG_RATE: u64 = 30;
 /// The open incremental file and its accounting.
 pub struct Writer {
     file: Arc<File>,
+    /// Background fsyncs of this file queued or running.
+    fsyncs_in_flight: Arc<AtomicUsize>,
     /// Bytes waiting for the write (INFO aof_buffer_length).
     pub buf: Vec<u8>,
     /// Bytes of the base and incremental files (aof_current_size).
@@ -62,6 +67,7 @@ impl Writer {
     pub fn new(file: File, incr_size: u64, current_size: u64, now: u64) -> Writer {
         Writer {
             file: Arc::new(file),
+            fsyncs_in_flight: Arc::new(AtomicUsize::new(0)),
             buf: Vec::new(),
             current_size,
             incr_size,
@@ -75,9 +81,23 @@ impl Writer {
         }
     }
 
-    /// A handle on the file, for the fsync thread.
+    /// Whether the buffer's write waits for a background fsync of the file (everysec, at
+    /// most 2 s): the replies that depend on it wait too, so that nothing is acknowledged
+    /// before it is in the kernel (where a kill -9 of the process cannot lose it).
+    pub fn postponed(&self) -> bool {
+        self.postponed_since != 0 && !self.buf.is_empty()
+    }
+
+    /// A handle on the file, for the close thread.
     pub fn file(&self) -> Arc<File> {
         self.file.clone()
+    }
+
+    /// Whether a background fsync of this file is queued or runs (Redis's
+    /// aofFsyncInProgress, for the file it concerns: an fsync of a file a rewrite replaced
+    /// does not hold the writes to the new one back).
+    fn fsync_in_progress(&self) -> bool {
+        self.fsyncs_in_flight.load(Ordering::Acquire) > 0
     }
 
     /// Writes the buffer and fsyncs as `policy` says; `force` writes even while a
@@ -94,13 +114,13 @@ impl Writer {
             if !due {
                 return;
             }
-            sync_in_progress = bio.pending() > 0;
+            sync_in_progress = self.fsync_in_progress();
             if sync_in_progress {
                 return;
             }
         } else {
             if everysec {
-                sync_in_progress = bio.pending() > 0;
+                sync_in_progress = self.fsync_in_progress();
             }
             if everysec && !force && sync_in_progress {
                 if self.postponed_since == 0 {
@@ -148,7 +168,7 @@ impl Writer {
             }
             Fsync::Everysec if policy.now > self.last_fsync => {
                 if !sync_in_progress {
-                    bio.fsync(self.file());
+                    bio.fsync(self.file(), self.fsyncs_in_flight.clone());
                     self.fsync_offset = self.current_size;
                 }
                 self.last_fsync = policy.now;
@@ -300,6 +320,45 @@ mod tests {
             (114, 14, 114)
         );
         assert_eq!(w.read_at(0, 14), b"*1\r\n$4\r\nPING\r\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn everysec_postpones_a_write_only_behind_an_fsync_of_its_own_file() {
+        let dir = std::env::temp_dir().join(format!("goblin-aof-postpone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let open = |name: &str| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .read(true)
+                .write(true)
+                .open(dir.join(name))
+                .unwrap()
+        };
+        let bio = FsyncThread::start();
+        let policy = |now| Policy {
+            fsync: Fsync::Everysec,
+            skip_fsync: false,
+            child_active: false,
+            now,
+        };
+        let mut old = Writer::new(open("old.aof"), 0, 0, 1);
+        let mut new = Writer::new(open("new.aof"), 0, 0, 1);
+        // An fsync of the old file in flight does not hold the new file's write back.
+        old.fsyncs_in_flight.fetch_add(1, Ordering::AcqRel);
+        new.buf.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        new.flush(false, &policy(1), &bio);
+        assert!(new.buf.is_empty() && !new.postponed());
+        // One of its own file does, for up to 2 seconds.
+        old.buf.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        old.flush(false, &policy(1), &bio);
+        assert!(old.postponed());
+        old.flush(false, &policy(2), &bio);
+        assert!(old.postponed());
+        old.flush(false, &policy(3), &bio);
+        assert!(!old.postponed() && old.buf.is_empty());
+        assert_eq!((old.delayed_fsync, old.incr_size), (1, 14));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

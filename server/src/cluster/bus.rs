@@ -466,7 +466,7 @@ fn send_ping(
 /// The cron: runs every [`CRON_MS`] (the caller may call it more often); true when it ran.
 pub fn cron(server: &mut Server, registry: &Registry) -> bool {
     let mut ran = false;
-    if server.loading.is_none() && server.cluster.as_ref().is_some_and(|c| !c.verified) {
+    if !server.is_loading() && server.cluster.as_ref().is_some_and(|c| !c.verified) {
         super::verify_data(server);
     }
     with_cluster(server, |server, cluster| {

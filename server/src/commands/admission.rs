@@ -61,7 +61,10 @@ pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<Co
                 .into(),
         );
     }
-    if server.loading.is_some() && !allowed_while_loading(client, cmd) {
+    if server.is_loading()
+        && client.id != crate::aof::load::AOF_CLIENT_ID
+        && !allowed_while_loading(client, cmd)
+    {
         return Some(errors::LOADING.into());
     }
     None

@@ -381,7 +381,7 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             .server
             .replication
             .may_refuse(ctx.server.config.repl.min_replicas_to_write)
-        || ctx.server.loading.is_some()
+        || ctx.server.is_loading()
         || !ctx.server.rdb.last_bgsave_ok
         || ctx.server.aof.write_error().is_some()
     {
@@ -417,8 +417,8 @@ fn propagate(
     rewrite: crate::propagate::Rewrite,
 ) {
     let server = &mut *ctx.server;
-    for (db, key) in server.keyspace.take_removed() {
-        server.propagation.deletion(db, key);
+    for removal in server.keyspace.take_removed() {
+        server.propagate_removal(removal);
     }
     let changed = server.keyspace.changes() != changes_before;
     if !cmd.flags.contains(Flags::MULTI_CONTROL) {

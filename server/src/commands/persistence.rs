@@ -84,9 +84,11 @@ pub fn info_section(server: &Server, w: &mut String) {
     let _ = write!(
         w,
         "# Persistence\r\nloading:{}\r\nasync_loading:0\r\n",
-        server.loading.is_some() as u8
+        server.is_loading() as u8
     );
     if let Some(load) = &server.loading {
+        load.info_fields(w);
+    } else if let Some(load) = &server.aof.loading {
         load.info_fields(w);
     }
     let _ = write!(

@@ -238,7 +238,7 @@ impl Evictor {
             };
             freed += ks.db(db).memory_usage(&key).unwrap_or(0) as u64;
             let deleting = (crate::latency::threshold() != 0).then(std::time::Instant::now);
-            ks.delete_by_server(db, &key);
+            ks.delete_by_server(db, &key, super::Cause::Evicted);
             if let Some(started) = deleting {
                 crate::latency::sample("eviction-del", started.elapsed());
             }

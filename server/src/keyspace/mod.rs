@@ -46,6 +46,27 @@ pub use string::StringValue;
 pub use value::{Value, WrongType};
 pub use zset::SortedSet;
 
+/// Why the server removed a key on its own: which lazyfree-lazy-* directive says whether
+/// the removal propagates as DEL or UNLINK (Redis's propagateDeletion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// Its time had come (lazyfree-lazy-expire).
+    Expired,
+    /// maxmemory evicted it (lazyfree-lazy-eviction).
+    Evicted,
+}
+
+/// A key the server removed on its own, waiting to be propagated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    /// Its database.
+    pub db: usize,
+    /// The key.
+    pub key: Vec<u8>,
+    /// Expiry or eviction.
+    pub cause: Cause,
+}
+
 use crate::clock::unix_ms;
 use crate::pubsub::notify::{self, Notifier};
 use blocking::BlockedKeys;
@@ -63,7 +84,7 @@ pub struct Keyspace {
     /// Elements changed since start (never lowered by saves).
     changes: u64,
     /// Keys expiry and eviction removed, kept while someone propagates them.
-    removed: Option<Vec<(usize, Vec<u8>)>>,
+    removed: Option<Vec<Removal>>,
     /// Start time, Unix milliseconds: the base of the access clock.
     started_ms: u64,
     rng_state: u64,
@@ -328,7 +349,7 @@ impl Keyspace {
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
         self.stats.expired_keys += 1;
         let deleting = (crate::latency::threshold() != 0).then(std::time::Instant::now);
-        self.delete_by_server(db, key);
+        self.delete_by_server(db, key, Cause::Expired);
         if let Some(started) = deleting {
             crate::latency::sample("expire-del", started.elapsed());
         }
@@ -336,11 +357,16 @@ impl Keyspace {
     }
 
     /// Deletes a key the server removes on its own (expiry, eviction): logged for
-    /// propagation (as the DEL that replays it) while [`Keyspace::log_removals`] is on.
-    pub fn delete_by_server(&mut self, db: usize, key: &[u8]) {
+    /// propagation (as the DEL or UNLINK that replays it) while [`Keyspace::log_removals`]
+    /// is on.
+    pub fn delete_by_server(&mut self, db: usize, key: &[u8], cause: Cause) {
         if self.delete(db, key) {
             if let Some(log) = &mut self.removed {
-                log.push((db, key.to_vec()));
+                log.push(Removal {
+                    db,
+                    key: key.to_vec(),
+                    cause,
+                });
             }
         }
     }
@@ -351,7 +377,7 @@ impl Keyspace {
     }
 
     /// Takes the keys expiry and eviction removed since the last call, in order.
-    pub fn take_removed(&mut self) -> Vec<(usize, Vec<u8>)> {
+    pub fn take_removed(&mut self) -> Vec<Removal> {
         self.removed
             .as_mut()
             .map(std::mem::take)

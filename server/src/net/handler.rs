@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 /// How often the loop looks whether the start-up load is done.
 const LOADING_POLL: Duration = Duration::from_millis(5);
 
+/// How long the loop replays the start-up AOF between two looks at the connections.
+const AOF_LOAD_SLICE: Duration = Duration::from_millis(10);
+
 /// The loop's view of the server.
 pub struct RespLoop<'s> {
     server: &'s mut Server,
@@ -90,7 +93,10 @@ impl Handler for RespLoop<'_> {
         if self.server.loading.is_some() {
             self.poll_loading();
         }
-        if self.server.loading.is_none() {
+        if self.server.aof.loading.is_some() {
+            crate::aof::poll_loading(self.server, AOF_LOAD_SLICE);
+        }
+        if !self.server.is_loading() {
             if let Some(ready) = self.ready.take() {
                 ready();
             }
@@ -131,7 +137,15 @@ impl Handler for RespLoop<'_> {
         if server.loading.is_some() {
             deadline = deadline.min(Instant::now() + LOADING_POLL);
         }
+        if server.aof.loading.is_some() {
+            // The AOF replay goes on as soon as the events are served.
+            deadline = Instant::now();
+        }
         if crate::replication::busy(server) {
+            deadline = deadline.min(Instant::now() + Duration::from_millis(1));
+        }
+        if !self.held.is_empty() {
+            // Replies waiting for a postponed AOF write.
             deadline = deadline.min(Instant::now() + Duration::from_millis(1));
         }
         if server.clients.blocked() > 0 {
@@ -158,6 +172,11 @@ impl RespLoop<'_> {
     /// every write of the iteration (Redis does it in beforeSleep).
     fn release_held(&mut self, cx: &mut Ctx<'_, Conn>) {
         crate::aof::flush(self.server, false);
+        if self.server.aof.write_postponed() {
+            // everysec with a background fsync of the file running: the replies wait for
+            // the write (retried every millisecond, done within 2 s), never sent before it.
+            return;
+        }
         for key in std::mem::take(&mut self.held) {
             let server = &mut *self.server;
             let Some(lease) = server.clients.lease(key) else {
@@ -334,7 +353,7 @@ impl RespLoop<'_> {
         let server = &mut *self.server;
         let now = unix_ms();
         server.stats.sample_ops(now);
-        if server.loading.is_none() {
+        if !server.is_loading() {
             // A replica's keys expire by its master's DELs, as in Redis.
             if !server.replication.is_replica() {
                 let cycle = Instant::now();

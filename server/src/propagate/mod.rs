@@ -100,10 +100,13 @@ impl Propagation {
         }
     }
 
-    /// Adds a key deletion done by the server itself (expiry, eviction) to the unit.
-    pub fn deletion(&mut self, db: usize, key: Vec<u8>) {
+    /// Adds a key deletion done by the server itself (expiry, eviction) to the unit: an
+    /// UNLINK when `lazy` (the lazyfree-lazy-* directive of its cause), else a DEL, as
+    /// Redis's propagateDeletion.
+    pub fn deletion(&mut self, db: usize, key: Vec<u8>, lazy: bool) {
         if self.enabled {
-            self.unit.push((db, vec![b"DEL".to_vec(), key]));
+            let verb: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+            self.unit.push((db, vec![verb.to_vec(), key]));
         }
     }
 
@@ -203,7 +206,7 @@ mod tests {
     fn rewrites_replace_and_units_of_several_commands_are_transactions() {
         let mut p = Propagation::default();
         p.set_enabled(true);
-        p.deletion(1, b"old".to_vec());
+        p.deletion(1, b"old".to_vec(), false);
         let mut r = Rewrite::default();
         r.instead(&[b"SREM", b"s", b"a"]);
         r.instead(&[b"SREM", b"s", b"b"]);
@@ -221,9 +224,9 @@ mod tests {
         p.command(1, &[b"FLUSHALL"], false, forced);
         p.end_unit(true);
         assert_eq!(text(&mut p), "*1 $8 FLUSHALL ");
-        p.deletion(1, b"x".to_vec());
-        p.deletion(1, b"y".to_vec());
+        p.deletion(1, b"x".to_vec(), false);
+        p.deletion(1, b"y".to_vec(), true);
         p.end_unit(false);
-        assert_eq!(text(&mut p), "*2 $3 DEL $1 x *2 $3 DEL $1 y ");
+        assert_eq!(text(&mut p), "*2 $3 DEL $1 x *2 $6 UNLINK $1 y ");
     }
 }

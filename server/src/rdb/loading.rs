@@ -89,23 +89,39 @@ impl Loading {
 
     /// The loading_* fields of INFO persistence.
     pub fn info_fields(&self, w: &mut String) {
-        use std::fmt::Write;
-        let loaded = self.loaded_bytes();
-        let perc = if self.total_bytes > 0 {
-            loaded as f64 * 100.0 / self.total_bytes as f64
-        } else {
-            0.0
-        };
-        let elapsed = self.started.elapsed().as_secs_f64();
-        let eta = if loaded > 0 {
-            (elapsed * (self.total_bytes.saturating_sub(loaded)) as f64 / loaded as f64) as u64
-        } else {
-            1
-        };
-        let _ = write!(
+        write_info_fields(
             w,
-            "loading_start_time:{}\r\nloading_total_bytes:{}\r\nloading_rdb_used_mem:0\r\nloading_loaded_bytes:{loaded}\r\nloading_loaded_perc:{perc:.2}\r\nloading_eta_seconds:{eta}\r\n",
-            self.started_unix, self.total_bytes
+            self.started,
+            self.started_unix,
+            self.total_bytes,
+            self.loaded_bytes(),
         );
     }
+}
+
+/// The loading_* fields of INFO persistence for a load (this snapshot's, or the AOF's)
+/// started at `started` (`started_unix` in Unix seconds) that read `loaded` of `total_bytes`.
+pub fn write_info_fields(
+    w: &mut String,
+    started: Instant,
+    started_unix: u64,
+    total_bytes: u64,
+    loaded: u64,
+) {
+    use std::fmt::Write;
+    let perc = if total_bytes > 0 {
+        loaded as f64 * 100.0 / total_bytes as f64
+    } else {
+        0.0
+    };
+    let elapsed = started.elapsed().as_secs_f64();
+    let eta = if loaded > 0 {
+        (elapsed * (total_bytes.saturating_sub(loaded)) as f64 / loaded as f64) as u64
+    } else {
+        1
+    };
+    let _ = write!(
+        w,
+        "loading_start_time:{started_unix}\r\nloading_total_bytes:{total_bytes}\r\nloading_rdb_used_mem:0\r\nloading_loaded_bytes:{loaded}\r\nloading_loaded_perc:{perc:.2}\r\nloading_eta_seconds:{eta}\r\n"
+    );
 }

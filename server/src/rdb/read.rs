@@ -384,7 +384,14 @@ fn parse_score(text: &[u8]) -> Option<f64> {
 
 /// Loads a snapshot from `reader` into fresh databases.
 pub fn load<R: Read>(reader: R, opts: &LoadOptions) -> Result<(Vec<Db>, LoadReport)> {
-    Loader::new(Input::new(reader), opts).run()
+    let (dbs, report, _) = Loader::new(Input::new(reader), opts).run(false)?;
+    Ok((dbs, report))
+}
+
+/// Loads the snapshot at the start of `reader` and leaves what follows it (an AOF's RDB
+/// preamble, followed by commands): also returns the snapshot's length in bytes.
+pub fn load_preamble<R: Read>(reader: R, opts: &LoadOptions) -> Result<(Vec<Db>, LoadReport, u64)> {
+    Loader::new(Input::new(reader), opts).run(true)
 }
 
 /// What [`Loader::object`] read.
@@ -497,7 +504,9 @@ impl<'a, R: Read> Loader<'a, R> {
         count.min(remaining / min_bytes.max(1)).min(1 << 28) as usize
     }
 
-    fn run(mut self) -> Result<(Vec<Db>, LoadReport)> {
+    /// Reads the snapshot; bytes after its end are an error unless `tail` (their offset is
+    /// returned).
+    fn run(mut self, tail: bool) -> Result<(Vec<Db>, LoadReport, u64)> {
         self.header()?;
         let mut db = 0usize;
         let mut expire: Option<u64> = None;
@@ -601,12 +610,13 @@ impl<'a, R: Read> Loader<'a, R> {
                 });
             };
         }
-        if !self.input.at_end()? {
+        let end = self.input.offset();
+        if !tail && !self.input.at_end()? {
             return Err(self
                 .input
                 .corrupt("unexpected bytes after the end of the snapshot"));
         }
-        Ok((self.dbs, self.report))
+        Ok((self.dbs, self.report, end))
     }
 
     fn key_value(&mut self, rdb_type: u8, at: u64, db: usize, expire: Option<u64>) -> Result<()> {
@@ -1370,6 +1380,23 @@ mod tests {
         };
         let (_, report) = load_bytes(&file, &later).unwrap();
         assert_eq!((report.keys, report.expired_skipped), (16, 2));
+    }
+
+    #[test]
+    fn a_preamble_leaves_what_follows_it() {
+        let mut file = small_file();
+        let len = file.len() as u64;
+        file.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        assert_eq!(
+            fail(&file, &opts()).message,
+            "unexpected bytes after the end of the snapshot"
+        );
+        let (dbs, _, end) = load_preamble(&file[..], &opts()).unwrap();
+        assert_eq!(end, len);
+        assert_eq!(
+            contents(&dbs),
+            contents(&load_bytes(&small_file(), &opts()).unwrap().0)
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub fn maybe_start_sync(server: &mut Server) {
         || server.rdb.child.is_some()
         || server.aof.rewriting()
         || m.child.is_some()
-        || server.loading.is_some()
+        || server.is_loading()
     {
         return;
     }
