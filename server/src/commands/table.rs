@@ -245,7 +245,7 @@ static CLIENT_SUBS: [Command; 16] = [
 ];
 
 /// CLUSTER's subcommands (cluster mode; see `cluster_cmd`).
-static CLUSTER_SUBS: [Command; 27] = [
+static CLUSTER_SUBS: [Command; 28] = [
     cmd!("cluster|addslots", -3, ADMIN, cluster_cmd::addslots),
     cmd!(
         "cluster|addslotsrange",
@@ -273,6 +273,7 @@ static CLUSTER_SUBS: [Command; 27] = [
         ADMIN,
         cluster_cmd::delslotsrange
     ),
+    cmd!("cluster|failover", -2, ADMIN, cluster_cmd::failover),
     cmd!("cluster|flushslots", 2, ADMIN, cluster_cmd::flushslots),
     cmd!("cluster|forget", 3, ADMIN, cluster_cmd::forget),
     cmd!(
