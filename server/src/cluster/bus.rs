@@ -391,7 +391,7 @@ fn handle(
     for slot in delete_slots {
         super::delete_keys_in_slot(server, slot);
     }
-    super::failover::sync_pause(server, &cluster.state, now);
+    super::failover::sync_pause(server, &mut cluster.state);
 }
 
 fn count_sent(cluster: &mut Cluster, bytes: &[u8]) {

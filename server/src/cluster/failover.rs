@@ -55,6 +55,8 @@ pub struct Election {
     orphaned_since: HashMap<NodeId, u64>,
     /// The last reason logged for not failing over, and when.
     cant_logged: (u8, u64),
+    /// This master paused its clients' writes for the manual failover.
+    paused: bool,
 }
 
 impl Election {
@@ -468,7 +470,7 @@ pub fn cron(server: &mut Server, cluster: &mut Cluster, registry: &mio::Registry
         }
     }
     follow_master(server, &cluster.state);
-    sync_pause(server, &cluster.state, now);
+    sync_pause(server, &mut cluster.state);
 }
 
 /// The messages a command queued, sent at once (every loop iteration): the PONG to every
@@ -497,10 +499,21 @@ pub fn send_pending(server: &mut Server, cluster: &mut Cluster, registry: &mio::
     }
 }
 
-/// Pauses the clients' writes while this master's manual failover runs (up to twice its
-/// timeout after MFSTART), and lifts the pause when it ends.
-pub fn sync_pause(server: &mut Server, state: &ClusterState, now: u64) {
-    let _ = (server, state, now, MF_PAUSE_MULT);
+/// Pauses the clients' writes (and expiry, eviction) while this master's manual failover
+/// runs, up to twice its timeout after MFSTART, and lifts the pause when it ends, whatever
+/// the outcome (Redis's pauseActions(PAUSE_DURING_FAILOVER) and resetManualFailover).
+pub fn sync_pause(server: &mut Server, state: &mut ClusterState) {
+    use crate::commands::pause::{self, Purpose};
+    let e = &mut state.failover;
+    let running = e.mf_end != 0 && e.mf_replica.is_some() && state.nodes[&state.myself].is_master();
+    if running && !e.paused {
+        let end = e.mf_end - MF_TIMEOUT + MF_TIMEOUT * MF_PAUSE_MULT;
+        pause::pause(server, Purpose::Failover, end, pause::WRITE_SET);
+        e.paused = true;
+    } else if !running && e.paused {
+        pause::unpause(server, Purpose::Failover);
+        e.paused = false;
+    }
 }
 
 #[cfg(test)]
