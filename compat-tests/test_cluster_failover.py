@@ -272,3 +272,55 @@ def test_redis_replica_of_a_goblin_master(six, tmp_path_factory):
         wait_for("Goblin to take over again", lambda: master_of(master) is None, 30)
     finally:
         r.stop()
+
+
+def move_slot(slot: int, src, dst, nodes) -> None:
+    """Moves an empty slot as redis-cli's reshard does: IMPORTING, MIGRATING, then NODE on
+    the target, the source and the other nodes."""
+    sid, did = myid(src), myid(dst)
+    assert cmd(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", sid) == b"OK"
+    assert cmd(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", did) == b"OK"
+    for n in [dst, src] + [n for n in nodes if n not in (src, dst) and n.alive()]:
+        try_cmd(n, "CLUSTER", "SETSLOT", slot, "NODE", did)
+
+
+def test_emptied_master_follows_and_replica_migrates(six, tmp_path_factory):
+    """A new master gets one slot, then gives it back: left without slots, it becomes a
+    replica of the node that got its last slot. That master having two replicas then, one
+    of them migrates to another master when that one's only replica dies
+    (cluster-migration-barrier 1)."""
+    (dst, _), (other, other_replica) = pairs(six)[:2]
+    [extra] = start_nodes(tmp_path_factory, ["goblin"])
+    nodes = six + [extra]
+    try:
+        assert cmd(extra, "CLUSTER", "MEET", "127.0.0.1", dst.port) == b"OK"
+        wait_for("the new node to be known", lambda: all(
+            cluster_info(n)["cluster_known_nodes"] == "7" for n in nodes if n.alive()), 30)
+        did = myid(dst)
+        slot = next(s for s in range(16384)
+                    if cmd(dst, "CLUSTER", "COUNTKEYSINSLOT", s) == 0
+                    and slot_owner(dst, s) == did)
+        move_slot(slot, dst, extra, nodes)
+        wait_for("the slot to move", lambda: slot_owner(dst, slot) == myid(extra), 20)
+        move_slot(slot, extra, dst, nodes)
+        wait_for("the emptied master to follow the new owner", lambda: master_of(extra) == did, 30)
+        wait_for("it to sync", lambda: synced(extra), 30)
+        assert "Reconfiguring myself as a replica of" in extra.log_path.read_text(errors="replace")
+        wait_for("the roles to settle", lambda: roles_settled(nodes), 60)
+        other_replica.proc.kill()
+        other_replica.proc.wait()
+        oid = myid(other)
+        wait_for("a replica to migrate to the orphaned master", lambda: any(
+            n.alive() and n is not other and master_of(n) == oid for n in nodes), 40)
+        migrated = [n for n in nodes if n.alive() and n is not other and master_of(n) == oid]
+        assert "Migrating to orphaned master" in migrated[0].log_path.read_text(errors="replace")
+        wait_for("it to sync", lambda: synced(migrated[0]), 30)
+    finally:
+        extra.stop()
+
+
+def slot_owner(node, slot: int) -> str | None:
+    for s in cmd(node, "CLUSTER", "SLOTS"):
+        if s[0] <= slot <= s[1]:
+            return s[2][2].decode()
+    return None
