@@ -294,8 +294,10 @@ def test_emptied_master_follows_and_replica_migrates(six, tmp_path_factory):
     nodes = six + [extra]
     try:
         assert cmd(extra, "CLUSTER", "MEET", "127.0.0.1", dst.port) == b"OK"
+        eid = myid(extra)
         wait_for("the new node to be known", lambda: all(
-            cluster_info(n)["cluster_known_nodes"] == "7" for n in nodes if n.alive()), 30)
+            eid in nodes_lines(n) for n in nodes if n.alive())
+            and all(myid(n) in nodes_lines(extra) for n in six if n.alive()), 30)
         did = myid(dst)
         slot = next(s for s in range(16384)
                     if cmd(dst, "CLUSTER", "COUNTKEYSINSLOT", s) == 0
