@@ -550,4 +550,58 @@ mod tests {
         assert_eq!(rank(&s, 11), 0);
         assert_eq!(rank(&s, 0), 2);
     }
+
+    /// An UPDATE giving this master's last slot to another node (a failover, a reshard)
+    /// makes this node a replica of that node, as Redis 7's clusterUpdateSlotsConfigWith.
+    #[test]
+    fn a_master_that_loses_its_last_slot_follows_the_new_owner() {
+        use crate::cluster::config::ClusterConfig;
+        use crate::cluster::gossip::{self, Env, LinkView};
+        use crate::cluster::wire;
+        let config = ClusterConfig::default();
+        let none = |_: u16| 0;
+        let env = Env {
+            config: &config,
+            now: 10,
+            keys_in_slot: &none,
+        };
+        let mut s = ClusterState::new(counter(), 0);
+        let me = s.myself;
+        let (winner, sender) = ([b'w'; 40], [b's'; 40]);
+        for id in [winner, sender] {
+            s.nodes.insert(id, Node::new(id, flags::MASTER, 0));
+        }
+        for slot in 0..3 {
+            s.add_slot(me, slot);
+        }
+        let mut sender_state = ClusterState::new(counter(), 0);
+        sender_state.myself = sender;
+        sender_state
+            .nodes
+            .insert(sender, Node::new(sender, flags::MASTER | flags::MYSELF, 0));
+        let mut w = Node::new(winner, flags::MASTER, 0);
+        w.config_epoch = 5;
+        for slot in 0..2 {
+            w.slots.set(slot, true);
+        }
+        let view = LinkView {
+            inbound: true,
+            node: None,
+            peer_ip: String::new(),
+            local_ip: String::new(),
+        };
+        let msg = wire::decode(&gossip::update(&sender_state, &env, &w)).unwrap();
+        gossip::process(&mut s, &env, &view, msg, &|_| true, counter());
+        assert!(s.me().is_master(), "slot 2 is still served here");
+        w.slots.set(2, true);
+        let msg = wire::decode(&gossip::update(&sender_state, &env, &{
+            w.config_epoch = 6;
+            w.clone()
+        }))
+        .unwrap();
+        gossip::process(&mut s, &env, &view, msg, &|_| true, counter());
+        assert!(!s.me().is_master());
+        assert_eq!(s.me().replica_of, Some(winner));
+        assert_eq!(s.slots[2], Some(winner));
+    }
 }
