@@ -57,6 +57,8 @@ pub struct Server {
     pub replication: crate::replication::Replication,
     /// Cluster mode's state and bus (cluster-enabled yes), else None.
     pub cluster: Option<Box<crate::cluster::Cluster>>,
+    /// Client pauses (CLIENT PAUSE, shutdown, failover) and the clients they hold.
+    pub pauses: crate::commands::pause::Pauses,
 }
 
 impl Server {
@@ -96,6 +98,7 @@ impl Server {
             monitors: Vec::new(),
             replication: Default::default(),
             cluster: None,
+            pauses: Default::default(),
         };
         crate::replication::init(&mut server);
         server

@@ -93,6 +93,9 @@ pub struct Client {
     pub close_after_reply: bool,
     /// Set while in a blocking pop.
     pub blocked: Option<Blocked>,
+    /// A command held by a client pause, run again when the pause lifts (the client reads
+    /// nothing more meanwhile).
+    pub postponed: Option<Vec<Vec<u8>>>,
     /// Pub/sub subscriptions.
     pub subscriptions: crate::pubsub::Subscriptions,
     /// The user it runs as (AUTH, HELLO AUTH), with the dispatcher's cached check.
@@ -136,6 +139,7 @@ impl Client {
             last_command: "NULL",
             close_after_reply: false,
             blocked: None,
+            postponed: None,
             subscriptions: Default::default(),
             user: crate::acl::ClientUser::default_user(),
             monitor: false,
@@ -163,7 +167,7 @@ impl Client {
         if self.multi.is_some() || self.exec_queued.is_some() {
             f.push('x');
         }
-        if self.blocked.is_some() {
+        if self.blocked.is_some() || self.postponed.is_some() {
             f.push('b');
         }
         for (set, flag) in [

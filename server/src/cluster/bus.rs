@@ -316,6 +316,9 @@ fn handle(
     key: usize,
     msg: wire::Message,
 ) {
+    // The offset the headers carry is exact (a paused master announces it at MFSTART).
+    server.drain_propagation();
+    cluster.state.me_mut().repl_offset = super::failover::my_offset(server);
     let (config, now) = env_parts(server);
     let link = &cluster.bus.links[key];
     let view = LinkView {
@@ -349,12 +352,7 @@ fn handle(
                 cluster.bus.send(registry, key, &bytes);
             }
             Action::Broadcast(bytes) => broadcast(cluster, registry, &bytes),
-            Action::SendTo(node, bytes) => {
-                if let Some(k) = cluster.bus.outbound.get(&node).copied() {
-                    count_sent(cluster, &bytes);
-                    cluster.bus.send(registry, k, &bytes);
-                }
-            }
+            Action::SendTo(node, bytes) => send_to(cluster, registry, &node, &bytes),
             Action::FreeThisLink => cluster.bus.close(registry, key),
             Action::FreeLinkOf(node) => cluster.bus.close_node_link(registry, &node),
             Action::BindInbound(node) => {
@@ -393,6 +391,7 @@ fn handle(
     for slot in delete_slots {
         super::delete_keys_in_slot(server, slot);
     }
+    super::failover::sync_pause(server, &mut cluster.state);
 }
 
 fn count_sent(cluster: &mut Cluster, bytes: &[u8]) {
@@ -423,8 +422,36 @@ pub fn broadcast(cluster: &mut Cluster, registry: &Registry, bytes: &[u8]) {
     }
 }
 
-/// Sends a PING (or MEET) to `node` on its outbound link.
-fn send_ping(
+/// Sends `bytes` to `node` on its outbound link, if it has one.
+pub fn send_to(cluster: &mut Cluster, registry: &Registry, node: &NodeId, bytes: &[u8]) {
+    if let Some(k) = cluster.bus.outbound.get(node).copied() {
+        count_sent(cluster, bytes);
+        cluster.bus.send(registry, k, bytes);
+    }
+}
+
+/// A message of `mtype` without data (FAILOVER_AUTH_REQUEST, MFSTART); the vote request of
+/// a manual failover is flagged FORCEACK.
+pub fn message(server: &Server, cluster: &Cluster, mtype: u16) -> Vec<u8> {
+    let (config, now) = env_parts(server);
+    let none = |_: u16| 0;
+    let env = Env {
+        config: &config,
+        now,
+        keys_in_slot: &none,
+    };
+    let mut header = gossip::header(&cluster.state, &env, mtype);
+    if mtype == types::AUTH_REQUEST && cluster.state.failover.mf_end != 0 {
+        header.mflags[0] |= wire::FLAG0_FORCEACK;
+    }
+    wire::encode(&wire::Message {
+        header,
+        body: wire::Body::Other(Vec::new()),
+    })
+}
+
+/// Sends a PING, PONG or MEET to `node` on its outbound link.
+pub fn send_ping(
     server: &mut Server,
     cluster: &mut Cluster,
     registry: &Registry,
@@ -473,6 +500,7 @@ pub fn cron(server: &mut Server, registry: &Registry) -> bool {
         if !cluster.outbox.is_empty() {
             send_publishes(server, cluster, registry);
         }
+        super::failover::send_pending(server, cluster, registry);
         let now = crate::clock::unix_ms();
         if now.saturating_sub(cluster.bus.last_cron) < CRON_MS {
             return;
@@ -656,6 +684,7 @@ fn tick(server: &mut Server, cluster: &mut Cluster, registry: &Registry, now: u6
         }
     }
     let _ = update;
+    super::failover::cron(server, cluster, registry, now);
     cluster
         .state
         .update_state(config.require_full_coverage, timeout, now);

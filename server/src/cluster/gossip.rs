@@ -70,12 +70,13 @@ pub fn header(state: &ClusterState, env: &Env, mtype: u16) -> Header {
         .and_then(|m| state.nodes.get(&m))
         .filter(|_| !me.is_master());
     let served = master.unwrap_or(me);
+    let paused = me.is_master() && state.failover.mf_end != 0;
     Header {
         mtype,
         port: me.port,
         current_epoch: state.current_epoch,
         config_epoch: served.config_epoch,
-        offset: 0,
+        offset: me.repl_offset,
         sender: me.id,
         myslots: served.slots.clone(),
         slaveof: if me.is_master() { None } else { me.replica_of },
@@ -84,7 +85,7 @@ pub fn header(state: &ClusterState, env: &Env, mtype: u16) -> Header {
         cport: me.cport,
         flags: me.flags,
         state_fail: !state.ok,
-        mflags: [0; 3],
+        mflags: [if paused { wire::FLAG0_PAUSED } else { 0 }, 0, 0],
     }
 }
 
@@ -354,10 +355,20 @@ fn update_slots_with(
         crate::notice!("Discarding UPDATE message about myself.");
         return;
     }
+    // The master whose slots this node serves: itself, or its master.
+    let me = state.me();
+    let cur_master = if me.is_master() {
+        Some(myself)
+    } else {
+        me.replica_of
+    };
+    let (mut sender_slots, mut migrated_ours) = (0, 0);
+    let mut dirty = Vec::new();
     for slot in 0..SLOTS {
         if !slots.get(slot) {
             continue;
         }
+        sender_slots += 1;
         let owner = state.slots[slot];
         if owner == Some(sender) || state.importing.contains_key(&(slot as u16)) {
             continue;
@@ -367,14 +378,45 @@ fn update_slots_with(
             .map(|n| n.config_epoch);
         if owner.is_none() || owner_epoch.is_some_and(|e| e < epoch) || owner_epoch.is_none() {
             if owner == Some(myself) && sender != myself && (env.keys_in_slot)(slot as u16) > 0 {
-                actions.push(Action::DeleteKeysInSlot(slot as u16));
+                dirty.push(Action::DeleteKeysInSlot(slot as u16));
             }
             if owner == Some(myself) {
                 state.migrating.remove(&(slot as u16));
             }
+            if owner.is_some() && owner == cur_master {
+                migrated_ours += 1;
+            }
             state.add_slot(sender, slot as u16);
             state.todo_save = true;
         }
+    }
+    // This node's master (or this master) lost its last slot to the sender: follow it, as
+    // Redis does after a failover or when resharding emptied a master.
+    let emptied = cur_master
+        .and_then(|m| state.nodes.get(&m))
+        .is_some_and(|m| m.slots.count() == 0);
+    let grand_master = state
+        .me()
+        .replica_of
+        .and_then(|m| state.nodes.get(&m))
+        .and_then(|m| m.replica_of.filter(|_| !m.is_master()));
+    if migrated_ours > 0
+        && emptied
+        && (env.config.allow_replica_migration || sender_slots == migrated_ours)
+    {
+        crate::notice!(
+            "Configuration change detected. Reconfiguring myself as a replica of {}",
+            super::node::id_str(&sender)
+        );
+        super::failover::set_master(state, sender);
+    } else if let Some(gm) = grand_master.filter(|gm| *gm != myself) {
+        crate::notice!(
+            "I'm a sub-replica! Reconfiguring myself as a replica of grandmaster {}",
+            super::node::id_str(&gm)
+        );
+        super::failover::set_master(state, gm);
+    } else {
+        actions.append(&mut dirty);
     }
 }
 
@@ -549,6 +591,21 @@ pub fn process(
         }
         n.repl_offset = h.offset;
         n.data_received = env.now;
+        // A replica in a manual failover learns the offset its paused master stopped at.
+        let me = state.me();
+        let my_master = !me.is_master() && me.replica_of == Some(s);
+        let e = &mut state.failover;
+        if e.mf_end != 0
+            && my_master
+            && h.mflags[0] & wire::FLAG0_PAUSED != 0
+            && e.mf_master_offset.is_none()
+        {
+            e.mf_master_offset = Some(h.offset);
+            crate::notice!(
+                "Received replication offset for paused master manual failover: {}",
+                h.offset
+            );
+        }
     }
     let is_ping = matches!(mtype, types::PING | types::PONG | types::MEET);
     if mtype == types::PING || mtype == types::MEET {
@@ -636,6 +693,38 @@ pub fn process(
     if mtype == types::AUTH_REQUEST {
         if let Some(s) = sender {
             vote_if_needed(state, env, s, h, &mut actions);
+        }
+        return actions;
+    }
+    if mtype == types::AUTH_ACK {
+        // A vote counts from a master serving slots, sent in the election's epoch or later.
+        let voter = sender.and_then(|s| state.nodes.get(&s));
+        if voter.is_some_and(|n| n.is_master() && n.slots.count() > 0)
+            && h.current_epoch >= state.failover.auth_epoch
+        {
+            state.failover.auth_count += 1;
+        }
+        return actions;
+    }
+    if mtype == types::MFSTART {
+        // Only a master's own replica may ask it to pause for a manual failover.
+        let me = state.myself;
+        let from_replica =
+            sender.filter(|s| state.nodes[s].replica_of == Some(me) && state.me().is_master());
+        if let Some(s) = from_replica {
+            state.failover.start_manual_as_master(s, env.now);
+            crate::notice!(
+                "Manual failover requested by replica {}.",
+                super::node::id_str(&s)
+            );
+            actions.push(Action::Reply(ping(
+                state,
+                env,
+                types::PING,
+                Some(&s),
+                linked,
+                &mut random,
+            )));
         }
         return actions;
     }
@@ -754,6 +843,10 @@ fn finish_ping(
         None => {
             let n = state.nodes.get_mut(&s).expect("known");
             if !n.is_master() {
+                // A promoted replica: a master replicas may migrate to.
+                if n.replica_of.is_some() {
+                    n.flags |= flags::MIGRATE_TO;
+                }
                 n.flags = (n.flags & !flags::SLAVE) | flags::MASTER;
                 n.replica_of = None;
                 state.todo_save = true;

@@ -15,13 +15,14 @@
 //! mode is on; the routing of commands (MOVED, ASK, CROSSSLOT, ...) is
 //! `commands::cluster_route`, CLUSTER's subcommands `commands::cluster_cmd`.
 //!
-//! Not built yet: replicas (CLUSTER REPLICATE records the role only, no data follows, so
-//! READONLY reads on such a node see nothing until replication exists; failover, replica
-//! promotion, replica migration and the votes of FAILOVER_AUTH_REQUEST/ACK wait for
-//! replication), CLUSTER FAILOVER, and the MIGRATE/RESTORE-ASKING side (another branch).
+//! - [`failover`]: replicas following their master, the automatic failover's election,
+//!   CLUSTER FAILOVER's manual failover and replica migration.
+//!
+//! Not built yet: the MIGRATE/RESTORE-ASKING side (another branch).
 
 pub mod bus;
 pub mod config;
+pub mod failover;
 pub mod gossip;
 pub mod node;
 pub mod nodes_conf;

@@ -64,6 +64,8 @@ pub struct ClusterState {
     pub first_call_time: u64,
     /// Number of masters serving at least one slot (cluster_size).
     pub size: usize,
+    /// This node's election and manual failover ([`super::failover`]).
+    pub failover: super::failover::Election,
 }
 
 impl ClusterState {
@@ -89,6 +91,7 @@ impl ClusterState {
             among_minority_time: 0,
             first_call_time: 0,
             size: 0,
+            failover: Default::default(),
         }
     }
 

@@ -57,6 +57,8 @@ pub const MIN_READ: usize = 16;
 pub const FLAG0_EXT_DATA: u8 = 4;
 /// mflags[0]: a manual failover's vote request (granted though the master is up).
 pub const FLAG0_FORCEACK: u8 = 2;
+/// mflags[0]: the sender, a master, paused its clients for a manual failover.
+pub const FLAG0_PAUSED: u8 = 1;
 /// Length of an IP field.
 const IP_LEN: usize = 46;
 

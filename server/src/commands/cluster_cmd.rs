@@ -5,9 +5,9 @@
 use super::cluster_route::preferred_endpoint;
 use super::Ctx;
 use crate::cluster::node::{flags, id_str, parse_id, Node, NodeId};
-use crate::cluster::nodes_conf;
 use crate::cluster::slot::{key_slot, SLOTS};
 use crate::cluster::Cluster;
+use crate::cluster::{failover, nodes_conf};
 use std::fmt::Write as _;
 
 const DISABLED: &str = "ERR This instance has cluster support disabled";
@@ -211,6 +211,7 @@ pub fn shards(ctx: &mut Ctx, _: &[&[u8]]) {
         shards.push((m.slots.ranges(), members));
     }
     let myself = c.state.myself;
+    let my_offset = failover::my_offset(ctx.server);
     ctx.out.array(shards.len());
     for (ranges, members) in shards {
         ctx.out.map(2);
@@ -244,14 +245,17 @@ pub fn shards(ctx: &mut Ctx, _: &[&[u8]]) {
                 b"replica"
             });
             ctx.out.bulk(b"replication-offset");
-            ctx.out.int(if n.id == myself {
-                0
+            let offset = if n.id == myself {
+                my_offset
             } else {
-                n.repl_offset as i64
-            });
+                n.repl_offset
+            };
+            ctx.out.int(offset as i64);
             ctx.out.bulk(b"health");
             ctx.out.bulk(if n.has(flags::FAIL) {
                 b"fail" as &[u8]
+            } else if !n.is_master() && offset == 0 {
+                b"loading"
             } else {
                 b"online"
             });
@@ -532,6 +536,18 @@ pub fn setslot(ctx: &mut Ctx, args: &[&[u8]]) {
             if n == me && c.state.importing.remove(&slot).is_some() && c.state.bump_epoch() {
                 crate::warning!("configEpoch updated after importing slot {slot}");
             }
+            // A master left without slots replicates the node that got its last one.
+            let allow = ctx.server.config.cluster.allow_replica_migration;
+            if owner == Some(me) && n != me && c.state.me().slots.count() == 0 && allow {
+                crate::notice!(
+                    "Configuration change detected. Reconfiguring myself as a replica of {}",
+                    id_str(&n)
+                );
+                let mut c = ctx.server.cluster.take().expect("cluster mode");
+                failover::set_master(&mut c.state, n);
+                failover::follow_master(ctx.server, &c.state);
+                ctx.server.cluster = Some(c);
+            }
         }
         _ => {
             return ctx.error(
@@ -574,9 +590,8 @@ pub fn forget(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.ok();
 }
 
-/// CLUSTER REPLICATE node-id: records this node as a replica of the master in the cluster
-/// configuration (the bus announces it). The data is not replicated yet: replication is
-/// not part of Goblin yet.
+/// CLUSTER REPLICATE node-id: this node becomes a replica of the master (clusterSetMaster),
+/// and replicates its data from now on.
 pub fn replicate(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(c) = cluster(ctx) else { return };
     let Some(n) = lookup(c, args[2]) else {
@@ -594,15 +609,57 @@ pub fn replicate(ctx: &mut Ctx, args: &[&[u8]]) {
     if is_master && (has_slots || !ctx.server.keyspace.db(0).is_empty()) {
         return ctx.error("ERR To set a master the node must be empty and without assigned slots.");
     }
-    let c = ctx.server.cluster.as_deref_mut().expect("cluster mode");
-    let me = c.state.me_mut();
-    me.flags = (me.flags & !(flags::MASTER | flags::MIGRATE_TO)) | flags::SLAVE;
-    me.replica_of = Some(n);
-    let shard = c.state.nodes[&n].shard_id;
-    c.state.me_mut().shard_id = shard;
-    c.state.importing.clear();
-    c.state.migrating.clear();
+    let mut c = ctx.server.cluster.take().expect("cluster mode");
+    failover::set_master(&mut c.state, n);
+    failover::follow_master(ctx.server, &c.state);
+    ctx.server.cluster = Some(c);
     changed(ctx);
+    ctx.out.ok();
+}
+
+/// CLUSTER FAILOVER [FORCE|TAKEOVER]: this replica replaces its master; after the master
+/// paused at an offset this replica reached (MFSTART), without it (FORCE), or without the
+/// other masters' votes (TAKEOVER).
+pub fn failover(ctx: &mut Ctx, args: &[&[u8]]) {
+    let (mut force, mut takeover) = (false, false);
+    match args.get(2) {
+        _ if args.len() > 3 => {
+            return ctx.error(&crate::errors::subcommand_syntax(&text(args[1]), "CLUSTER"))
+        }
+        None => {}
+        Some(a) if a.eq_ignore_ascii_case(b"force") => force = true,
+        Some(a) if a.eq_ignore_ascii_case(b"takeover") => (force, takeover) = (true, true),
+        Some(_) => return ctx.error("ERR syntax error"),
+    }
+    let now = ctx.now_ms;
+    let Some(c) = cluster(ctx) else { return };
+    let me = c.state.me();
+    if me.is_master() {
+        return ctx.error("ERR You should send CLUSTER FAILOVER to a replica");
+    }
+    let Some(master) = me.replica_of.filter(|m| c.state.nodes.contains_key(m)) else {
+        return ctx.error("ERR I'm a replica but my master is unknown to me");
+    };
+    if !force && (c.state.nodes[&master].has(flags::FAIL) || !c.connected(&master)) {
+        return ctx.error("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE");
+    }
+    c.state.failover.reset_manual();
+    c.state.failover.mf_end = now + failover::MF_TIMEOUT;
+    if takeover {
+        crate::notice!("Taking over the master (user request).");
+        if c.state.bump_epoch() {
+            crate::notice!("New configEpoch set to {}", c.state.me().config_epoch);
+        }
+        let mut c = ctx.server.cluster.take().expect("cluster mode");
+        failover::replace_my_master(ctx.server, &mut c, now);
+        ctx.server.cluster = Some(c);
+    } else if force {
+        crate::notice!("Forced failover user request accepted.");
+        c.state.failover.mf_can_start = true;
+    } else {
+        crate::notice!("Manual failover user request accepted.");
+        c.state.failover.todo_mfstart = true;
+    }
     ctx.out.ok();
 }
 

@@ -26,6 +26,7 @@ mod memory;
 mod migrate;
 pub mod monitor;
 mod multi;
+pub mod pause;
 mod persistence;
 mod pubsub;
 pub mod replication;
@@ -225,6 +226,7 @@ pub fn execute_with<'a>(
     ctx.while_blocked = while_blocked;
     let mut called = None;
     match resolve(&mut ctx, args) {
+        Some(cmd) if pause::postpone_if_paused(&mut ctx, cmd, args) => return,
         Some(cmd) => {
             if let (Some(queue), false) = (
                 ctx.client.multi.as_mut(),

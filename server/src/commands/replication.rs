@@ -72,6 +72,10 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF)
 fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) {
+    // In cluster mode the replication follows CLUSTER REPLICATE and failovers.
+    if ctx.server.cluster.is_some() {
+        return ctx.error("ERR REPLICAOF not allowed in cluster mode.");
+    }
     if args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one") {
         if ctx.server.replication.is_replica() {
             replica::unset_master(ctx.server);

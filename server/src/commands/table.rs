@@ -3,8 +3,8 @@
 
 use super::{
     acl_cmd, blocking, client_cmd, cluster_cmd, connection, dump, expire, info, introspection,
-    keys, latency, lolwut, memory, migrate, monitor, multi, persistence, pubsub, server_cmds,
-    tracking, Handler,
+    keys, latency, lolwut, memory, migrate, monitor, multi, pause, persistence, pubsub,
+    server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -180,7 +180,7 @@ pub fn container(ctx: &mut super::Ctx, args: &[&[u8]]) {
     ctx.error(&crate::errors::wrong_arity(&name));
 }
 
-static CLIENT_SUBS: [Command; 16] = [
+static CLIENT_SUBS: [Command; 18] = [
     cmd!(
         "client|tracking",
         -3,
@@ -241,11 +241,13 @@ static CLIENT_SUBS: [Command; 16] = [
         client_cmd::no_touch
     ),
     cmd!("client|unblock", -3, ADMIN, blocking::client_unblock),
+    cmd!("client|pause", -3, ADMIN, pause::client_pause),
+    cmd!("client|unpause", 2, ADMIN, pause::client_unpause),
     cmd!("client|help", 2, LS, client_cmd::help),
 ];
 
 /// CLUSTER's subcommands (cluster mode; see `cluster_cmd`).
-static CLUSTER_SUBS: [Command; 27] = [
+static CLUSTER_SUBS: [Command; 28] = [
     cmd!("cluster|addslots", -3, ADMIN, cluster_cmd::addslots),
     cmd!(
         "cluster|addslotsrange",
@@ -273,6 +275,7 @@ static CLUSTER_SUBS: [Command; 27] = [
         ADMIN,
         cluster_cmd::delslotsrange
     ),
+    cmd!("cluster|failover", -2, ADMIN, cluster_cmd::failover),
     cmd!("cluster|flushslots", 2, ADMIN, cluster_cmd::flushslots),
     cmd!("cluster|forget", 3, ADMIN, cluster_cmd::forget),
     cmd!(

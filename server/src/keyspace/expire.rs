@@ -26,7 +26,8 @@ impl Keyspace {
     /// Active expiry: samples keys with an expiry in every database and removes those due,
     /// repeating while more than a quarter of a sample was due, within a time budget.
     pub fn active_expire(&mut self, budget: Duration) {
-        if !self.active_expire_enabled {
+        if !self.active_expire_enabled || self.expiry_held {
+            // Held by a write pause too, as Redis's activeExpireCycle.
             return;
         }
         let start = Instant::now();

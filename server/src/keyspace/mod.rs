@@ -104,6 +104,9 @@ pub struct Keyspace {
     /// Lookups see keys whose time has come as alive (a replica applying its master's
     /// stream: the master's DEL removes them, as in Redis).
     expiry_paused: bool,
+    /// Keys whose time has come look missing but are not removed (a write pause: the
+    /// pause's end, or the new master after a failover, removes them).
+    expiry_held: bool,
 }
 
 impl Keyspace {
@@ -128,6 +131,7 @@ impl Keyspace {
             notifier: Notifier::default(),
             active_expire_enabled: true,
             expiry_paused: false,
+            expiry_held: false,
         }
     }
 
@@ -192,14 +196,23 @@ impl Keyspace {
         self.expiry_paused = paused;
     }
 
-    /// Removes `key` if its time has come. Returns true when it was removed.
+    /// While `held`, lookups see keys whose time has come as missing but leave them (Redis's
+    /// expireIfNeeded while the expire action is paused).
+    pub fn hold_expiry(&mut self, held: bool) {
+        self.expiry_held = held;
+    }
+
+    /// Removes `key` if its time has come. Returns true when it was removed (or, while
+    /// expiry is held, when it is due).
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
         if self.expiry_paused {
             return false;
         }
         match self.dbs[db].find(key) {
             Some(slot) if self.dbs[db].expired(slot, now_ms) => {
-                self.delete_expired(db, key);
+                if !self.expiry_held {
+                    self.delete_expired(db, key);
+                }
                 true
             }
             _ => false,
@@ -212,7 +225,9 @@ impl Keyspace {
     fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<(db::Slot, u32)> {
         let (slot, expired, accessed) = self.dbs[db].probe(key, now_ms)?;
         if expired && !self.expiry_paused {
-            self.delete_expired(db, key);
+            if !self.expiry_held {
+                self.delete_expired(db, key);
+            }
             return None;
         }
         Some((slot, accessed))

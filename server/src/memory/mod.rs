@@ -104,6 +104,10 @@ pub fn cron(server: &Server) {
 /// is set). Returns false when it stays over it: no key is left to evict under the policy,
 /// or the policy is noeviction; commands that may grow memory are then refused.
 pub fn perform_evictions(server: &mut Server) -> bool {
+    if crate::commands::pause::paused(server, crate::commands::pause::EVICT) {
+        // A write pause holds eviction too, and lets the commands run (Redis's EVICT_OK).
+        return true;
+    }
     let config = server.config.memory;
     let MemoryState {
         gauge,

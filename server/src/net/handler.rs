@@ -90,6 +90,9 @@ impl Handler for RespLoop<'_> {
 
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
         self.release_held(cx);
+        if commands::pause::release(self.server) {
+            self.serve_woken(cx);
+        }
         if self.server.loading.is_some() {
             self.poll_loading();
         }
@@ -140,6 +143,10 @@ impl Handler for RespLoop<'_> {
         if server.aof.loading.is_some() {
             // The AOF replay goes on as soon as the events are served.
             deadline = Instant::now();
+        }
+        if let Some(end) = server.pauses.next_end() {
+            let wait = Duration::from_millis(end.saturating_sub(unix_ms()));
+            deadline = deadline.min(Instant::now() + wait);
         }
         if crate::replication::busy(server) {
             deadline = deadline.min(Instant::now() + Duration::from_millis(1));
@@ -376,6 +383,7 @@ impl RespLoop<'_> {
             // Blocked and subscribed clients are exempt, as in Redis.
             server.clients.kill(|c| {
                 c.blocked.is_none()
+                    && c.postponed.is_none()
                     && !c.subscriptions.active()
                     && c.last_interaction.elapsed().as_secs() > idle_limit
             });

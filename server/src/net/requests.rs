@@ -26,7 +26,11 @@ pub fn run_requests(
         client.last_interaction = Instant::now();
     }
     loop {
-        if client.blocked.is_some() || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
+        if client.blocked.is_some()
+            || client.postponed.is_some()
+            || conn.closing
+            || conn.pending_output() >= PAUSE_OUTPUT
+        {
             break;
         }
         let limits = Limits {

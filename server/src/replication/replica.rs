@@ -146,6 +146,26 @@ impl Link {
         }
     }
 
+    /// The offset of the stream applied, from the master client or else the cached master
+    /// (Redis's replicationGetSlaveOffset; 0 with neither).
+    pub fn offset(&self) -> u64 {
+        match (&self.client, &self.cached) {
+            (Some(_), _) => self.reploff,
+            (None, Some(c)) => c.offset,
+            (None, None) => 0,
+        }
+    }
+
+    /// Milliseconds since the master last sent something, or since the link went down
+    /// (the data age a cluster replica weighs before failing over).
+    pub fn data_age_ms(&self) -> u64 {
+        let since = match (self.connected(), self.down_since) {
+            (false, Some(down)) => down,
+            _ => self.last_io,
+        };
+        since.elapsed().as_millis() as u64
+    }
+
     /// The master's client, while the stream flows (CLIENT LIST).
     pub fn master_client(&self) -> Option<&Client> {
         self.client.as_deref()

@@ -145,3 +145,31 @@ pub const BUSY: &str =
 /// The error other clients get while a function is busy.
 pub const BUSY_FUNCTION: &str =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+/// The flags a script or function command's callee declared, as the dispatcher sees them
+/// before the run (Redis's evalGetCommandFlags / fcallGetCommandFlags): the cached or
+/// shebang flags of EVAL's body, the cached script of EVALSHA, FCALL's function. None for
+/// other commands, a script without a shebang, an unknown SHA or function.
+pub fn declared_flags(
+    server: &crate::server::Server,
+    command: &str,
+    args: &[&[u8]],
+) -> Option<cache::ScriptFlags> {
+    let flags = match command {
+        "eval" | "eval_ro" => match server
+            .scripting
+            .cache
+            .get(cache::sha1hex(args.get(1)?).as_bytes())
+        {
+            Some(script) => script.flags,
+            None => cache::shebang(args[1]).ok()?.0,
+        },
+        "evalsha" | "evalsha_ro" => server.scripting.cache.get(args.get(1)?)?.flags,
+        "fcall" | "fcall_ro" => {
+            let name = args.get(1)?;
+            server.scripting.functions.libraries.function(name)?.flags
+        }
+        _ => return None,
+    };
+    (!flags.compat).then_some(flags)
+}
