@@ -323,8 +323,11 @@ impl RespLoop<'_> {
         let load = server.loading.take().expect("checked");
         if from_master {
             crate::replication::replica::finish_load(server, load);
-        } else if server.snapshots().finish_loading(load).is_err() {
-            std::process::exit(1);
+        } else {
+            match server.snapshots().finish_loading(load) {
+                Ok(repl) => crate::replication::persist::restore(server, repl),
+                Err(_) => std::process::exit(1),
+            }
         }
     }
 

@@ -10,6 +10,8 @@
 //! - [`sockets`]: the diskless child's writer (every waiting replica's socket at once).
 //! - [`payload`]: what a replica reads before the stream: the master's handshake replies and
 //!   the RDB payload in both of its forms (`$<len>` and `$EOF:<mark>`).
+//! - [`persist`]: the ids and offset a snapshot keeps, so that a restart continues with
+//!   PSYNC.
 //! - [`replica`]: Goblin as a replica: the link to the master on the event loop (connect,
 //!   handshake, transfer, load), the stream applied as the master client, ACKs, reconnects.
 //! - this file: [`Replication`], the ids and offsets; the stream's entry point ([`feed`]);
@@ -35,6 +37,7 @@ pub mod config;
 pub mod fullsync;
 pub mod master;
 pub mod payload;
+pub mod persist;
 pub mod replica;
 pub mod sockets;
 
@@ -113,8 +116,7 @@ pub fn init(server: &mut Server) {
     server.replication.second_offset = -1;
     if let Some((host, port)) = server.config.repl.replicaof.clone() {
         replica::set_master(server, host, port);
-        // At start there is no history of this server's to continue (Redis would take one
-        // from its snapshot's AUX fields; Goblin's do not carry it): a full sync.
+        // No history to continue until the snapshot's load gives one ([`persist`]).
         if let Some(link) = server.replication.link.as_mut() {
             link.forget_history();
         }

