@@ -140,3 +140,89 @@ def test_snapshot_aux_fields_as_redis_writes_them(procs, tmp_path):
         orders.append(sorted(names, key=data.index))
         assert repl(c)["master_replid"].encode() in data
     assert orders[0] == orders[1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_backlog_freed_after_ttl_without_replicas(procs, tmp_path, kind):
+    m = start(procs, kind, tmp_path / "m")
+    mc = m.client()
+    r = start(procs, "redis", tmp_path / "r")
+    replicaof(r, m)
+    mc.set("k", "v")
+    wait_synced(mc, r.client())
+    mc.config_set("repl-backlog-ttl", 1)
+    assert mc.config_get("repl-backlog-ttl") == {"repl-backlog-ttl": "1"}
+    before = repl(mc)
+    assert before["repl_backlog_active"] == 1
+    time.sleep(2.5)
+    assert repl(mc)["repl_backlog_active"] == 1, "kept while a replica is connected"
+    assert r.client().execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    # No PING goes into the stream once the replica is gone: the offset stays.
+    wait_for(lambda: repl(mc)["connected_slaves"] == 0, what="the replica gone")
+    offset = repl(mc)["master_repl_offset"]
+    wait_for(lambda: repl(mc)["repl_backlog_active"] == 0, what="the backlog freed")
+    after = repl(mc)
+    assert after["master_replid"] != before["master_replid"]
+    # redis-py reads the forty zeros as the number 0.
+    assert after["master_replid2"] == 0 and after["second_repl_offset"] == -1
+    assert after["master_repl_offset"] == offset
+    assert after["repl_backlog_first_byte_offset"] == 0 and after["repl_backlog_histlen"] == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("ignore", ["yes", "no"])
+def test_replica_ignore_maxmemory(procs, tmp_path, kind, ignore):
+    m = start(procs, "redis", tmp_path / "m")
+    mc = m.client()
+    g = start(procs, kind, tmp_path / "g", "--maxmemory", "2mb", "--maxmemory-policy",
+              "allkeys-random", "--replica-ignore-maxmemory", ignore)
+    gc = g.client()
+    assert gc.config_get("slave-ignore-maxmemory") == {"slave-ignore-maxmemory": ignore}
+    replicaof(g, m)
+    pipe = mc.pipeline(transaction=False)
+    for i in range(20000):
+        pipe.set(f"key:{i}", "x" * 500)
+    pipe.execute()
+    wait_synced(mc, gc)
+    for i in range(20):
+        gc.get(f"key:{i}")
+    total = mc.dbsize()
+    if ignore == "yes":
+        assert gc.dbsize() == total
+        assert gc.info("stats")["evicted_keys"] == 0
+    else:
+        assert gc.dbsize() < total
+        assert gc.info("stats")["evicted_keys"] > 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_replica_keeps_keys_whose_time_passed_until_the_masters_del(procs, tmp_path, kind):
+    """The master's snapshot holds keys whose time passed (nothing touched them): a replica
+    loads them, at a full sync and at start-up, and drops them by the master's DELs."""
+    m = start(procs, "redis", tmp_path / "m", "--enable-debug-command", "yes",
+              "--repl-diskless-sync", "no")
+    mc = m.client()
+    mc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    for i in range(50):
+        mc.set(f"gone:{i}", i, px=50)
+        mc.set(f"kept:{i}", i)
+    time.sleep(0.3)
+    assert mc.dbsize() == 100
+    g = start(procs, kind, tmp_path / "g", "--repl-diskless-load", "disabled")
+    replicaof(g, m)
+    wait_synced(mc, g.client())
+    assert g.client().dbsize() == 100
+    assert g.client().info("keyspace")["db0"]["expires"] == 50
+    # At start-up: the master's snapshot, kept as dump.rdb, loads with them.
+    port = g.port
+    g.kill9()
+    g.args += ["--replicaof", "127.0.0.1", str(m.port)]
+    g.start()
+    wait_synced(mc, g.client())
+    assert g.client().dbsize() == 100
+    assert port != 0
+    # The master's DELs remove them.
+    for i in range(50):
+        assert mc.get(f"gone:{i}") is None
+    wait_synced(mc, g.client())
+    assert g.client().dbsize() == 50

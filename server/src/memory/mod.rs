@@ -104,6 +104,10 @@ pub fn cron(server: &Server) {
 /// is set). Returns false when it stays over it: no key is left to evict under the policy,
 /// or the policy is noeviction; commands that may grow memory are then refused.
 pub fn perform_evictions(server: &mut Server) -> bool {
+    if server.config.repl.ignore_maxmemory && server.replication.is_replica() {
+        // replica-ignore-maxmemory: its keys go as its master's do (Redis's performEvictions).
+        return true;
+    }
     let config = server.config.memory;
     let MemoryState {
         gauge,

@@ -2,6 +2,7 @@
 //!
 //! - [`config`]: the directives (repl-backlog-size, repl-diskless-sync, min-replicas-*, ...).
 //! - [`backlog`]: the ring of the stream's last bytes that partial resyncs continue from.
+//! - [`backlog_ttl`]: repl-backlog-ttl, the backlog of a master left without replicas freed.
 //! - [`master`]: Goblin as a master: the replicas (REPLCONF, SYNC / PSYNC), the full sync
 //!   (an RDB by fork, to disk or straight to the sockets), the stream, acknowledgements,
 //!   WAIT and min-replicas.
@@ -33,6 +34,7 @@
 //! ```
 
 pub mod backlog;
+pub mod backlog_ttl;
 pub mod config;
 pub mod fullsync;
 pub mod master;
@@ -82,6 +84,8 @@ pub struct Replication {
     pub sync_partial_ok: u64,
     /// See `sync_full`.
     pub sync_partial_err: u64,
+    /// Since when this master has no replica (repl-backlog-ttl counts from it).
+    pub no_replicas_since: Option<std::time::Instant>,
 }
 
 impl Replication {
@@ -218,6 +222,7 @@ pub fn cron(server: &mut Server, registry: &mio::Registry) {
     if let Some(b) = server.replication.backlog.as_mut() {
         b.resize(size);
     }
+    backlog_ttl::cron(server);
 }
 
 /// A client's connection closed: a replica leaves the list.
