@@ -226,3 +226,80 @@ def test_replica_keeps_keys_whose_time_passed_until_the_masters_del(procs, tmp_p
         assert mc.get(f"gone:{i}") is None
     wait_synced(mc, g.client())
     assert g.client().dbsize() == 50
+
+
+SYNC_FIELDS = ["master_sync_total_bytes", "master_sync_read_bytes", "master_sync_left_bytes",
+               "master_sync_perc", "master_sync_last_io_seconds_ago"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_replication_byte_counters_and_sync_progress(procs, tmp_path, kind):
+    """A slow diskless full sync (rdb-key-save-delay on the master): the replica shows the
+    master_sync_* fields while it reads; both ends count the bytes as replication traffic."""
+    m = start(procs, "redis", tmp_path / "m", "--rdb-key-save-delay", "2000")
+    mc = m.client()
+    pipe = mc.pipeline(transaction=False)
+    for i in range(1500):
+        pipe.set(f"key:{i}", "x" * 100)
+    pipe.execute()
+    g = start(procs, kind, tmp_path / "g")
+    gc = g.client()
+    replicaof(g, m)
+
+    def reading():
+        info = repl(gc)
+        return info if info.get("master_sync_read_bytes", 0) > 0 else None
+
+    info = wait_for(reading, what="the transfer under way")
+    assert info["master_sync_in_progress"] == 1
+    assert [f for f in info if f.startswith("master_sync_") and f != "master_sync_in_progress"] \
+        == SYNC_FIELDS
+    # A diskless payload's size is not known: 0, and the bytes left go negative.
+    assert info["master_sync_total_bytes"] == 0
+    assert info["master_sync_left_bytes"] == -info["master_sync_read_bytes"]
+    assert info["master_sync_perc"] == 0
+    assert info["master_sync_last_io_seconds_ago"] <= 2
+    mc.config_set("rdb-key-save-delay", 0)
+    wait_synced(mc, gc)
+    assert not any(f in repl(gc) for f in SYNC_FIELDS)
+    assert mc.dbsize() == gc.dbsize()
+    for i in range(200):
+        mc.set(f"more:{i}", "y" * 1000)
+    wait_synced(mc, gc)
+    ms, gs = mc.info("stats"), gc.info("stats")
+    # The stream's values alone (the snapshot's compress).
+    assert gs["total_net_repl_input_bytes"] >= 200000
+    assert ms["total_net_repl_output_bytes"] >= 200000
+    assert gs["total_net_input_bytes"] >= gs["total_net_repl_input_bytes"]
+    assert gs["total_net_repl_output_bytes"] == 0 and ms["total_net_repl_input_bytes"] == 0
+
+    # The instantaneous rate moves while the stream flows.
+    def rate():
+        mc.set("flow", "z" * 20000)
+        return gc.info("stats")["instantaneous_input_repl_kbps"] > 0
+
+    wait_for(rate, what="instantaneous_input_repl_kbps")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_master_counts_output_and_replication_memory(procs, tmp_path, kind):
+    m = start(procs, kind, tmp_path / "m")
+    mc = m.client()
+    assert mc.info("memory")["mem_replication_backlog"] == 0
+    r = start(procs, "redis", tmp_path / "r")
+    replicaof(r, m)
+    for i in range(100):
+        mc.set(f"k{i}", "v" * 1000)
+    wait_synced(mc, r.client())
+    stats = mc.info("stats")
+    assert stats["total_net_repl_output_bytes"] >= 100000
+    assert stats["total_net_output_bytes"] >= stats["total_net_repl_output_bytes"]
+    memory = mc.info("memory")
+    assert memory["mem_replication_backlog"] > 0
+    assert memory["mem_total_replication_buffers"] > 0
+
+    def output_rate():
+        mc.set("flow", "z" * 20000)
+        return mc.info("stats")["instantaneous_output_repl_kbps"] > 0
+
+    wait_for(output_rate, what="instantaneous_output_repl_kbps")

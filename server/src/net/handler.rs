@@ -167,7 +167,7 @@ impl RespLoop<'_> {
                 server.clients.restore(lease, false);
                 continue;
             };
-            let open = c.state.flush(&mut c.stream, &mut server.stats);
+            let open = flush_counted(&mut c.state, &mut c.stream, server, &lease.client);
             finish(server, cx, key, lease, open);
         }
     }
@@ -248,7 +248,8 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         |server: &Server| may_block && server.aof.holds_replies(server.propagation.pending());
     let mut held = holds(server);
     // Output written for it passed its hard limit: closed without writing more.
-    let mut open = !lease.overflowed && (held || conn.flush(&mut c.stream, &mut server.stats));
+    let mut open =
+        !lease.overflowed && (held || flush_counted(conn, &mut c.stream, server, &lease.client));
     loop {
         let conn = &cx.conn(key).expect("open").state;
         if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
@@ -280,7 +281,7 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         let c = cx.conn(key).expect("open");
         let conn = &mut c.state;
         held = holds(server);
-        open = held || conn.flush(&mut c.stream, &mut server.stats);
+        open = held || flush_counted(conn, &mut c.stream, server, &lease.client);
         if read.got == 0 || read.eof {
             open &= !read.eof || conn.pending_output() > 0;
             break;
@@ -309,6 +310,23 @@ fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Le
         return;
     }
     server.clients.restore(lease, false);
+}
+
+/// Writes what the socket takes of a connection's output; what goes to a replica counts as
+/// replication traffic (total_net_repl_output_bytes), as in Redis.
+#[inline]
+fn flush_counted(
+    conn: &mut Conn,
+    stream: &mut mio::net::TcpStream,
+    server: &mut Server,
+    client: &crate::clients::Client,
+) -> bool {
+    let before = server.stats.net_output_bytes;
+    let open = conn.flush(stream, &mut server.stats);
+    if client.repl_role == crate::clients::ReplRole::Replica {
+        server.stats.output_was_replication(before);
+    }
+    open
 }
 
 impl RespLoop<'_> {

@@ -150,11 +150,14 @@ fn start_sync(server: &mut Server, diskless: bool) {
 }
 
 /// The diskless child ended: its replicas are online (the stream waits for their first
-/// ACK), or dropped when it failed.
-pub fn finish_sockets(server: &mut Server, ok: bool) {
+/// ACK), or dropped when it failed. `sent`: the snapshot's size when it succeeded (each
+/// replica was sent it and the end mark, counted as replication output).
+pub fn finish_sockets(server: &mut Server, sent: Option<u64>) {
+    let ok = sent.is_some();
     let Server {
         replication,
         clients,
+        stats,
         ..
     } = server;
     for r in replication
@@ -168,6 +171,7 @@ pub fn finish_sockets(server: &mut Server, ok: bool) {
             clients.kill(|c| c.id == r.id);
             continue;
         }
+        stats.net_repl_output_bytes += sent.unwrap_or(0) + super::payload::MARK_LEN as u64;
         if r.conf.rdb_only {
             notice!(
                 "Close the connection with replica {} as RDB transfer is complete",

@@ -6,6 +6,7 @@
 //! - [`master`]: Goblin as a master: the replicas (REPLCONF, SYNC / PSYNC), the full sync
 //!   (an RDB by fork, to disk or straight to the sockets), the stream, acknowledgements,
 //!   WAIT and min-replicas.
+//! - [`memory`]: the backlog's and the replicas' buffers, for INFO memory.
 //! - [`fullsync`]: a full sync's fork (to the snapshot file or to the sockets), its end, and
 //!   the file sent by chunks.
 //! - [`sockets`]: the diskless child's writer (every waiting replica's socket at once).
@@ -38,6 +39,7 @@ pub mod backlog_ttl;
 pub mod config;
 pub mod fullsync;
 pub mod master;
+pub mod memory;
 pub mod payload;
 pub mod persist;
 pub mod replica;

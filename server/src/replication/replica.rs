@@ -95,6 +95,8 @@ pub struct Link {
     last_ack: Option<Instant>,
     /// Drive it from the loop's next round (edge-triggered readiness may not come again).
     pending_drive: bool,
+    /// Bytes read from the master not yet counted in the server's statistics.
+    uncounted: u64,
 }
 
 impl Link {
@@ -118,6 +120,7 @@ impl Link {
             reploff: 0,
             last_ack: None,
             pending_drive: false,
+            uncounted: 0,
         }
     }
 
@@ -207,11 +210,13 @@ impl Link {
             in_sync as u8,
         );
         if let Some(t) = self.transfer.as_ref().filter(|_| in_sync) {
+            // As Redis's repl_transfer_size: -1 before the header, 0 for a diskless payload.
             let total = match t.header {
                 Some(Header::Len(n)) => n as i64,
-                _ => 0,
+                Some(Header::Eof(_)) => 0,
+                None => -1,
             };
-            let perc = if total > 0 {
+            let perc = if total != 0 {
                 t.read as f64 * 100.0 / total as f64
             } else {
                 0.0
@@ -395,7 +400,9 @@ pub fn drive(server: &mut Server) {
     let Some(mut link) = server.replication.link.take() else {
         return;
     };
-    if let Err(why) = link.step(server) {
+    let stepped = link.step(server);
+    server.stats.net_repl_input_bytes += std::mem::take(&mut link.uncounted);
+    if let Err(why) = stepped {
         warning!("{why}");
         link.fail(server);
     }
@@ -585,6 +592,7 @@ impl Link {
                 Ok(0) => return Err("Connection with master lost (closed by the master).".into()),
                 Ok(n) => {
                     self.rbuf.extend_from_slice(&buf[..n]);
+                    self.uncounted += n as u64;
                     got += n;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
