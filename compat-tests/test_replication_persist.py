@@ -13,6 +13,7 @@ behaviour.
 from __future__ import annotations
 
 import random
+import signal
 import time
 from pathlib import Path
 
@@ -303,3 +304,91 @@ def test_master_counts_output_and_replication_memory(procs, tmp_path, kind):
         return mc.info("stats")["instantaneous_output_repl_kbps"] > 0
 
     wait_for(output_rate, what="instantaneous_output_repl_kbps")
+
+
+def slow_master(procs, workdir: Path, keys: int = 1500, size: int = 0) -> Proc:
+    """A Redis master whose snapshot takes seconds to write (rdb-key-save-delay)."""
+    m = start(procs, "redis", workdir, "--rdb-key-save-delay", "2000", "--rdbcompression", "no")
+    pipe = m.client().pipeline(transaction=False)
+    for i in range(keys):
+        pipe.set(f"key:{i}", str(i).ljust(size, "."))
+    pipe.execute()
+    return m
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("mode,empty", [("disabled", False), ("on-empty-db", True),
+                                        ("on-empty-db", False)])
+def test_diskless_load_to_file_or_from_socket(procs, tmp_path, kind, mode, empty):
+    """disabled, or on-empty-db with data: the payload goes to a file that becomes the
+    snapshot; on-empty-db with an empty keyspace: loaded from the socket, no file."""
+    m = slow_master(procs, tmp_path / "m", keys=300)
+    g = start(procs, kind, tmp_path / "g", "--repl-diskless-load", mode)
+    gc = g.client()
+    assert gc.config_get("repl-diskless-load") == {"repl-diskless-load": mode}
+    if not empty:
+        gc.set("old", 1)
+    replicaof(g, m)
+    wait_synced(m.client(), gc)
+    assert gc.get("old") is None and gc.dbsize() == 300
+    assert (tmp_path / "g" / "dump.rdb").exists() == (not empty)
+    assert not list((tmp_path / "g").glob("temp-*.rdb"))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_diskless_load_swapdb(procs, tmp_path, kind):
+    """swapdb: a first sync (another history) loads with -LOADING; a full resync of the same
+    history (the replica fell out of the backlog) keeps serving the old data meanwhile."""
+    # Over 2 MB: Redis serves events while it loads only every 2 MB it read.
+    m = slow_master(procs, tmp_path / "m", size=2000)
+    mc = m.client()
+    g = start(procs, kind, tmp_path / "g", "--repl-diskless-load", "swapdb")
+    gc = g.client()
+    gc.set("old", 1)
+    replicaof(g, m)
+    # Another history: never an async load (Redis serves no event while it loads a payload
+    # this small; Goblin answers -LOADING).
+    seen = set()
+
+    def synced_watching():
+        try:
+            seen.add(gc.info("persistence")["async_loading"])
+        except redis.BusyLoadingError:
+            seen.add("loading")
+        return repl(gc).get("master_link_status") == "up"
+
+    wait_for(synced_watching, what="the first sync")
+    assert 1 not in seen
+    wait_synced(mc, gc)
+    assert gc.get("old") is None and gc.dbsize() == 1500
+    # Frozen while the master writes past its backlog: the replica's PSYNC cannot continue,
+    # and the full resync that follows is of the same history.
+    mc.config_set("repl-backlog-size", 16384)
+    g.proc.send_signal(signal.SIGSTOP)
+    try:
+        for i in range(100):
+            mc.set(f"new:{i}", "x" * 1000)
+        mc.client_kill_filter(_type="replica")
+    finally:
+        g.proc.send_signal(signal.SIGCONT)
+    info = wait_for(lambda: (lambda p: p if p["async_loading"] == 1 else None)(
+        gc.info("persistence")), what="the async load")
+    assert info["loading"] == 0
+    # The old data answers meanwhile, without -LOADING.
+    assert gc.get("key:0") == b"0".ljust(2000, b".")
+    mc.config_set("rdb-key-save-delay", 0)
+    wait_synced(mc, gc)
+    assert gc.info("persistence")["async_loading"] == 0
+    assert gc.dbsize() == 1600
+    assert sync_stats(mc)[0] == 2
+    assert not (tmp_path / "g" / "dump.rdb").exists()
+
+
+def test_diskless_load_rejects_an_unknown_mode_as_redis(procs, tmp_path):
+    errors = []
+    for kind in KINDS:
+        c = start(procs, kind, tmp_path / kind).client()
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set("repl-diskless-load", "sometimes")
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]

@@ -14,6 +14,7 @@
 //!   the RDB payload in both of its forms (`$<len>` and `$EOF:<mark>`).
 //! - [`persist`]: the ids and offset a snapshot keeps, so that a restart continues with
 //!   PSYNC.
+//! - [`socket_load`]: repl-diskless-load, the master's snapshot loaded as it arrives.
 //! - [`replica`]: Goblin as a replica: the link to the master on the event loop (connect,
 //!   handshake, transfer, load), the stream applied as the master client, ACKs, reconnects.
 //! - this file: [`Replication`], the ids and offsets; the stream's entry point ([`feed`]);
@@ -43,6 +44,7 @@ pub mod memory;
 pub mod payload;
 pub mod persist;
 pub mod replica;
+pub mod socket_load;
 pub mod sockets;
 
 use crate::server::Server;
