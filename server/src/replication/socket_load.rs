@@ -94,6 +94,50 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_fed_in_small_chunks_loads_as_at_once() {
+        let mut server = Server::new(crate::config::Config::default());
+        let mut client = crate::clients::Client::new(
+            1,
+            -1,
+            ([127, 0, 0, 1], 1).into(),
+            ([127, 0, 0, 1], 2).into(),
+            true,
+        );
+        let mut out = Vec::new();
+        for i in 0..50 {
+            let (k, v) = (format!("k{i}"), format!("v{i}"));
+            crate::commands::execute(
+                &mut server,
+                &mut client,
+                &mut out,
+                &[b"SET", k.as_bytes(), v.as_bytes()],
+            );
+            crate::commands::execute(
+                &mut server,
+                &mut client,
+                &mut out,
+                &[b"SADD", b"s", k.as_bytes()],
+            );
+        }
+        let aux = server.snapshots().aux_info();
+        let opts = server.snapshots().load_options();
+        let dbs = server.keyspace.databases();
+        let (bytes, _) = crate::rdb::write::write_snapshot(Vec::new(), dbs, &aux, 0).unwrap();
+        let (load, feed) = start(bytes.len() as u64, opts.clone());
+        for chunk in bytes.chunks(3) {
+            feed.send(chunk.to_vec()).unwrap();
+        }
+        drop(feed);
+        let (loaded, _) = load.finish().unwrap().expect("loaded");
+        assert_eq!(crate::rdb::contents(&loaded), crate::rdb::contents(dbs));
+        // Cut short (the link failed): an error, not a partial keyspace.
+        let (load, feed) = start(0, opts);
+        feed.send(bytes[..bytes.len() / 2].to_vec()).unwrap();
+        drop(feed);
+        assert!(load.finish().is_err());
+    }
+
+    #[test]
     fn on_empty_db_only_when_empty_swapdb_async_in_the_same_history() {
         let mut server = Server::new(crate::config::Config::default());
         let other = "f".repeat(40);
