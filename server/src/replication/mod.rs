@@ -218,6 +218,11 @@ pub fn busy(server: &Server) -> bool {
 /// Periodic work (each cron): PINGs and newlines to the replicas, their timeouts, ACKs to
 /// the master, reconnecting.
 pub fn cron(server: &mut Server, registry: &mio::Registry) {
+    if server.shutdown {
+        // SHUTDOWN saved: the snapshot's offset stays the stream's last (no PING after it),
+        // so that the replicas continue from it with PSYNC after the restart.
+        return;
+    }
     master::cron(server);
     if server.replication.link.is_some() {
         replica::cron(server, registry);
