@@ -387,6 +387,13 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ),
     ("masterauth", None, Mutability::Runtime),
     ("masteruser", None, Mutability::Runtime),
+    ("repl-backlog-ttl", None, Mutability::Runtime),
+    ("repl-diskless-load", None, Mutability::Runtime),
+    (
+        "replica-ignore-maxmemory",
+        Some("slave-ignore-maxmemory"),
+        Mutability::Runtime,
+    ),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so

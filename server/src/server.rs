@@ -149,7 +149,10 @@ impl Server {
 
     /// The snapshot machinery on this server's keyspace (SAVE, BGSAVE, cron, shutdown).
     pub fn snapshots(&mut self) -> crate::rdb::Snapshots<'_> {
+        let repl = crate::replication::persist::save_info(self);
         crate::rdb::Snapshots {
+            repl,
+            replica: self.replication.is_replica(),
             state: &mut self.rdb,
             config: &self.config,
             keyspace: &mut self.keyspace,

@@ -146,6 +146,23 @@ pub struct CommandStats {
     pub latency: LatencyHistogram,
 }
 
+/// The counters at one moment, for the instantaneous_* fields.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Sample {
+    /// Unix milliseconds.
+    pub ms: u64,
+    /// total_commands_processed.
+    pub commands: u64,
+    /// Network input bytes.
+    pub input: u64,
+    /// Network output bytes.
+    pub output: u64,
+    /// Replication input bytes.
+    pub repl_input: u64,
+    /// Replication output bytes.
+    pub repl_output: u64,
+}
+
 /// Server-wide counters.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -159,6 +176,10 @@ pub struct Stats {
     pub net_input_bytes: u64,
     /// total_net_output_bytes
     pub net_output_bytes: u64,
+    /// total_net_repl_input_bytes: read from the master (its snapshot and stream).
+    pub net_repl_input_bytes: u64,
+    /// total_net_repl_output_bytes: written to replicas (snapshots and stream).
+    pub net_repl_output_bytes: u64,
     /// total_error_replies
     pub error_replies: u64,
     /// total_reads_processed: read calls on client sockets.
@@ -169,9 +190,8 @@ pub struct Stats {
     pub errors: BTreeMap<String, u64>,
     /// Per command, by the command's stats slot (see [`Stats::command`]).
     commands: Vec<CommandStats>,
-    /// Samples of (millis, commands_processed, net input bytes, net output bytes) for the
-    /// instantaneous_* fields.
-    pub ops_samples: std::collections::VecDeque<(u64, u64, u64, u64)>,
+    /// Samples for the instantaneous_* fields.
+    pub ops_samples: std::collections::VecDeque<Sample>,
 }
 
 impl Stats {
@@ -184,12 +204,14 @@ impl Stats {
 
     /// Adds a sample of the command counter (called from the cron).
     pub fn sample_ops(&mut self, now_ms: u64) {
-        self.ops_samples.push_back((
-            now_ms,
-            self.commands_processed,
-            self.net_input_bytes,
-            self.net_output_bytes,
-        ));
+        self.ops_samples.push_back(Sample {
+            ms: now_ms,
+            commands: self.commands_processed,
+            input: self.net_input_bytes,
+            output: self.net_output_bytes,
+            repl_input: self.net_repl_input_bytes,
+            repl_output: self.net_repl_output_bytes,
+        });
         while self.ops_samples.len() > 16 {
             self.ops_samples.pop_front();
         }
@@ -198,17 +220,17 @@ impl Stats {
     /// instantaneous_ops_per_sec over the samples kept.
     pub fn ops_per_sec(&self) -> u64 {
         match (self.ops_samples.front(), self.ops_samples.back()) {
-            (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) * 1000 / (b.0 - a.0),
+            (Some(a), Some(b)) if b.ms > a.ms => (b.commands - a.commands) * 1000 / (b.ms - a.ms),
             _ => 0,
         }
     }
 
     /// Kilobytes a second between the oldest and newest sample of one byte counter.
-    fn kbps(&self, counter: impl Fn(&(u64, u64, u64, u64)) -> u64) -> f64 {
+    fn kbps(&self, counter: impl Fn(&Sample) -> u64) -> f64 {
         match (self.ops_samples.front(), self.ops_samples.back()) {
-            (Some(a), Some(b)) if b.0 > a.0 => {
+            (Some(a), Some(b)) if b.ms > a.ms => {
                 (counter(b).saturating_sub(counter(a))) as f64 / 1024.0 * 1000.0
-                    / (b.0 - a.0) as f64
+                    / (b.ms - a.ms) as f64
             }
             _ => 0.0,
         }
@@ -216,12 +238,30 @@ impl Stats {
 
     /// instantaneous_input_kbps
     pub fn input_kbps(&self) -> f64 {
-        self.kbps(|s| s.2)
+        self.kbps(|s| s.input)
     }
 
     /// instantaneous_output_kbps
     pub fn output_kbps(&self) -> f64 {
-        self.kbps(|s| s.3)
+        self.kbps(|s| s.output)
+    }
+
+    /// instantaneous_input_repl_kbps
+    pub fn input_repl_kbps(&self) -> f64 {
+        self.kbps(|s| s.repl_input)
+    }
+
+    /// instantaneous_output_repl_kbps
+    pub fn output_repl_kbps(&self) -> f64 {
+        self.kbps(|s| s.repl_output)
+    }
+
+    /// Moves the output bytes counted since `before` (of total_net_output_bytes) to the
+    /// replication's count: they went to a replica, as Redis counts them.
+    pub fn output_was_replication(&mut self, before: u64) {
+        let n = self.net_output_bytes - before;
+        self.net_output_bytes = before;
+        self.net_repl_output_bytes += n;
     }
 
     /// The counters of the command with stats slot `slot` called `name`.

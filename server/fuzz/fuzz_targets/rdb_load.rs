@@ -44,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
         compress: true,
         aof_base: false,
         functions: report.functions.clone(),
-        repl_stream_db: None,
+        repl: None,
     };
     let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux, 0).expect("writing to memory");
     let (again, again_report) = match load(&bytes[..], &opts) {

@@ -100,7 +100,7 @@ pub fn base_options(server: &mut Server) -> base::BaseOptions<'static> {
         rdb: server.config.aof.use_rdb_preamble,
         aux: AuxInfo {
             aof_base: true,
-            repl_stream_db: None,
+            repl: None,
             ..server.snapshots().aux_info()
         },
         now_ms,

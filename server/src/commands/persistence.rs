@@ -83,8 +83,9 @@ pub fn info_section(server: &Server, w: &mut String) {
         .map_or(-1, |c| c.started.elapsed().as_secs() as i64);
     let _ = write!(
         w,
-        "# Persistence\r\nloading:{}\r\nasync_loading:0\r\n",
-        server.is_loading() as u8
+        "# Persistence\r\nloading:{}\r\nasync_loading:{}\r\n",
+        server.is_loading() as u8,
+        crate::replication::replica::async_loading(server) as u8,
     );
     if let Some(load) = &server.loading {
         load.info_fields(w);

@@ -104,8 +104,12 @@ pub fn cron(server: &Server) {
 /// is set). Returns false when it stays over it: no key is left to evict under the policy,
 /// or the policy is noeviction; commands that may grow memory are then refused.
 pub fn perform_evictions(server: &mut Server) -> bool {
-    if crate::commands::pause::paused(server, crate::commands::pause::EVICT) {
-        // A write pause holds eviction too, and lets the commands run (Redis's EVICT_OK).
+    // A write pause holds eviction too, and lets the commands run (Redis's EVICT_OK);
+    // under replica-ignore-maxmemory a replica's keys go as its master's do (Redis's
+    // performEvictions).
+    if crate::commands::pause::paused(server, crate::commands::pause::EVICT)
+        || (server.config.repl.ignore_maxmemory && server.replication.is_replica())
+    {
         return true;
     }
     let config = server.config.memory;

@@ -193,7 +193,7 @@ impl RespLoop<'_> {
                 server.clients.restore(lease, false);
                 continue;
             };
-            let open = c.state.flush(&mut c.stream, &mut server.stats);
+            let open = flush_counted(&mut c.state, &mut c.stream, server, &lease.client);
             finish(server, cx, key, lease, open);
         }
     }
@@ -274,7 +274,8 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         |server: &Server| may_block && server.aof.holds_replies(server.propagation.pending());
     let mut held = holds(server);
     // Output written for it passed its hard limit: closed without writing more.
-    let mut open = !lease.overflowed && (held || conn.flush(&mut c.stream, &mut server.stats));
+    let mut open =
+        !lease.overflowed && (held || flush_counted(conn, &mut c.stream, server, &lease.client));
     loop {
         let conn = &cx.conn(key).expect("open").state;
         if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
@@ -306,7 +307,7 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         let c = cx.conn(key).expect("open");
         let conn = &mut c.state;
         held = holds(server);
-        open = held || conn.flush(&mut c.stream, &mut server.stats);
+        open = held || flush_counted(conn, &mut c.stream, server, &lease.client);
         if read.got == 0 || read.eof {
             open &= !read.eof || conn.pending_output() > 0;
             break;
@@ -337,6 +338,23 @@ fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Le
     server.clients.restore(lease, false);
 }
 
+/// Writes what the socket takes of a connection's output; what goes to a replica counts as
+/// replication traffic (total_net_repl_output_bytes), as in Redis.
+#[inline]
+fn flush_counted(
+    conn: &mut Conn,
+    stream: &mut mio::net::TcpStream,
+    server: &mut Server,
+    client: &crate::clients::Client,
+) -> bool {
+    let before = server.stats.net_output_bytes;
+    let open = conn.flush(stream, &mut server.stats);
+    if client.repl_role == crate::clients::ReplRole::Replica {
+        server.stats.output_was_replication(before);
+    }
+    open
+}
+
 impl RespLoop<'_> {
     /// Installs the start-up load once its thread is done; a file that did not load ends
     /// the server, as Redis exits on a bad RDB.
@@ -349,8 +367,11 @@ impl RespLoop<'_> {
         let load = server.loading.take().expect("checked");
         if from_master {
             crate::replication::replica::finish_load(server, load);
-        } else if server.snapshots().finish_loading(load).is_err() {
-            std::process::exit(1);
+        } else {
+            match server.snapshots().finish_loading(load) {
+                Ok(repl) => crate::replication::persist::restore(server, repl),
+                Err(_) => std::process::exit(1),
+            }
         }
     }
 

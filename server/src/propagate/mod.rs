@@ -80,6 +80,11 @@ impl Propagation {
         self.selected = None;
     }
 
+    /// The database the stream is in (None: the next command is preceded by a SELECT).
+    pub fn selected(&self) -> Option<usize> {
+        self.selected
+    }
+
     /// The next command is preceded by a SELECT, whatever the last one's database (a new
     /// file or a new consumer starts there).
     pub fn reselect(&mut self) {

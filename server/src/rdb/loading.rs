@@ -27,6 +27,8 @@ pub struct Loading {
     pub started_unix: u64,
     /// The file's size (INFO loading_total_bytes).
     pub total_bytes: u64,
+    /// Read from the master's socket as it arrives ([`Loading::stream`]), not from `path`.
+    pub socket: bool,
     loaded: Arc<AtomicU64>,
     thread: JoinHandle<Loaded>,
 }
@@ -61,9 +63,40 @@ impl Loading {
             started: Instant::now(),
             started_unix: crate::clock::unix_ms() / 1000,
             total_bytes,
+            socket: false,
             loaded,
             thread,
         })
+    }
+
+    /// Starts loading a snapshot read from `reader` (a replica's payload as it arrives from
+    /// the master) on a thread; `total_bytes` is its size when known (else 0).
+    pub fn stream<R: Read + Send + 'static>(
+        reader: R,
+        total_bytes: u64,
+        opts: LoadOptions,
+    ) -> Loading {
+        let loaded = Arc::new(AtomicU64::new(0));
+        let count = loaded.clone();
+        let thread = std::thread::Builder::new()
+            .name("rdb-load".into())
+            .spawn(move || {
+                let reader = Counting {
+                    inner: reader,
+                    count,
+                };
+                super::read::load(reader, &opts).map(Some)
+            })
+            .expect("spawn the loading thread");
+        Loading {
+            path: PathBuf::new(),
+            started: Instant::now(),
+            started_unix: crate::clock::unix_ms() / 1000,
+            total_bytes,
+            socket: true,
+            loaded,
+            thread,
+        }
     }
 
     /// Bytes read so far (INFO loading_loaded_bytes).

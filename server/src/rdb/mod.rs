@@ -192,6 +192,11 @@ pub struct Snapshots<'a> {
     pub other_child: bool,
     /// The function libraries, saved with the keys and replaced by a load.
     pub functions: &'a mut crate::scripting::functions::Functions,
+    /// The replication state a save writes (None: not in a replication chain).
+    pub repl: Option<write::ReplAux>,
+    /// This server replicates a master: a load keeps the keys whose time passed, as Redis's
+    /// replicas do (the master's DELs remove them).
+    pub replica: bool,
 }
 
 /// Why BGSAVE did not start.
@@ -222,7 +227,7 @@ impl Snapshots<'_> {
             compress: self.config.rdbcompression,
             aof_base: false,
             functions: self.functions.codes(),
-            repl_stream_db: None,
+            repl: self.repl.clone(),
         }
     }
 
@@ -246,10 +251,14 @@ impl Snapshots<'_> {
         )
     }
 
-    /// How a load reads the file under this configuration.
-    /// The options a load of this server's data takes (its thresholds, its clock).
+    /// The options a load of this server's data takes (its thresholds, its clock; on a
+    /// replica no key is dropped as expired).
     pub fn load_options(&self) -> read::LoadOptions {
-        load_options(self.config, self.keyspace.initial_access())
+        let mut opts = load_options(self.config, self.keyspace.initial_access());
+        if self.replica {
+            opts.now_ms = 0;
+        }
+        opts
     }
 
     /// A foreground save (SAVE, SHUTDOWN, FLUSHALL). Logs and returns the error on failure.
@@ -275,12 +284,6 @@ impl Snapshots<'_> {
     /// Starts a background save.
     pub fn bgsave(&mut self) -> Result<(), BgsaveError> {
         let aux = self.aux_info();
-        self.bgsave_with(aux)
-    }
-
-    /// Starts a background save with these AUX facts (a replica's full sync adds the
-    /// stream's database).
-    pub fn bgsave_with(&mut self, aux: write::AuxInfo<'static>) -> Result<(), BgsaveError> {
         if self.state.child.is_some() {
             return Err(BgsaveError::InProgress);
         }
@@ -478,13 +481,16 @@ impl Snapshots<'_> {
         loading::Loading::start(path, self.load_options())
     }
 
-    /// Installs what the start-up load read. A bad file is an error: the server must exit
-    /// (and must not overwrite it later).
-    pub fn finish_loading(&mut self, load: loading::Loading) -> anyhow::Result<()> {
+    /// Installs what the start-up load read, and returns the replication state the file
+    /// carried. A bad file is an error: the server must exit (and must not overwrite it later).
+    pub fn finish_loading(
+        &mut self,
+        load: loading::Loading,
+    ) -> anyhow::Result<Option<write::ReplAux>> {
         let path = load.path.clone();
         let started = load.started;
         match load.finish() {
-            Ok(None) => Ok(()),
+            Ok(None) => Ok(None),
             Ok(Some((dbs, report))) => {
                 log_report(&report);
                 if let Err(e) = self.install_functions(&report.functions) {
@@ -501,7 +507,7 @@ impl Snapshots<'_> {
                     "DB loaded from disk: {:.3} seconds",
                     started.elapsed().as_secs_f64()
                 );
-                Ok(())
+                Ok(write::ReplAux::from_aux(&report.aux))
             }
             Err(e) => {
                 warning!(

@@ -86,7 +86,8 @@ pub struct LoadOptions {
     pub list: ListConfig,
     /// Skip keys of types Goblin does not store instead of refusing the file.
     pub skip_unsupported: bool,
-    /// Now, in Unix milliseconds: keys that expired before are dropped.
+    /// Now, in Unix milliseconds: keys that expired before are dropped (0: none is, as a
+    /// replica loads them).
     pub now_ms: u64,
     /// Server clock for the keys' access time.
     pub clock_secs: u32,
@@ -1327,7 +1328,7 @@ mod tests {
             compress: true,
             aof_base: false,
             functions: Vec::new(),
-            repl_stream_db: None,
+            repl: None,
         };
         write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
     }

@@ -46,9 +46,37 @@ pub struct AuxInfo<'a> {
     pub aof_base: bool,
     /// The function libraries' codes, written after the AUX fields (RDB_OPCODE_FUNCTION2).
     pub functions: Vec<Vec<u8>>,
-    /// For a replica's full sync: the database its stream continues in (`repl-stream-db`,
-    /// which a replica's master client selects after the load).
-    pub repl_stream_db: Option<usize>,
+    /// The replication state (`repl-stream-db`, `repl-id`, `repl-offset`), when this server
+    /// is part of a replication chain (Redis's rdbSaveInfo).
+    pub repl: Option<ReplAux>,
+}
+
+/// The replication state a snapshot carries, as Redis's rdbSaveInfo: the history and offset
+/// the data is at, and the database the stream continues in. A replica of the master that
+/// wrote it selects that database after a full sync's load; a server restarted from it
+/// continues the history with PSYNC (a replica) or lets its replicas do so (a master).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplAux {
+    /// `repl-stream-db`: the database the stream continues in.
+    pub stream_db: usize,
+    /// `repl-id`: the replication id (40 hex digits).
+    pub replid: String,
+    /// `repl-offset`: the offset of the stream's last byte in the data.
+    pub offset: u64,
+}
+
+impl ReplAux {
+    /// The state a load's AUX fields give, when all three are there and valid (Redis uses
+    /// them only then).
+    pub fn from_aux(aux: &[(String, String)]) -> Option<ReplAux> {
+        let field = |name: &str| aux.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        let replid = field("repl-id").filter(|id| id.len() == 40)?;
+        Some(ReplAux {
+            stream_db: field("repl-stream-db")?.parse().ok()?,
+            replid: replid.to_string(),
+            offset: field("repl-offset")?.parse().ok()?,
+        })
+    }
 }
 
 /// What a save wrote.
@@ -436,18 +464,21 @@ pub fn write_snapshot<W: Write>(
     let mut w = RdbWriter::new(out);
     let mut stats = SaveStats::default();
     w.raw(format!("REDIS{WRITE_VERSION:04}").as_bytes())?;
-    let aux_fields: [(&str, String); 6] = [
+    // In Redis's order (rdbSaveInfoAuxFields), Goblin's own field last.
+    let mut aux_fields: Vec<(&str, String)> = vec![
         ("redis-ver", aux.redis_version.to_string()),
         ("redis-bits", "64".into()),
         ("ctime", aux.ctime.to_string()),
         ("used-mem", aux.used_mem.to_string()),
-        ("aof-base", u8::from(aux.aof_base).to_string()),
-        ("goblin-ver", env!("CARGO_PKG_VERSION").into()),
     ];
-    let repl = aux
-        .repl_stream_db
-        .map(|db| ("repl-stream-db", db.to_string()));
-    for (name, value) in aux_fields.iter().chain(&repl) {
+    if let Some(repl) = &aux.repl {
+        aux_fields.push(("repl-stream-db", repl.stream_db.to_string()));
+        aux_fields.push(("repl-id", repl.replid.clone()));
+        aux_fields.push(("repl-offset", repl.offset.to_string()));
+    }
+    aux_fields.push(("aof-base", u8::from(aux.aof_base).to_string()));
+    aux_fields.push(("goblin-ver", env!("CARGO_PKG_VERSION").into()));
+    for (name, value) in &aux_fields {
         w.byte(OP_AUX)?;
         w.string(name.as_bytes())?;
         w.string(value.as_bytes())?;

@@ -1,7 +1,7 @@
 //! The replication directives, with Redis 7.2's names, defaults and ranges (their aliases
 //! are in the configuration's parameter table).
 
-use crate::config::{int_in, memory_in, yes_no, yes_no_name, ConfigError};
+use crate::config::{int_in, memory_in, one_of, yes_no, yes_no_name, ConfigError};
 
 /// The parameters this module owns, by canonical name.
 pub const NAMES: &[&str] = &[
@@ -17,7 +17,31 @@ pub const NAMES: &[&str] = &[
     "replica-serve-stale-data",
     "masterauth",
     "masteruser",
+    "repl-backlog-ttl",
+    "repl-diskless-load",
+    "replica-ignore-maxmemory",
 ];
+
+/// How a replica loads its master's snapshot (repl-diskless-load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisklessLoad {
+    /// Into a file first, then loaded from it (the loop answers -LOADING meanwhile).
+    Disabled,
+    /// Straight from the socket when the keyspace is empty, else as `Disabled`.
+    OnEmptyDb,
+    /// Straight from the socket into new databases while the old ones keep serving
+    /// (async_loading), swapped in once loaded.
+    Swapdb,
+}
+
+impl DisklessLoad {
+    const NAMES: [&'static str; 3] = ["disabled", "on-empty-db", "swapdb"];
+
+    /// The mode's name in CONFIG GET.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
 
 /// The replication settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +73,12 @@ pub struct ReplConfig {
     pub masteruser: Vec<u8>,
     /// replicaof / slaveof at start: the master to replicate.
     pub replicaof: Option<(String, u16)>,
+    /// repl-backlog-ttl: seconds a master without replicas keeps its backlog (0: forever).
+    pub backlog_ttl: u64,
+    /// repl-diskless-load
+    pub diskless_load: DisklessLoad,
+    /// replica-ignore-maxmemory: a replica does not evict (its master's DELs do).
+    pub ignore_maxmemory: bool,
 }
 
 impl Default for ReplConfig {
@@ -67,6 +97,9 @@ impl Default for ReplConfig {
             masterauth: Vec::new(),
             masteruser: Vec::new(),
             replicaof: None,
+            backlog_ttl: 3600,
+            diskless_load: DisklessLoad::Disabled,
+            ignore_maxmemory: true,
         }
     }
 }
@@ -89,6 +122,18 @@ impl ReplConfig {
             "replica-serve-stale-data" => self.serve_stale_data = yes_no(&text)?,
             "masterauth" => self.masterauth = value.to_vec(),
             "masteruser" => self.masteruser = value.to_vec(),
+            "repl-backlog-ttl" => {
+                self.backlog_ttl = int_in(&text, 0, i64::MAX)? as u64;
+            }
+            "repl-diskless-load" => {
+                let name = one_of(&text, &DisklessLoad::NAMES)?;
+                self.diskless_load = match name.as_str() {
+                    "disabled" => DisklessLoad::Disabled,
+                    "on-empty-db" => DisklessLoad::OnEmptyDb,
+                    _ => DisklessLoad::Swapdb,
+                };
+            }
+            "replica-ignore-maxmemory" => self.ignore_maxmemory = yes_no(&text)?,
             _ => return Err(ConfigError::Unknown),
         }
         Ok(())
@@ -109,6 +154,9 @@ impl ReplConfig {
             "replica-serve-stale-data" => yes_no_name(self.serve_stale_data),
             "masterauth" => String::from_utf8_lossy(&self.masterauth).into_owned(),
             "masteruser" => String::from_utf8_lossy(&self.masteruser).into_owned(),
+            "repl-backlog-ttl" => self.backlog_ttl.to_string(),
+            "repl-diskless-load" => self.diskless_load.name().into(),
+            "replica-ignore-maxmemory" => yes_no_name(self.ignore_maxmemory),
             _ => String::new(),
         }
     }
@@ -150,6 +198,9 @@ mod tests {
             ("replica-serve-stale-data", "no"),
             ("masterauth", "secret"),
             ("masteruser", "repl"),
+            ("repl-backlog-ttl", "0"),
+            ("repl-diskless-load", "swapdb"),
+            ("replica-ignore-maxmemory", "no"),
         ] {
             c.apply(name, value.as_bytes()).unwrap();
             let expect = if name == "repl-backlog-size" {
@@ -159,7 +210,10 @@ mod tests {
             };
             assert_eq!(c.value_of(name), expect, "{name}");
         }
-        assert_eq!(NAMES.len(), 12);
+        assert_eq!(NAMES.len(), 15);
+        assert!(c.apply("repl-diskless-load", b"sometimes").is_err());
+        c.apply("repl-diskless-load", b"ON-EMPTY-DB").unwrap();
+        assert_eq!(c.value_of("repl-diskless-load"), "on-empty-db");
         assert!(c.apply("repl-timeout", b"0").is_err());
         assert!(c.apply("repl-backlog-size", b"0").is_err());
         c.set_replicaof("127.0.0.1 6380").unwrap();

@@ -88,8 +88,8 @@ fn start_sync(server: &mut Server, diskless: bool) {
             })
             .collect();
         let timeout = Duration::from_secs(server.config.repl.timeout);
-        let mut aux = server.snapshots().aux_info();
-        aux.repl_stream_db = Some(stream_db(server));
+        // The replication state is in it (persist::save_info), as Redis's rdbSaveInfo.
+        let aux = server.snapshots().aux_info();
         let dbs = server.keyspace.databases();
         let now = crate::clock::unix_ms();
         match crate::rdb::fork::spawn(|| {
@@ -108,11 +108,7 @@ fn start_sync(server: &mut Server, diskless: bool) {
             }
         }
     } else {
-        let db = stream_db(server);
-        let mut snapshots = server.snapshots();
-        let mut aux = snapshots.aux_info();
-        aux.repl_stream_db = Some(db);
-        match snapshots.bgsave_with(aux) {
+        match server.snapshots().bgsave() {
             Ok(()) => {
                 server.replication.master.disk_job = server.rdb.child.as_ref().map(|c| c.pid);
                 true
@@ -153,23 +149,15 @@ fn start_sync(server: &mut Server, diskless: bool) {
     }
 }
 
-/// The database the stream continues in after a snapshot taken now: a master's starts with
-/// a SELECT (0 is as good as any), a replica's is its master's, where the master client is.
-fn stream_db(server: &Server) -> usize {
-    server
-        .replication
-        .link
-        .as_ref()
-        .and_then(|l| l.master_db())
-        .unwrap_or(0)
-}
-
 /// The diskless child ended: its replicas are online (the stream waits for their first
-/// ACK), or dropped when it failed.
-pub fn finish_sockets(server: &mut Server, ok: bool) {
+/// ACK), or dropped when it failed. `sent`: the snapshot's size when it succeeded (each
+/// replica was sent it and the end mark, counted as replication output).
+pub fn finish_sockets(server: &mut Server, sent: Option<u64>) {
+    let ok = sent.is_some();
     let Server {
         replication,
         clients,
+        stats,
         ..
     } = server;
     for r in replication
@@ -183,6 +171,7 @@ pub fn finish_sockets(server: &mut Server, ok: bool) {
             clients.kill(|c| c.id == r.id);
             continue;
         }
+        stats.net_repl_output_bytes += sent.unwrap_or(0) + super::payload::MARK_LEN as u64;
         if r.conf.rdb_only {
             notice!(
                 "Close the connection with replica {} as RDB transfer is complete",

@@ -404,8 +404,13 @@ pub fn tick(server: &mut Server) {
         .and_then(Child::try_reap)
     {
         server.replication.master.child = None;
-        let ok = matches!(exit, crate::rdb::fork::Exit::Code(0, _));
-        fullsync::finish_sockets(server, ok);
+        let sent = match &exit {
+            crate::rdb::fork::Exit::Code(0, Some(crate::rdb::fork::ChildReport::Saved(s, _))) => {
+                Some(s.bytes)
+            }
+            _ => None,
+        };
+        fullsync::finish_sockets(server, sent);
     }
     if let Some(pid) = server.replication.master.disk_job {
         if server.rdb.child.as_ref().map(|c| c.pid) != Some(pid) {

@@ -2,14 +2,19 @@
 //!
 //! - [`config`]: the directives (repl-backlog-size, repl-diskless-sync, min-replicas-*, ...).
 //! - [`backlog`]: the ring of the stream's last bytes that partial resyncs continue from.
+//! - [`backlog_ttl`]: repl-backlog-ttl, the backlog of a master left without replicas freed.
 //! - [`master`]: Goblin as a master: the replicas (REPLCONF, SYNC / PSYNC), the full sync
 //!   (an RDB by fork, to disk or straight to the sockets), the stream, acknowledgements,
 //!   WAIT and min-replicas.
+//! - [`memory`]: the backlog's and the replicas' buffers, for INFO memory.
 //! - [`fullsync`]: a full sync's fork (to the snapshot file or to the sockets), its end, and
 //!   the file sent by chunks.
 //! - [`sockets`]: the diskless child's writer (every waiting replica's socket at once).
 //! - [`payload`]: what a replica reads before the stream: the master's handshake replies and
 //!   the RDB payload in both of its forms (`$<len>` and `$EOF:<mark>`).
+//! - [`persist`]: the ids and offset a snapshot keeps, so that a restart continues with
+//!   PSYNC.
+//! - [`socket_load`]: repl-diskless-load, the master's snapshot loaded as it arrives.
 //! - [`replica`]: Goblin as a replica: the link to the master on the event loop (connect,
 //!   handshake, transfer, load), the stream applied as the master client, ACKs, reconnects.
 //! - this file: [`Replication`], the ids and offsets; the stream's entry point ([`feed`]);
@@ -31,11 +36,15 @@
 //! ```
 
 pub mod backlog;
+pub mod backlog_ttl;
 pub mod config;
 pub mod fullsync;
 pub mod master;
+pub mod memory;
 pub mod payload;
+pub mod persist;
 pub mod replica;
+pub mod socket_load;
 pub mod sockets;
 
 use crate::server::Server;
@@ -79,6 +88,8 @@ pub struct Replication {
     pub sync_partial_ok: u64,
     /// See `sync_full`.
     pub sync_partial_err: u64,
+    /// Since when this master has no replica (repl-backlog-ttl counts from it).
+    pub no_replicas_since: Option<std::time::Instant>,
 }
 
 impl Replication {
@@ -113,8 +124,7 @@ pub fn init(server: &mut Server) {
     server.replication.second_offset = -1;
     if let Some((host, port)) = server.config.repl.replicaof.clone() {
         replica::set_master(server, host, port);
-        // At start there is no history of this server's to continue (Redis would take one
-        // from its snapshot's AUX fields; Goblin's do not carry it): a full sync.
+        // No history to continue until the snapshot's load gives one ([`persist`]).
         if let Some(link) = server.replication.link.as_mut() {
             link.forget_history();
         }
@@ -208,6 +218,11 @@ pub fn busy(server: &Server) -> bool {
 /// Periodic work (each cron): PINGs and newlines to the replicas, their timeouts, ACKs to
 /// the master, reconnecting.
 pub fn cron(server: &mut Server, registry: &mio::Registry) {
+    if server.shutdown {
+        // SHUTDOWN saved: the snapshot's offset stays the stream's last (no PING after it),
+        // so that the replicas continue from it with PSYNC after the restart.
+        return;
+    }
     master::cron(server);
     if server.replication.link.is_some() {
         replica::cron(server, registry);
@@ -216,6 +231,7 @@ pub fn cron(server: &mut Server, registry: &mio::Registry) {
     if let Some(b) = server.replication.backlog.as_mut() {
         b.resize(size);
     }
+    backlog_ttl::cron(server);
 }
 
 /// A client's connection closed: a replica leaves the list.

@@ -67,6 +67,10 @@ struct Transfer {
     read: u64,
     scanner: Option<EofScanner>,
     last_io: Instant,
+    /// repl-diskless-load: loaded from the socket (Some(async), see [`super::socket_load`]).
+    diskless: Option<bool>,
+    /// The loading thread's feed, once the header was read (a diskless load).
+    feed: Option<std::sync::mpsc::Sender<Vec<u8>>>,
 }
 
 /// The link to the master.
@@ -95,6 +99,10 @@ pub struct Link {
     last_ack: Option<Instant>,
     /// Drive it from the loop's next round (edge-triggered readiness may not come again).
     pending_drive: bool,
+    /// Bytes read from the master not yet counted in the server's statistics.
+    uncounted: u64,
+    /// A swapdb load: the master's snapshot loading while the old data serves.
+    async_load: Option<crate::rdb::loading::Loading>,
 }
 
 impl Link {
@@ -118,6 +126,8 @@ impl Link {
             reploff: 0,
             last_ack: None,
             pending_drive: false,
+            uncounted: 0,
+            async_load: None,
         }
     }
 
@@ -181,9 +191,27 @@ impl Link {
         self.cached = None;
     }
 
+    /// Caches a master to continue with PSYNC: history `replid` up to `offset`, the stream
+    /// in database `db` (a restarted replica's snapshot).
+    pub fn cache_master(&mut self, replid: String, offset: u64, db: usize) {
+        self.cached = Some(Cached { replid, offset, db });
+    }
+
+    /// The database the master's stream is in: the master client's, else the cached
+    /// master's (None: no history to continue).
+    pub fn stream_db(&self) -> Option<usize> {
+        self.master_db()
+            .or_else(|| self.cached.as_ref().map(|c| c.db))
+    }
+
     /// Whether the snapshot from the master is being loaded.
     pub fn loading(&self) -> bool {
         self.state == State::Loading
+    }
+
+    /// Whether a swapdb load runs (INFO async_loading).
+    pub fn async_loading(&self) -> bool {
+        self.async_load.is_some()
     }
 
     /// The master-related fields of INFO replication.
@@ -214,11 +242,13 @@ impl Link {
             in_sync as u8,
         );
         if let Some(t) = self.transfer.as_ref().filter(|_| in_sync) {
+            // As Redis's repl_transfer_size: -1 before the header, 0 for a diskless payload.
             let total = match t.header {
                 Some(Header::Len(n)) => n as i64,
-                _ => 0,
+                Some(Header::Eof(_)) => 0,
+                None => -1,
             };
-            let perc = if total > 0 {
+            let perc = if total != 0 {
                 t.read as f64 * 100.0 / total as f64
             } else {
                 0.0
@@ -300,7 +330,11 @@ pub fn tick(server: &mut Server, registry: &mio::Registry) {
     let Some(link) = server.replication.link.as_mut() else {
         return;
     };
+    // As Redis, which loads its snapshot before it connects: the history to continue
+    // comes from it.
+    let loading_own = server.loading.is_some() && link.state != State::Loading;
     if link.state == State::Connect
+        && !loading_own
         && link
             .last_attempt
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
@@ -308,6 +342,13 @@ pub fn tick(server: &mut Server, registry: &mio::Registry) {
         connect(server, registry);
     }
     let link = server.replication.link.as_mut().expect("checked");
+    if link.async_load.as_ref().is_some_and(|l| l.is_done()) {
+        let load = link.async_load.take().expect("checked");
+        finish_load(server, load);
+    }
+    let Some(link) = server.replication.link.as_mut() else {
+        return;
+    };
     if std::mem::take(&mut link.pending_drive) || server.replication.ack_requested {
         drive(server);
     }
@@ -398,7 +439,9 @@ pub fn drive(server: &mut Server) {
     let Some(mut link) = server.replication.link.take() else {
         return;
     };
-    if let Err(why) = link.step(server) {
+    let stepped = link.step(server);
+    server.stats.net_repl_input_bytes += std::mem::take(&mut link.uncounted);
+    if let Err(why) = stepped {
         warning!("{why}");
         link.fail(server);
     }
@@ -434,8 +477,24 @@ pub fn kill_link(server: &mut Server) -> usize {
 pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
     let started = load.started;
     let temp = load.path.clone();
-    let result = load.finish();
+    let socket = load.socket;
+    let mut result = load.finish();
+    if server
+        .replication
+        .link
+        .as_ref()
+        .is_some_and(|l| l.state != State::Loading)
+    {
+        // The link failed while the payload arrived: what loaded is not all of it.
+        result = Err(crate::rdb::read::LoadError {
+            kind: crate::rdb::read::ErrorKind::Io,
+            offset: 0,
+            message: "the link to the master failed during the transfer".into(),
+        });
+    }
+    let from = if socket { "socket" } else { "disk" };
     let renamed = match &result {
+        _ if socket => Ok(()),
         Ok(Some(_)) => {
             let target = server.config.dir.join(&server.config.dbfilename);
             std::fs::rename(&temp, &target).map_err(|e| {
@@ -461,15 +520,19 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
         Ok(Some(loaded)) => loaded,
         Ok(None) => {
             warning!(
-                "Failed trying to load the MASTER synchronization DB from disk, check server logs."
+                "Failed trying to load the MASTER synchronization DB from {from}, check server logs."
             );
-            link.fail(server);
+            if link.state == State::Loading {
+                link.fail(server);
+            }
             server.replication.link = Some(link);
             return;
         }
         Err(e) => {
-            warning!("Failed trying to load the MASTER synchronization DB from disk: {e}");
-            link.fail(server);
+            warning!("Failed trying to load the MASTER synchronization DB from {from}: {e}");
+            if link.state == State::Loading {
+                link.fail(server);
+            }
             server.replication.link = Some(link);
             return;
         }
@@ -531,8 +594,10 @@ impl Link {
             }
         }
         if let Some(t) = self.transfer.take() {
-            drop(t.file);
-            let _ = std::fs::remove_file(&t.path);
+            if t.file.is_some() {
+                drop(t.file);
+                let _ = std::fs::remove_file(&t.path);
+            }
         }
         self.client = None;
         self.stream = None;
@@ -588,6 +653,7 @@ impl Link {
                 Ok(0) => return Err("Connection with master lost (closed by the master).".into()),
                 Ok(n) => {
                     self.rbuf.extend_from_slice(&buf[..n]);
+                    self.uncounted += n as u64;
                     got += n;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -739,27 +805,35 @@ impl Link {
             PsyncReply::Full { replid, offset } => {
                 notice!("Full resync from master: {replid}:{offset}");
                 self.cached = None;
+                let diskless = super::socket_load::mode(server, &replid);
                 self.initial = Some((replid, offset));
                 // A new history: this server's replicas must sync again, from it.
                 super::master::disconnect_replicas(server);
                 server.replication.backlog = None;
-                let path = server.config.dir.join(format!(
-                    "temp-{}.{}.rdb",
-                    crate::clock::unix_ms() / 1000,
-                    std::process::id()
-                ));
-                let file = File::create(&path).map_err(|e| {
-                    format!(
+                let (file, path) = if diskless.is_some() {
+                    (None, PathBuf::new())
+                } else {
+                    let path = server.config.dir.join(format!(
+                        "temp-{}.{}.rdb",
+                        crate::clock::unix_ms() / 1000,
+                        std::process::id()
+                    ));
+                    let file = File::create(&path).map_err(|e| {
+                        format!(
                         "Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}"
                     )
-                })?;
+                    })?;
+                    (Some(file), path)
+                };
                 self.transfer = Some(Transfer {
                     header: None,
-                    file: Some(file),
+                    file,
                     path,
                     read: 0,
                     scanner: None,
                     last_io: Instant::now(),
+                    diskless,
+                    feed: None,
                 });
                 self.state = State::Transfer;
                 Ok(())
@@ -813,6 +887,24 @@ impl Link {
                 }
             }
             self.eof_form = matches!(header, Header::Eof(_));
+            if let Some(async_load) = t.diskless {
+                let total = match header {
+                    Header::Len(n) => n,
+                    Header::Eof(_) => 0,
+                };
+                // No child may write over what is loaded, nor save the old data afterwards.
+                server.snapshots().kill_child();
+                crate::aof::rewrite::kill_child(server);
+                notice!("MASTER <-> REPLICA sync: Loading DB in memory");
+                let (load, feed) =
+                    super::socket_load::start(total, server.snapshots().load_options());
+                t.feed = Some(feed);
+                if async_load {
+                    self.async_load = Some(load);
+                } else {
+                    server.loading = Some(load);
+                }
+            }
             t.header = Some(header);
         }
         if self.rbuf.is_empty() {
@@ -836,6 +928,16 @@ impl Link {
         };
         t.read += write.len() as u64;
         self.rbuf = rest;
+        if let Some(feed) = &t.feed {
+            // A loader that stopped (a bad payload) reports it when it is collected.
+            let _ = feed.send(write);
+            if done {
+                // The sender dropped: the loader reads the end of the snapshot.
+                self.transfer = None;
+                self.state = State::Loading;
+            }
+            return Ok(done);
+        }
         let file = t.file.as_mut().expect("open");
         file.write_all(&write)
             .map_err(|e| format!("Write error writing to the DB on disk: {e}"))?;
@@ -950,5 +1052,15 @@ impl Link {
 
 /// Whether the master's snapshot is what the running load reads.
 pub fn loading_sync(server: &Server) -> bool {
-    server.replication.link.as_ref().is_some_and(Link::loading)
+    server.loading.as_ref().is_some_and(|l| l.socket)
+        || server.replication.link.as_ref().is_some_and(Link::loading)
+}
+
+/// Whether a swapdb load runs (INFO async_loading).
+pub fn async_loading(server: &Server) -> bool {
+    server
+        .replication
+        .link
+        .as_ref()
+        .is_some_and(Link::async_loading)
 }

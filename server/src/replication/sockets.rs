@@ -133,7 +133,7 @@ mod tests {
             compress: false,
             aof_base: false,
             functions: Vec::new(),
-            repl_stream_db: None,
+            repl: None,
         };
         let dbs = vec![Db::default()];
         let reader = std::thread::spawn(move || {

@@ -26,7 +26,7 @@ pub fn check_rdb_round_trip(server: &Server) {
         compress: true,
         aof_base: false,
         functions: server.scripting.functions.codes(),
-        repl_stream_db: None,
+        repl: None,
     };
     let (bytes, _) = write_snapshot(Vec::new(), dbs, &aux, 0).expect("writing to memory");
     let opts = LoadOptions {
