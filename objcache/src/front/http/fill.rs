@@ -106,6 +106,22 @@ impl TailFill {
 }
 
 impl FillState {
+    /// A fetch not started yet: no head, no bytes.
+    fn waiting() -> Self {
+        FillState {
+            phase: Phase::Waiting,
+            error_status: 502,
+            value: Vec::new(),
+            complete: None,
+            tail: None,
+            meta: None,
+            body_len: None,
+            ttl: None,
+            loops: 0,
+            refreshed: false,
+        }
+    }
+
     /// The value's first bytes: meta, header block and the body up to the split (all of it
     /// when the value is not split).
     pub fn head(&self) -> &[u8] {
@@ -429,18 +445,7 @@ impl Fills {
             forward,
             revalidate,
             purge: AtomicU8::new(0),
-            state: Mutex::new(FillState {
-                phase: Phase::Waiting,
-                error_status: 502,
-                value: Vec::new(),
-                complete: None,
-                tail: None,
-                meta: None,
-                body_len: None,
-                ttl: None,
-                loops: 0,
-                refreshed: false,
-            }),
+            state: Mutex::new(FillState::waiting()),
         });
         table.insert(key.0, Arc::clone(&fill));
         fill
@@ -655,21 +660,6 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn state() -> FillState {
-        FillState {
-            phase: Phase::Waiting,
-            error_status: 502,
-            value: Vec::new(),
-            complete: None,
-            tail: None,
-            meta: None,
-            body_len: None,
-            ttl: None,
-            loops: 0,
-            refreshed: false,
-        }
-    }
-
     fn limits(split_at: Option<usize>) -> Limits {
         Limits {
             default_ttl: 60,
@@ -687,7 +677,7 @@ mod tests {
         let head = super::super::parse::parse_response(raw.as_bytes(), false)
             .unwrap()
             .unwrap();
-        let mut st = state();
+        let mut st = FillState::waiting();
         st.begin(&head, raw.as_bytes(), None, limits);
         for piece in body.chunks(7777) {
             st.append(piece);
