@@ -11,6 +11,7 @@ static BACKING_LOGGED: AtomicU8 = AtomicU8::new(0);
 pub struct Block {
     ptr: *mut u8,
     len: usize,
+    huge: bool,
 }
 
 // SAFETY: a Block owns its mapping exclusively; it is moved between threads only inside a
@@ -26,13 +27,21 @@ impl Block {
         if len.is_multiple_of(2 << 20) {
             if let Some(ptr) = mmap(len, base | libc::MAP_HUGETLB) {
                 log_backing(1, len);
-                return Ok(Block { ptr, len });
+                return Ok(Block {
+                    ptr,
+                    len,
+                    huge: true,
+                });
             }
         }
         match mmap(len, base | libc::MAP_NORESERVE) {
             Some(ptr) => {
                 log_backing(2, len);
-                Ok(Block { ptr, len })
+                Ok(Block {
+                    ptr,
+                    len,
+                    huge: false,
+                })
             }
             None => Err(std::io::Error::last_os_error()),
         }
@@ -42,6 +51,27 @@ impl Block {
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: ptr..ptr+len is a live mapping owned by self.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// True when HugeTLB pages back the block (they cannot be dropped a few at a time).
+    pub fn is_huge(&self) -> bool {
+        self.huge
+    }
+
+    /// Gives the pages of `range` (page-aligned offsets) back to the kernel: the next touch
+    /// maps fresh zeroed pages, while whoever still holds a reference to the old ones (a
+    /// pipe or socket they were spliced into) keeps them unchanged.
+    pub fn drop_pages(&mut self, range: std::ops::Range<usize>) {
+        debug_assert!(range.start.is_multiple_of(4096) && range.end <= self.len);
+        // SAFETY: the range lies inside the mapping owned by self; MADV_DONTNEED on a
+        // private anonymous mapping only replaces its pages.
+        unsafe {
+            libc::madvise(
+                self.ptr.add(range.start).cast(),
+                range.end - range.start,
+                libc::MADV_DONTNEED,
+            );
+        }
     }
 
     /// The block's bytes, mutably.
@@ -96,5 +126,15 @@ mod tests {
         b.bytes_mut()[12345] = 7;
         assert_eq!(b.bytes()[12345], 7);
         assert_eq!(b.bytes().len(), 2 << 20);
+    }
+
+    #[test]
+    fn dropped_pages_read_zero_and_others_keep_their_bytes() {
+        let mut b = Block::map(1 << 20).unwrap();
+        b.bytes_mut().fill(9);
+        b.drop_pages(64 << 10..128 << 10);
+        assert!(b.bytes()[64 << 10..128 << 10].iter().all(|&x| x == 0));
+        assert_eq!(b.bytes()[(64 << 10) - 1], 9);
+        assert_eq!(b.bytes()[128 << 10], 9);
     }
 }

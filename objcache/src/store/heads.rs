@@ -1,10 +1,34 @@
 //! Fixed-size RAM head slots for objects at least --ram-head long: slot `n` lives in block
 //! `n / slots_per_block`, blocks are mapped on first use, and freed slots are reused first.
+//!
+//! Lending: a front may hand a slot's bytes to a socket by reference (`vmsplice`), so the
+//! kernel holds its pages for as long as the bytes sit in a pipe or socket queue, which may
+//! be after the object is gone. Such a slot is lent ([`Heads::lend`], under the shard lock,
+//! while its entry owns it) and stays pinned until given back ([`Heads::give_back`]), so
+//! it cannot be reused in between; freeing a pinned slot only marks it. And a slot once lent
+//! is never written in place again: before it is reused its pages are dropped
+//! ([`Block::drop_pages`]), so the kernel's references keep the old bytes and the new head
+//! lands on fresh pages. Only page-aligned slots in blocks of normal pages can be lent.
+//!
+//! ```text
+//! pins: slot -> { count, freed }
+//! free(s) with pins[s]: freed = true (the slot stays in use)
+//! give_back(s): count -= 1; at 0, forget the pin, and free the slot if freed
+//! alloc() of a slot marked lent: drop its pages first
+//! ```
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::store::blocks::Block;
+
+/// A lent slot's pin.
+struct Pin {
+    count: u32,
+    /// Freed while pinned: the slot returns at the last give-back.
+    freed: bool,
+}
 
 /// The head slots of one shard.
 pub struct Heads {
@@ -16,6 +40,11 @@ pub struct Heads {
     next: usize,
     free: Vec<u32>,
     in_use: Arc<AtomicU64>,
+    /// Slots may be lent: page-aligned, and no block is of HugeTLB pages.
+    lendable: bool,
+    /// Slots whose pages were lent since they were last written (one bit each).
+    lent: Vec<u64>,
+    pins: HashMap<u32, Pin>,
 }
 
 impl Heads {
@@ -31,28 +60,90 @@ impl Heads {
             next: 0,
             free: Vec::new(),
             in_use,
+            lendable: head.is_multiple_of(4096) && block_size.is_multiple_of(4096),
+            lent: Vec::new(),
+            pins: HashMap::new(),
         }
+    }
+
+    /// True when slots can be lent: page-aligned, in blocks of normal pages.
+    pub fn lendable(&self) -> bool {
+        self.lendable
+    }
+
+    /// Lends `slot` (in use by a live entry): pins it until [`Heads::give_back`], and marks
+    /// its pages as referenced from outside. Returns the slot's bytes' address; they stay
+    /// mapped and unchanged while pinned.
+    pub fn lend(&mut self, slot: u32) -> *const u8 {
+        let word = slot as usize / 64;
+        if self.lent.len() <= word {
+            self.lent.resize(word + 1, 0);
+        }
+        self.lent[word] |= 1 << (slot % 64);
+        self.pins
+            .entry(slot)
+            .or_insert(Pin {
+                count: 0,
+                freed: false,
+            })
+            .count += 1;
+        self.slot(slot).as_ptr()
+    }
+
+    /// Drops one pin of a lent slot, freeing it if it was freed while pinned.
+    pub fn give_back(&mut self, slot: u32) {
+        let Some(p) = self.pins.get_mut(&slot) else {
+            return;
+        };
+        p.count -= 1;
+        if p.count == 0 {
+            let freed = self.pins.remove(&slot).is_some_and(|p| p.freed);
+            if freed {
+                self.release(slot);
+            }
+        }
+    }
+
+    /// Makes `slot` safe to write: if it was lent, its pages are replaced by fresh ones.
+    fn reclaim(&mut self, slot: u32) -> u32 {
+        let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+        if self.lent.get(word).is_some_and(|w| w & bit != 0) {
+            self.lent[word] &= !bit;
+            let s = slot as usize;
+            let off = (s % self.per_block) * self.head;
+            self.blocks[s / self.per_block].drop_pages(off..off + self.head);
+        }
+        slot
     }
 
     /// Takes a free slot, or `None` when all are in use (evict, then retry).
     pub fn alloc(&mut self) -> Option<u32> {
         if let Some(s) = self.free.pop() {
             self.in_use.fetch_add(self.head as u64, Ordering::Relaxed);
-            return Some(s);
+            return Some(self.reclaim(s));
         }
         if self.next >= self.max_slots {
             return None;
         }
         if self.next / self.per_block >= self.blocks.len() {
-            self.blocks.push(Block::map(self.block_size).ok()?);
+            let block = Block::map(self.block_size).ok()?;
+            self.lendable &= !block.is_huge();
+            self.blocks.push(block);
         }
         self.next += 1;
         self.in_use.fetch_add(self.head as u64, Ordering::Relaxed);
-        Some((self.next - 1) as u32)
+        Some(self.reclaim((self.next - 1) as u32))
     }
 
-    /// Returns a slot.
+    /// Returns a slot (at its last give-back if it is lent).
     pub fn free(&mut self, slot: u32) {
+        match self.pins.get_mut(&slot) {
+            Some(p) => p.freed = true,
+            None => self.release(slot),
+        }
+    }
+
+    fn release(&mut self, slot: u32) {
         self.in_use.fetch_sub(self.head as u64, Ordering::Relaxed);
         self.free.push(slot);
     }
@@ -81,12 +172,21 @@ impl Heads {
         self.used() * self.head
     }
 
-    /// Frees every slot.
+    /// Frees every slot; lent ones return at their last give-back.
     pub fn clear(&mut self) {
-        self.in_use
-            .fetch_sub(self.used_bytes() as u64, Ordering::Relaxed);
-        self.next = 0;
-        self.free.clear();
+        let pinned = self.pins.len();
+        self.in_use.fetch_sub(
+            (self.used() - pinned) as u64 * self.head as u64,
+            Ordering::Relaxed,
+        );
+        for p in self.pins.values_mut() {
+            p.freed = true;
+        }
+        let pins = &self.pins;
+        self.free = (0..self.next as u32)
+            .rev()
+            .filter(|s| !pins.contains_key(s))
+            .collect();
     }
 }
 
@@ -114,5 +214,53 @@ mod tests {
         h.clear();
         assert_eq!(h.used(), 0);
         assert_eq!(in_use.load(Ordering::Relaxed), 0);
+        assert_eq!(h.alloc(), Some(0), "lowest slots first after a clear");
+    }
+
+    #[test]
+    fn lent_slots_are_not_reused_until_given_back_and_then_get_fresh_pages() {
+        let in_use = Arc::new(AtomicU64::new(0));
+        let mut h = Heads::new(16 << 10, 64 << 10, 4, Arc::clone(&in_use));
+        assert!(h.lendable());
+        let a = h.alloc().unwrap();
+        h.slot_mut(a).fill(7);
+        let p = h.lend(a);
+        h.lend(a);
+        h.free(a);
+        assert_eq!(h.used(), 1, "a freed lent slot stays in use");
+        let others: Vec<u32> = (0..3).map(|_| h.alloc().unwrap()).collect();
+        assert!(!others.contains(&a));
+        assert!(h.alloc().is_none());
+        // SAFETY: the slot is pinned, so its bytes are mapped and unchanged.
+        assert_eq!(unsafe { *p.add(100) }, 7);
+        h.give_back(a);
+        assert!(h.alloc().is_none(), "one pin left");
+        h.give_back(a);
+        assert_eq!(h.alloc(), Some(a));
+        assert!(h.slot(a).iter().all(|&b| b == 0), "reused on fresh pages");
+        assert_eq!(in_use.load(Ordering::Relaxed), 4 * (16 << 10));
+    }
+
+    #[test]
+    fn clear_keeps_lent_slots_until_given_back() {
+        let in_use = Arc::new(AtomicU64::new(0));
+        let mut h = Heads::new(16 << 10, 64 << 10, 2, Arc::clone(&in_use));
+        let a = h.alloc().unwrap();
+        let b = h.alloc().unwrap();
+        h.lend(b);
+        h.clear();
+        assert_eq!(h.used(), 1);
+        assert_eq!(in_use.load(Ordering::Relaxed), 16 << 10);
+        assert_eq!(h.alloc(), Some(a));
+        assert!(h.alloc().is_none());
+        h.give_back(b);
+        assert_eq!(h.alloc(), Some(b));
+        assert_eq!(in_use.load(Ordering::Relaxed), 2 * (16 << 10));
+    }
+
+    #[test]
+    fn unaligned_slots_are_not_lendable() {
+        let h = Heads::new(10_000, 64 << 10, 4, Arc::default());
+        assert!(!h.lendable());
     }
 }

@@ -16,6 +16,7 @@ pub(crate) mod digest;
 pub(crate) mod eviction;
 pub(crate) mod heads;
 pub(crate) mod index;
+pub(crate) mod loan;
 pub(crate) mod report;
 pub(crate) mod shard;
 pub mod stats;
@@ -34,6 +35,7 @@ use tail::PoolFile;
 pub use digest::Digest;
 pub use eviction::Sieve;
 pub use index::{Entry, BIT_FETCHED, BIT_KEY_BINARY, BIT_STALE, BIT_TOKEN_SENT};
+pub use loan::HeadLoan;
 pub use report::{general_stats, VERSION};
 pub use tags::MAX_TAGS;
 pub use tail::{write_header as write_tail_header, AlignedBuf, TailRef, TAIL_HEADER};
@@ -152,6 +154,8 @@ pub enum Body<'a> {
         head: &'a [u8],
         /// The tail on SSD.
         tail: TailRef,
+        /// The head's bytes can be lent (see [`HeadLoan`]).
+        lendable: bool,
     },
 }
 
@@ -290,6 +294,7 @@ impl Store {
                 Body::Split {
                     head: s.head(&snapshot),
                     tail,
+                    lendable: s.heads_lendable(),
                 },
             )
         } else {

@@ -155,6 +155,31 @@ impl Shard {
         true
     }
 
+    /// True when head slots can be lent.
+    pub fn heads_lendable(&self) -> bool {
+        self.heads.as_ref().is_some_and(Heads::lendable)
+    }
+
+    /// Lends the head slot of the live split object `digest` with CAS value `cas` (see
+    /// `heads`): its slot and the address of its bytes, or `None` when that version is gone
+    /// or slots cannot be lent.
+    pub fn lend_head(&mut self, digest: &Digest, cas: u64) -> Option<(u32, *const u8)> {
+        let id = self.index.find(digest)?;
+        let e = *self.index.get(id);
+        if e.cas != cas || !self.is_split(e.size as usize) {
+            return None;
+        }
+        let heads = self.heads.as_mut().filter(|h| h.lendable())?;
+        Some((e.loc, heads.lend(e.loc)))
+    }
+
+    /// Gives back a slot lent by [`Shard::lend_head`].
+    pub fn give_back_head(&mut self, slot: u32) {
+        if let Some(h) = self.heads.as_mut() {
+            h.give_back(slot);
+        }
+    }
+
     /// Drops a pin taken with [`Shard::pin_tail`].
     pub fn unpin_tail(&mut self, page: u32) {
         self.extents.unpin(page);

@@ -136,6 +136,9 @@ struct Front {
     done: Vec<ReadDone>,
     started: Vec<Arc<Fill>>,
     fill_conns: HashSet<usize>,
+    /// Connections that used up their turn with output left, to flush again after the
+    /// others' events.
+    yielded: Vec<usize>,
 }
 
 fn run(
@@ -170,6 +173,7 @@ fn run(
         done: Vec::new(),
         started: Vec::new(),
         fill_conns: HashSet::new(),
+        yielded: Vec::new(),
     };
     let listeners = vec![TcpListener::from_std(listener)];
     EventLoop::new(poll, listeners, f, Duration::ZERO)?.run()
@@ -226,7 +230,14 @@ impl Handler for Front {
     fn after_events(&mut self, cx: &mut Cx<'_>) -> Next {
         self.resume_origins(cx);
         self.expire_origins(cx);
+        for key in std::mem::take(&mut self.yielded) {
+            self.pump(cx, key);
+        }
         let mut deadline = self.next_deadline();
+        if !self.yielded.is_empty() {
+            // Poll without waiting, then give them their next turn.
+            deadline = Some(Instant::now());
+        }
         if !self.paused.is_empty() {
             // A backlog that drained between the check and the pause sends no wake.
             let recheck = Instant::now() + PAUSE_RECHECK;
@@ -266,6 +277,12 @@ impl Front {
                     return;
                 }
                 Flush::Blocked => break,
+                Flush::Yield => {
+                    if !self.yielded.contains(&key) {
+                        self.yielded.push(key);
+                    }
+                    break;
+                }
                 Flush::Stored => serve::serve_stored(&mut conn.state, &self.sh),
                 // A chunk sent in full makes room for the next read.
                 Flush::Idle if !progressed && sent == 0 && !self.submit_tails(cx, key) => break,

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::conn::{Conn, FillPart, Part, Skip};
+use super::conn::{Conn, FillPart, Part, Skip, SPLICE_FROM};
 use super::fill::{Fill, Fills, Inflight, Phase};
 use super::grace::{self, Revalidation, Standing};
 use super::object::{self, Meta, MARKER};
@@ -19,7 +19,7 @@ use super::vary;
 use crate::config::HttpConfig;
 use crate::store::clock;
 use crate::store::Digest;
-use crate::store::{Body, Store};
+use crate::store::{Body, HeadLoan, Store};
 use crate::store::{BIT_FETCHED, BIT_STALE};
 
 /// Responses queued on one connection before its input is left unread.
@@ -410,7 +410,8 @@ pub fn serve_stored(conn: &mut Conn, sh: &Shared) {
 }
 
 /// Looks `digest` up and, on a hit, writes the response head and the RAM-resident body
-/// bytes to `out`, returning the tail part if the range reaches the SSD tail. With
+/// bytes to `out` (or, from 16 KiB of a head that can be lent, returns them as a part to
+/// splice), returning the tail part if the range reaches the SSD tail. With
 /// `forced`, the object is answered as that source whatever its freshness (the fetch that
 /// revalidated it is over).
 fn lookup(
@@ -422,10 +423,16 @@ fn lookup(
     forced: Option<Source>,
 ) -> Lookup {
     let written = out.len();
+    // Head bytes to lend rather than copy: their range in the head, and the version's CAS.
+    let mut lend = None;
     let found = store.lookup(digest, true, |e, body| {
-        let (ram, tail) = match body {
-            Body::Whole(b) => (b, None),
-            Body::Split { head, tail } => (head, Some(tail)),
+        let (ram, tail, lendable) = match body {
+            Body::Whole(b) => (b, None, false),
+            Body::Split {
+                head,
+                tail,
+                lendable,
+            } => (head, Some(tail), lendable),
         };
         let meta = Meta::parse(ram)?;
         if meta.flags & MARKER != 0 {
@@ -456,13 +463,17 @@ fn lookup(
             age,
             source,
         };
-        out.reserve(512 + ram.len());
         let r = match respond::object_head(out, ask, &obj, now).1 {
             Send::Bytes(r) => r,
             Send::Chunked => unreachable!("a stored object has a length"),
         };
         let (from, to) = (start + r.start as usize, start + r.end as usize);
-        out.extend_from_slice(&ram[from.min(ram.len())..to.min(ram.len())]);
+        let in_ram = from.min(ram.len())..to.min(ram.len());
+        if lendable && in_ram.len() >= SPLICE_FROM {
+            lend = Some((in_ram, e.cas));
+        } else {
+            out.extend_from_slice(&ram[in_ram]);
+        }
         let mut parts = Vec::new();
         if let Some(tail) = tail.filter(|_| to > ram.len()) {
             let head_len = ram.len();
@@ -478,13 +489,19 @@ fn lookup(
     });
     let mut found = found.flatten().unwrap_or(Lookup::Miss);
     if let Lookup::Hit(parts, _) = &mut found {
-        // The shard lock is free again: pin the extent a stream reads. An object replaced
-        // in between is a miss after all.
+        // The shard lock is free again: lend the head bytes to send and pin the extent a
+        // stream reads. An object replaced in between is a miss after all.
+        let lent = match lend {
+            Some((range, cas)) => HeadLoan::take(store, digest, cas, range).map(|loan| {
+                parts.insert(0, Part::Lent(loan));
+            }),
+            None => Some(()),
+        };
         let pinned = parts.iter_mut().all(|p| match p {
             Part::Tail(t) => !t.reads() || t.pin(store),
             _ => true,
         });
-        if !pinned {
+        if lent.is_none() || !pinned {
             out.truncate(written);
             return Lookup::Miss;
         }

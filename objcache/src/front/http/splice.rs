@@ -59,8 +59,13 @@ impl SplicePipe {
     }
 
     /// Moves what the pipe holds to `socket`; adds the bytes moved to `sent`. Ok(true)
-    /// when the pipe is empty, Ok(false) when the socket is full.
-    pub fn drain(&mut self, socket: RawFd, sent: &mut u64) -> io::Result<bool> {
+    /// when the pipe is empty, Ok(false) when the socket is full. With `more`, the socket
+    /// is told more bytes follow at once (SPLICE_F_MORE, as MSG_MORE).
+    pub fn drain(&mut self, socket: RawFd, more: bool, sent: &mut u64) -> io::Result<bool> {
+        let flags = match more {
+            true => libc::SPLICE_F_MORE,
+            false => 0,
+        };
         while self.held > 0 {
             // SAFETY: splice between two open descriptors, no offsets.
             let n = unsafe {
@@ -70,7 +75,7 @@ impl SplicePipe {
                     socket,
                     std::ptr::null_mut(),
                     self.held,
-                    libc::SPLICE_F_NONBLOCK | libc::SPLICE_F_MOVE,
+                    libc::SPLICE_F_NONBLOCK | libc::SPLICE_F_MOVE | flags,
                 )
             };
             if n < 0 {
@@ -91,13 +96,14 @@ impl SplicePipe {
     }
 
     /// Takes up to the pipe's free room of `bytes` into the pipe by reference and moves
-    /// what it can on to `socket`. Returns the bytes taken (they count as written), or
-    /// `None` when the pipe was full. `bytes` must stay unchanged for as long as any page
-    /// of them lives (see the module comment).
+    /// what it can on to `socket` (`more` as in [`SplicePipe::drain`]). Returns the bytes
+    /// taken (they count as written), or `None` when the pipe was full. `bytes` must stay
+    /// unchanged for as long as any page of them lives (see the module comment).
     pub fn send(
         &mut self,
         socket: RawFd,
         bytes: &[u8],
+        more: bool,
         sent: &mut u64,
     ) -> io::Result<Option<usize>> {
         let room = self.capacity - self.held;
@@ -127,7 +133,7 @@ impl SplicePipe {
             }
         };
         self.held += n;
-        self.drain(socket, sent)?;
+        self.drain(socket, more && n == bytes.len(), sent)?;
         Ok(Some(n))
     }
 }
@@ -163,11 +169,11 @@ mod tests {
             want.extend_from_slice(&buf);
             let mut at = 0;
             while at < buf.len() {
-                while !pipe.drain(server.as_raw_fd(), &mut sent).unwrap() {
+                while !pipe.drain(server.as_raw_fd(), false, &mut sent).unwrap() {
                     std::thread::yield_now();
                 }
                 if let Some(n) = pipe
-                    .send(server.as_raw_fd(), &buf[at..], &mut sent)
+                    .send(server.as_raw_fd(), &buf[at..], round % 2 == 0, &mut sent)
                     .unwrap()
                 {
                     at += n;
@@ -176,7 +182,7 @@ mod tests {
             // The buffer goes while its last pages may still be in the pipe or the socket.
             drop(buf);
         }
-        while !pipe.drain(server.as_raw_fd(), &mut sent).unwrap() {
+        while !pipe.drain(server.as_raw_fd(), false, &mut sent).unwrap() {
             std::thread::yield_now();
         }
         assert!(!pipe.holds());

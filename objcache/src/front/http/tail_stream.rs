@@ -190,6 +190,12 @@ impl TailStream {
         Completed::Read(Some(whole))
     }
 
+    /// True when the stream's first bytes can be written now (from the hot-tail cache, or
+    /// a chunk that arrived).
+    pub fn has_bytes_ready(&self) -> bool {
+        self.slots.front().is_some_and(|s| s.buf.is_some())
+    }
+
     /// The bytes to write next, `sent` bytes of the range being written already, and
     /// whether they may be spliced (their buffer owns its mapping and is never written
     /// again, see `super::splice`); `None` while their chunk is being read. Chunks sent are
