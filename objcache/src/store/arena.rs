@@ -19,6 +19,21 @@
 //! live objects down to the start, in place, telling the caller each object's new location;
 //! the freed end of that block becomes the new bump region. Locations are 32-bit counts of
 //! 16-byte units from the start of the shard's arena.
+//!
+//! Lending, as for head slots (see `heads`): a front may splice an object's bytes, so the
+//! kernel may hold its pages after the object is freed. An object is lent under the shard
+//! lock ([`Arena::lend`]) and its block stays pinned until given back: a pinned block is
+//! never compacted, and one cleared while pinned is frozen (nothing is placed in it) until
+//! its last give-back. A block once lent is never rewritten in place: compacting it copies
+//! its live objects out, drops its pages and writes them back on fresh ones, and clearing it
+//! drops its pages.
+//!
+//! ```text
+//! per block: pins (count), lent (since its pages were last dropped), frozen
+//! compact(b): skips pinned and frozen blocks; lent b: copy out, drop pages, write back
+//! clear():    pinned blocks frozen (used = full, so nothing is placed); lent ones dropped
+//! give_back:  pins -= 1; at 0 a frozen block's pages are dropped and it is empty again
+//! ```
 
 use crate::store::blocks::Block;
 
@@ -37,6 +52,36 @@ struct Slot {
     used: usize,
     /// Bytes of live objects (headers included).
     live: usize,
+    /// Lent objects not given back yet.
+    pins: u32,
+    /// Some object's bytes were lent since the block's pages were last dropped.
+    lent: bool,
+    /// Cleared while pinned: empty, but nothing is placed until the last give-back.
+    frozen: bool,
+}
+
+impl Slot {
+    fn new(block: Block) -> Slot {
+        Slot {
+            block,
+            used: 0,
+            live: 0,
+            pins: 0,
+            lent: false,
+            frozen: false,
+        }
+    }
+
+    /// Empties the block; pages that were lent are dropped first.
+    fn reset(&mut self) {
+        if self.lent {
+            let len = self.block.bytes().len();
+            self.block.drop_pages(0..len);
+            self.lent = false;
+        }
+        self.used = 0;
+        self.live = 0;
+    }
 }
 
 /// The packed arena of one shard.
@@ -93,12 +138,8 @@ impl Arena {
             if self.blocks.len() >= self.max_blocks {
                 return None;
             }
-            let block = Block::map(self.block_size).ok()?;
-            self.blocks.push(Slot {
-                block,
-                used: 0,
-                live: 0,
-            });
+            self.blocks
+                .push(Slot::new(Block::map(self.block_size).ok()?));
             self.current = self.blocks.len() - 1;
         }
         let slot = &mut self.blocks[self.current];
@@ -142,6 +183,27 @@ impl Arena {
         &mut self.blocks[b].block.bytes_mut()[off + HEADER..off + HEADER + len]
     }
 
+    /// Lends the value at `loc` (see the module comment): pins its block until
+    /// [`Arena::give_back`] and returns the address of its first byte.
+    pub fn lend(&mut self, loc: u32) -> *const u8 {
+        let (b, off) = self.split(loc);
+        let slot = &mut self.blocks[b];
+        slot.pins += 1;
+        slot.lent = true;
+        slot.block.bytes()[off + HEADER..].as_ptr()
+    }
+
+    /// Drops the pin of a value lent at `loc`.
+    pub fn give_back(&mut self, loc: u32) {
+        let (b, _) = self.split(loc);
+        let slot = &mut self.blocks[b];
+        slot.pins -= 1;
+        if slot.pins == 0 && slot.frozen {
+            slot.frozen = false;
+            slot.reset();
+        }
+    }
+
     /// Releases the object at `loc`.
     pub fn free(&mut self, loc: u32) {
         let (b, off) = self.split(loc);
@@ -169,21 +231,37 @@ impl Arena {
             .get(self.current)
             .map_or(0, |s| self.block_size - s.used);
         let best = (0..self.blocks.len())
+            .filter(|&i| self.blocks[i].pins == 0 && !self.blocks[i].frozen)
             .map(|i| (self.block_size - self.blocks[i].live, i))
             .filter(|&(gain, _)| gain >= need.max(min_gain) && gain > cur_free)
             .max();
         let Some((_, b)) = best else { return false };
         let block_size = self.block_size;
         let slot = &mut self.blocks[b];
+        // A lent block's old pages may still be referenced: write on fresh ones.
+        let old = slot.lent.then(|| slot.block.bytes()[..slot.used].to_vec());
+        if old.is_some() {
+            slot.block.drop_pages(0..block_size);
+            slot.lent = false;
+        }
         let bytes = slot.block.bytes_mut();
         let (mut read, mut write) = (0usize, 0usize);
         while read < slot.used {
-            let id = u32::from_le_bytes(bytes[read..read + 4].try_into().expect("4 bytes"));
-            let len = u32::from_le_bytes(bytes[read + 4..read + 8].try_into().expect("4 bytes"));
-            let size = footprint(len as usize);
+            let (id, size) = {
+                let src: &[u8] = old.as_deref().unwrap_or(bytes);
+                let id = u32::from_le_bytes(src[read..read + 4].try_into().expect("4 bytes"));
+                let len = u32::from_le_bytes(src[read + 4..read + 8].try_into().expect("4 bytes"));
+                (id, footprint(len as usize))
+            };
             if id != DEAD {
+                match &old {
+                    Some(old) => {
+                        bytes[write..write + size].copy_from_slice(&old[read..read + size])
+                    }
+                    None if write != read => bytes.copy_within(read..read + size, write),
+                    None => {}
+                }
                 if write != read {
-                    bytes.copy_within(read..read + size, write);
                     moved(id, ((b * block_size + write) / 16) as u32);
                 }
                 write += size;
@@ -196,11 +274,17 @@ impl Arena {
         true
     }
 
-    /// Forgets every object; blocks stay mapped for reuse.
+    /// Forgets every object; blocks stay mapped for reuse (a pinned one once given back).
     pub fn clear(&mut self) {
+        let block_size = self.block_size;
         for s in &mut self.blocks {
-            s.used = 0;
-            s.live = 0;
+            if s.pins > 0 {
+                s.frozen = true;
+                s.used = block_size;
+                s.live = 0;
+            } else {
+                s.reset();
+            }
         }
         self.current = 0;
         self.live = 0;
@@ -264,5 +348,75 @@ mod tests {
         a.clear();
         assert_eq!(a.live_bytes(), 0);
         assert!(a.alloc(1, 1, &data).is_some());
+    }
+
+    /// Spliced into a pipe by reference, as the HTTP front sends lent bytes; read back later.
+    fn splice_to_pipe(ptr: *const u8, len: usize) -> std::fs::File {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: pipe writes two descriptors into fds; vmsplice reads len bytes at ptr.
+        unsafe {
+            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            let iov = libc::iovec {
+                iov_base: ptr as *mut libc::c_void,
+                iov_len: len,
+            };
+            assert_eq!(libc::vmsplice(fds[1], &iov, 1, 0), len as isize);
+            libc::close(fds[1]);
+            std::fs::File::from_raw_fd(fds[0])
+        }
+    }
+
+    fn drain(mut pipe: std::fs::File) -> Vec<u8> {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut pipe, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn lent_bytes_survive_compaction_and_the_block_is_not_compacted_while_pinned() {
+        let mut a = Arena::new(BLOCK, 1);
+        let first = vec![1u8; 20_000];
+        let l1 = a.alloc(1, 1, &first).unwrap();
+        a.alloc(2, 2, &vec![2u8; 20_000]).unwrap();
+        let ptr = a.lend(l1);
+        let pipe = splice_to_pipe(ptr, first.len());
+        a.free(l1);
+        assert!(
+            !a.compact(20_000, 0, |_, _| {}),
+            "a pinned block is not compacted"
+        );
+        a.give_back(l1);
+        let mut moved = HashMap::new();
+        assert!(a.compact(20_000, 0, |id, new| {
+            moved.insert(id, new);
+        }));
+        let l2 = moved[&2];
+        assert_eq!(a.get(l2, 20_000, 2), Some(&vec![2u8; 20_000][..]));
+        // The survivor now sits where the lent bytes were; the pipe still has those.
+        let l3 = a.alloc(3, 3, &vec![3u8; 20_000]).unwrap();
+        assert_eq!(a.get(l3, 20_000, 3), Some(&vec![3u8; 20_000][..]));
+        assert_eq!(drain(pipe), first);
+    }
+
+    #[test]
+    fn a_block_cleared_while_pinned_stays_frozen_until_given_back() {
+        let mut a = Arena::new(BLOCK, 1);
+        let data = vec![5u8; 30_000];
+        let l = a.alloc(1, 1, &data).unwrap();
+        let ptr = a.lend(l);
+        let pipe = splice_to_pipe(ptr, data.len());
+        a.clear();
+        assert!(
+            a.alloc(2, 2, &data).is_none(),
+            "nothing is placed in a frozen block"
+        );
+        assert!(!a.compact(30_000, 0, |_, _| {}));
+        // SAFETY: the block is pinned: the lent bytes are mapped and unchanged.
+        assert_eq!(unsafe { *ptr.add(100) }, 5);
+        a.give_back(l);
+        let l2 = a.alloc(2, 2, &vec![6u8; 30_000]).unwrap();
+        assert_eq!(a.get(l2, 30_000, 2), Some(&vec![6u8; 30_000][..]));
+        assert_eq!(drain(pipe), data);
     }
 }

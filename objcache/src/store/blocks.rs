@@ -2,10 +2,19 @@
 //! the kernel has no huge pages to give. Blocks are mapped on first use, so RSS follows the
 //! data, and are never returned: the arena and the head slots recycle them.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// How the process's blocks are backed, logged once at the first mapping.
 static BACKING_LOGGED: AtomicU8 = AtomicU8::new(0);
+
+/// Set once any block is of HugeTLB pages.
+static HUGE_MAPPED: AtomicBool = AtomicBool::new(false);
+
+/// True when some block is of HugeTLB pages: their pages cannot be dropped a few at a
+/// time, so no block's bytes may be lent (see `heads`).
+pub fn huge_mapped() -> bool {
+    HUGE_MAPPED.load(Ordering::Relaxed)
+}
 
 /// One mapped block.
 pub struct Block {
@@ -27,6 +36,7 @@ impl Block {
         if len.is_multiple_of(2 << 20) {
             if let Some(ptr) = mmap(len, base | libc::MAP_HUGETLB) {
                 log_backing(1, len);
+                HUGE_MAPPED.store(true, Ordering::Relaxed);
                 return Ok(Block {
                     ptr,
                     len,
@@ -53,16 +63,11 @@ impl Block {
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
-    /// True when HugeTLB pages back the block (they cannot be dropped a few at a time).
-    pub fn is_huge(&self) -> bool {
-        self.huge
-    }
-
     /// Gives the pages of `range` (page-aligned offsets) back to the kernel: the next touch
     /// maps fresh zeroed pages, while whoever still holds a reference to the old ones (a
     /// pipe or socket they were spliced into) keeps them unchanged.
     pub fn drop_pages(&mut self, range: std::ops::Range<usize>) {
-        debug_assert!(range.start.is_multiple_of(4096) && range.end <= self.len);
+        debug_assert!(!self.huge && range.start.is_multiple_of(4096) && range.end <= self.len);
         // SAFETY: the range lies inside the mapping owned by self; MADV_DONTNEED on a
         // private anonymous mapping only replaces its pages.
         unsafe {

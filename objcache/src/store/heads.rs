@@ -8,7 +8,8 @@
 //! it cannot be reused in between; freeing a pinned slot only marks it. And a slot once lent
 //! is never written in place again: before it is reused its pages are dropped
 //! ([`Block::drop_pages`]), so the kernel's references keep the old bytes and the new head
-//! lands on fresh pages. Only page-aligned slots in blocks of normal pages can be lent.
+//! lands on fresh pages. Only page-aligned slots in blocks of normal pages can be lent
+//! (`Store::lends`).
 //!
 //! ```text
 //! pins: slot -> { count, freed }
@@ -40,8 +41,6 @@ pub struct Heads {
     next: usize,
     free: Vec<u32>,
     in_use: Arc<AtomicU64>,
-    /// Slots may be lent: page-aligned, and no block is of HugeTLB pages.
-    lendable: bool,
     /// Slots whose pages were lent since they were last written (one bit each).
     lent: Vec<u64>,
     pins: HashMap<u32, Pin>,
@@ -60,15 +59,9 @@ impl Heads {
             next: 0,
             free: Vec::new(),
             in_use,
-            lendable: head.is_multiple_of(4096) && block_size.is_multiple_of(4096),
             lent: Vec::new(),
             pins: HashMap::new(),
         }
-    }
-
-    /// True when slots can be lent: page-aligned, in blocks of normal pages.
-    pub fn lendable(&self) -> bool {
-        self.lendable
     }
 
     /// Lends `slot` (in use by a live entry): pins it until [`Heads::give_back`], and marks
@@ -126,9 +119,7 @@ impl Heads {
             return None;
         }
         if self.next / self.per_block >= self.blocks.len() {
-            let block = Block::map(self.block_size).ok()?;
-            self.lendable &= !block.is_huge();
-            self.blocks.push(block);
+            self.blocks.push(Block::map(self.block_size).ok()?);
         }
         self.next += 1;
         self.in_use.fetch_add(self.head as u64, Ordering::Relaxed);
@@ -221,7 +212,6 @@ mod tests {
     fn lent_slots_are_not_reused_until_given_back_and_then_get_fresh_pages() {
         let in_use = Arc::new(AtomicU64::new(0));
         let mut h = Heads::new(16 << 10, 64 << 10, 4, Arc::clone(&in_use));
-        assert!(h.lendable());
         let a = h.alloc().unwrap();
         h.slot_mut(a).fill(7);
         let p = h.lend(a);
@@ -256,11 +246,5 @@ mod tests {
         h.give_back(b);
         assert_eq!(h.alloc(), Some(b));
         assert_eq!(in_use.load(Ordering::Relaxed), 2 * (16 << 10));
-    }
-
-    #[test]
-    fn unaligned_slots_are_not_lendable() {
-        let h = Heads::new(10_000, 64 << 10, 4, Arc::default());
-        assert!(!h.lendable());
     }
 }

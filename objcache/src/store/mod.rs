@@ -35,7 +35,7 @@ use tail::PoolFile;
 pub use digest::Digest;
 pub use eviction::Sieve;
 pub use index::{Entry, BIT_FETCHED, BIT_KEY_BINARY, BIT_STALE, BIT_TOKEN_SENT};
-pub use loan::HeadLoan;
+pub use loan::Loan;
 pub use report::{general_stats, VERSION};
 pub use tags::MAX_TAGS;
 pub use tail::{write_header as write_tail_header, AlignedBuf, TailRef, TAIL_HEADER};
@@ -154,8 +154,6 @@ pub enum Body<'a> {
         head: &'a [u8],
         /// The tail on SSD.
         tail: TailRef,
-        /// The head's bytes can be lent (see [`HeadLoan`]).
-        lendable: bool,
     },
 }
 
@@ -223,6 +221,12 @@ impl Store {
             flush_at: AtomicU32::new(0),
             stats: Stats::default(),
         })
+    }
+
+    /// True when RAM bytes can be lent to a front ([`Loan`]): page-aligned head slots, and
+    /// no block of HugeTLB pages (whose pages cannot be dropped a few at a time).
+    pub fn lends(&self) -> bool {
+        self.cfg.ram_head.is_multiple_of(4096) && !blocks::huge_mapped()
     }
 
     /// The configuration.
@@ -294,7 +298,6 @@ impl Store {
                 Body::Split {
                     head: s.head(&snapshot),
                     tail,
-                    lendable: s.heads_lendable(),
                 },
             )
         } else {

@@ -32,6 +32,15 @@ pub struct Reservation {
     pub pages: u32,
 }
 
+/// Where lent bytes live: a head slot, or an arena location.
+#[derive(Clone, Copy, Debug)]
+pub enum Lent {
+    /// Head slot.
+    Head(u32),
+    /// Arena location.
+    Arena(u32),
+}
+
 /// State of one shard.
 pub struct Shard {
     index: Index,
@@ -155,28 +164,32 @@ impl Shard {
         true
     }
 
-    /// True when head slots can be lent.
-    pub fn heads_lendable(&self) -> bool {
-        self.heads.as_ref().is_some_and(Heads::lendable)
-    }
-
-    /// Lends the head slot of the live split object `digest` with CAS value `cas` (see
-    /// `heads`): its slot and the address of its bytes, or `None` when that version is gone
-    /// or slots cannot be lent.
-    pub fn lend_head(&mut self, digest: &Digest, cas: u64) -> Option<(u32, *const u8)> {
+    /// Lends the RAM bytes of the live object `digest` with CAS value `cas` (its head slot,
+    /// or its value in the arena; see `heads` and `arena`): where they are and the address
+    /// of their first byte, or `None` when that version is gone.
+    pub fn lend(&mut self, digest: &Digest, cas: u64) -> Option<(Lent, *const u8)> {
         let id = self.index.find(digest)?;
         let e = *self.index.get(id);
-        if e.cas != cas || !self.is_split(e.size as usize) {
+        if e.cas != cas {
             return None;
         }
-        let heads = self.heads.as_mut().filter(|h| h.lendable())?;
-        Some((e.loc, heads.lend(e.loc)))
+        if self.is_split(e.size as usize) {
+            let heads = self.heads.as_mut()?;
+            Some((Lent::Head(e.loc), heads.lend(e.loc)))
+        } else {
+            Some((Lent::Arena(e.loc), self.arena.lend(e.loc)))
+        }
     }
 
-    /// Gives back a slot lent by [`Shard::lend_head`].
-    pub fn give_back_head(&mut self, slot: u32) {
-        if let Some(h) = self.heads.as_mut() {
-            h.give_back(slot);
+    /// Gives back what [`Shard::lend`] lent.
+    pub fn give_back(&mut self, lent: Lent) {
+        match lent {
+            Lent::Head(slot) => {
+                if let Some(h) = self.heads.as_mut() {
+                    h.give_back(slot);
+                }
+            }
+            Lent::Arena(loc) => self.arena.give_back(loc),
         }
     }
 

@@ -1,6 +1,6 @@
 //! One HTTP client connection: its input, the body of a request being skipped, and the
-//! queue of responses in request order. A response part is ready bytes, RAM head bytes lent
-//! by the store (spliced, see [`super::splice`]), a byte range of an SSD tail (sent chunk by
+//! queue of responses in request order. A response part is ready bytes, RAM bytes lent by
+//! the store (spliced, see [`super::splice`]), a byte range of an SSD tail (sent chunk by
 //! chunk as its reads complete, see [`super::tail_stream`]), or a fill being streamed from
 //! the origin (sent from the fill's value as it grows).
 
@@ -19,7 +19,7 @@ use super::parse::ChunkedDecoder;
 use super::respond::{self, Ask, Object, Send, Source};
 use super::splice::SplicePipe;
 use super::tail_stream::TailStream;
-use crate::store::{clock, HeadLoan};
+use crate::store::{clock, Loan};
 
 /// A response streamed from a fill.
 pub struct FillPart {
@@ -62,8 +62,8 @@ const CHUNK: usize = 256 << 10;
 pub enum Part {
     /// Ready bytes.
     Bytes(Vec<u8>),
-    /// Body bytes of a RAM head, lent by the store.
-    Lent(HeadLoan),
+    /// Body bytes in RAM (a head or a whole object), lent by the store.
+    Lent(Loan),
     /// An SSD tail range.
     Tail(TailStream),
     /// A fill.

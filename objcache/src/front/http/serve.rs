@@ -19,7 +19,7 @@ use super::vary;
 use crate::config::HttpConfig;
 use crate::store::clock;
 use crate::store::Digest;
-use crate::store::{Body, HeadLoan, Store};
+use crate::store::{Body, Loan, Store};
 use crate::store::{BIT_FETCHED, BIT_STALE};
 
 /// Responses queued on one connection before its input is left unread.
@@ -410,7 +410,7 @@ pub fn serve_stored(conn: &mut Conn, sh: &Shared) {
 }
 
 /// Looks `digest` up and, on a hit, writes the response head and the RAM-resident body
-/// bytes to `out` (or, from 16 KiB of a head that can be lent, returns them as a part to
+/// bytes to `out` (or, from 16 KiB on when the store lends, returns them as a part to
 /// splice), returning the tail part if the range reaches the SSD tail. With
 /// `forced`, the object is answered as that source whatever its freshness (the fetch that
 /// revalidated it is over).
@@ -423,16 +423,13 @@ fn lookup(
     forced: Option<Source>,
 ) -> Lookup {
     let written = out.len();
-    // Head bytes to lend rather than copy: their range in the head, and the version's CAS.
+    // RAM bytes to lend rather than copy: their range, and the version's CAS.
     let mut lend = None;
+    let lendable = store.lends();
     let found = store.lookup(digest, true, |e, body| {
-        let (ram, tail, lendable) = match body {
-            Body::Whole(b) => (b, None, false),
-            Body::Split {
-                head,
-                tail,
-                lendable,
-            } => (head, Some(tail), lendable),
+        let (ram, tail) = match body {
+            Body::Whole(b) => (b, None),
+            Body::Split { head, tail } => (head, Some(tail)),
         };
         let meta = Meta::parse(ram)?;
         if meta.flags & MARKER != 0 {
@@ -492,7 +489,7 @@ fn lookup(
         // The shard lock is free again: lend the head bytes to send and pin the extent a
         // stream reads. An object replaced in between is a miss after all.
         let lent = match lend {
-            Some((range, cas)) => HeadLoan::take(store, digest, cas, range).map(|loan| {
+            Some((range, cas)) => Loan::take(store, digest, cas, range).map(|loan| {
                 parts.insert(0, Part::Lent(loan));
             }),
             None => Some(()),

@@ -135,7 +135,7 @@ pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, ou
                     b.extend_from_slice(v);
                     b.extend_from_slice(b"\r\n");
                 }
-                Body::Split { head, tail, .. } => {
+                Body::Split { head, tail } => {
                     let mut line = Vec::with_capacity(head.len() + key.len() + 64);
                     push_value_line(&mut line, key, e.flags, e.size, cas);
                     line.extend_from_slice(head);

@@ -386,7 +386,7 @@ fn emit_value(line: Vec<u8>, body: Option<Body<'_>>) -> Output {
             b.extend_from_slice(v);
             b.extend_from_slice(b"\r\n");
         }
-        Some(Body::Split { head, tail, .. }) => {
+        Some(Body::Split { head, tail }) => {
             let mut prefix = line;
             prefix.extend_from_slice(head);
             out.push_tail(TailFetch {

@@ -11,8 +11,9 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 
 use crate::config::DIRECT_IO_ALIGN;
 
-/// Buffers from this size up own their mapping.
-pub const OWN_MAPPING: usize = 64 << 10;
+/// Buffers from this size up own their mapping: the size from which the HTTP front
+/// splices rather than copies (`front::http::conn::SPLICE_FROM`).
+pub const OWN_MAPPING: usize = 16 << 10;
 
 /// A zeroed buffer whose address and length are multiples of 4 KiB.
 pub struct AlignedBuf {
