@@ -31,6 +31,8 @@ pub struct Server {
     pub rdb: crate::rdb::SaveState,
     /// A SHUTDOWN was requested.
     pub shutdown: bool,
+    /// A shutdown waiting for lagging replicas (SHUTDOWN, SIGTERM, SIGINT).
+    pub shutdown_pending: Option<crate::service::shutdown::Pending>,
     /// The start-up load, while it runs.
     pub loading: Option<crate::rdb::loading::Loading>,
     /// The memory figure, eviction pool and evicted key count.
@@ -85,6 +87,7 @@ impl Server {
             run_id,
             rdb: crate::rdb::SaveState::new(),
             shutdown: false,
+            shutdown_pending: None,
             loading: None,
             memory: Default::default(),
             listening: Vec::new(),
