@@ -254,3 +254,32 @@ def test_sigterm_follows_shutdown_on_sigterm_save(procs, tmp_path):
         again = start(procs, kind, tmp_path / kind)
         assert again.client().get("saved") == b"yes"
         again.stop()
+
+
+def test_a_second_sigint_exits_at_once(procs, tmp_path):
+    """SIGINT while a SIGINT's shutdown waits: exit 1 at once, as Redis ("You insist")."""
+    for kind in KINDS:
+        m, r = master_and_replica(procs, tmp_path / kind, (kind, kind), "--shutdown-timeout", "300")
+        with stopped(r):
+            write_pending(m)
+            m.proc.send_signal(signal.SIGINT)
+            wait_until_waiting(m)
+            m.proc.send_signal(signal.SIGINT)
+            assert exited(m) == 1, (kind, m.output())
+
+
+def test_client_unblock_leaves_a_shutdown_caller_waiting(procs, tmp_path):
+    """Goblin only: Redis 7.0 crashes on CLIENT UNBLOCK of a SHUTDOWN caller. Goblin answers 0
+    (nothing unblocked) and the caller keeps waiting for the shutdown's end."""
+    m, r = master_and_replica(procs, tmp_path, ("goblin", "goblin"), "--shutdown-timeout", "300")
+    with stopped(r):
+        write_pending(m)
+        caller = RawConnection(m.port, timeout=30)
+        cid = int(caller.request(b"CLIENT ID\r\n")[1:-2])
+        caller.send(encode("SHUTDOWN"))
+        wait_until_waiting(m)
+        assert raw(m, "CLIENT", "UNBLOCK", str(cid)) == b":0\r\n"
+        assert raw(m, "CLIENT", "UNBLOCK", str(cid), "ERROR") == b":0\r\n"
+        assert "b" in client_flags(m, cid)
+        assert raw(m, "SHUTDOWN", "ABORT") == b"+OK\r\n"
+        assert caller.read_replies(1) == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"

@@ -239,6 +239,16 @@ fn log_lagging_replicas(server: &Server) {
     );
 }
 
+/// Whether `client` is a SHUTDOWN caller blocked until the shutdown ends.
+pub fn waits_for_shutdown(client: &crate::clients::Client) -> bool {
+    client.blocked.as_ref().is_some_and(|b| {
+        b.keys.is_empty()
+            && b.command
+                .first()
+                .is_some_and(|n| n.eq_ignore_ascii_case(b"shutdown"))
+    })
+}
+
 /// Ends a pending shutdown without exiting (Redis's cancelShutdown): its callers get
 /// [`FAILED`], writes resume.
 fn cancel(server: &mut Server) {
@@ -246,13 +256,7 @@ fn cancel(server: &mut Server) {
     ASAP.store(false, Ordering::Relaxed);
     LAST_SIGNAL.store(0, Ordering::Relaxed);
     crate::commands::refuse_blocked(server, |_, client| {
-        let waits = client.blocked.as_ref().is_some_and(|b| {
-            b.keys.is_empty()
-                && b.command
-                    .first()
-                    .is_some_and(|n| n.eq_ignore_ascii_case(b"shutdown"))
-        });
-        waits.then(|| FAILED.to_string())
+        waits_for_shutdown(client).then(|| FAILED.to_string())
     });
     pause::unpause(server, Purpose::Shutdown);
 }
