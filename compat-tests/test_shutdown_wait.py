@@ -283,3 +283,28 @@ def test_client_unblock_leaves_a_shutdown_caller_waiting(procs, tmp_path):
         assert "b" in client_flags(m, cid)
         assert raw(m, "SHUTDOWN", "ABORT") == b"+OK\r\n"
         assert caller.read_replies(1) == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_failed_save_after_the_wait(procs, tmp_path, kind, force):
+    """The replica caught up, then the save fails: the caller gets Redis's error and writes
+    resume, or with FORCE the server exits anyway."""
+    m, r = master_and_replica(procs, tmp_path, (kind, kind), "--shutdown-timeout", "300",
+                              "--enable-protected-configs", "yes")
+    doomed = tmp_path / "doomed"
+    doomed.mkdir()
+    assert m.client().config_set("dir", str(doomed))
+    doomed.rmdir()
+    with stopped(r):
+        write_pending(m)
+        caller = RawConnection(m.port, timeout=60)
+        caller.send(encode("SHUTDOWN", "SAVE", *(["FORCE"] if force else [])))
+        wait_until_waiting(m)
+    if force:
+        assert exited(m) == 0, m.output()
+        assert "Error trying to save the DB. Exit anyway." in m.output()
+        return
+    assert caller.read_replies(1) == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+    assert "Errors trying to shut down the server. Check the logs for more information." in m.output()
+    assert m.client().set("after", "1") and m.proc.poll() is None
