@@ -96,6 +96,8 @@ def test_shutdown_waits_and_abort_resumes_writes(procs, tmp_path, kinds):
         caller.send(encode("SHUTDOWN"))
         wait_until_waiting(m)
         assert m.client().get("k49") == b"v49", "reads are answered meanwhile"
+        clients = m.client().info("clients")
+        assert (clients["blocked_clients"], clients["clients_in_timeout_table"]) == (1, 0)
         writer = held_write(m)
         assert raw(m, "SHUTDOWN", "ABORT") == b"+OK\r\n"
         assert caller.read_replies(1) == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
