@@ -268,6 +268,7 @@ def test_a_second_sigint_exits_at_once(procs, tmp_path):
             wait_until_waiting(m)
             m.proc.send_signal(signal.SIGINT)
             assert exited(m) == 1, (kind, m.output())
+            assert ":signal-handler (" in m.output() and "You insist... exiting now." in m.output()
 
 
 def test_client_unblock_leaves_a_shutdown_caller_waiting(procs, tmp_path):

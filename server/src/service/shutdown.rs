@@ -96,6 +96,7 @@ static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 extern "C" fn on_shutdown_signal(sig: libc::c_int) {
     if sig == libc::SIGINT && ASAP.load(Ordering::Relaxed) {
         // As Redis: a second Ctrl+C means quit at once, without saving nor waiting.
+        crate::log::log_from_handler("You insist... exiting now.");
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(1) };
     }
