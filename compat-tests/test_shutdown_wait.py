@@ -99,8 +99,15 @@ def test_shutdown_waits_and_abort_resumes_writes(procs, tmp_path, kinds):
         clients = m.client().info("clients")
         assert (clients["blocked_clients"], clients["clients_in_timeout_table"]) == (1, 0)
         writer = held_write(m)
+        # A second SHUTDOWN, even with NOW, joins the one in progress.
+        second = RawConnection(m.port, timeout=30)
+        sid = int(second.request(b"CLIENT ID\r\n")[1:-2])
+        second.send(encode("SHUTDOWN", "NOW"))
+        wait_for(lambda: "b" in client_flags(m, sid), 30, "the second SHUTDOWN to wait")
+        assert m.proc.poll() is None
         assert raw(m, "SHUTDOWN", "ABORT") == b"+OK\r\n"
-        assert caller.read_replies(1) == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        for conn in (caller, second):
+            assert conn.read_replies(1) == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
         assert writer.read_replies(1) == b"+OK\r\n", "the held write runs after the abort"
         assert raw(m, "SHUTDOWN", "ABORT") == b"-ERR No shutdown in progress.\r\n"
     assert m.proc.poll() is None
