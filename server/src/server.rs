@@ -29,7 +29,7 @@ pub struct Server {
     pub run_id: String,
     /// Snapshot state: last save, BGSAVE child, save statistics.
     pub rdb: crate::rdb::SaveState,
-    /// A SHUTDOWN was requested.
+    /// A shutdown is done (saved if it had to): the loop stops at the end of its iteration.
     pub shutdown: bool,
     /// A shutdown waiting for lagging replicas (SHUTDOWN, SIGTERM, SIGINT).
     pub shutdown_pending: Option<crate::service::shutdown::Pending>,

@@ -469,10 +469,10 @@ pub fn cron(server: &mut Server) {
     let period = Duration::from_secs(server.config.repl.ping_period);
     // As Redis: no PING while the replicas' offsets are meant to stay (a pause for a
     // shutdown or a failover), so that they can match the master's.
-    let replica = server.replication.is_replica()
+    let no_ping = server.replication.is_replica()
         || crate::commands::pause::paused(server, crate::commands::pause::REPLICA);
     let m = &mut server.replication.master;
-    if !replica && m.last_ping.is_none_or(|t| now.duration_since(t) >= period) {
+    if !no_ping && m.last_ping.is_none_or(|t| now.duration_since(t) >= period) {
         m.last_ping = Some(now);
         server.drain_propagation();
         super::feed(server, b"*1\r\n$4\r\nPING\r\n");
