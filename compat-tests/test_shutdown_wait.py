@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import redis
 
+from harness import GOBLIN_BIN, REDIS_BIN, free_port
 from resp import RawConnection, encode
 from test_persistence import Proc, procs  # noqa: F401 (the fixture)
 from test_replication import replicaof, start, wait_for, wait_synced
@@ -168,7 +171,7 @@ def test_shutdown_timeout_expiring_exits_anyway(procs, tmp_path, kind):
     assert "0 of 1 replicas are in sync when shutting down." in log
 
 
-@pytest.mark.parametrize("how", ["now", "sigterm-now", "timeout-0"])
+@pytest.mark.parametrize("how", ["now", "sigterm-now", "sigint-now", "timeout-0"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_now_skips_the_wait(procs, tmp_path, kind, how):
     m, r = master_and_replica(procs, tmp_path, (kind, kind), "--shutdown-timeout", "300")
@@ -180,6 +183,9 @@ def test_now_skips_the_wait(procs, tmp_path, kind, how):
         elif how == "sigterm-now":
             assert m.client().config_set("shutdown-on-sigterm", "nosave now")
             m.proc.send_signal(signal.SIGTERM)
+        elif how == "sigint-now":
+            assert m.client().config_set("shutdown-on-sigint", "now")
+            m.proc.send_signal(signal.SIGINT)
         else:
             assert m.client().config_set("shutdown-timeout", "0")
             caller = RawConnection(m.port, timeout=30)
@@ -250,6 +256,36 @@ def test_directives_at_start(procs, tmp_path, value):
         got.append(p.client().config_get("shutdown-*"))
     assert got[0] == got[1]
     assert got[1]["shutdown-on-sigint"] == value
+
+
+@pytest.mark.parametrize("lines", [
+    ["shutdown-on-sigterm nosave now", "shutdown-on-sigint \"save force\"", "shutdown-timeout 3"],
+    ["shutdown-on-sigterm now now"],
+])
+def test_directives_in_a_config_file(tmp_path, lines):
+    got = []
+    for kind, binary in [("redis", REDIS_BIN), ("goblin", GOBLIN_BIN)]:
+        work = tmp_path / kind
+        work.mkdir()
+        port = free_port()
+        conf = work / "x.conf"
+        conf.write_text("\n".join([f"port {port}", "bind 127.0.0.1", "save \"\"", *lines]) + "\n")
+        p = Proc(binary, work, name=kind)
+        p.port = port
+        p.proc = subprocess.Popen([binary, str(conf)], cwd=work, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        try:
+            def up():
+                try:
+                    return p.client().ping()
+                except redis.ConnectionError:
+                    return False
+            wait_for(up, 30, f"{kind} to start")
+            got.append(p.client().config_get("shutdown-*"))
+        finally:
+            p.kill9()
+    assert got[0] == got[1]
+    assert got[1]["shutdown-on-sigterm"] == lines[0].split(" ", 1)[1].replace("now now", "now")
 
 
 def test_sigterm_follows_shutdown_on_sigterm_save(procs, tmp_path):
