@@ -2,8 +2,10 @@
 master whose replica is stopped (SIGSTOP) while writes are pending waits (reads answered,
 writes held), SHUTDOWN ABORT cancels the wait (the caller gets Redis's error, writes
 resume), the master exits once the resumed replica acknowledged (the replica has every
-key), when shutdown-timeout runs out, or at once with NOW / shutdown-on-sigterm "now";
-shutdown-timeout, shutdown-on-sigterm and shutdown-on-sigint as CONFIG parameters.
+key), when shutdown-timeout runs out, or at once with NOW / shutdown-on-sigterm "now"; a
+failed save after the wait (with and without FORCE), a second SIGINT (exit 1 at once), a
+second SHUTDOWN joining the first; shutdown-timeout, shutdown-on-sigterm and
+shutdown-on-sigint as CONFIG parameters, flags and config-file directives.
 
 Every scenario runs with each of Goblin and Redis as the master and as the replica, so that
 what is asserted is Redis's behaviour and the mixed pairs work both ways (a Redis master
