@@ -198,6 +198,12 @@ pub struct Config {
     pub lazyfree_lazy_expire: bool,
     /// lazyfree-lazy-eviction: a key eviction removes propagates as UNLINK (else DEL).
     pub lazyfree_lazy_eviction: bool,
+    /// shutdown-timeout: seconds a shutdown waits for lagging replicas (0: no wait).
+    pub shutdown_timeout: u64,
+    /// shutdown-on-sigterm: the SHUTDOWN flags of a SIGTERM ([`crate::service::shutdown`]).
+    pub shutdown_on_sigterm: u32,
+    /// shutdown-on-sigint: the SHUTDOWN flags of a SIGINT.
+    pub shutdown_on_sigint: u32,
 }
 
 impl Default for Config {
@@ -258,6 +264,9 @@ impl Default for Config {
             cluster: Default::default(),
             lazyfree_lazy_expire: false,
             lazyfree_lazy_eviction: false,
+            shutdown_timeout: 10,
+            shutdown_on_sigterm: 0,
+            shutdown_on_sigint: 0,
         }
     }
 }
@@ -355,6 +364,9 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("latency-monitor-threshold", None, Mutability::Runtime),
     ("lazyfree-lazy-expire", None, Mutability::Runtime),
     ("lazyfree-lazy-eviction", None, Mutability::Runtime),
+    ("shutdown-timeout", None, Mutability::Runtime),
+    ("shutdown-on-sigterm", None, Mutability::Runtime),
+    ("shutdown-on-sigint", None, Mutability::Runtime),
     ("repl-backlog-size", None, Mutability::Runtime),
     ("repl-diskless-sync", None, Mutability::Runtime),
     ("repl-diskless-sync-delay", None, Mutability::Runtime),
@@ -402,7 +414,13 @@ const GOBLIN_ONLY: &[&str] = &["rdb-skip-unsupported-types", "busy-poll-us"];
 
 /// The parameters whose value is several words in a file (Redis's MULTI_ARG_CONFIG ones);
 /// every other parameter takes exactly one.
-const MULTI_WORD: &[&str] = &["bind", "save", "client-output-buffer-limit"];
+const MULTI_WORD: &[&str] = &[
+    "bind",
+    "save",
+    "client-output-buffer-limit",
+    "shutdown-on-sigterm",
+    "shutdown-on-sigint",
+];
 
 /// Why a directive was refused.
 #[derive(Debug, PartialEq, Eq)]
@@ -714,6 +732,15 @@ impl Config {
             }
             "lazyfree-lazy-expire" => self.lazyfree_lazy_expire = yes_no(&text)?,
             "lazyfree-lazy-eviction" => self.lazyfree_lazy_eviction = yes_no(&text)?,
+            "shutdown-timeout" => self.shutdown_timeout = int_in(&text, 0, i32::MAX as i64)? as u64,
+            "shutdown-on-sigterm" => {
+                self.shutdown_on_sigterm =
+                    crate::service::shutdown::parse_flags(&text).map_err(ConfigError::BadValue)?
+            }
+            "shutdown-on-sigint" => {
+                self.shutdown_on_sigint =
+                    crate::service::shutdown::parse_flags(&text).map_err(ConfigError::BadValue)?
+            }
             repl if crate::replication::config::NAMES.contains(&repl) => {
                 self.repl.apply(repl, value)?
             }
@@ -860,6 +887,9 @@ impl Config {
             "latency-monitor-threshold" => self.latency_monitor_threshold.to_string(),
             "lazyfree-lazy-expire" => yes_no_name(self.lazyfree_lazy_expire),
             "lazyfree-lazy-eviction" => yes_no_name(self.lazyfree_lazy_eviction),
+            "shutdown-timeout" => self.shutdown_timeout.to_string(),
+            "shutdown-on-sigterm" => crate::service::shutdown::flags_name(self.shutdown_on_sigterm),
+            "shutdown-on-sigint" => crate::service::shutdown::flags_name(self.shutdown_on_sigint),
             repl if crate::replication::config::NAMES.contains(&repl) => self.repl.value_of(repl),
             _ => unreachable!("every canonical name has a value"),
         }

@@ -2,6 +2,7 @@
 
 use crate::config::LogLevel;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Mutex;
 
 static LOG: Mutex<Option<Logger>> = Mutex::new(None);
@@ -23,12 +24,73 @@ pub fn init(level: LogLevel, path: &str) -> std::io::Result<()> {
                 .open(path)?,
         )
     };
+    let fd = file.as_ref().map_or(1, std::os::fd::AsRawFd::as_raw_fd);
+    // The file stays open in LOG (never replaced after start-up), so the descriptor too.
+    HANDLER_FD.store(fd, Ordering::Relaxed);
+    SILENT.store(level == LogLevel::Nothing, Ordering::Relaxed);
     *LOG.lock().unwrap_or_else(|e| e.into_inner()) = Some(Logger { level, file });
     Ok(())
 }
 
+/// Where [`log_from_handler`] writes: the log file's descriptor, or standard output.
+static HANDLER_FD: AtomicI32 = AtomicI32::new(1);
+/// loglevel is `nothing`: a signal handler's line is not written either.
+static SILENT: AtomicBool = AtomicBool::new(false);
+
+/// Writes a warning from a signal handler as Redis's serverLogFromHandler does
+/// (`pid:signal-handler (unix seconds) message`): no lock and no allocation, only
+/// async-signal-safe calls. A message longer than 200 bytes is cut.
+pub fn log_from_handler(message: &str) {
+    if SILENT.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut line = [0u8; 256];
+    let mut len = 0;
+    let mut put = |bytes: &[u8]| {
+        let n = bytes.len().min(line.len() - len);
+        line[len..len + n].copy_from_slice(&bytes[..n]);
+        len += n;
+    };
+    // SAFETY: getpid and time are async-signal-safe; time takes a null pointer.
+    let (pid, secs) = unsafe { (libc::getpid(), libc::time(std::ptr::null_mut())) };
+    put(decimal(pid as i64, &mut [0u8; 20]));
+    put(b":signal-handler (");
+    put(decimal(secs, &mut [0u8; 20]));
+    put(b") ");
+    put(&message.as_bytes()[..message.len().min(200)]);
+    put(b"\n");
+    // SAFETY: write is async-signal-safe; the buffer holds `len` bytes.
+    unsafe {
+        libc::write(
+            HANDLER_FD.load(Ordering::Relaxed),
+            line.as_ptr().cast(),
+            len,
+        )
+    };
+}
+
+/// `n` in decimal, in `buf` (no allocation).
+fn decimal(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut v = n.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
 /// Changes the verbosity (CONFIG SET loglevel).
 pub fn set_level(level: LogLevel) {
+    SILENT.store(level == LogLevel::Nothing, Ordering::Relaxed);
     if let Some(l) = LOG.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
         l.level = level;
     }
@@ -102,4 +164,16 @@ macro_rules! notice {
 #[macro_export]
 macro_rules! warning {
     ($($t:tt)*) => { $crate::log::log($crate::config::LogLevel::Warning, &format!($($t)*)) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_without_allocation() {
+        for n in [0, 7, 42, -5, 1_733_389_000, i64::MAX, i64::MIN] {
+            assert_eq!(decimal(n, &mut [0u8; 20]), n.to_string().as_bytes());
+        }
+    }
 }

@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use goblin_server::config::{Args, Config};
-use goblin_server::{log, net, notice, rdb, server, service, warning};
+use goblin_server::{log, net, notice, server, service, warning};
 
 /// Rewrites Redis-style `--directive value...` flags that clap does not know into
 /// `--set directive value`, so `goblin-server --enable-debug-command yes` works as with Redis.
@@ -117,7 +117,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     } else {
         server.loading = server.snapshots().start_loading();
     }
-    rdb::install_signal_handlers();
+    service::shutdown::install_signal_handlers();
     net::run(&mut server, listeners, &mut || {
         notice!("Ready to accept connections tcp");
         service.ready();

@@ -29,8 +29,10 @@ pub struct Server {
     pub run_id: String,
     /// Snapshot state: last save, BGSAVE child, save statistics.
     pub rdb: crate::rdb::SaveState,
-    /// A SHUTDOWN was requested.
+    /// A shutdown is done (saved if it had to): the loop stops at the end of its iteration.
     pub shutdown: bool,
+    /// A shutdown waiting for lagging replicas (SHUTDOWN, SIGTERM, SIGINT).
+    pub shutdown_pending: Option<crate::service::shutdown::Pending>,
     /// The start-up load, while it runs.
     pub loading: Option<crate::rdb::loading::Loading>,
     /// The memory figure, eviction pool and evicted key count.
@@ -85,6 +87,7 @@ impl Server {
             run_id,
             rdb: crate::rdb::SaveState::new(),
             shutdown: false,
+            shutdown_pending: None,
             loading: None,
             memory: Default::default(),
             listening: Vec::new(),

@@ -194,7 +194,9 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(mut lease) = ctx.server.clients.lease_id(id as u64) else {
         return ctx.out.int(0);
     };
-    if lease.client.blocked.is_none() {
+    // A SHUTDOWN caller waits for the shutdown's end only (Redis 7.0 crashes here).
+    if lease.client.blocked.is_none() || crate::service::shutdown::waits_for_shutdown(&lease.client)
+    {
         ctx.server.clients.restore(lease, false);
         return ctx.out.int(0);
     }

@@ -115,10 +115,16 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
             let connected = server.clients.len() - server.replication.master.replicas.len();
             let blocking_keys = server.keyspace.blocking_key_count();
             let tracking = server.tracking.clients();
+            // As Redis's timeout table: the blocked clients that have a timeout.
+            let timed = server
+                .clients
+                .iter()
+                .filter(|(c, _)| c.blocked.as_ref().is_some_and(|b| b.deadline_ms.is_some()))
+                .count();
             let _ = write!(
                 w,
                 "# Clients\r\nconnected_clients:{connected}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:{tracking}\r\nclients_in_timeout_table:{}\r\ntotal_blocking_keys:{blocking_keys}\r\ntotal_blocking_keys_on_nokey:0\r\n",
-                server.config.maxclients, server.clients.blocked(), server.clients.blocked(),
+                server.config.maxclients, server.clients.blocked(), timed,
             );
         }
         "memory" => memory_section(server, figures?, w),

@@ -135,39 +135,40 @@ pub fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.bulk(now.subsec_micros().to_string().as_bytes());
 }
 
-/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the caller blocks while the shutdown
+/// waits for lagging replicas, and gets no reply if the server exits.
 pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
-    let (mut save, mut nosave, mut force, mut abort) = (false, false, false, false);
+    use crate::service::shutdown::{self, Outcome, FORCE, NOSAVE, NOW, SAVE};
+    let (mut flags, mut abort) = (0, false);
     for arg in &args[1..] {
         match arg.to_ascii_uppercase().as_slice() {
-            b"SAVE" => save = true,
-            b"NOSAVE" => nosave = true,
-            b"FORCE" => force = true,
-            b"NOW" => {}
+            b"SAVE" => flags |= SAVE,
+            b"NOSAVE" => flags |= NOSAVE,
+            b"FORCE" => flags |= FORCE,
+            b"NOW" => flags |= NOW,
             b"ABORT" => abort = true,
             _ => return ctx.syntax_error(),
         }
     }
-    if abort {
-        if args.len() > 2 {
-            return ctx.syntax_error();
-        }
-        return ctx.error("ERR No shutdown in progress.");
-    }
-    if save && nosave {
+    if (abort && flags != 0) || (flags & SAVE != 0 && flags & NOSAVE != 0) {
         return ctx.syntax_error();
     }
-    if ctx.server.scripting.busy() && !nosave {
+    if abort {
+        return match shutdown::abort(ctx.server) {
+            true => ctx.out.ok(),
+            false => ctx.error("ERR No shutdown in progress."),
+        };
+    }
+    if ctx.server.scripting.busy() && flags & NOSAVE == 0 {
         // Only SHUTDOWN NOSAVE stops a server whose script is busy (the script is killed).
         let busy = ctx.server.scripting.busy_error();
         return ctx.error(busy);
     }
-    crate::warning!("User requested shutdown...");
-    let mode = (save || nosave).then_some(save);
-    if ctx.server.snapshots().prepare_shutdown(mode).is_err() && !force {
-        return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+    match shutdown::request(ctx.server, flags) {
+        Outcome::Exit => {}
+        Outcome::Waiting => ctx.block = Some((Vec::new(), None)),
+        Outcome::Failed => ctx.error(shutdown::FAILED),
     }
-    ctx.server.shutdown = true;
 }
 
 /// DEBUG subcommand ...: SLEEP, RELOAD and HELP, allowed as enable-debug-command says.

@@ -127,7 +127,7 @@ impl Handler for RespLoop<'_> {
         self.release_held(cx);
         self.replication_round(cx);
         let server = &mut *self.server;
-        if server.shutdown || server.snapshots().signalled_shutdown() {
+        if crate::service::shutdown::round(server) {
             crate::aof::shutdown(server);
             notice!("Goblin is now ready to exit, bye bye...");
             return Next::Stop;

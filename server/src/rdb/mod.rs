@@ -39,7 +39,6 @@ use crate::config::Config;
 use crate::keyspace::Keyspace;
 use crate::keyspace::{Db, Value};
 use crate::{notice, warning};
-use std::sync::atomic::{AtomicI32, Ordering};
 
 /// One key's value as a snapshot carries it: a sorted set's members with their scores'
 /// bits, a string's bytes, a set's members (sorted), a hash's pairs (sorted) or a list's
@@ -398,8 +397,9 @@ impl Snapshots<'_> {
     }
 
     /// Readies the server to exit: kills a BGSAVE child, then saves when `save` says so
-    /// (`None`: when save points are configured, as Redis). `Err` when that save failed.
-    pub fn prepare_shutdown(&mut self, save: Option<bool>) -> std::io::Result<()> {
+    /// (`None`: when save points are configured, as Redis). `Err` when that save failed,
+    /// unless `force` (the failure is then only logged).
+    pub fn prepare_shutdown(&mut self, save: Option<bool>, force: bool) -> std::io::Result<()> {
         crate::service::notify::Supervisor::current().stopping();
         // As Redis: no save while loading, which would overwrite the file with a part of it.
         let save = if self.loading { Some(false) } else { save };
@@ -410,31 +410,15 @@ impl Snapshots<'_> {
         if save.unwrap_or(!self.config.save.is_empty()) {
             notice!("Saving the final RDB snapshot before exiting.");
             if let Err(e) = self.save() {
-                warning!("Error trying to save the DB, can't exit.");
-                return Err(e);
+                if force {
+                    warning!("Error trying to save the DB. Exit anyway.");
+                } else {
+                    warning!("Error trying to save the DB, can't exit.");
+                    return Err(e);
+                }
             }
         }
         Ok(())
-    }
-
-    /// Checked by the event loop: true when a signal asked for shutdown and the server may
-    /// exit now.
-    pub fn signalled_shutdown(&mut self) -> bool {
-        let sig = SIGNALLED.swap(0, Ordering::Relaxed);
-        if sig == 0 {
-            return false;
-        }
-        let name = if sig == libc::SIGINT {
-            "SIGINT"
-        } else {
-            "SIGTERM"
-        };
-        warning!("Received {name} scheduling shutdown...");
-        if self.prepare_shutdown(None).is_err() {
-            warning!("{name} received but errors trying to shut down the server, check the logs for more information");
-            return false;
-        }
-        true
     }
 
     /// DEBUG RELOAD: saves (unless `nosave`), then loads the file in place of the data.
@@ -517,22 +501,6 @@ impl Snapshots<'_> {
                 anyhow::bail!("can't load {}: {e}", path.display())
             }
         }
-    }
-}
-
-static SIGNALLED: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_shutdown_signal(sig: libc::c_int) {
-    SIGNALLED.store(sig, Ordering::Relaxed);
-}
-
-/// SIGTERM and SIGINT ask for a shutdown (with a save when save points are set), as Redis.
-pub fn install_signal_handlers() {
-    let handler = on_shutdown_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGTERM, handler);
-        libc::signal(libc::SIGINT, handler);
     }
 }
 

@@ -421,15 +421,21 @@ pub fn tick(server: &mut Server) {
     fullsync::pump_files(server);
     release_held(server);
     if std::mem::take(&mut server.replication.master.ask_acks) {
-        server.drain_propagation();
-        super::feed(
-            server,
-            b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n",
-        );
+        send_getack(server);
     }
     if std::mem::take(&mut server.replication.master.acks_changed) {
         crate::commands::serve_waits(server);
     }
+}
+
+/// Asks every replica for an acknowledgement now (REPLCONF GETACK on the stream, after
+/// what the commands propagated).
+pub fn send_getack(server: &mut Server) {
+    server.drain_propagation();
+    super::feed(
+        server,
+        b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n",
+    );
 }
 
 /// Sends the stream held for online replicas (after their sync, or when they were busy).
@@ -461,9 +467,12 @@ pub fn cron(server: &mut Server) {
     }
     let now = Instant::now();
     let period = Duration::from_secs(server.config.repl.ping_period);
-    let replica = server.replication.is_replica();
+    // As Redis: no PING while the replicas' offsets are meant to stay (a pause for a
+    // shutdown or a failover), so that they can match the master's.
+    let no_ping = server.replication.is_replica()
+        || crate::commands::pause::paused(server, crate::commands::pause::REPLICA);
     let m = &mut server.replication.master;
-    if !replica && m.last_ping.is_none_or(|t| now.duration_since(t) >= period) {
+    if !no_ping && m.last_ping.is_none_or(|t| now.duration_since(t) >= period) {
         m.last_ping = Some(now);
         server.drain_propagation();
         super::feed(server, b"*1\r\n$4\r\nPING\r\n");

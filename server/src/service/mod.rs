@@ -8,12 +8,14 @@
 //! - [`pidfile`]: the pid file, removed at a clean shutdown.
 //! - [`notify`]: telling systemd or upstart that the server is ready.
 //! - [`protected`]: refusing non-loopback clients of a server without a password.
+//! - [`shutdown`]: SHUTDOWN and SIGTERM / SIGINT waiting for lagging replicas, then exit.
 
 pub mod daemon;
 pub mod directives;
 pub mod notify;
 pub mod pidfile;
 pub mod protected;
+pub mod shutdown;
 
 pub use directives::ignored_summary;
 
