@@ -421,7 +421,7 @@ impl<C> Ctx<'_, C> {
     /// (`input` picks it from the state), reserving `chunk` bytes before each read (no copy,
     /// no zeroing). Stops when the socket is drained or when `input` holds `enough` bytes
     /// more than `consumed(state)` (requests not yet run), so that they run before more
-    /// is read.
+    /// is read; a read never takes more than reaches `enough` (or `chunk`, if more).
     pub fn read_in_place(
         &mut self,
         key: usize,
@@ -438,8 +438,12 @@ impl<C> Ctx<'_, C> {
         loop {
             let (buf, consumed) = input(&mut conn.state);
             buf.reserve(chunk);
+            // A buffer grown by earlier reads may have room for far more than `enough`:
+            // read no more than what reaches it, so one read cannot take a whole socket
+            // receive buffer (megabytes on loopback) past the limit.
+            let room = enough.saturating_sub(buf.len() - consumed).max(chunk);
             let spare = buf.spare_capacity_mut();
-            let want = spare.len();
+            let want = spare.len().min(room);
             // SAFETY: `spare` is writable memory owned by `buf` of `want` bytes; read(2)
             // initializes the first `n` of them, and only those become part of the vector.
             let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), want) };
