@@ -22,7 +22,7 @@
 //!
 //! Everything is generic over the handler: no allocation and no dynamic dispatch per event.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -482,16 +482,37 @@ impl<C> Ctx<'_, C> {
 /// `bytes`), `Ok(None)` the socket buffer is full; an error (a write of 0 bytes counts as
 /// one) means the connection is broken.
 pub fn write_some(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<Option<usize>> {
+    send_some(stream, bytes, false)
+}
+
+/// As [`write_some`]; `more` sends with MSG_MORE (more bytes follow at once, so the kernel
+/// may hold these for a fuller segment).
+pub fn send_some(stream: &mut TcpStream, bytes: &[u8], more: bool) -> io::Result<Option<usize>> {
     if bytes.is_empty() {
         return Ok(Some(0));
     }
+    let flags = libc::MSG_NOSIGNAL | if more { libc::MSG_MORE } else { 0 };
     loop {
-        match stream.write(bytes) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => return Ok(Some(n)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        // SAFETY: send from a readable buffer of bytes.len() bytes on an open socket.
+        let n = unsafe {
+            libc::send(
+                stream.as_raw_fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                flags,
+            )
+        };
+        if n > 0 {
+            return Ok(Some(n as usize));
+        }
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::WouldBlock => return Ok(None),
+            io::ErrorKind::Interrupted => {}
+            _ => return Err(e),
         }
     }
 }
@@ -499,6 +520,7 @@ pub fn write_some(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<Option<usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 

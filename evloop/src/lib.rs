@@ -32,5 +32,5 @@ pub mod listener;
 pub mod sockaddr;
 
 pub use event_loop::{
-    source, write_some, Conn, Ctx, EventLoop, Handler, Listen, Next, ReadOutcome, WAKE,
+    send_some, source, write_some, Conn, Ctx, EventLoop, Handler, Listen, Next, ReadOutcome, WAKE,
 };

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-use goblin_evloop::write_some;
+use goblin_evloop::send_some;
 use mio::net::TcpStream;
 
 use super::fill::{Fill, FillState, Phase};
@@ -197,8 +197,7 @@ impl Conn {
                 };
             };
             let step = match front {
-                Part::Bytes(b) if more => send_more(stream, &b[self.written..], sent),
-                Part::Bytes(b) => write_from(stream, &b[self.written..], sent),
+                Part::Bytes(b) => write_from(stream, &b[self.written..], more, sent),
                 Part::Lent(l) => {
                     let bytes = &l.bytes()[self.written..];
                     splice_from(&mut self.pipe, stream, bytes, more, sent)
@@ -209,7 +208,7 @@ impl Conn {
                     Some((bytes, true)) if bytes.len() >= SPLICE_FROM => {
                         splice_from(&mut self.pipe, stream, bytes, false, sent)
                     }
-                    Some((bytes, _)) => write_from(stream, bytes, sent),
+                    Some((bytes, _)) => write_from(stream, bytes, false, sent),
                 },
                 Part::Fill(f) => match fill_step(stream, f, &mut self.written, sent) {
                     FillStep::Wrote(r) => r,
@@ -252,44 +251,19 @@ impl Conn {
     }
 }
 
-/// Ok(Some(n)): n bytes written; Ok(None): the socket is full.
-fn write_from(stream: &mut TcpStream, bytes: &[u8], sent: &mut u64) -> io::Result<Option<usize>> {
-    let r = write_some(stream, bytes);
+/// One send of `bytes` (see [`send_some`]), counted in `sent`; `more`: more bytes follow
+/// at once (MSG_MORE).
+fn write_from(
+    stream: &mut TcpStream,
+    bytes: &[u8],
+    more: bool,
+    sent: &mut u64,
+) -> io::Result<Option<usize>> {
+    let r = send_some(stream, bytes, more);
     if let Ok(Some(n)) = r {
         *sent += n as u64;
     }
     r
-}
-
-/// As [`write_from`], with MSG_MORE: more bytes follow at once.
-fn send_more(stream: &mut TcpStream, bytes: &[u8], sent: &mut u64) -> io::Result<Option<usize>> {
-    if bytes.is_empty() {
-        return Ok(Some(0));
-    }
-    loop {
-        // SAFETY: send from a readable buffer of bytes.len() bytes on an open socket.
-        let n = unsafe {
-            libc::send(
-                stream.as_raw_fd(),
-                bytes.as_ptr().cast(),
-                bytes.len(),
-                libc::MSG_MORE | libc::MSG_NOSIGNAL,
-            )
-        };
-        if n > 0 {
-            *sent += n as u64;
-            return Ok(Some(n as usize));
-        }
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::WouldBlock => return Ok(None),
-            io::ErrorKind::Interrupted => {}
-            _ => return Err(e),
-        }
-    }
 }
 
 /// Sends of this many bytes or more from a buffer that allows it are spliced (see
@@ -310,8 +284,7 @@ fn splice_from(
     }
     match pipe.as_mut() {
         Some(p) => p.send(stream.as_raw_fd(), bytes, more, sent),
-        None if more => send_more(stream, bytes, sent),
-        None => write_from(stream, bytes, sent),
+        None => write_from(stream, bytes, more, sent),
     }
 }
 
@@ -383,7 +356,7 @@ fn fill_step(
     }
     let head = f.head.as_ref().expect("set above");
     if *written < head.len() {
-        return FillStep::Wrote(write_from(stream, &head[*written..], sent));
+        return FillStep::Wrote(write_from(stream, &head[*written..], false, sent));
     }
     if let Some(c) = f.chunking.as_mut() {
         return chunk_step(stream, c, &st, sent);
@@ -394,7 +367,7 @@ fn fill_step(
     }
     let have = st.len().min(f.range.end);
     if at < have {
-        return FillStep::Wrote(write_from(stream, st.slice(at, have), sent));
+        return FillStep::Wrote(write_from(stream, st.slice(at, have), false, sent));
     }
     if st.phase == Phase::Failed || st.phase == Phase::Done {
         // The body ended (or broke) before the declared length.
@@ -435,7 +408,7 @@ fn chunk_step(
             return FillStep::Waiting;
         }
     }
-    match write_from(stream, &c.frame[c.at..], sent) {
+    match write_from(stream, &c.frame[c.at..], false, sent) {
         Ok(Some(n)) => {
             c.at += n;
             // Progress is tracked here, not in the connection's written count.
