@@ -260,6 +260,9 @@ def test_redis_replica_of_a_goblin_master(six, tmp_path_factory):
         wait_for("Goblin to see the Redis replica",
                  lambda: nodes_lines(master)[myid(r)][1] == myid(master), 20)
         assert cmd(r, "DBSIZE") == cmd(master, "DBSIZE")
+        # Every voter must know the requester as a replica first: a vote denied ("its master
+        # is up or it is not a replica") is retried only after the manual failover's 5 s.
+        wait_for("every node to agree on the roles", lambda: roles_settled(six + [r]), 30)
         assert cmd(r, "CLUSTER", "FAILOVER") == b"OK"
         wait_for("Redis to take over", lambda: master_of(r) is None, 30)
         wait_for("the Goblin master to follow it", lambda: master_of(master) == myid(r), 30)
@@ -268,6 +271,7 @@ def test_redis_replica_of_a_goblin_master(six, tmp_path_factory):
         wait_for("Redis to see its Goblin replica",
                  lambda: nodes_lines(r)[myid(master)][1] == myid(r), 20)
         # Back to the Goblin node, so the cluster is all Goblin again.
+        wait_for("every node to agree on the roles", lambda: roles_settled(six + [r]), 30)
         assert cmd(master, "CLUSTER", "FAILOVER") == b"OK"
         wait_for("Goblin to take over again", lambda: master_of(master) is None, 30)
     finally:
