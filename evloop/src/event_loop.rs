@@ -421,7 +421,8 @@ impl<C> Ctx<'_, C> {
     /// (`input` picks it from the state), reserving `chunk` bytes before each read (no copy,
     /// no zeroing). Stops when the socket is drained or when `input` holds `enough` bytes
     /// more than `consumed(state)` (requests not yet run), so that they run before more
-    /// is read; a read never takes more than reaches `enough` (or `chunk`, if more).
+    /// is read; a read that starts below `enough` takes no more than reaches it (or
+    /// `chunk`, if more).
     pub fn read_in_place(
         &mut self,
         key: usize,
@@ -439,9 +440,16 @@ impl<C> Ctx<'_, C> {
             let (buf, consumed) = input(&mut conn.state);
             buf.reserve(chunk);
             // A buffer grown by earlier reads may have room for far more than `enough`:
-            // read no more than what reaches it, so one read cannot take a whole socket
-            // receive buffer (megabytes on loopback) past the limit.
-            let room = enough.saturating_sub(buf.len() - consumed).max(chunk);
+            // a read that starts below it takes no more than reaches it, so one read cannot
+            // take a whole socket receive buffer (megabytes on loopback) past the limit.
+            // Past it (a request longer than `enough` still arriving), reads take all the
+            // room there is, as many bytes per call as the buffer holds.
+            let pending = buf.len() - consumed;
+            let room = if pending < enough {
+                (enough - pending).max(chunk)
+            } else {
+                usize::MAX
+            };
             let spare = buf.spare_capacity_mut();
             let want = spare.len().min(room);
             // SAFETY: `spare` is writable memory owned by `buf` of `want` bytes; read(2)
