@@ -26,7 +26,9 @@
 //! never compacted, and one cleared while pinned is frozen (nothing is placed in it) until
 //! its last give-back. A block once lent is never rewritten in place: compacting it copies
 //! its live objects out, drops its pages and writes them back on fresh ones, and clearing it
-//! drops its pages.
+//! drops its pages. (Its pins are a count in each block's slot, not a `pins` table: a block
+//! is pinned per lent object, never released one object at a time, and frozen means more
+//! than released: its bump offset is full until the last give-back resets it.)
 //!
 //! ```text
 //! per block: pins (count), lent (since its pages were last dropped), frozen

@@ -12,24 +12,17 @@
 //! (`Store::lends`).
 //!
 //! ```text
-//! pins: slot -> { count, freed }
-//! free(s) with pins[s]: freed = true (the slot stays in use)
-//! give_back(s): count -= 1; at 0, forget the pin, and free the slot if freed
+//! pins (store::pins): slot -> { count, released }
+//! free(s) with pins[s]: released = true (the slot stays in use)
+//! give_back(s): count -= 1; at 0, forget the pin, and free the slot if released
 //! alloc() of a slot marked lent: drop its pages first
 //! ```
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::store::blocks::Block;
-
-/// A lent slot's pin.
-struct Pin {
-    count: u32,
-    /// Freed while pinned: the slot returns at the last give-back.
-    freed: bool,
-}
+use crate::store::pins::Pins;
 
 /// The head slots of one shard.
 pub struct Heads {
@@ -43,7 +36,7 @@ pub struct Heads {
     in_use: Arc<AtomicU64>,
     /// Slots whose pages were lent since they were last written (one bit each).
     lent: Vec<u64>,
-    pins: HashMap<u32, Pin>,
+    pins: Pins<u32>,
 }
 
 impl Heads {
@@ -60,7 +53,7 @@ impl Heads {
             free: Vec::new(),
             in_use,
             lent: Vec::new(),
-            pins: HashMap::new(),
+            pins: Pins::default(),
         }
     }
 
@@ -73,27 +66,14 @@ impl Heads {
             self.lent.resize(word + 1, 0);
         }
         self.lent[word] |= 1 << (slot % 64);
-        self.pins
-            .entry(slot)
-            .or_insert(Pin {
-                count: 0,
-                freed: false,
-            })
-            .count += 1;
+        self.pins.pin(slot, ());
         self.slot(slot).as_ptr()
     }
 
     /// Drops one pin of a lent slot, freeing it if it was freed while pinned.
     pub fn give_back(&mut self, slot: u32) {
-        let Some(p) = self.pins.get_mut(&slot) else {
-            return;
-        };
-        p.count -= 1;
-        if p.count == 0 {
-            let freed = self.pins.remove(&slot).is_some_and(|p| p.freed);
-            if freed {
-                self.release(slot);
-            }
+        if self.pins.unpin(slot).is_some() {
+            self.release(slot);
         }
     }
 
@@ -128,9 +108,8 @@ impl Heads {
 
     /// Returns a slot (at its last give-back if it is lent).
     pub fn free(&mut self, slot: u32) {
-        match self.pins.get_mut(&slot) {
-            Some(p) => p.freed = true,
-            None => self.release(slot),
+        if self.pins.release(slot) {
+            self.release(slot);
         }
     }
 
@@ -170,13 +149,11 @@ impl Heads {
             (self.used() - pinned) as u64 * self.head as u64,
             Ordering::Relaxed,
         );
-        for p in self.pins.values_mut() {
-            p.freed = true;
-        }
+        self.pins.release_all();
         let pins = &self.pins;
         self.free = (0..self.next as u32)
             .rev()
-            .filter(|s| !pins.contains_key(s))
+            .filter(|&s| !pins.is_pinned(s))
             .collect();
     }
 }

@@ -17,6 +17,7 @@ pub(crate) mod eviction;
 pub(crate) mod heads;
 pub(crate) mod index;
 pub(crate) mod loan;
+pub(crate) mod pins;
 pub(crate) mod report;
 pub(crate) mod shard;
 pub mod stats;

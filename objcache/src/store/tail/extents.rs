@@ -13,21 +13,14 @@
 //! closes, so a client that stops reading holds its extents until it goes.
 //!
 //! ```text
-//! pins: first page -> { count, pages, freed }
-//! free(p) with pins[p]: freed = true (the pages stay used)
-//! unpin(p): count -= 1; at 0, forget the pin, and free the pages if freed
+//! pins (store::pins): first page -> { count, released, pages }
+//! free(p) with pins[p]: released = true (the pages stay used)
+//! unpin(p): count -= 1; at 0, forget the pin, and free the pages if released
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// A pinned extent.
-#[derive(Clone, Copy, Debug)]
-struct Pinned {
-    count: u32,
-    pages: u32,
-    /// Freed while pinned: the pages return at the last unpin.
-    freed: bool,
-}
+use crate::store::pins::Pins;
 
 /// Extent allocator of one pool file.
 #[derive(Default)]
@@ -36,7 +29,8 @@ pub struct Extents {
     by_size: BTreeSet<(u32, u32)>,
     end: u32,
     used: u64,
-    pins: HashMap<u32, Pinned>,
+    /// Pinned extents: first page -> length in pages.
+    pins: Pins<u32, u32>,
 }
 
 impl Extents {
@@ -66,33 +60,20 @@ impl Extents {
 
     /// Pins the allocated extent of `pages` pages at `start` against reuse.
     pub fn pin(&mut self, start: u32, pages: u32) {
-        let p = self.pins.entry(start).or_insert(Pinned {
-            count: 0,
-            pages,
-            freed: false,
-        });
-        p.count += 1;
+        self.pins.pin(start, pages);
     }
 
     /// Drops one pin of the extent at `start`, freeing it if it was freed while pinned.
     pub fn unpin(&mut self, start: u32) {
-        let Some(p) = self.pins.get_mut(&start) else {
-            return;
-        };
-        p.count -= 1;
-        if p.count == 0 {
-            let p = self.pins.remove(&start).expect("present");
-            if p.freed {
-                self.free(start, p.pages);
-            }
+        if let Some(pages) = self.pins.unpin(start) {
+            self.free(start, pages);
         }
     }
 
     /// Returns `pages` pages starting at `start`, merging with free neighbours (later, if
     /// the extent is pinned).
     pub fn free(&mut self, mut start: u32, mut pages: u32) {
-        if let Some(p) = self.pins.get_mut(&start) {
-            p.freed = true;
+        if !self.pins.release(start) {
             return;
         }
         self.used -= u64::from(pages);
@@ -133,7 +114,7 @@ impl Extents {
     pub fn clear(&mut self) {
         let mut pins = std::mem::take(&mut self.pins);
         *self = Extents::default();
-        let mut pinned: Vec<(u32, u32)> = pins.iter().map(|(&s, p)| (s, p.pages)).collect();
+        let mut pinned: Vec<(u32, u32)> = pins.iter().map(|(s, &pages)| (s, pages)).collect();
         pinned.sort_unstable();
         for (start, pages) in pinned {
             if start > self.end {
@@ -142,7 +123,7 @@ impl Extents {
             self.end = start + pages;
             self.used += u64::from(pages);
         }
-        pins.values_mut().for_each(|p| p.freed = true);
+        pins.release_all();
         self.pins = pins;
     }
 }
