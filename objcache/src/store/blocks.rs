@@ -1,6 +1,13 @@
 //! Allocation blocks: anonymous mappings of --block bytes, HugeTLB first, normal pages when
 //! the kernel has no huge pages to give. Blocks are mapped on first use, so RSS follows the
 //! data, and are never returned: the arena and the head slots recycle them.
+//!
+//! Normal-page mappings (blocks, and the large buffers of `tail::buf`, through
+//! [`map_anonymous`]) ask for transparent huge pages: where a mapping spans an aligned 2 MiB
+//! range, its first touch faults in 2 MiB at once instead of 512 pages one by one, which
+//! on this project's VMs is most of what fresh memory costs (objcache/BENCHMARKS.md, "A
+//! lever measured"). Dropping a few pages of such a range ([`Block::drop_pages`]) splits it
+//! back into normal pages; the kernel keeps the dropped bytes for whoever still holds them.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
@@ -44,7 +51,7 @@ impl Block {
                 });
             }
         }
-        match mmap(len, base | libc::MAP_NORESERVE) {
+        match map_anonymous(len, false) {
             Some(ptr) => {
                 log_backing(2, len);
                 Ok(Block {
@@ -95,6 +102,40 @@ impl Drop for Block {
     }
 }
 
+/// Transparent huge page size on x86-64 and most aarch64 kernels.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Maps `len` bytes of private anonymous memory in normal pages, placed so that its whole
+/// 2 MiB ranges are aligned and marked MADV_HUGEPAGE (see the module comment); with
+/// `populate`, every page is faulted in (zeroed) before this returns. `None` when the
+/// kernel refuses the mapping.
+pub fn map_anonymous(len: usize, populate: bool) -> Option<*mut u8> {
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+    if len < HUGE_PAGE {
+        let flags = if populate { flags | libc::MAP_POPULATE } else { flags };
+        return mmap(len, flags);
+    }
+    // Over-map by one huge page and trim both ends, so the mapping starts 2 MiB aligned.
+    let raw = mmap(len + HUGE_PAGE, flags)? as usize;
+    let start = raw.next_multiple_of(HUGE_PAGE);
+    // SAFETY: both trimmed pieces lie inside the mapping just made, which nothing else
+    // references yet; the kept range start..start+len stays mapped.
+    unsafe {
+        if start > raw {
+            libc::munmap(raw as *mut libc::c_void, start - raw);
+        }
+        libc::munmap((start + len) as *mut libc::c_void, raw + HUGE_PAGE - start);
+        // Advice only: a kernel without THP maps normal pages, as without it.
+        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        if populate {
+            // A kernel older than 5.14 refuses MADV_POPULATE_WRITE: the pages then fault in
+            // (zeroed) at first touch instead.
+            libc::madvise(start as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE);
+        }
+    }
+    Some(start as *mut u8)
+}
+
 fn mmap(len: usize, flags: i32) -> Option<*mut u8> {
     // SAFETY: an anonymous mapping with no address hint has no preconditions.
     let p = unsafe {
@@ -141,5 +182,25 @@ mod tests {
         assert!(b.bytes()[64 << 10..128 << 10].iter().all(|&x| x == 0));
         assert_eq!(b.bytes()[(64 << 10) - 1], 9);
         assert_eq!(b.bytes()[128 << 10], 9);
+    }
+
+    #[test]
+    fn large_mappings_are_huge_page_aligned_zeroed_and_split_by_drops() {
+        let len = 2 * HUGE_PAGE + (12 << 10);
+        let p = map_anonymous(len, true).unwrap();
+        assert_eq!(p as usize % HUGE_PAGE, 0);
+        // SAFETY: p..p+len was just mapped and is owned by this test.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(p, len) };
+        assert!(bytes.iter().all(|&x| x == 0));
+        bytes.fill(5);
+        // SAFETY: as above; unmapped once.
+        unsafe { libc::munmap(p.cast(), len) };
+
+        let mut b = Block::map(4 << 20).unwrap();
+        b.bytes_mut().fill(9);
+        b.drop_pages(HUGE_PAGE + 4096..HUGE_PAGE + 8192);
+        assert!(b.bytes()[HUGE_PAGE + 4096..HUGE_PAGE + 8192].iter().all(|&x| x == 0));
+        assert_eq!(b.bytes()[HUGE_PAGE + 4095], 9);
+        assert_eq!(b.bytes()[HUGE_PAGE + 8192], 9);
     }
 }

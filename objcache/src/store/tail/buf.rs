@@ -2,7 +2,8 @@
 //!
 //! A buffer of [`OWN_MAPPING`] bytes or more is an anonymous mapping of its own: the kernel
 //! hands its pages over zeroed and populated in one call (no user-space memset and no fault
-//! per page as it is first written), and they go back to the system when the buffer is
+//! per page as it is first written; huge pages where it spans them, see
+//! `store::blocks::map_anonymous`), and they go back to the system when the buffer is
 //! dropped. Because such a buffer's pages are never reused by the allocator, a socket may
 //! keep references to them beyond the buffer's life (see `front::http::splice`): the bytes
 //! a reference sees stay the buffer's last ones.
@@ -10,6 +11,7 @@
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
 use crate::config::DIRECT_IO_ALIGN;
+use crate::store::blocks::map_anonymous;
 
 /// Buffers from this size up own their mapping: the size from which the HTTP front
 /// splices rather than copies (`front::http::conn::SPLICE_FROM`).
@@ -34,7 +36,7 @@ impl AlignedBuf {
         let align = DIRECT_IO_ALIGN as usize;
         let len = len.max(1).div_ceil(align) * align;
         if len >= OWN_MAPPING {
-            if let Some(ptr) = map(len) {
+            if let Some(ptr) = map_anonymous(len, true) {
                 return AlignedBuf {
                     ptr,
                     len,
@@ -74,22 +76,6 @@ impl AlignedBuf {
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr
     }
-}
-
-/// A populated anonymous mapping of `len` bytes, or `None` when the kernel refuses one.
-fn map(len: usize) -> Option<*mut u8> {
-    // SAFETY: an anonymous mapping with no address hint has no preconditions.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-            -1,
-            0,
-        )
-    };
-    (p != libc::MAP_FAILED).then_some(p.cast())
 }
 
 impl std::ops::Deref for AlignedBuf {
