@@ -24,15 +24,9 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let opts = LoadOptions {
-        databases: 16,
-        zset: Default::default(),
-        set: Default::default(),
-        hash: Default::default(),
-        list: Default::default(),
         skip_unsupported: true,
-        now_ms: 0,
-        clock_secs: 0,
         size: Some(data.len() as u64),
+        ..LoadOptions::default()
     };
     let Ok((dbs, report)) = load(data, &opts) else {
         return;

@@ -28,17 +28,7 @@ fn as_contents(value: Value) -> Contents {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let opts = LoadOptions {
-        databases: 16,
-        zset: Default::default(),
-        set: Default::default(),
-        hash: Default::default(),
-        list: Default::default(),
-        skip_unsupported: false,
-        now_ms: 0,
-        clock_secs: 0,
-        size: None,
-    };
+    let opts = LoadOptions::default();
     let _ = restore(data, &opts);
     let Some((&version, body)) = data.split_first() else {
         return;

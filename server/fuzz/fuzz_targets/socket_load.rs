@@ -28,15 +28,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let opts = LoadOptions {
-        databases: 16,
-        zset: Default::default(),
-        set: Default::default(),
-        hash: Default::default(),
-        list: Default::default(),
         skip_unsupported: true,
-        now_ms: 0,
-        clock_secs: 0,
-        size: None,
+        ..LoadOptions::default()
     };
     let (loading, feed) = socket_load::start(0, opts.clone());
     let mut sent = Vec::new();

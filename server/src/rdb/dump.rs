@@ -106,21 +106,7 @@ pub fn restore(payload: &[u8], opts: &LoadOptions) -> Result<Value, RestoreError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keyspace::{HashConfig, ListConfig, SetConfig, StringValue};
-
-    fn opts() -> LoadOptions {
-        LoadOptions {
-            databases: 16,
-            zset: goblin_zset::Config::default(),
-            set: SetConfig::default(),
-            hash: HashConfig::default(),
-            list: ListConfig::default(),
-            skip_unsupported: false,
-            now_ms: 0,
-            clock_secs: 0,
-            size: None,
-        }
-    }
+    use crate::keyspace::StringValue;
 
     #[test]
     fn a_string_payload_is_redis_bytes() {
@@ -131,7 +117,7 @@ mod tests {
         assert_eq!(&p[7..9], &[11, 0]);
         assert_eq!(p.len(), 17);
         assert_eq!(verify(&p).unwrap(), 11);
-        let back = restore(&p, &opts()).unwrap();
+        let back = restore(&p, &LoadOptions::default()).unwrap();
         assert_eq!(&*back.as_string().unwrap().bytes(), b"hello");
     }
 
@@ -159,7 +145,10 @@ mod tests {
         for body in [&b""[..], b"\x63", b"\x02\x05", b"\x00\x85"] {
             let p = seal(body, 11);
             assert!(
-                matches!(restore(&p, &opts()), Err(RestoreError::Data(_))),
+                matches!(
+                    restore(&p, &LoadOptions::default()),
+                    Err(RestoreError::Data(_))
+                ),
                 "{body:?}"
             );
         }
@@ -181,10 +170,10 @@ mod tests {
             let path = seed.unwrap().path();
             let bytes = std::fs::read(&path).unwrap();
             let (&version, body) = bytes.split_first().unwrap();
-            let value = restore(&seal(body, u16::from(version)), &opts())
+            let value = restore(&seal(body, u16::from(version)), &LoadOptions::default())
                 .unwrap_or_else(|e| panic!("{path:?}: {e:?}"));
             for kind in [Payload::Exact, Payload::Portable] {
-                let again = restore(&payload(&value, true, kind), &opts()).unwrap();
+                let again = restore(&payload(&value, true, kind), &LoadOptions::default()).unwrap();
                 assert!(as_contents(value.clone()) == as_contents(again), "{path:?}");
             }
             seeds += 1;

@@ -95,6 +95,24 @@ pub struct LoadOptions {
     pub size: Option<u64>,
 }
 
+impl Default for LoadOptions {
+    /// Redis's 16 databases and default encoding thresholds; unsupported types refused, no
+    /// key dropped as expired, access clock 0, size unknown.
+    fn default() -> Self {
+        LoadOptions {
+            databases: 16,
+            zset: goblin_zset::Config::default(),
+            set: SetConfig::default(),
+            hash: HashConfig::default(),
+            list: ListConfig::default(),
+            skip_unsupported: false,
+            now_ms: 0,
+            clock_secs: 0,
+            size: None,
+        }
+    }
+}
+
 /// How the checksum was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Checksum {
@@ -1203,15 +1221,8 @@ mod tests {
 
     fn opts() -> LoadOptions {
         LoadOptions {
-            databases: 16,
-            zset: goblin_zset::Config::default(),
-            set: SetConfig::default(),
-            hash: HashConfig::default(),
-            list: ListConfig::default(),
-            skip_unsupported: false,
             now_ms: 1_000_000,
-            clock_secs: 0,
-            size: None,
+            ..LoadOptions::default()
         }
     }
 
@@ -2019,17 +2030,7 @@ mod speed {
     #[test]
     #[ignore]
     fn load_speed_by_order() {
-        let o = LoadOptions {
-            databases: 16,
-            zset: goblin_zset::Config::default(),
-            set: SetConfig::default(),
-            hash: HashConfig::default(),
-            list: ListConfig::default(),
-            skip_unsupported: false,
-            now_ms: 0,
-            clock_secs: 0,
-            size: None,
-        };
+        let o = LoadOptions::default();
         for descending in [true, false] {
             let f = file(2_000_000, descending);
             let t = std::time::Instant::now();

@@ -31,14 +31,8 @@ pub fn check_rdb_round_trip(server: &Server) {
     let (bytes, _) = write_snapshot(Vec::new(), dbs, &aux, 0).expect("writing to memory");
     let opts = LoadOptions {
         databases: dbs.len(),
-        zset: Default::default(),
-        set: Default::default(),
-        hash: Default::default(),
-        list: Default::default(),
-        skip_unsupported: false,
-        now_ms: 0,
-        clock_secs: 0,
         size: Some(bytes.len() as u64),
+        ..LoadOptions::default()
     };
     let (loaded, _) = match load(&bytes[..], &opts) {
         Ok(loaded) => loaded,
