@@ -304,8 +304,19 @@ fn service(server: &mut Server, cluster: &mut Cluster, registry: &Registry, key:
     }
 }
 
-fn env_parts(server: &Server) -> (crate::cluster::config::ClusterConfig, u64) {
-    (server.config.cluster.clone(), crate::clock::unix_ms())
+/// What a gossip step sees of `server` now: its cluster directives and the clock, with
+/// `keys_in_slot` counting the keys of a slot.
+fn env<'a>(server: &'a Server, keys_in_slot: &'a dyn Fn(u16) -> usize) -> Env<'a> {
+    Env {
+        config: &server.config.cluster,
+        now: crate::clock::unix_ms(),
+        keys_in_slot,
+    }
+}
+
+/// [`env`]'s `keys_in_slot` for the steps that build messages (they count no keys).
+fn no_keys(_: u16) -> usize {
+    0
 }
 
 /// Processes one message of link `key` and carries out what it asks.
@@ -319,7 +330,6 @@ fn handle(
     // The offset the headers carry is exact (a paused master announces it at MFSTART).
     server.drain_propagation();
     cluster.state.me_mut().repl_offset = super::failover::my_offset(server);
-    let (config, now) = env_parts(server);
     let link = &cluster.bus.links[key];
     let view = LinkView {
         inbound: link.inbound,
@@ -330,11 +340,7 @@ fn handle(
     let mut seed = server.keyspace.random();
     let keys_db = server.keyspace.db(0);
     let keys = |slot: u16| keys_db.count_in_slot(slot).unwrap_or(0);
-    let env = Env {
-        config: &config,
-        now,
-        keys_in_slot: &keys,
-    };
+    let env = env(server, &keys);
     let bus = &cluster.bus;
     let linked = |id: &NodeId| bus.linked(id);
     let random = move || {
@@ -433,13 +439,7 @@ pub fn send_to(cluster: &mut Cluster, registry: &Registry, node: &NodeId, bytes:
 /// A message of `mtype` without data (FAILOVER_AUTH_REQUEST, MFSTART); the vote request of
 /// a manual failover is flagged FORCEACK.
 pub fn message(server: &Server, cluster: &Cluster, mtype: u16) -> Vec<u8> {
-    let (config, now) = env_parts(server);
-    let none = |_: u16| 0;
-    let env = Env {
-        config: &config,
-        now,
-        keys_in_slot: &none,
-    };
+    let env = env(server, &no_keys);
     let mut header = gossip::header(&cluster.state, &env, mtype);
     if mtype == types::AUTH_REQUEST && cluster.state.failover.mf_end != 0 {
         header.mflags[0] |= wire::FLAG0_FORCEACK;
@@ -461,14 +461,8 @@ pub fn send_ping(
     let Some(key) = cluster.bus.outbound.get(&node).copied() else {
         return;
     };
-    let (config, now) = env_parts(server);
-    let none = |_: u16| 0;
-    let env = Env {
-        config: &config,
-        now,
-        keys_in_slot: &none,
-    };
     let mut seed = server.keyspace.random();
+    let env = env(server, &no_keys);
     let bus = &cluster.bus;
     let bytes = gossip::ping(
         &cluster.state,
@@ -483,7 +477,7 @@ pub fn send_ping(
     );
     if mtype == types::PING {
         if let Some(n) = cluster.state.nodes.get_mut(&node) {
-            n.ping_sent = now;
+            n.ping_sent = env.now;
         }
     }
     count_sent(cluster, &bytes);
@@ -515,13 +509,7 @@ pub fn cron(server: &mut Server, registry: &Registry) -> bool {
 /// Sends the queued PUBLISH messages to every node, the SPUBLISH ones to the nodes of this
 /// node's shard (clusterPropagatePublish, clusterPropagatePublishShard).
 fn send_publishes(server: &mut Server, cluster: &mut Cluster, registry: &Registry) {
-    let (config, now) = env_parts(server);
-    let none = |_: u16| 0;
-    let env = Env {
-        config: &config,
-        now,
-        keys_in_slot: &none,
-    };
+    let env = env(server, &no_keys);
     let shard_id = cluster.state.me().shard_id;
     for (shard, channel, message) in std::mem::take(&mut cluster.outbox) {
         let bytes = gossip::publish(&cluster.state, &env, &channel, &message, shard);
