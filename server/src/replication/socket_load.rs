@@ -81,6 +81,18 @@ impl Read for ChannelReader {
 mod tests {
     use super::*;
 
+    /// Runs `args` on `server` as an authenticated client from 127.0.0.1.
+    fn run(server: &mut Server, args: &[&[u8]]) {
+        let mut client = crate::clients::Client::new(
+            1,
+            -1,
+            ([127, 0, 0, 1], 1).into(),
+            ([127, 0, 0, 1], 2).into(),
+            true,
+        );
+        crate::commands::execute(server, &mut client, &mut Vec::new(), args);
+    }
+
     #[test]
     fn reads_the_chunks_in_order_then_the_end() {
         let (tx, rx) = channel();
@@ -96,28 +108,10 @@ mod tests {
     #[test]
     fn a_snapshot_fed_in_small_chunks_loads_as_at_once() {
         let mut server = Server::new(crate::config::Config::default());
-        let mut client = crate::clients::Client::new(
-            1,
-            -1,
-            ([127, 0, 0, 1], 1).into(),
-            ([127, 0, 0, 1], 2).into(),
-            true,
-        );
-        let mut out = Vec::new();
         for i in 0..50 {
             let (k, v) = (format!("k{i}"), format!("v{i}"));
-            crate::commands::execute(
-                &mut server,
-                &mut client,
-                &mut out,
-                &[b"SET", k.as_bytes(), v.as_bytes()],
-            );
-            crate::commands::execute(
-                &mut server,
-                &mut client,
-                &mut out,
-                &[b"SADD", b"s", k.as_bytes()],
-            );
+            run(&mut server, &[b"SET", k.as_bytes(), v.as_bytes()]);
+            run(&mut server, &[b"SADD", b"s", k.as_bytes()]);
         }
         let aux = server.snapshots().aux_info();
         let opts = server.snapshots().load_options();
@@ -144,15 +138,7 @@ mod tests {
         assert_eq!(mode(&server, &other), None);
         server.config.repl.diskless_load = DisklessLoad::OnEmptyDb;
         assert_eq!(mode(&server, &other), Some(false));
-        let mut client = crate::clients::Client::new(
-            1,
-            -1,
-            ([127, 0, 0, 1], 1).into(),
-            ([127, 0, 0, 1], 2).into(),
-            true,
-        );
-        let mut out = Vec::new();
-        crate::commands::execute(&mut server, &mut client, &mut out, &[b"SET", b"k", b"v"]);
+        run(&mut server, &[b"SET", b"k", b"v"]);
         assert_eq!(mode(&server, &other), None);
         server.config.repl.diskless_load = DisklessLoad::Swapdb;
         assert_eq!(mode(&server, &other), Some(false));
