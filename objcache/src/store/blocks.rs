@@ -112,7 +112,11 @@ const HUGE_PAGE: usize = 2 << 20;
 pub fn map_anonymous(len: usize, populate: bool) -> Option<*mut u8> {
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
     if len < HUGE_PAGE {
-        let flags = if populate { flags | libc::MAP_POPULATE } else { flags };
+        let flags = if populate {
+            flags | libc::MAP_POPULATE
+        } else {
+            flags
+        };
         return mmap(len, flags);
     }
     // Over-map by one huge page and trim both ends, so the mapping starts 2 MiB aligned.
@@ -199,7 +203,9 @@ mod tests {
         let mut b = Block::map(4 << 20).unwrap();
         b.bytes_mut().fill(9);
         b.drop_pages(HUGE_PAGE + 4096..HUGE_PAGE + 8192);
-        assert!(b.bytes()[HUGE_PAGE + 4096..HUGE_PAGE + 8192].iter().all(|&x| x == 0));
+        assert!(b.bytes()[HUGE_PAGE + 4096..HUGE_PAGE + 8192]
+            .iter()
+            .all(|&x| x == 0));
         assert_eq!(b.bytes()[HUGE_PAGE + 4095], 9);
         assert_eq!(b.bytes()[HUGE_PAGE + 8192], 9);
     }
