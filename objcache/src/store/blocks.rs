@@ -71,20 +71,12 @@ impl Block {
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
-    /// Gives the pages of `range` (page-aligned offsets) back to the kernel: the next touch
-    /// maps fresh zeroed pages, while whoever still holds a reference to the old ones (a
-    /// pipe or socket they were spliced into) keeps them unchanged.
+    /// Gives the pages of `range` (page-aligned offsets) back to the kernel, as
+    /// [`drop_range`] does.
     pub fn drop_pages(&mut self, range: std::ops::Range<usize>) {
         debug_assert!(!self.huge && range.start.is_multiple_of(4096) && range.end <= self.len);
-        // SAFETY: the range lies inside the mapping owned by self; MADV_DONTNEED on a
-        // private anonymous mapping only replaces its pages.
-        unsafe {
-            libc::madvise(
-                self.ptr.add(range.start).cast(),
-                range.end - range.start,
-                libc::MADV_DONTNEED,
-            );
-        }
+        // SAFETY: the range lies inside the mapping owned exclusively by self (`&mut`).
+        unsafe { drop_range(self.ptr.add(range.start), range.end - range.start) }
     }
 
     /// The block's bytes, mutably.
@@ -104,7 +96,7 @@ impl Drop for Block {
 }
 
 /// Transparent huge page size on x86-64 and most aarch64 kernels.
-const HUGE_PAGE: usize = 2 << 20;
+pub const HUGE_PAGE: usize = 2 << 20;
 
 /// Maps `len` bytes of private anonymous memory in normal pages, placed so that its whole
 /// 2 MiB ranges are aligned and marked MADV_HUGEPAGE (see the module comment); with
@@ -132,13 +124,48 @@ pub fn map_anonymous(len: usize, populate: bool) -> Option<*mut u8> {
         libc::munmap((start + len) as *mut libc::c_void, raw + HUGE_PAGE - start);
         // Advice only: a kernel without THP maps normal pages, as without it.
         libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-        if populate {
-            // A kernel older than 5.14 refuses MADV_POPULATE_WRITE: the pages then fault in
-            // (zeroed) at first touch instead.
-            libc::madvise(start as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE);
-        }
+    }
+    if populate {
+        // SAFETY: start..start+len is the mapping just made.
+        unsafe { populate_pages(start as *mut u8, len) };
     }
     Some(start as *mut u8)
+}
+
+/// Faults in (zeroed) every page of `ptr..ptr+len` in one call, instead of one fault per
+/// page at first touch. A kernel older than 5.14 refuses MADV_POPULATE_WRITE: the pages
+/// then fault in at first touch, as without it.
+///
+/// # Safety
+/// `ptr..ptr+len` must lie in a private anonymous mapping of the caller's, page-aligned.
+pub unsafe fn populate_pages(ptr: *mut u8, len: usize) {
+    // SAFETY: the caller vouches for the range; populating only faults pages in.
+    unsafe {
+        libc::madvise(ptr.cast(), len, libc::MADV_POPULATE_WRITE);
+    }
+}
+
+/// Gives the pages of `ptr..ptr+len` back to the kernel: the next touch maps fresh zeroed
+/// pages, while whoever still holds a reference to the old ones (a pipe or socket they
+/// were spliced into) keeps them unchanged.
+///
+/// Unmapping part of a transparent huge page does not free that part: the kernel queues
+/// the page to be split when memory runs short, and until then all 2 MiB stay charged to
+/// the process and its cgroup. `MADV_COLD` over a part splits the page at once (its only
+/// other effect, marking the range's pages for early reclaim, is moot for pages about to
+/// go), so the `MADV_DONTNEED` after it frees the range now. Dropping half of each of 256
+/// huge pages freed nothing without it and all of the half with it, on this project's VMs.
+///
+/// # Safety
+/// `ptr..ptr+len` must lie in a private anonymous mapping of the caller's, page-aligned,
+/// and no reference into it may be used to read the old bytes afterwards.
+pub unsafe fn drop_range(ptr: *mut u8, len: usize) {
+    // SAFETY: the caller vouches for the range; MADV_COLD only splits and ages its pages,
+    // MADV_DONTNEED on a private anonymous mapping only replaces them.
+    unsafe {
+        libc::madvise(ptr.cast(), len, libc::MADV_COLD);
+        libc::madvise(ptr.cast(), len, libc::MADV_DONTNEED);
+    }
 }
 
 fn mmap(len: usize, flags: i32) -> Option<*mut u8> {

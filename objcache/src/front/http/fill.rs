@@ -220,6 +220,7 @@ impl FillState {
         raw: &[u8],
         reval: Option<&Revalidation>,
         limits: &Limits,
+        carve_tail: bool,
     ) {
         let now = clock::unix_now();
         let mut block = Vec::with_capacity(head.head_len);
@@ -298,8 +299,12 @@ impl FillState {
             {
                 self.value.reserve(split - self.value.len());
                 let tail_len = total as usize - split;
+                let extent_len = TAIL_HEADER + tail_len;
                 self.tail = Some(TailFill {
-                    extent: Arc::new(AlignedBuf::new(TAIL_HEADER + tail_len)),
+                    extent: Arc::new(match carve_tail {
+                        true => AlignedBuf::carved(extent_len),
+                        false => AlignedBuf::new(extent_len),
+                    }),
                     split,
                     len: 0,
                     sealed: None,
@@ -322,6 +327,9 @@ pub struct Fill {
     pub forward: Vec<u8>,
     /// The stale object this fetch revalidates, if any.
     pub revalidate: Option<Revalidation>,
+    /// The tail, if the value is split, goes in a carved buffer (`AlignedBuf::carved`): the
+    /// hot-tail cache had room when the fetch started, so it will likely be kept.
+    carve_tail: bool,
     /// The strongest purge that reached this fetch before it was admitted (0,
     /// [`PURGE_SOFT`] or [`PURGE_HARD`]; see [`super::purge`]).
     purge: AtomicU8,
@@ -342,7 +350,7 @@ impl Fill {
     /// Takes the origin's response head (see [`FillState::begin`]).
     pub fn begin(&self, head: &ResponseHead, raw: &[u8], limits: &Limits) {
         self.lock()
-            .begin(head, raw, self.revalidate.as_ref(), limits);
+            .begin(head, raw, self.revalidate.as_ref(), limits, self.carve_tail);
     }
 
     /// True when a response with this status ends the fetch as a failure that leaves the
@@ -431,19 +439,22 @@ impl Fills {
 
     /// Registers a new fetch of `path` forwarding the headers `forward` under the in-flight
     /// key `key` (a variant key, the plain key, or a first-contact key, see [`vary`]) in a
-    /// locked table; `revalidate` names the stale object it revalidates.
+    /// locked table; `revalidate` names the stale object it revalidates; `carve_tail`: the
+    /// hot-tail cache has room (see [`Fill`]).
     pub fn start(
         table: &mut Inflight<'_>,
         key: Digest,
         path: &[u8],
         forward: Vec<u8>,
         revalidate: Option<Revalidation>,
+        carve_tail: bool,
     ) -> Arc<Fill> {
         let fill = Arc::new(Fill {
             key,
             path: path.to_vec(),
             forward,
             revalidate,
+            carve_tail,
             purge: AtomicU8::new(0),
             state: Mutex::new(FillState::waiting()),
         });
@@ -678,7 +689,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let mut st = FillState::waiting();
-        st.begin(&head, raw.as_bytes(), None, limits);
+        st.begin(&head, raw.as_bytes(), None, limits, false);
         for piece in body.chunks(7777) {
             st.append(piece);
         }

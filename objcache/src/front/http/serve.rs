@@ -282,7 +282,8 @@ fn get(
                         None => &sh.stats.misses,
                     };
                     counter.fetch_add(1, Ordering::Relaxed);
-                    let f = Fills::start(&mut table, fetch.key, r.path, fetch.forward, reval);
+                    let room = sh.store.tails.has_room();
+                    let f = Fills::start(&mut table, fetch.key, r.path, fetch.forward, reval, room);
                     started.push(Arc::clone(&f));
                     (f, Source::Miss)
                 }
@@ -323,7 +324,8 @@ fn hit(
     let fetch = fetch.unwrap_or_else(|| r.fetch(false));
     if !table.contains_key(&fetch.key.0) {
         sh.stats.revalidations.fetch_add(1, Ordering::Relaxed);
-        let fill = Fills::start(table, fetch.key, r.path, fetch.forward, Some(reval));
+        let room = sh.store.tails.has_room();
+        let fill = Fills::start(table, fetch.key, r.path, fetch.forward, Some(reval), room);
         started.push(fill);
     }
 }

@@ -6,7 +6,7 @@
 //!
 //! Safe only for bytes that never change while a reference to their pages lives, which may
 //! be after the buffer is dropped (in the pipe, then in the socket's queue until the peer
-//! reads it): buffers that own their mapping ([`AlignedBuf::owns_mapping`]) and are no
+//! reads it): buffers whose pages are their own ([`AlignedBuf::owns_pages`]) and are no
 //! longer written, which the tails of the hot-tail cache and completed tail reads are. Their
 //! pages go back to the system only when the last reference goes, and no allocation reuses
 //! them before that.
@@ -14,7 +14,7 @@
 //! Bytes taken into the pipe count as written: the connection drains the pipe before it
 //! writes anything else ([`SplicePipe::drain`]), so the order of the output is kept.
 //!
-//! [`AlignedBuf::owns_mapping`]: crate::store::AlignedBuf::owns_mapping
+//! [`AlignedBuf::owns_pages`]: crate::store::AlignedBuf::owns_pages
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

@@ -216,7 +216,7 @@ impl TailStream {
         let front = self.slots.front()?;
         let buf = front.buf.as_ref()?;
         let to = self.send.end.min(front.start + buf.len());
-        Some((&buf[at - front.start..to - front.start], buf.owns_mapping()))
+        Some((&buf[at - front.start..to - front.start], buf.owns_pages()))
     }
 }
 

@@ -1,27 +1,39 @@
 //! Page-aligned byte buffers, as O_DIRECT transfers require.
 //!
-//! A buffer of [`OWN_MAPPING`] bytes or more is an anonymous mapping of its own: the kernel
-//! hands its pages over zeroed and populated in one call (no user-space memset and no fault
-//! per page as it is first written; huge pages where it spans them, see
-//! `store::blocks::map_anonymous`), and they go back to the system when the buffer is
-//! dropped. Because such a buffer's pages are never reused by the allocator, a socket may
-//! keep references to them beyond the buffer's life (see `front::http::splice`): the bytes
-//! a reference sees stay the buffer's last ones.
+//! A buffer of [`OWN_PAGES`] bytes or more has pages no other allocation will ever reuse:
+//! an anonymous mapping of its own (`store::blocks::map_anonymous`), or, for a tail to be
+//! kept of up to 2 MiB ([`AlignedBuf::carved`]), a range carved from a shared huge-page
+//! region (`tail::carve`). Either way the kernel hands its pages over zeroed and populated
+//! in one call (no user-space memset and no fault per page as it is first written), and they
+//! go back to the system when the buffer is dropped. Because they are never reused, a socket
+//! may keep references to them beyond the buffer's life (see `front::http::splice`): the
+//! bytes a reference sees stay the buffer's last ones. Smaller buffers come from the heap.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
+use super::carve::{carve, Carved, MAX_CARVED};
 use crate::config::DIRECT_IO_ALIGN;
 use crate::store::blocks::map_anonymous;
 
-/// Buffers from this size up own their mapping: the size from which the HTTP front
+/// Buffers from this size up have pages of their own: the size from which the HTTP front
 /// splices rather than copies (`front::http::conn::SPLICE_FROM`).
-pub const OWN_MAPPING: usize = 16 << 10;
+pub const OWN_PAGES: usize = 16 << 10;
+
+/// Where a buffer's bytes live.
+enum Backing {
+    /// The heap's: freed pages may hold the next allocation.
+    Heap,
+    /// A range of a shared region, given back on drop.
+    Carved(Carved),
+    /// A mapping of its own, unmapped on drop.
+    Mapped,
+}
 
 /// A zeroed buffer whose address and length are multiples of 4 KiB.
 pub struct AlignedBuf {
     ptr: *mut u8,
     len: usize,
-    mapped: bool,
+    backing: Backing,
 }
 
 // SAFETY: the buffer owns its allocation; moving it to another thread moves ownership.
@@ -33,18 +45,44 @@ unsafe impl Sync for AlignedBuf {}
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes rounded up to 4 KiB (at least 4 KiB).
     pub fn new(len: usize) -> AlignedBuf {
-        let align = DIRECT_IO_ALIGN as usize;
-        let len = len.max(1).div_ceil(align) * align;
-        if len >= OWN_MAPPING {
+        let len = Self::rounded(len);
+        if len >= OWN_PAGES {
             if let Some(ptr) = map_anonymous(len, true) {
                 return AlignedBuf {
                     ptr,
                     len,
-                    mapped: true,
+                    backing: Backing::Mapped,
                 };
             }
         }
-        let layout = Layout::from_size_align(len, align).expect("valid layout");
+        Self::heap(len)
+    }
+
+    /// A buffer as [`AlignedBuf::new`] makes, but carved from a shared huge-page region when
+    /// it is from 16 KiB to 2 MiB: for a tail that is likely to be kept a while, which is
+    /// when carving pays (see `tail::carve`).
+    pub fn carved(len: usize) -> AlignedBuf {
+        let len = Self::rounded(len);
+        match (OWN_PAGES..=MAX_CARVED)
+            .contains(&len)
+            .then(|| carve(len))
+            .flatten()
+        {
+            Some(carved) => AlignedBuf {
+                ptr: carved.ptr(),
+                len,
+                backing: Backing::Carved(carved),
+            },
+            None => Self::new(len),
+        }
+    }
+
+    fn rounded(len: usize) -> usize {
+        len.max(1).next_multiple_of(DIRECT_IO_ALIGN as usize)
+    }
+
+    fn heap(len: usize) -> AlignedBuf {
+        let layout = Self::heap_layout(len);
         // SAFETY: layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
@@ -53,8 +91,12 @@ impl AlignedBuf {
         AlignedBuf {
             ptr,
             len,
-            mapped: false,
+            backing: Backing::Heap,
         }
+    }
+
+    fn heap_layout(len: usize) -> Layout {
+        Layout::from_size_align(len, DIRECT_IO_ALIGN as usize).expect("valid layout")
     }
 
     /// Length in bytes.
@@ -67,9 +109,9 @@ impl AlignedBuf {
         false
     }
 
-    /// True when the buffer is a mapping of its own, whose pages nothing else will reuse.
-    pub fn owns_mapping(&self) -> bool {
-        self.mapped
+    /// True when the buffer's pages are its own: nothing else will reuse them.
+    pub fn owns_pages(&self) -> bool {
+        !matches!(self.backing, Backing::Heap)
     }
 
     /// Raw pointer for io_uring submissions.
@@ -95,17 +137,18 @@ impl std::ops::DerefMut for AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        if self.mapped {
+        match self.backing {
+            // SAFETY: allocated in new() with this exact layout.
+            Backing::Heap => unsafe {
+                dealloc(self.ptr, Self::heap_layout(self.len));
+            },
+            // The range goes back when the `Carved` is dropped, after this.
+            Backing::Carved(ref range) => debug_assert_eq!(range.ptr(), self.ptr),
             // SAFETY: mapped in new() with this length, and unmapped once, here.
-            unsafe {
+            Backing::Mapped => unsafe {
                 libc::munmap(self.ptr.cast(), self.len);
-            }
-            return;
+            },
         }
-        let layout =
-            Layout::from_size_align(self.len, DIRECT_IO_ALIGN as usize).expect("valid layout");
-        // SAFETY: allocated in new() with this exact layout.
-        unsafe { dealloc(self.ptr, layout) }
     }
 }
 
@@ -118,20 +161,24 @@ mod tests {
         let mut b = AlignedBuf::new(5000);
         assert_eq!(b.len(), 8192);
         assert_eq!(b.as_mut_ptr() as usize % 4096, 0);
-        assert!(!b.owns_mapping());
+        assert!(!b.owns_pages());
         b[8191] = 1;
         assert_eq!(b.iter().map(|&x| x as u32).sum::<u32>(), 1);
         assert!(!b.is_empty());
     }
 
     #[test]
-    fn large_buffers_are_zeroed_mappings_of_their_own() {
-        let mut b = AlignedBuf::new(OWN_MAPPING + 1);
-        assert_eq!(b.len(), OWN_MAPPING + 4096);
-        assert!(b.owns_mapping());
-        assert_eq!(b.as_mut_ptr() as usize % 4096, 0);
-        assert!(b.iter().all(|&x| x == 0));
-        b[OWN_MAPPING] = 9;
-        assert_eq!(b[OWN_MAPPING], 9);
+    fn large_buffers_are_zeroed_and_own_their_pages() {
+        let sizes = [OWN_PAGES + 1, MAX_CARVED, MAX_CARVED + 1];
+        let makers = [AlignedBuf::new, AlignedBuf::carved];
+        for (len, make) in sizes.into_iter().flat_map(|l| makers.map(|m| (l, m))) {
+            let mut b = make(len);
+            assert_eq!(b.len(), len.next_multiple_of(4096));
+            assert!(b.owns_pages());
+            assert_eq!(b.as_mut_ptr() as usize % 4096, 0);
+            assert!(b.iter().all(|&x| x == 0));
+            b[len - 1] = 9;
+            assert_eq!(b[len - 1], 9);
+        }
     }
 }

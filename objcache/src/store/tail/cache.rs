@@ -73,6 +73,12 @@ impl TailCache {
         len <= budget / 4 && (hot || self.bytes() + len <= budget)
     }
 
+    /// True while the cache is filling: a tail of the largest carved size
+    /// (`tail::carve::MAX_CARVED`) would be kept without evicting another.
+    pub fn has_room(&self) -> bool {
+        self.wants(super::carve::MAX_CARVED, false)
+    }
+
     /// Keeps a verified tail extent: always when it fits in the free room, and when `hot`
     /// also if room can be made by evicting others.
     pub fn offer(&self, digest: &Digest, cas: u64, buf: Arc<AlignedBuf>, hot: bool) {

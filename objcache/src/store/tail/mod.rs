@@ -22,6 +22,7 @@
 
 pub(crate) mod buf;
 pub(crate) mod cache;
+pub(crate) mod carve;
 pub(crate) mod extents;
 
 use std::fs::{File, OpenOptions};
