@@ -8,10 +8,10 @@
 //!   (HugeTLB-first memory), `arena` (the packed, compacting arena of small objects),
 //!   `heads` (fixed RAM head slots of large objects), `tail` (SSD pool files, the tail
 //!   header, `TailRef`, the hot-tail cache, the huge-page regions kept tails are carved
-//!   from), `pins` (the pin table of lent head slots and
-//!   streamed tail extents), `eviction` (SIEVE), `shard` (the pieces of one shard kept
-//!   consistent), [`store::stats`] (counters), [`store::clock`] (memcached's coarse clock)
-//!   and `report` (the general stats every front shows).
+//!   from), `pins` (the pin table of lent head slots and streamed tail extents), `eviction`
+//!   (SIEVE), `shard` (the pieces of one shard kept consistent), [`store::stats`]
+//!   (counters), [`store::clock`] (memcached's coarse clock) and `report` (the general
+//!   stats every front shows).
 //! - `io`: what both fronts share below the protocol: `listener` (SO_REUSEPORT),
 //!   `event_ring` (an io_uring that wakes a mio loop), `tail_reader` (SSD tail reads on
 //!   io_uring or a blocking pool).
