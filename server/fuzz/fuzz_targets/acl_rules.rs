@@ -49,7 +49,9 @@ fn probe(user: &acl::User) {
 /// from the ends of every rule and splits lines at LF, as Redis's does).
 fn round_trips(users: &std::collections::BTreeMap<Vec<u8>, acl::User>) -> bool {
     users.values().all(|u| {
-        !u.describe().iter().any(|b| matches!(b, b'\t' | b'\r' | b'\n'))
+        !u.describe()
+            .iter()
+            .any(|b| matches!(b, b'\t' | b'\r' | b'\n'))
             && u.selectors[1..]
                 .iter()
                 .all(|s| !s.describe().iter().any(|b| *b == b'(' || *b == b')'))

@@ -65,7 +65,14 @@ fuzz_target!(|data: &[u8]| {
             local_ip: "127.0.0.1".into(),
         };
         state.size = 2;
-        let _ = gossip::process(&mut state, &env, &link, again.clone(), &|_| true, &mut random);
+        let _ = gossip::process(
+            &mut state,
+            &env,
+            &link,
+            again.clone(),
+            &|_| true,
+            &mut random,
+        );
         state.update_state(true, 15000, env.now);
     }
 });

@@ -45,7 +45,10 @@ fuzz_target!(|data: &[u8]| {
             }
             (Header::Len(n), None) => {
                 let take = (*n - sent.len() as u64).min(piece.len() as u64) as usize;
-                (piece[..take].to_vec(), sent.len() as u64 + take as u64 == *n)
+                (
+                    piece[..take].to_vec(),
+                    sent.len() as u64 + take as u64 == *n,
+                )
             }
             _ => unreachable!("a scanner for the marked form"),
         };
