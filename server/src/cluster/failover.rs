@@ -555,16 +555,9 @@ mod tests {
     /// makes this node a replica of that node, as Redis 7's clusterUpdateSlotsConfigWith.
     #[test]
     fn a_master_that_loses_its_last_slot_follows_the_new_owner() {
-        use crate::cluster::config::ClusterConfig;
         use crate::cluster::gossip::{self, Env, LinkView};
         use crate::cluster::wire;
-        let config = ClusterConfig::default();
-        let none = |_: u16| 0;
-        let env = Env {
-            config: &config,
-            now: 10,
-            keys_in_slot: &none,
-        };
+        let env = Env::at(10);
         let mut s = ClusterState::new(counter(), 0);
         let me = s.myself;
         let (winner, sender) = ([b'w'; 40], [b's'; 40]);

@@ -18,6 +18,21 @@ pub struct Env<'a> {
     pub keys_in_slot: &'a dyn Fn(u16) -> usize,
 }
 
+#[cfg(test)]
+impl Env<'static> {
+    /// For tests: the default directives at `now`, with no keys in any slot.
+    pub fn at(now: u64) -> Env<'static> {
+        fn no_keys(_: u16) -> usize {
+            0
+        }
+        Env {
+            config: Box::leak(Box::default()),
+            now,
+            keys_in_slot: &no_keys,
+        }
+    }
+}
+
 /// The link a message came on.
 pub struct LinkView {
     /// Accepted (the peer connected to us) rather than opened by us.
@@ -928,13 +943,7 @@ mod tests {
     /// a PONG and a PING as the bus would carry them.
     #[test]
     fn meet_handshake_and_slot_propagation() {
-        let config = ClusterConfig::default();
-        let none = |_: u16| 0;
-        let env = Env {
-            config: &config,
-            now: 1_000_000,
-            keys_in_slot: &none,
-        };
+        let env = Env::at(1_000_000);
         let mut a = ClusterState::new(rng(1), 0);
         let mut b = ClusterState::new(rng(2), 0);
         a.me_mut().port = 7000;
@@ -982,13 +991,7 @@ mod tests {
 
     #[test]
     fn epoch_collision_moves_the_smaller_id() {
-        let config = ClusterConfig::default();
-        let none = |_: u16| 0;
-        let env = Env {
-            config: &config,
-            now: 5,
-            keys_in_slot: &none,
-        };
+        let env = Env::at(5);
         let mut a = ClusterState::new(rng(1), 0);
         let mut b = ClusterState::new(rng(2), 0);
         let (ia, ib) = (a.myself, b.myself);
@@ -1021,13 +1024,7 @@ mod tests {
     /// this node is discarded.
     #[test]
     fn update_moves_slots_unless_about_myself() {
-        let config = ClusterConfig::default();
-        let none = |_: u16| 0;
-        let env = Env {
-            config: &config,
-            now: 5,
-            keys_in_slot: &none,
-        };
+        let env = Env::at(5);
         let mut a = ClusterState::new(rng(1), 0);
         let me = a.myself;
         let (b, c) = ([b'b'; 40], [b'c'; 40]);
