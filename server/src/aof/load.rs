@@ -218,9 +218,8 @@ fn open_next(server: &mut Server, load: &mut AofLoad) -> Option<Outcome> {
             notice!("Reading the remaining AOF tail...");
         }
     }
-    let unspecified = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
     load.replay = Some(Replay {
-        client: Client::new(AOF_CLIENT_ID, -1, unspecified, unspecified, true),
+        client: Client::internal(AOF_CLIENT_ID),
         name: f.name,
         path,
         data,

@@ -112,6 +112,13 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client with no connection (fd -1, addresses 0.0.0.0:0), authenticated: what
+    /// scripts, the AOF loader and tests run commands as.
+    pub fn internal(id: u64) -> Self {
+        let none = SocketAddr::from(([0, 0, 0, 0], 0));
+        Client::new(id, -1, none, none, true)
+    }
+
     /// A fresh client for an accepted connection.
     pub fn new(id: u64, fd: i32, addr: SocketAddr, laddr: SocketAddr, authenticated: bool) -> Self {
         let now = Instant::now();

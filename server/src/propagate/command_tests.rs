@@ -10,8 +10,7 @@ fn server() -> (Server, Client) {
     let mut server = Server::new(Config::default());
     server.propagation.set_enabled(true);
     server.keyspace.log_removals(true);
-    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    (server, Client::new(1, -1, any, any, true))
+    (server, Client::internal(1))
 }
 
 /// Runs `cmd` (split on spaces) and returns what it propagated, one command a line.

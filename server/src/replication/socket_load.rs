@@ -81,15 +81,9 @@ impl Read for ChannelReader {
 mod tests {
     use super::*;
 
-    /// Runs `args` on `server` as an authenticated client from 127.0.0.1.
+    /// Runs `args` on `server` as an authenticated client with no connection.
     fn run(server: &mut Server, args: &[&[u8]]) {
-        let mut client = crate::clients::Client::new(
-            1,
-            -1,
-            ([127, 0, 0, 1], 1).into(),
-            ([127, 0, 0, 1], 2).into(),
-            true,
-        );
+        let mut client = crate::clients::Client::internal(1);
         crate::commands::execute(server, &mut client, &mut Vec::new(), args);
     }
 

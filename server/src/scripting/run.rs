@@ -17,7 +17,6 @@ use crate::commands::{self, Command, Ctx, Flags};
 use crate::errors;
 use mlua::{HookTriggers, Lua, MultiValue, Value, VmState};
 use std::borrow::Cow;
-use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
 /// Instructions between two calls of the busy hook (Redis's count).
@@ -29,8 +28,7 @@ pub const SCRIPT_CLIENT_ID: u64 = 0;
 
 /// The client scripts' commands run as (Redis's lua_client): no connection, authenticated.
 pub fn script_client() -> Client {
-    let none = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
-    Client::new(SCRIPT_CLIENT_ID, -1, none, none, true)
+    Client::internal(SCRIPT_CLIENT_ID)
 }
 
 /// The invocation running now.
