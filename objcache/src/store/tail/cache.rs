@@ -194,4 +194,17 @@ mod tests {
         c.clear();
         assert_eq!(c.bytes(), 0);
     }
+
+    #[test]
+    fn has_room_while_a_largest_carved_tail_fits_without_evicting() {
+        let c = TailCache::new(16 << 20, Arc::new(AtomicU64::new(0)));
+        assert!(c.has_room());
+        for i in 0..7u8 {
+            c.offer(&Digest::of(&[i]), 1, buf(512), false);
+        }
+        assert_eq!(c.bytes(), 14 << 20);
+        assert!(c.has_room(), "2 MiB of 16 are left");
+        c.offer(&Digest::of(b"b"), 1, buf(1), false);
+        assert!(!c.has_room(), "under 2 MiB are left");
+    }
 }
