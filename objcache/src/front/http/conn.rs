@@ -210,13 +210,15 @@ impl Conn {
                     }
                     Some((bytes, _)) => write_from(stream, bytes, false, sent),
                 },
-                Part::Fill(f) => match fill_step(stream, f, &mut self.written, sent) {
-                    FillStep::Wrote(r) => r,
-                    FillStep::Finished => Ok(Some(0)),
-                    FillStep::Waiting => return Flush::Idle,
-                    FillStep::Broken => return Flush::Close,
-                    FillStep::Stored => return Flush::Stored,
-                },
+                Part::Fill(f) => {
+                    match fill_step(stream, &mut self.pipe, f, &mut self.written, sent) {
+                        FillStep::Wrote(r) => r,
+                        FillStep::Finished => Ok(Some(0)),
+                        FillStep::Waiting => return Flush::Idle,
+                        FillStep::Broken => return Flush::Close,
+                        FillStep::Stored => return Flush::Stored,
+                    }
+                }
             };
             match step {
                 Ok(Some(n)) => {
@@ -298,9 +300,11 @@ enum FillStep {
 
 /// One write of a fill part: its head once the fill has one (for a body of unknown length,
 /// once the body is complete), then body bytes as they arrive. `written` counts the head
-/// and the body bytes sent.
+/// and the body bytes sent. Body bytes in a tail extent with pages of its own are spliced,
+/// as a hit's are.
 fn fill_step(
     stream: &mut TcpStream,
+    pipe: &mut Option<SplicePipe>,
     f: &mut FillPart,
     written: &mut usize,
     sent: &mut u64,
@@ -367,7 +371,11 @@ fn fill_step(
     }
     let have = st.len().min(f.range.end);
     if at < have {
-        return FillStep::Wrote(write_from(stream, st.slice(at, have), false, sent));
+        let bytes = st.slice(at, have);
+        return FillStep::Wrote(match bytes.len() >= SPLICE_FROM && st.spliceable_from(at) {
+            true => splice_from(pipe, stream, bytes, false, sent),
+            false => write_from(stream, bytes, false, sent),
+        });
     }
     if st.phase == Phase::Failed || st.phase == Phase::Done {
         // The body ended (or broke) before the declared length.

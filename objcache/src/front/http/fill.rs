@@ -152,6 +152,13 @@ impl FillState {
         &t.extent[at(from)..at(to.max(from))]
     }
 
+    /// True when the value's bytes from `at` on lie in a tail extent whose pages are its
+    /// own: they never change once received, so they may be spliced (see
+    /// [`super::splice`]); the bytes after them, written later, share no byte with them.
+    pub fn spliceable_from(&self, at: usize) -> bool {
+        at >= self.head().len() && self.tail.as_ref().is_some_and(|t| t.extent.owns_pages())
+    }
+
     /// Body bytes received so far.
     pub fn body_received(&self) -> usize {
         self.meta
@@ -682,14 +689,15 @@ mod tests {
         }
     }
 
-    /// A fill of `body` through `limits`, appended in uneven pieces.
-    fn filled(body: &[u8], limits: &Limits) -> FillState {
+    /// A fill of `body` through `limits`, appended in uneven pieces; a split value's tail
+    /// carved when `carve_tail`.
+    fn filled(body: &[u8], limits: &Limits, carve_tail: bool) -> FillState {
         let raw = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
         let head = super::super::parse::parse_response(raw.as_bytes(), false)
             .unwrap()
             .unwrap();
         let mut st = FillState::waiting();
-        st.begin(&head, raw.as_bytes(), None, limits, false);
+        st.begin(&head, raw.as_bytes(), None, limits, carve_tail);
         for piece in body.chunks(7777) {
             st.append(piece);
         }
@@ -709,9 +717,9 @@ mod tests {
     #[test]
     fn split_values_fill_their_extent_and_read_back_whole() {
         let body: Vec<u8> = (0..50_000u32).map(|i| (i % 249) as u8).collect();
-        let plain = filled(&body, &limits(None));
+        let plain = filled(&body, &limits(None), false);
         assert!(!plain.splits());
-        let mut split = filled(&body, &limits(Some(4096)));
+        let mut split = filled(&body, &limits(Some(4096)), true);
         assert!(split.splits());
         assert_eq!(split.head().len(), 4096);
         assert_eq!(split.len(), plain.len());
@@ -722,6 +730,9 @@ mod tests {
             96,
             "a read stops at the split"
         );
+        assert!(split.spliceable_from(4096), "the tail's pages are its own");
+        assert!(!split.spliceable_from(4095), "the head is not");
+        assert!(!plain.spliceable_from(4096), "nor a value not split");
 
         assert!(split.sealed().is_none(), "not shared before it is sealed");
         let d = Digest::of(b"/x");
@@ -746,7 +757,7 @@ mod tests {
             max_item: 10_000,
             ..limits(Some(4096))
         };
-        assert!(!filled(&[1; 20_000], &l).splits());
-        assert!(!filled(&[1; 100], &l).splits());
+        assert!(!filled(&[1; 20_000], &l, false).splits());
+        assert!(!filled(&[1; 100], &l, false).splits());
     }
 }

@@ -6,10 +6,12 @@
 //!
 //! Safe only for bytes that never change while a reference to their pages lives, which may
 //! be after the buffer is dropped (in the pipe, then in the socket's queue until the peer
-//! reads it): buffers whose pages are their own ([`AlignedBuf::owns_pages`]) and are no
-//! longer written, which the tails of the hot-tail cache and completed tail reads are. Their
-//! pages go back to the system only when the last reference goes, and no allocation reuses
-//! them before that.
+//! reads it): bytes of buffers whose pages are their own ([`AlignedBuf::owns_pages`]) that
+//! are no longer written. The tails of the hot-tail cache and completed tail reads are such
+//! buffers, and so are the bytes a fill has received into its extent (it writes only after
+//! them; a pipe reads only the bytes it was given, not the rest of their page). Their pages
+//! go back to the system only when the last reference goes, and no allocation reuses them
+//! before that.
 //!
 //! Bytes taken into the pipe count as written: the connection drains the pipe before it
 //! writes anything else ([`SplicePipe::drain`]), so the order of the output is kept.
