@@ -372,9 +372,10 @@ fn fill_step(
     let have = st.len().min(f.range.end);
     if at < have {
         let bytes = st.slice(at, have);
-        return FillStep::Wrote(match bytes.len() >= SPLICE_FROM && st.spliceable_from(at) {
-            true => splice_from(pipe, stream, bytes, false, sent),
-            false => write_from(stream, bytes, false, sent),
+        return FillStep::Wrote(if bytes.len() >= SPLICE_FROM && st.spliceable_from(at) {
+            splice_from(pipe, stream, bytes, false, sent)
+        } else {
+            write_from(stream, bytes, false, sent)
         });
     }
     if st.phase == Phase::Failed || st.phase == Phase::Done {

@@ -308,9 +308,10 @@ impl FillState {
                 let tail_len = total as usize - split;
                 let extent_len = TAIL_HEADER + tail_len;
                 self.tail = Some(TailFill {
-                    extent: Arc::new(match carve_tail {
-                        true => AlignedBuf::carved(extent_len),
-                        false => AlignedBuf::new(extent_len),
+                    extent: Arc::new(if carve_tail {
+                        AlignedBuf::carved(extent_len)
+                    } else {
+                        AlignedBuf::new(extent_len)
                     }),
                     split,
                     len: 0,

@@ -63,11 +63,8 @@ impl AlignedBuf {
     /// when carving pays (see `tail::carve`).
     pub fn carved(len: usize) -> AlignedBuf {
         let len = Self::rounded(len);
-        match (OWN_PAGES..=MAX_CARVED)
-            .contains(&len)
-            .then(|| carve(len))
-            .flatten()
-        {
+        let carved = (OWN_PAGES..=MAX_CARVED).contains(&len).then(|| carve(len));
+        match carved.flatten() {
             Some(carved) => AlignedBuf {
                 ptr: carved.ptr(),
                 len,
