@@ -44,6 +44,12 @@ pub struct StoreArgs {
     #[arg(long = "write-io-chunk", value_name = "SIZE", value_parser = parse_size)]
     pub write_io_chunk: Option<u64>,
 
+    /// Ask for transparent huge pages (MADV_HUGEPAGE) for the store's blocks and tail
+    /// buffers: fewer faults where the memory is already backed, but dearer first touch on
+    /// VMs whose host must back it fresh (objcache/BENCHMARKS.md) [default: off]
+    #[arg(long = "huge-pages")]
+    pub huge_pages: bool,
+
     /// Directory of the SSD pool files holding object tails [default: none, RAM only]
     #[arg(long = "ssd-dir", value_name = "DIR")]
     pub ssd_dir: Option<PathBuf>,
@@ -204,6 +210,8 @@ pub struct StoreConfig {
     pub io_chunk: u64,
     /// Tail write unit.
     pub write_io_chunk: u64,
+    /// Map blocks and tail buffers with transparent huge pages (--huge-pages).
+    pub huge_pages: bool,
     /// Directory of the pool files, if objects may have SSD tails.
     pub ssd_dir: Option<PathBuf>,
     /// Tail read engine choice.
@@ -233,6 +241,7 @@ impl StoreArgs {
             || self.ram_head.is_some()
             || self.io_chunk.is_some()
             || self.write_io_chunk.is_some()
+            || self.huge_pages
             || self.ssd_dir.is_some()
             || self.tail_io.is_some()
             || self.cores.is_some()
@@ -341,6 +350,7 @@ impl StoreArgs {
             ram_head,
             io_chunk,
             write_io_chunk,
+            huge_pages: self.huge_pages,
             ssd_dir: self.ssd_dir.clone(),
             tail_io,
             cores,
@@ -397,6 +407,10 @@ mod tests {
         assert!(cfg.ssd_dir.is_none());
         assert_eq!(cfg.memory, 0);
         assert!(!cfg.is_split(10 << 20));
+        assert!(!cfg.huge_pages, "huge pages are off by default");
+        let huge = Cli::parse_from(["x", "--huge-pages"]).store;
+        assert!(huge.enabled());
+        assert!(huge.resolve().unwrap().huge_pages);
     }
 
     #[test]

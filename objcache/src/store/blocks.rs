@@ -2,21 +2,32 @@
 //! the kernel has no huge pages to give. Blocks are mapped on first use, so RSS follows the
 //! data, and are never returned: the arena and the head slots recycle them.
 //!
-//! Normal-page mappings (blocks, and the large buffers of `tail::buf`, through
-//! [`map_anonymous`]) ask for transparent huge pages: where a mapping spans an aligned 2 MiB
-//! range, its first touch faults in 2 MiB at once instead of 512 pages one by one. On this
-//! project's VMs that cut the first touch from 0.7-1.2 to 0.12 s per GiB for memory the host
-//! still backs, and by about a fifth for memory fresh to the host (objcache/BENCHMARKS.md,
-//! "A lever measured"). Dropping a few pages of such a range ([`Block::drop_pages`]) splits it
-//! back into normal pages; the kernel keeps the dropped bytes for whoever still holds them.
+//! With --huge-pages ([`ask_for_huge_pages`]), normal-page mappings (blocks, and the large
+//! buffers of `tail::buf` and `tail::carve`, through [`map_anonymous`]) ask for transparent
+//! huge pages: where a mapping spans an aligned 2 MiB range, its first touch faults in 2 MiB
+//! at once instead of 512 pages one by one. Whether that pays depends on who backs the
+//! memory (objcache/BENCHMARKS.md, "A lever measured" and Session 5): for memory the host of
+//! this project's VMs still backs it cut the first touch from 0.7-1.2 to 0.12 s per GiB; for
+//! memory fresh to the host it cost a fifth less on one day and twice as much on another,
+//! when the miss path ran a fifth faster without it. Hence off by default. Dropping a few
+//! pages of a huge range ([`Block::drop_pages`]) splits it back into normal pages; the kernel
+//! keeps the dropped bytes for whoever still holds them.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// How the process's blocks are backed, logged once at the first mapping.
 static BACKING_LOGGED: AtomicU8 = AtomicU8::new(0);
 
+/// Set by --huge-pages: [`map_anonymous`] asks for transparent huge pages.
+static TRANSPARENT_HUGE: AtomicBool = AtomicBool::new(false);
+
 /// Set once any block is of HugeTLB pages.
 static HUGE_MAPPED: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later [`map_anonymous`] ask for transparent huge pages, or not (--huge-pages).
+pub fn ask_for_huge_pages(on: bool) {
+    TRANSPARENT_HUGE.store(on, Ordering::Relaxed);
+}
 
 /// True when some block is of HugeTLB pages: their pages cannot be dropped a few at a
 /// time, so no block's bytes may be lent (see `heads`).
@@ -98,13 +109,18 @@ impl Drop for Block {
 /// Transparent huge page size on x86-64 and most aarch64 kernels.
 pub const HUGE_PAGE: usize = 2 << 20;
 
-/// Maps `len` bytes of private anonymous memory in normal pages, placed so that its whole
-/// 2 MiB ranges are aligned and marked MADV_HUGEPAGE (see the module comment); with
-/// `populate`, every page is faulted in (zeroed) before this returns. `None` when the
-/// kernel refuses the mapping.
+/// Maps `len` bytes of private anonymous memory in normal pages, with transparent huge
+/// pages where [`ask_for_huge_pages`] asked for them; with `populate`, every page is faulted
+/// in (zeroed) before this returns. `None` when the kernel refuses the mapping.
 pub fn map_anonymous(len: usize, populate: bool) -> Option<*mut u8> {
+    map_normal_pages(len, populate, TRANSPARENT_HUGE.load(Ordering::Relaxed))
+}
+
+/// [`map_anonymous`] with the huge-page choice given: with `huge`, a mapping of 2 MiB or
+/// more is placed so that its whole 2 MiB ranges are aligned, and marked MADV_HUGEPAGE.
+fn map_normal_pages(len: usize, populate: bool, huge: bool) -> Option<*mut u8> {
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
-    if len < HUGE_PAGE {
+    if len < HUGE_PAGE || !huge {
         let flags = if populate {
             flags | libc::MAP_POPULATE
         } else {
@@ -217,24 +233,24 @@ mod tests {
     }
 
     #[test]
-    fn large_mappings_are_huge_page_aligned_zeroed_and_split_by_drops() {
+    fn huge_page_mappings_are_aligned_zeroed_and_split_by_drops() {
         let len = 2 * HUGE_PAGE + (12 << 10);
-        let p = map_anonymous(len, true).unwrap();
+        let p = map_normal_pages(len, true, true).unwrap();
         assert_eq!(p as usize % HUGE_PAGE, 0);
         // SAFETY: p..p+len was just mapped and is owned by this test.
         let bytes = unsafe { std::slice::from_raw_parts_mut(p, len) };
         assert!(bytes.iter().all(|&x| x == 0));
-        bytes.fill(5);
-        // SAFETY: as above; unmapped once.
-        unsafe { libc::munmap(p.cast(), len) };
-
-        let mut b = Block::map(4 << 20).unwrap();
-        b.bytes_mut().fill(9);
-        b.drop_pages(HUGE_PAGE + 4096..HUGE_PAGE + 8192);
-        assert!(b.bytes()[HUGE_PAGE + 4096..HUGE_PAGE + 8192]
+        bytes.fill(9);
+        // SAFETY: a page-aligned range of the mapping, not read through a reference after.
+        unsafe { drop_range(p.add(HUGE_PAGE + 4096), 4096) };
+        // SAFETY: the mapping is still whole; the dropped page reads as fresh zeroes.
+        let bytes = unsafe { std::slice::from_raw_parts(p, len) };
+        assert!(bytes[HUGE_PAGE + 4096..HUGE_PAGE + 8192]
             .iter()
             .all(|&x| x == 0));
-        assert_eq!(b.bytes()[HUGE_PAGE + 4095], 9);
-        assert_eq!(b.bytes()[HUGE_PAGE + 8192], 9);
+        assert_eq!(bytes[HUGE_PAGE + 4095], 9);
+        assert_eq!(bytes[HUGE_PAGE + 8192], 9);
+        // SAFETY: as above; unmapped once.
+        unsafe { libc::munmap(p.cast(), len) };
     }
 }

@@ -194,6 +194,7 @@ pub struct Store {
 impl Store {
     /// Creates the store and its pool files.
     pub fn new(cfg: StoreConfig) -> anyhow::Result<Store> {
+        blocks::ask_for_huge_pages(cfg.huge_pages);
         let mut shards = Vec::with_capacity(cfg.shards);
         let mut direct = true;
         let heads_in_use = std::sync::Arc::default();

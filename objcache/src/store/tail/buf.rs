@@ -2,7 +2,7 @@
 //!
 //! A buffer of [`OWN_PAGES`] bytes or more has pages no other allocation will ever reuse:
 //! an anonymous mapping of its own (`store::blocks::map_anonymous`), or, for a tail to be
-//! kept of up to 2 MiB ([`AlignedBuf::carved`]), a range carved from a shared huge-page
+//! kept of up to 2 MiB ([`AlignedBuf::carved`]), a range carved from a shared
 //! region (`tail::carve`). Either way the kernel hands its pages over zeroed and populated
 //! in one call (no user-space memset and no fault per page as it is first written), and they
 //! go back to the system when the buffer is dropped. Because they are never reused, a socket
@@ -58,7 +58,7 @@ impl AlignedBuf {
         Self::heap(len)
     }
 
-    /// A buffer as [`AlignedBuf::new`] makes, but carved from a shared huge-page region when
+    /// A buffer as [`AlignedBuf::new`] makes, but carved from a shared region when
     /// it is from 16 KiB to 2 MiB: for a tail that is likely to be kept a while, which is
     /// when carving pays (see `tail::carve`).
     pub fn carved(len: usize) -> AlignedBuf {

@@ -1,20 +1,20 @@
-//! Tail buffers carved from shared huge-page regions, instead of a mapping each.
+//! Tail buffers carved from shared regions, instead of a mapping each.
 //!
 //! Most tails are under 2 MiB (the benchmark corpus's median object is 64 KiB), too small
-//! for a mapping of their own to hold a transparent huge page: each would fault in 4 KiB at
-//! a time, which on this project's VMs is most of the cost of taking an object in
-//! (objcache/BENCHMARKS.md). So buffers from 16 KiB to 2 MiB are cut, one after another,
-//! from a [`REGION`] mapped 2 MiB aligned with `MADV_HUGEPAGE` (`blocks::map_anonymous`):
-//! the first buffer to touch an aligned 2 MiB faults all of it in at once.
+//! for a mapping of their own to hold a transparent huge page. So buffers from 16 KiB to
+//! 2 MiB are cut, one after another, from a [`REGION`] (`blocks::map_anonymous`): with
+//! --huge-pages it is mapped 2 MiB aligned with `MADV_HUGEPAGE`, and the first buffer to
+//! touch an aligned 2 MiB faults all of it in at once. Without, carving saves a mapping per
+//! tail and changes nothing measurable on the miss path (objcache/BENCHMARKS.md, Session 5).
 //!
 //! ```text
-//! region: REGION bytes, 2 MiB aligned          cursor.next
+//! region: REGION bytes                          cursor.next
 //! | buf A | buf B | dropped | buf D | buf E |     v  not handed out yet    |
 //!   each range a multiple of 4 KiB, handed out once, never again
 //! ```
 //!
 //! A range is never handed out twice. A dropped buffer gives its pages back at once
-//! (`blocks::drop_range`, which splits the huge page it lies in so that the range is freed
+//! (`blocks::drop_range`, which splits a huge page it lies in so that the range is freed
 //! now, not when memory runs short), and whoever still holds a reference to the old pages (a
 //! pipe or socket they were spliced into) keeps them unchanged: the property
 //! `front::http::splice` relies on. The region is unmapped when its last buffer goes. When
@@ -22,9 +22,9 @@
 //! is mapped.
 //!
 //! Only tails likely to be kept are carved (`AlignedBuf::carved`: the HTTP fill's extents
-//! while the hot-tail cache has room). Carving every buffer took an equal-memory run's
-//! cgroup from 1.30 to its 1.50 GiB limit with the same resident bytes, and cost two fifths
-//! of its warm throughput (objcache/BENCHMARKS.md). The likely reason: a buffer that passes
+//! while the hot-tail cache has room). With huge pages, carving every buffer took an
+//! equal-memory run's cgroup from 1.30 to its 1.50 GiB limit with the same resident bytes,
+//! and cost two fifths of its warm throughput (objcache/BENCHMARKS.md). The likely reason: a buffer that passes
 //! through (an SSD read, a fill the full cache will not keep) is spliced and dropped while
 //! a socket still holds some of its pages, the kernel cannot split a huge page so held, and
 //! all 2 MiB of it stay charged until memory runs short.
