@@ -339,8 +339,9 @@ def test_diskless_load_to_file_or_from_socket(procs, tmp_path, kind, mode, empty
 def test_diskless_load_swapdb(procs, tmp_path, kind):
     """swapdb: a first sync (another history) loads with -LOADING; a full resync of the same
     history (the replica fell out of the backlog) keeps serving the old data meanwhile."""
-    # Over 2 MB: Redis serves events while it loads only every 2 MB it read.
-    m = slow_master(procs, tmp_path / "m", size=2000)
+    # Redis serves events while it loads only every 2 MB it read: 9 MB gives the polls
+    # below four chances to find the async load under way, not one.
+    m = slow_master(procs, tmp_path / "m", size=6000)
     mc = m.client()
     g = start(procs, kind, tmp_path / "g", "--repl-diskless-load", "swapdb")
     gc = g.client()
@@ -375,7 +376,7 @@ def test_diskless_load_swapdb(procs, tmp_path, kind):
         gc.info("persistence")), what="the async load")
     assert info["loading"] == 0
     # The old data answers meanwhile, without -LOADING.
-    assert gc.get("key:0") == b"0".ljust(2000, b".")
+    assert gc.get("key:0") == b"0".ljust(6000, b".")
     mc.config_set("rdb-key-save-delay", 0)
     wait_synced(mc, gc)
     assert gc.info("persistence")["async_loading"] == 0
