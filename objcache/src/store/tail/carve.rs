@@ -24,10 +24,10 @@
 //! Only tails likely to be kept are carved (`AlignedBuf::carved`: the HTTP fill's extents
 //! while the hot-tail cache has room). With huge pages, carving every buffer took an
 //! equal-memory run's cgroup from 1.30 to its 1.50 GiB limit with the same resident bytes,
-//! and cost two fifths of its warm throughput (objcache/BENCHMARKS.md). The likely reason: a buffer that passes
-//! through (an SSD read, a fill the full cache will not keep) is spliced and dropped while
-//! a socket still holds some of its pages, the kernel cannot split a huge page so held, and
-//! all 2 MiB of it stay charged until memory runs short.
+//! and cost two fifths of its warm throughput (objcache/BENCHMARKS.md). The likely reason:
+//! a buffer that passes through (an SSD read, a fill the full cache will not keep) is
+//! spliced and dropped while a socket still holds some of its pages, the kernel cannot
+//! split a huge page so held, and all 2 MiB of it stay charged until memory runs short.
 
 use std::sync::{Arc, Mutex};
 
