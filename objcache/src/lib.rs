@@ -7,7 +7,7 @@
 //!   digests), `index` (the per-shard digest index of 72-byte entries), `blocks`
 //!   (HugeTLB-first memory), `arena` (the packed, compacting arena of small objects),
 //!   `heads` (fixed RAM head slots of large objects), `tail` (SSD pool files, the tail
-//!   header, `TailRef`, the hot-tail cache, the huge-page regions kept tails are carved
+//!   header, `TailRef`, the hot-tail cache, the shared regions kept tails are carved
 //!   from), `pins` (the pin table of lent head slots and streamed tail extents), `eviction`
 //!   (SIEVE), `shard` (the pieces of one shard kept consistent), [`store::stats`]
 //!   (counters), [`store::clock`] (memcached's coarse clock) and `report` (the general

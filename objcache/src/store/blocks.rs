@@ -170,7 +170,7 @@ pub unsafe fn populate_pages(ptr: *mut u8, len: usize) {
 /// the process and its cgroup. `MADV_COLD` over the range first splits the page at once,
 /// and the `MADV_DONTNEED` after it frees the range now: dropping half of each of 256 huge
 /// pages freed nothing without it and all of the half with it, on this project's VMs.
-/// Without --huge-pages it still pays, though why was not looked into (it also marks the
+/// Without --huge-pages it still pays, for reasons not looked into (it also marks the
 /// pages for early reclaim, among them any a socket still holds): in equal-memory A/Bs,
 /// warm 14.0 against 12.4 Gbit/s by median of four starts each (objcache/BENCHMARKS.md,
 /// Session 5).

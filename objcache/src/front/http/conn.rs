@@ -205,10 +205,7 @@ impl Conn {
                 Part::Tail(t) if self.written == t.len() => Ok(Some(0)),
                 Part::Tail(t) => match t.ready(self.written) {
                     None => return Flush::Idle,
-                    Some((bytes, true)) if bytes.len() >= SPLICE_FROM => {
-                        splice_from(&mut self.pipe, stream, bytes, false, sent)
-                    }
-                    Some((bytes, _)) => write_from(stream, bytes, false, sent),
+                    Some((bytes, own)) => send_from(&mut self.pipe, stream, bytes, own, sent),
                 },
                 Part::Fill(f) => {
                     match fill_step(stream, &mut self.pipe, f, &mut self.written, sent) {
@@ -287,6 +284,22 @@ fn splice_from(
     match pipe.as_mut() {
         Some(p) => p.send(stream.as_raw_fd(), bytes, more, sent),
         None => write_from(stream, bytes, more, sent),
+    }
+}
+
+/// One send of `bytes`, no more following at once: spliced when their pages are their
+/// `own` and there are [`SPLICE_FROM`] of them, written otherwise.
+fn send_from(
+    pipe: &mut Option<SplicePipe>,
+    stream: &mut TcpStream,
+    bytes: &[u8],
+    own: bool,
+    sent: &mut u64,
+) -> io::Result<Option<usize>> {
+    if own && bytes.len() >= SPLICE_FROM {
+        splice_from(pipe, stream, bytes, false, sent)
+    } else {
+        write_from(stream, bytes, false, sent)
     }
 }
 
@@ -371,12 +384,8 @@ fn fill_step(
     }
     let have = st.len().min(f.range.end);
     if at < have {
-        let bytes = st.slice(at, have);
-        return FillStep::Wrote(if bytes.len() >= SPLICE_FROM && st.spliceable_from(at) {
-            splice_from(pipe, stream, bytes, false, sent)
-        } else {
-            write_from(stream, bytes, false, sent)
-        });
+        let own = st.spliceable_from(at);
+        return FillStep::Wrote(send_from(pipe, stream, st.slice(at, have), own, sent));
     }
     if st.phase == Phase::Failed || st.phase == Phase::Done {
         // The body ended (or broke) before the declared length.
