@@ -20,6 +20,7 @@
 //! * [`lzf`]: liblzf's format as Redis runs it (RDB strings, compressed quicklist nodes).
 //! * [`packed`]: Redis's listpack, ziplist and zipmap blobs (RDB payloads, compressed
 //!   list nodes).
+//! * [`stream`]: the stream engine (listpack nodes under a B-tree index, consumer groups).
 //! * [`keytable`]: a database's key table (keys, inline strings and integers, heap values,
 //!   expiry, access clock) as packed records in size-class slabs behind the Swiss index.
 //!
@@ -84,6 +85,7 @@ mod order;
 pub mod packed;
 pub mod set;
 mod small;
+pub mod stream;
 mod swiss;
 
 use std::fmt;

@@ -262,62 +262,67 @@ pub fn ziplist_items<'a>(
 /// Builds a listpack of `items` as Redis's lpAppend writes one, each at its narrowest
 /// encoding (the writer's small hashes and QUICKLIST_2 list nodes, the tests' blobs).
 pub fn listpack(items: &[Item]) -> Vec<u8> {
-    let mut body = Vec::new();
+    let mut out = vec![0; 6];
     for item in items {
-        let mut e = Vec::new();
-        match *item {
-            Item::Int(v) if (0..128).contains(&v) => e.push(v as u8),
-            Item::Int(v) if (-4096..4096).contains(&v) => {
-                let u = (v as u64) & 0x1fff;
-                e.push(0xc0 | (u >> 8) as u8);
-                e.push(u as u8);
-            }
-            Item::Int(v) if i16::try_from(v).is_ok() => {
-                e.push(0xf1);
-                e.extend_from_slice(&(v as i16).to_le_bytes());
-            }
-            Item::Int(v) if (-(1 << 23)..(1 << 23)).contains(&v) => {
-                e.push(0xf2);
-                e.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-            }
-            Item::Int(v) if i32::try_from(v).is_ok() => {
-                e.push(0xf3);
-                e.extend_from_slice(&(v as i32).to_le_bytes());
-            }
-            Item::Int(v) => {
-                e.push(0xf4);
-                e.extend_from_slice(&v.to_le_bytes());
-            }
-            Item::Str(s) if s.len() < 64 => {
-                e.push(0x80 | s.len() as u8);
-                e.extend_from_slice(s);
-            }
-            Item::Str(s) if s.len() < 4096 => {
-                e.push(0xe0 | (s.len() >> 8) as u8);
-                e.push(s.len() as u8);
-                e.extend_from_slice(s);
-            }
-            Item::Str(s) => {
-                e.push(0xf0);
-                e.extend_from_slice(&(s.len() as u32).to_le_bytes());
-                e.extend_from_slice(s);
-            }
-        }
-        let l = e.len();
-        let size = backlen_size(l);
-        for i in 0..size {
-            let group = ((l >> (7 * (size - 1 - i))) & 0x7f) as u8;
-            e.push(if i == 0 { group } else { group | 0x80 });
-        }
-        body.extend_from_slice(&e);
+        encode_listpack_item(*item, &mut out);
     }
-    let total = 6 + body.len() + 1;
-    let mut out = Vec::new();
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(items.len().min(0xffff) as u16).to_le_bytes());
-    out.extend_from_slice(&body);
+    let total = out.len() + 1;
+    out[0..4].copy_from_slice(&(total as u32).to_le_bytes());
+    out[4..6].copy_from_slice(&(items.len().min(0xffff) as u16).to_le_bytes());
     out.push(END);
     out
+}
+
+/// Appends one listpack item to `out` at its narrowest encoding, with its `backlen`: the
+/// encoding byte(s), the data, then the size of the two in 7-bit groups (Redis's
+/// lpEncodeBacklen). Returns the bytes written.
+pub fn encode_listpack_item(item: Item, out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    match item {
+        Item::Int(v) if (0..128).contains(&v) => out.push(v as u8),
+        Item::Int(v) if (-4096..4096).contains(&v) => {
+            let u = (v as u64) & 0x1fff;
+            out.push(0xc0 | (u >> 8) as u8);
+            out.push(u as u8);
+        }
+        Item::Int(v) if i16::try_from(v).is_ok() => {
+            out.push(0xf1);
+            out.extend_from_slice(&(v as i16).to_le_bytes());
+        }
+        Item::Int(v) if (-(1 << 23)..(1 << 23)).contains(&v) => {
+            out.push(0xf2);
+            out.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
+        }
+        Item::Int(v) if i32::try_from(v).is_ok() => {
+            out.push(0xf3);
+            out.extend_from_slice(&(v as i32).to_le_bytes());
+        }
+        Item::Int(v) => {
+            out.push(0xf4);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        Item::Str(s) if s.len() < 64 => {
+            out.push(0x80 | s.len() as u8);
+            out.extend_from_slice(s);
+        }
+        Item::Str(s) if s.len() < 4096 => {
+            out.push(0xe0 | (s.len() >> 8) as u8);
+            out.push(s.len() as u8);
+            out.extend_from_slice(s);
+        }
+        Item::Str(s) => {
+            out.push(0xf0);
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s);
+        }
+    }
+    let l = out.len() - start;
+    let size = backlen_size(l);
+    for i in 0..size {
+        let group = ((l >> (7 * (size - 1 - i))) & 0x7f) as u8;
+        out.push(if i == 0 { group } else { group | 0x80 });
+    }
+    out.len() - start
 }
 
 /// Walks a zipmap (Redis 2.x's small hashes, RDB type 9): `[count u8] entries... 0xff`;

@@ -1,0 +1,573 @@
+//! The stream engine (Redis's t_stream.c model): entries of field-value pairs under
+//! increasing ids, packed in nodes, with consumer groups. No I/O.
+//!
+//! # Layout and bytes per entry
+//!
+//! ```text
+//! Stream (in its Box)          ~120 B: length, last id, first id, max deleted id,
+//!                                      entries added (8 + 3 * 16 + 8), two BTreeMaps
+//! nodes: BTreeMap<StreamId, Node>       key = the node's master id (16 B), value = its
+//!                                       listpack (Vec, 24 B); B-tree leaves hold up to
+//!                                       11 pairs: ~60 B of index per node
+//! Node: a Redis listpack (see `node`)   6 B header + master entry + entries + 1 B end
+//!   per entry, fields as the master's:  flags 2 + ms delta 2..4 + seq delta 2 + lp-count 2
+//!                                       + per value (header 1 + data + backlen 1)
+//!   e.g. "user" u+8 digits, "amount" 16-bit integer, ids 1 ms apart:
+//!         8 + (1 + 9 + 1) + (3 + 1) = 23 B, + the index's ~0.6 B at 100 entries a node
+//! ```
+//!
+//! A node takes entries until it would reach `stream-node-max-bytes` bytes or holds
+//! `stream-node-max-entries` entries (deleted ones counting), then the next entry opens a
+//! new node. The nodes are byte for byte Redis's listpacks, so RDB and DUMP write them as
+//! they stand and load them after validation ([`Node::validate`]).
+//!
+//! The index is a B-tree map keyed by each node's first (master) id rather than Redis's
+//! rax: seeking the node of an id is one `range(..=id).next_back()`, walking in either
+//! direction and removing the head nodes (trimming) are the map's own operations, and at
+//! about 60 B per node of a hundred entries it costs under a byte per entry.
+//!
+//! Deleting an entry flags it in its node (a tombstone) and moves it from the node's live
+//! count to its deleted count; a node whose last live entry goes is removed.
+
+mod group;
+mod id;
+mod lp;
+mod node;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+pub use group::{Consumer, Group, Nack};
+pub use id::StreamId;
+pub use node::Pairs;
+
+use node::{Node, RawEntry};
+
+pub use crate::packed::Item;
+
+/// The largest total of field and value bytes one entry may have, and the largest node
+/// (Redis's STREAM_LISTPACK_MAX_SIZE).
+pub const MAX_ENTRY_BYTES: usize = 1 << 30;
+/// Bytes reserved for a new node (Redis's STREAM_LISTPACK_MAX_PRE_ALLOCATE).
+const NODE_PREALLOC: usize = 4096;
+
+/// Node limits, as Redis's `stream-node-max-bytes` and `stream-node-max-entries`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamConfig {
+    /// A node stops taking entries at this many bytes (0: no limit but 1 GiB).
+    pub node_max_bytes: usize,
+    /// A node stops taking entries at this many entries (0: no limit).
+    pub node_max_entries: usize,
+}
+
+impl Default for StreamConfig {
+    fn default() -> StreamConfig {
+        StreamConfig {
+            node_max_bytes: 4096,
+            node_max_entries: 100,
+        }
+    }
+}
+
+/// How XADD picks the new entry's id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewId {
+    /// `*`: the current time, or the last id's successor.
+    Auto,
+    /// `<ms>-*`: the given time, the sequence after the last id's at that time.
+    AutoSeq(u64),
+    /// An explicit id.
+    Exact(StreamId),
+}
+
+/// Why an entry was not added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppendError {
+    /// The id is not greater than the stream's last id.
+    IdTooSmall,
+    /// The fields and values exceed [`MAX_ENTRY_BYTES`].
+    TooLarge,
+}
+
+/// A trimming strategy (XADD and XTRIM's MAXLEN and MINID).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trim {
+    /// Keep at most this many entries.
+    MaxLen(u64),
+    /// Keep no entry whose id is below this.
+    MinId(StreamId),
+}
+
+/// Why XSETID was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetIdError {
+    /// The id is below the stream's max deleted entry id.
+    BelowMaxDeleted,
+    /// The id is below the stream's last entry.
+    BelowTop,
+    /// The entries-added count is below the stream's length.
+    EntriesAddedBelowLength,
+}
+
+/// A stream: its entries in nodes, its counters and its consumer groups.
+#[derive(Clone, Debug, Default)]
+pub struct Stream {
+    nodes: BTreeMap<StreamId, Node>,
+    len: u64,
+    last_id: StreamId,
+    first_id: StreamId,
+    max_deleted_id: StreamId,
+    entries_added: u64,
+    groups: BTreeMap<Box<[u8]>, Group>,
+}
+
+/// The counters a loaded stream states (RDB), beside its nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamMeta {
+    /// Entries in the stream.
+    pub len: u64,
+    /// The last id generated.
+    pub last_id: StreamId,
+    /// The first live entry's id (0-0 when empty).
+    pub first_id: StreamId,
+    /// The largest id ever deleted.
+    pub max_deleted_id: StreamId,
+    /// Entries ever added.
+    pub entries_added: u64,
+}
+
+/// One entry met by a range walk.
+#[derive(Clone, Copy)]
+pub struct EntryRef<'a> {
+    node: &'a Node,
+    raw: RawEntry,
+}
+
+impl<'a> EntryRef<'a> {
+    /// The entry id.
+    pub fn id(&self) -> StreamId {
+        self.raw.id
+    }
+
+    /// Number of field-value pairs.
+    pub fn len(&self) -> usize {
+        self.raw.fields
+    }
+
+    /// Whether the entry has no pairs (never, for entries XADD made).
+    pub fn is_empty(&self) -> bool {
+        self.raw.fields == 0
+    }
+
+    /// The field-value pairs in order.
+    pub fn pairs(&self) -> Pairs<'a> {
+        self.node.pairs(&self.raw)
+    }
+}
+
+impl Stream {
+    /// An empty stream.
+    pub fn new() -> Stream {
+        Stream::default()
+    }
+
+    /// Live entries.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the stream has no live entry (a stream key may be empty).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The counters.
+    pub fn meta(&self) -> StreamMeta {
+        StreamMeta {
+            len: self.len,
+            last_id: self.last_id,
+            first_id: self.first_id,
+            max_deleted_id: self.max_deleted_id,
+            entries_added: self.entries_added,
+        }
+    }
+
+    /// The last id generated (0-0 for a stream that never had one).
+    pub fn last_id(&self) -> StreamId {
+        self.last_id
+    }
+
+    /// Number of nodes (XINFO's radix-tree-keys).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Every node's key and listpack bytes, in order (RDB).
+    pub fn nodes(&self) -> impl Iterator<Item = (StreamId, &[u8])> + '_ {
+        self.nodes.iter().map(|(k, n)| (*k, n.bytes()))
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(StreamId, Node)>();
+        let nodes: usize = self.nodes.values().map(|n| n.memory_bytes() + entry).sum();
+        let groups: usize = self
+            .groups
+            .iter()
+            .map(|(name, g)| name.len() + std::mem::size_of::<Group>() + g.memory_bytes())
+            .sum();
+        nodes + groups
+    }
+
+    /// The id `how` gives the next entry at Unix time `now_ms`, before the order check.
+    fn candidate_id(&self, how: NewId, now_ms: u64) -> Result<StreamId, AppendError> {
+        let last = self.last_id;
+        match how {
+            NewId::Exact(id) => Ok(id),
+            NewId::AutoSeq(ms) if ms == last.ms => match last.seq.checked_add(1) {
+                Some(seq) => Ok(StreamId::new(ms, seq)),
+                None => Err(AppendError::IdTooSmall),
+            },
+            NewId::AutoSeq(ms) => Ok(StreamId::new(ms, 0)),
+            NewId::Auto if now_ms > last.ms => Ok(StreamId::new(now_ms, 0)),
+            NewId::Auto => last.next().ok_or(AppendError::IdTooSmall),
+        }
+    }
+
+    /// Adds an entry of `pairs` (field, value, field, value...; at least one pair) with the
+    /// id `how` picks at Unix time `now_ms`, as Redis's streamAppendItem.
+    pub fn append(
+        &mut self,
+        how: NewId,
+        pairs: &[&[u8]],
+        now_ms: u64,
+        cfg: &StreamConfig,
+    ) -> Result<StreamId, AppendError> {
+        debug_assert!(pairs.len() >= 2 && pairs.len().is_multiple_of(2));
+        let id = self.candidate_id(how, now_ms)?;
+        if id <= self.last_id {
+            return Err(AppendError::IdTooSmall);
+        }
+        let data: usize = pairs.iter().map(|p| p.len()).sum();
+        if data > MAX_ENTRY_BYTES {
+            return Err(AppendError::TooLarge);
+        }
+        let max_bytes = match cfg.node_max_bytes {
+            0 => MAX_ENTRY_BYTES,
+            n => n.min(MAX_ENTRY_BYTES),
+        };
+        let full = |n: &Node| {
+            n.bytes().len() + data >= max_bytes
+                || (cfg.node_max_entries != 0 && n.total() >= cfg.node_max_entries as u64)
+        };
+        match self.nodes.iter_mut().next_back() {
+            Some((master, tail)) if !full(tail) => tail.append(*master, id, pairs),
+            tail => {
+                if let Some((_, tail)) = tail {
+                    tail.shrink_to_fit();
+                }
+                let prealloc = match cfg.node_max_bytes {
+                    n @ 1..=NODE_PREALLOC => n,
+                    _ => NODE_PREALLOC,
+                };
+                self.nodes.insert(id, Node::create(pairs, prealloc));
+            }
+        }
+        self.len += 1;
+        self.entries_added += 1;
+        self.last_id = id;
+        if self.len == 1 {
+            self.first_id = id;
+        }
+        Ok(id)
+    }
+
+    /// The live entries with ids in `start..=end`, ascending or (`rev`) descending.
+    pub fn range(&self, start: StreamId, end: StreamId, rev: bool) -> Range<'_> {
+        let from = self
+            .nodes
+            .range(..=start)
+            .next_back()
+            .map_or(start, |(k, _)| *k);
+        let nodes = if start <= end {
+            self.nodes.range(from..=end)
+        } else {
+            self.nodes.range(from..from)
+        };
+        Range {
+            nodes,
+            start,
+            end,
+            rev,
+            current: Vec::new(),
+        }
+    }
+
+    /// The first (`first`) or last entry's id, tombstones included unless
+    /// `skip_tombstones`; [`StreamId::MAX`] (first) or [`StreamId::MIN`] (last) when there
+    /// is none (Redis's streamGetEdgeID).
+    pub fn edge_id(&self, first: bool, skip_tombstones: bool) -> StreamId {
+        let pick = |(master, node): (&StreamId, &Node)| {
+            let mut entries = node
+                .entries(*master)
+                .filter(|e| !skip_tombstones || !e.deleted());
+            if first {
+                entries.next()
+            } else {
+                entries.last()
+            }
+            .map(|e| e.id)
+        };
+        let found = if first {
+            self.nodes.iter().find_map(pick)
+        } else {
+            self.nodes.iter().rev().find_map(pick)
+        };
+        found.unwrap_or(if first { StreamId::MAX } else { StreamId::MIN })
+    }
+
+    /// The node holding `id` live and the entry, if any.
+    fn find(&self, id: StreamId) -> Option<(StreamId, RawEntry)> {
+        let (master, node) = self.nodes.range(..=id).next_back()?;
+        let e = node.entries(*master).find(|e| e.id >= id)?;
+        (e.id == id && !e.deleted()).then_some((*master, e))
+    }
+
+    /// Whether a live entry has id `id`.
+    pub fn contains(&self, id: StreamId) -> bool {
+        self.find(id).is_some()
+    }
+
+    /// Deletes the entries `ids` (XDEL): returns how many existed. Keeps the max deleted
+    /// id and the first id as Redis does.
+    pub fn delete(&mut self, ids: &[StreamId]) -> u64 {
+        let (mut deleted, mut first_gone) = (0, false);
+        for &id in ids {
+            let Some((master, entry)) = self.find(id) else {
+                continue;
+            };
+            let node = self.nodes.get_mut(&master).expect("found above");
+            if node.live() == 1 {
+                self.nodes.remove(&master);
+            } else {
+                node.mark_deleted(&[entry]);
+            }
+            self.len -= 1;
+            first_gone |= id == self.first_id;
+            self.max_deleted_id = self.max_deleted_id.max(id);
+            deleted += 1;
+        }
+        if deleted > 0 {
+            if self.len == 0 {
+                self.first_id = StreamId::MIN;
+            } else if first_gone {
+                self.first_id = self.edge_id(true, true);
+            }
+        }
+        deleted
+    }
+
+    /// Trims from the head (Redis's streamTrim): whole nodes while they go entirely, then,
+    /// unless `approx`, entries of the next node; never more than `limit` entries when
+    /// `limit` is not 0. Returns the number removed.
+    pub fn trim(&mut self, how: Trim, approx: bool, limit: u64) -> u64 {
+        let mut deleted = 0;
+        while let Some((&master, node)) = self.nodes.iter_mut().next() {
+            if let Trim::MaxLen(max) = how {
+                if self.len <= max {
+                    break;
+                }
+            }
+            let live = node.live();
+            if limit != 0 && deleted + live > limit {
+                break;
+            }
+            let whole = match how {
+                Trim::MaxLen(max) => self.len - live >= max,
+                Trim::MinId(min) => node.last_id(master) < min,
+            };
+            if whole {
+                self.nodes.remove(&master);
+                self.len -= live;
+                deleted += live;
+                continue;
+            }
+            if approx {
+                break;
+            }
+            let mut victims = Vec::new();
+            let mut len = self.len;
+            for e in node.entries(master) {
+                let stop = match how {
+                    Trim::MaxLen(max) => len <= max,
+                    Trim::MinId(min) => e.id >= min,
+                };
+                if stop {
+                    break;
+                }
+                if !e.deleted() {
+                    victims.push(e);
+                    len -= 1;
+                }
+            }
+            node.mark_deleted(&victims);
+            let n = victims.len() as u64;
+            self.len -= n;
+            deleted += n;
+            break;
+        }
+        if self.len == 0 {
+            self.first_id = StreamId::MIN;
+        } else if deleted > 0 {
+            self.first_id = self.edge_id(true, true);
+        }
+        deleted
+    }
+
+    /// Sets the last id, and optionally the entries-added count and the max deleted id
+    /// (XSETID), with Redis's checks in Redis's order.
+    pub fn set_id(
+        &mut self,
+        id: StreamId,
+        entries_added: Option<u64>,
+        max_deleted: Option<StreamId>,
+    ) -> Result<(), SetIdError> {
+        if id < self.max_deleted_id {
+            return Err(SetIdError::BelowMaxDeleted);
+        }
+        if self.len > 0 {
+            if id < self.edge_id(false, true) {
+                return Err(SetIdError::BelowTop);
+            }
+            if entries_added.is_some_and(|n| n < self.len) {
+                return Err(SetIdError::EntriesAddedBelowLength);
+            }
+        }
+        self.last_id = id;
+        if let Some(n) = entries_added {
+            self.entries_added = n;
+        }
+        if let Some(m) = max_deleted.filter(|m| !m.is_zero()) {
+            self.max_deleted_id = m;
+        }
+        Ok(())
+    }
+
+    /// A stream of loaded nodes (key, listpack bytes) and counters, each node validated
+    /// in order; the counters are taken as stated, as Redis takes them, once the live
+    /// entries are found to number `meta.len`.
+    pub fn from_nodes(nodes: Vec<(StreamId, Vec<u8>)>, meta: StreamMeta) -> Result<Stream, String> {
+        let mut s = Stream::new();
+        let mut last = None;
+        let mut live = 0u64;
+        for (master, bytes) in nodes {
+            if last.is_some_and(|l| master <= l) {
+                return Err(format!("stream node {master} out of order"));
+            }
+            let (n, node_last) = Node::validate(master, &bytes, last)?;
+            live += n;
+            last = Some(node_last);
+            s.nodes.insert(master, Node::from_validated(bytes));
+        }
+        if live != meta.len {
+            return Err(format!(
+                "stream states {} entries but its nodes hold {live}",
+                meta.len
+            ));
+        }
+        s.len = meta.len;
+        s.last_id = meta.last_id;
+        s.first_id = meta.first_id;
+        s.max_deleted_id = meta.max_deleted_id;
+        s.entries_added = meta.entries_added;
+        Ok(s)
+    }
+
+    /// The consumer groups, in name order.
+    pub fn groups(&self) -> &BTreeMap<Box<[u8]>, Group> {
+        &self.groups
+    }
+
+    /// The group `name`.
+    pub fn group(&self, name: &[u8]) -> Option<&Group> {
+        self.groups.get(name)
+    }
+
+    /// The group `name`, for writing.
+    pub fn group_mut(&mut self, name: &[u8]) -> Option<&mut Group> {
+        self.groups.get_mut(name)
+    }
+
+    /// Adds group `name`; false when it exists.
+    pub fn create_group(&mut self, name: &[u8], group: Group) -> bool {
+        if self.groups.contains_key(name) {
+            return false;
+        }
+        self.groups.insert(name.into(), group);
+        true
+    }
+
+    /// Removes group `name`; false when there is none.
+    pub fn destroy_group(&mut self, name: &[u8]) -> bool {
+        self.groups.remove(name).is_some()
+    }
+
+    /// Checks every internal invariant, panicking on the first violation; for tests.
+    pub fn validate(&self) {
+        let mut live = 0;
+        let mut last: Option<StreamId> = None;
+        for (master, node) in &self.nodes {
+            let (n, node_last) =
+                Node::validate(*master, node.bytes(), last).expect("well-formed node");
+            assert!(n > 0, "a node keeps a live entry");
+            live += n;
+            last = Some(node_last);
+        }
+        assert_eq!(live, self.len, "length");
+        assert!(last.is_none_or(|l| l <= self.last_id), "last id");
+        if self.len > 0 {
+            assert_eq!(self.first_id, self.edge_id(true, true), "first id");
+        }
+        for g in self.groups.values() {
+            g.check().expect("consistent group");
+        }
+    }
+}
+
+/// The live entries of an id range (see [`Stream::range`]).
+pub struct Range<'a> {
+    nodes: std::collections::btree_map::Range<'a, StreamId, Node>,
+    start: StreamId,
+    end: StreamId,
+    rev: bool,
+    /// The current node's entries still to hand out, the next one last.
+    current: Vec<EntryRef<'a>>,
+}
+
+impl<'a> Iterator for Range<'a> {
+    type Item = EntryRef<'a>;
+
+    fn next(&mut self) -> Option<EntryRef<'a>> {
+        loop {
+            if let Some(e) = self.current.pop() {
+                return Some(e);
+            }
+            let (master, node) = if self.rev {
+                self.nodes.next_back()?
+            } else {
+                self.nodes.next()?
+            };
+            let (start, end) = (self.start, self.end);
+            self.current.extend(
+                node.entries(*master)
+                    .filter(|e| !e.deleted() && (start..=end).contains(&e.id))
+                    .map(|raw| EntryRef { node, raw }),
+            );
+            if !self.rev {
+                self.current.reverse();
+            }
+        }
+    }
+}
