@@ -204,6 +204,8 @@ pub struct Config {
     pub shutdown_on_sigterm: u32,
     /// shutdown-on-sigint: the SHUTDOWN flags of a SIGINT.
     pub shutdown_on_sigint: u32,
+    /// The configuration file the server started with, absolute (CONFIG REWRITE's target).
+    pub config_file: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -267,6 +269,7 @@ impl Default for Config {
             shutdown_timeout: 10,
             shutdown_on_sigterm: 0,
             shutdown_on_sigint: 0,
+            config_file: None,
         }
     }
 }
@@ -440,6 +443,7 @@ impl Config {
         let mut config = Config::default();
         let mut ignored = Vec::new();
         if let Some(path) = &args.config_file {
+            config.config_file = Some(std::path::absolute(path)?);
             let text = std::fs::read_to_string(path)
                 .map_err(|e| anyhow::anyhow!("can't open config file '{}': {e}", path.display()))?;
             for (lineno, line) in text.lines().enumerate() {
@@ -551,7 +555,16 @@ impl Config {
         }
     }
 
-    fn canonical(name: &str) -> Option<&'static str> {
+    /// Every parameter's canonical name, Goblin's and the cluster's.
+    pub(crate) fn parameter_names() -> impl Iterator<Item = &'static str> {
+        PARAMS
+            .iter()
+            .map(|p| p.0)
+            .chain(crate::cluster::config::PARAMS.iter().map(|p| p.0))
+    }
+
+    /// The canonical name of a parameter or alias.
+    pub(crate) fn canonical(name: &str) -> Option<&'static str> {
         PARAMS
             .iter()
             .find(|(n, alias, _)| *n == name || *alias == Some(name))
@@ -798,7 +811,7 @@ impl Config {
     }
 
     /// The value of a canonical parameter as CONFIG GET prints it.
-    fn value_of(&self, name: &str) -> String {
+    pub(crate) fn value_of(&self, name: &str) -> String {
         if let Some(v) = crate::cluster::config::value_of(&self.cluster, name) {
             return v;
         }

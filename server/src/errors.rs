@@ -52,3 +52,14 @@ pub fn wrong_arity(name: &str) -> String {
 pub fn subcommand_syntax(sub: &str, command: &str) -> String {
     format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {command} HELP.")
 }
+
+/// An I/O error as C's strerror words it (Redis's messages carry that text).
+pub fn os_error_text(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        // SAFETY: strerror returns a valid NUL-terminated string for any errno.
+        Some(code) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(code)) }
+            .to_string_lossy()
+            .into_owned(),
+        None => e.to_string(),
+    }
+}

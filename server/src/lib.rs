@@ -80,6 +80,7 @@ pub mod clock;
 pub mod cluster;
 pub mod commands;
 pub mod config;
+pub mod config_rewrite;
 pub mod errors;
 pub mod geo_commands;
 pub mod glob;

@@ -458,21 +458,10 @@ fn read_acl_file(
     let text = std::fs::read(acl_path(server)).map_err(|e| {
         format!(
             "Error loading ACLs, opening file '{name}': {}",
-            os_error_text(&e)
+            crate::errors::os_error_text(&e)
         )
     })?;
     acl::file::parse(&text, name, server.config.acl_pubsub_default_all)
-}
-
-/// An I/O error as C's strerror words it (Redis's messages carry that text).
-fn os_error_text(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        // SAFETY: strerror returns a valid NUL-terminated string for any errno.
-        Some(code) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(code)) }
-            .to_string_lossy()
-            .into_owned(),
-        None => e.to_string(),
-    }
 }
 
 /// Installs `users`, closing the connections whose user is gone.

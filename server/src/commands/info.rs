@@ -88,7 +88,7 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
             let uptime = server.started.elapsed().as_secs();
             let _ = write!(
                 w,
-                "# Server\r\nredis_version:{REDIS_VERSION}\r\ngoblin_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:{}\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:\r\nio_threads_active:0\r\n",
+                "# Server\r\nredis_version:{REDIS_VERSION}\r\ngoblin_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:{}\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:0\r\n",
                 env!("CARGO_PKG_VERSION"),
                 if server.cluster.is_some() {
                     "cluster"
@@ -108,6 +108,7 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
                 server.config.hz,
                 (now_ms / 1000) & ((1 << 24) - 1),
                 std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+                server.config.config_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
             );
         }
         "clients" => {

@@ -109,6 +109,17 @@ pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.ok();
 }
 
+/// CONFIG REWRITE
+pub fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) {
+    match crate::config_rewrite::rewrite(ctx.server) {
+        Ok(()) => {
+            crate::notice!("CONFIG REWRITE executed with success.");
+            ctx.out.ok()
+        }
+        Err(reply) => ctx.error(&reply),
+    }
+}
+
 /// CONFIG HELP
 pub fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) {
     help_reply(
@@ -121,6 +132,8 @@ pub fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) {
             "    Set the configuration <directive> to <value>.",
             "RESETSTAT",
             "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
         ],
     );
 }

@@ -308,10 +308,11 @@ static CLUSTER_SUBS: [Command; 28] = [
     cmd!("cluster|slots", 2, LS, cluster_cmd::slots),
 ];
 
-static CONFIG_SUBS: [Command; 4] = [
+static CONFIG_SUBS: [Command; 5] = [
     cmd!("config|get", -3, ADMIN, server_cmds::config_get),
     cmd!("config|set", -4, ADMIN, server_cmds::config_set),
     cmd!("config|resetstat", 2, ADMIN, server_cmds::config_resetstat),
+    cmd!("config|rewrite", 2, ADMIN, server_cmds::config_rewrite),
     cmd!("config|help", 2, LS, server_cmds::config_help),
 ];
 
