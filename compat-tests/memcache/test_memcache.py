@@ -1,6 +1,7 @@
 """memcached 1.6 text and meta protocol, replies compared byte for byte with memcached."""
 
 import re
+import struct
 import time
 
 import pytest
@@ -106,6 +107,35 @@ def test_http_request_closes(same):
 
 def test_junk_line_closes(same):
     same(b"x" * 3000, sentinel=False)
+
+
+def binary_packet(opcode, key=b"", extras=b"", value=b"", opaque=0x11223344):
+    """A binary-protocol request: the 24-byte header, then extras, key and value."""
+    body = extras + key + value
+    return struct.pack(">BBHBBHIIQ", 0x80, opcode, len(key), len(extras), 0, 0, len(body), opaque, 0) + body
+
+
+def test_binary_unknown_opcode_error(same):
+    # memcached answers an opcode it does not implement with the binary "Unknown command"
+    # error; Goblin answers every binary packet so, pipelined, bodies skipped.
+    same(binary_packet(0xEE) + binary_packet(0xEE, value=b"abc", opaque=7) + binary_packet(0x20, opaque=8), sentinel=False)
+
+
+def test_binary_bad_magic_closes(same):
+    same(binary_packet(0xEE) + b"\x00" * 24, sentinel=False)
+
+
+def test_binary_requests_get_an_error_reply(servers):
+    """memcached serves binary GET and SET; Goblin, which speaks only the text protocols,
+    answers each with a binary error (status 0x0081) carrying the request's opcode and opaque."""
+    data = binary_packet(0x00, key=b"foo", opaque=1) + binary_packet(0x01, key=b"foo", extras=b"\0" * 8, value=b"bar", opaque=2)
+    reply = servers[1].exchange(data + binary_packet(0x0A, opaque=3), sentinel=False)
+    replies = []
+    while reply:
+        magic, opcode, _, _, _, status, length, opaque, _ = struct.unpack(">BBHBBHIIQ", reply[:24])
+        replies.append((magic, opcode, status, opaque, reply[24 : 24 + length]))
+        reply = reply[24 + length :]
+    assert replies == [(0x81, op, 0x81, n, b"Unknown command") for op, n in [(0x00, 1), (0x01, 2), (0x0A, 3)]]
 
 
 def test_split_reads(same):

@@ -1,5 +1,7 @@
 //! The memcache front: the text protocol of memcached 1.6 on its own event loops.
 //!
+//! - [`binary`]: the binary protocol's framing, each packet answered with memcached's
+//!   error for an opcode it does not implement.
 //! - [`parse`] turns lines into requests; [`exec`] runs the classic commands and [`meta`]
 //!   the meta commands ([`base64`] for their binary keys); [`slabs`] says where memcached
 //!   would keep an object (for `me` and `stats items`).
@@ -9,6 +11,7 @@
 //!   sessions, submit tail reads and write.
 
 pub mod base64;
+pub mod binary;
 pub mod conn;
 pub mod event_loop;
 pub mod exec;

@@ -3,6 +3,7 @@
 //! complete request it has; the event loop feeds it and drains its [`Output`]. The fuzz
 //! target drives it directly.
 
+use crate::front::memcache::binary::{self, Header};
 use crate::front::memcache::exec::{self, Flow};
 use crate::front::memcache::meta::{self, SetPlan, SetStep};
 use crate::front::memcache::parse::{self, item_total, Line, Request};
@@ -40,6 +41,9 @@ pub struct Session {
     pub out: Output,
     /// Close once the output is flushed.
     pub closing: bool,
+    /// The connection speaks the binary protocol (decided by its first byte; `None`
+    /// before it arrives).
+    binary: Option<bool>,
 }
 
 impl Default for Session {
@@ -49,6 +53,7 @@ impl Default for Session {
             wait: Wait::Line,
             out: Output::default(),
             closing: false,
+            binary: None,
         }
     }
 }
@@ -74,6 +79,12 @@ impl Session {
             && !self.out.waits_for_tail()
         {
             let avail = &self.input[pos..];
+            let binary = match (self.binary, avail.first()) {
+                (Some(b), _) => b,
+                (None, Some(&first)) => *self.binary.insert(first == binary::REQUEST_MAGIC),
+                // Nothing arrived yet: the line is incomplete.
+                (None, None) => false,
+            };
             match std::mem::replace(&mut self.wait, Wait::Line) {
                 Wait::Swallow(n) => {
                     let take = n.min(avail.len());
@@ -126,6 +137,24 @@ impl Session {
                     meta::finish_set(store, &plan, &avail[..plan.len + 2], &mut self.out);
                     pos += plan.len + 2;
                 }
+                Wait::Line if binary => match binary::read_header(avail) {
+                    Header::Incomplete => break,
+                    Header::BadMagic => {
+                        self.closing = true;
+                        break;
+                    }
+                    Header::Request {
+                        opcode,
+                        opaque,
+                        body,
+                    } => {
+                        binary::unknown_command(self.out.bytes(), opcode, opaque);
+                        pos += binary::HEADER;
+                        if body > 0 {
+                            self.wait = Wait::Swallow(body);
+                        }
+                    }
+                },
                 Wait::Line => match parse::next_line(avail) {
                     Line::Incomplete => break,
                     Line::Junk => {
@@ -251,6 +280,36 @@ mod tests {
             b"SERVER_ERROR object too large for cache\r\nMN\r\n"
         );
         assert_eq!(s.input_len(), 0);
+    }
+
+    #[test]
+    fn binary_packets_get_memcacheds_unknown_command_error() {
+        let st = store();
+        let mut s = Session::default();
+        let mut get = vec![0x80, 0x00, 0, 3, 0, 0, 0, 0, 0, 0, 0, 3, 9, 9, 9, 9];
+        get.extend_from_slice(&[0; 8]);
+        get.extend_from_slice(b"foo");
+        // Byte by byte: the body is skipped, the next packet answered too.
+        for b in get.iter().chain(&get) {
+            s.feed(std::slice::from_ref(b));
+            s.process(&st);
+        }
+        let out = drain(&mut s);
+        assert_eq!(out.len(), 2 * (24 + 15));
+        assert_eq!(&out[..2], b"\x81\x00");
+        assert_eq!(&out[6..8], b"\x00\x81");
+        assert_eq!(&out[12..16], b"\x09\x09\x09\x09");
+        assert!(!s.closing);
+        // A text line (a header's length of it) on a binary connection is a bad magic
+        // byte: memcached closes.
+        s.feed(b"get foo bar baz quux xyzzy\r\n");
+        s.process(&st);
+        assert!(s.closing);
+        // A text connection stays text.
+        let mut t = Session::default();
+        t.feed(b"version\r\n");
+        t.process(&st);
+        assert!(drain(&mut t).starts_with(b"VERSION "));
     }
 
     #[test]
