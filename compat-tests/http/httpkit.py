@@ -104,7 +104,10 @@ class Origin:
         LONG, set it to None to send none), body (bytes), chunked (bool), chunk (bytes per
         chunk, 1000), until_close (no length, close after the body), close (Connection:
         close), delay (seconds before the head), pause_at/pause (stop after pause_at body
-        bytes for pause seconds), truncate (close after this many body bytes)."""
+        bytes for pause seconds), truncate (close after this many body bytes), wire (the
+        bytes after the head verbatim, framing and all, instead of the framed body: a list
+        of bytes to send, the first with the head, and seconds to pause; the connection
+        closes after it)."""
         self.routes[path] = spec if spec is not None else kw
 
     def count(self, path: str) -> int:
@@ -198,7 +201,18 @@ class Origin:
         time.sleep(spec.get("delay", 0))
         reason = spec.get("reason", "Whatever")
         head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
-        c.sendall(head.encode("latin-1") + b"\r\n")
+        head = head.encode("latin-1") + b"\r\n"
+        if "wire" in spec:
+            for item in spec["wire"]:
+                if isinstance(item, bytes):
+                    c.sendall(head + item)
+                    head = b""
+                else:
+                    time.sleep(item)
+            c.sendall(head)
+            time.sleep(0.05)
+            return False
+        c.sendall(head)
         if no_body:
             return not close
         wire = b""

@@ -118,6 +118,23 @@ pub struct StoreArgs {
     /// Client addresses allowed to send PURGE, comma-separated [default: 127.0.0.1,::1]
     #[arg(long = "purge-allow", value_name = "IP,...", value_delimiter = ',')]
     pub purge_allow: Option<Vec<IpAddr>>,
+
+    /// Seconds an HTTP client has to send a whole request head, from its first byte (or,
+    /// before its first request, from the connection's accept); past it the connection
+    /// closes, with a 408 when part of a request arrived [default: 60, as nginx's
+    /// client_header_timeout]
+    #[arg(long = "http-header-timeout", value_name = "SECONDS")]
+    pub http_header_timeout: Option<u64>,
+
+    /// Seconds an idle HTTP keep-alive connection stays open after its last response
+    /// [default: 75, as nginx's keepalive_timeout]
+    #[arg(long = "http-keepalive-timeout", value_name = "SECONDS")]
+    pub http_keepalive_timeout: Option<u64>,
+
+    /// Most HTTP client connections open at once (the whole front, every loop); one more
+    /// gets a 503 with Connection: close and is closed [default: 10000]
+    #[arg(long = "http-max-connections", value_name = "N")]
+    pub http_max_connections: Option<u64>,
 }
 
 /// Parses a byte size: a decimal number with an optional K, M or G suffix (either case, an
@@ -168,6 +185,12 @@ pub struct HttpConfig {
     pub purge_allow: Vec<IpAddr>,
     /// The origin client runs on io_uring (--mirror-client uring).
     pub uring: bool,
+    /// Time a client has to send a request head (--http-header-timeout).
+    pub header_timeout: Duration,
+    /// Time an idle keep-alive connection stays open (--http-keepalive-timeout).
+    pub keepalive_timeout: Duration,
+    /// Most client connections open at once (--http-max-connections).
+    pub max_connections: u64,
 }
 
 /// Parses `http://HOST:PORT[/]` into the address to connect to and the Host header value.
@@ -250,6 +273,9 @@ impl StoreArgs {
             || self.no_memcache
             || self.max_item_size.is_some()
             || self.http_port.is_some()
+            || self.http_header_timeout.is_some()
+            || self.http_keepalive_timeout.is_some()
+            || self.http_max_connections.is_some()
             || self.store_busy_poll_us.is_some()
             || self.mirror.is_some()
     }
@@ -317,11 +343,22 @@ impl StoreArgs {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("creating --ssd-dir {}", dir.display()))?;
         }
+        let http_only = [
+            ("--http-port", self.http_port.map(u64::from)),
+            ("--http-header-timeout", self.http_header_timeout),
+            ("--http-keepalive-timeout", self.http_keepalive_timeout),
+            ("--http-max-connections", self.http_max_connections),
+        ];
+        for (name, value) in http_only {
+            if self.mirror.is_none() && value.is_some() {
+                bail!("{name} needs --mirror http://HOST:PORT (the HTTP front is a mirror cache)");
+            }
+            if name != "--http-port" && value == Some(0) {
+                bail!("{name} must be at least 1");
+            }
+        }
         let http = match (&self.mirror, self.http_port) {
-            (None, Some(_)) => bail!(
-                "--http-port needs --mirror http://HOST:PORT (the HTTP front is a mirror cache)"
-            ),
-            (None, None) => None,
+            (None, _) => None,
             (Some(url), port) => {
                 let (origin, origin_host) = parse_mirror(url)?;
                 Some(HttpConfig {
@@ -332,6 +369,11 @@ impl StoreArgs {
                     grace: self.grace.unwrap_or(0),
                     origin_timeout: Duration::from_secs(self.origin_timeout.unwrap_or(10).max(1)),
                     uring: self.mirror_client.as_deref() == Some("uring"),
+                    header_timeout: Duration::from_secs(self.http_header_timeout.unwrap_or(60)),
+                    keepalive_timeout: Duration::from_secs(
+                        self.http_keepalive_timeout.unwrap_or(75),
+                    ),
+                    max_connections: self.http_max_connections.unwrap_or(10_000),
                     purge_allow: self.purge_allow.clone().unwrap_or_else(|| {
                         vec![
                             IpAddr::from([127, 0, 0, 1]),
@@ -427,6 +469,20 @@ mod tests {
         let http = cli.resolve().unwrap().http.unwrap();
         assert_eq!((http.port, http.default_ttl, http.grace), (8080, 120, 0));
         assert_eq!(http.purge_allow.len(), 2);
+        assert_eq!(http.header_timeout, Duration::from_secs(60));
+        assert_eq!(http.keepalive_timeout, Duration::from_secs(75));
+        assert_eq!(http.max_connections, 10_000);
+        let cli = Cli::parse_from(["x", "--http-header-timeout", "5"]).store;
+        assert!(cli.resolve().is_err(), "HTTP limits need --mirror");
+        let cli = Cli::parse_from([
+            "x",
+            "--mirror",
+            "http://127.0.0.1:9",
+            "--http-max-connections",
+            "0",
+        ])
+        .store;
+        assert!(cli.resolve().is_err(), "a cap of 0 connections is refused");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::net::IpAddr;
 use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use goblin_evloop::send_some;
 use mio::net::TcpStream;
@@ -100,6 +101,23 @@ pub struct Conn {
     spare: Vec<u8>,
     /// The pipe tail bytes are spliced through, made at the first splice.
     pipe: Option<SplicePipe>,
+    /// When the connection last had an event or a turn: an idle one's wait counts from here.
+    pub active: Instant,
+    /// When the first bytes of the request now arriving came (set by the event loop when
+    /// bytes arrive on an empty input).
+    pub request_start: Instant,
+    /// A request was parsed on this connection: its idle waits are keep-alive waits.
+    pub served: bool,
+}
+
+/// What a connection has waited for past its limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Late {
+    /// The rest of a request that began arriving (--http-header-timeout).
+    Request,
+    /// A first request, or a next one after a response (--http-header-timeout before the
+    /// first request, --http-keepalive-timeout after one).
+    Idle,
 }
 
 /// What writing achieved.
@@ -139,7 +157,25 @@ impl Conn {
             skip: Skip::None,
             spare: Vec::new(),
             pipe: None,
+            active: Instant::now(),
+            request_start: Instant::now(),
+            served: false,
         }
+    }
+
+    /// Whether the connection has waited on its client too long at `now`: for the rest of
+    /// a request for longer than `header` since its first bytes, or idle (nothing to send,
+    /// nothing received) for longer than `idle` after a response (`header` before its
+    /// first request). A connection with a response under way never is.
+    pub fn late(&self, now: Instant, header: Duration, idle: Duration) -> Option<Late> {
+        if !self.parts.is_empty() || self.closing {
+            return None;
+        }
+        if !self.input.is_empty() || !matches!(self.skip, Skip::None) {
+            return (now >= self.request_start + header).then_some(Late::Request);
+        }
+        let limit = if self.served { idle } else { header };
+        (now >= self.active + limit).then_some(Late::Idle)
     }
 
     /// An empty buffer for a response, reusing a written one.
@@ -340,11 +376,13 @@ fn fill_step(
         let mut head = Vec::with_capacity(512);
         let now = clock::unix_now();
         match (st.phase, st.meta) {
-            (Phase::Failed, None) => {
+            // Failed before this client got a byte (before the origin's head, or in a
+            // body it was not yet sent any of): an error status it can act on, rather
+            // than a truncated body or a close without a word.
+            (Phase::Failed, _) => {
                 respond::error(&mut head, &f.ask, st.error_status, now);
                 f.range = 0..0;
             }
-            (Phase::Failed, Some(_)) if st.body_len.is_none() => return FillStep::Broken,
             (_, Some(meta)) => {
                 let obj = Object {
                     status: meta.status,

@@ -14,19 +14,20 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Interest, Poll, Waker};
 use slab::Slab;
 
-use super::conn::{Conn, Flush, Part};
+use super::conn::{Conn, Flush, Late, Part};
 use super::fill::{Fill, Fills, Phase};
 use super::object::META_LEN;
 use super::origin::{Fetch, Limits, PlainConn, Progress};
 use super::origin_ring::{Op, OriginRing, RingConn};
+use super::respond;
 use super::serve::{self, Shared};
 use super::stats::HttpStats;
 use super::tail_stream::Completed;
 use crate::config::StoreConfig;
 use crate::io::listener::reuseport_listener;
 use crate::io::tail_reader::{self, ReadDone, TailEngine, TailReader};
-use crate::store::stats;
 use crate::store::Store;
+use crate::store::{clock, stats};
 
 /// The handler's source numbers: the tail reader, the origin ring, then one per plain
 /// origin connection (`FIRST_ORIGIN + key`).
@@ -37,6 +38,9 @@ const FIRST_ORIGIN: usize = 2;
 const READ_BUFFER: usize = 256 << 10;
 /// How often paused origin connections look at the admission backlog again.
 const PAUSE_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
+/// How often the loop looks for clients past their header or keep-alive timeout (the
+/// timeouts are whole seconds, so they run at most this much late).
+const CLIENT_SWEEP: Duration = Duration::from_millis(250);
 
 /// Starts the HTTP loops; returns their counters.
 pub fn start(
@@ -139,6 +143,10 @@ struct Front {
     /// Connections that used up their turn with output left, to flush again after the
     /// others' events.
     yielded: Vec<usize>,
+    /// Client connections open on this loop.
+    clients: usize,
+    /// When clients are next checked against their timeouts.
+    next_sweep: Instant,
 }
 
 fn run(
@@ -174,6 +182,8 @@ fn run(
         started: Vec::new(),
         fill_conns: HashSet::new(),
         yielded: Vec::new(),
+        clients: 0,
+        next_sweep: Instant::now(),
     };
     let listeners = vec![TcpListener::from_std(listener)];
     EventLoop::new(poll, listeners, f, Duration::ZERO)?.run()
@@ -184,8 +194,22 @@ impl Handler for Front {
     const INTEREST: Interest = Interest::READABLE.add(Interest::WRITABLE);
     const SCRATCH: usize = READ_BUFFER;
 
-    fn accept(&mut self, _key: usize, _stream: &mut TcpStream, peer: SocketAddr) -> Option<Conn> {
-        stats::incr(&self.sh.stats.curr_connections);
+    fn accept(&mut self, _key: usize, stream: &mut TcpStream, peer: SocketAddr) -> Option<Conn> {
+        let open = self
+            .sh
+            .stats
+            .curr_connections
+            .fetch_add(1, Ordering::Relaxed);
+        if open >= self.sh.cfg.max_connections {
+            self.sh
+                .stats
+                .curr_connections
+                .fetch_sub(1, Ordering::Relaxed);
+            stats::incr(&self.sh.stats.rejected_connections);
+            refuse_busy(stream);
+            return None;
+        }
+        self.clients += 1;
         Some(Conn::new(peer.ip()))
     }
 
@@ -194,7 +218,13 @@ impl Handler for Front {
     }
 
     fn ready(&mut self, cx: &mut Cx<'_>, key: usize) {
-        let read = cx.read_via_scratch(key, |c, bytes| c.input.extend_from_slice(bytes));
+        let read = cx.read_via_scratch(key, |c, bytes| {
+            if c.input.is_empty() {
+                // The first bytes of a request: its head must be complete in time.
+                c.request_start = Instant::now();
+            }
+            c.input.extend_from_slice(bytes)
+        });
         let Some(conn) = cx.conn(key) else {
             return;
         };
@@ -233,7 +263,8 @@ impl Handler for Front {
         for key in std::mem::take(&mut self.yielded) {
             self.pump(cx, key);
         }
-        let mut deadline = self.next_deadline();
+        let sweep = self.expire_clients(cx);
+        let mut deadline = [self.next_deadline(), sweep].into_iter().flatten().min();
         if !self.yielded.is_empty() {
             // Poll without waiting, then give them their next turn.
             deadline = Some(Instant::now());
@@ -255,6 +286,9 @@ impl Front {
     /// Runs requests, starts fetches, submits tail reads and writes, until nothing moves.
     fn pump(&mut self, cx: &mut Cx<'_>, key: usize) {
         let bit = self.loop_bit();
+        if let Some(conn) = cx.conn(key) {
+            conn.state.active = Instant::now();
+        }
         loop {
             let Some(conn) = cx.conn(key).map(|c| &mut c.state) else {
                 return;
@@ -531,7 +565,7 @@ impl Front {
                 if before_head {
                     self.fail_fill(cx, &fill, 502);
                 } else {
-                    self.abort_fill(&fill);
+                    self.abort_fill(&fill, 502);
                 }
                 Some(fill)
             }
@@ -553,9 +587,14 @@ impl Front {
         self.announce(cx, fill);
     }
 
-    /// A fetch failed in its body: its readers are cut off, nothing is stored.
-    fn abort_fill(&mut self, fill: &Arc<Fill>) {
-        fill.lock().phase = Phase::Failed;
+    /// A fetch failed in its body: its readers that were sent the head are cut off, the
+    /// others get `status`; nothing is stored.
+    fn abort_fill(&mut self, fill: &Arc<Fill>, status: u16) {
+        {
+            let mut st = fill.lock();
+            st.phase = Phase::Failed;
+            st.error_status = status;
+        }
         self.sh.stats.fills_aborted.fetch_add(1, Ordering::Relaxed);
         self.sh.fills.finish(fill);
     }
@@ -613,14 +652,58 @@ impl Front {
             if before_head {
                 self.fail_fill(cx, &fill, 504);
             } else {
-                self.abort_fill(&fill);
+                self.abort_fill(&fill, 504);
                 self.announce(cx, &fill);
             }
         }
     }
 
+    /// Closes the clients past their timeouts (see [`Conn::late`]): idle ones silently, as
+    /// nginx does; one in the middle of a request head with a 408. Returns when to look
+    /// again, while the loop has clients.
+    fn expire_clients(&mut self, cx: &mut Cx<'_>) -> Option<Instant> {
+        if self.clients == 0 {
+            return None;
+        }
+        let now = Instant::now();
+        if now < self.next_sweep {
+            return Some(self.next_sweep);
+        }
+        self.next_sweep = now + CLIENT_SWEEP;
+        let (header, idle) = (self.sh.cfg.header_timeout, self.sh.cfg.keepalive_timeout);
+        let late: Vec<(usize, Late)> = cx
+            .conns()
+            .filter_map(|(key, c)| c.state.late(now, header, idle).map(|l| (key, l)))
+            .collect();
+        for (key, late) in late {
+            match (late, cx.conn(key)) {
+                (Late::Request, Some(conn)) => {
+                    stats::incr(&self.sh.stats.header_timeouts);
+                    let c = &mut conn.state;
+                    let mut out = c.buffer();
+                    respond::closing_error(&mut out, 408, clock::unix_now());
+                    c.input.clear();
+                    c.push_bytes(out);
+                    c.closing = true;
+                    self.pump(cx, key);
+                }
+                (Late::Idle, Some(conn)) => {
+                    let counter = match conn.state.served {
+                        true => &self.sh.stats.idle_timeouts,
+                        false => &self.sh.stats.header_timeouts,
+                    };
+                    stats::incr(counter);
+                    self.close(cx, key);
+                }
+                (_, None) => {}
+            }
+        }
+        Some(self.next_sweep)
+    }
+
     fn close(&mut self, cx: &mut Cx<'_>, key: usize) {
         if cx.close(key).is_some() {
+            self.clients -= 1;
             self.fill_conns.remove(&key);
             self.sh
                 .stats
@@ -628,4 +711,18 @@ impl Front {
                 .fetch_sub(1, Ordering::Relaxed);
         }
     }
+}
+
+/// Answers a connection over --http-max-connections with a 503 and `Connection: close`
+/// before it is dropped. The bytes of a request already received are read first, so that
+/// closing does not reset the connection (which could discard the 503 before the client
+/// reads it).
+fn refuse_busy(stream: &mut TcpStream) {
+    use std::io::Read;
+    let mut sink = [0u8; 4096];
+    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+    let mut out = Vec::with_capacity(256);
+    respond::closing_error(&mut out, 503, clock::unix_now());
+    let _ = goblin_evloop::write_some(stream, &out);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
 }

@@ -41,7 +41,7 @@ pub enum Phase {
     Streaming,
     /// The whole body arrived.
     Done,
-    /// The fetch failed (before the head: the waiters get `error_status`).
+    /// The fetch failed (the waiters not yet sent a head get `error_status`).
     Failed,
 }
 
@@ -66,7 +66,7 @@ const NOT_STORED: [&str; 13] = [
 pub struct FillState {
     /// Progress.
     pub phase: Phase,
-    /// 502 or 504 when the fetch failed before a head.
+    /// 502 or 504 for the waiters not yet sent a head when the fetch failed.
     pub error_status: u16,
     /// Meta, header block and the body received so far (of a split value, its first
     /// `split` bytes).

@@ -67,6 +67,7 @@ pub fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         410 => "Gone",
+        408 => "Request Timeout",
         416 => "Range Not Satisfiable",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
@@ -248,6 +249,16 @@ pub fn simple(
 pub fn error(out: &mut Vec<u8>, ask: &Ask, status: u16, now: i64) {
     let body = format!("{status} {}\n", reason(status));
     simple(out, ask, status, "text/plain", "", body.as_bytes(), now);
+}
+
+/// [`error`] with `Connection: close`, for a connection the front ends without a request
+/// it could read (malformed, too slow, or over the connection cap).
+pub fn closing_error(out: &mut Vec<u8>, status: u16, now: i64) {
+    let ask = Ask {
+        minor: 1,
+        ..Ask::default()
+    };
+    error(out, &ask, status, now);
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ pub fn process(conn: &mut Conn, sh: &Shared, loop_bit: u64, started: &mut Vec<Ar
             }
             Ok(Some(req)) => {
                 sh.stats.requests.fetch_add(1, Ordering::Relaxed);
+                conn.served = true;
                 let mut out = conn.buffer();
                 let raw = &conn.input[at..at + req.head_len];
                 let ask = ask_of(&req, raw);
@@ -115,7 +116,7 @@ fn skip_body(conn: &mut Conn, at: &mut usize) -> bool {
                 Err(_) => {
                     conn.skip = Skip::None;
                     let mut out = Vec::new();
-                    respond::error(&mut out, &closing_ask(), 400, clock::unix_now());
+                    respond::closing_error(&mut out, 400, clock::unix_now());
                     conn.push_bytes(out);
                     conn.closing = true;
                     false
@@ -125,17 +126,10 @@ fn skip_body(conn: &mut Conn, at: &mut usize) -> bool {
     }
 }
 
-fn closing_ask() -> Ask {
-    Ask {
-        minor: 1,
-        ..Ask::default()
-    }
-}
-
 fn refuse(conn: &mut Conn, sh: &Shared, e: ParseError, now: i64) {
     sh.stats.bad_requests.fetch_add(1, Ordering::Relaxed);
     let mut out = Vec::new();
-    respond::error(&mut out, &closing_ask(), e.status(), now);
+    respond::closing_error(&mut out, e.status(), now);
     conn.push_bytes(out);
     conn.closing = true;
 }

@@ -48,11 +48,18 @@ pub struct HttpStats {
     pub bytes_sent: AtomicU64,
     /// Client connections open now.
     pub curr_connections: AtomicU64,
+    /// Connections refused with a 503 because --http-max-connections were open.
+    pub rejected_connections: AtomicU64,
+    /// Connections closed because a request head did not arrive within
+    /// --http-header-timeout (408 when part of it had).
+    pub header_timeouts: AtomicU64,
+    /// Idle keep-alive connections closed after --http-keepalive-timeout.
+    pub idle_timeouts: AtomicU64,
 }
 
 impl HttpStats {
     /// Every counter as `(name, value)`.
-    pub fn counters(&self) -> [(&'static str, u64); 20] {
+    pub fn counters(&self) -> [(&'static str, u64); 23] {
         let v = |c: &AtomicU64| c.load(Ordering::Relaxed);
         [
             ("requests", v(&self.requests)),
@@ -75,6 +82,9 @@ impl HttpStats {
             ("bad_requests", v(&self.bad_requests)),
             ("bytes_sent", v(&self.bytes_sent)),
             ("curr_connections", v(&self.curr_connections)),
+            ("rejected_connections", v(&self.rejected_connections)),
+            ("header_timeouts", v(&self.header_timeouts)),
+            ("idle_timeouts", v(&self.idle_timeouts)),
         ]
     }
 }
