@@ -53,6 +53,10 @@ pub struct Conn<C> {
     pub state: C,
     /// The socket is registered for writability too.
     writable: bool,
+    /// A readiness event said the peer closed its side (EPOLLRDHUP or EPOLLHUP): a short
+    /// read no longer means the socket is drained, as the end of stream that came with
+    /// the last bytes raises no further event.
+    peer_closed: bool,
 }
 
 /// One listener of a new set ([`Ctx::relisten`]).
@@ -218,7 +222,7 @@ impl<H: Handler> EventLoop<H> {
                 last_event = Instant::now();
             }
             for ev in &events {
-                self.dispatch(ev.token());
+                self.dispatch(ev.token(), ev.is_read_closed());
             }
             let mut cx = Ctx {
                 conns: &mut self.conns,
@@ -233,7 +237,7 @@ impl<H: Handler> EventLoop<H> {
         }
     }
 
-    fn dispatch(&mut self, token: Token) {
+    fn dispatch(&mut self, token: Token, read_closed: bool) {
         let Token(t) = token;
         if t >= LISTENER_BASE && token != WAKE {
             self.accept(t - LISTENER_BASE);
@@ -248,7 +252,14 @@ impl<H: Handler> EventLoop<H> {
         match t {
             _ if token == WAKE => self.handler.woken(&mut cx),
             t if t >= SOURCE_BASE => self.handler.source(&mut cx, t - SOURCE_BASE),
-            key => self.handler.ready(&mut cx, key),
+            key => {
+                if read_closed {
+                    if let Some(conn) = cx.conns.get_mut(key) {
+                        conn.peer_closed = true;
+                    }
+                }
+                self.handler.ready(&mut cx, key)
+            }
         }
     }
 
@@ -279,6 +290,7 @@ impl<H: Handler> EventLoop<H> {
                         stream,
                         state,
                         writable: H::INTEREST.is_writable(),
+                        peer_closed: false,
                     });
                 }
                 None => {
@@ -377,7 +389,8 @@ impl<C> Ctx<'_, C> {
     /// Reads connection `key` until the socket is drained, through the shared read buffer:
     /// each read's bytes go to `take` (which appends them to the connection's input). A
     /// read that fills less than the buffer ends it (the socket is empty then; new bytes
-    /// raise a new event), which saves the read that would only return `WouldBlock`.
+    /// raise a new event), which saves the read that would only return `WouldBlock`; once
+    /// the peer closed its side, reads go on until they see the end of stream.
     pub fn read_via_scratch(
         &mut self,
         key: usize,
@@ -398,7 +411,7 @@ impl<C> Ctx<'_, C> {
                 Ok(n) => {
                     out.got += n;
                     take(&mut conn.state, &self.scratch[..n]);
-                    if n < self.scratch.len() {
+                    if n < self.scratch.len() && !conn.peer_closed {
                         out.drained = true;
                         return out;
                     }
@@ -460,8 +473,9 @@ impl<C> Ctx<'_, C> {
                 // SAFETY: the kernel wrote `n <= want` bytes past the old length.
                 unsafe { buf.set_len(buf.len() + n) };
                 out.got += n;
-                if n < want || buf.len() - consumed >= enough {
-                    out.drained = n < want;
+                let short = n < want && !conn.peer_closed;
+                if short || buf.len() - consumed >= enough {
+                    out.drained = short;
                     return out;
                 }
             } else if n == 0 {
@@ -720,6 +734,28 @@ mod tests {
         assert!(rest.is_empty());
         lp.wait_open(1);
         drop(b);
+        lp.wait_open(0);
+        lp.stop();
+    }
+
+    #[test]
+    fn bytes_and_end_of_stream_in_one_event_close_the_connection() {
+        let lp = Running::start(false, Duration::ZERO);
+        // The request and the end of stream arrive together: the short read that takes
+        // the bytes must not be taken for a drained socket, or the end is never seen.
+        let clients: Vec<_> = (0..200)
+            .map(|_| {
+                let mut c = client(lp.addr);
+                c.write_all(b"last words").unwrap();
+                c.shutdown(std::net::Shutdown::Write).unwrap();
+                c
+            })
+            .collect();
+        for mut c in clients {
+            let mut got = Vec::new();
+            c.read_to_end(&mut got).unwrap();
+            assert_eq!(got, b"last words");
+        }
         lp.wait_open(0);
         lp.stop();
     }
