@@ -9,7 +9,50 @@ static LOG: Mutex<Option<Logger>> = Mutex::new(None);
 
 struct Logger {
     level: LogLevel,
-    file: Option<std::fs::File>,
+    /// The log file's name ("": standard output).
+    path: String,
+    /// The file open under that name, with its (device, inode).
+    file: Option<(std::fs::File, (u64, u64))>,
+}
+
+impl Logger {
+    /// The file to write to: the one open while `path` still names it, else `path` opened
+    /// anew (so a log renamed by logrotate is followed by a new file of the old name, as
+    /// Redis's open-per-line does, for the price of a stat). None: standard output, or the
+    /// file cannot be opened.
+    fn file(&mut self) -> Option<&mut std::fs::File> {
+        if self.path.is_empty() {
+            return None;
+        }
+        let current = std::fs::metadata(&self.path).ok().map(|m| identity(&m));
+        if current.is_none() || current != self.file.as_ref().map(|f| f.1) {
+            if let Ok(opened) = open_log(&self.path) {
+                // The signal handler's descriptor moves before the old one is closed.
+                HANDLER_FD.store(
+                    std::os::fd::AsRawFd::as_raw_fd(&opened.0),
+                    Ordering::Relaxed,
+                );
+                self.file = Some(opened);
+            }
+        }
+        self.file.as_mut().map(|f| &mut f.0)
+    }
+}
+
+/// A file's (device, inode).
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+/// Opens (creating) the log file for appending.
+fn open_log(path: &str) -> std::io::Result<(std::fs::File, (u64, u64))> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    let id = identity(&file.metadata()?);
+    Ok((file, id))
 }
 
 /// Sets the verbosity and destination (empty path: standard output).
@@ -17,18 +60,15 @@ pub fn init(level: LogLevel, path: &str) -> std::io::Result<()> {
     let file = if path.is_empty() {
         None
     } else {
-        Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)?,
-        )
+        Some(open_log(path)?)
     };
-    let fd = file.as_ref().map_or(1, std::os::fd::AsRawFd::as_raw_fd);
-    // The file stays open in LOG (never replaced after start-up), so the descriptor too.
+    let fd = file
+        .as_ref()
+        .map_or(1, |f| std::os::fd::AsRawFd::as_raw_fd(&f.0));
     HANDLER_FD.store(fd, Ordering::Relaxed);
     SILENT.store(level == LogLevel::Nothing, Ordering::Relaxed);
-    *LOG.lock().unwrap_or_else(|e| e.into_inner()) = Some(Logger { level, file });
+    let path = path.to_owned();
+    *LOG.lock().unwrap_or_else(|e| e.into_inner()) = Some(Logger { level, path, file });
     Ok(())
 }
 
@@ -125,7 +165,7 @@ pub fn log(level: LogLevel, message: &str) {
         mark,
         message
     );
-    let _ = match logger.file.as_mut() {
+    let _ = match logger.file() {
         Some(f) => f.write_all(line.as_bytes()),
         None => std::io::stdout().write_all(line.as_bytes()),
     };
@@ -169,6 +209,28 @@ macro_rules! warning {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_renamed_log_is_followed_by_a_new_file_of_its_name() {
+        let dir = std::env::temp_dir().join(format!("goblin-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.log");
+        let (file, id) = open_log(path.to_str().unwrap()).unwrap();
+        let mut logger = Logger {
+            level: LogLevel::Notice,
+            path: path.to_str().unwrap().into(),
+            file: Some((file, id)),
+        };
+        logger.file().unwrap().write_all(b"one\n").unwrap();
+        std::fs::rename(&path, dir.join("g.log.1")).unwrap();
+        logger.file().unwrap().write_all(b"two\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("g.log.1")).unwrap(),
+            "one\n"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn decimal_without_allocation() {

@@ -70,11 +70,13 @@ fn run(args: Args) -> anyhow::Result<()> {
     if let Some(summary) = service::ignored_summary(&ignored) {
         warning!("{summary}");
     }
-    // SAFETY: ignoring SIGPIPE so a client that goes away mid-write yields EPIPE, not death.
+    // SAFETY: ignoring SIGPIPE so a client that goes away mid-write yields EPIPE, not death;
+    // SIGHUP is ignored as Redis ignores it (a closed terminal or a reload leaves it running).
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
     }
-    let listeners = net::bind(&config.bind, config.port)?;
+    let listeners = net::bind(&config.bind, config.port, config.tcp_backlog)?;
     let mut service = service::Service::start(&mut config)?;
     notice!(
         "Goblin {} (Redis {} compatible), pid={}, port {}",
