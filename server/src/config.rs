@@ -204,6 +204,10 @@ pub struct Config {
     pub shutdown_on_sigterm: u32,
     /// shutdown-on-sigint: the SHUTDOWN flags of a SIGINT.
     pub shutdown_on_sigint: u32,
+    /// tcp-keepalive: seconds of silence before a client's socket is probed (0: off).
+    pub tcp_keepalive: u64,
+    /// tcp-backlog: the listen(2) backlog of the listening sockets.
+    pub tcp_backlog: i32,
     /// The configuration file the server started with, absolute (CONFIG REWRITE's target).
     pub config_file: Option<std::path::PathBuf>,
 }
@@ -269,6 +273,8 @@ impl Default for Config {
             shutdown_timeout: 10,
             shutdown_on_sigterm: 0,
             shutdown_on_sigint: 0,
+            tcp_keepalive: 300,
+            tcp_backlog: 511,
             config_file: None,
         }
     }
@@ -409,6 +415,24 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         Some("slave-ignore-maxmemory"),
         Mutability::Runtime,
     ),
+    (
+        "replica-priority",
+        Some("slave-priority"),
+        Mutability::Runtime,
+    ),
+    (
+        "replica-announce-ip",
+        Some("slave-announce-ip"),
+        Mutability::Runtime,
+    ),
+    (
+        "replica-announce-port",
+        Some("slave-announce-port"),
+        Mutability::Runtime,
+    ),
+    ("replica-announced", None, Mutability::Runtime),
+    ("tcp-keepalive", None, Mutability::Runtime),
+    ("tcp-backlog", None, Mutability::StartOnly),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -754,6 +778,8 @@ impl Config {
                 self.shutdown_on_sigint =
                     crate::service::shutdown::parse_flags(&text).map_err(ConfigError::BadValue)?
             }
+            "tcp-keepalive" => self.tcp_keepalive = int_in(&text, 0, i32::MAX as i64)? as u64,
+            "tcp-backlog" => self.tcp_backlog = int_in(&text, 0, i32::MAX as i64)? as i32,
             repl if crate::replication::config::NAMES.contains(&repl) => {
                 self.repl.apply(repl, value)?
             }
@@ -903,6 +929,8 @@ impl Config {
             "shutdown-timeout" => self.shutdown_timeout.to_string(),
             "shutdown-on-sigterm" => crate::service::shutdown::flags_name(self.shutdown_on_sigterm),
             "shutdown-on-sigint" => crate::service::shutdown::flags_name(self.shutdown_on_sigint),
+            "tcp-keepalive" => self.tcp_keepalive.to_string(),
+            "tcp-backlog" => self.tcp_backlog.to_string(),
             repl if crate::replication::config::NAMES.contains(&repl) => self.repl.value_of(repl),
             _ => unreachable!("every canonical name has a value"),
         }

@@ -66,7 +66,12 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         } else {
             ("port", "Unable to listen on this port. Check server logs.")
         };
-        match crate::net::listen::plan(&updated.bind, updated.port, &ctx.server.listening) {
+        match crate::net::listen::plan(
+            &updated.bind,
+            updated.port,
+            updated.tcp_backlog,
+            &ctx.server.listening,
+        ) {
             Ok(plan) => ctx.server.relisten = Some(plan),
             Err(_) => {
                 return ctx.error(&format!(

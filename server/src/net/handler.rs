@@ -64,6 +64,11 @@ impl Handler for RespLoop<'_> {
             use std::os::fd::AsRawFd;
             stream.as_raw_fd()
         };
+        if server.config.tcp_keepalive > 0 {
+            if let Err(e) = crate::net::keepalive::enable(fd, server.config.tcp_keepalive) {
+                warning!("Error configuring client keepalive: {e}");
+            }
+        }
         let laddr = stream.local_addr().unwrap_or(peer);
         let authenticated = crate::commands::starts_authenticated(server);
         let id = server.clients.admit(key, fd, peer, laddr, authenticated);

@@ -11,12 +11,10 @@ use goblin_evloop::Listen;
 use mio::net::TcpListener;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
-/// Redis's default `tcp-backlog`.
-const BACKLOG: i32 = 511;
-
-/// Binds a listener on each address; the error is the line Redis logs before aborting.
-pub fn bind(addresses: &[String], port: u16) -> anyhow::Result<Vec<TcpListener>> {
-    listen_each(addresses, port, bind_addr)
+/// Binds a listener on each address with listen(2) backlog `backlog` (tcp-backlog); the
+/// error is the line Redis logs before aborting.
+pub fn bind(addresses: &[String], port: u16, backlog: i32) -> anyhow::Result<Vec<TcpListener>> {
+    listen_each(addresses, port, |addr| bind_addr(addr, backlog))
 }
 
 /// The listeners for a new `bind` and `port` at run time: the ones on an address the loop
@@ -25,12 +23,13 @@ pub fn bind(addresses: &[String], port: u16) -> anyhow::Result<Vec<TcpListener>>
 pub fn plan(
     addresses: &[String],
     port: u16,
+    backlog: i32,
     current: &[SocketAddr],
 ) -> anyhow::Result<Vec<Listen>> {
     listen_each(addresses, port, |addr| {
         match current.iter().position(|c| *c == addr) {
             Some(i) => Ok(Listen::Keep(i)),
-            None => bind_addr(addr).map(Listen::New),
+            None => bind_addr(addr, backlog).map(Listen::New),
         }
     })
 }
@@ -63,11 +62,11 @@ fn listen_each<T>(
 }
 
 /// One listener on `addr`.
-fn bind_addr(addr: SocketAddr) -> std::io::Result<TcpListener> {
+fn bind_addr(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
     let options = ListenOptions {
         reuse_port: false,
         v6_only: true,
-        backlog: BACKLOG,
+        backlog,
     };
     Ok(TcpListener::from_std(listener::bind(addr, options)?))
 }
@@ -128,7 +127,7 @@ mod tests {
     fn an_ipv6_listener_shares_the_port_with_an_ipv4_one() {
         let port = free_port();
         let words = ["127.0.0.1", "-::1"].map(String::from);
-        let listeners = bind(&words, port).unwrap();
+        let listeners = bind(&words, port, 511).unwrap();
         assert_eq!(
             listeners[0].local_addr().unwrap(),
             SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
@@ -140,9 +139,9 @@ mod tests {
         let port = free_port();
         // 192.0.2.1 (TEST-NET-1) is on no interface here.
         let words = ["127.0.0.1", "-192.0.2.1"].map(String::from);
-        let held = bind(&words, port).unwrap();
+        let held = bind(&words, port, 511).unwrap();
         assert_eq!(held.len(), 1);
-        let again = bind(&["127.0.0.1".to_string()], port).unwrap_err();
+        let again = bind(&["127.0.0.1".to_string()], port, 511).unwrap_err();
         assert_eq!(
             again.to_string(),
             format!("Failed listening on port {port} (tcp), aborting.")
@@ -154,14 +153,14 @@ mod tests {
         let port = free_port();
         let current = [SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)];
         let words = ["127.0.0.1", "-::1"].map(String::from);
-        let planned = plan(&words, port, &current).unwrap();
+        let planned = plan(&words, port, 511, &current).unwrap();
         assert!(matches!(planned[0], Listen::Keep(0)));
         assert!(planned[1..].iter().all(|l| matches!(l, Listen::New(_))));
     }
 
     #[test]
     fn port_zero_listens_on_nothing() {
-        assert!(bind(&["127.0.0.1".to_string()], 0).unwrap().is_empty());
+        assert!(bind(&["127.0.0.1".to_string()], 0, 511).unwrap().is_empty());
     }
 
     #[test]

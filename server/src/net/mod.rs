@@ -31,6 +31,7 @@
 
 pub mod conn;
 pub mod handler;
+pub mod keepalive;
 pub mod limits;
 pub mod listen;
 pub mod requests;

@@ -20,6 +20,10 @@ pub const NAMES: &[&str] = &[
     "repl-backlog-ttl",
     "repl-diskless-load",
     "replica-ignore-maxmemory",
+    "replica-priority",
+    "replica-announce-ip",
+    "replica-announce-port",
+    "replica-announced",
 ];
 
 /// How a replica loads its master's snapshot (repl-diskless-load).
@@ -79,6 +83,16 @@ pub struct ReplConfig {
     pub diskless_load: DisklessLoad,
     /// replica-ignore-maxmemory: a replica does not evict (its master's DELs do).
     pub ignore_maxmemory: bool,
+    /// replica-priority: Sentinel promotes the lowest non-zero priority first (0: never).
+    pub priority: u64,
+    /// replica-announce-ip: the address sent to the master with REPLCONF ip-address
+    /// (empty: the master uses the connection's peer address).
+    pub announce_ip: String,
+    /// replica-announce-port: the port sent with REPLCONF listening-port (0: the port
+    /// this server listens on).
+    pub announce_port: u16,
+    /// replica-announced: Sentinel lists this replica (INFO replica_announced).
+    pub announced: bool,
 }
 
 impl Default for ReplConfig {
@@ -100,6 +114,10 @@ impl Default for ReplConfig {
             backlog_ttl: 3600,
             diskless_load: DisklessLoad::Disabled,
             ignore_maxmemory: true,
+            priority: 100,
+            announce_ip: String::new(),
+            announce_port: 0,
+            announced: true,
         }
     }
 }
@@ -134,6 +152,10 @@ impl ReplConfig {
                 };
             }
             "replica-ignore-maxmemory" => self.ignore_maxmemory = yes_no(&text)?,
+            "replica-priority" => self.priority = int(0)?,
+            "replica-announce-ip" => self.announce_ip = text,
+            "replica-announce-port" => self.announce_port = int_in(&text, 0, 65535)? as u16,
+            "replica-announced" => self.announced = yes_no(&text)?,
             _ => return Err(ConfigError::Unknown),
         }
         Ok(())
@@ -157,6 +179,10 @@ impl ReplConfig {
             "repl-backlog-ttl" => self.backlog_ttl.to_string(),
             "repl-diskless-load" => self.diskless_load.name().into(),
             "replica-ignore-maxmemory" => yes_no_name(self.ignore_maxmemory),
+            "replica-priority" => self.priority.to_string(),
+            "replica-announce-ip" => self.announce_ip.clone(),
+            "replica-announce-port" => self.announce_port.to_string(),
+            "replica-announced" => yes_no_name(self.announced),
             _ => String::new(),
         }
     }
@@ -201,6 +227,10 @@ mod tests {
             ("repl-backlog-ttl", "0"),
             ("repl-diskless-load", "swapdb"),
             ("replica-ignore-maxmemory", "no"),
+            ("replica-priority", "0"),
+            ("replica-announce-ip", "10.0.0.1"),
+            ("replica-announce-port", "7000"),
+            ("replica-announced", "no"),
         ] {
             c.apply(name, value.as_bytes()).unwrap();
             let expect = if name == "repl-backlog-size" {
@@ -210,7 +240,7 @@ mod tests {
             };
             assert_eq!(c.value_of(name), expect, "{name}");
         }
-        assert_eq!(NAMES.len(), 15);
+        assert_eq!(NAMES.len(), 19);
         assert!(c.apply("repl-diskless-load", b"sometimes").is_err());
         c.apply("repl-diskless-load", b"ON-EMPTY-DB").unwrap();
         assert_eq!(c.value_of("repl-diskless-load"), "on-empty-db");

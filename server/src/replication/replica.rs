@@ -35,6 +35,7 @@ enum Step {
     Pong,
     Auth,
     Port,
+    Ip,
     Capa,
     Psync,
 }
@@ -267,8 +268,10 @@ impl Link {
         }
         let _ = write!(
             w,
-            "slave_priority:100\r\nslave_read_only:{}\r\nreplica_announced:1\r\n",
-            server.config.repl.read_only as u8
+            "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:{}\r\n",
+            server.config.repl.priority,
+            server.config.repl.read_only as u8,
+            server.config.repl.announced as u8
         );
     }
 }
@@ -759,8 +762,21 @@ impl Link {
                         "(Non critical) Master does not understand REPLCONF listening-port: {text}"
                     );
                 }
-                self.send(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"]);
-                self.state = State::Handshake(Step::Capa);
+                let ip = server.config.repl.announce_ip.clone();
+                if ip.is_empty() {
+                    self.send_capa();
+                } else {
+                    self.send(&[b"REPLCONF", b"ip-address", ip.as_bytes()]);
+                    self.state = State::Handshake(Step::Ip);
+                }
+            }
+            Step::Ip => {
+                if error {
+                    notice!(
+                        "(Non critical) Master does not understand REPLCONF ip-address: {text}"
+                    );
+                }
+                self.send_capa();
             }
             Step::Capa => {
                 if error {
@@ -790,12 +806,23 @@ impl Link {
             .map_err(|e| format!("Error writing to MASTER: {e}"))
     }
 
+    fn send_capa(&mut self) {
+        self.send(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"]);
+        self.state = State::Handshake(Step::Capa);
+    }
+
+    /// REPLCONF listening-port: replica-announce-port, else the port this server serves.
     fn send_port(&mut self, server: &Server) {
-        let port = server
-            .listening
-            .first()
-            .map_or(server.config.port, |a| a.port())
-            .to_string();
+        let announced = server.config.repl.announce_port;
+        let port = if announced != 0 {
+            announced
+        } else {
+            server
+                .listening
+                .first()
+                .map_or(server.config.port, |a| a.port())
+        }
+        .to_string();
         self.send(&[b"REPLCONF", b"listening-port", port.as_bytes()]);
         self.state = State::Handshake(Step::Port);
     }
