@@ -123,6 +123,8 @@ pub struct Config {
     pub hash: goblin_zset::hash::HashConfig,
     /// list-max-listpack-size, list-compress-depth
     pub list: goblin_zset::list::ListConfig,
+    /// stream-node-max-bytes, stream-node-max-entries
+    pub stream: goblin_zset::stream::StreamConfig,
     /// busy-poll-us: how long the event loop keeps polling without sleeping after traffic
     /// (start-up only, Goblin's own; 0 is off).
     pub busy_poll_us: u64,
@@ -226,6 +228,7 @@ impl Default for Config {
             set: goblin_zset::set::SetConfig::default(),
             hash: goblin_zset::hash::HashConfig::default(),
             list: goblin_zset::list::ListConfig::default(),
+            stream: goblin_zset::stream::StreamConfig::default(),
             busy_poll_us: 0,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
@@ -325,6 +328,8 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         Mutability::Runtime,
     ),
     ("list-compress-depth", None, Mutability::Runtime),
+    ("stream-node-max-bytes", None, Mutability::Runtime),
+    ("stream-node-max-entries", None, Mutability::Runtime),
     ("proto-max-bulk-len", None, Mutability::Runtime),
     ("client-query-buffer-limit", None, Mutability::Runtime),
     ("client-output-buffer-limit", None, Mutability::Runtime),
@@ -667,6 +672,12 @@ impl Config {
             }
             // As Redis, a quicklist keeps the depth it was made with: a new one takes this.
             "list-compress-depth" => self.list.compress_depth = int_in(&text, 0, i32::MAX as i64)?,
+            "stream-node-max-bytes" => {
+                self.stream.node_max_bytes = memory_in(&text, 0, i64::MAX as u64)? as usize
+            }
+            "stream-node-max-entries" => {
+                self.stream.node_max_entries = int_in(&text, 0, i64::MAX)? as usize
+            }
             "proto-max-bulk-len" => {
                 self.proto_max_bulk_len = memory_in(&text, 1024 * 1024, i64::MAX as u64)? as i64
             }
@@ -862,6 +873,8 @@ impl Config {
             "hash-max-listpack-value" => self.hash.max_listpack_value.to_string(),
             "list-max-listpack-size" => self.list.max_listpack_size.to_string(),
             "list-compress-depth" => self.list.compress_depth.to_string(),
+            "stream-node-max-bytes" => self.stream.node_max_bytes.to_string(),
+            "stream-node-max-entries" => self.stream.node_max_entries.to_string(),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "client-output-buffer-limit" => [

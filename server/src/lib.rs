@@ -16,6 +16,7 @@
 //! - [`geo_commands`]: the geo commands (GEO*), on sorted sets.
 //! - [`sort_commands`]: SORT and SORT_RO.
 //! - [`list_commands`]: the list commands (L*, R*, BL*, BR*).
+//! - [`stream_commands`]: the stream commands (X*).
 //! - [`scripting`]: Lua scripting (EVAL, EVALSHA, SCRIPT) on an embedded Lua 5.1.
 //! - [`acl`]: users, command / key / channel rules and the permission check (ACL, AUTH).
 //! - [`errors`]: the error replies Redis words one way.
@@ -105,6 +106,7 @@ pub mod service;
 pub mod set_commands;
 pub mod sort_commands;
 pub mod stats;
+pub mod stream_commands;
 pub mod string_commands;
 pub mod tracking;
 pub mod zset_commands;

@@ -37,6 +37,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for kind in [Payload::Exact, Payload::Portable] {
+        if kind == Payload::Portable && matches!(value, Value::Stream(_)) {
+            // The portable form drops consumer active times: stream_payload checks it.
+            continue;
+        }
         let again = restore(&payload(&value, true, kind), &opts)
             .unwrap_or_else(|_| panic!("Goblin's own {kind:?} payload does not restore"));
         assert!(

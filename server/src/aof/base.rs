@@ -10,7 +10,8 @@
 //!                 PEXPIREAT k <ms>                   a key with an expiry
 //! ```
 
-use crate::keyspace::{Db, Value};
+use crate::keyspace::stream::item_bytes;
+use crate::keyspace::{Db, Stream, StreamId, Value};
 use crate::propagate::encode;
 use crate::rdb::write::{write_snapshot, AuxInfo, SaveStats};
 use std::fs::{self, File};
@@ -121,6 +122,10 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
                     }
                     stats.members += pairs.len() as u64;
                 }
+                Value::Stream(s) => {
+                    rewrite_stream(&mut cmd, key, s);
+                    stats.members += s.len();
+                }
             }
             if let Some(at) = e.expire_at() {
                 encode(&mut cmd, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
@@ -133,4 +138,85 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
     }
     let file = out.into_inner().map_err(|e| e.into_error())?;
     Ok((file, stats))
+}
+
+/// The commands that rebuild stream `s` at `key`, as Redis's rewriteStreamObject emits
+/// them: an XADD per entry (for an empty stream, `XADD key MAXLEN 0 0-1 x y`), XSETID with
+/// the last id, entries added and max deleted id; per group XGROUP CREATE with ENTRIESREAD
+/// (-1 when unknown), per consumer an XCLAIM ... JUSTID FORCE per pending entry, or
+/// XGROUP CREATECONSUMER when it has none.
+fn rewrite_stream(cmd: &mut Vec<u8>, key: &[u8], s: &Stream) {
+    if s.is_empty() {
+        encode(cmd, &[b"XADD", key, b"MAXLEN", b"0", b"0-1", b"x", b"y"]);
+    }
+    for e in s.range(StreamId::MIN, StreamId::MAX, false) {
+        let id = e.id().to_string();
+        let pairs: Vec<Vec<u8>> = e
+            .pairs()
+            .flat_map(|(f, v)| [item_bytes(f), item_bytes(v)])
+            .collect();
+        let mut argv: Vec<&[u8]> = vec![b"XADD", key, id.as_bytes()];
+        argv.extend(pairs.iter().map(Vec::as_slice));
+        encode(cmd, &argv);
+    }
+    let meta = s.meta();
+    let (last, added, max_deleted) = (
+        meta.last_id.to_string(),
+        meta.entries_added.to_string(),
+        meta.max_deleted_id.to_string(),
+    );
+    encode(
+        cmd,
+        &[
+            b"XSETID",
+            key,
+            last.as_bytes(),
+            b"ENTRIESADDED",
+            added.as_bytes(),
+            b"MAXDELETEDID",
+            max_deleted.as_bytes(),
+        ],
+    );
+    for (group, g) in s.groups() {
+        let last = g.last_id.to_string();
+        let read = g.entries_read.map_or(-1, |n| n as i64).to_string();
+        let argv: [&[u8]; 7] = [
+            b"XGROUP",
+            b"CREATE",
+            key,
+            group,
+            last.as_bytes(),
+            b"ENTRIESREAD",
+            read.as_bytes(),
+        ];
+        encode(cmd, &argv);
+        for (consumer, c) in g.consumers() {
+            if c.pending.is_empty() {
+                encode(cmd, &[b"XGROUP", b"CREATECONSUMER", key, group, consumer]);
+            }
+            for id in &c.pending {
+                let nack = &g.pending()[id];
+                let (id, time, count) = (
+                    id.to_string(),
+                    nack.delivery_time.to_string(),
+                    nack.delivery_count.to_string(),
+                );
+                let argv: [&[u8]; 12] = [
+                    b"XCLAIM",
+                    key,
+                    group,
+                    consumer,
+                    b"0",
+                    id.as_bytes(),
+                    b"TIME",
+                    time.as_bytes(),
+                    b"RETRYCOUNT",
+                    count.as_bytes(),
+                    b"JUSTID",
+                    b"FORCE",
+                ];
+                encode(cmd, &argv);
+            }
+        }
+    }
 }

@@ -76,6 +76,9 @@ pub struct Ctx<'a> {
     pub in_exec: bool,
     /// Set by a blocking command that must wait: keys and timeout.
     pub block: Option<(Vec<Vec<u8>>, Option<u64>)>,
+    /// The command a waiting client runs again, when not the one received (XREAD's `$`
+    /// rewritten to the ids it stood for).
+    pub blocked_command: Option<Vec<Vec<u8>>>,
     /// What the running command propagates instead of itself (see [`crate::propagate`]).
     rewrite: crate::propagate::Rewrite,
     /// Services the other clients while this command runs long (a busy script).
@@ -104,6 +107,7 @@ impl<'a> Ctx<'a> {
             failed: false,
             in_exec: false,
             block: None,
+            blocked_command: None,
             rewrite: Default::default(),
             while_blocked: None,
             reprocessing: false,
@@ -238,7 +242,12 @@ pub fn execute_with<'a>(
                 call(&mut ctx, cmd, args);
                 called = Some(cmd);
                 if let Some((keys, deadline)) = ctx.block.take() {
-                    blocking::block_client(ctx.server, ctx.client, keys, deadline, args);
+                    let stored = ctx.blocked_command.take();
+                    let stored: Option<Vec<&[u8]>> = stored
+                        .as_ref()
+                        .map(|c| c.iter().map(Vec::as_slice).collect());
+                    let command = stored.as_deref().unwrap_or(args);
+                    blocking::block_client(ctx.server, ctx.client, keys, deadline, command);
                 }
             }
         }

@@ -9,6 +9,7 @@
 //! - [`set`]: the set value, on the set engine.
 //! - [`hash`]: the hash value, on the hash engine.
 //! - [`list`]: the list value, on the list engine.
+//! - [`stream`]: the stream value, on the stream engine.
 //! - `lazyfree`, `watch`, `blocking`, `expire`: lazy free, WATCH state, waited-on keys,
 //!   active expiry.
 //!
@@ -28,6 +29,7 @@ pub mod lfu;
 pub mod list;
 pub mod set;
 pub mod slots;
+pub mod stream;
 pub mod string;
 pub mod value;
 pub mod zset;
@@ -42,6 +44,7 @@ pub use expire::KeyspaceStats;
 pub use hash::{Hash, HashConfig, HashEncoding};
 pub use list::{End, List, ListConfig, ListEncoding};
 pub use set::{Member, Set, SetConfig, SetEncoding};
+pub use stream::{Stream, StreamConfig, StreamId};
 pub use string::StringValue;
 pub use value::{Value, WrongType};
 pub use zset::SortedSet;

@@ -1,15 +1,16 @@
 //! The value stored under a key: one variant per data type, each type in its own module
 //! with its encoding rules, memory figure and conversions: sorted sets, strings, sets,
-//! hashes and lists.
+//! hashes, lists and streams.
 //!
 //! Commands reach a value of their type through the typed accessors ([`Value::as_zset`],
-//! [`Value::as_string`], [`Value::as_set`], [`Value::as_hash`], [`Value::as_list`] and their
+//! [`Value::as_string`], [`Value::as_set`], [`Value::as_hash`], [`Value::as_list`], [`Value::as_stream`] and their
 //! `_mut` forms), which answer [`WrongType`] for a value of another type, so no command can
 //! forget the check.
 
 use super::hash::Hash;
 use super::list::List;
 use super::set::Set;
+use super::stream::Stream;
 use super::string::StringValue;
 use super::zset::SortedSet;
 
@@ -30,6 +31,8 @@ pub enum Value {
     Hash(Hash),
     /// A list.
     List(List),
+    /// A stream (boxed: its header is larger than the other variants').
+    Stream(Box<Stream>),
 }
 
 impl Value {
@@ -41,6 +44,7 @@ impl Value {
             Value::Set(_) => "set",
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -52,6 +56,7 @@ impl Value {
             Value::Set(s) => s.encoding().as_str(),
             Value::Hash(h) => h.encoding().as_str(),
             Value::List(l) => l.encoding().as_str(),
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -63,6 +68,7 @@ impl Value {
             Value::Set(s) => s.memory_bytes(),
             Value::Hash(h) => h.memory_bytes(),
             Value::List(l) => l.memory_bytes(),
+            Value::Stream(s) => std::mem::size_of::<Stream>() + s.memory_bytes(),
         }
     }
 
@@ -74,13 +80,14 @@ impl Value {
             Value::Set(s) => s.len(),
             Value::Hash(h) => h.len(),
             Value::List(l) => l.len(),
+            Value::Stream(s) => s.len() as usize,
         }
     }
 
     /// Whether the value holds no element (a key never keeps an empty collection; an
-    /// empty string is a value).
+    /// empty string is a value, and so is a stream with no entries).
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        !matches!(self, Value::Stream(_)) && self.len() == 0
     }
 
     /// The sorted set, or [`WrongType`].
@@ -169,6 +176,26 @@ impl Value {
     pub fn as_list_mut(&mut self) -> Result<&mut List, WrongType> {
         match self {
             Value::List(l) => Ok(l),
+            _ => Err(WrongType),
+        }
+    }
+}
+
+impl Value {
+    /// The stream, or [`WrongType`].
+    #[inline]
+    pub fn as_stream(&self) -> Result<&Stream, WrongType> {
+        match self {
+            Value::Stream(s) => Ok(s),
+            _ => Err(WrongType),
+        }
+    }
+
+    /// The stream for writing, or [`WrongType`].
+    #[inline]
+    pub fn as_stream_mut(&mut self) -> Result<&mut Stream, WrongType> {
+        match self {
+            Value::Stream(s) => Ok(s),
             _ => Err(WrongType),
         }
     }

@@ -29,6 +29,7 @@ pub mod fork;
 pub mod format;
 pub mod loading;
 pub mod read;
+mod read_stream;
 pub mod write;
 
 /// LZF and the packed blobs live in the engine crate (compressed list nodes use them).
@@ -36,13 +37,14 @@ pub use goblin_zset::{lzf, packed};
 
 use crate::clock::unix_ms;
 use crate::config::Config;
+use crate::keyspace::stream::item_bytes;
 use crate::keyspace::Keyspace;
-use crate::keyspace::{Db, Value};
+use crate::keyspace::{Db, StreamId, Value};
 use crate::{notice, warning};
 
 /// One key's value as a snapshot carries it: a sorted set's members with their scores'
-/// bits, a string's bytes, a set's members (sorted), a hash's pairs (sorted) or a list's
-/// elements.
+/// bits, a string's bytes, a set's members (sorted), a hash's pairs (sorted), a list's
+/// elements or a stream's entries, counters and groups.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Content {
     /// A sorted set's members in order, with their scores' bits.
@@ -55,7 +57,12 @@ pub enum Content {
     Hash(Vec<(Vec<u8>, Vec<u8>)>),
     /// A list's elements in order.
     List(Vec<Vec<u8>>),
+    /// A stream's entries in order, then its counters and groups as text.
+    Stream(Vec<StreamEntry>, String),
 }
+
+/// A stream entry as a snapshot carries it: the id (ms, seq) and the field-value pairs.
+pub type StreamEntry = ((u64, u64), Vec<(Vec<u8>, Vec<u8>)>);
 
 /// Every key of a keyspace as (database, key, expiry, value), sorted: what a snapshot must
 /// carry, for comparing keyspaces across a save and a load.
@@ -88,6 +95,17 @@ pub fn contents(dbs: &[Db]) -> Contents {
                 Value::List(l) => {
                     l.validate();
                     Content::List(l.to_vecs())
+                }
+                Value::Stream(s) => {
+                    s.validate();
+                    let entries = s
+                        .range(StreamId::MIN, StreamId::MAX, false)
+                        .map(|e| {
+                            let pairs = e.pairs().map(|(f, v)| (item_bytes(f), item_bytes(v)));
+                            ((e.id().ms, e.id().seq), pairs.collect())
+                        })
+                        .collect();
+                    Content::Stream(entries, format!("{:?} {:?}", s.meta(), s.groups()))
                 }
             };
             out.push((i, e.key().to_vec(), e.expire_at(), content));

@@ -20,6 +20,7 @@
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
+use super::read_stream::read_stream;
 use crate::keyspace::{Db, Hash, HashConfig, List, ListConfig, Set, SetConfig, StringValue, Value};
 use goblin_zset::ZSet;
 use std::fmt;
@@ -667,7 +668,7 @@ impl<'a, R: Read> Loader<'a, R> {
                         kind: ErrorKind::Unsupported,
                         offset: at,
                         message: format!(
-                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets, strings, sets, hashes and lists. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
+                            "key '{}' in database {db} is a {name} (RDB type {rdb_type}); Goblin stores only sorted sets, strings, sets, hashes, lists and streams. Start with 'rdb-skip-unsupported-types yes' to load the file without such keys",
                             String::from_utf8_lossy(&key)
                         ),
                     });
@@ -733,6 +734,10 @@ impl<'a, R: Read> Loader<'a, R> {
             }
             TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
                 self.list(rdb_type)?.map(Value::List)
+            }
+            TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
+                let stream = read_stream(&mut self.input, rdb_type)?;
+                Some(Value::Stream(Box::new(stream)))
             }
             _ => return Ok(Object::Unsupported),
         };
@@ -1123,9 +1128,6 @@ impl<'a, R: Read> Loader<'a, R> {
                 }
                 Ok(())
             }
-            TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
-                self.skip_stream(rdb_type)
-            }
             TYPE_MODULE_2 => {
                 self.input.length()?;
                 self.skip_module_value()
@@ -1165,49 +1167,6 @@ impl<'a, R: Read> Loader<'a, R> {
                 ),
             )),
         }
-    }
-
-    fn skip_stream(&mut self, rdb_type: u8) -> Result<()> {
-        let input = &mut self.input;
-        let listpacks = input.length()?;
-        for _ in 0..listpacks {
-            input.skip_string()?; // master id
-            input.skip_string()?; // listpack
-        }
-        let lens = if rdb_type >= TYPE_STREAM_LISTPACKS_2 {
-            8
-        } else {
-            3
-        };
-        for _ in 0..lens {
-            input.length()?; // length, last id, [first id, max deleted id, entries added]
-        }
-        let groups = input.length()?;
-        for _ in 0..groups {
-            input.skip_string()?;
-            input.length()?;
-            input.length()?;
-            if rdb_type >= TYPE_STREAM_LISTPACKS_2 {
-                input.length()?;
-            }
-            let pel = input.length()?;
-            for _ in 0..pel {
-                input.skip(16 + 8)?;
-                input.length()?;
-            }
-            let consumers = input.length()?;
-            for _ in 0..consumers {
-                input.skip_string()?;
-                input.skip(if rdb_type >= TYPE_STREAM_LISTPACKS_3 {
-                    16
-                } else {
-                    8
-                })?;
-                let pel = input.length()?;
-                input.skip(pel.saturating_mul(16))?;
-            }
-        }
-        Ok(())
     }
 }
 
@@ -1868,8 +1827,8 @@ mod tests {
 
     #[test]
     fn other_types_are_refused_naming_the_key_or_skipped() {
-        // A string, a list, a hash and a set load; the stream after them is the first
-        // refused key.
+        // A string, a list, a hash and a set load; the hash with field expiries after them
+        // is the first refused key.
         let bytes = file("REDIS0011", |w| {
             w.byte(TYPE_STRING).unwrap();
             w.string(b"greeting").unwrap();
@@ -1887,27 +1846,11 @@ mod tests {
             w.byte(TYPE_SET_LISTPACK).unwrap();
             w.string(b"set").unwrap();
             w.string(&listpack(&[Item::Str(b"x")])).unwrap();
-            w.byte(TYPE_STREAM_LISTPACKS_3).unwrap();
-            w.string(b"stream").unwrap();
-            w.len(1).unwrap();
-            w.string(&[0u8; 16]).unwrap();
-            w.string(&listpack(&[Item::Int(1)])).unwrap();
-            for _ in 0..8 {
-                w.len(1).unwrap();
-            }
-            w.len(1).unwrap(); // one group
-            w.string(b"g").unwrap();
-            w.len(0).unwrap();
-            w.len(0).unwrap();
-            w.len(0).unwrap();
-            w.len(1).unwrap(); // one pending entry
-            w.raw(&[0; 24]).unwrap();
-            w.len(1).unwrap();
-            w.len(1).unwrap(); // one consumer
-            w.string(b"c").unwrap();
-            w.raw(&[0; 16]).unwrap();
-            w.len(1).unwrap();
-            w.raw(&[0; 16]).unwrap();
+            // A Redis 7.4 hash with field expiries: minimum expiry, then a listpack.
+            w.byte(TYPE_HASH_LISTPACK_EX).unwrap();
+            w.string(b"ttlhash").unwrap();
+            w.raw(&[0; 8]).unwrap();
+            w.string(&listpack(&[Item::Str(b"f")])).unwrap();
             w.byte(TYPE_ZSET_2).unwrap();
             w.string(b"z").unwrap();
             w.len(1).unwrap();
@@ -1916,12 +1859,12 @@ mod tests {
         });
         let err = fail(&bytes, &opts());
         assert_eq!(err.kind, ErrorKind::Unsupported);
-        let stream_at = bytes
-            .windows(8)
-            .position(|w| w == [&[TYPE_STREAM_LISTPACKS_3, 6][..], b"stream"].concat())
+        let hash_at = bytes
+            .windows(9)
+            .position(|w| w == [&[TYPE_HASH_LISTPACK_EX, 7][..], b"ttlhash"].concat())
             .unwrap();
-        assert_eq!(err.offset, stream_at as u64);
-        assert!(err.message.contains("'stream'"), "{err}");
+        assert_eq!(err.offset, hash_at as u64);
+        assert!(err.message.contains("'ttlhash'"), "{err}");
         let skipping = LoadOptions {
             skip_unsupported: true,
             ..opts()
@@ -1931,7 +1874,7 @@ mod tests {
             report.keys, 5,
             "the string, the list, the hash, the set and the sorted set"
         );
-        assert_eq!(report.unsupported_skipped, vec![("stream", 1)]);
+        assert_eq!(report.unsupported_skipped, vec![("hash", 1)]);
         assert_eq!(members(&dbs, 0, b"z"), vec![(b"m".to_vec(), 1.0)]);
     }
 

@@ -23,7 +23,7 @@ use super::crc64;
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, HashEncoding, Member, SetEncoding, Value};
+use crate::keyspace::{Db, HashEncoding, Member, SetEncoding, Stream, Value};
 use crate::numbers::double_to_bytes;
 use goblin_zset::list::StoredNode;
 use goblin_zset::Encoding as ZSetEncoding;
@@ -310,6 +310,8 @@ pub fn value_type(value: &Value, form: Form) -> u8 {
             HashEncoding::Hashtable => TYPE_HASH,
         },
         Value::List(_) => TYPE_LIST_QUICKLIST_2,
+        Value::Stream(_) if form.exact => TYPE_STREAM_LISTPACKS_3,
+        Value::Stream(_) => TYPE_STREAM_LISTPACKS_2,
     }
 }
 
@@ -412,6 +414,57 @@ pub fn write_body<W: Write>(w: &mut RdbWriter<W>, value: &Value, form: Form) -> 
                         w.string_value(&packed::listpack(&items), members)?;
                     }
                 }
+            }
+        }
+        Value::Stream(s) => write_stream(w, s, form)?,
+    }
+    Ok(())
+}
+
+/// A stream as STREAM_LISTPACKS_3 (exact) or, in a file (RDB 10, which Redis 7.0 reads),
+/// STREAM_LISTPACKS_2, which has no consumer active times (a load takes the seen times),
+/// as Redis's rdbSaveObject writes them: the node count,
+/// each node's 16-byte big-endian key and listpack; length, last id, first id, max deleted
+/// id, entries added; then the groups, each its name (names and listpacks compressed as
+/// other strings), last id, entries read (-1 as an
+/// unsigned length when unknown), its PEL (raw id, delivery time as 8 bytes LE, delivery
+/// count) and its consumers (name, seen and active times as 8 bytes LE, raw PEL ids).
+fn write_stream<W: Write>(w: &mut RdbWriter<W>, s: &Stream, form: Form) -> io::Result<()> {
+    let compress = form.compress;
+    w.len(s.node_count() as u64)?;
+    for (key, lp) in s.nodes() {
+        w.string(&key.to_be_bytes())?;
+        w.string_value(lp, compress)?;
+    }
+    let meta = s.meta();
+    w.len(meta.len)?;
+    for id in [meta.last_id, meta.first_id, meta.max_deleted_id] {
+        w.len(id.ms)?;
+        w.len(id.seq)?;
+    }
+    w.len(meta.entries_added)?;
+    w.len(s.groups().len() as u64)?;
+    for (name, g) in s.groups() {
+        w.string_value(name, compress)?;
+        w.len(g.last_id.ms)?;
+        w.len(g.last_id.seq)?;
+        w.len(g.entries_read.unwrap_or(u64::MAX))?;
+        w.len(g.pending().len() as u64)?;
+        for (id, nack) in g.pending() {
+            w.raw(&id.to_be_bytes())?;
+            w.raw(&nack.delivery_time.to_le_bytes())?;
+            w.len(nack.delivery_count)?;
+        }
+        w.len(g.consumers().len() as u64)?;
+        for (name, c) in g.consumers() {
+            w.string_value(name, compress)?;
+            w.raw(&c.seen_time.to_le_bytes())?;
+            if form.exact {
+                w.raw(&c.active_time.to_le_bytes())?;
+            }
+            w.len(c.pending.len() as u64)?;
+            for id in &c.pending {
+                w.raw(&id.to_be_bytes())?;
             }
         }
     }

@@ -106,7 +106,7 @@ fn elements(value: &Value) -> Result<Vec<Vec<u8>>, WrongType> {
         Value::List(l) => Ok(l.to_vecs()),
         Value::Set(s) => Ok(s.iter().map(|m| m.to_vec()).collect()),
         Value::ZSet(z) => Ok(z.iter().map(|(m, _)| m.to_vec()).collect()),
-        Value::Str(_) | Value::Hash(_) => Err(WrongType),
+        Value::Str(_) | Value::Hash(_) | Value::Stream(_) => Err(WrongType),
     }
 }
 

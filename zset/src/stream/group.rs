@@ -128,6 +128,14 @@ impl Group {
         true
     }
 
+    /// Sets every consumer's active time to its seen time, as a load of a format without
+    /// active times (RDB types 15 and 19) does.
+    pub fn use_seen_as_active(&mut self) {
+        for c in self.consumers.values_mut() {
+            c.active_time = c.seen_time;
+        }
+    }
+
     /// Heap bytes held, roughly: PEL and consumer nodes.
     pub fn memory_bytes(&self) -> usize {
         let nacks: usize = self

@@ -485,6 +485,38 @@ impl Stream {
         Ok(s)
     }
 
+    /// Sets the first id from the entries (loading RDB type 15, which does not store it).
+    pub fn derive_first_id(&mut self) {
+        self.first_id = self.edge_id(true, true);
+    }
+
+    /// The read counter a group whose last id is `id` has, counted from the first entry
+    /// ever added, when it can be known (Redis's streamEstimateDistanceFromFirstEverEntry):
+    /// 0 for a stream never written; the entries added for the last id (or any id up to it
+    /// in an emptied stream); the entries before the first one for an id before it, one
+    /// more for the first id itself, when no deletion happened past the first entry.
+    pub fn estimate_entries_read(&self, id: StreamId) -> Option<u64> {
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        if self.len == 0 && id <= self.last_id {
+            return Some(self.entries_added);
+        }
+        match id.cmp(&self.last_id) {
+            std::cmp::Ordering::Equal => return Some(self.entries_added),
+            std::cmp::Ordering::Greater => return None,
+            std::cmp::Ordering::Less => {}
+        }
+        if self.max_deleted_id.is_zero() || self.max_deleted_id < self.first_id {
+            match id.cmp(&self.first_id) {
+                std::cmp::Ordering::Less => return Some(self.entries_added - self.len),
+                std::cmp::Ordering::Equal => return Some(self.entries_added - self.len + 1),
+                std::cmp::Ordering::Greater => {}
+            }
+        }
+        None
+    }
+
     /// The consumer groups, in name order.
     pub fn groups(&self) -> &BTreeMap<Box<[u8]>, Group> {
         &self.groups

@@ -1,0 +1,66 @@
+//! The stream commands (X*), on the `goblin-zset` stream engine.
+//!
+//! - [`add`]: XADD, XTRIM.
+//! - [`read`]: XRANGE, XREVRANGE, XLEN.
+//! - [`edit`]: XDEL, XSETID.
+//! - [`xread`]: XREAD, blocking or not.
+//! - `id`: id arguments as Redis parses them; `trim`: the MAXLEN / MINID options and their
+//!   rewrite for propagation.
+//!
+//! Writes propagate as Redis propagates them: XADD with the id it generated, an
+//! approximate trim (`~`) as the exact one it came to.
+
+mod add;
+mod edit;
+mod id;
+mod read;
+mod trim;
+mod xread;
+
+use crate::clients::ReplRole;
+use crate::commands::{Command, Ctx, Flags};
+use crate::keyspace::stream::{with_item_bytes, EntryRef};
+use crate::resp::reply::ReplyWriter;
+
+const WDF: Flags = Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST);
+const W: Flags = Flags::WRITE;
+const WF: Flags = Flags::WRITE.with(Flags::FAST);
+const R: Flags = Flags::READONLY;
+const RF: Flags = Flags::READONLY.with(Flags::FAST);
+
+/// Every stream command.
+pub static COMMANDS: [Command; 8] = [
+    Command::simple("xadd", -5, WDF, add::xadd),
+    Command::simple("xtrim", -4, W, add::xtrim),
+    Command::simple("xrange", -4, R, read::xrange),
+    Command::simple("xrevrange", -4, R, read::xrevrange),
+    Command::simple("xlen", 2, RF, read::xlen),
+    Command::simple("xdel", -3, WF, edit::xdel),
+    Command::simple("xsetid", -3, WDF, edit::xsetid),
+    Command::simple("xread", -4, R.with(Flags::BLOCKING), xread::xread),
+];
+
+/// Whether the running client is obeyed unconditionally: the AOF loader or this server's
+/// master (Redis's mustObeyClient).
+fn obeys_unconditionally(ctx: &Ctx) -> bool {
+    ctx.client.id == crate::aof::load::AOF_CLIENT_ID || ctx.client.repl_role == ReplRole::Master
+}
+
+/// Writes entries as XRANGE replies them: an array of `[id, [field, value, ...]]`.
+fn write_entries(out: &mut ReplyWriter, entries: &[EntryRef]) {
+    out.array(entries.len());
+    for e in entries {
+        write_entry(out, e);
+    }
+}
+
+/// One entry: `[id, [field, value, ...]]`.
+fn write_entry(out: &mut ReplyWriter, e: &EntryRef) {
+    out.array(2);
+    out.bulk(e.id().to_string().as_bytes());
+    out.array(e.len() * 2);
+    for (field, value) in e.pairs() {
+        with_item_bytes(field, |b| out.bulk(b));
+        with_item_bytes(value, |b| out.bulk(b));
+    }
+}
