@@ -96,6 +96,15 @@ pub fn start(
         shared.cfg.origin_host,
         cfg.cores
     );
+    if cfg.ssd_dir.is_none() {
+        crate::store_log!(
+            Notice,
+            "HTTP objects up to {} bytes with their headers are cached (--max-item-size; without \
+             --ssd-dir each lives whole in the RAM arena: raise -I with --block); larger ones are \
+             served uncached and counted as too_large",
+            cfg.max_item_size
+        );
+    }
     Ok(stats)
 }
 

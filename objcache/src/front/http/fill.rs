@@ -396,6 +396,8 @@ pub struct Fills {
     stats: Arc<HttpStats>,
     backlog: AtomicU64,
     wakers: Vec<Arc<mio::Waker>>,
+    /// Store clock second of the last "not cached: too large" log line (0: none yet).
+    too_large_logged: AtomicU64,
 }
 
 /// The in-flight table, locked: a request looks a key up and starts a fetch under one lock.
@@ -417,6 +419,7 @@ impl Fills {
             stats,
             backlog: AtomicU64::new(0),
             wakers,
+            too_large_logged: AtomicU64::new(0),
         });
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..ADMITTERS {
@@ -548,8 +551,17 @@ impl Fills {
             )
         };
         let len = (complete.len() + sealed.as_ref().map_or(0, |s| s.1)) as u64;
+        // Without an SSD pool every object lives whole in the arena, up to the item limit
+        // (with one, larger objects are split and have no limit but their 32-bit size).
+        let cfg = store.config();
+        let limit = cfg.max_item_size;
+        let over_limit = cfg.ssd_dir.is_none() && len > limit;
         let r = match (&fill.revalidate, refreshed) {
             _ if fill.purge.load(Ordering::SeqCst) == PURGE_HARD => Stored::NotStored,
+            (_, false) if over_limit => {
+                self.too_large(&fill.path, len, limit);
+                Stored::NotStored
+            }
             (Some(reval), true) => self.refresh(store, reval, &complete, exptime, meta),
             _ => self.store_new(store, fill, &complete, sealed, exptime, meta),
         };
@@ -579,6 +591,29 @@ impl Fills {
             for w in &self.wakers {
                 let _ = w.wake();
             }
+        }
+    }
+
+    /// Counts an object over --max-item-size (without --ssd-dir), served but not cached, and
+    /// logs it, at most
+    /// one line a minute (with the count so far), so that the limit does not act unseen.
+    fn too_large(&self, path: &[u8], len: u64, limit: u64) {
+        let n = self.stats.too_large.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = u64::from(clock::now()).max(1);
+        let last = self.too_large_logged.load(Ordering::Relaxed);
+        let due = last == 0 || now >= last + 60;
+        if due
+            && self
+                .too_large_logged
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            crate::store_log!(
+                Warning,
+                "HTTP object {} ({len} bytes with its headers) not cached: over --max-item-size \
+                 ({limit} bytes); {n} such object(s) so far",
+                String::from_utf8_lossy(path)
+            );
         }
     }
 

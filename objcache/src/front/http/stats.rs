@@ -22,8 +22,10 @@ pub struct HttpStats {
     pub fills_aborted: AtomicU64,
     /// Objects admitted to the store.
     pub admitted: AtomicU64,
-    /// Objects the store could not take.
+    /// Objects the store could not take (`too_large` among them).
     pub not_admitted: AtomicU64,
+    /// Objects over --max-item-size without --ssd-dir: served to their readers, not cached.
+    pub too_large: AtomicU64,
     /// Requests answered from an expired object within its stale-while-revalidate window
     /// (`X-Cache: HIT-STALE`), counted apart from `hits`.
     pub stale_hits: AtomicU64,
@@ -59,7 +61,7 @@ pub struct HttpStats {
 
 impl HttpStats {
     /// Every counter as `(name, value)`.
-    pub fn counters(&self) -> [(&'static str, u64); 23] {
+    pub fn counters(&self) -> [(&'static str, u64); 24] {
         let v = |c: &AtomicU64| c.load(Ordering::Relaxed);
         [
             ("requests", v(&self.requests)),
@@ -71,6 +73,7 @@ impl HttpStats {
             ("fills_aborted", v(&self.fills_aborted)),
             ("admitted", v(&self.admitted)),
             ("not_admitted", v(&self.not_admitted)),
+            ("too_large", v(&self.too_large)),
             ("stale_hits", v(&self.stale_hits)),
             ("stale_errors", v(&self.stale_errors)),
             ("revalidations", v(&self.revalidations)),
