@@ -72,6 +72,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def read_until_close(sock: socket.socket, wait: float) -> tuple[bytes, bool]:
+    """Reads `sock` until the peer closes it (a reset counts) or it stays quiet for `wait`
+    seconds: the bytes read, and whether it closed."""
+    sock.settimeout(wait)
+    got = b""
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return got, True
+            got += data
+    except socket.timeout:
+        return got, False
+    except ConnectionResetError:
+        return got, True
+
+
 def stop_process(proc: subprocess.Popen) -> None:
     """SIGTERM, then SIGKILL after 10 s; waits for the exit (shared by every suite)."""
     if proc.poll() is None:

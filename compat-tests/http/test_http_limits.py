@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from harness import read_until_close
 from httpkit import Conn, body_of, fetch, request, wait_until
 
 
@@ -32,18 +33,8 @@ def open_partial(port: int, n: int) -> list[socket.socket]:
 
 def closed_with(s: socket.socket, wait: float) -> bytes | None:
     """What `s` received before the front closed it, or None when it stayed open `wait` s."""
-    s.settimeout(wait)
-    got = b""
-    try:
-        while True:
-            data = s.recv(65536)
-            if not data:
-                return got
-            got += data
-    except socket.timeout:
-        return None
-    except ConnectionResetError:
-        return got
+    got, closed = read_until_close(s, wait)
+    return got if closed else None
 
 
 def test_slowloris_connections_are_closed_after_the_header_timeout(limited, origin, path):

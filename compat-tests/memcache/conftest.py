@@ -126,6 +126,29 @@ def fresh():
 
 
 @pytest.fixture
+def launch():
+    """launch(kind, *args) starts a server of its own with extra flags on a free port:
+    kind "memcached" or "goblin" (a small RAM-only goblin-store). Returns (port, process);
+    every one is stopped after the test."""
+    procs = []
+
+    def start(kind, *args):
+        port = free_port()
+        if kind == "memcached":
+            argv = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-u", "root"]
+        else:
+            argv = [GOBLIN_BIN, "--listen-address", "127.0.0.1", "--memcache-port", str(port), "--cores", "1", "--small-memory", "8M"]
+        proc = subprocess.Popen(argv + list(args))
+        procs.append(proc)
+        wait_port(port, proc, kind)
+        return port, proc
+
+    yield start
+    for p in procs:
+        stop_process(p)
+
+
+@pytest.fixture
 def both(servers):
     """Sends the same bytes to both servers and returns (memcached reply, goblin reply)."""
 

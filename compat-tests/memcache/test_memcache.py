@@ -64,6 +64,7 @@ CASES = [
     # Misc.
     ("verbosity", b"verbosity\r\nverbosity 1\r\nverbosity 1 noreply\r\nverbosity abc\r\nverbosity 1 2 3\r\n"),
     ("flush_forms", b"flush_all abc\r\nflush_all 0 0 0\r\nflush_all noreply\r\n"),
+    ("shutdown_not_enabled", b"shutdown\r\nshutdown graceful\r\nshutdown x\r\n"),
     # Meta.
     ("mn", b"mn\r\n"),
     ("mg_miss", b"mg mgm v\r\nmg mgm\r\nmg mgm k O123\r\nmg mgm v q\r\n"),

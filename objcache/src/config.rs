@@ -76,6 +76,16 @@ pub struct StoreArgs {
     #[arg(long = "no-memcache")]
     pub no_memcache: bool,
 
+    /// Most memcache client connections open at once (the whole front), as memcached's -c;
+    /// one more is answered "ERROR Too many open connections" and closed [default: 1024]
+    #[arg(long = "memcache-max-connections", value_name = "N")]
+    pub memcache_max_connections: Option<u64>,
+
+    /// Allow the memcache `shutdown` command, as memcached's -A (it stops the process as
+    /// SIGINT does) [default: off: "ERROR: shutdown not enabled"]
+    #[arg(long = "memcache-enable-shutdown")]
+    pub memcache_enable_shutdown: bool,
+
     /// Largest object accepted, as memcached's -I (bytes, K/M/G suffix) [default: 1M]
     #[arg(short = 'I', long = "max-item-size", value_name = "SIZE", value_parser = parse_size)]
     pub max_item_size: Option<u64>,
@@ -247,6 +257,10 @@ pub struct StoreConfig {
     pub memcache_port: Option<u16>,
     /// Item size limit, computed as memcached computes it (header, key and value).
     pub max_item_size: u64,
+    /// Most memcache client connections at once.
+    pub max_connections: u64,
+    /// The memcache `shutdown` command is allowed.
+    pub shutdown_enabled: bool,
     /// Number of independently locked shards.
     pub shards: usize,
     /// The HTTP mirror front, when --mirror is given.
@@ -271,6 +285,8 @@ impl StoreArgs {
             || self.listen_address.is_some()
             || self.memcache_port.is_some()
             || self.no_memcache
+            || self.memcache_max_connections.is_some()
+            || self.memcache_enable_shutdown
             || self.max_item_size.is_some()
             || self.http_port.is_some()
             || self.http_header_timeout.is_some()
@@ -403,6 +419,8 @@ impl StoreArgs {
                 Some(self.memcache_port.unwrap_or(11211))
             },
             max_item_size,
+            max_connections: self.memcache_max_connections.unwrap_or(1024).max(1),
+            shutdown_enabled: self.memcache_enable_shutdown,
             shards,
         })
     }

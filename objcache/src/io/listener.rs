@@ -2,8 +2,10 @@
 //! connections over the loops.
 
 use goblin_evloop::listener::{bind, ListenOptions};
-use std::io;
+use std::io::{self, Read};
 use std::net::SocketAddr;
+
+use mio::net::TcpStream;
 
 /// Binds a non-blocking listener with SO_REUSEADDR and SO_REUSEPORT set.
 pub fn reuseport_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
@@ -13,4 +15,15 @@ pub fn reuseport_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener>
         backlog: 1024,
     };
     bind(addr, options)
+}
+
+/// Answers an accepted connection the front will not serve (over its connection cap) with
+/// `reply`, then shuts its sending side; the caller drops it. The bytes the client already
+/// sent are read first, so that closing does not reset the connection (which could discard
+/// the reply before the client reads it).
+pub fn refuse(stream: &mut TcpStream, reply: &[u8]) {
+    let mut sink = [0u8; 4096];
+    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+    let _ = goblin_evloop::write_some(stream, reply);
+    let _ = stream.shutdown(std::net::Shutdown::Write);
 }

@@ -281,7 +281,10 @@ impl Store {
     ) -> Option<R> {
         let now = clock::now();
         let mut s = self.shard(d);
-        let id = s.find_live(d, now, &self.stats)?;
+        let id = match bump {
+            true => s.find_live_read(d, now, &self.stats)?,
+            false => s.find_live(d, now, &self.stats)?,
+        };
         let mut e = *s.entry(id);
         let r = if s.is_split(e.size as usize) {
             let pool = s.pool.as_ref().expect("split objects have a pool");

@@ -12,7 +12,7 @@ use crate::store::clock;
 use crate::store::digest::Digest;
 use crate::store::eviction::Sieve;
 use crate::store::heads::Heads;
-use crate::store::index::{Entry, Index};
+use crate::store::index::{Entry, Index, BIT_FETCHED};
 use crate::store::stats::{self, Stats};
 use crate::store::tags::TagIndex;
 use crate::store::tail::extents::Extents;
@@ -103,12 +103,32 @@ impl Shard {
     /// Id of the live entry for `digest`. Expired entries are removed on the way.
     pub fn find_live(&mut self, digest: &Digest, now: u32, stats: &Stats) -> Option<u32> {
         let id = self.index.find(digest)?;
-        if clock::is_expired(self.index.get(id).exptime, now) {
-            self.unlink(id);
-            stats::incr(&stats.reclaimed);
-            return None;
+        self.still_live(id, now, stats).then_some(id)
+    }
+
+    /// [`Shard::find_live`] for a read: an expired entry found is also counted as
+    /// memcached's `get_expired`.
+    pub fn find_live_read(&mut self, digest: &Digest, now: u32, stats: &Stats) -> Option<u32> {
+        let id = self.index.find(digest)?;
+        let live = self.still_live(id, now, stats);
+        if !live {
+            stats::incr(&stats.get_expired);
         }
-        Some(id)
+        live.then_some(id)
+    }
+
+    /// False (and the entry removed, counted as reclaimed) when entry `id` has expired.
+    fn still_live(&mut self, id: u32, now: u32, stats: &Stats) -> bool {
+        let e = self.index.get(id);
+        if !clock::is_expired(e.exptime, now) {
+            return true;
+        }
+        if e.bits & BIT_FETCHED == 0 {
+            stats::incr(&stats.expired_unfetched);
+        }
+        self.unlink(id);
+        stats::incr(&stats.reclaimed);
+        false
     }
 
     /// The entry `id`.
@@ -222,10 +242,18 @@ impl Shard {
             self.small.evict()
         };
         let Some(id) = victim else { return false };
-        if clock::is_expired(self.index.get(id).exptime, now) {
+        let e = self.index.get(id);
+        let unfetched = e.bits & BIT_FETCHED == 0;
+        if clock::is_expired(e.exptime, now) {
             stats::incr(&stats.reclaimed);
+            if unfetched {
+                stats::incr(&stats.expired_unfetched);
+            }
         } else {
             stats::incr(&stats.evictions);
+            if unfetched {
+                stats::incr(&stats.evicted_unfetched);
+            }
         }
         self.unlink(id);
         true

@@ -24,6 +24,11 @@ counters! {
     curr_connections,
     /// Connections accepted since start.
     total_connections,
+    /// Connections refused because --memcache-max-connections were open.
+    rejected_connections,
+    /// Most connections open at once since start (memcached counts the connection
+    /// structures it allocated, which it keeps for reuse: the same peak).
+    peak_connections,
     /// Keys looked up by get, gets, gat, gats and mg.
     cmd_get,
     /// Storage commands whose data arrived.
@@ -38,6 +43,8 @@ counters! {
     get_hits,
     /// Lookups that found nothing.
     get_misses,
+    /// Reads that found the item expired (counted in get_misses too).
+    get_expired,
     /// Deletes that found nothing.
     delete_misses,
     /// Deletes that removed an item.
@@ -60,6 +67,10 @@ counters! {
     touch_hits,
     /// Touches of a missing item.
     touch_misses,
+    /// Storage commands refused because the item was over --max-item-size.
+    store_too_large,
+    /// Storage commands that failed for lack of memory.
+    store_no_memory,
     /// Bytes received from clients.
     bytes_read,
     /// Bytes sent to clients.
@@ -68,8 +79,12 @@ counters! {
     total_items,
     /// Live items removed to make room.
     evictions,
+    /// Of the evictions, items never read since they were stored.
+    evicted_unfetched,
     /// Expired items removed to make room or on access.
     reclaimed,
+    /// Of the reclaimed items, those never read since they were stored.
+    expired_unfetched,
     /// Arena blocks compacted.
     arena_compactions,
     /// Bytes of tails written to the pool files.

@@ -24,7 +24,7 @@ use super::serve::{self, Shared};
 use super::stats::HttpStats;
 use super::tail_stream::Completed;
 use crate::config::StoreConfig;
-use crate::io::listener::reuseport_listener;
+use crate::io::listener::{refuse, reuseport_listener};
 use crate::io::tail_reader::{self, ReadDone, TailEngine, TailReader};
 use crate::store::Store;
 use crate::store::{clock, stats};
@@ -215,7 +215,9 @@ impl Handler for Front {
                 .curr_connections
                 .fetch_sub(1, Ordering::Relaxed);
             stats::incr(&self.sh.stats.rejected_connections);
-            refuse_busy(stream);
+            let mut busy = Vec::with_capacity(256);
+            respond::closing_error(&mut busy, 503, clock::unix_now());
+            refuse(stream, &busy);
             return None;
         }
         self.clients += 1;
@@ -720,18 +722,4 @@ impl Front {
                 .fetch_sub(1, Ordering::Relaxed);
         }
     }
-}
-
-/// Answers a connection over --http-max-connections with a 503 and `Connection: close`
-/// before it is dropped. The bytes of a request already received are read first, so that
-/// closing does not reset the connection (which could discard the 503 before the client
-/// reads it).
-fn refuse_busy(stream: &mut TcpStream) {
-    use std::io::Read;
-    let mut sink = [0u8; 4096];
-    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
-    let mut out = Vec::with_capacity(256);
-    respond::closing_error(&mut out, 503, clock::unix_now());
-    let _ = goblin_evloop::write_some(stream, &out);
-    let _ = stream.shutdown(std::net::Shutdown::Write);
 }

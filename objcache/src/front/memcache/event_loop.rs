@@ -4,6 +4,7 @@
 //! on the loop that accepted it; the kernel spreads new connections over the listeners.
 
 use std::io;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use goblin_evloop::{source, Ctx, EventLoop, Handler};
@@ -12,6 +13,7 @@ use mio::{Interest, Poll};
 
 use super::conn::Conn;
 use super::{Segment, TailFetch};
+use crate::io::listener::refuse;
 use crate::io::tail_reader::{self, ReadDone, TailEngine, TailReader};
 use crate::store::stats;
 use crate::store::Store;
@@ -79,11 +81,20 @@ impl Handler for MemcacheLoop {
     fn accept(
         &mut self,
         _key: usize,
-        _stream: &mut TcpStream,
+        stream: &mut TcpStream,
         _peer: std::net::SocketAddr,
     ) -> Option<Conn> {
-        stats::incr(&self.store.stats.curr_connections);
-        stats::incr(&self.store.stats.total_connections);
+        let st = &self.store.stats;
+        let open = st.curr_connections.fetch_add(1, Ordering::Relaxed);
+        if open >= self.store.config().max_connections {
+            // As memcached past -c (with its default maxconns_fast).
+            st.curr_connections.fetch_sub(1, Ordering::Relaxed);
+            stats::incr(&st.rejected_connections);
+            refuse(stream, b"ERROR Too many open connections\r\n");
+            return None;
+        }
+        stats::incr(&st.total_connections);
+        st.peak_connections.fetch_max(open + 1, Ordering::Relaxed);
         Some(Conn::default())
     }
 
@@ -227,7 +238,7 @@ impl MemcacheLoop {
             self.store
                 .stats
                 .curr_connections
-                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                .fetch_sub(1, Ordering::Relaxed);
         }
     }
 }

@@ -2,6 +2,7 @@
 //! version, verbosity and stats, replying exactly as memcached 1.6 does.
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::parse::{strtoul, Request, KEY_MAX};
 use super::slabs::{self, Census};
@@ -92,7 +93,11 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             reply(out, noreply, "OK");
         }
         Request::Version => out.line(&format!("VERSION {VERSION}")),
-        Request::Verbosity { noreply } => reply(out, noreply, "OK"),
+        Request::Verbosity { level, noreply } => {
+            VERBOSITY.store(level.min(MAX_VERBOSITY), Ordering::Relaxed);
+            reply(out, noreply, "OK")
+        }
+        Request::Shutdown { mode_ok } => return shutdown(store, mode_ok, out),
         Request::Stats(args) => stats_command(store, &args, out),
         Request::Quit | Request::Close => return Flow::Close,
         Request::Error {
@@ -105,6 +110,36 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
         }
     }
     Flow::Continue
+}
+
+/// memcached's highest verbosity level; a higher one asked for is this.
+const MAX_VERBOSITY: u32 = 2;
+
+/// The level `verbosity` set (memcached's `-v` count): at 2, each request line is logged,
+/// as memcached -vv prints them.
+static VERBOSITY: AtomicU32 = AtomicU32::new(0);
+
+/// The level the last `verbosity` command set.
+pub fn verbosity() -> u32 {
+    VERBOSITY.load(Ordering::Relaxed)
+}
+
+/// `shutdown`: refused unless --memcache-enable-shutdown (memcached's -A); then the process
+/// stops as on SIGINT, as memcached raises SIGINT (`graceful`, memcached's restart with its
+/// memory file kept, does the same here: Goblin has no such file), and the connection closes.
+fn shutdown(store: &Store, mode_ok: bool, out: &mut Output) -> Flow {
+    if !store.config().shutdown_enabled {
+        out.line("ERROR: shutdown not enabled");
+        return Flow::Continue;
+    }
+    if !mode_ok {
+        out.line("CLIENT_ERROR invalid shutdown mode");
+        return Flow::Continue;
+    }
+    crate::store_log!(Notice, "memcache shutdown command: stopping as on SIGINT");
+    // SAFETY: raise(2) sends a signal to this process; its handler (or default) runs.
+    unsafe { libc::raise(libc::SIGINT) };
+    Flow::Close
 }
 
 fn reply(out: &mut Output, noreply: bool, text: &str) {
@@ -168,6 +203,7 @@ pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, ou
 /// Replies to a storage command whose value would exceed the item size limit; a `set`
 /// also drops the old value, as memcached does.
 pub fn too_large(store: &Store, mode: Mode, key: &[u8], noreply: bool, out: &mut Output) {
+    stats::incr(&store.stats.store_too_large);
     if mode == Mode::Set {
         store.delete(&Digest::of(key), 0);
     }
@@ -208,7 +244,10 @@ pub fn finish_store(
         Stored::Exists => "EXISTS",
         Stored::NotFound => "NOT_FOUND",
         Stored::NotStored => "NOT_STORED",
-        Stored::NoMemory => "SERVER_ERROR out of memory storing object",
+        Stored::NoMemory => {
+            stats::incr(&store.stats.store_no_memory);
+            "SERVER_ERROR out of memory storing object"
+        }
     };
     reply(out, noreply, text);
 }
@@ -266,7 +305,7 @@ fn settings(store: &Store) -> String {
     let inter = cfg.listen_address.to_string();
     let ours = [
         ("maxbytes", (cfg.small_memory + cfg.memory).to_string()),
-        ("maxconns", "1024".to_string()),
+        ("maxconns", cfg.max_connections.to_string()),
         ("tcpport", cfg.memcache_port.unwrap_or(0).to_string()),
         ("udpport", "0".to_string()),
         ("inter", inter),
@@ -279,6 +318,8 @@ fn settings(store: &Store) -> String {
         let v = match k {
             "num_threads" => cfg.cores.to_string(),
             "item_size_max" => cfg.max_item_size.to_string(),
+            "verbosity" => verbosity().to_string(),
+            "shutdown_command" => if cfg.shutdown_enabled { "yes" } else { "no" }.to_string(),
             _ => v.to_string(),
         };
         let _ = write!(text, "STAT {k} {v}\r\n");
@@ -287,15 +328,15 @@ fn settings(store: &Store) -> String {
     text
 }
 
-/// `stats settings` after `inter`, with memcached 1.6.18's defaults (`num_threads` and
-/// `item_size_max` are replaced by Goblin's).
+/// `stats settings` after `inter`, with memcached 1.6.18's defaults (`verbosity`,
+/// `num_threads`, `item_size_max` and `shutdown_command` are replaced by Goblin's).
 const SETTINGS_DEFAULTS: &[(&str, &str)] = &[
-    ("verbosity", "0"),
+    ("verbosity", ""),
     ("oldest", "0"),
     ("evictions", "on"),
     ("domain_socket", "NULL"),
     ("umask", "700"),
-    ("shutdown_command", "no"),
+    ("shutdown_command", ""),
     ("growth_factor", "1.25"),
     ("chunk_size", "48"),
     ("num_threads", ""),

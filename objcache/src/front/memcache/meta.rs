@@ -580,6 +580,7 @@ pub fn plan_set(store: &Store, args: &[&[u8]], ntokens: usize) -> SetStep {
         mode = Mode::Cas;
     }
     if item_total(of.key.len(), of.client_flags, len) > store.config().max_item_size {
+        stats::incr(&store.stats.store_too_large);
         store.delete(&Digest::of(&of.key), 0);
         return SetStep::Fail("SERVER_ERROR object too large for cache", swallow);
     }
@@ -628,7 +629,10 @@ pub fn finish_set(store: &Store, plan: &SetPlan, block: &[u8], out: &mut Output)
         Stored::Exists => (b"EX", 0),
         Stored::NotFound => (b"NF", 0),
         Stored::NotStored => (b"NS", 0),
-        Stored::NoMemory => return out.line("SERVER_ERROR out of memory storing object"),
+        Stored::NoMemory => {
+            stats::incr(&store.stats.store_no_memory);
+            return out.line("SERVER_ERROR out of memory storing object");
+        }
     };
     let mut line = code.to_vec();
     for tok in &plan.flags {

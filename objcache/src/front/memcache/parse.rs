@@ -155,8 +155,15 @@ pub enum Request<'a> {
     Version,
     /// verbosity.
     Verbosity {
+        /// The level asked for.
+        level: u32,
         /// No reply wanted.
         noreply: bool,
+    },
+    /// shutdown, with or without `graceful`.
+    Shutdown {
+        /// The arguments are a mode memcached knows (none, or `graceful`).
+        mode_ok: bool,
     },
     /// stats, with the tokens after it (sub-command and its arguments).
     Stats(Vec<&'a [u8]>),
@@ -347,7 +354,7 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
         b"verbosity" => {
             let noreply = noreply_of(&t);
             match strtoul(t[1]) {
-                Some(_) => Request::Verbosity { noreply },
+                Some(level) => Request::Verbosity { level, noreply },
                 None => Request::Error {
                     reply: BAD_FORMAT,
                     noreply,
@@ -357,6 +364,9 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
         }
         b"version" => Request::Version,
         b"quit" => Request::Quit,
+        b"shutdown" => Request::Shutdown {
+            mode_ok: ntokens == 2 || (ntokens == 3 && t[1] == b"graceful"),
+        },
         b"stats" => Request::Stats(t[1..].to_vec()),
         _ if t[t.len() - 1].starts_with(b"HTTP/") => Request::Close,
         _ => error(ERROR),

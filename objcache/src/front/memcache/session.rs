@@ -163,6 +163,9 @@ impl Session {
                     }
                     Line::Complete(line, used) => {
                         pos += used;
+                        if exec::verbosity() >= 2 {
+                            crate::store_log!(Notice, "<{}", String::from_utf8_lossy(line));
+                        }
                         self.wait = request(store, line, &mut self.out, &mut self.closing);
                     }
                 },
