@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+import redis
 
 from test_aof import start, wait_rewrite
 from test_persistence import procs  # noqa: F401 (the fixture)
@@ -77,3 +78,27 @@ def test_restart_and_rewrite_rebuild_streams_exactly(procs, tmp_path, preamble):
     r = start(procs, "redis", r_dir)
     assert ranges(r.client()) == entries
     r.kill9()
+
+
+def test_groups_survive_a_rewrite_into_commands(procs, tmp_path):
+    g = start(procs, "goblin", tmp_path / "g", "--aof-use-rdb-preamble", "no")
+    c = g.client()
+    c.execute_command("XADD", "s", "1-1", "f", "v")
+    c.execute_command("XGROUP", "CREATE", "s", "g1", "0", "ENTRIESREAD", "0")
+    c.execute_command("XGROUP", "CREATE", "s", "g2", "$")
+    c.execute_command("XGROUP", "CREATECONSUMER", "s", "g1", "alice")
+    c.execute_command("XGROUP", "CREATE", "e", "g", "$", "MKSTREAM")
+    assert c.bgrewriteaof() in (True, b"Background append only file rewriting started")
+    wait_rewrite(c)
+    base = next((g.workdir / "appendonlydir").glob("*.base.aof")).read_bytes()
+    assert b"XGROUP\r\n$6\r\nCREATE\r\n$1\r\ns\r\n$2\r\ng1\r\n$3\r\n0-0\r\n$11\r\nENTRIESREAD\r\n$1\r\n0" in base
+    g.kill9()
+    g.start()
+    c = g.client()
+    for key, group in (("s", "g1"), ("s", "g2"), ("e", "g")):
+        with pytest.raises(redis.ResponseError, match="BUSYGROUP"):
+            c.execute_command("XGROUP", "CREATE", key, group, "0")
+    assert c.execute_command("XGROUP", "CREATECONSUMER", "s", "g1", "alice") == 0
+    assert c.execute_command("XGROUP", "CREATECONSUMER", "s", "g2", "alice") == 1
+    assert c.xrange("s") == [(b"1-1", {b"f": b"v"})]
+    g.stop()

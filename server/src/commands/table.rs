@@ -15,6 +15,8 @@ use std::sync::OnceLock;
 pub struct Flags(u32);
 
 impl Flags {
+    /// No flag (a container command).
+    pub const NONE: Flags = Flags(0);
     /// Changes data.
     pub const WRITE: Flags = Flags(1);
     /// Only reads data.

@@ -4,7 +4,7 @@
 
 pub use goblin_zset::stream::{
     AppendError, EntryRef, Group, Item, NewId, SetIdError, Stream, StreamConfig, StreamId,
-    StreamMeta, Trim,
+    StreamMeta, Trim, NEVER,
 };
 
 /// Calls `f` with the bytes of a stream item (an integer in decimal, formatted on the stack).

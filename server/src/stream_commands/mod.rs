@@ -4,6 +4,7 @@
 //! - [`read`]: XRANGE, XREVRANGE, XLEN.
 //! - [`edit`]: XDEL, XSETID.
 //! - [`xread`]: XREAD, blocking or not.
+//! - [`group`]: XGROUP and its subcommands.
 //! - `id`: id arguments as Redis parses them; `trim`: the MAXLEN / MINID options and their
 //!   rewrite for propagation.
 //!
@@ -12,13 +13,14 @@
 
 mod add;
 mod edit;
+mod group;
 mod id;
 mod read;
 mod trim;
 mod xread;
 
 use crate::clients::ReplRole;
-use crate::commands::{Command, Ctx, Flags};
+use crate::commands::{container, Command, Ctx, Flags, StatSlot};
 use crate::keyspace::stream::{with_item_bytes, EntryRef};
 use crate::resp::reply::ReplyWriter;
 
@@ -29,7 +31,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every stream command.
-pub static COMMANDS: [Command; 8] = [
+pub static COMMANDS: [Command; 9] = [
     Command::simple("xadd", -5, WDF, add::xadd),
     Command::simple("xtrim", -4, W, add::xtrim),
     Command::simple("xrange", -4, R, read::xrange),
@@ -38,6 +40,27 @@ pub static COMMANDS: [Command; 8] = [
     Command::simple("xdel", -3, WF, edit::xdel),
     Command::simple("xsetid", -3, WDF, edit::xsetid),
     Command::simple("xread", -4, R.with(Flags::BLOCKING), xread::xread),
+    Command {
+        name: "xgroup",
+        arity: -2,
+        flags: Flags::NONE,
+        handler: container,
+        subcommands: &XGROUP_SUBS,
+        slot: StatSlot::new(),
+    },
+];
+
+const WD: Flags = Flags::WRITE.with(Flags::DENYOOM);
+const LS: Flags = Flags::LOADING.with(Flags::STALE);
+
+/// XGROUP's subcommands.
+static XGROUP_SUBS: [Command; 6] = [
+    Command::simple("xgroup|create", -5, WD, group::create),
+    Command::simple("xgroup|createconsumer", 5, WD, group::createconsumer),
+    Command::simple("xgroup|delconsumer", 5, W, group::delconsumer),
+    Command::simple("xgroup|destroy", 4, W, group::destroy),
+    Command::simple("xgroup|help", 2, LS, group::help),
+    Command::simple("xgroup|setid", -5, W, group::setid),
 ];
 
 /// Whether the running client is obeyed unconditionally: the AOF loader or this server's

@@ -20,12 +20,15 @@ pub struct Nack {
     pub consumer: Box<[u8]>,
 }
 
+/// The active time of a consumer that never read or claimed (Redis's -1, as its 8 bytes).
+pub const NEVER: u64 = u64::MAX;
+
 /// A consumer of a group.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Consumer {
     /// Last time it tried to read or claim, Unix milliseconds.
     pub seen_time: u64,
-    /// Last time it read or claimed something, Unix milliseconds (0: never).
+    /// Last time it read or claimed something, Unix milliseconds ([`NEVER`]: never).
     pub active_time: u64,
     /// The ids pending for it.
     pub pending: BTreeSet<StreamId>,

@@ -39,7 +39,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-pub use group::{Consumer, Group, Nack};
+pub use group::{Consumer, Group, Nack, NEVER};
 pub use id::StreamId;
 pub use node::Pairs;
 
