@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+import resp
+
 from test_persistence import Proc, procs  # noqa: F401 (the fixture)
 from test_replication import repl, replicaof, start, wait_for
 
@@ -125,3 +127,52 @@ def test_tcp_backlog_is_the_listen_backlog(procs, tmp_path, kind):
                          text=True, check=True).stdout
     # For a listening socket, Send-Q is its backlog.
     assert out.split()[2] == "77", out
+
+
+@pytest.mark.parametrize("value", ["", "functions", "FUNCTIONS", "keys", "functions keys",
+                                   '"unbalanced'])
+def test_replconf_rdb_filter_only_as_redis(both, value):
+    both("REPLCONF", "rdb-filter-only", value)
+
+
+def test_a_filtered_sync_needs_the_eof_capability(servers):
+    replies = []
+    for s in servers:
+        with resp.RawConnection(s.port) as c:
+            assert c.request(b"REPLCONF rdb-filter-only functions\r\n") == b"+OK\r\n"
+            replies.append(c.request(b"SYNC\r\n"))
+    assert replies[0] == replies[1] == b"-ERR Filtered replica requires EOF capability\r\n"
+
+
+@pytest.mark.parametrize("kind", ["goblin", "redis"])
+def test_redis_cli_replica_and_functions_rdb_get_filtered_snapshots(procs, tmp_path, kind):
+    p = start(procs, kind, tmp_path / kind)
+    c = p.client()
+    for i in range(2000):
+        c.set(f"key:{i}", "x" * 100)
+    c.execute_command("FUNCTION", "LOAD",
+                      "#!lua name=ops\nredis.register_function('ops_f', function() return 1 end)")
+    # --replica: no error about the filter, and a snapshot without the keys (Redis's is
+    # its aux fields only, a few hundred bytes; the keys alone are over 200 kB).
+    cli = subprocess.Popen(["redis-cli", "-p", str(p.port), "--replica"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+    try:
+        first = b""
+        while b"SYNC done" not in first:
+            first += cli.stdout.readline()
+        assert b"error" not in first.lower(), first
+        size = int(re.search(rb"SYNC done after (\d+) bytes", first).group(1))
+        assert size < 2000, first
+    finally:
+        cli.kill()
+        cli.wait()
+    # --functions-rdb: the libraries and no key, loadable by Redis.
+    dump = tmp_path / "functions.rdb"
+    out = subprocess.run(["redis-cli", "-p", str(p.port), "--functions-rdb", str(dump)],
+                         capture_output=True, timeout=30)
+    assert out.returncode == 0, out
+    (tmp_path / "load").mkdir()
+    (tmp_path / "load" / "dump.rdb").write_bytes(dump.read_bytes())
+    loaded = start(procs, "redis", tmp_path / "load", "--dbfilename", "dump.rdb").client()
+    assert loaded.dbsize() == 0
+    assert loaded.fcall("ops_f", 0) == 1

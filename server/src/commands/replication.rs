@@ -12,7 +12,7 @@ const ADMIN: Flags = Flags::ADMIN.with(Flags::NOSCRIPT);
 const STALE_LOADING: Flags = Flags::STALE.with(Flags::LOADING);
 
 /// The replication commands.
-pub static COMMANDS: [Command; 7] = [
+pub static COMMANDS: [Command; 8] = [
     Command::simple("sync", 1, ADMIN.with(Flags::NO_MULTI), sync),
     Command::simple("psync", -3, ADMIN.with(Flags::NO_MULTI), sync),
     Command::simple(
@@ -30,10 +30,25 @@ pub static COMMANDS: [Command; 7] = [
         role,
     ),
     Command::simple("wait", 3, Flags::NOSCRIPT, wait),
+    Command::simple("failover", -1, ADMIN.with(Flags::STALE), failover),
 ];
 
-/// SYNC and PSYNC <replid> <offset>
+/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]
+fn failover(ctx: &mut Ctx, args: &[&[u8]]) {
+    match crate::replication::failover::command(ctx.server, args) {
+        Ok(()) => ctx.out.ok(),
+        Err(e) => ctx.error(&e),
+    }
+}
+
+/// SYNC and PSYNC <replid> <offset> [FAILOVER]
 fn sync(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args.len() > 3 && args[3].eq_ignore_ascii_case(b"failover") {
+        let who = format!("id={} addr={}", ctx.client.id, ctx.client.addr);
+        if let Err(e) = crate::replication::failover::psync_request(ctx.server, args[1], &who) {
+            return ctx.error(&e);
+        }
+    }
     let psync = (args.len() >= 3).then(|| (args[1], args[2]));
     match master::sync(ctx.server, ctx.client, psync) {
         Ok(bytes) => ctx.out.raw(&bytes),
@@ -75,6 +90,9 @@ fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) {
     // In cluster mode the replication follows CLUSTER REPLICATE and failovers.
     if ctx.server.cluster.is_some() {
         return ctx.error("ERR REPLICAOF not allowed in cluster mode.");
+    }
+    if ctx.server.replication.failover.active() {
+        return ctx.error("ERR REPLICAOF not allowed while failing over.");
     }
     if args[1].eq_ignore_ascii_case(b"no") && args[2].eq_ignore_ascii_case(b"one") {
         if ctx.server.replication.is_replica() {

@@ -2,7 +2,7 @@
 //! snapshot file, or the diskless child writing to their sockets), its end, and the file
 //! sent by chunks as each replica's output drains. The states are drawn in [`super::master`].
 
-use super::master::{push, Bulk, Replica, State};
+use super::master::{push, Bulk, RdbFilter, Replica, State};
 use super::sockets;
 use crate::server::Server;
 use crate::{notice, warning};
@@ -15,13 +15,19 @@ const BULK_LOW_WATER: usize = 1 << 20;
 /// Bytes of a snapshot file queued at a time.
 const BULK_CHUNK: usize = 256 << 10;
 
-/// Starts the fork of a full sync when replicas wait and no child runs.
+/// Starts the fork of a full sync when replicas wait and no child runs. The sync serves
+/// the first waiting replica and those that asked for the same snapshot filter.
 pub fn maybe_start_sync(server: &mut Server) {
     let m = &server.replication.master;
+    let first = m
+        .replicas
+        .iter()
+        .find(|r| r.state == State::WaitBgsaveStart);
+    let filter = first.map(|r| r.conf.filter).unwrap_or_default();
     let waiting: Vec<&Replica> = m
         .replicas
         .iter()
-        .filter(|r| r.state == State::WaitBgsaveStart)
+        .filter(|r| r.state == State::WaitBgsaveStart && r.conf.filter == filter)
         .collect();
     if waiting.is_empty()
         || server.rdb.child.is_some()
@@ -31,7 +37,8 @@ pub fn maybe_start_sync(server: &mut Server) {
     {
         return;
     }
-    let diskless = server.config.repl.diskless_sync && waiting.iter().all(|r| r.conf.capa_eof);
+    let diskless = (server.config.repl.diskless_sync || filter.any())
+        && waiting.iter().all(|r| r.conf.capa_eof);
     if diskless {
         let since = m.waiting_since.map_or(Duration::ZERO, |t| t.elapsed());
         let max = server.config.repl.diskless_sync_max_replicas;
@@ -47,10 +54,10 @@ pub fn maybe_start_sync(server: &mut Server) {
             return;
         }
     }
-    start_sync(server, diskless);
+    start_sync(server, diskless, filter);
 }
 
-fn start_sync(server: &mut Server, diskless: bool) {
+fn start_sync(server: &mut Server, diskless: bool, filter: RdbFilter) {
     // Everything the fork's snapshot holds is in the stream before the offset it reports,
     // and what follows starts with a SELECT.
     server.drain_propagation();
@@ -66,7 +73,7 @@ fn start_sync(server: &mut Server, diskless: bool) {
         .master
         .replicas
         .iter()
-        .filter(|r| r.state == State::WaitBgsaveStart)
+        .filter(|r| r.state == State::WaitBgsaveStart && r.conf.filter == filter)
         .map(|r| r.id)
         .collect();
     let fullresync = format!("+FULLRESYNC {replid} {offset}\r\n");
@@ -89,8 +96,15 @@ fn start_sync(server: &mut Server, diskless: bool) {
             .collect();
         let timeout = Duration::from_secs(server.config.repl.timeout);
         // The replication state is in it (persist::save_info), as Redis's rdbSaveInfo.
-        let aux = server.snapshots().aux_info();
-        let dbs = server.keyspace.databases();
+        let mut aux = server.snapshots().aux_info();
+        if filter.exclude_functions {
+            aux.functions.clear();
+        }
+        let dbs = if filter.exclude_data {
+            &[]
+        } else {
+            server.keyspace.databases()
+        };
         let now = crate::clock::unix_ms();
         match crate::rdb::fork::spawn(|| {
             sockets::send(targets, mark.as_bytes(), dbs, &aux, now, timeout)

@@ -71,6 +71,48 @@ pub struct Handshake {
     pub capa_psync2: bool,
     /// rdb-only 1: it wants the snapshot, not the stream (redis-cli --rdb).
     pub rdb_only: bool,
+    /// rdb-filter-only: what its snapshot leaves out (redis-cli --replica, --functions-rdb).
+    pub filter: RdbFilter,
+}
+
+/// The parts of a full sync's snapshot a replica asked to leave out with REPLCONF
+/// rdb-filter-only (Redis's SLAVE_REQ_RDB_EXCLUDE_*). Such a snapshot goes only to the
+/// replicas that asked for the same, always over their sockets (never the snapshot file).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RdbFilter {
+    /// No keys.
+    pub exclude_data: bool,
+    /// No function libraries.
+    pub exclude_functions: bool,
+}
+
+impl RdbFilter {
+    /// Whether anything is left out.
+    pub fn any(self) -> bool {
+        self.exclude_data || self.exclude_functions
+    }
+
+    /// REPLCONF rdb-filter-only's value: the parts to include, of which Redis 7.2 knows
+    /// only `functions`; everything else is left out. Err holds the error reply.
+    fn set(&mut self, value: &[u8]) -> Result<(), String> {
+        let filters = crate::resp::parse::split_args(value)
+            .ok_or_else(|| "ERR Missing rdb-filter-only values".to_string())?;
+        *self = RdbFilter {
+            exclude_data: true,
+            exclude_functions: true,
+        };
+        for filter in filters {
+            if filter.eq_ignore_ascii_case(b"functions") {
+                self.exclude_functions = false;
+            } else {
+                return Err(format!(
+                    "ERR Unsupported rdb-filter-only option: {}",
+                    String::from_utf8_lossy(&filter)
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A snapshot file being sent.
@@ -201,6 +243,7 @@ pub fn replconf(
             b"1" => h.rdb_only = true,
             _ => return Err("ERR value is out of range, must be positive".into()),
         },
+        b"rdb-filter-only" => h.filter.set(value)?,
         _ => {
             return Err(format!(
                 "ERR Unrecognized REPLCONF option: {}",
@@ -250,6 +293,13 @@ pub fn sync(
         .handshakes
         .remove(&client.id)
         .unwrap_or_default();
+    if server.replication.failover.active() {
+        return Err("NOMASTERLINK Can't SYNC while failing over".into());
+    }
+    // A filtered snapshot goes over the socket, which takes the EOF form.
+    if conf.filter.any() && !conf.capa_eof {
+        return Err("ERR Filtered replica requires EOF capability".into());
+    }
     let ip = conf
         .ip
         .clone()
@@ -549,6 +599,35 @@ pub fn role_entries(server: &Server) -> Vec<(String, u16, u64)> {
         .filter(|r| r.state == State::Online)
         .map(|r| (r.ip.clone(), r.conf.listening_port, r.ack_off))
         .collect()
+}
+
+/// The replica announcing `host` (ASCII case ignored) and `port`: Some(whether it is
+/// online), None when there is none (Redis's findReplica).
+pub fn replica_at(server: &Server, host: &str, port: i64) -> Option<bool> {
+    server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .find(|r| r.ip.eq_ignore_ascii_case(host) && r.conf.listening_port as i64 == port)
+        .map(|r| r.state == State::Online)
+}
+
+/// The address of a replica that acknowledged the stream up to `offset`: `target` when it
+/// did, or any such replica without a target.
+pub fn synced_replica(
+    server: &Server,
+    offset: u64,
+    target: Option<&(String, u16)>,
+) -> Option<(String, u16)> {
+    server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .filter(|r| r.ack_off == offset)
+        .map(|r| (r.ip.clone(), r.conf.listening_port))
+        .find(|(ip, port)| target.is_none_or(|(h, p)| h.eq_ignore_ascii_case(ip) && p == port))
 }
 
 /// connected_slaves, min_slaves_good_slaves and the slaveN lines of INFO replication.

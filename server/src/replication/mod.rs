@@ -38,6 +38,7 @@
 pub mod backlog;
 pub mod backlog_ttl;
 pub mod config;
+pub mod failover;
 pub mod fullsync;
 pub mod master;
 pub mod memory;
@@ -90,6 +91,8 @@ pub struct Replication {
     pub sync_partial_err: u64,
     /// Since when this master has no replica (repl-backlog-ttl counts from it).
     pub no_replicas_since: Option<std::time::Instant>,
+    /// FAILOVER's state.
+    pub failover: failover::Failover,
 }
 
 impl Replication {
@@ -208,6 +211,9 @@ pub fn tick(server: &mut Server, registry: &mio::Registry) {
     if server.replication.link.is_some() {
         replica::tick(server, registry);
     }
+    if server.replication.failover.active() {
+        failover::tick(server);
+    }
 }
 
 /// Whether the loop should come back at once (a snapshot file being sent).
@@ -263,7 +269,8 @@ pub fn info_section(server: &Server) -> String {
     };
     let _ = write!(
         w,
-        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{active}\r\nrepl_backlog_size:{size}\r\nrepl_backlog_first_byte_offset:{first}\r\nrepl_backlog_histlen:{histlen}\r\n",
+        "master_failover_state:{}\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{active}\r\nrepl_backlog_size:{size}\r\nrepl_backlog_first_byte_offset:{first}\r\nrepl_backlog_histlen:{histlen}\r\n",
+        r.failover.state_name(),
         r.replid,
         r.replid2,
         r.offset(),

@@ -791,7 +791,16 @@ impl Link {
                         };
                         let offset = (c.offset + 1).to_string();
                         notice!("Trying a partial resynchronization (request {replid}:{offset}).");
-                        self.send(&[b"PSYNC", replid.as_bytes(), offset.as_bytes()]);
+                        if super::failover::handing_over(server) {
+                            self.send(&[
+                                b"PSYNC",
+                                replid.as_bytes(),
+                                offset.as_bytes(),
+                                b"FAILOVER",
+                            ]);
+                        } else {
+                            self.send(&[b"PSYNC", replid.as_bytes(), offset.as_bytes()]);
+                        }
                     }
                     None => {
                         notice!("Partial resynchronization not possible (no cached master)");
@@ -828,7 +837,10 @@ impl Link {
     }
 
     fn psync_reply(&mut self, server: &mut Server, reply: &[u8]) -> Result<(), String> {
-        match payload::psync_reply(reply) {
+        let answer = payload::psync_reply(reply);
+        let accepted = matches!(answer, PsyncReply::Full { .. } | PsyncReply::Continue(_));
+        super::failover::psync_answered(server, accepted);
+        match answer {
             PsyncReply::Full { replid, offset } => {
                 notice!("Full resync from master: {replid}:{offset}");
                 self.cached = None;
