@@ -236,6 +236,12 @@ impl Store {
         &self.cfg
     }
 
+    /// The longest value the arena holds whole: a --block less the arena's object header
+    /// (without --ssd-dir, the largest object the store keeps).
+    pub fn max_whole_len(&self) -> u64 {
+        self.cfg.block - arena::HEADER as u64
+    }
+
     fn next_cas(&self) -> u64 {
         self.cas.fetch_add(1, Ordering::Relaxed) + 1
     }

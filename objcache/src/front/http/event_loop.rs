@@ -99,10 +99,10 @@ pub fn start(
     if cfg.ssd_dir.is_none() {
         crate::store_log!(
             Notice,
-            "HTTP objects up to {} bytes with their headers are cached (--max-item-size; without \
-             --ssd-dir each lives whole in the RAM arena: raise -I with --block); larger ones are \
-             served uncached and counted as too_large",
-            cfg.max_item_size
+            "HTTP objects up to {} bytes with their headers are cached (without --ssd-dir each \
+             lives whole in the RAM arena: a --block less its header); larger ones are served \
+             uncached and counted as too_large",
+            store.max_whole_len()
         );
     }
     Ok(stats)

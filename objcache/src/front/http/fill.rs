@@ -551,11 +551,10 @@ impl Fills {
             )
         };
         let len = (complete.len() + sealed.as_ref().map_or(0, |s| s.1)) as u64;
-        // Without an SSD pool every object lives whole in the arena, up to the item limit
-        // (with one, larger objects are split and have no limit but their 32-bit size).
-        let cfg = store.config();
-        let limit = cfg.max_item_size;
-        let over_limit = cfg.ssd_dir.is_none() && len > limit;
+        // Without an SSD pool every object lives whole in the arena, up to a block (with
+        // one, larger objects are split and have no limit but their 32-bit size).
+        let limit = store.max_whole_len();
+        let over_limit = store.config().ssd_dir.is_none() && len > limit;
         let r = match (&fill.revalidate, refreshed) {
             _ if fill.purge.load(Ordering::SeqCst) == PURGE_HARD => Stored::NotStored,
             (_, false) if over_limit => {
@@ -594,8 +593,8 @@ impl Fills {
         }
     }
 
-    /// Counts an object over --max-item-size (without --ssd-dir), served but not cached, and
-    /// logs it, at most
+    /// Counts an object too large for the RAM arena (without --ssd-dir), served but not
+    /// cached, and logs it, at most
     /// one line a minute (with the count so far), so that the limit does not act unseen.
     fn too_large(&self, path: &[u8], len: u64, limit: u64) {
         let n = self.stats.too_large.fetch_add(1, Ordering::Relaxed) + 1;
@@ -610,8 +609,9 @@ impl Fills {
         {
             crate::store_log!(
                 Warning,
-                "HTTP object {} ({len} bytes with its headers) not cached: over --max-item-size \
-                 ({limit} bytes); {n} such object(s) so far",
+                "HTTP object {} ({len} bytes with its headers) not cached: over the RAM arena's \
+                 {limit} bytes (a --block less its header; --ssd-dir has no such limit); {n} such \
+                 object(s) so far",
                 String::from_utf8_lossy(path)
             );
         }

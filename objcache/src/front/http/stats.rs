@@ -24,7 +24,8 @@ pub struct HttpStats {
     pub admitted: AtomicU64,
     /// Objects the store could not take (`too_large` among them).
     pub not_admitted: AtomicU64,
-    /// Objects over --max-item-size without --ssd-dir: served to their readers, not cached.
+    /// Objects larger than the RAM arena holds (a --block), without --ssd-dir: served to
+    /// their readers, not cached.
     pub too_large: AtomicU64,
     /// Requests answered from an expired object within its stale-while-revalidate window
     /// (`X-Cache: HIT-STALE`), counted apart from `hits`.
