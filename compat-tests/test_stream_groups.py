@@ -116,3 +116,33 @@ def test_groups_built_by_goblin_load_in_redis(procs, tmp_path):
             seen[kind][k] = (groups, consumers)
         r.stop()
     assert seen["goblin"] == seen["redis"]
+
+
+def test_xack_on_pending_entries_from_a_redis_dump(x):
+    """Pending entries come from Redis's XREADGROUP through DUMP / RESTORE (Goblin has no
+    XREADGROUP yet); XACK's replies, then DELCONSUMER's pending counts, must agree."""
+    r = x.redis
+    for i in range(1, 11):
+        r.execute_command("XADD", "src", f"{i}-0", "f", i)
+    r.execute_command("XGROUP", "CREATE", "src", "g", "0")
+    r.execute_command("XREADGROUP", "GROUP", "g", "alice", "COUNT", "4", "STREAMS", "src", ">")
+    r.execute_command("XREADGROUP", "GROUP", "g", "bob", "COUNT", "3", "STREAMS", "src", ">")
+    payload = r.dump("src")
+    for c in x.clients():
+        c.restore("s", 0, payload)
+    x("SET", "str", "v")
+    x("XACK", "s", "g", "1-0", "1-0", "5-0", "9-0", "100-0")
+    x("XACK", "s", "g", "1")
+    x("XACK", "s", "nogroup", "2-0")
+    x("XACK", "nokey", "g", "2-0")
+    x("XACK", "nokey", "g", "bad")
+    x("XACK", "s", "nogroup", "bad")
+    x("XACK", "s", "g", "2-0", "bad")
+    x("XACK", "s", "g", "-")
+    x("XACK", "str", "g", "1-0")
+    x("XACK", "s", "g")
+    x("XACK", "s", "g", "2-0")
+    x("XGROUP", "DELCONSUMER", "s", "g", "alice")
+    x("XGROUP", "DELCONSUMER", "s", "g", "bob")
+    x("COMMAND", "INFO", "XACK")
+    x("COMMAND", "DOCS", "XACK")

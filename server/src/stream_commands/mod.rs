@@ -5,12 +5,14 @@
 //! - [`edit`]: XDEL, XSETID.
 //! - [`xread`]: XREAD, blocking or not.
 //! - [`group`]: XGROUP and its subcommands.
+//! - [`ack`]: XACK, on the pending entries of a group.
 //! - `id`: id arguments as Redis parses them; `trim`: the MAXLEN / MINID options and their
 //!   rewrite for propagation.
 //!
 //! Writes propagate as Redis propagates them: XADD with the id it generated, an
 //! approximate trim (`~`) as the exact one it came to.
 
+mod ack;
 mod add;
 mod edit;
 mod group;
@@ -31,7 +33,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every stream command.
-pub static COMMANDS: [Command; 9] = [
+pub static COMMANDS: [Command; 10] = [
     Command::simple("xadd", -5, WDF, add::xadd),
     Command::simple("xtrim", -4, W, add::xtrim),
     Command::simple("xrange", -4, R, read::xrange),
@@ -40,6 +42,7 @@ pub static COMMANDS: [Command; 9] = [
     Command::simple("xdel", -3, WF, edit::xdel),
     Command::simple("xsetid", -3, WDF, edit::xsetid),
     Command::simple("xread", -4, R.with(Flags::BLOCKING), xread::xread),
+    Command::simple("xack", -4, WF, ack::xack),
     Command {
         name: "xgroup",
         arity: -2,
