@@ -16,6 +16,8 @@
 //! * [`set`]: the set engine (intset, listpack, hashtable) on the same arena, hash and
 //!   Swiss table.
 //! * [`hash`]: the hash engine (listpack, hashtable) on the same arena, hash and Swiss table.
+//! * [`hll`]: HyperLogLog on Redis's own string bytes (sparse and dense registers, the
+//!   estimator).
 //! * [`geo`]: geohash math for the geo commands (encode, decode, neighbours, search cells).
 //! * [`lzf`]: liblzf's format as Redis runs it (RDB strings, compressed quicklist nodes).
 //! * [`packed`]: Redis's listpack, ziplist and zipmap blobs (RDB payloads, compressed
@@ -76,6 +78,7 @@ mod entry;
 mod fenwick;
 pub mod geo;
 pub mod hash;
+pub mod hll;
 mod id;
 pub mod keytable;
 mod large;
