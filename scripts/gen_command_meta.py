@@ -152,6 +152,11 @@ def main():
         mget(d, "arguments")[1].append(argument("withscore", "pure-token", token=b("WITHSCORE"), since=b("7.2.0"), flags=sset("optional")))
         mset(d, "history", arr(arr(b("7.2.0"), b("Added the optional `WITHSCORE` argument."))))
 
+    # Redis 7.2: PFMERGE's source keys are optional.
+    for a in mget(find(docs_out, "pfmerge"), "arguments")[1]:
+        if mget(a, "name")[1] == b"sourcekey":
+            mset(a, "flags", sset("optional", "multiple"))
+
     # Redis 7.2: CLIENT SETINFO and CLIENT NO-TOUCH.
     client_info = find(info_out, "client")
     client_info[1][9][1].extend([

@@ -125,6 +125,8 @@ pub struct Config {
     pub list: goblin_zset::list::ListConfig,
     /// stream-node-max-bytes, stream-node-max-entries
     pub stream: goblin_zset::stream::StreamConfig,
+    /// hll-sparse-max-bytes: longest sparse HyperLogLog string before it turns dense.
+    pub hll_sparse_max_bytes: usize,
     /// busy-poll-us: how long the event loop keeps polling without sleeping after traffic
     /// (start-up only, Goblin's own; 0 is off).
     pub busy_poll_us: u64,
@@ -229,6 +231,7 @@ impl Default for Config {
             hash: goblin_zset::hash::HashConfig::default(),
             list: goblin_zset::list::ListConfig::default(),
             stream: goblin_zset::stream::StreamConfig::default(),
+            hll_sparse_max_bytes: goblin_zset::hll::DEFAULT_SPARSE_MAX_BYTES,
             busy_poll_us: 0,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
@@ -330,6 +333,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("list-compress-depth", None, Mutability::Runtime),
     ("stream-node-max-bytes", None, Mutability::Runtime),
     ("stream-node-max-entries", None, Mutability::Runtime),
+    ("hll-sparse-max-bytes", None, Mutability::Runtime),
     ("proto-max-bulk-len", None, Mutability::Runtime),
     ("client-query-buffer-limit", None, Mutability::Runtime),
     ("client-output-buffer-limit", None, Mutability::Runtime),
@@ -678,6 +682,10 @@ impl Config {
             "stream-node-max-entries" => {
                 self.stream.node_max_entries = int_in(&text, 0, i64::MAX)? as usize
             }
+            // A memory parameter in Redis 7.2.
+            "hll-sparse-max-bytes" => {
+                self.hll_sparse_max_bytes = memory_in(&text, 0, i64::MAX as u64)? as usize
+            }
             "proto-max-bulk-len" => {
                 self.proto_max_bulk_len = memory_in(&text, 1024 * 1024, i64::MAX as u64)? as i64
             }
@@ -875,6 +883,7 @@ impl Config {
             "list-compress-depth" => self.list.compress_depth.to_string(),
             "stream-node-max-bytes" => self.stream.node_max_bytes.to_string(),
             "stream-node-max-entries" => self.stream.node_max_entries.to_string(),
+            "hll-sparse-max-bytes" => self.hll_sparse_max_bytes.to_string(),
             "proto-max-bulk-len" => self.proto_max_bulk_len.to_string(),
             "client-query-buffer-limit" => self.client_query_buffer_limit.to_string(),
             "client-output-buffer-limit" => [

@@ -14,6 +14,7 @@
 //! - [`set_commands`]: the set commands (S*).
 //! - [`hash_commands`]: the hash commands (H*).
 //! - [`geo_commands`]: the geo commands (GEO*), on sorted sets.
+//! - [`hll_commands`]: the HyperLogLog commands (PF*), on strings.
 //! - [`sort_commands`]: SORT and SORT_RO.
 //! - [`list_commands`]: the list commands (L*, R*, BL*, BR*).
 //! - [`stream_commands`]: the stream commands (X*).
@@ -86,6 +87,7 @@ pub mod errors;
 pub mod geo_commands;
 pub mod glob;
 pub mod hash_commands;
+pub mod hll_commands;
 pub mod keyspace;
 pub mod latency;
 pub mod list_commands;

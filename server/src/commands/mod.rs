@@ -449,7 +449,7 @@ fn propagate(
 }
 
 /// The bytes before the first NUL (what C's %s prints).
-fn until_nul(arg: &[u8]) -> &[u8] {
+pub(crate) fn until_nul(arg: &[u8]) -> &[u8] {
     match arg.iter().position(|&b| b == 0) {
         Some(end) => &arg[..end],
         None => arg,

@@ -254,6 +254,33 @@ impl StringValue {
         }
     }
 
+    /// Edits the bytes as a growable vector (the HyperLogLog commands, whose sparse edits
+    /// change the length); the value becomes `raw`. A heap buffer is lent without a copy
+    /// and keeps whatever room the edit leaves it.
+    pub fn edit<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+        let mut bytes = match &mut self.0 {
+            Repr::Heap { len, buf, .. } => {
+                let mut v = Vec::from(std::mem::take(buf));
+                v.truncate(*len as usize);
+                v
+            }
+            _ => self.bytes().to_vec(),
+        };
+        let result = f(&mut bytes);
+        let len = bytes.len();
+        *self = if len <= INLINE {
+            StringValue::stored(&bytes, true, len)
+        } else {
+            bytes.resize(bytes.capacity(), 0);
+            StringValue(Repr::Heap {
+                raw: true,
+                len: len as u32,
+                buf: bytes.into_boxed_slice(),
+            })
+        };
+        result
+    }
+
     /// Appends `tail` in place (APPEND on an existing key); returns the new length.
     pub fn append(&mut self, tail: &[u8]) -> usize {
         let start = self.len();
