@@ -214,6 +214,8 @@ pub struct Config {
     pub tcp_backlog: i32,
     /// The configuration file the server started with, absolute (CONFIG REWRITE's target).
     pub config_file: Option<std::path::PathBuf>,
+    /// always-show-logo: log the logo at start even when the log is no terminal.
+    pub always_show_logo: bool,
 }
 
 impl Default for Config {
@@ -282,6 +284,7 @@ impl Default for Config {
             tcp_keepalive: 300,
             tcp_backlog: 511,
             config_file: None,
+            always_show_logo: false,
         }
     }
 }
@@ -385,6 +388,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("shutdown-timeout", None, Mutability::Runtime),
     ("shutdown-on-sigterm", None, Mutability::Runtime),
     ("shutdown-on-sigint", None, Mutability::Runtime),
+    ("always-show-logo", None, Mutability::StartOnly),
     ("repl-backlog-size", None, Mutability::Runtime),
     ("repl-diskless-sync", None, Mutability::Runtime),
     ("repl-diskless-sync-delay", None, Mutability::Runtime),
@@ -799,6 +803,7 @@ impl Config {
             }
             "tcp-keepalive" => self.tcp_keepalive = int_in(&text, 0, i32::MAX as i64)? as u64,
             "tcp-backlog" => self.tcp_backlog = int_in(&text, 0, i32::MAX as i64)? as i32,
+            "always-show-logo" => self.always_show_logo = yes_no(&text)?,
             repl if crate::replication::config::NAMES.contains(&repl) => {
                 self.repl.apply(repl, value)?
             }
@@ -953,6 +958,7 @@ impl Config {
             "shutdown-on-sigint" => crate::service::shutdown::flags_name(self.shutdown_on_sigint),
             "tcp-keepalive" => self.tcp_keepalive.to_string(),
             "tcp-backlog" => self.tcp_backlog.to_string(),
+            "always-show-logo" => yes_no_name(self.always_show_logo),
             repl if crate::replication::config::NAMES.contains(&repl) => self.repl.value_of(repl),
             _ => unreachable!("every canonical name has a value"),
         }

@@ -128,6 +128,11 @@ fn decimal(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[at..]
 }
 
+/// Whether [`init`] has run (lines then go to the log, not to standard error).
+pub fn initialized() -> bool {
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+}
+
 /// Changes the verbosity (CONFIG SET loglevel).
 pub fn set_level(level: LogLevel) {
     SILENT.store(level == LogLevel::Nothing, Ordering::Relaxed);
@@ -144,27 +149,39 @@ pub fn set_role(role: char) {
     ROLE.store(role as u8, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Writes `text` as it is, without the line prefix, at `level` (Redis's LL_RAW).
+pub fn log_raw(level: LogLevel, text: &str) {
+    write_at(level, || text.to_owned());
+}
+
 /// Writes one line at `level`.
 pub fn log(level: LogLevel, message: &str) {
+    write_at(level, || {
+        let mark = match level {
+            LogLevel::Debug => '.',
+            LogLevel::Verbose => '-',
+            LogLevel::Notice => '*',
+            _ => '#',
+        };
+        format!(
+            "{}:{} {} {} {}\n",
+            std::process::id(),
+            ROLE.load(std::sync::atomic::Ordering::Relaxed) as char,
+            timestamp(),
+            mark,
+            message
+        )
+    });
+}
+
+/// Writes what `text` makes when `level` is logged.
+fn write_at(level: LogLevel, text: impl FnOnce() -> String) {
     let mut guard = LOG.lock().unwrap_or_else(|e| e.into_inner());
     let Some(logger) = guard.as_mut() else { return };
     if level < logger.level || logger.level == LogLevel::Nothing {
         return;
     }
-    let mark = match level {
-        LogLevel::Debug => '.',
-        LogLevel::Verbose => '-',
-        LogLevel::Notice => '*',
-        _ => '#',
-    };
-    let line = format!(
-        "{}:{} {} {} {}\n",
-        std::process::id(),
-        ROLE.load(std::sync::atomic::Ordering::Relaxed) as char,
-        timestamp(),
-        mark,
-        message
-    );
+    let line = text();
     let _ = match logger.file() {
         Some(f) => f.write_all(line.as_bytes()),
         None => std::io::stdout().write_all(line.as_bytes()),

@@ -50,7 +50,12 @@ fn main() {
     }
     let args = Args::parse_from(redis_style_args());
     if let Err(e) = run(args) {
-        eprintln!("goblin-server: {e:#}");
+        // As Redis: once the log is open, a fatal error is its last line.
+        if log::initialized() {
+            warning!("{e:#}");
+        } else {
+            eprintln!("goblin-server: {e:#}");
+        }
         std::process::exit(1);
     }
 }
@@ -78,13 +83,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     let listeners = net::bind(&config.bind, config.port, config.tcp_backlog)?;
     let mut service = service::Service::start(&mut config)?;
-    notice!(
-        "Goblin {} (Redis {} compatible), pid={}, port {}",
-        env!("CARGO_PKG_VERSION"),
-        goblin_server::REDIS_VERSION,
-        std::process::id(),
-        config.port
-    );
+    let argv0 = std::env::args().next().unwrap_or_default();
+    service::banner::starting(std::env::args().len() > 1, &argv0);
+    service::banner::logo(&config);
     let mut server = server::Server::new(config);
     goblin_server::commands::load_acl_at_start(&mut server)?;
     if server.config.cluster.enabled {
@@ -109,6 +110,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     goblin_objcache::log::set_hook(store_log);
     server.store = goblin_objcache::start(&args.store)?;
     server.memory.startup = goblin_server::memory::allocator::heap().allocated;
+    notice!("Server initialized");
     if server.config.aof.enabled {
         // As Redis: with appendonly yes the AOF, not the snapshot, holds the dataset.
         // Replayed by the event loop, which answers -LOADING meanwhile.

@@ -2,6 +2,7 @@
 //! `supervised` (systemd and upstart readiness), `protected-mode`, the `--version` line
 //! and the start-up summary of ignored directives.
 //!
+//! - [`banner`]: the start-up lines and logo Redis logs.
 //! - [`daemon`]: fork and detach, the parent waiting until the server is ready.
 //! - [`directives`]: the directives Redis knows, the summary of ignored ones, Redis's
 //!   fatal error for the others.
@@ -10,6 +11,7 @@
 //! - [`protected`]: refusing non-loopback clients of a server without a password.
 //! - [`shutdown`]: SHUTDOWN and SIGTERM / SIGINT waiting for lagging replicas, then exit.
 
+pub mod banner;
 pub mod daemon;
 pub mod directives;
 pub mod notify;
