@@ -216,6 +216,16 @@ pub struct Config {
     pub config_file: Option<std::path::PathBuf>,
     /// always-show-logo: log the logo at start even when the log is no terminal.
     pub always_show_logo: bool,
+    /// lazyfree-lazy-server-del: a key the server deletes for a command's sake (RESTORE
+    /// of a past TTL, SPOP of every member) propagates as UNLINK (else DEL).
+    pub lazyfree_lazy_server_del: bool,
+    /// use-exit-on-panic (hidden): a crash ends with exit status 1, not the signal.
+    pub use_exit_on_panic: bool,
+    /// key-load-delay (hidden): microseconds slept after each key loaded from a snapshot or
+    /// AOF (negative -n: one microsecond with probability 1/n), to test loading.
+    pub key_load_delay: i64,
+    /// rdb-key-save-delay (hidden): the same after each key a snapshot writes.
+    pub rdb_key_save_delay: i64,
 }
 
 impl Default for Config {
@@ -285,6 +295,10 @@ impl Default for Config {
             tcp_backlog: 511,
             config_file: None,
             always_show_logo: false,
+            lazyfree_lazy_server_del: false,
+            use_exit_on_panic: false,
+            key_load_delay: 0,
+            rdb_key_save_delay: 0,
         }
     }
 }
@@ -389,6 +403,10 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("shutdown-on-sigterm", None, Mutability::Runtime),
     ("shutdown-on-sigint", None, Mutability::Runtime),
     ("always-show-logo", None, Mutability::StartOnly),
+    ("lazyfree-lazy-server-del", None, Mutability::Runtime),
+    ("use-exit-on-panic", None, Mutability::Runtime),
+    ("key-load-delay", None, Mutability::Runtime),
+    ("rdb-key-save-delay", None, Mutability::Runtime),
     ("repl-backlog-size", None, Mutability::Runtime),
     ("repl-diskless-sync", None, Mutability::Runtime),
     ("repl-diskless-sync-delay", None, Mutability::Runtime),
@@ -451,6 +469,15 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
 /// that `CONFIG GET *` stays a subset of Redis's parameters.
 const GOBLIN_ONLY: &[&str] = &["rdb-skip-unsupported-types", "busy-poll-us"];
+
+/// Redis's hidden parameters (test-only): CONFIG GET lists them only when asked by their
+/// exact name, as Redis does.
+const HIDDEN: &[&str] = &[
+    "use-exit-on-panic",
+    "key-load-delay",
+    "rdb-key-save-delay",
+    "cluster-ping-interval",
+];
 
 /// The parameters whose value is several words in a file (Redis's MULTI_ARG_CONFIG ones);
 /// every other parameter takes exactly one.
@@ -804,6 +831,14 @@ impl Config {
             "tcp-keepalive" => self.tcp_keepalive = int_in(&text, 0, i32::MAX as i64)? as u64,
             "tcp-backlog" => self.tcp_backlog = int_in(&text, 0, i32::MAX as i64)? as i32,
             "always-show-logo" => self.always_show_logo = yes_no(&text)?,
+            "lazyfree-lazy-server-del" => self.lazyfree_lazy_server_del = yes_no(&text)?,
+            "use-exit-on-panic" => self.use_exit_on_panic = yes_no(&text)?,
+            "key-load-delay" => {
+                self.key_load_delay = int_in(&text, i32::MIN as i64, i32::MAX as i64)?
+            }
+            "rdb-key-save-delay" => {
+                self.rdb_key_save_delay = int_in(&text, i32::MIN as i64, i32::MAX as i64)?
+            }
             repl if crate::replication::config::NAMES.contains(&repl) => {
                 self.repl.apply(repl, value)?
             }
@@ -959,6 +994,10 @@ impl Config {
             "tcp-keepalive" => self.tcp_keepalive.to_string(),
             "tcp-backlog" => self.tcp_backlog.to_string(),
             "always-show-logo" => yes_no_name(self.always_show_logo),
+            "lazyfree-lazy-server-del" => yes_no_name(self.lazyfree_lazy_server_del),
+            "use-exit-on-panic" => yes_no_name(self.use_exit_on_panic),
+            "key-load-delay" => self.key_load_delay.to_string(),
+            "rdb-key-save-delay" => self.rdb_key_save_delay.to_string(),
             repl if crate::replication::config::NAMES.contains(&repl) => self.repl.value_of(repl),
             _ => unreachable!("every canonical name has a value"),
         }
@@ -995,6 +1034,7 @@ impl Config {
             for (name, alias, _) in &all {
                 for n in std::iter::once(*name).chain(*alias) {
                     if !GOBLIN_ONLY.contains(&n)
+                        && !HIDDEN.contains(&n)
                         && glob_match(pattern, n.as_bytes(), true)
                         && !seen(&out, n.as_bytes())
                     {

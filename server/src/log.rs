@@ -81,6 +81,11 @@ static SILENT: AtomicBool = AtomicBool::new(false);
 /// (`pid:signal-handler (unix seconds) message`): no lock and no allocation, only
 /// async-signal-safe calls. A message longer than 200 bytes is cut.
 pub fn log_from_handler(message: &str) {
+    log_from_handler_parts(&[message.as_bytes()]);
+}
+
+/// [`log_from_handler`] of the message the parts make, one after the other.
+pub fn log_from_handler_parts(parts: &[&[u8]]) {
     if SILENT.load(Ordering::Relaxed) {
         return;
     }
@@ -97,20 +102,24 @@ pub fn log_from_handler(message: &str) {
     put(b":signal-handler (");
     put(decimal(secs, &mut [0u8; 20]));
     put(b") ");
-    put(&message.as_bytes()[..message.len().min(200)]);
+    let mut room = 200;
+    for part in parts {
+        let n = part.len().min(room);
+        put(&part[..n]);
+        room -= n;
+    }
     put(b"\n");
     // SAFETY: write is async-signal-safe; the buffer holds `len` bytes.
-    unsafe {
-        libc::write(
-            HANDLER_FD.load(Ordering::Relaxed),
-            line.as_ptr().cast(),
-            len,
-        )
-    };
+    unsafe { libc::write(handler_fd(), line.as_ptr().cast(), len) };
+}
+
+/// The descriptor the log writes to (for a signal handler's own writes).
+pub fn handler_fd() -> i32 {
+    HANDLER_FD.load(Ordering::Relaxed)
 }
 
 /// `n` in decimal, in `buf` (no allocation).
-fn decimal(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+pub fn decimal(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     let mut v = n.unsigned_abs();
     let mut at = buf.len();
     loop {

@@ -72,6 +72,8 @@ fn store_log(level: goblin_objcache::log::Level, message: &str) {
 fn run(args: Args) -> anyhow::Result<()> {
     let (mut config, ignored) = Config::from_args(&args)?;
     log::init(config.loglevel, &config.logfile)?;
+    service::crash::install_signal_handlers();
+    service::crash::set_exit_on_panic(config.use_exit_on_panic);
     if let Some(summary) = service::ignored_summary(&ignored) {
         warning!("{summary}");
     }
@@ -84,7 +86,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     let listeners = net::bind(&config.bind, config.port, config.tcp_backlog)?;
     let mut service = service::Service::start(&mut config)?;
     let argv0 = std::env::args().next().unwrap_or_default();
+    // As Redis: the lines before the server is set up carry the role letter C.
+    log::set_role('C');
     service::banner::starting(std::env::args().len() > 1, &argv0);
+    log::set_role('M');
     service::banner::logo(&config);
     let mut server = server::Server::new(config);
     goblin_server::commands::load_acl_at_start(&mut server)?;

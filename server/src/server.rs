@@ -33,6 +33,9 @@ pub struct Server {
     pub shutdown: bool,
     /// A shutdown waiting for lagging replicas (SHUTDOWN, SIGTERM, SIGINT).
     pub shutdown_pending: Option<crate::service::shutdown::Pending>,
+    /// DEBUG PAUSE-CRON: the periodic work (Redis's serverCron: expiry, snapshots, the
+    /// AOF, replication, idle clients, signalled and pending shutdowns) is skipped.
+    pub pause_cron: bool,
     /// The start-up load, while it runs.
     pub loading: Option<crate::rdb::loading::Loading>,
     /// The memory figure, eviction pool and evicted key count.
@@ -88,6 +91,7 @@ impl Server {
             rdb: crate::rdb::SaveState::new(),
             shutdown: false,
             shutdown_pending: None,
+            pause_cron: false,
             loading: None,
             memory: Default::default(),
             listening: Vec::new(),

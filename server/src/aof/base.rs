@@ -76,6 +76,9 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
         cmd.clear();
         encode(&mut cmd, &[b"SELECT", i.to_string().as_bytes()]);
         for e in db.iter() {
+            if o.aux.key_delay_us != 0 {
+                crate::clock::debug_delay(o.aux.key_delay_us);
+            }
             let key = e.key();
             match &*e.value {
                 Value::Str(s) => encode(&mut cmd, &[b"SET", key, &s.bytes()]),

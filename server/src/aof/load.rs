@@ -386,6 +386,9 @@ impl Replay {
                     }
                     commands::execute(server, client, &mut replies, &args);
                     replies.clear();
+                    if server.config.key_load_delay != 0 {
+                        crate::clock::debug_delay(server.config.key_load_delay);
+                    }
                     self.valid_up_to = commands.pos;
                 }
                 Ok(None) if client.multi.is_some() => {

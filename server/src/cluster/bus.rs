@@ -657,7 +657,7 @@ fn tick(server: &mut Server, cluster: &mut Cluster, registry: &Registry, now: u6
         let n = &cluster.state.nodes[id];
         if cluster.bus.linked(id)
             && n.ping_sent == 0
-            && now.saturating_sub(n.pong_received) > timeout / 2
+            && now.saturating_sub(n.pong_received) > config.ping_interval()
         {
             send_ping(server, cluster, registry, *id, types::PING);
             continue;

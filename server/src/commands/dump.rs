@@ -101,7 +101,8 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]]) {
     if at.is_some_and(|at| at <= now as i64) {
         // Already expired: nothing is stored; a replaced key is gone.
         if deleted {
-            ctx.propagate_instead(&[b"DEL", key]);
+            let verb = crate::propagate::deletion_verb(ctx.server.config.lazyfree_lazy_server_del);
+            ctx.propagate_instead(&[verb, key]);
             ctx.notify(notify::GENERIC, "del", key);
             ctx.server.keyspace.add_dirty(1);
         }

@@ -12,6 +12,8 @@ mod client_cmd;
 mod cluster_cmd;
 pub(crate) mod cluster_route;
 mod connection;
+mod debug_cmd;
+mod debug_digest;
 mod debug_object;
 mod dump;
 mod expire;

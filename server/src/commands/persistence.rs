@@ -53,17 +53,26 @@ pub fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.int(ctx.server.rdb.last_save as i64);
 }
 
-/// DEBUG RELOAD [NOSAVE]: save (unless NOSAVE), then load the file in place of the data.
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save (unless NOSAVE), then load the file in
+/// place of the data (or into it, see [`crate::rdb::ReloadOptions`]).
 pub fn debug_reload(ctx: &mut Ctx, options: &[&[u8]]) {
-    let mut nosave = false;
+    let mut opts = crate::rdb::ReloadOptions {
+        save: true,
+        flush: true,
+        merge: false,
+    };
     for opt in options {
-        if opt.eq_ignore_ascii_case(b"nosave") {
-            nosave = true;
-        } else {
-            return ctx.error("ERR DEBUG RELOAD only supports the NOSAVE option in Goblin");
+        match opt.to_ascii_lowercase().as_slice() {
+            b"merge" => opts.merge = true,
+            b"noflush" => opts.flush = false,
+            b"nosave" => opts.save = false,
+            _ => {
+                return ctx
+                    .error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+            }
         }
     }
-    match ctx.server.snapshots().reload(nosave) {
+    match ctx.server.snapshots().reload(opts) {
         Ok(()) => ctx.out.ok(),
         Err(ReloadError::Save) => {
             ctx.error("ERR Error trying to save the RDB dump, check server logs.")

@@ -1,4 +1,4 @@
-//! Server commands: CONFIG, TIME, LASTSAVE, SHUTDOWN, DEBUG, SLOWLOG, and the HELP reply
+//! Server commands: CONFIG, TIME, LASTSAVE, SHUTDOWN, SLOWLOG, and the HELP reply
 //! format they share.
 
 use super::{Command, Ctx, Flags};
@@ -99,6 +99,7 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     ctx.server.acl.pubsub_default_all = ctx.server.config.acl_pubsub_default_all;
     crate::latency::set_threshold(ctx.server.config.latency_monitor_threshold);
+    crate::service::crash::set_exit_on_panic(ctx.server.config.use_exit_on_panic);
     let classes = ctx.server.config.notify_keyspace_events;
     ctx.server.keyspace.notifier.set_flags(classes);
     ctx.out.ok();
@@ -187,74 +188,6 @@ pub fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
         Outcome::Waiting => ctx.block = Some((Vec::new(), None)),
         Outcome::Failed => ctx.error(shutdown::FAILED),
     }
-}
-
-/// DEBUG subcommand ...: SLEEP, RELOAD and HELP, allowed as enable-debug-command says.
-pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
-    let allowed = match ctx.server.config.enable_debug_command.as_str() {
-        "yes" => true,
-        "local" => ctx.client.addr.ip().is_loopback(),
-        _ => false,
-    };
-    if !allowed {
-        return ctx.error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.");
-    }
-    let sub = args[1].to_ascii_lowercase();
-    match (sub.as_slice(), args.len()) {
-        (b"sleep", 3) => {
-            let secs = strtod(args[2]);
-            if secs > 0.0 {
-                std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
-            }
-            ctx.out.ok();
-        }
-        (b"reload", _) => super::persistence::debug_reload(ctx, &args[2..]),
-        (b"set-active-expire", 3) => {
-            let on = crate::numbers::parse_i64(args[2]).unwrap_or(0) != 0;
-            ctx.server.keyspace.active_expire_enabled = on;
-            ctx.out.ok();
-        }
-        (b"object", 3) => super::debug_object::debug_object(ctx, args[2]),
-        (b"help", 2) => help_reply(
-            ctx,
-            "DEBUG",
-            &[
-                "SLEEP <seconds>",
-                "    Stop the server for <seconds>. Decimals allowed.",
-                "RELOAD [NOSAVE]",
-                "    Save the RDB on disk (unless NOSAVE) and reload it back to memory.",
-                "OBJECT <key>",
-                "    Show low level info about the `key` and associated value.",
-                "SET-ACTIVE-EXPIRE <0|1>",
-                "    Setting it to 0 disables expiring keys in background when they are not",
-                "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-                "    default.",
-            ],
-        ),
-        _ => {
-            let name = String::from_utf8_lossy(args[1]).into_owned();
-            ctx.error(&errors::subcommand_syntax(&name, "DEBUG"))
-        }
-    }
-}
-
-/// Reads a number as C's strtod() with no error check: the longest prefix (after leading
-/// white space) that is a number, and 0 when there is none.
-fn strtod(arg: &[u8]) -> f64 {
-    let start = arg
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(arg.len());
-    let text = &arg[start..arg.len().min(start + 512)];
-    (1..=text.len())
-        .rev()
-        .filter_map(|end| std::str::from_utf8(&text[..end]).ok())
-        .find_map(|prefix| {
-            // Rust accepts "infinity" and "nan" as strtod does, but not a trailing "e", "."
-            // alone or hex floats; a prefix without a digit (other than inf/nan) is no number.
-            prefix.parse::<f64>().ok()
-        })
-        .unwrap_or(0.0)
 }
 
 /// Longest argument kept in a slowlog entry, and most arguments kept.

@@ -2,9 +2,9 @@
 //! INFO and COMMAND DOCS describe (key specs, ACL categories, arguments) is data, in meta/.
 
 use super::{
-    acl_cmd, blocking, client_cmd, cluster_cmd, connection, dump, expire, info, introspection,
-    keys, latency, lolwut, memory, migrate, monitor, multi, pause, persistence, pubsub,
-    server_cmds, tracking, Handler,
+    acl_cmd, blocking, client_cmd, cluster_cmd, connection, debug_cmd, dump, expire, info,
+    introspection, keys, latency, lolwut, memory, migrate, monitor, multi, pause, persistence,
+    pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -535,7 +535,7 @@ pub static COMMANDS: [Command; 63] = [
         ADMIN.with(Flags::NO_MULTI).with(Flags::ALLOW_BUSY),
         server_cmds::shutdown
     ),
-    cmd!("debug", -2, ADMIN, server_cmds::debug),
+    cmd!("debug", -2, ADMIN, debug_cmd::debug),
     cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
     cmd!("acl", -2, NONE, subs: &ACL_SUBS),
     cmd!("monitor", 1, ADMIN, monitor::monitor),

@@ -385,6 +385,11 @@ impl RespLoop<'_> {
     fn cron(&mut self, cx: &mut Ctx<'_, Conn>) {
         let server = &mut *self.server;
         let now = unix_ms();
+        if server.pause_cron {
+            // Blocking timeouts are not the cron's in Redis (beforeSleep handles them).
+            commands::expire_blocked(server, now);
+            return self.serve_woken(cx);
+        }
         server.stats.sample_ops(now);
         if !server.is_loading() {
             // A replica's keys expire by its master's DELs, as in Redis.

@@ -110,8 +110,8 @@ impl Propagation {
     /// Redis's propagateDeletion.
     pub fn deletion(&mut self, db: usize, key: Vec<u8>, lazy: bool) {
         if self.enabled {
-            let verb: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
-            self.unit.push((db, vec![verb.to_vec(), key]));
+            self.unit
+                .push((db, vec![deletion_verb(lazy).to_vec(), key]));
         }
     }
 
@@ -163,6 +163,15 @@ pub fn encode(out: &mut Vec<u8>, argv: &[&[u8]]) {
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(arg);
         out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// How a deletion propagates: UNLINK when its lazyfree-lazy-* directive is set, else DEL.
+pub fn deletion_verb(lazy: bool) -> &'static [u8] {
+    if lazy {
+        b"UNLINK"
+    } else {
+        b"DEL"
     }
 }
 

@@ -88,6 +88,9 @@ pub fn verify(payload: &[u8]) -> Result<u16, RestoreError> {
     if version > DUMP_VERSION {
         return Err(RestoreError::Footer);
     }
+    if super::skip_checksum() {
+        return Ok(version);
+    }
     let crc = crc64::update(0, &payload[..payload.len() - 8]);
     if crc.to_le_bytes() != footer[2..] {
         return Err(RestoreError::Footer);

@@ -42,6 +42,20 @@ use crate::keyspace::Keyspace;
 use crate::keyspace::{Db, StreamId, Value};
 use crate::{notice, warning};
 
+/// DEBUG SET-SKIP-CHECKSUM-VALIDATION: snapshot loads and RESTORE payloads are not
+/// checked against their CRC64 (process-wide, as Redis's).
+static SKIP_CHECKSUM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets whether checksums are skipped (DEBUG SET-SKIP-CHECKSUM-VALIDATION).
+pub fn set_skip_checksum(skip: bool) {
+    SKIP_CHECKSUM.store(skip, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether checksums are skipped.
+pub fn skip_checksum() -> bool {
+    SKIP_CHECKSUM.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// One key's value as a snapshot carries it: a sorted set's members with their scores'
 /// bits, a string's bytes, a set's members (sorted), a hash's pairs (sorted), a list's
 /// elements or a stream's entries, counters and groups.
@@ -128,6 +142,7 @@ pub fn load_options(config: &Config, clock_secs: u32) -> read::LoadOptions {
         now_ms: unix_ms(),
         clock_secs,
         size: None,
+        key_delay_us: config.key_load_delay,
     }
 }
 
@@ -225,6 +240,17 @@ pub enum BgsaveError {
     Fork,
 }
 
+/// DEBUG RELOAD's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReloadOptions {
+    /// Save first (no NOSAVE).
+    pub save: bool,
+    /// Empty the data before the load (no NOFLUSH).
+    pub flush: bool,
+    /// A key both hold is the file's (MERGE).
+    pub merge: bool,
+}
+
 /// Why DEBUG RELOAD failed (logged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReloadError {
@@ -245,6 +271,7 @@ impl Snapshots<'_> {
             aof_base: false,
             functions: self.functions.codes(),
             repl: self.repl.clone(),
+            key_delay_us: self.config.rdb_key_save_delay,
         }
     }
 
@@ -439,22 +466,29 @@ impl Snapshots<'_> {
         Ok(())
     }
 
-    /// DEBUG RELOAD: saves (unless `nosave`), then loads the file in place of the data.
-    /// Unlike Redis, a file that fails to load leaves the data as it was.
-    pub fn reload(&mut self, nosave: bool) -> Result<(), ReloadError> {
+    /// DEBUG RELOAD: saves (unless NOSAVE), then loads the file in place of the data, or
+    /// into it with NOFLUSH (a key both hold is then the file's with MERGE, else fatal, as
+    /// in Redis). Unlike Redis, a file that fails to load leaves the data as it was; a
+    /// missing file is an error after the flush, as in Redis.
+    pub fn reload(&mut self, options: ReloadOptions) -> Result<(), ReloadError> {
         if self.state.child.is_some() {
             self.kill_child();
         }
-        if !nosave && self.save().is_err() {
+        if options.save && self.save().is_err() {
             return Err(ReloadError::Save);
         }
         let path = self.config.dir.join(&self.config.dbfilename);
         let (dbs, report) = match file::load(&path, &self.load_options()) {
             Ok(Some(loaded)) => loaded,
             Ok(None) => {
-                let n = self.config.databases;
-                let empty = (0..n).map(|_| Db::default()).collect();
-                (empty, read::LoadReport::empty())
+                // As Redis: the data is flushed before the load finds no file.
+                if options.flush {
+                    let n = self.config.databases;
+                    self.keyspace
+                        .replace_all((0..n).map(|_| Db::default()).collect());
+                }
+                warning!("DEBUG RELOAD: no {} to load", path.display());
+                return Err(ReloadError::Load);
             }
             Err(e) => {
                 warning!("DEBUG RELOAD: can't load {}: {e}", path.display());
@@ -462,14 +496,63 @@ impl Snapshots<'_> {
             }
         };
         log_report(&report);
-        if let Err(e) = self.install_functions(&report.functions) {
+        let installed = if options.flush {
+            self.install_functions(&report.functions)
+        } else {
+            self.add_functions(&report.functions, options.merge)
+        };
+        if let Err(e) = installed {
             warning!("DEBUG RELOAD: failed loading a function library: {e}");
             return Err(ReloadError::Load);
         }
-        self.keyspace.replace_all(dbs);
+        if options.flush {
+            self.keyspace.replace_all(dbs);
+        } else {
+            self.merge(dbs, options.merge);
+        }
         self.state.last_load_keys = report.keys;
         self.state.last_load_expired = report.expired_skipped;
         notice!("DB reloaded by DEBUG RELOAD");
+        Ok(())
+    }
+
+    /// Adds the loaded databases' keys to the data; a key the data holds already is
+    /// replaced when `replace`, else the server stops as Redis's does on a duplicate key.
+    fn merge(&mut self, dbs: Vec<Db>, replace: bool) {
+        for (index, db) in dbs.iter().enumerate().take(self.keyspace.db_count()) {
+            for entry in db.iter() {
+                let key = entry.key();
+                if self.keyspace.db(index).contains(key) && !replace {
+                    warning!(
+                        "RDB has duplicated key '{}' in DB {index}",
+                        String::from_utf8_lossy(key)
+                    );
+                    crate::service::crash::panic("Duplicated key found in RDB file");
+                }
+                self.keyspace.store(index, key, Value::clone(&entry.value));
+                if let Some(at) = entry.expire_at() {
+                    self.keyspace.set_expiry(index, key, at);
+                }
+            }
+        }
+    }
+
+    /// Adds loaded function libraries to the current ones (`replace`: a library of the
+    /// same name is the file's; else that is an error, and the libraries stay as they were).
+    fn add_functions(&mut self, codes: &[Vec<u8>], replace: bool) -> Result<(), String> {
+        let timeout = crate::scripting::functions::FILE_LOAD_TIMEOUT;
+        let before = self.functions.codes();
+        let mut libraries = std::mem::take(&mut self.functions.libraries);
+        for code in codes {
+            if let Err(e) = self
+                .functions
+                .create(&mut libraries, code, replace, Some(timeout))
+            {
+                self.functions.libraries = self.functions.create_all(&before, timeout)?;
+                return Err(e);
+            }
+        }
+        self.functions.libraries = libraries;
         Ok(())
     }
 

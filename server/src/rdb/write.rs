@@ -49,6 +49,9 @@ pub struct AuxInfo<'a> {
     /// The replication state (`repl-stream-db`, `repl-id`, `repl-offset`), when this server
     /// is part of a replication chain (Redis's rdbSaveInfo).
     pub repl: Option<ReplAux>,
+    /// rdb-key-save-delay: the delay after each key written ([`crate::clock::debug_delay`];
+    /// not a field).
+    pub key_delay_us: i64,
 }
 
 /// The replication state a snapshot carries, as Redis's rdbSaveInfo: the history and offset
@@ -563,6 +566,9 @@ pub fn write_snapshot<W: Write>(
             }
             write_value(&mut w, entry.key(), &entry.value, Form::file(aux.compress))?;
             stats.keys += 1;
+            if aux.key_delay_us != 0 {
+                crate::clock::debug_delay(aux.key_delay_us);
+            }
             // Members of the collections (a string has none).
             if !matches!(*entry.value, Value::Str(_)) {
                 stats.members += entry.value.len() as u64;

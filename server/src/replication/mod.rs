@@ -120,11 +120,17 @@ impl Replication {
     }
 }
 
-/// Sets the ids of a server that starts (a new random id, no previous one).
-pub fn init(server: &mut Server) {
+/// A new random id and no previous one (Redis's changeReplicationId then
+/// clearReplicationId2): a new history starts.
+pub fn new_history(server: &mut Server) {
     server.replication.replid = random_id(server);
     server.replication.replid2 = "0".repeat(40);
     server.replication.second_offset = -1;
+}
+
+/// Sets the ids of a server that starts (a new random id, no previous one).
+pub fn init(server: &mut Server) {
+    new_history(server);
     if let Some((host, port)) = server.config.repl.replicaof.clone() {
         replica::set_master(server, host, port);
         // No history to continue until the snapshot's load gives one ([`persist`]).
@@ -141,9 +147,7 @@ pub fn create_backlog(server: &mut Server) {
         return;
     }
     let offset = server.replication.offset();
-    server.replication.replid = random_id(server);
-    server.replication.replid2 = "0".repeat(40);
-    server.replication.second_offset = -1;
+    new_history(server);
     server.replication.backlog = Some(Backlog::new(
         server.config.repl.backlog_size as usize,
         offset,

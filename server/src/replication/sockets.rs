@@ -134,6 +134,7 @@ mod tests {
             aof_base: false,
             functions: Vec::new(),
             repl: None,
+            key_delay_us: 0,
         };
         let dbs = vec![Db::default()];
         let reader = std::thread::spawn(move || {

@@ -168,6 +168,10 @@ pub fn round(server: &mut Server) -> bool {
         libc::SIGTERM => warning!("Received SIGTERM scheduling shutdown..."),
         _ => {}
     }
+    if server.pause_cron {
+        // Redis's serverCron acts on signals and pending shutdowns.
+        return false;
+    }
     if let Some(pending) = server.shutdown_pending {
         let due = crate::clock::unix_ms() >= pending.deadline_ms || replicas_caught_up(server);
         return due && finish(server, pending.flags).is_ok();

@@ -180,7 +180,8 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
         ctx.server.keyspace.delete(ctx.client.db, key);
         ctx.notify(notify::GENERIC, "del", key);
         ctx.server.keyspace.add_dirty(size as u64);
-        ctx.propagate_instead(&[b"DEL", key]);
+        let verb = crate::propagate::deletion_verb(ctx.server.config.lazyfree_lazy_server_del);
+        ctx.propagate_instead(&[verb, key]);
         return;
     }
     let remaining = size - count;

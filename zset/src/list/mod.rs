@@ -51,6 +51,33 @@ const OPTIMIZATION_LEVEL: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
 /// The byte cap a count fill still honours (Redis's `SIZE_SAFETY_LIMIT`).
 const SIZE_SAFETY_LIMIT: usize = 8192;
 
+/// Redis's default packed threshold: 1 GiB.
+const DEFAULT_PACKED_THRESHOLD: usize = 1 << 30;
+
+/// Elements of at least this many bytes go in a plain node of their own (Redis's
+/// `packed_threshold`, set by DEBUG QUICKLIST-PACKED-THRESHOLD; process-wide, as Redis's).
+static PACKED_THRESHOLD: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(DEFAULT_PACKED_THRESHOLD);
+
+/// Sets the packed threshold (0: back to the default 1 GiB); false, and nothing changes,
+/// for 4 GiB less 1 MiB or more (Redis's quicklistisSetPackedThreshold).
+pub fn set_packed_threshold(bytes: u64) -> bool {
+    if bytes > (1u64 << 32) - (1 << 20) {
+        return false;
+    }
+    let bytes = if bytes == 0 {
+        DEFAULT_PACKED_THRESHOLD
+    } else {
+        bytes as usize
+    };
+    PACKED_THRESHOLD.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    true
+}
+
+fn packed_threshold() -> usize {
+    PACKED_THRESHOLD.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The list parameters, as Redis's `list-max-listpack-size` and `list-compress-depth`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListConfig {

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::ops::{ControlFlow, Range};
 
 use super::node::{lp_entry_len, Encoded, Node, LP_OVERHEAD};
-use super::{exceeds_limit, node_limit, End, SIZE_SAFETY_LIMIT};
+use super::{exceeds_limit, node_limit, packed_threshold, End, SIZE_SAFETY_LIMIT};
 use crate::set::Member;
 
 /// Redis's estimate of a listpack's growth on top of the element bytes.
@@ -51,12 +51,14 @@ const COMPRESS_MAX: i64 = (1 << 16) - 1;
 const SETTLE_MARGIN: usize = 3;
 
 /// Whether an element of `len` bytes goes in a plain node of its own (Redis's
-/// `isLargeElement`): over the byte limit, or over 8 KiB under a count fill.
+/// `isLargeElement`): over the byte limit, or over 8 KiB under a count fill, or at least
+/// the packed threshold.
 fn is_large(len: usize, fill: i64) -> bool {
-    match node_limit(fill) {
-        (Some(size), _) => len > size,
-        _ => len > SIZE_SAFETY_LIMIT,
-    }
+    len >= packed_threshold()
+        || match node_limit(fill) {
+            (Some(size), _) => len > size,
+            _ => len > SIZE_SAFETY_LIMIT,
+        }
 }
 
 /// Whether `node` takes one more element of `len` bytes (Redis's
