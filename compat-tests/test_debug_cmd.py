@@ -36,12 +36,14 @@ def fill(both):
     both("HSET", "h", "f", "v", "f2", 2)
     both("HSET", "hbig", *[x for i in range(300) for x in (f"f{i}", f"v{i}")])
     both("SET", "e", "x", "EX", 100)
+    both("XADD", "st", "1-1", "a", 1, "b", "x")
+    both("XADD", "st", "2-5", "c", 300)
     both("SELECT", 3)
     both("SET", "x", "y")
     both("SELECT", 0)
 
 
-KEYS = ("s", "n", "big", "l", "lbig", "si", "ss", "sbig", "z", "zbig", "h", "hbig", "e", "nokey")
+KEYS = ("s", "n", "big", "l", "lbig", "si", "ss", "sbig", "z", "zbig", "h", "hbig", "e", "st", "nokey")
 
 
 def test_digest_of_every_type(both):

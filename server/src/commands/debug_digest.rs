@@ -12,13 +12,15 @@
 //! - set: xor each member;
 //! - zset: xor, per member, the digest of mix(member) then mix(score as ZSCORE prints it);
 //! - hash: xor, per field, the digest of mix(field) then mix(value);
+//! - stream (type 6): per entry in id order, mix "ms.seq", then each field and value;
 //!
 //! and a key with an expiry xors "!!expire!!". The dataset's digest mixes each non-empty
 //! database's number (4 bytes, big-endian) and xors each key's digest (mix(key), then the
 //! value's); an empty dataset is 40 zeros.
 
 use super::Ctx;
-use crate::keyspace::{Keyspace, Member, Value};
+use crate::keyspace::stream::item_bytes;
+use crate::keyspace::{Keyspace, Member, StreamId, Value};
 use crate::numbers::double_to_bytes;
 use sha1::{Digest as _, Sha1};
 
@@ -58,6 +60,7 @@ fn fold_value(d: &mut Digest, value: &Value, has_expiry: bool) {
         Value::Set(_) => 2,
         Value::ZSet(_) => 3,
         Value::Hash(_) => 4,
+        Value::Stream(_) => 6,
     };
     mix(d, &type_number.to_be_bytes());
     let mut buf = [0u8; 20];
@@ -76,6 +79,15 @@ fn fold_value(d: &mut Digest, value: &Value, has_expiry: bool) {
         Value::Hash(h) => {
             for (field, v) in h.iter() {
                 xor(d, &pair_digest(field, v));
+            }
+        }
+        Value::Stream(st) => {
+            for e in st.range(StreamId::MIN, StreamId::MAX, false) {
+                mix(d, format!("{}.{}", e.id().ms, e.id().seq).as_bytes());
+                for (field, v) in e.pairs() {
+                    mix(d, &item_bytes(field));
+                    mix(d, &item_bytes(v));
+                }
             }
         }
     }
