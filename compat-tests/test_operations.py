@@ -176,3 +176,23 @@ def test_redis_cli_replica_and_functions_rdb_get_filtered_snapshots(procs, tmp_p
     loaded = start(procs, "redis", tmp_path / "load", "--dbfilename", "dump.rdb").client()
     assert loaded.dbsize() == 0
     assert loaded.fcall("ops_f", 0) == 1
+
+
+def test_syslog_settings_as_redis(both):
+    both.pairs("CONFIG", "GET", "syslog-*")
+    for name, value in (("syslog-enabled", "yes"), ("syslog-ident", "x"),
+                        ("syslog-facility", "local3")):
+        both.err("CONFIG", "SET", name, value)
+
+
+@pytest.mark.parametrize("args", [["--syslog-facility", "bogus"], ["--syslog-enabled", "maybe"]])
+def test_bad_syslog_directives_stop_start_up_as_redis(tmp_path, args):
+    from harness import GOBLIN_BIN, REDIS_BIN, free_port
+
+    outs = []
+    for binary in (REDIS_BIN, GOBLIN_BIN):
+        out = subprocess.run([binary, "--port", str(free_port()), *args], capture_output=True,
+                             text=True, timeout=20, cwd=tmp_path)
+        assert out.returncode != 0
+        outs.append((out.stdout + out.stderr).strip().splitlines()[-2:])
+    assert outs[0] == outs[1]

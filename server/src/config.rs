@@ -212,6 +212,12 @@ pub struct Config {
     pub tcp_keepalive: u64,
     /// tcp-backlog: the listen(2) backlog of the listening sockets.
     pub tcp_backlog: i32,
+    /// syslog-enabled: log lines go to syslog too ([`crate::syslog`]).
+    pub syslog_enabled: bool,
+    /// syslog-ident: the program name of the syslog lines.
+    pub syslog_ident: String,
+    /// syslog-facility: user or local0..local7.
+    pub syslog_facility: String,
     /// The configuration file the server started with, absolute (CONFIG REWRITE's target).
     pub config_file: Option<std::path::PathBuf>,
     /// always-show-logo: log the logo at start even when the log is no terminal.
@@ -293,6 +299,9 @@ impl Default for Config {
             shutdown_on_sigint: 0,
             tcp_keepalive: 300,
             tcp_backlog: 511,
+            syslog_enabled: false,
+            syslog_ident: "redis".into(),
+            syslog_facility: "local0".into(),
             config_file: None,
             always_show_logo: false,
             lazyfree_lazy_server_del: false,
@@ -464,6 +473,9 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("replica-announced", None, Mutability::Runtime),
     ("tcp-keepalive", None, Mutability::Runtime),
     ("tcp-backlog", None, Mutability::StartOnly),
+    ("syslog-enabled", None, Mutability::StartOnly),
+    ("syslog-ident", None, Mutability::StartOnly),
+    ("syslog-facility", None, Mutability::StartOnly),
 ];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
@@ -839,6 +851,9 @@ impl Config {
             "rdb-key-save-delay" => {
                 self.rdb_key_save_delay = int_in(&text, i32::MIN as i64, i32::MAX as i64)?
             }
+            "syslog-enabled" => self.syslog_enabled = yes_no(&text)?,
+            "syslog-ident" => self.syslog_ident = text,
+            "syslog-facility" => self.syslog_facility = one_of(&text, &crate::syslog::FACILITIES)?,
             repl if crate::replication::config::NAMES.contains(&repl) => {
                 self.repl.apply(repl, value)?
             }
@@ -998,6 +1013,9 @@ impl Config {
             "use-exit-on-panic" => yes_no_name(self.use_exit_on_panic),
             "key-load-delay" => self.key_load_delay.to_string(),
             "rdb-key-save-delay" => self.rdb_key_save_delay.to_string(),
+            "syslog-enabled" => yes_no_name(self.syslog_enabled),
+            "syslog-ident" => self.syslog_ident.clone(),
+            "syslog-facility" => self.syslog_facility.clone(),
             repl if crate::replication::config::NAMES.contains(&repl) => self.repl.value_of(repl),
             _ => unreachable!("every canonical name has a value"),
         }

@@ -110,5 +110,6 @@ pub mod sort_commands;
 pub mod stats;
 pub mod stream_commands;
 pub mod string_commands;
+pub mod syslog;
 pub mod tracking;
 pub mod zset_commands;

@@ -13,6 +13,8 @@ struct Logger {
     path: String,
     /// The file open under that name, with its (device, inode).
     file: Option<(std::fs::File, (u64, u64))>,
+    /// syslog-enabled: each line goes to syslog too.
+    syslog: Option<crate::syslog::Syslog>,
 }
 
 impl Logger {
@@ -68,7 +70,21 @@ pub fn init(level: LogLevel, path: &str) -> std::io::Result<()> {
     HANDLER_FD.store(fd, Ordering::Relaxed);
     SILENT.store(level == LogLevel::Nothing, Ordering::Relaxed);
     let path = path.to_owned();
-    *LOG.lock().unwrap_or_else(|e| e.into_inner()) = Some(Logger { level, path, file });
+    *LOG.lock().unwrap_or_else(|e| e.into_inner()) = Some(Logger {
+        level,
+        path,
+        file,
+        syslog: None,
+    });
+    Ok(())
+}
+
+/// Sends every line to the system's syslog too (syslog-enabled), as `ident` in `facility`.
+pub fn enable_syslog(ident: &str, facility: &str) -> std::io::Result<()> {
+    let syslog = crate::syslog::Syslog::open("/dev/log", ident, facility)?;
+    if let Some(l) = LOG.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        l.syslog = Some(syslog);
+    }
     Ok(())
 }
 
@@ -160,12 +176,12 @@ pub fn set_role(role: char) {
 
 /// Writes `text` as it is, without the line prefix, at `level` (Redis's LL_RAW).
 pub fn log_raw(level: LogLevel, text: &str) {
-    write_at(level, || text.to_owned());
+    write_at(level, text, || text.to_owned());
 }
 
 /// Writes one line at `level`.
 pub fn log(level: LogLevel, message: &str) {
-    write_at(level, || {
+    write_at(level, message, || {
         let mark = match level {
             LogLevel::Debug => '.',
             LogLevel::Verbose => '-',
@@ -183,12 +199,15 @@ pub fn log(level: LogLevel, message: &str) {
     });
 }
 
-/// Writes what `text` makes when `level` is logged.
-fn write_at(level: LogLevel, text: impl FnOnce() -> String) {
+/// Writes what `text` makes when `level` is logged (and `message` to syslog when enabled).
+fn write_at(level: LogLevel, message: &str, text: impl FnOnce() -> String) {
     let mut guard = LOG.lock().unwrap_or_else(|e| e.into_inner());
     let Some(logger) = guard.as_mut() else { return };
     if level < logger.level || logger.level == LogLevel::Nothing {
         return;
+    }
+    if let Some(s) = &logger.syslog {
+        s.send(level, &syslog_stamp(), message);
     }
     let line = text();
     let _ = match logger.file() {
@@ -197,25 +216,39 @@ fn write_at(level: LogLevel, text: impl FnOnce() -> String) {
     };
 }
 
-/// "02 Dec 2026 17:00:00.123" in UTC.
-fn timestamp() -> String {
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// Now in UTC as (duration since the epoch, year, month, day, seconds into the day).
+fn now_utc() -> (std::time::Duration, i64, u32, u32, i64) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     let secs = now.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
     let (y, m, d) = goblin_evloop::calendar::civil_from_days(days);
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    (now, y, m, d, rem)
+}
+
+/// "Dec  6 09:02:49" in UTC, as syslog(3) stamps its lines.
+fn syslog_stamp() -> String {
+    let (_, _, m, d, rem) = now_utc();
+    format!("{} {d:>2} {}", MONTHS[(m - 1) as usize], clock(rem))
+}
+
+/// Seconds into the day as "hh:mm:ss".
+fn clock(rem: i64) -> String {
+    format!("{:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// "02 Dec 2026 17:00:00.123" in UTC.
+fn timestamp() -> String {
+    let (now, y, m, d, rem) = now_utc();
     format!(
-        "{:02} {} {} {:02}:{:02}:{:02}.{:03}",
-        d,
+        "{d:02} {} {y} {}.{:03}",
         MONTHS[(m - 1) as usize],
-        y,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
+        clock(rem),
         now.subsec_millis()
     )
 }
@@ -246,6 +279,7 @@ mod tests {
             level: LogLevel::Notice,
             path: path.to_str().unwrap().into(),
             file: Some((file, id)),
+            syslog: None,
         };
         logger.file().unwrap().write_all(b"one\n").unwrap();
         std::fs::rename(&path, dir.join("g.log.1")).unwrap();

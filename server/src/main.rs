@@ -74,6 +74,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     log::init(config.loglevel, &config.logfile)?;
     service::crash::install_signal_handlers();
     service::crash::set_exit_on_panic(config.use_exit_on_panic);
+    if config.syslog_enabled {
+        log::enable_syslog(&config.syslog_ident, &config.syslog_facility)?;
+    }
     if let Some(summary) = service::ignored_summary(&ignored) {
         warning!("{summary}");
     }
