@@ -763,3 +763,38 @@ return out
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6, 7, 8])
 def test_cjson_and_cmsgpack_of_random_values(both, seed):
     both("EVAL", RANDOM_VALUES, 0, seed)
+
+
+# --- Bytecode (CVE-2015-4335) ------------------------------------------------------------------
+
+DUMPED = "string.dump(function() return 1 end)"
+
+
+def test_bytecode_is_refused_everywhere_a_chunk_loads(both):
+    """Redis's Lua parses every chunk as text: bytecode is a syntax error at its first byte."""
+    both("EVAL", f"local f, e = loadstring({DUMPED}) return {{tostring(f), e}}", 0)
+    both("EVAL", f"local f, e = loadstring({DUMPED}, 'named') return {{tostring(f), e}}", 0)
+    both(
+        "EVAL",
+        f"local s, done = {DUMPED}, false "
+        "local f, e = load(function() if done then return nil end done = true return s end) "
+        "return {tostring(f), e}",
+        0,
+    )
+    both(
+        "EVAL",
+        f"local s, i = {DUMPED}, 0 "
+        "local f, e = load(function() i = i + 1 return s:sub(i, i) end, 'bytes') "
+        "return {tostring(f), e}",
+        0,
+    )
+    both("EVAL", "return loadstring('return 1 + 1')()", 0)
+    both("EVAL", "\x1bLuaQ\x00\x01\x04", 0)
+    both("FUNCTION", "LOAD", "#!lua name=dumped\n\x1bLuaQ\x00")
+    both(
+        "FUNCTION", "LOAD",
+        "#!lua name=dumper\nredis.register_function('f', function() "
+        f"local f, e = loadstring({DUMPED}) return {{tostring(f), e}} end)",
+    )
+    both("FCALL", "f", 0)
+    both("FUNCTION", "FLUSH")

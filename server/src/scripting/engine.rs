@@ -5,6 +5,7 @@
 use super::api::{self, Pending};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -22,6 +23,18 @@ fn version_num() -> u32 {
         parts.next().unwrap_or(0),
     );
     (major << 16) | (minor << 8) | patch
+}
+
+/// `code` as the parser is to see it: Lua 5.1 takes a chunk that starts with ESC (its
+/// bytecode signature) for bytecode, which its loader does not verify (CVE-2015-4335);
+/// Redis's Lua parses every chunk as text, where the ESC is a syntax error. A leading space
+/// (same line numbers) gets that error here too (prelude.lua does the same for
+/// `loadstring` and `load`).
+fn as_text(code: &[u8]) -> Cow<'_, [u8]> {
+    match code.first() {
+        Some(0x1b) => Cow::Owned([b" ", code].concat()),
+        _ => Cow::Borrowed(code),
+    }
 }
 
 /// Where the `redis` functions find the invocation running now: a pointer to its
@@ -111,7 +124,7 @@ impl Engine {
     /// `user_function:N:`).
     pub fn compile_library(&self, code: &[u8]) -> Result<Function, String> {
         self.lua
-            .load(code)
+            .load(&*as_text(code))
             .set_name("@user_function")
             .set_mode(ChunkMode::Text)
             .into_function()
@@ -162,7 +175,7 @@ impl Engine {
     /// Compiles a script body (chunk `@user_script`, so errors say `user_script:N:`).
     pub fn compile(&self, body: &[u8]) -> Result<Function, String> {
         self.lua
-            .load(body)
+            .load(&*as_text(body))
             .set_name("@user_script")
             .set_mode(ChunkMode::Text)
             .into_function()
@@ -265,6 +278,38 @@ mod tests {
         assert_eq!(
             e.compile(b"return (").unwrap_err(),
             "user_script:1: unexpected symbol near '<eof>'"
+        );
+    }
+
+    #[test]
+    fn bytecode_is_parsed_as_text_everywhere() {
+        let e = Engine::new();
+        let near_esc = "unexpected symbol near 'char(27)'";
+        let body = e.compile(b"\x1bLuaQ\x00").unwrap_err();
+        assert_eq!(body, format!("user_script:1: {near_esc}"));
+        let ran = run(
+            &e,
+            "local s = string.dump(function() return 1 end)
+             local once = false
+             local function reader() if once then return nil end once = true return s end
+             local a, ea = loadstring(s, 'dumped')
+             local b, eb = load(reader)
+             return {tostring(a), ea, tostring(b), eb, loadstring('return 7')()}",
+        )
+        .unwrap();
+        let t = ran.as_table().expect("a table");
+        let got: Vec<String> = (1..=5)
+            .map(|i| t.get::<Value>(i).unwrap().to_string().unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "nil".to_string(),
+                format!("[string \"dumped\"]:1: {near_esc}"),
+                "nil".to_string(),
+                format!("(load):1: {near_esc}"),
+                "7".to_string(),
+            ]
         );
     }
 

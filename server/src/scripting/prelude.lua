@@ -79,6 +79,37 @@ local function error_handler(err)
 end
 G.__redis__err__handler = error_handler
 
+-- Lua 5.1 runs a chunk that starts with ESC (its bytecode signature) as bytecode, which
+-- its loader does not verify (CVE-2015-4335); Redis's Lua parses every chunk as text, where
+-- the ESC is a syntax error. A leading space (same line, same chunk name) makes the parser
+-- see the chunk as Redis's does. The wrappers call the originals without a tail call, so
+-- their argument errors still name them.
+local loadstring, load = loadstring, load
+local function pass(...) return ... end
+local function bytecode(s) return type(s) == 'string' and s:byte(1) == 27 end
+G.loadstring = function(s, ...)
+  if bytecode(s) then
+    local name = ...
+    return pass(loadstring(' ' .. s, name or s))
+  end
+  return pass(loadstring(s, ...))
+end
+G.load = function(reader, ...)
+  if type(reader) == 'function' then
+    local started = false
+    local function text_reader()
+      local piece = reader()
+      if not started and piece ~= nil and piece ~= '' then
+        started = true
+        if bytecode(piece) then return ' ' .. piece end
+      end
+      return piece
+    end
+    return pass(load(text_reader, ...))
+  end
+  return pass(load(reader, ...))
+end
+
 -- The globals Redis keeps (its allow lists); anything else is dropped, debug last.
 local allowed = {}
 for name in ([[string cjson bit cmsgpack math table struct redis __redis__err__handler
