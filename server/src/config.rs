@@ -153,8 +153,13 @@ pub struct Config {
     /// busy-reply-threshold (alias lua-time-limit): milliseconds after which a running
     /// script makes the server busy (0: never).
     pub busy_reply_threshold: u64,
-    /// enable-debug-command: no, yes or local.
+    /// enable-debug-command: no, yes or local (see [`protected_action_allowed`]).
     pub enable_debug_command: String,
+    /// enable-protected-configs: whether CONFIG SET may change the [`PROTECTED`]
+    /// parameters: no, yes or local.
+    pub enable_protected_configs: String,
+    /// enable-module-command: no, yes or local (MODULE LOAD, LOADEX, UNLOAD).
+    pub enable_module_command: String,
     /// save: snapshot points as (seconds, changes); empty means no automatic snapshots.
     pub save: Vec<(u64, u64)>,
     /// dir: the directory of the snapshot, absolute.
@@ -271,6 +276,8 @@ impl Default for Config {
             tracking_table_max_keys: 1_000_000,
             busy_reply_threshold: 5000,
             enable_debug_command: "no".into(),
+            enable_protected_configs: "no".into(),
+            enable_module_command: "no".into(),
             save: vec![(3600, 1), (300, 100), (60, 10000)],
             dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
             dbfilename: "dump.rdb".into(),
@@ -374,6 +381,8 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         Mutability::Runtime,
     ),
     ("enable-debug-command", None, Mutability::StartOnly),
+    ("enable-protected-configs", None, Mutability::StartOnly),
+    ("enable-module-command", None, Mutability::StartOnly),
     ("appendonly", None, Mutability::Runtime),
     ("appendfilename", None, Mutability::StartOnly),
     ("appenddirname", None, Mutability::StartOnly),
@@ -477,6 +486,22 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("syslog-ident", None, Mutability::StartOnly),
     ("syslog-facility", None, Mutability::StartOnly),
 ];
+
+/// The values of the enable-*-command and enable-protected-configs parameters.
+const PROTECTION: [&str; 3] = ["no", "yes", "local"];
+
+/// Whether an action guarded by an enable-* parameter set to `value` is allowed to a
+/// client, local when it connected from a loopback address: `yes` allows it to every
+/// client, `local` to local ones, `no` (the default) to none, as Redis's
+/// allowProtectedAction.
+pub fn protected_action_allowed(value: &str, local: bool) -> bool {
+    value == "yes" || (value == "local" && local)
+}
+
+/// The parameters CONFIG SET changes only as enable-protected-configs allows (Redis 7.2's
+/// PROTECTED_CONFIG ones): where snapshots are written, so a client cannot make SAVE
+/// write the keyspace over a file of its choosing. Files and flags set them freely.
+pub const PROTECTED: [&str; 2] = ["dir", "dbfilename"];
 
 /// Goblin's own parameters: CONFIG GET lists them only when asked by their exact name, so
 /// that `CONFIG GET *` stays a subset of Redis's parameters.
@@ -653,30 +678,41 @@ impl Config {
             })
     }
 
+    /// The canonical name of parameter `name` if CONFIG SET may change it: Unknown or
+    /// Immutable (a start-only parameter) otherwise.
+    pub fn settable(name: &str) -> Result<&'static str, ConfigError> {
+        let canonical = Self::canonical(name).ok_or(ConfigError::Unknown)?;
+        let start_only = match crate::cluster::config::PARAMS
+            .iter()
+            .find(|p| p.0 == canonical)
+        {
+            Some((_, _, start_only)) => *start_only,
+            None => PARAMS
+                .iter()
+                .any(|p| p.0 == canonical && p.2 == Mutability::StartOnly),
+        };
+        match start_only {
+            true => Err(ConfigError::Immutable),
+            false => Ok(canonical),
+        }
+    }
+
     /// Applies one parameter; `at_start` allows the start-only ones.
     pub fn apply(&mut self, name: &str, value: &[u8], at_start: bool) -> Result<(), ConfigError> {
         if at_start && (name == "replicaof" || name == "slaveof") {
             // A directive of the file and the command line, not a CONFIG parameter.
             return self.repl.set_replicaof(&String::from_utf8_lossy(value));
         }
-        let canonical = Self::canonical(name).ok_or(ConfigError::Unknown)?;
-        if let Some((_, _, start_only)) = crate::cluster::config::PARAMS
+        let canonical = match Self::settable(name) {
+            Err(ConfigError::Immutable) if at_start => Self::canonical(name).expect("known"),
+            checked => checked?,
+        };
+        if crate::cluster::config::PARAMS
             .iter()
-            .find(|p| p.0 == canonical)
+            .any(|p| p.0 == canonical)
         {
-            if *start_only && !at_start {
-                return Err(ConfigError::Immutable);
-            }
             let text = String::from_utf8_lossy(value);
             return crate::cluster::config::apply(&mut self.cluster, canonical, &text);
-        }
-        let mutability = &PARAMS
-            .iter()
-            .find(|p| p.0 == canonical)
-            .expect("canonical")
-            .2;
-        if !at_start && *mutability == Mutability::StartOnly {
-            return Err(ConfigError::Immutable);
         }
         let text = String::from_utf8_lossy(value).into_owned();
         match canonical {
@@ -748,9 +784,11 @@ impl Config {
             "busy-reply-threshold" => {
                 self.busy_reply_threshold = int_in(&text, 0, i64::MAX)? as u64
             }
-            "enable-debug-command" => {
-                self.enable_debug_command = one_of(&text, &["no", "yes", "local"])?
+            "enable-debug-command" => self.enable_debug_command = one_of(&text, &PROTECTION)?,
+            "enable-protected-configs" => {
+                self.enable_protected_configs = one_of(&text, &PROTECTION)?
             }
+            "enable-module-command" => self.enable_module_command = one_of(&text, &PROTECTION)?,
             "appendonly" => self.aof.enabled = yes_no(&text)?,
             "appendfilename" => self.aof.filename = base_name(&text, "appendfilename", "filename")?,
             "appenddirname" => self.aof.dirname = base_name(&text, "appenddirname", "dirname")?,
@@ -957,6 +995,8 @@ impl Config {
             "tracking-table-max-keys" => self.tracking_table_max_keys.to_string(),
             "busy-reply-threshold" => self.busy_reply_threshold.to_string(),
             "enable-debug-command" => self.enable_debug_command.clone(),
+            "enable-protected-configs" => self.enable_protected_configs.clone(),
+            "enable-module-command" => self.enable_module_command.clone(),
             "appendonly" => yes_no_name(self.aof.enabled),
             "appendfilename" => self.aof.filename.clone(),
             "appenddirname" => self.aof.dirname.clone(),

@@ -61,16 +61,9 @@ const HELP: &[&str] = &[
     "    Stop the server for <seconds>. Decimals allowed.",
 ];
 
-/// DEBUG subcommand ...
+/// DEBUG subcommand ... (allowed as enable-debug-command says: the dispatcher checks it
+/// before authentication, see [`super::protected_refusal`]).
 pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
-    let allowed = match ctx.server.config.enable_debug_command.as_str() {
-        "yes" => true,
-        "local" => ctx.client.addr.ip().is_loopback(),
-        _ => false,
-    };
-    if !allowed {
-        return ctx.error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.");
-    }
     let sub = args[1].to_ascii_lowercase();
     match (sub.as_slice(), args.len()) {
         (b"help", 2) => help_reply(ctx, "DEBUG", HELP),

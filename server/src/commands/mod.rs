@@ -26,6 +26,7 @@ mod lolwut;
 mod lookup;
 mod memory;
 mod migrate;
+mod module_cmd;
 pub mod monitor;
 mod multi;
 pub mod pause;
@@ -363,6 +364,12 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         reject(ctx, Some(cmd), &errors::wrong_arity(cmd.name));
         return None;
     }
+    if cmd.flags.contains(Flags::PROTECTED) {
+        if let Some(refusal) = protected_refusal(ctx, cmd) {
+            reject(ctx, Some(cmd), &refusal);
+            return None;
+        }
+    }
     if !ctx.client.authenticated
         && !cmd.flags.contains(Flags::NO_AUTH)
         && ctx.server.acl.auth_required()
@@ -417,6 +424,30 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         return None;
     }
     Some(cmd)
+}
+
+/// The refusal of a protected command (DEBUG, MODULE LOAD and its kin) that its
+/// enable-*-command parameter does not allow to this client; Redis checks it right after
+/// the arity, before authentication.
+fn protected_refusal(ctx: &Ctx, cmd: &Command) -> Option<String> {
+    let config = &ctx.server.config;
+    let (command, parameter, value) = match cmd.name {
+        "debug" => (
+            "DEBUG",
+            "enable-debug-command",
+            &config.enable_debug_command,
+        ),
+        _ => (
+            "MODULE",
+            "enable-module-command",
+            &config.enable_module_command,
+        ),
+    };
+    let local = ctx.client.addr.ip().is_loopback();
+    if crate::config::protected_action_allowed(value, local) {
+        return None;
+    }
+    Some(format!("ERR {command} command not allowed. If the {parameter} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."))
 }
 
 /// Adds what the command that just ran in `db` replays to the propagation unit, after the

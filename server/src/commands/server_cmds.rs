@@ -2,7 +2,7 @@
 //! format they share.
 
 use super::{Command, Ctx, Flags};
-use crate::config::ConfigError;
+use crate::config::{protected_action_allowed, Config, ConfigError, PROTECTED};
 use crate::errors;
 use std::collections::VecDeque;
 
@@ -43,19 +43,14 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     if !args.len().is_multiple_of(2) {
         return ctx.syntax_error();
     }
+    if let Some(refusal) = refused_name(ctx, &args[2..]) {
+        return ctx.error(&refusal);
+    }
     let mut updated = ctx.server.config.clone();
-    let mut seen: Vec<String> = Vec::new();
     for pair in args[2..].chunks(2) {
         let name = String::from_utf8_lossy(pair[0]).to_ascii_lowercase();
-        if seen.contains(&name) {
-            return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"));
-        }
-        seen.push(name.clone());
-        match updated.apply(&name, pair[1], false) {
-            Ok(()) => {}
-            Err(ConfigError::Unknown) => return ctx.error(&format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")),
-            Err(ConfigError::Immutable) => return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")),
-            Err(ConfigError::BadValue(why)) => return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")),
+        if let Err(e) = updated.apply(&name, pair[1], false) {
+            return ctx.error(&config_set_failure(&name, e));
         }
     }
     let current = &ctx.server.config;
@@ -103,6 +98,45 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     let classes = ctx.server.config.notify_keyspace_events;
     ctx.server.keyspace.notifier.set_flags(classes);
     ctx.out.ok();
+}
+
+/// The reply to a CONFIG SET refused for parameter `arg`.
+fn config_set_failure(arg: &str, e: ConfigError) -> String {
+    let why = match e {
+        ConfigError::Unknown => {
+            return format!("ERR Unknown option or number of arguments for CONFIG SET - '{arg}'")
+        }
+        ConfigError::Immutable => "can't set immutable config".to_string(),
+        ConfigError::BadValue(why) => why,
+    };
+    format!("ERR CONFIG SET failed (possibly related to argument '{arg}') - {why}")
+}
+
+/// Redis checks every name of a CONFIG SET before any value: the first one unknown,
+/// start-only, protected (enable-protected-configs not allowing it to this client) or
+/// repeated (in any case; an alias is a name of its own) refuses the whole command, named
+/// as typed.
+fn refused_name(ctx: &Ctx, pairs: &[&[u8]]) -> Option<String> {
+    let local = ctx.client.addr.ip().is_loopback();
+    let protected_ok = protected_action_allowed(&ctx.server.config.enable_protected_configs, local);
+    let mut seen: Vec<String> = Vec::new();
+    for pair in pairs.chunks(2) {
+        let typed = String::from_utf8_lossy(pair[0]);
+        let lower = typed.to_ascii_lowercase();
+        let why = match Config::settable(&lower) {
+            Err(e) => return Some(config_set_failure(&typed, e)),
+            Ok(name) if PROTECTED.contains(&name) && !protected_ok => "can't set protected config",
+            Ok(_) if seen.contains(&lower) => "duplicate parameter",
+            Ok(_) => {
+                seen.push(lower);
+                continue;
+            }
+        };
+        return Some(format!(
+            "ERR CONFIG SET failed (possibly related to argument '{typed}') - {why}"
+        ));
+    }
+    None
 }
 
 /// CONFIG RESETSTAT

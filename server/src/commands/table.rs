@@ -3,8 +3,8 @@
 
 use super::{
     acl_cmd, blocking, client_cmd, cluster_cmd, connection, debug_cmd, dump, expire, info,
-    introspection, keys, latency, lolwut, memory, migrate, monitor, multi, pause, persistence,
-    pubsub, server_cmds, tracking, Handler,
+    introspection, keys, latency, lolwut, memory, migrate, module_cmd, monitor, multi, pause,
+    persistence, pubsub, server_cmds, tracking, Handler,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,6 +50,8 @@ impl Flags {
     /// Shown to MONITOR before it runs, not after (EVAL and its kin: their script's commands
     /// follow them).
     pub const MONITOR_BEFORE: Flags = Flags(1 << 15);
+    /// Runs only as its enable-*-command parameter allows (DEBUG, MODULE LOAD/UNLOAD).
+    pub const PROTECTED: Flags = Flags(1 << 16);
 
     /// Whether every flag of `other` is set.
     pub const fn contains(self, other: Flags) -> bool {
@@ -350,6 +352,22 @@ static MEMORY_SUBS: [Command; 6] = [
     cmd!("memory|help", 2, LS, memory::help),
 ];
 
+/// Administrative, run only as enable-module-command allows.
+const MODULE_LOADING: Flags = Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::PROTECTED);
+
+static MODULE_SUBS: [Command; 5] = [
+    cmd!(
+        "module|list",
+        2,
+        Flags::ADMIN.with(Flags::NOSCRIPT),
+        module_cmd::list
+    ),
+    cmd!("module|load", -3, MODULE_LOADING, module_cmd::load),
+    cmd!("module|loadex", -3, MODULE_LOADING, module_cmd::load),
+    cmd!("module|unload", 3, MODULE_LOADING, module_cmd::unload),
+    cmd!("module|help", 2, LS, module_cmd::help),
+];
+
 static LATENCY_SUBS: [Command; 7] = [
     cmd!("latency|doctor", 2, ADMIN, latency::doctor),
     cmd!("latency|graph", 3, ADMIN, latency::graph),
@@ -389,7 +407,7 @@ static ACL_SUBS: [Command; 13] = [
 ];
 
 /// Every top-level command.
-pub static COMMANDS: [Command; 63] = [
+pub static COMMANDS: [Command; 64] = [
     // connection
     cmd!(
         "ping",
@@ -535,11 +553,12 @@ pub static COMMANDS: [Command; 63] = [
         ADMIN.with(Flags::NO_MULTI).with(Flags::ALLOW_BUSY),
         server_cmds::shutdown
     ),
-    cmd!("debug", -2, ADMIN, debug_cmd::debug),
+    cmd!("debug", -2, ADMIN.with(Flags::PROTECTED), debug_cmd::debug),
     cmd!("slowlog", -2, NONE, subs: &SLOWLOG_SUBS),
     cmd!("acl", -2, NONE, subs: &ACL_SUBS),
     cmd!("monitor", 1, ADMIN, monitor::monitor),
     cmd!("latency", -2, NONE, subs: &LATENCY_SUBS),
+    cmd!("module", -2, NONE, subs: &MODULE_SUBS),
     cmd!("lolwut", -1, RF, lolwut::lolwut),
 ];
 
