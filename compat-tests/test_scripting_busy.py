@@ -10,6 +10,7 @@ import pytest
 import redis
 
 import harness
+import resp
 
 LOOP = "while true do end"
 # Writes, then runs for about a second by the server's clock.
@@ -81,6 +82,30 @@ def test_script_kill_stops_a_busy_loop(both):
         t.join(10)
         after = outcome(lambda: other.execute_command("SCRIPT", "KILL"))
         return [busy, before, killed, box["reply"], after, outcome(other.ping)]
+
+    r, g = on_each(both.pair, scenario)
+    assert r == g
+
+
+def test_a_connection_opened_while_busy_is_answered(both):
+    """The server keeps accepting while a script is busy: a new connection gets BUSY, and its
+    SCRIPT KILL stops the script (an operator's redis-cli must not hang)."""
+    both.config_set("busy-reply-threshold", 100)
+
+    def scenario(port, other):
+        t, box = start_script(port, LOOP, 0)
+        busy = wait_busy(other)
+        late = [resp.RawConnection(port, timeout=5) for _ in range(3)]
+        try:
+            replies = [late[0].request(resp.encode("PING"))]
+            replies.append(late[1].request(resp.encode("GET", "k") + resp.encode("PING"), 2))
+            replies.append(late[2].request(resp.encode("SCRIPT", "KILL")))
+            t.join(10)
+            replies.append(late[0].request(resp.encode("PING")))
+        finally:
+            for c in late:
+                c.close()
+        return [busy, box["reply"], *replies]
 
     r, g = on_each(both.pair, scenario)
     assert r == g

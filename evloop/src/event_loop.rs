@@ -264,38 +264,57 @@ impl<H: Handler> EventLoop<H> {
     }
 
     fn accept(&mut self, listener: usize) {
-        loop {
-            let (mut stream, peer) = match self.listeners[listener].accept() {
-                Ok(pair) => pair,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.handler.accept_failed(e);
-                    return;
-                }
-            };
-            let _ = stream.set_nodelay(true);
-            let entry = self.conns.vacant_entry();
-            let key = entry.key();
-            let registry = self.poll.registry();
-            if registry
-                .register(&mut stream, Token(key), H::INTEREST)
-                .is_err()
-            {
-                continue;
+        let handler = &mut self.handler;
+        let accepted = accept_all(
+            &self.listeners[listener],
+            &mut self.conns,
+            self.poll.registry(),
+            H::INTEREST,
+            &mut |key, stream, peer| handler.accept(key, stream, peer),
+        );
+        if let Err(e) = accepted {
+            self.handler.accept_failed(e);
+        }
+    }
+}
+
+/// Accepts on `listener` until `WouldBlock`: each socket gets TCP_NODELAY and is registered
+/// with `interest` under its slab key, then `admit` gives its state or refuses it (as
+/// [`Handler::accept`]). An error is an accept failure other than `WouldBlock`.
+fn accept_all<C>(
+    listener: &TcpListener,
+    conns: &mut Slab<Conn<C>>,
+    registry: &Registry,
+    interest: Interest,
+    admit: &mut dyn FnMut(usize, &mut TcpStream, SocketAddr) -> Option<C>,
+) -> io::Result<()> {
+    loop {
+        let (mut stream, peer) = match listener.accept() {
+            Ok(pair) => pair,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let _ = stream.set_nodelay(true);
+        let entry = conns.vacant_entry();
+        let key = entry.key();
+        if registry
+            .register(&mut stream, Token(key), interest)
+            .is_err()
+        {
+            continue;
+        }
+        match admit(key, &mut stream, peer) {
+            Some(state) => {
+                entry.insert(Conn {
+                    stream,
+                    state,
+                    writable: interest.is_writable(),
+                    peer_closed: false,
+                });
             }
-            match self.handler.accept(key, &mut stream, peer) {
-                Some(state) => {
-                    entry.insert(Conn {
-                        stream,
-                        state,
-                        writable: H::INTEREST.is_writable(),
-                        peer_closed: false,
-                    });
-                }
-                None => {
-                    let _ = registry.deregister(&mut stream);
-                }
+            None => {
+                let _ = registry.deregister(&mut stream);
             }
         }
     }
@@ -310,6 +329,21 @@ impl<C> Ctx<'_, C> {
     /// Every open connection with its key.
     pub fn conns(&mut self) -> impl Iterator<Item = (usize, &mut Conn<C>)> {
         self.conns.iter_mut()
+    }
+
+    /// Accepts the connections waiting on every listener now, for a handler that serves
+    /// its connections from inside a long call (a busy script) rather than from the loop:
+    /// as the loop accepts, registered with `interest`, `admit` taking the place of
+    /// [`Handler::accept`]. An error is an accept failure other than `WouldBlock`.
+    pub fn accept_pending(
+        &mut self,
+        interest: Interest,
+        mut admit: impl FnMut(usize, &mut TcpStream, SocketAddr) -> Option<C>,
+    ) -> io::Result<()> {
+        for listener in self.listeners.iter() {
+            accept_all(listener, self.conns, self.registry, interest, &mut admit)?;
+        }
+        Ok(())
     }
 
     /// The registry, for the handler's own sources.

@@ -50,33 +50,11 @@ impl Handler for RespLoop<'_> {
     type Conn = Conn;
 
     fn accept(&mut self, key: usize, stream: &mut TcpStream, peer: SocketAddr) -> Option<Conn> {
-        let server = &mut *self.server;
-        server.stats.connections_received += 1;
-        if server.clients.len() >= server.config.maxclients {
-            let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
-            server.stats.rejected_connections += 1;
-            return None;
-        }
-        if crate::service::protected::deny(server, stream, peer) {
-            return None;
-        }
-        let fd = {
-            use std::os::fd::AsRawFd;
-            stream.as_raw_fd()
-        };
-        if server.config.tcp_keepalive > 0 {
-            if let Err(e) = crate::net::keepalive::enable(fd, server.config.tcp_keepalive) {
-                warning!("Error configuring client keepalive: {e}");
-            }
-        }
-        let laddr = stream.local_addr().unwrap_or(peer);
-        let authenticated = crate::commands::starts_authenticated(server);
-        let id = server.clients.admit(key, fd, peer, laddr, authenticated);
-        Some(Conn::new(id))
+        admit(self.server, key, stream, peer)
     }
 
     fn accept_failed(&mut self, error: std::io::Error) {
-        warning!("Accepting client connection: {error}");
+        accept_failed(error);
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
@@ -230,11 +208,50 @@ impl RespLoop<'_> {
     }
 }
 
+/// A new connection from `peer` under `key`: refused (with Redis's last word) past
+/// maxclients or by protected-mode, else (tcp-keepalive set on it) its client joins the
+/// registry.
+fn admit(
+    server: &mut Server,
+    key: usize,
+    stream: &mut TcpStream,
+    peer: SocketAddr,
+) -> Option<Conn> {
+    server.stats.connections_received += 1;
+    if server.clients.len() >= server.config.maxclients {
+        let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+        server.stats.rejected_connections += 1;
+        return None;
+    }
+    if crate::service::protected::deny(server, stream, peer) {
+        return None;
+    }
+    let fd = {
+        use std::os::fd::AsRawFd;
+        stream.as_raw_fd()
+    };
+    if server.config.tcp_keepalive > 0 {
+        if let Err(e) = crate::net::keepalive::enable(fd, server.config.tcp_keepalive) {
+            warning!("Error configuring client keepalive: {e}");
+        }
+    }
+    let laddr = stream.local_addr().unwrap_or(peer);
+    let authenticated = crate::commands::starts_authenticated(server);
+    let id = server.clients.admit(key, fd, peer, laddr, authenticated);
+    Some(Conn::new(id))
+}
+
+/// Logs an accept failure (the loop accepts again at the listener's next event).
+fn accept_failed(error: std::io::Error) {
+    warning!("Accepting client connection: {error}");
+}
+
 /// The other connections, serviced while a script is busy (Redis's
 /// processEventsWhileBlocked): each one is read and its requests answered (BUSY, but for
 /// the commands allowed then, such as SCRIPT KILL). The connection running the script is
 /// not among them: its state is out of the loop's slab while it runs, and its client
-/// leased. New connections wait in the listener's backlog until the script ends.
+/// leased. New connections are accepted first, so they are answered too (an operator's
+/// SCRIPT KILL from a new connection, as Redis answers it).
 struct OtherConnections<'c, 'x> {
     cx: &'c mut Ctx<'x, Conn>,
     running: usize,
@@ -242,6 +259,12 @@ struct OtherConnections<'c, 'x> {
 
 impl WhileBlocked for OtherConnections<'_, '_> {
     fn process_events(&mut self, server: &mut Server) {
+        let interest = <RespLoop as Handler>::INTEREST;
+        if let Err(e) = self.cx.accept_pending(interest, |key, stream, peer| {
+            admit(server, key, stream, peer)
+        }) {
+            accept_failed(e);
+        }
         let keys: Vec<usize> = self
             .cx
             .conns()
