@@ -1,5 +1,6 @@
 """Limits: proto-max-bulk-len, the 64 KiB inline and header lines, client-query-buffer-limit,
-the normal-class client-output-buffer-limit, and --maxclients (on a pair of its own)."""
+the normal-class client-output-buffer-limit (lowered under a client already over it too),
+and --maxclients (on a pair of its own)."""
 
 import socket
 import time
@@ -89,6 +90,18 @@ def test_query_buffer_limit_config_errors(both):
     both("CONFIG", "SET", "client-query-buffer-limit", "lots")
 
 
+def client_gone(conn, victim, wait):
+    """Whether client `victim` leaves CLIENT LIST (asked on `conn`) within `wait` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        listed = conn.request(encode("CLIENT", "LIST", "ID", str(victim)))
+        if listed == b"$0\r\n\r\n":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
 def test_output_buffer_limit_disconnects_non_reader(both, raw):
     """A client that never reads is dropped at the normal-class hard limit. Whether it is
     gone is asked of the server (CLIENT LIST ID), so that the check itself reads nothing."""
@@ -105,17 +118,33 @@ def test_output_buffer_limit_disconnects_non_reader(both, raw):
             c.send(req)
         except OSError:
             pass  # the server closed us, or stopped reading while we were still sending
-    gone = []
-    for conn, victim in zip(bystander.conns(), ids):
-        deadline = time.monotonic() + 30  # generous: a loaded CI machine once needed more than 10 s
-        while True:
-            listed = conn.request(encode("CLIENT", "LIST", "ID", str(victim)))
-            if listed == b"$0\r\n\r\n" or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
-        gone.append(listed == b"$0\r\n\r\n")
+    # generous: a loaded CI machine once needed more than 10 s
+    gone = [client_gone(conn, victim, 30) for conn, victim in zip(bystander.conns(), ids)]
     assert gone == [True, True], "(redis, goblin): was the non-reading client dropped?"
     bystander.same(encode("PING"))
+
+
+def test_lowered_output_limit_closes_a_client_already_over_it(both, raw):
+    """A client whose unread replies are already past a limit set afterwards is dropped at
+    the server's next check (Redis's clientsCron), although it sends nothing more."""
+    bystander = raw.new()
+    ids = [int(c.request(encode("CLIENT", "ID"))[1:-2]) for c in raw.conns()]
+    for c in raw.conns():
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.send(encode("ECHO", b"o" * 65536) * 256)  # 16 MB of replies nobody reads
+
+    def omem(conn, victim):
+        listed = conn.request(encode("CLIENT", "LIST", "ID", str(victim)))
+        fields = dict(f.split(b"=", 1) for f in listed.split(b"\r\n")[1].split(b" ") if b"=" in f)
+        return int(fields.get(b"omem", b"0"))
+
+    for conn, victim in zip(bystander.conns(), ids):
+        deadline = time.monotonic() + 30
+        while omem(conn, victim) < 4 * ONE_MB and time.monotonic() < deadline:
+            time.sleep(0.1)
+    both.config_set("client-output-buffer-limit", "normal 1mb 0 0")
+    gone = [client_gone(conn, victim, 10) for conn, victim in zip(bystander.conns(), ids)]
+    assert gone == [True, True], "(redis, goblin): was the client over the new limit dropped?"
 
 
 def test_output_buffer_limit_config(both):

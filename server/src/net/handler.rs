@@ -366,6 +366,22 @@ fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Le
     server.clients.restore(lease, false);
 }
 
+/// Checks the output limits of every connection with replies waiting (each one is checked
+/// when serviced, but one that neither reads nor sends is not serviced): a limit lowered by
+/// CONFIG SET closes a client already over it, as Redis's clientsCron does.
+fn close_over_output_limit(server: &mut Server, cx: &mut Ctx<'_, Conn>) {
+    let waiting: Vec<usize> = cx
+        .conns()
+        .filter(|(_, c)| c.state.pending_output() > 0)
+        .map(|(key, _)| key)
+        .collect();
+    for key in waiting {
+        if let Some(lease) = server.clients.lease(key) {
+            finish(server, cx, key, lease, true);
+        }
+    }
+}
+
 /// Writes what the socket takes of a connection's output; what goes to a replica counts as
 /// replication traffic (total_net_repl_output_bytes), as in Redis.
 #[inline]
@@ -431,6 +447,7 @@ impl RespLoop<'_> {
         }
         crate::replication::cron(server, cx.registry());
         commands::expire_blocked(server, now);
+        close_over_output_limit(server, cx);
         server.migrate.close_idle();
         let idle_limit = server.config.timeout;
         if idle_limit > 0 {
