@@ -221,4 +221,19 @@ mod tests {
             }
         }
     }
+
+    /// A payload the fuzzer made: its stated first id is not its first entry. Redis keeps
+    /// the stated one, and so does Goblin; the stream still passes the engine's checks.
+    #[test]
+    fn a_stated_first_id_is_kept_as_redis_keeps_it() {
+        let seed = include_bytes!("../../fuzz/corpus/stream_payload/stated-first-id");
+        let rdb_type = [15u8, 19, 21][usize::from(seed[0] % 3)];
+        let mut body = vec![rdb_type];
+        body.extend_from_slice(&seed[1..]);
+        if let Ok(Value::Stream(s)) =
+            restore(&crate::rdb::dump::seal(&body, 11), &LoadOptions::default())
+        {
+            s.validate();
+        }
+    }
 }
