@@ -471,6 +471,31 @@ impl Db {
         })
     }
 
+    /// Makes room for `additional` more keys (a loader's size hint), so that adding them
+    /// never grows the key table's index.
+    pub fn reserve(&mut self, additional: usize) {
+        self.table.reserve(additional);
+    }
+
+    /// Inserts `key` with expiry `expire_at_ms` unless it is already present (one lookup:
+    /// the loaders, for which a present key is a corrupt input). False when present.
+    pub fn insert_new_key(
+        &mut self,
+        key: &[u8],
+        value: Value,
+        clock: u32,
+        expire_at_ms: Option<u64>,
+    ) -> bool {
+        if self.table.find(key).is_some() {
+            return false;
+        }
+        let slot = self.insert_absent(key, value, clock);
+        if let Some(at) = expire_at_ms {
+            self.table.set_expiry(slot, at);
+        }
+        true
+    }
+
     /// Inserts `key`, which is not in the table, with no expiry; returns its slot.
     pub(super) fn insert_absent(&mut self, key: &[u8], value: Value, clock: u32) -> Slot {
         self.settle();

@@ -567,8 +567,11 @@ impl<'a, R: Read> Loader<'a, R> {
                     db = n as usize;
                 }
                 OP_RESIZEDB => {
-                    self.input.length()?;
-                    self.input.length()?;
+                    let keys = self.input.length()?;
+                    self.input.length()?; // keys with an expiry
+                                          // A key takes at least 3 bytes (type, key length, value length).
+                    let keys = self.plausible(keys, 3);
+                    self.dbs[db].reserve(keys);
                 }
                 OP_SLOT_INFO if self.report.version >= 12 || self.report.valkey => {
                     for _ in 0..3 {
@@ -697,8 +700,7 @@ impl<'a, R: Read> Loader<'a, R> {
             self.report.expired_skipped += 1;
             return Ok(());
         }
-        let target = &mut self.dbs[db];
-        if target.get(&key).is_some() {
+        if !self.dbs[db].insert_new_key(&key, value, self.opts.clock_secs, expire) {
             return Err(LoadError {
                 kind: ErrorKind::Corrupt,
                 offset: at,
@@ -707,10 +709,6 @@ impl<'a, R: Read> Loader<'a, R> {
                     String::from_utf8_lossy(&key)
                 ),
             });
-        }
-        target.insert(&key, value, self.opts.clock_secs);
-        if let Some(t) = expire {
-            target.set_expiry(&key, t);
         }
         self.report.keys += 1;
         if self.opts.key_delay_us != 0 {

@@ -1,7 +1,7 @@
 //! The member hash: a wyhash-style multiply-fold over 8-byte words.
 //!
-//! The seed is fixed, so hashes (and therefore ZSCAN cursors) are stable for
-//! the life of the process. The top bits choose the home group (through a
+//! The seed is fixed, so a member's hash is the same everywhere; each Swiss table
+//! mixes it with a seed of its own (`swiss::spread`). The top bits choose the home group (through a
 //! multiply-shift reduction) and the low 7 bits are the control-byte tag, so
 //! both ends of the result must be well mixed; the final fold does that.
 

@@ -54,7 +54,9 @@
 //!    4-byte index, so `&mut T` needs no unsafe code and `T` never moves when records do.
 //!
 //! Limits: 2^26 records per size class before a class spills into the next larger one,
-//! so about 4 billion keys in all; the hash has a fixed seed (as every table of this crate).
+//! so about 4 billion keys in all; the index mixes the key hash with a random seed of its
+//! own, so keys arriving in another table's slot order (an RDB Goblin wrote, a SCAN
+//! replayed) insert in linear time.
 
 mod record;
 mod store;
@@ -289,6 +291,14 @@ impl<T> KeyTable<T> {
     fn take_heap(&mut self, i: u32) -> T {
         self.values_free.push(i);
         self.values[i as usize].take().expect("live heap value")
+    }
+
+    /// Makes room for `additional` more keys, so that inserting them never grows the index
+    /// (an RDB's RESIZEDB hint; the caller bounds it by what its input can hold).
+    pub fn reserve(&mut self, additional: usize) {
+        let store = &self.store;
+        self.index
+            .reserve(self.len() + additional, |h| key_hash(store, h));
     }
 
     /// Inserts `key`, which must be absent, with no expiry; returns its slot.
