@@ -1,7 +1,7 @@
 """INFO memory and MEMORY's subcommands against Redis: the same fields and shapes, and
-figures whose relations hold (used_memory is the allocator's allocated bytes, within a
-few percent of glibc's mallinfo2 as read from the process; a sane fragmentation ratio;
-dataset + overhead = used).
+figures whose relations hold (used_memory is the allocated bytes the counting allocator
+keeps, within a few percent of glibc's own figure read from malloc_info; a sane
+fragmentation ratio; dataset + overhead = used).
 """
 
 from __future__ import annotations

@@ -12,4 +12,7 @@ python3 benchmarks/redis_benchmark_speed.py --quick
 ./target/release/zset-bench --members 10000 --ops 10000 --format json
 ./target/release/resp-bench --requests 20000
 python3 benchmarks/delete_latency.py --members 20000
+# Not a smoke run: the complexity check of every keyspace-building path (fails when one grows
+# more than twice as fast as linear between 200K and 800K keys; figures in BENCHMARKS.md).
+python3 benchmarks/scale.py --check
 python3 benchmarks/objcache/run_http_bench.py --smoke --workdir "${TMPDIR:-/tmp}/goblin-bench-http-smoke"

@@ -117,7 +117,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     }
     goblin_objcache::log::set_hook(store_log);
     server.store = goblin_objcache::start(&args.store)?;
-    server.memory.startup = goblin_server::memory::allocator::heap().allocated;
+    server.memory.startup = goblin_server::memory::allocator::allocated();
     notice!("Server initialized");
     if server.config.aof.enabled {
         // As Redis: with appendonly yes the AOF, not the snapshot, holds the dataset.

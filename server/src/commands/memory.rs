@@ -51,9 +51,9 @@ pub fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     int(out, "dataset.bytes", f.dataset as i64);
     double(out, "dataset.percentage", f.dataset_percent());
     double(out, "peak.percentage", f.peak_percent());
-    int(out, "allocator.allocated", f.heap.allocated as i64);
-    int(out, "allocator.active", f.heap.active as i64);
-    int(out, "allocator.resident", f.rss as i64);
+    int(out, "allocator.allocated", f.used as i64);
+    int(out, "allocator.active", f.resident as i64);
+    int(out, "allocator.resident", f.resident as i64);
     double(out, "allocator-fragmentation.ratio", r.allocator_frag.0);
     int(out, "allocator-fragmentation.bytes", r.allocator_frag.1);
     double(out, "allocator-rss.ratio", r.allocator_rss.0);

@@ -287,17 +287,6 @@ impl Db {
         (self.table.memory_bytes().saturating_sub(expires), expires)
     }
 
-    /// Bytes the heap values hold in their own allocations (beside the table).
-    pub fn values_memory(&self) -> usize {
-        self.table
-            .iter()
-            .map(|e| match e.value() {
-                kt::ValueRef::Heap(v) => v.memory_bytes(),
-                _ => 0,
-            })
-            .sum()
-    }
-
     /// Bytes `key` costs (see [`Entry::memory_usage`]), expired or not.
     pub fn memory_usage(&self, key: &[u8]) -> Option<usize> {
         let slot = self.table.find(key)?;

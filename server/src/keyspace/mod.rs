@@ -682,22 +682,16 @@ impl Keyspace {
         self.lazyfree.freed()
     }
 
-    /// Bytes held by the values alone (INFO used_memory_dataset).
-    pub fn dataset_memory(&self) -> usize {
-        self.dbs.iter().map(Db::values_memory).sum()
-    }
-
-    /// Bytes held by all values (engine-tracked) plus the key tables ([`Db::overhead`]).
-    pub fn used_memory(&self) -> usize {
-        let tables: usize = self
-            .dbs
+    /// Bytes the key tables hold beside the values (their part of INFO's
+    /// used_memory_overhead), in constant time.
+    pub fn tables_memory(&self) -> usize {
+        self.dbs
             .iter()
             .map(|db| {
                 let (main, expires) = db.overhead();
                 main + expires
             })
-            .sum();
-        self.dataset_memory() + tables
+            .sum()
     }
 
     /// Every entry of every database, expired or not.

@@ -1,8 +1,8 @@
-//! The memory limit: the figure it is held against (the allocator's allocated bytes, read
-//! with a bounded cost), the eviction that keeps it, and the OOM decision before each
+//! The memory limit: the figure it is held against (the allocator's allocated bytes,
+//! counted as they are allocated), the eviction that keeps it, and the OOM decision before each
 //! command (Redis's processCommand / performEvictions).
 //!
-//! - [`allocator`]: mallinfo2, RSS, malloc_info, malloc_trim.
+//! - [`allocator`]: the counting allocator, RSS, malloc_info, malloc_trim.
 //! - [`config`]: the maxmemory directives.
 //! - [`figures`]: INFO memory's and MEMORY STATS's figures.
 //!
@@ -16,44 +16,21 @@ use crate::keyspace::evict::{Evictor, Policy, Request};
 use crate::server::Server;
 use std::time::{Duration, Instant};
 
-/// The allocator's figure, cached for a short while: mallinfo2 walks the free lists of
-/// every arena, so before each command it is read at most once a millisecond, or less
-/// often when a reading is slow (never more than 5% of the time spent reading).
-#[derive(Debug)]
+/// The allocator's figure and its peak. A reading is one load of the allocator's
+/// counter ([`allocator::allocated`]), so it is read afresh wherever it is needed.
+#[derive(Debug, Default)]
 pub struct Gauge {
     last: u64,
-    next_read: Instant,
     peak: u64,
 }
 
 impl Gauge {
-    fn new() -> Gauge {
-        Gauge {
-            last: 0,
-            next_read: Instant::now(),
-            peak: 0,
-        }
-    }
-
-    /// The allocated bytes now (a fresh reading), keeping the peak.
+    /// The allocated bytes now, keeping the peak.
     pub fn read(&mut self) -> u64 {
-        let started = Instant::now();
-        let used = allocator::heap().allocated;
-        let cost = started.elapsed();
-        self.next_read = started + (cost * 20).max(Duration::from_millis(1));
+        let used = allocator::allocated();
         self.last = used;
         self.peak = self.peak.max(used);
         used
-    }
-
-    /// The allocated bytes, read again when the last reading is too old.
-    #[inline]
-    fn cached(&mut self) -> u64 {
-        if Instant::now() >= self.next_read {
-            self.read()
-        } else {
-            self.last
-        }
     }
 
     /// The highest figure read (INFO used_memory_peak).
@@ -68,7 +45,7 @@ impl Gauge {
 }
 
 /// Memory state of the server: the gauge, the eviction pool and the evicted key count.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct MemoryState {
     /// The allocator's figure.
     pub gauge: Gauge,
@@ -77,17 +54,6 @@ pub struct MemoryState {
     pub evicted_keys: u64,
     /// Allocated bytes once the server had started (INFO used_memory_startup).
     pub startup: u64,
-}
-
-impl Default for MemoryState {
-    fn default() -> Self {
-        MemoryState {
-            gauge: Gauge::new(),
-            evictor: Evictor::default(),
-            evicted_keys: 0,
-            startup: 0,
-        }
-    }
 }
 
 /// Cron work under a limit: when the resident set outgrows maxmemory by more than a tenth
@@ -119,7 +85,7 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         evicted_keys,
         ..
     } = &mut server.memory;
-    let used = gauge.cached();
+    let used = gauge.read();
     if used <= config.maxmemory {
         return true;
     }
@@ -138,7 +104,6 @@ pub fn perform_evictions(server: &mut Server) -> bool {
     });
     crate::latency::sample("eviction-cycle", cycle.elapsed());
     *evicted_keys += done.keys;
-    gauge.next_read = Instant::now();
     if done.enough {
         return true;
     }

@@ -266,7 +266,7 @@ impl Snapshots<'_> {
         write::AuxInfo {
             redis_version: crate::REDIS_VERSION,
             ctime: unix_ms() / 1000,
-            used_mem: self.keyspace.used_memory() as u64,
+            used_mem: crate::memory::allocator::allocated(),
             compress: self.config.rdbcompression,
             aof_base: false,
             functions: self.functions.codes(),

@@ -59,6 +59,9 @@ pub(super) struct Store {
     classes: Vec<Class>,
     boxed: Vec<Box<[u8]>>,
     boxed_free: Vec<u32>,
+    /// Bytes of the live boxed records (kept as they come and go, so the memory figure
+    /// needs no walk over them).
+    boxed_bytes: usize,
 }
 
 impl Default for Store {
@@ -67,6 +70,7 @@ impl Default for Store {
             classes: (0..PAGED).map(|_| Class::default()).collect(),
             boxed: Vec::new(),
             boxed_free: Vec::new(),
+            boxed_bytes: 0,
         }
     }
 }
@@ -122,6 +126,7 @@ impl Store {
             }
             class += 1;
         }
+        self.boxed_bytes += record.len();
         let slot = match self.boxed_free.pop() {
             Some(slot) => {
                 self.boxed[slot as usize] = record.into();
@@ -170,7 +175,8 @@ impl Store {
         let class = handle & 63;
         let slot = handle >> 6;
         if class == BOXED {
-            self.boxed[slot as usize] = Box::default();
+            let record = std::mem::take(&mut self.boxed[slot as usize]);
+            self.boxed_bytes -= record.len();
             self.boxed_free.push(slot);
             return;
         }
@@ -184,7 +190,8 @@ impl Store {
         self.get(handle).len()
     }
 
-    /// Heap bytes held: pages (their capacity), boxed records and their table.
+    /// Heap bytes held: pages (their capacity), boxed records and their table. Walks
+    /// the pages (1,024 records each), never the records.
     pub(super) fn memory_bytes(&self) -> usize {
         let pages: usize = self
             .classes
@@ -194,9 +201,8 @@ impl Store {
                     + c.pages.iter().map(Vec::capacity).sum::<usize>()
             })
             .sum();
-        let boxed: usize = self.boxed.iter().map(|b| b.len()).sum();
         pages
-            + boxed
+            + self.boxed_bytes
             + self.boxed.capacity() * std::mem::size_of::<Box<[u8]>>()
             + self.boxed_free.capacity() * 4
     }

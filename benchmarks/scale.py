@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Restart at scale: every path that builds or walks the keyspace, Goblin beside Redis.
+
+Builds one dataset of N keys of mixed types (by default 10M: 70% small strings, 20%
+counters, 10% small hashes of 5 fields; plus a 1M-member sorted set, a 1M-field hash, a
+1M-member set and a 1M-element list, each a tenth of N), written once as RESP and piped into
+each server with `redis-cli --pipe`, so both hold the same data. Then, for each server:
+
+  fill        the pipe's wall time
+  save        SAVE: wall time, the server's CPU seconds and the file size
+  rdb-load    restart on the snapshot: CPU seconds of the process when it first answers PING
+              (wall time beside it), and its peak RSS (VmHWM)
+  aof-rewrite BGREWRITEAOF with the RDB preamble, wall time until it is done
+  aof-load    restart on that AOF: CPU and wall as rdb-load
+  aof-plain   the same with aof-use-rdb-preamble no (an AOF of commands)
+  full-sync   a fresh replica of the same kind: wall time from REPLICAOF until its link is
+              up and it has loaded, and the replica's CPU seconds
+  info        INFO (all sections), INFO memory and MEMORY STATS: median and max of 50 calls, ms
+
+Usage:
+  benchmarks/scale.py [--keys N] [--peers goblin,redis] [--json FILE]
+  benchmarks/scale.py --check            # the complexity check CI runs (see below)
+
+REDIS_BIN names the peer (Redis 7.2.4 built from source, e.g. REDIS_BIN=.../src/redis-server;
+Debian's 7.0 otherwise). Run by hand; a 10M-key run takes about ten minutes a server.
+
+--check runs Goblin alone at 200K and 800K keys (both past the CPU caches, so the cost per
+key is the same) and fails when a path's time at 800K is more than twice what linear scaling
+from 200K predicts (plus 50 ms for clock granularity), or an INFO call at 800K takes more than
+twice its time at 200K (plus 1 ms). That is a complexity
+check, not a timed test: it compares Goblin with itself on the same machine in the same run.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import GOBLIN_BIN, REDIS_BIN, Client, encode, free_port  # noqa: E402
+
+REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def dataset(path, keys):
+    """Writes the dataset's commands to `path` as RESP; returns the number of commands."""
+    big = max(keys // 10, 1)
+    commands = 0
+    with open(path, "wb") as f:
+        out = []
+        for i in range(keys):
+            kind = i % 10
+            if kind < 7:
+                out.append(encode("SET", "s:%010d" % i, "value-%08d" % i))
+            elif kind < 9:
+                out.append(encode("SET", "n:%010d" % i, i))
+            else:
+                out.append(encode("HSET", "h:%010d" % i, "a", 1, "b", 2, "c", 3, "d", 4, "e", i))
+            if len(out) >= 10_000:
+                f.write(b"".join(out))
+                commands += len(out)
+                out = []
+        for start in range(0, big, 1000):
+            members = range(start, min(start + 1000, big))
+            zargs, hargs, sargs, largs = [], [], [], []
+            for m in members:
+                zargs += [m * 0.5, "member:%09d" % m]
+                hargs += ["field:%09d" % m, m]
+                sargs.append("element:%09d" % m)
+                largs.append("item:%09d" % m)
+            out.append(encode("ZADD", "big:zset", *zargs))
+            out.append(encode("HSET", "big:hash", *hargs))
+            out.append(encode("SADD", "big:set", *sargs))
+            out.append(encode("RPUSH", "big:list", *largs))
+        f.write(b"".join(out))
+        commands += len(out)
+    return commands
+
+
+def proc_stat(pid):
+    """(CPU seconds, peak RSS bytes) of process `pid`."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / TICK
+    hwm = 0
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) * 1024
+    return cpu, hwm
+
+
+class Proc:
+    """One server process of `kind` in `workdir`, started with `extra` directives."""
+
+    def __init__(self, kind, workdir, extra=()):
+        self.kind, self.workdir = kind, workdir
+        self.port = free_port()
+        binary = GOBLIN_BIN if kind == "goblin" else REDIS_BIN
+        argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--dir", workdir, "--logfile", "%s-%d.log" % (kind, self.port)]
+        argv += list(extra)
+        start = time.monotonic()
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir)
+        while True:
+            try:
+                c = Client(self.port)
+                c.call("PING")
+                c.close()
+                break
+            except (OSError, RuntimeError):
+                if self.proc.poll() is not None:
+                    raise RuntimeError("%s exited at start-up (see %s)" % (kind, workdir))
+                time.sleep(0.005)
+        self.ready_wall = time.monotonic() - start
+        self.ready_cpu, self.ready_hwm = proc_stat(self.proc.pid)
+        self.client = Client(self.port)
+
+    def call(self, *args):
+        return self.client.call(*args)
+
+    def info(self, section):
+        text = self.call("INFO", section).decode()
+        return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+    def wait(self, section, done, timeout=3600):
+        deadline = time.monotonic() + timeout
+        while not done(self.info(section)):
+            if time.monotonic() > deadline:
+                raise RuntimeError("%s: timed out waiting on INFO %s" % (self.kind, section))
+            time.sleep(0.01)
+
+    def stop(self):
+        try:
+            self.client.close()
+        finally:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def restart_figures(p):
+    return {"cpu": p.ready_cpu, "wall": p.ready_wall, "peak_rss": p.ready_hwm}
+
+
+def info_latency(p):
+    out = {}
+    for name, args in (("info", ("INFO", "everything")), ("info_memory", ("INFO", "memory")),
+                       ("memory_stats", ("MEMORY", "STATS"))):
+        times = []
+        for _ in range(50):
+            t = time.perf_counter()
+            p.call(*args)
+            times.append((time.perf_counter() - t) * 1000)
+        out[name] = {"median_ms": statistics.median(times), "max_ms": max(times)}
+    return out
+
+
+def run(kind, commands_file, keys, workdir):
+    """Every measurement for one server kind; returns a dict of figures."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    r = {"kind": kind, "keys": keys}
+    p = Proc(kind, workdir)
+    t = time.monotonic()
+    with open(commands_file, "rb") as f:
+        subprocess.run([REDIS_CLI, "-p", str(p.port), "--pipe"], stdin=f, check=True,
+                       stdout=subprocess.DEVNULL)
+    r["fill_wall"] = time.monotonic() - t
+    r["dbsize"] = p.call("DBSIZE")
+    r["info"] = info_latency(p)
+    t, cpu = time.monotonic(), proc_stat(p.proc.pid)[0]
+    p.call("SAVE")
+    r["save"] = {"wall": time.monotonic() - t, "cpu": proc_stat(p.proc.pid)[0] - cpu}
+    r["rdb_bytes"] = os.path.getsize(os.path.join(workdir, "dump.rdb"))
+
+    # Full sync to a fresh replica of the same kind.
+    rdir = os.path.join(workdir, "replica")
+    os.makedirs(rdir)
+    replica = Proc(kind, rdir, ["--repl-diskless-load", "disabled"])
+    t = time.monotonic()
+    replica.call("REPLICAOF", "127.0.0.1", str(p.port))
+    replica.wait("replication", lambda i: i.get("master_link_status") == "up")
+    replica.wait("persistence", lambda i: i.get("loading") == "0")
+    r["full_sync"] = {"wall": time.monotonic() - t, "cpu": proc_stat(replica.proc.pid)[0],
+                      "peak_rss": proc_stat(replica.proc.pid)[1]}
+    if replica.call("DBSIZE") != r["dbsize"]:
+        raise RuntimeError("%s replica has %s keys, master %s" % (kind, replica.call("DBSIZE"), r["dbsize"]))
+    replica.stop()
+    p.stop()
+
+    p = Proc(kind, workdir)
+    r["rdb_load"] = restart_figures(p)
+    if p.call("DBSIZE") != r["dbsize"]:
+        raise RuntimeError("%s loaded %s keys of %s" % (kind, p.call("DBSIZE"), r["dbsize"]))
+    p.stop()
+
+    for name, preamble in (("aof", "yes"), ("aof_plain", "no")):
+        p = Proc(kind, workdir, ["--aof-use-rdb-preamble", preamble])
+        t = time.monotonic()
+        p.call("CONFIG", "SET", "appendonly", "yes")
+        p.wait("persistence", lambda i: i.get("aof_rewrite_in_progress") == "0"
+               and i.get("aof_rewrite_scheduled") == "0" and i.get("aof_enabled") == "1")
+        r[name + "_rewrite_wall"] = time.monotonic() - t
+        p.stop()
+        p = Proc(kind, workdir, ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble])
+        p.wait("persistence", lambda i: i.get("loading") == "0")
+        r[name + "_load"] = restart_figures(p)
+        r[name + "_load"]["cpu"] = proc_stat(p.proc.pid)[0]
+        if p.call("DBSIZE") != r["dbsize"]:
+            raise RuntimeError("%s AOF (%s) loaded %s keys" % (kind, name, p.call("DBSIZE")))
+        p.stop()
+        shutil.rmtree(os.path.join(workdir, "appendonlydir"), ignore_errors=True)
+    return r
+
+
+PATHS = ("save", "full_sync", "rdb_load", "aof_rewrite_wall", "aof_load",
+         "aof_plain_rewrite_wall", "aof_plain_load")
+
+
+def cost(r, path):
+    """The figure a path is judged by: CPU seconds where measured, else wall seconds."""
+    v = r[path]
+    return v["cpu"] if isinstance(v, dict) else v
+
+
+def check(workdir):
+    """Goblin at 100K and 400K keys; fails when a path grows faster than twice linear."""
+    small, large = 200_000, 800_000
+    results = {}
+    for keys in (small, large):
+        cmds = os.path.join(workdir, "commands-%d.resp" % keys)
+        dataset(cmds, keys)
+        results[keys] = run("goblin", cmds, keys, os.path.join(workdir, "goblin-%d" % keys))
+    factor = large / small
+    failures = []
+    for path in PATHS:
+        a, b = cost(results[small], path), cost(results[large], path)
+        limit = 2 * factor * a + 0.05
+        print("%-24s %8.3f s at %d  %8.3f s at %d  (limit %.3f)" % (path, a, small, b, large, limit))
+        if b > limit:
+            failures.append(path)
+    for name in results[small]["info"]:
+        a = results[small]["info"][name]["median_ms"]
+        b = results[large]["info"][name]["median_ms"]
+        limit = 2 * a + 1.0
+        print("%-24s %8.3f ms at %d  %8.3f ms at %d  (limit %.3f)" % (name, a, small, b, large, limit))
+        if b > limit:
+            failures.append(name)
+    if failures:
+        print("FAILED: more than twice linear: %s" % ", ".join(failures))
+        return 1
+    print("complexity check passed")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--keys", type=int, default=10_000_000)
+    ap.add_argument("--peers", default="goblin,redis")
+    ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--check", action="store_true", help="the CI complexity check")
+    args = ap.parse_args()
+    workdir = tempfile.mkdtemp(prefix="goblin-scale-")
+    try:
+        if args.check:
+            return check(workdir)
+        cmds = os.path.join(workdir, "commands.resp")
+        t = time.monotonic()
+        n = dataset(cmds, args.keys)
+        print("dataset: %d commands, %.0f MB, written in %.1f s" % (n, os.path.getsize(cmds) / 1e6, time.monotonic() - t))
+        results = []
+        for kind in args.peers.split(","):
+            r = run(kind, cmds, args.keys, os.path.join(workdir, kind))
+            results.append(r)
+            print(json.dumps(r, indent=1), flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
