@@ -142,7 +142,7 @@ fn rss() -> u64 {
 
 fn main() {
     let args = Args::parse();
-    let base = (rss(), allocator::heap().allocated);
+    let base = (rss(), allocator::allocated());
     let mut text = Vec::new();
     let mut found = 0u64;
     match args.table {
@@ -182,7 +182,7 @@ fn main() {
 fn report(loaded: u64, len: usize, (base_rss, base_heap): (u64, u64), table_bytes: usize) {
     let per_key = |bytes: u64| bytes as f64 / len as f64;
     let grown = rss() - base_rss;
-    let allocated = allocator::heap().allocated - base_heap;
+    let allocated = allocator::allocated() - base_heap;
     allocator::purge();
     let trimmed = rss() - base_rss;
     println!(
