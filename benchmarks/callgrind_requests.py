@@ -59,6 +59,12 @@ TESTS = {
     "LRANGE_100": ["LRANGE", "mylist", "0", "99"],
     "LPOP": ["LPOP", "mylist"],
     "RPOP": ["RPOP", "mylist"],
+    # HyperLogLog, in this order: PFADD fills "myhll" (dense past about 2,000 elements),
+    # PFCOUNT reads it (the cached cardinality after the first), PFCOUNT_UNION counts it with
+    # "myhll2" (a merge of the registers and the estimate on every call).
+    "PFADD": ["PFADD", "myhll", "element:__rand_int__"],
+    "PFCOUNT": ["PFCOUNT", "myhll"],
+    "PFCOUNT_UNION": ["PFCOUNT", "myhll", "myhll2"],
 }
 
 
