@@ -1,7 +1,8 @@
 //! Feeds arbitrary bytes to the HyperLogLog reader and editor as the string of an HLL key
 //! (what SET, SETRANGE, RESTORE or a replica may store there). Nothing may panic or loop;
-//! the readers agree on whether the registers are valid (count, merge and the dense
-//! conversion), a valid sparse HLL counts the same once dense, and an edit that succeeds
+//! the readers agree on whether the registers are valid (as far as Redis's do: merge and
+//! the dense conversion always, count where it is stricter), a valid sparse HLL counts the
+//! same once dense, and an edit that succeeds
 //! leaves a valid HLL holding the old registers raised by the edit.
 //!
 //! The first input byte picks the header (bit 0: dense or sparse), the
@@ -35,7 +36,9 @@ fuzz_target!(|data: &[u8]| {
     let counted = hll::count(&bytes);
     let mut before: Box<Registers> = Box::new([0; REGISTERS]);
     let merged = hll::merge_into(&mut before, &bytes);
-    assert_eq!(counted.is_ok(), merged.is_ok());
+    // Registers that count are registers that merge; the converse fails for a VAL past the
+    // 16384th register, which merging stops at and counting does not (as in Redis 7.2.4).
+    assert!(counted.is_err() || merged.is_ok());
     let mut dense = bytes.clone();
     let converted = hll::to_dense(&mut dense);
     assert_eq!(converted.is_ok(), merged.is_ok());
@@ -57,7 +60,7 @@ fuzz_target!(|data: &[u8]| {
             .is_some_and(|(at, op)| at + op.width() > body.len());
     let mut edited = bytes.clone();
     let edit = hll::set_register(&mut edited, index, value, sparse_max);
-    if edit.is_ok() && merged.is_ok() && !cut_xzero {
+    if edit.is_ok() && counted.is_ok() && !cut_xzero {
         let mut after: Box<Registers> = Box::new([0; REGISTERS]);
         assert!(hll::encoding_of(&edited).is_some());
         hll::merge_into(&mut after, &edited).expect("an edit of a valid HLL stays valid");
