@@ -401,14 +401,14 @@ def test_protected_mode_denies_non_loopback_clients(netns, tmp_path, started):
 
 def test_ignored_directives_get_one_summary_line(tmp_path, started):
     conf = tmp_path / "goblin.conf"
-    conf.write_text("maxmemory 100mb\ntcp-backlog 511\nprotected-mode no\nunixsocket /tmp/x.sock\n"
+    conf.write_text("maxmemory 100mb\nactivedefrag no\nprotected-mode no\nunixsocket /tmp/x.sock\n"
                     "maxmemory 200mb\nhz 20\n")
     log = tmp_path / "g.log"
     _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log), conf=conf)
     lines = [line for line in log.read_text().splitlines() if "ignored" in line]
     assert len(lines) == 1, lines
     assert lines[0].endswith(" # Configuration directives not supported by Goblin were ignored "
-                             "(2): tcp-backlog, unixsocket")
+                             "(2): activedefrag, unixsocket")
     assert client(port).config_get("protected-mode") == {"protected-mode": "no"}
     assert client(port).config_get("maxmemory") == {"maxmemory": str(200 << 20)}, "the last one wins"
     shutdown(port)
@@ -426,7 +426,7 @@ def test_debian_redis_conf_starts_with_one_summary_line(tmp_path, started):
     m = re.search(r"were ignored \((\d+)\): (.*)$", warnings[0])
     names = m.group(2).split(", ")
     assert int(m.group(1)) == len(names) == len(set(names))
-    assert "tcp-backlog" in names
+    assert "jemalloc-bg-thread" in names
     for supported in ("daemonize", "pidfile", "protected-mode", "supervised", "bind", "port"):
         assert supported not in names
     shutdown(port)
@@ -464,8 +464,8 @@ def test_unknown_flag_is_fatal_and_a_redis_only_flag_is_ignored(tmp_path, starte
     assert goblin_lines == redis_lines[1:]
     log = tmp_path / "g.log"
     _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log),
-                         "--tcp-backlog", "128")
-    assert "were ignored (1): tcp-backlog" in log.read_text()
+                         "--activedefrag", "no")
+    assert "were ignored (1): activedefrag" in log.read_text()
     shutdown(port)
 
 
