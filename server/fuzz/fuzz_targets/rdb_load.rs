@@ -39,6 +39,7 @@ fuzz_target!(|data: &[u8]| {
         aof_base: false,
         functions: report.functions.clone(),
         repl: None,
+        key_delay_us: 0,
     };
     let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux, 0).expect("writing to memory");
     let (again, again_report) = match load(&bytes[..], &opts) {

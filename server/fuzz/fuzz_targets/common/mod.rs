@@ -27,6 +27,7 @@ pub fn check_rdb_round_trip(server: &Server) {
         aof_base: false,
         functions: server.scripting.functions.codes(),
         repl: None,
+        key_delay_us: 0,
     };
     let (bytes, _) = write_snapshot(Vec::new(), dbs, &aux, 0).expect("writing to memory");
     let opts = LoadOptions {
