@@ -327,7 +327,7 @@ def test_bgsave_info_lastsave_and_schedule(procs, tmp_path):
 
 
 def test_bgsave_failure_is_reported(procs, tmp_path):
-    g = goblin(procs, tmp_path, "--save", "")
+    g = goblin(procs, tmp_path, "--save", "", "--enable-protected-configs", "yes")
     c = single(g)
     c.zadd("k", {"m": 1})
     doomed = tmp_path / "doomed"
@@ -344,7 +344,7 @@ def test_bgsave_failure_is_reported(procs, tmp_path):
 
 
 def test_save_points_config_and_sigterm(procs, tmp_path):
-    g = goblin(procs, tmp_path, "--save", "1 1")
+    g = goblin(procs, tmp_path, "--save", "1 1", "--enable-protected-configs", "yes")
     c = single(g)
     assert c.config_get("save") == {"save": "1 1"}
     assert c.config_get("dbfilename") == {"dbfilename": "dump.rdb"}
