@@ -140,7 +140,7 @@ pub fn listpack_items<'a>(
 }
 
 /// Bytes of a listpack `backlen` for an item of `len` bytes (Redis's lpEncodeBacklen).
-fn backlen_size(len: usize) -> usize {
+pub(crate) fn backlen_size(len: usize) -> usize {
     match len {
         0..=127 => 1,
         128..=16382 => 2,

@@ -215,9 +215,11 @@ pub fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(mode) if mode.eq_ignore_ascii_case(b"ALL") => true,
         Some(_) => return ctx.error("ERR CLIENT PAUSE mode must be WRITE or ALL"),
     };
-    let Some(end_ms) = timeout_ms(ctx, args[2]) else {
+    // 0 is an end already past: the pause ends at the next check.
+    let Some(end_ms) = crate::zset_commands::parse::timeout_ms(ctx, args[2]) else {
         return;
     };
+    let end_ms = end_ms.unwrap_or(0);
     let current = ctx.server.pauses.purposes[Purpose::ClientCommand as usize].actions;
     // A write pause does not lighten a pause of everything still running.
     let actions = if all || current & CLIENT_ALL != 0 {
@@ -233,29 +235,6 @@ pub fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) {
 pub fn client_unpause(ctx: &mut Ctx, _args: &[&[u8]]) {
     unpause(ctx.server, Purpose::ClientCommand);
     ctx.out.ok();
-}
-
-/// A timeout in milliseconds as the end time (Redis's getTimeoutFromObjectOrReply with
-/// UNIT_MILLISECONDS): 0 stays 0 (no end ahead), anything else is added to the command's
-/// time.
-pub fn timeout_ms(ctx: &mut Ctx, arg: &[u8]) -> Option<u64> {
-    let Some(ms) = crate::numbers::parse_i64(arg) else {
-        ctx.error("ERR timeout is not an integer or out of range");
-        return None;
-    };
-    if ms < 0 {
-        ctx.error("ERR timeout is negative");
-        return None;
-    }
-    if ms == 0 {
-        return Some(0);
-    }
-    let now = ctx.now_ms as i64;
-    if ms > i64::MAX - now {
-        ctx.error(crate::errors::TIMEOUT_OUT_OF_RANGE);
-        return None;
-    }
-    Some((ms + now) as u64)
 }
 
 #[cfg(test)]

@@ -166,17 +166,13 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(numreplicas) = ctx.int_arg(args[1]) else {
         return;
     };
-    let Some(timeout) = crate::numbers::parse_i64(args[2]) else {
-        return ctx.error("ERR timeout is not an integer or out of range");
+    let Some(deadline) = crate::zset_commands::parse::timeout_ms(ctx, args[2]) else {
+        return;
     };
-    if timeout < 0 {
-        return ctx.error("ERR timeout is negative");
-    }
     let acked = master::acked(ctx.server, ctx.client.woff) as i64;
     if acked >= numreplicas || ctx.in_exec {
         return ctx.out.int(acked);
     }
-    let deadline = (timeout > 0).then(|| ctx.now_ms + timeout as u64);
     ctx.block = Some((Vec::new(), deadline));
     ctx.server.replication.master.ask_acks = true;
 }

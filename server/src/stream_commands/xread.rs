@@ -41,7 +41,7 @@ fn parse_options(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Options> {
                 return None;
             }
             i += 1;
-            o.block = Some(timeout_ms(ctx, args[i])?);
+            o.block = Some(crate::zset_commands::parse::timeout_ms(ctx, args[i])?);
         } else if opt.eq_ignore_ascii_case(b"COUNT") && more > 0 {
             i += 1;
             o.count = ctx.int_arg(args[i])?.max(0) as usize;
@@ -75,29 +75,6 @@ fn parse_options(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Options> {
         return None;
     }
     Some(o)
-}
-
-/// A BLOCK timeout in milliseconds (getTimeoutFromObjectOrReply): the deadline, None for 0
-/// (forever).
-fn timeout_ms(ctx: &mut Ctx, arg: &[u8]) -> Option<Option<u64>> {
-    let Some(ms) = crate::numbers::parse_i64(arg) else {
-        ctx.error("ERR timeout is not an integer or out of range");
-        return None;
-    };
-    if ms < 0 {
-        ctx.error("ERR timeout is negative");
-        return None;
-    }
-    if ms == 0 {
-        return Some(None);
-    }
-    match ms.checked_add(ctx.now_ms as i64) {
-        Some(at) => Some(Some(at as u64)),
-        None => {
-            ctx.error(crate::errors::TIMEOUT_OUT_OF_RANGE);
-            None
-        }
-    }
 }
 
 /// XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]

@@ -88,15 +88,31 @@ pub fn timeout(ctx: &mut Ctx, arg: &[u8]) -> Option<Option<u64>> {
         ctx.error(errors::TIMEOUT_OUT_OF_RANGE);
         return None;
     }
-    if ms < 0.0 {
+    deadline(ctx, ms as i64)
+}
+
+/// A timeout in whole milliseconds (XREAD BLOCK, WAIT, CLIENT PAUSE; 0 is forever or no
+/// end), as [`timeout`] returns it.
+pub fn timeout_ms(ctx: &mut Ctx, arg: &[u8]) -> Option<Option<u64>> {
+    let Some(ms) = crate::numbers::parse_i64(arg) else {
+        ctx.error("ERR timeout is not an integer or out of range");
+        return None;
+    };
+    deadline(ctx, ms)
+}
+
+/// The end time of a timeout of `ms` from the command's time (the tail of Redis's
+/// getTimeoutFromObjectOrReply): negative and overflowing timeouts are errors.
+fn deadline(ctx: &mut Ctx, ms: i64) -> Option<Option<u64>> {
+    if ms < 0 {
         ctx.error("ERR timeout is negative");
         return None;
     }
-    if ms == 0.0 {
+    if ms == 0 {
         return Some(None);
     }
-    match (ms as i64).checked_add(ctx.now_ms as i64) {
-        Some(deadline) => Some(Some(deadline as u64)),
+    match ms.checked_add(ctx.now_ms as i64) {
+        Some(at) => Some(Some(at as u64)),
         None => {
             ctx.error(errors::TIMEOUT_OUT_OF_RANGE);
             None

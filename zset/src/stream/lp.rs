@@ -95,7 +95,7 @@ pub(crate) fn read(lp: &[u8], pos: usize) -> (Item<'_>, usize) {
             _ => (Item::Int(le(8) as i64), 9),
         }
     };
-    (item, pos + len + backlen_bytes(len))
+    (item, pos + len + crate::packed::backlen_size(len))
 }
 
 /// The integer at `pos` (0 for a string, which a validated node never has where an
@@ -120,17 +120,6 @@ pub(crate) fn replace_int(lp: &mut Vec<u8>, pos: usize, v: i64) {
     encode_listpack_item(Item::Int(v), &mut encoded);
     lp.splice(pos..end, encoded);
     set_total(lp);
-}
-
-/// Bytes of the `backlen` after an item of `len` bytes.
-fn backlen_bytes(len: usize) -> usize {
-    match len {
-        0..=127 => 1,
-        128..=16382 => 2,
-        16383..=2097150 => 3,
-        2097151..=268435454 => 4,
-        _ => 5,
-    }
 }
 
 #[cfg(test)]
