@@ -25,7 +25,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import GOBLIN_BIN, REDIS_BIN, Client, encode  # noqa: E402
+from common import GOBLIN_BIN, REDIS_BIN, Client, encode, wait_for_pong  # noqa: E402
 
 
 def port_pair_free(port):
@@ -47,15 +47,8 @@ def start_node(kind):
     if kind == "redis":
         cmd += ["--dir", d]
     proc = subprocess.Popen(cmd, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            c = Client(port)
-            c.call("PING")
-            c.close()
-            return proc, port, d
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{kind} did not start")
+    wait_for_pong(proc, port, kind, 10)
+    return proc, port, d
 
 
 def cluster_of(kind, n):

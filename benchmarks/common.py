@@ -124,6 +124,24 @@ def rss_bytes(pid):
     raise RuntimeError("no VmRSS for pid %d" % pid)
 
 
+def wait_for_pong(proc, port, what, timeout=None):
+    """Returns once the server `proc` started answers PING on `port`; RuntimeError naming
+    `what` if it exits first or `timeout` seconds (None: no limit) pass."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            c = Client(port)
+            c.call("PING")
+            c.close()
+            return
+        except (OSError, RuntimeError):
+            if proc.poll() is not None:
+                raise RuntimeError("%s exited at start-up" % what)
+            if deadline is not None and time.monotonic() > deadline:
+                raise RuntimeError("%s did not answer PING in %s s" % (what, timeout))
+            time.sleep(0.005)
+
+
 class Server:
     """A goblin-server or redis-server on a free port, pinned to `cpu` with taskset; `wrapper`
     runs it under another program (valgrind), `start_timeout` bounds the wait for its PING."""
@@ -140,17 +158,7 @@ class Server:
         if cpu is not None:
             cmd = ["taskset", "-c", str(cpu)] + cmd
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.dir)
-        deadline = time.time() + start_timeout
-        while True:
-            try:
-                c = Client(self.port)
-                c.call("PING")
-                c.close()
-                break
-            except OSError:
-                if time.time() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError("%s did not start" % kind)
-                time.sleep(0.05)
+        wait_for_pong(self.proc, self.port, kind, start_timeout)
         self.pid = self.proc.pid
 
     def rss(self):

@@ -29,7 +29,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import GOBLIN_BIN, REDIS_BIN, Client, encode, free_port  # noqa: E402
+from common import GOBLIN_BIN, REDIS_BIN, Client, encode, free_port, wait_for_pong  # noqa: E402
 
 
 class Proc:
@@ -43,16 +43,7 @@ class Proc:
         self.t0 = time.monotonic()
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
-        while True:
-            try:
-                c = Client(self.port)
-                c.call("PING")
-                c.close()
-                break
-            except (OSError, RuntimeError):
-                if self.proc.poll() is not None:
-                    raise RuntimeError("%s exited:\n%s" % (kind, open(self.log).read()))
-                time.sleep(0.005)
+        wait_for_pong(self.proc, self.port, "%s (log: %s)" % (kind, self.log))
         self.ready_secs = time.monotonic() - self.t0
 
     def loaded_secs(self):

@@ -42,7 +42,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import GOBLIN_BIN, REDIS_BIN, Client, encode, free_port  # noqa: E402
+from common import GOBLIN_BIN, REDIS_BIN, Client, encode, free_port, wait_for_pong  # noqa: E402
 
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -108,16 +108,7 @@ class Proc:
         argv += list(extra)
         start = time.monotonic()
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir)
-        while True:
-            try:
-                c = Client(self.port)
-                c.call("PING")
-                c.close()
-                break
-            except (OSError, RuntimeError):
-                if self.proc.poll() is not None:
-                    raise RuntimeError("%s exited at start-up (see %s)" % (kind, workdir))
-                time.sleep(0.005)
+        wait_for_pong(self.proc, self.port, "%s (see %s)" % (kind, workdir))
         self.ready_wall = time.monotonic() - start
         self.ready_cpu, self.ready_hwm = proc_stat(self.proc.pid)
         self.client = Client(self.port)
