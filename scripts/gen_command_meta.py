@@ -171,6 +171,19 @@ def main():
             argument("enabled", "oneof", arguments=arr(argument("on", "pure-token", token=b("ON")), argument("off", "pure-token", token=b("OFF"))))])),
     ])
 
+    # Redis 7.2: XINFO CONSUMERS's `inactive` and XINFO STREAM FULL's `active-time`.
+    xinfo_docs = mget(find(docs_out, "xinfo"), "subcommands")[1]
+    for sub, line in (("xinfo|consumers", "Added the `inactive` field."),
+                      ("xinfo|stream", "Added the `active-time` field, and changed the meaning of `seen-time`.")):
+        d = next(v for k, v in xinfo_docs if k[1] == sub.encode())
+        history = mget(d, "history")
+        entry = arr(b("7.2.0"), b(line))
+        if history is None:
+            at = next(i for i, (k, _) in enumerate(d[1]) if k[1] == b"arguments")
+            d[1].insert(at, (b("history"), arr(entry)))
+        else:
+            history[1].append(entry)
+
     # Redis 7.2: CLUSTER MYSHARDID.
     cluster_info = find(info_out, "cluster")
     cluster_info[1][9][1].append(

@@ -59,11 +59,7 @@ fn prepare(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Target> {
                 return None;
             }
             Some(false) if !create && !sub.eq_ignore_ascii_case(b"DESTROY") => {
-                ctx.error(&format!(
-                    "NOGROUP No such consumer group '{}' for key name '{}'",
-                    String::from_utf8_lossy(group),
-                    String::from_utf8_lossy(key)
-                ));
+                ctx.error(&super::no_group(key, group));
                 return None;
             }
             _ => {}

@@ -6,6 +6,7 @@
 //! - [`xread`]: XREAD, blocking or not.
 //! - [`group`]: XGROUP and its subcommands.
 //! - [`ack`]: XACK, on the pending entries of a group.
+//! - [`info`]: XINFO STREAM, GROUPS, CONSUMERS and HELP.
 //! - `id`: id arguments as Redis parses them; `trim`: the MAXLEN / MINID options and their
 //!   rewrite for propagation.
 //!
@@ -17,6 +18,7 @@ mod add;
 mod edit;
 mod group;
 mod id;
+mod info;
 mod read;
 mod trim;
 mod xread;
@@ -33,7 +35,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every stream command.
-pub static COMMANDS: [Command; 10] = [
+pub static COMMANDS: [Command; 11] = [
     Command::simple("xadd", -5, WDF, add::xadd),
     Command::simple("xtrim", -4, W, add::xtrim),
     Command::simple("xrange", -4, R, read::xrange),
@@ -51,6 +53,14 @@ pub static COMMANDS: [Command; 10] = [
         subcommands: &XGROUP_SUBS,
         slot: StatSlot::new(),
     },
+    Command {
+        name: "xinfo",
+        arity: -2,
+        flags: Flags::NONE,
+        handler: container,
+        subcommands: &XINFO_SUBS,
+        slot: StatSlot::new(),
+    },
 ];
 
 const WD: Flags = Flags::WRITE.with(Flags::DENYOOM);
@@ -65,6 +75,23 @@ static XGROUP_SUBS: [Command; 6] = [
     Command::simple("xgroup|help", 2, LS, group::help),
     Command::simple("xgroup|setid", -5, W, group::setid),
 ];
+
+/// XINFO's subcommands.
+static XINFO_SUBS: [Command; 4] = [
+    Command::simple("xinfo|consumers", 4, R, info::consumers),
+    Command::simple("xinfo|groups", 3, R, info::groups),
+    Command::simple("xinfo|help", 2, LS, info::help),
+    Command::simple("xinfo|stream", -3, R, info::stream_info),
+];
+
+/// The NOGROUP error for group `group` of key `key`.
+fn no_group(key: &[u8], group: &[u8]) -> String {
+    format!(
+        "NOGROUP No such consumer group '{}' for key name '{}'",
+        String::from_utf8_lossy(group),
+        String::from_utf8_lossy(key)
+    )
+}
 
 /// Whether the running client is obeyed unconditionally: the AOF loader or this server's
 /// master (Redis's mustObeyClient).

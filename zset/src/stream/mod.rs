@@ -31,6 +31,7 @@
 
 mod group;
 mod id;
+mod info;
 mod lp;
 mod node;
 
