@@ -2,7 +2,8 @@
 missing keys, the map reply of RESP3), every error, and BLOCK over raw sockets
 (zset_helpers.Blocked: the same bytes to both servers, replies compared byte for byte):
 woken by XADD with what was added after `$` or the given id, several keys, several
-clients, timeouts, no wake-up for entries at or before the id (a DEL and XADD in MULTI),
+clients, timeouts, no wake-up for entries at or before the id (a DEL and XADD in MULTI) nor
+by a key of another type,
 no blocking inside MULTI, CLIENT UNBLOCK, and BLOCK refused inside scripts."""
 
 import pytest
@@ -131,6 +132,32 @@ def test_block_not_woken_by_older_entries_or_other_keys(x, raw):
     silent(c)
     x("XADD", "a", "11-0", "f", "v")
     c.same()
+
+
+def test_block_woken_only_by_its_type(x, raw):
+    """A key made ready holding another type leaves its clients waiting (Redis's blocking
+    types): XREAD through a MULTI that ends with a list, BLPOP and BZPOPMIN on keys that
+    become streams; each is served once its key holds its own type."""
+    c = blocked(raw, x, "XREAD", "BLOCK", "0", "STREAMS", "s1", "$", n=1)
+    x("MULTI")
+    x("XADD", "s1", "5-0", "old", "abcd1234")
+    x("DEL", "s1")
+    x("LPUSH", "s1", "foo", "bar")
+    x("EXEC")
+    l = blocked(raw, x, "BLPOP", "k", "0", n=2)
+    z = blocked(raw, x, "BZPOPMIN", "k", "0", n=3)
+    x("XADD", "k", "1-0", "f", "v")
+    wait_blocked(x, 3)
+    silent(c, l, z)
+    x("DEL", "s1")
+    x("XADD", "s1", "6-0", "new", "abcd1234")
+    c.same()
+    x("DEL", "k")
+    x("RPUSH", "k", "a")
+    l.same()
+    x("DEL", "k")
+    x("ZADD", "k", "1", "m")
+    z.same()
 
 
 def test_block_timeouts_multi_and_unblock(x, raw):

@@ -80,16 +80,42 @@ pub fn serve_ready_keys(server: &mut Server) {
     while server.keyspace.has_ready_keys() {
         for (db, key) in server.keyspace.take_ready_keys() {
             for id in server.keyspace.waiters(db, &key) {
-                if server.keyspace.db(db).get(&key).is_none() {
+                let Some(kind) = server
+                    .keyspace
+                    .db(db)
+                    .get(&key)
+                    .map(|e| e.value.type_name())
+                else {
                     break;
-                }
+                };
                 let Some(mut lease) = server.clients.lease_id(id) else {
                     continue;
                 };
+                let waits_other = lease
+                    .client
+                    .blocked
+                    .as_ref()
+                    .and_then(|b| awaited_type(&b.command[0]));
+                if waits_other.is_some_and(|t| t != kind) {
+                    server.clients.restore(lease, false);
+                    continue;
+                }
                 let served = rerun(server, &mut lease);
                 server.clients.restore(lease, served);
             }
         }
+    }
+}
+
+/// The type of value a blocking command waits for (Redis's blocking types): a key made
+/// ready holding another type leaves its clients waiting. None for XREADGROUP, which Redis
+/// wakes on any change of its keys.
+fn awaited_type(command: &[u8]) -> Option<&'static str> {
+    match command.to_ascii_lowercase().as_slice() {
+        b"blpop" | b"brpop" | b"brpoplpush" | b"blmove" | b"blmpop" => Some("list"),
+        b"bzpopmin" | b"bzpopmax" | b"bzmpop" => Some("zset"),
+        b"xread" => Some("stream"),
+        _ => None,
     }
 }
 
