@@ -10,12 +10,13 @@
 //! stops the start-up.
 
 use super::manifest::{manifest_name, Manifest};
-use super::stream::{Bad, Commands};
+use super::stream::{Bad, FileWindow};
 use super::{dir_path, file_size};
 use crate::clients::Client;
 use crate::commands;
 use crate::server::Server;
 use crate::{notice, warning};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -161,7 +162,7 @@ pub fn step(server: &mut Server, load: &mut AofLoad, budget: Duration) -> Option
         if let Some(replay) = load.replay.as_mut() {
             let outcome = replay.step(server, STEP_COMMANDS)?;
             let replay = load.replay.take().expect("running");
-            load.done_bytes += replay.data.len() as u64;
+            load.done_bytes += replay.len;
             if let Some(end) = file_done(load, &replay.name, replay.started, outcome) {
                 return Some(end);
             }
@@ -188,8 +189,12 @@ fn open_next(server: &mut Server, load: &mut AofLoad) -> Option<Outcome> {
     load.next += 1;
     let started = Instant::now();
     let path = load.dir.join(&f.name);
-    let data = match std::fs::read(&path) {
-        Ok(d) => d,
+    let opened = std::fs::File::open(&path).and_then(|file| {
+        let len = file.metadata()?.len();
+        Ok((file, len))
+    });
+    let (mut file, len) = match opened {
+        Ok(opened) => opened,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             warning!("The append log file {} doesn't exist: {e}", f.name);
             load.result = Outcome::NotExist;
@@ -203,32 +208,65 @@ fn open_next(server: &mut Server, load: &mut AofLoad) -> Option<Outcome> {
             return Some(Outcome::Failed);
         }
     };
-    if data.is_empty() {
+    if len == 0 {
         load.result = Outcome::Ok;
         return None;
     }
     let mut start = 0;
-    if data.starts_with(b"REDIS") {
-        let old_style = f.name == server.config.aof.filename;
-        match load_rdb(server, &f.name, &data, old_style) {
-            Some(end) => start = end,
-            None => return Some(Outcome::Failed),
+    match starts_with_rdb(&mut file) {
+        Ok(true) => {
+            let old_style = f.name == server.config.aof.filename;
+            match load_rdb(server, &f.name, &mut file, len, old_style) {
+                Some(end) => start = end,
+                None => return Some(Outcome::Failed),
+            }
+            if old_style {
+                notice!("Reading the remaining AOF tail...");
+            }
         }
-        if old_style {
-            notice!("Reading the remaining AOF tail...");
+        Ok(false) => {}
+        Err(e) => {
+            warning!(
+                "Unrecoverable error reading the append only file {}: {e}",
+                f.name
+            );
+            return Some(Outcome::Failed);
         }
+    }
+    if let Err(e) = file.seek(SeekFrom::Start(start)) {
+        warning!(
+            "Unrecoverable error reading the append only file {}: {e}",
+            f.name
+        );
+        return Some(Outcome::Failed);
     }
     load.replay = Some(Replay {
         client: Client::internal(AOF_CLIENT_ID),
         name: f.name,
         path,
-        data,
+        file,
+        len,
+        window: FileWindow::at(start),
         pos: start,
         valid_up_to: start,
         valid_before_multi: start,
         started,
     });
     None
+}
+
+/// Whether the file opens with an RDB snapshot ("REDIS"), read from its start.
+fn starts_with_rdb(file: &mut std::fs::File) -> std::io::Result<bool> {
+    let mut magic = [0u8; 5];
+    let mut got = 0;
+    while got < magic.len() {
+        match file.read(&mut magic[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    file.seek(SeekFrom::Start(0))?;
+    Ok(&magic[..got] == b"REDIS")
 }
 
 /// A file is done: logged as Redis does; Some(outcome) when the load ends with it.
@@ -283,7 +321,7 @@ pub fn finish(server: &mut Server, load: AofLoad, outcome: Outcome) -> anyhow::R
 impl AofLoad {
     /// The loading_* fields of INFO persistence.
     pub fn info_fields(&self, w: &mut String) {
-        let loaded = self.done_bytes + self.replay.as_ref().map_or(0, |r| r.pos as u64);
+        let loaded = self.done_bytes + self.replay.as_ref().map_or(0, |r| r.pos);
         crate::rdb::loading::write_info_fields(
             w,
             self.started,
@@ -297,17 +335,23 @@ impl AofLoad {
 /// An RDB base, or an old file's RDB preamble, which commands may follow (Redis reads on
 /// after it in both): the offset where the snapshot ends, None when it did not load
 /// (logged).
-fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Option<usize> {
+fn load_rdb(
+    server: &mut Server,
+    name: &str,
+    file: &mut std::fs::File,
+    len: u64,
+    old_style: bool,
+) -> Option<u64> {
     if old_style {
         notice!("Reading RDB preamble from AOF file...");
     } else {
         notice!("Reading RDB base file on AOF loading...");
     }
     let opts = crate::rdb::read::LoadOptions {
-        size: Some(data.len() as u64),
+        size: Some(len),
         ..server.snapshots().load_options()
     };
-    match crate::rdb::read::load_preamble(data, &opts) {
+    match crate::rdb::read::load_preamble(file, &opts) {
         Ok((dbs, report, end)) => {
             let timeout = crate::scripting::functions::FILE_LOAD_TIMEOUT;
             match server
@@ -324,7 +368,7 @@ fn load_rdb(server: &mut Server, name: &str, data: &[u8], old_style: bool) -> Op
             server.rdb.last_load_keys = report.keys;
             server.rdb.last_load_expired = report.expired_skipped;
             server.keyspace.replace_all(dbs);
-            Some(end as usize)
+            Some(end)
         }
         Err(e) => {
             warning!("{e}");
@@ -349,11 +393,17 @@ struct Replay {
     client: Client,
     name: String,
     path: PathBuf,
-    data: Vec<u8>,
-    /// The next command's offset.
-    pos: usize,
-    valid_up_to: usize,
-    valid_before_multi: usize,
+    file: std::fs::File,
+    /// The file's length.
+    len: u64,
+    /// The file's bytes from about `pos` on.
+    window: FileWindow,
+    /// The next command's file offset.
+    pos: u64,
+    /// The offset after the last command replayed whole (where a truncation cuts).
+    valid_up_to: u64,
+    /// `valid_up_to` before the open MULTI, if any.
+    valid_before_multi: u64,
     started: Instant,
 }
 
@@ -361,38 +411,49 @@ impl Replay {
     /// Replays up to `max` commands: None while the file has more, else its outcome.
     fn step(&mut self, server: &mut Server, max: usize) -> Option<Outcome> {
         let mut replies = Vec::new();
-        let mut commands = Commands::new(&self.data, self.pos);
-        let name = &self.name;
-        let client = &mut self.client;
         let mut done = 0;
         let bad = loop {
             if done == max {
-                self.pos = commands.pos;
                 return None;
             }
+            let (parsed, after) = match self.window.command_at(self.pos, &mut self.file) {
+                Ok(read) => read,
+                Err(e) => {
+                    warning!(
+                        "Unrecoverable error reading the append only file {}: {e}",
+                        self.name
+                    );
+                    return Some(Outcome::Failed);
+                }
+            };
             done += 1;
-            match commands.next_command() {
+            match parsed {
                 Ok(Some(argv)) => {
                     let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
                     let Some(cmd) = commands::lookup(args[0]) else {
                         warning!(
-                            "Unknown command '{}' reading the append only file {name}",
-                            String::from_utf8_lossy(args[0])
+                            "Unknown command '{}' reading the append only file {}",
+                            String::from_utf8_lossy(args[0]),
+                            self.name
                         );
                         return Some(Outcome::Failed);
                     };
                     if cmd.name == "multi" {
                         self.valid_before_multi = self.valid_up_to;
                     }
-                    commands::execute(server, client, &mut replies, &args);
+                    commands::execute(server, &mut self.client, &mut replies, &args);
                     replies.clear();
                     if server.config.key_load_delay != 0 {
                         crate::clock::debug_delay(server.config.key_load_delay);
                     }
-                    self.valid_up_to = commands.pos;
+                    self.pos = after;
+                    self.valid_up_to = after;
                 }
-                Ok(None) if client.multi.is_some() => {
-                    warning!("Revert incomplete MULTI/EXEC transaction in AOF file {name}");
+                Ok(None) if self.client.multi.is_some() => {
+                    warning!(
+                        "Revert incomplete MULTI/EXEC transaction in AOF file {}",
+                        self.name
+                    );
                     self.valid_up_to = self.valid_before_multi;
                     break Bad::Truncated;
                 }
@@ -400,7 +461,7 @@ impl Replay {
                 Err(bad) => break bad,
             }
         };
-        self.pos = self.data.len();
+        self.pos = self.len;
         Some(self.damaged(server, bad))
     }
 
@@ -418,7 +479,7 @@ impl Replay {
             let cut = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&self.path)
-                .and_then(|f| f.set_len(valid_up_to as u64));
+                .and_then(|f| f.set_len(valid_up_to));
             match cut {
                 Ok(()) => {
                     warning!("AOF {name} loaded anyway because aof-load-truncated is enabled");

@@ -94,6 +94,93 @@ impl<'a> Commands<'a> {
     }
 }
 
+/// The part of a commands file in memory while it is replayed: a window that slides over
+/// the file, so a file of any size costs a few MiB however long it is (a whole-file read
+/// would hold all of it for the length of the load).
+///
+/// ```text
+/// file:   |<- replayed ->|<------------- buf ------------->|<-- not read yet -->|
+///                        base                    base + buf.len()
+/// ```
+///
+/// A command is parsed from the window; when it runs past the window's end (the parser
+/// says Truncated, or sees no more data) the window slides to the command's start and
+/// reads on, doubling when one command is larger than the whole window. Only at the end
+/// of the file is a Truncated answer the file's.
+pub struct FileWindow {
+    /// Bytes of the file from offset `base`.
+    pub buf: Vec<u8>,
+    /// The file offset of `buf[0]`.
+    pub base: u64,
+    /// Whether `buf` reaches the end of the file.
+    pub eof: bool,
+}
+
+/// The window's size before any command needs it larger.
+const WINDOW_BYTES: usize = 4 << 20;
+
+impl FileWindow {
+    /// An empty window at file offset `at` (nothing read yet).
+    pub fn at(at: u64) -> Self {
+        FileWindow {
+            buf: Vec::new(),
+            base: at,
+            eof: false,
+        }
+    }
+
+    /// The command at file offset `at` (at or after `base`) and the offset after it, read
+    /// on from `reader` (positioned at `base + buf.len()`) as far as the command needs:
+    /// Ok(None) at the end of the file, Truncated only when the file ends inside it.
+    pub fn command_at(
+        &mut self,
+        at: u64,
+        reader: &mut impl std::io::Read,
+    ) -> std::io::Result<(Result<Option<Vec<Vec<u8>>>, Bad>, u64)> {
+        loop {
+            let mut commands = Commands::new(&self.buf, (at - self.base) as usize);
+            let parsed = commands.next_command();
+            if matches!(parsed, Ok(None) | Err(Bad::Truncated)) && !self.eof {
+                self.slide(at, reader)?;
+                continue;
+            }
+            return Ok((parsed, self.base + commands.pos as u64));
+        }
+    }
+
+    /// Slides the window to file offset `from` (at or after `base`) and reads on from
+    /// `reader` until it is full or the file ends.
+    fn slide(&mut self, from: u64, reader: &mut impl std::io::Read) -> std::io::Result<()> {
+        let keep_from = (from - self.base) as usize;
+        self.buf.drain(..keep_from);
+        self.base = from;
+        let want = if self.buf.len() >= WINDOW_BYTES / 2 {
+            // One command fills most of the window: make room for it to be whole.
+            self.buf.len() * 2
+        } else {
+            WINDOW_BYTES
+        };
+        let mut filled = self.buf.len();
+        self.buf.resize(want, 0);
+        while filled < want {
+            match reader.read(&mut self.buf[filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.buf.truncate(filled);
+                    return Err(e);
+                }
+            }
+        }
+        self.buf.truncate(filled);
+        Ok(())
+    }
+}
+
 /// C's atoi / strtol: optional spaces and sign, then the digits up to the first other
 /// byte (saturating).
 fn atoi(bytes: &[u8]) -> i64 {
@@ -156,6 +243,50 @@ mod tests {
             assert_eq!(bad, Some(Bad::Truncated), "cut at {cut}");
             assert_eq!(valid, first);
         }
+    }
+
+    /// Every command of `data` read through a window, as the replay reads a file.
+    fn through_window(data: &[u8]) -> (Vec<Vec<Vec<u8>>>, Option<Bad>, u64) {
+        let mut reader = std::io::Cursor::new(data);
+        let mut window = FileWindow::at(0);
+        let (mut out, mut at) = (Vec::new(), 0);
+        loop {
+            match window.command_at(at, &mut reader).expect("in memory") {
+                (Ok(Some(cmd)), next) => {
+                    out.push(cmd);
+                    at = next;
+                }
+                (Ok(None), _) => return (out, None, at),
+                (Err(b), _) => return (out, Some(b), at),
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_reads_commands_across_its_edges_and_larger_than_itself() {
+        let mut data = Vec::new();
+        for i in 0..200_000 {
+            data.extend_from_slice(
+                format!("*3\r\n$3\r\nSET\r\n$8\r\nk{i:07}\r\n$2\r\nvv\r\n").as_bytes(),
+            );
+        }
+        let big = vec![b'x'; 3 * WINDOW_BYTES + 7];
+        data.extend_from_slice(
+            format!("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n${}\r\n", big.len()).as_bytes(),
+        );
+        data.extend_from_slice(&big);
+        data.extend_from_slice(b"\r\n#TS:1\r\n*1\r\n$4\r\nPING\r\n");
+        let whole = all(&data);
+        let windowed = through_window(&data);
+        assert_eq!(windowed.0.len(), 200_002);
+        assert_eq!(windowed.0[200_000][2].len(), big.len());
+        assert_eq!((windowed.1, windowed.2), (whole.1, whole.2 as u64));
+        assert!(windowed.0 == whole.0);
+        // Cut inside the big value: a truncation at the big command's start.
+        let cut = data.len() - 100;
+        let (cmds, bad, valid) = through_window(&data[..cut]);
+        assert_eq!((cmds.len(), bad), (200_000, Some(Bad::Truncated)));
+        assert_eq!(valid, all(&data[..cut]).2 as u64);
     }
 
     #[test]
