@@ -22,6 +22,9 @@ pub enum Bad {
     Format,
 }
 
+/// One command read: its arguments, None at the end of the data, or why it could not be.
+pub type Parsed = Result<Option<Vec<Vec<u8>>>, Bad>;
+
 /// A cursor over a commands file's bytes.
 pub struct Commands<'a> {
     data: &'a [u8],
@@ -52,7 +55,7 @@ impl<'a> Commands<'a> {
     }
 
     /// The next command; Ok(None) at the end of the data.
-    pub fn next_command(&mut self) -> Result<Option<Vec<Vec<u8>>>, Bad> {
+    pub fn next_command(&mut self) -> Parsed {
         let header = loop {
             match self.line() {
                 None => return Ok(None),
@@ -136,7 +139,7 @@ impl FileWindow {
         &mut self,
         at: u64,
         reader: &mut impl std::io::Read,
-    ) -> std::io::Result<(Result<Option<Vec<Vec<u8>>>, Bad>, u64)> {
+    ) -> std::io::Result<(Parsed, u64)> {
         loop {
             let mut commands = Commands::new(&self.buf, (at - self.base) as usize);
             let parsed = commands.next_command();
