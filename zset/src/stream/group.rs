@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::info::btree_bytes;
 use super::StreamId;
 
 /// A delivered, unacknowledged entry (Redis's streamNACK).
@@ -139,19 +140,18 @@ impl Group {
         }
     }
 
-    /// Heap bytes held, roughly: PEL and consumer nodes.
+    /// Heap bytes held: the PEL and consumer maps, names, and each consumer's PEL.
     pub fn memory_bytes(&self) -> usize {
-        let nacks: usize = self
-            .pending
-            .values()
-            .map(|n| 16 + std::mem::size_of::<Nack>() + n.consumer.len())
-            .sum();
+        let names: usize = self.pending.values().map(|n| n.consumer.len()).sum();
         let consumers: usize = self
             .consumers
             .iter()
-            .map(|(name, c)| name.len() + std::mem::size_of::<Consumer>() + 16 * c.pending.len())
+            .map(|(name, c)| name.len() + btree_bytes::<StreamId, ()>(c.pending.len()))
             .sum();
-        nacks + consumers
+        btree_bytes::<StreamId, Nack>(self.pending.len())
+            + names
+            + btree_bytes::<Box<[u8]>, Consumer>(self.consumers.len())
+            + consumers
     }
 
     /// Checks that the group's PEL and the consumers' sets agree (every pending entry owned

@@ -212,14 +212,16 @@ impl Stream {
 
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<(StreamId, Node)>();
-        let nodes: usize = self.nodes.values().map(|n| n.memory_bytes() + entry).sum();
+        let nodes: usize = self.nodes.values().map(Node::memory_bytes).sum();
         let groups: usize = self
             .groups
             .iter()
-            .map(|(name, g)| name.len() + std::mem::size_of::<Group>() + g.memory_bytes())
+            .map(|(name, g)| name.len() + g.memory_bytes())
             .sum();
-        nodes + groups
+        nodes
+            + info::btree_bytes::<StreamId, Node>(self.nodes.len())
+            + groups
+            + info::btree_bytes::<Box<[u8]>, Group>(self.groups.len())
     }
 
     /// The id `how` gives the next entry at Unix time `now_ms`, before the order check.
