@@ -144,16 +144,17 @@ def wait_for_pong(proc, port, what, timeout=None):
 
 class Server:
     """A goblin-server or redis-server on a free port, pinned to `cpu` with taskset; `wrapper`
-    runs it under another program (valgrind), `start_timeout` bounds the wait for its PING."""
+    runs it under another program (valgrind), `start_timeout` bounds the wait for its PING;
+    `binary` replaces REDIS_BIN (another Redis build)."""
 
-    def __init__(self, kind, cpu=None, extra=(), wrapper=(), start_timeout=10):
+    def __init__(self, kind, cpu=None, extra=(), wrapper=(), start_timeout=10, binary=None):
         self.kind = kind
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="goblin-bench-")
         if kind == "goblin":
             cmd = [GOBLIN_BIN, "--port", str(self.port), "--save", ""]
         else:
-            cmd = [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir]
+            cmd = [binary or REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir]
         cmd = list(wrapper) + cmd + list(extra)
         if cpu is not None:
             cmd = ["taskset", "-c", str(cpu)] + cmd

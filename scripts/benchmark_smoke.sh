@@ -9,6 +9,7 @@ python3 benchmarks/zset_memory.py --quick --workloads W1,W2,W4b --sizes 250000
 python3 benchmarks/string_memory.py --quick
 python3 benchmarks/hash_memory.py --quick
 python3 benchmarks/redis_benchmark_speed.py --quick
+python3 benchmarks/stream_bench.py --quick
 ./target/release/zset-bench --members 10000 --ops 10000 --format json
 ./target/release/resp-bench --requests 20000
 python3 benchmarks/delete_latency.py --members 20000
