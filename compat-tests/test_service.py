@@ -401,14 +401,14 @@ def test_protected_mode_denies_non_loopback_clients(netns, tmp_path, started):
 
 def test_ignored_directives_get_one_summary_line(tmp_path, started):
     conf = tmp_path / "goblin.conf"
-    conf.write_text("maxmemory 100mb\nactivedefrag no\nprotected-mode no\nunixsocket /tmp/x.sock\n"
+    conf.write_text("maxmemory 100mb\nactivedefrag no\nprotected-mode no\njemalloc-bg-thread yes\n"
                     "maxmemory 200mb\nhz 20\n")
     log = tmp_path / "g.log"
     _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log), conf=conf)
     lines = [line for line in log.read_text().splitlines() if "ignored" in line]
     assert len(lines) == 1, lines
     assert lines[0].endswith(" # Configuration directives not supported by Goblin were ignored "
-                             "(2): activedefrag, unixsocket")
+                             "(2): activedefrag, jemalloc-bg-thread")
     assert client(port).config_get("protected-mode") == {"protected-mode": "no"}
     assert client(port).config_get("maxmemory") == {"maxmemory": str(200 << 20)}, "the last one wins"
     shutdown(port)

@@ -16,7 +16,8 @@
 //! ```text
 //! 0 .. SOURCE_BASE              connections: the token is the connection's slab key
 //! SOURCE_BASE + n               the handler's own sources (see `source`): Handler::source(n)
-//! LISTENER_BASE + i (i < 64)    the i-th listener
+//! LISTENER_BASE + i (i < 64)    the i-th TCP listener
+//! UNIX_BASE + i (i < 64)        the i-th Unix-domain listener
 //! usize::MAX                    WAKE, the waker: Handler::woken
 //! ```
 //!
@@ -27,7 +28,8 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use mio::net::{TcpListener, TcpStream};
+use crate::stream::{Peer, Stream};
+use mio::net::{TcpListener, UnixListener};
 use mio::{Events, Interest, Poll, Registry, Token};
 use slab::Slab;
 
@@ -36,8 +38,10 @@ use slab::Slab;
 pub const WAKE: Token = Token(usize::MAX);
 /// Tokens from here on (below the listeners) are the handler's own sources.
 const SOURCE_BASE: usize = 1 << 48;
-/// Tokens from here on are listeners.
-const LISTENER_BASE: usize = usize::MAX - 65;
+/// Tokens from here on are TCP listeners.
+const LISTENER_BASE: usize = usize::MAX - 129;
+/// Tokens from here on are Unix-domain listeners.
+const UNIX_BASE: usize = LISTENER_BASE + 64;
 
 /// The token under which a handler registers its own source number `n` (an io_uring eventfd,
 /// an outgoing socket, ...); its readiness reaches [`Handler::source`] as `n`.
@@ -48,7 +52,7 @@ pub fn source(n: usize) -> Token {
 /// One connection: its socket and the handler's state for it.
 pub struct Conn<C> {
     /// The socket.
-    pub stream: TcpStream,
+    pub stream: Stream,
     /// The handler's state.
     pub state: C,
     /// The socket is registered for writability too.
@@ -96,6 +100,7 @@ pub struct Ctx<'a, C> {
     registry: &'a Registry,
     scratch: &'a mut Vec<u8>,
     listeners: &'a mut Vec<TcpListener>,
+    unix: &'a [UnixListener],
 }
 
 /// A protocol on the loop. Every method runs on the loop's thread; `cx` gives access to the
@@ -127,12 +132,7 @@ pub trait Handler {
     const SCRATCH: usize = 0;
 
     /// A new connection from `peer` under `key`; `None` refuses it.
-    fn accept(
-        &mut self,
-        key: usize,
-        stream: &mut TcpStream,
-        peer: SocketAddr,
-    ) -> Option<Self::Conn>;
+    fn accept(&mut self, key: usize, stream: &mut Stream, peer: Peer) -> Option<Self::Conn>;
 
     /// Accepting failed with something other than `WouldBlock` (out of descriptors, ...);
     /// the loop stops accepting until the listener's next event.
@@ -158,11 +158,15 @@ pub trait Handler {
     }
 }
 
-/// Registers listeners under their tokens (at most 64).
-fn register_listeners(registry: &Registry, listeners: &mut [TcpListener]) -> io::Result<()> {
+/// Registers listeners under their tokens from `base` (at most 64).
+fn register_listeners<L: mio::event::Source>(
+    registry: &Registry,
+    listeners: &mut [L],
+    base: usize,
+) -> io::Result<()> {
     assert!(listeners.len() <= 64, "at most 64 listeners");
     for (i, l) in listeners.iter_mut().enumerate() {
-        registry.register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        registry.register(l, Token(base + i), Interest::READABLE)?;
     }
     Ok(())
 }
@@ -171,6 +175,7 @@ fn register_listeners(registry: &Registry, listeners: &mut [TcpListener]) -> io:
 pub struct EventLoop<H: Handler> {
     poll: Poll,
     listeners: Vec<TcpListener>,
+    unix: Vec<UnixListener>,
     conns: Slab<Conn<H::Conn>>,
     scratch: Vec<u8>,
     busy_poll: Duration,
@@ -188,15 +193,24 @@ impl<H: Handler> EventLoop<H> {
         handler: H,
         busy_poll: Duration,
     ) -> io::Result<EventLoop<H>> {
-        register_listeners(poll.registry(), &mut listeners)?;
+        register_listeners(poll.registry(), &mut listeners, LISTENER_BASE)?;
         Ok(EventLoop {
             poll,
             listeners,
+            unix: Vec::new(),
             conns: Slab::new(),
             scratch: vec![0; H::SCRATCH],
             busy_poll,
             handler,
         })
+    }
+
+    /// Accepts on Unix-domain `listeners` (at most 64) too; their clients reach
+    /// [`Handler::accept`] with [`Peer::Unix`] and the listener's index here.
+    pub fn with_unix(mut self, mut listeners: Vec<UnixListener>) -> io::Result<EventLoop<H>> {
+        register_listeners(self.poll.registry(), &mut listeners, UNIX_BASE)?;
+        self.unix = listeners;
+        Ok(self)
     }
 
     /// Runs until the handler says [`Next::Stop`] or polling fails.
@@ -229,6 +243,7 @@ impl<H: Handler> EventLoop<H> {
                 registry: self.poll.registry(),
                 scratch: &mut self.scratch,
                 listeners: &mut self.listeners,
+                unix: &self.unix,
             };
             match self.handler.after_events(&mut cx) {
                 Next::Wait(d) => deadline = d,
@@ -240,7 +255,7 @@ impl<H: Handler> EventLoop<H> {
     fn dispatch(&mut self, token: Token, read_closed: bool) {
         let Token(t) = token;
         if t >= LISTENER_BASE && token != WAKE {
-            self.accept(t - LISTENER_BASE);
+            self.accept(t);
             return;
         }
         let mut cx = Ctx {
@@ -248,6 +263,7 @@ impl<H: Handler> EventLoop<H> {
             registry: self.poll.registry(),
             scratch: &mut self.scratch,
             listeners: &mut self.listeners,
+            unix: &self.unix,
         };
         match t {
             _ if token == WAKE => self.handler.woken(&mut cx),
@@ -263,10 +279,13 @@ impl<H: Handler> EventLoop<H> {
         }
     }
 
-    fn accept(&mut self, listener: usize) {
+    /// Accepts on the listener of `token` (at or past [`LISTENER_BASE`]).
+    fn accept(&mut self, token: usize) {
         let handler = &mut self.handler;
-        let accepted = accept_all(
-            &self.listeners[listener],
+        let accepted = accept_on(
+            &self.listeners,
+            &self.unix,
+            token,
             &mut self.conns,
             self.poll.registry(),
             H::INTEREST,
@@ -278,24 +297,55 @@ impl<H: Handler> EventLoop<H> {
     }
 }
 
-/// Accepts on `listener` until `WouldBlock`: each socket gets TCP_NODELAY and is registered
-/// with `interest` under its slab key, then `admit` gives its state or refuses it (as
-/// [`Handler::accept`]). An error is an accept failure other than `WouldBlock`.
-fn accept_all<C>(
-    listener: &TcpListener,
+/// What admits an accepted socket: its state, or `None` to refuse it.
+type Admit<'a, C> = dyn FnMut(usize, &mut Stream, Peer) -> Option<C> + 'a;
+
+/// [`accept_all`] on the TCP or Unix listener that `token` names.
+fn accept_on<C>(
+    tcp: &[TcpListener],
+    unix: &[UnixListener],
+    token: usize,
     conns: &mut Slab<Conn<C>>,
     registry: &Registry,
     interest: Interest,
-    admit: &mut dyn FnMut(usize, &mut TcpStream, SocketAddr) -> Option<C>,
+    admit: &mut Admit<'_, C>,
+) -> io::Result<()> {
+    if token >= UNIX_BASE {
+        let i = token - UNIX_BASE;
+        let next = || {
+            unix[i]
+                .accept()
+                .map(|(s, _)| (Stream::Unix(s), Peer::Unix(i)))
+        };
+        accept_all(next, conns, registry, interest, admit)
+    } else {
+        let listener = &tcp[token - LISTENER_BASE];
+        let next = || {
+            let (s, peer) = listener.accept()?;
+            let _ = s.set_nodelay(true);
+            Ok((Stream::Tcp(s), Peer::Tcp(peer)))
+        };
+        accept_all(next, conns, registry, interest, admit)
+    }
+}
+
+/// Accepts with `next` until `WouldBlock`: each socket (TCP ones with TCP_NODELAY set) is
+/// registered with `interest` under its slab key, then `admit` gives its state or refuses
+/// it (as [`Handler::accept`]). An error is an accept failure other than `WouldBlock`.
+fn accept_all<C>(
+    mut next: impl FnMut() -> io::Result<(Stream, Peer)>,
+    conns: &mut Slab<Conn<C>>,
+    registry: &Registry,
+    interest: Interest,
+    admit: &mut Admit<'_, C>,
 ) -> io::Result<()> {
     loop {
-        let (mut stream, peer) = match listener.accept() {
+        let (mut stream, peer) = match next() {
             Ok(pair) => pair,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        let _ = stream.set_nodelay(true);
         let entry = conns.vacant_entry();
         let key = entry.key();
         if registry
@@ -338,10 +388,21 @@ impl<C> Ctx<'_, C> {
     pub fn accept_pending(
         &mut self,
         interest: Interest,
-        mut admit: impl FnMut(usize, &mut TcpStream, SocketAddr) -> Option<C>,
+        mut admit: impl FnMut(usize, &mut Stream, Peer) -> Option<C>,
     ) -> io::Result<()> {
-        for listener in self.listeners.iter() {
-            accept_all(listener, self.conns, self.registry, interest, &mut admit)?;
+        let tokens = (LISTENER_BASE..LISTENER_BASE + self.listeners.len())
+            .chain(UNIX_BASE..UNIX_BASE + self.unix.len());
+        for token in tokens {
+            let (conns, registry) = (&mut *self.conns, self.registry);
+            accept_on(
+                self.listeners,
+                self.unix,
+                token,
+                conns,
+                registry,
+                interest,
+                &mut admit,
+            )?;
         }
         Ok(())
     }
@@ -377,7 +438,7 @@ impl<C> Ctx<'_, C> {
                 Listen::New(l) => Some(l),
             })
             .collect();
-        register_listeners(self.registry, &mut listeners)?;
+        register_listeners(self.registry, &mut listeners, LISTENER_BASE)?;
         *self.listeners = listeners;
         Ok(())
     }
@@ -537,13 +598,13 @@ impl<C> Ctx<'_, C> {
 /// One write of `bytes` (retried on `EINTR`): `Ok(Some(n))` wrote `n` bytes (0 for empty
 /// `bytes`), `Ok(None)` the socket buffer is full; an error (a write of 0 bytes counts as
 /// one) means the connection is broken.
-pub fn write_some(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<Option<usize>> {
+pub fn write_some(stream: &mut impl AsRawFd, bytes: &[u8]) -> io::Result<Option<usize>> {
     send_some(stream, bytes, false)
 }
 
 /// As [`write_some`]; `more` sends with MSG_MORE (more bytes follow at once, so the kernel
 /// may hold these for a fuller segment).
-pub fn send_some(stream: &mut TcpStream, bytes: &[u8], more: bool) -> io::Result<Option<usize>> {
+pub fn send_some(stream: &mut impl AsRawFd, bytes: &[u8], more: bool) -> io::Result<Option<usize>> {
     if bytes.is_empty() {
         return Ok(Some(0));
     }
@@ -657,7 +718,9 @@ mod tests {
     impl Handler for EchoHandler {
         type Conn = Echo;
 
-        fn accept(&mut self, _: usize, stream: &mut TcpStream, _: SocketAddr) -> Option<Echo> {
+        fn accept(&mut self, _: usize, stream: &mut Stream, peer: Peer) -> Option<Echo> {
+            // The peer says which kind of listener took it.
+            assert_eq!(matches!(peer, Peer::Unix(0)), stream.tcp().is_none());
             if self.refuse {
                 let _ = stream.write_all(b"busy\n");
                 return None;
@@ -685,6 +748,7 @@ mod tests {
 
     struct Running {
         addr: SocketAddr,
+        unix: std::path::PathBuf,
         stop: Arc<AtomicBool>,
         waker: Arc<mio::Waker>,
         open: Arc<AtomicUsize>,
@@ -707,10 +771,20 @@ mod tests {
                 most_pending: Arc::clone(&most_pending),
                 refuse,
             };
-            let mut lp = EventLoop::new(poll, vec![listener], handler, busy_poll).unwrap();
+            let unix = std::env::temp_dir().join(format!(
+                "evloop-{}-{}.sock",
+                std::process::id(),
+                addr.port()
+            ));
+            let unix_listener = crate::listener::bind_unix(&unix, 0, 16).unwrap();
+            let mut lp = EventLoop::new(poll, vec![listener], handler, busy_poll)
+                .unwrap()
+                .with_unix(vec![UnixListener::from_std(unix_listener)])
+                .unwrap();
             let thread = std::thread::spawn(move || lp.run());
             Running {
                 addr,
+                unix,
                 stop,
                 waker,
                 open,
@@ -737,6 +811,7 @@ mod tests {
             self.waker.wake().unwrap();
             let t = self.thread.lock().unwrap().take().unwrap();
             t.join().unwrap().unwrap();
+            let _ = std::fs::remove_file(&self.unix);
         }
     }
 
@@ -769,6 +844,25 @@ mod tests {
         lp.wait_open(1);
         drop(b);
         lp.wait_open(0);
+        lp.stop();
+    }
+
+    #[test]
+    fn unix_clients_are_served_beside_tcp_ones() {
+        let lp = Running::start(false, Duration::ZERO);
+        let mut tcp = client(lp.addr);
+        let mut unix = std::os::unix::net::UnixStream::connect(&lp.unix).unwrap();
+        unix.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        lp.wait_open(2);
+        unix.write_all(b"over unix").unwrap();
+        let mut got = [0u8; 9];
+        unix.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"over unix");
+        tcp.write_all(b"tcp").unwrap();
+        tcp.read_exact(&mut got[..3]).unwrap();
+        drop(unix);
+        lp.wait_open(1);
         lp.stop();
     }
 

@@ -6,8 +6,9 @@
 //! - [`event_loop`]: the mio event-loop skeleton ([`EventLoop`]) and the [`Handler`] trait
 //!   a protocol implements on it.
 //! - [`calendar`]: calendar dates from day counts and back (HTTP dates, log timestamps).
-//! - [`listener`]: listening sockets with SO_REUSEPORT, IPV6_V6ONLY and a backlog.
+//! - [`listener`]: listening sockets with SO_REUSEPORT, IPV6_V6ONLY and a backlog; Unix ones.
 //! - [`sockaddr`]: socket addresses in the kernel's form, for the calls std does not wrap.
+//! - [`stream`]: an accepted socket, TCP or Unix-domain, and its peer.
 //! - [`alloc`]: the allocator settings a process starts with.
 //!
 //! The path an event takes:
@@ -30,7 +31,9 @@ pub mod calendar;
 pub mod event_loop;
 pub mod listener;
 pub mod sockaddr;
+pub mod stream;
 
 pub use event_loop::{
     send_some, source, write_some, Conn, Ctx, EventLoop, Handler, Listen, Next, ReadOutcome, WAKE,
 };
+pub use stream::{Peer, Stream};

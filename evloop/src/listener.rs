@@ -1,10 +1,13 @@
 //! Listening sockets with the options std does not set: SO_REUSEPORT (the store's loops
 //! share a port, the kernel spreading connections over them), IPV6_V6ONLY (an IPv6 listener
-//! beside an IPv4 one on the same port, as Redis binds `* -::*`) and the backlog.
+//! beside an IPv4 one on the same port, as Redis binds `* -::*`) and the backlog; and
+//! Unix-domain listeners with their permissions and backlog.
 
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::Path;
 
 /// How to set up a listener. SO_REUSEADDR is always set, as Redis and the store do.
 #[derive(Debug, Clone, Copy)]
@@ -24,6 +27,42 @@ pub fn bind(addr: SocketAddr, options: ListenOptions) -> io::Result<std::net::Tc
     } else {
         libc::AF_INET6
     };
+    let owned = stream_socket(domain)?;
+    set_flag(&owned, libc::SOL_SOCKET, libc::SO_REUSEADDR)?;
+    if options.reuse_port {
+        set_flag(&owned, libc::SOL_SOCKET, libc::SO_REUSEPORT)?;
+    }
+    if options.v6_only && addr.is_ipv6() {
+        set_flag(&owned, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY)?;
+    }
+    let (sa, len) = crate::sockaddr::raw(addr);
+    bind_and_listen(&owned, &sa, len, options.backlog)?;
+    Ok(std::net::TcpListener::from(owned))
+}
+
+/// Binds a non-blocking, close-on-exec Unix-domain listener at `path` with listen(2)
+/// backlog `backlog`, its file's mode set to `perm` unless 0 (then the umask decides). A
+/// socket file left at `path` by an earlier run is removed first, as Redis and memcached
+/// do; anything else there makes the bind fail.
+pub fn bind_unix(
+    path: &Path,
+    perm: u32,
+    backlog: i32,
+) -> io::Result<std::os::unix::net::UnixListener> {
+    let (sa, len) = crate::sockaddr::unix(path)?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+        std::fs::remove_file(path)?;
+    }
+    let owned = stream_socket(libc::AF_UNIX)?;
+    bind_and_listen(&owned, &sa, len, backlog)?;
+    if perm != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm))?;
+    }
+    Ok(std::os::unix::net::UnixListener::from(owned))
+}
+
+/// A fresh non-blocking, close-on-exec stream socket of `domain`.
+fn stream_socket(domain: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: plain socket creation; the result is checked.
     let fd = unsafe {
         libc::socket(
@@ -36,25 +75,26 @@ pub fn bind(addr: SocketAddr, options: ListenOptions) -> io::Result<std::net::Tc
         return Err(io::Error::last_os_error());
     }
     // SAFETY: fd is a fresh socket owned by nobody else.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    set_flag(&owned, libc::SOL_SOCKET, libc::SO_REUSEADDR)?;
-    if options.reuse_port {
-        set_flag(&owned, libc::SOL_SOCKET, libc::SO_REUSEPORT)?;
-    }
-    if options.v6_only && addr.is_ipv6() {
-        set_flag(&owned, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY)?;
-    }
-    let (sa, len) = crate::sockaddr::raw(addr);
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Binds `socket` to the `len` bytes of `sa` and listens with `backlog`.
+fn bind_and_listen(
+    socket: &OwnedFd,
+    sa: &libc::sockaddr_storage,
+    len: libc::socklen_t,
+    backlog: i32,
+) -> io::Result<()> {
+    let fd = socket.as_raw_fd();
     // SAFETY: sa is a valid socket address of length len for the duration of the call.
-    let r = unsafe { libc::bind(fd, (&sa as *const libc::sockaddr_storage).cast(), len) };
-    if r != 0 {
+    if unsafe { libc::bind(fd, (sa as *const libc::sockaddr_storage).cast(), len) } != 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: fd is a bound socket.
-    if unsafe { libc::listen(fd, options.backlog) } != 0 {
+    if unsafe { libc::listen(fd, backlog) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(std::net::TcpListener::from(owned))
+    Ok(())
 }
 
 /// Sets a boolean socket option to 1.
@@ -110,6 +150,28 @@ mod tests {
         // Without SO_REUSEPORT a second IPv4 listener on the port is refused.
         let again = bind(SocketAddr::new("127.0.0.1".parse().unwrap(), port), OPTIONS);
         assert_eq!(again.unwrap_err().kind(), io::ErrorKind::AddrInUse);
+    }
+
+    #[test]
+    fn unix_listener_takes_its_mode_and_replaces_a_stale_socket() {
+        let dir = std::env::temp_dir().join(format!("evloop-unix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.sock");
+        let first = bind_unix(&path, 0o700, 16).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        drop(first);
+        // The file outlives its listener; the next bind removes it.
+        let again = bind_unix(&path, 0o755, 16).unwrap();
+        std::os::unix::net::UnixStream::connect(&path).unwrap();
+        drop(again);
+        // A regular file is not taken for a stale socket.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"data").unwrap();
+        assert!(bind_unix(&path, 0, 16).is_err());
+        let long = dir.join("x".repeat(200));
+        assert!(bind_unix(&long, 0, 16).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

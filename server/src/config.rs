@@ -217,6 +217,10 @@ pub struct Config {
     pub tcp_keepalive: u64,
     /// tcp-backlog: the listen(2) backlog of the listening sockets.
     pub tcp_backlog: i32,
+    /// unixsocket: the path of the Unix socket to listen on too (empty: none).
+    pub unixsocket: String,
+    /// unixsocketperm: the mode of the Unix socket's file (0: as the umask leaves it).
+    pub unixsocketperm: u32,
     /// syslog-enabled: log lines go to syslog too ([`crate::syslog`]).
     pub syslog_enabled: bool,
     /// syslog-ident: the program name of the syslog lines.
@@ -306,6 +310,8 @@ impl Default for Config {
             shutdown_on_sigint: 0,
             tcp_keepalive: 300,
             tcp_backlog: 511,
+            unixsocket: String::new(),
+            unixsocketperm: 0,
             syslog_enabled: false,
             syslog_ident: "redis".into(),
             syslog_facility: "local0".into(),
@@ -482,6 +488,8 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("replica-announced", None, Mutability::Runtime),
     ("tcp-keepalive", None, Mutability::Runtime),
     ("tcp-backlog", None, Mutability::StartOnly),
+    ("unixsocket", None, Mutability::StartOnly),
+    ("unixsocketperm", None, Mutability::StartOnly),
     ("syslog-enabled", None, Mutability::StartOnly),
     ("syslog-ident", None, Mutability::StartOnly),
     ("syslog-facility", None, Mutability::StartOnly),
@@ -880,6 +888,8 @@ impl Config {
             }
             "tcp-keepalive" => self.tcp_keepalive = int_in(&text, 0, i32::MAX as i64)? as u64,
             "tcp-backlog" => self.tcp_backlog = int_in(&text, 0, i32::MAX as i64)? as i32,
+            "unixsocket" => self.unixsocket = text,
+            "unixsocketperm" => self.unixsocketperm = octal_in(&text, 0o777)?,
             "always-show-logo" => self.always_show_logo = yes_no(&text)?,
             "lazyfree-lazy-server-del" => self.lazyfree_lazy_server_del = yes_no(&text)?,
             "use-exit-on-panic" => self.use_exit_on_panic = yes_no(&text)?,
@@ -1048,6 +1058,8 @@ impl Config {
             "shutdown-on-sigint" => crate::service::shutdown::flags_name(self.shutdown_on_sigint),
             "tcp-keepalive" => self.tcp_keepalive.to_string(),
             "tcp-backlog" => self.tcp_backlog.to_string(),
+            "unixsocket" => self.unixsocket.clone(),
+            "unixsocketperm" => format!("{:o}", self.unixsocketperm),
             "always-show-logo" => yes_no_name(self.always_show_logo),
             "lazyfree-lazy-server-del" => yes_no_name(self.lazyfree_lazy_server_del),
             "use-exit-on-panic" => yes_no_name(self.use_exit_on_panic),
@@ -1181,6 +1193,32 @@ pub(crate) fn memory_in(text: &str, min: u64, max: u64) -> Result<u64, ConfigErr
         )));
     }
     Ok(v)
+}
+
+/// An octal parameter (unixsocketperm) as Redis's strtoll(.., 8) takes it: leading blanks,
+/// a sign, octal digits (none at all for the empty text, which is 0), in 0..=max.
+pub(crate) fn octal_in(text: &str, max: u32) -> Result<u32, ConfigError> {
+    let bad = || ConfigError::BadValue("argument couldn't be parsed as an octal number".into());
+    let range =
+        || ConfigError::BadValue(format!("argument must be between 0 and {max:o} inclusive"));
+    if text.is_empty() {
+        return Ok(0);
+    }
+    let body = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, digits) = match body.as_bytes().first() {
+        Some(b'-') => (true, &body[1..]),
+        Some(b'+') => (false, &body[1..]),
+        _ => (false, body),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return Err(bad());
+    }
+    let v = i64::from_str_radix(digits, 8).map_err(|_| bad())?;
+    match u32::try_from(v) {
+        Ok(v) if !negative && v <= max => Ok(v),
+        _ if negative && v == 0 => Ok(0),
+        _ => Err(range()),
+    }
 }
 
 /// Parses a redis.conf memory value: digits with an optional k, kb, m, mb, g or gb suffix

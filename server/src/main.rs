@@ -87,6 +87,12 @@ fn run(args: Args) -> anyhow::Result<()> {
         libc::signal(libc::SIGHUP, libc::SIG_IGN);
     }
     let listeners = net::bind(&config.bind, config.port, config.tcp_backlog)?;
+    let (unix, _socket_file) = net::unix::bind(
+        &config.unixsocket,
+        config.unixsocketperm,
+        config.tcp_backlog,
+    )?
+    .unzip();
     let mut service = service::Service::start(&mut config)?;
     let argv0 = std::env::args().next().unwrap_or_default();
     // As Redis: the lines before the server is set up carry the role letter C.
@@ -130,8 +136,12 @@ fn run(args: Args) -> anyhow::Result<()> {
         server.loading = server.snapshots().start_loading();
     }
     service::shutdown::install_signal_handlers();
-    net::run(&mut server, listeners, &mut || {
+    let unix_too = unix.is_some();
+    net::run(&mut server, listeners, unix, &mut || {
         notice!("Ready to accept connections tcp");
+        if unix_too {
+            notice!("Ready to accept connections unix");
+        }
         service.ready();
     })
 }

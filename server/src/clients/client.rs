@@ -80,9 +80,9 @@ pub struct Client {
     /// The socket's file descriptor (CLIENT LIST fd=).
     pub fd: i32,
     /// Peer address.
-    pub addr: SocketAddr,
+    pub addr: super::ClientAddr,
     /// Local address.
-    pub laddr: SocketAddr,
+    pub laddr: super::ClientAddr,
     /// When the connection was accepted.
     pub created: Instant,
     /// When the client last sent a command.
@@ -115,12 +115,18 @@ impl Client {
     /// A client with no connection (fd -1, addresses 0.0.0.0:0), authenticated: what
     /// scripts, the AOF loader and tests run commands as.
     pub fn internal(id: u64) -> Self {
-        let none = SocketAddr::from(([0, 0, 0, 0], 0));
-        Client::new(id, -1, none, none, true)
+        let none = super::ClientAddr::Tcp(SocketAddr::from(([0, 0, 0, 0], 0)));
+        Client::new(id, -1, none.clone(), none, true)
     }
 
     /// A fresh client for an accepted connection.
-    pub fn new(id: u64, fd: i32, addr: SocketAddr, laddr: SocketAddr, authenticated: bool) -> Self {
+    pub fn new(
+        id: u64,
+        fd: i32,
+        addr: super::ClientAddr,
+        laddr: super::ClientAddr,
+        authenticated: bool,
+    ) -> Self {
         let now = Instant::now();
         Client {
             id,
@@ -188,6 +194,9 @@ impl Client {
         }
         if self.close_after_reply {
             f.push('c');
+        }
+        if self.addr.is_unix() {
+            f.push('U');
         }
         if self.cluster.readonly {
             f.push('r');

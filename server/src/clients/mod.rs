@@ -17,13 +17,14 @@
 //! [overflows](Lease::overflow) the client: `net` closes it without writing more. CLIENT KILL and the idle timeout
 //! [doom](Clients::kill) clients: `net` closes them once their replies are written.
 
+mod addr;
 mod client;
 
+pub use addr::ClientAddr;
 pub use client::{Blocked, Client, Queued, ReplRole, ReplyMode};
 
 use crate::resp::reply::ReplyWriter;
 use hashbrown::HashMap;
-use std::net::SocketAddr;
 
 /// The sizes of a connection's buffers, as of its last servicing (CLIENT LIST qbuf, qbuf-free,
 /// rbs, omem, tot-mem).
@@ -123,8 +124,8 @@ impl Clients {
         &mut self,
         key: usize,
         fd: i32,
-        addr: SocketAddr,
-        laddr: SocketAddr,
+        addr: ClientAddr,
+        laddr: ClientAddr,
         authenticated: bool,
     ) -> u64 {
         let id = self.next_id;
@@ -325,8 +326,8 @@ impl Clients {
 mod tests {
     use super::*;
 
-    fn addr(port: u16) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], port))
+    fn addr(port: u16) -> ClientAddr {
+        ClientAddr::Tcp(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
     }
 
     fn two() -> Clients {

@@ -443,7 +443,7 @@ fn protected_refusal(ctx: &Ctx, cmd: &Command) -> Option<String> {
             &config.enable_module_command,
         ),
     };
-    let local = ctx.client.addr.ip().is_loopback();
+    let local = ctx.client.addr.is_local();
     if crate::config::protected_action_allowed(value, local) {
         return None;
     }

@@ -10,7 +10,7 @@
 //! and HELLO's AUTH username and password, show as `(redacted)`.
 
 use super::{Command, Ctx, Flags};
-use crate::clients::Client;
+use crate::clients::{Client, ClientAddr};
 use crate::server::Server;
 use std::borrow::Cow;
 
@@ -56,7 +56,7 @@ pub fn feed(ctx: &mut Ctx, db: usize, args: &[&[u8]]) {
     let origin = if ctx.client.id == crate::scripting::run::SCRIPT_CLIENT_ID {
         Origin::Lua
     } else {
-        Origin::Peer(ctx.client.addr)
+        Origin::Peer(&ctx.client.addr)
     };
     let line = line(crate::clock::unix_us(), db, origin, &redact(args));
     let Ctx {
@@ -77,11 +77,11 @@ pub fn feed(ctx: &mut Ctx, db: usize, args: &[&[u8]]) {
 
 /// Where a monitored command came from.
 #[derive(Debug, Clone, Copy)]
-pub enum Origin {
+pub enum Origin<'a> {
     /// A script's command.
     Lua,
     /// A client connected from this address.
-    Peer(std::net::SocketAddr),
+    Peer(&'a crate::clients::ClientAddr),
 }
 
 /// The monitor line (without `+` and CRLF) of `args` run in `db` at Unix time `unix_us`.
@@ -89,6 +89,8 @@ pub fn line(unix_us: u64, db: usize, origin: Origin, args: &[Cow<[u8]>]) -> Stri
     let mut s = format!("{}.{:06} ", unix_us / 1_000_000, unix_us % 1_000_000);
     match origin {
         Origin::Lua => s.push_str(&format!("[{db} lua]")),
+        // As Redis's replicationFeedMonitors: `unix:path` for a Unix client.
+        Origin::Peer(ClientAddr::Unix(path)) => s.push_str(&format!("[{db} unix:{path}]")),
         // SocketAddr prints IPv6 as [addr]:port, as Redis's getClientPeerId.
         Origin::Peer(addr) => s.push_str(&format!("[{db} {addr}]")),
     }
@@ -209,17 +211,19 @@ mod tests {
     #[test]
     fn lines_name_the_database_and_origin() {
         let args = redact(&[b"SET", b"k", b"v"]);
-        let addr = "127.0.0.1:5000".parse().unwrap();
+        let addr = ClientAddr::Tcp("127.0.0.1:5000".parse().unwrap());
         assert_eq!(
-            line(1_700_000_000_000_042, 3, Origin::Peer(addr), &args),
+            line(1_700_000_000_000_042, 3, Origin::Peer(&addr), &args),
             r#"1700000000.000042 [3 127.0.0.1:5000] "SET" "k" "v""#
         );
         assert_eq!(
             line(5_000_001, 0, Origin::Lua, &args[..1]),
             r#"5.000001 [0 lua] "SET""#
         );
-        let v6 = "[::1]:7".parse().unwrap();
-        assert!(line(0, 0, Origin::Peer(v6), &args).contains("[0 [::1]:7]"));
+        let v6 = ClientAddr::Tcp("[::1]:7".parse().unwrap());
+        assert!(line(0, 0, Origin::Peer(&v6), &args).contains("[0 [::1]:7]"));
+        let unix = ClientAddr::Unix("/run/g.sock".into());
+        assert!(line(0, 2, Origin::Peer(&unix), &args).contains("[2 unix:/run/g.sock]"));
     }
 
     #[test]

@@ -117,7 +117,7 @@ fn config_set_failure(arg: &str, e: ConfigError) -> String {
 /// repeated (in any case; an alias is a name of its own) refuses the whole command, named
 /// as typed.
 fn refused_name(ctx: &Ctx, pairs: &[&[u8]]) -> Option<String> {
-    let local = ctx.client.addr.ip().is_loopback();
+    let local = ctx.client.addr.is_local();
     let protected_ok = protected_action_allowed(&ctx.server.config.enable_protected_configs, local);
     let mut seen: Vec<String> = Vec::new();
     for pair in pairs.chunks(2) {

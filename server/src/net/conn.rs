@@ -82,7 +82,7 @@ impl Conn {
 
     /// Writes what the socket takes. Returns false when the connection broke.
     #[inline]
-    pub fn flush(&mut self, stream: &mut mio::net::TcpStream, stats: &mut Stats) -> bool {
+    pub fn flush(&mut self, stream: &mut goblin_evloop::Stream, stats: &mut Stats) -> bool {
         if self.wpos < self.wbuf.len() {
             stats.writes_processed += 1;
         }

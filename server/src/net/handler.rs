@@ -12,9 +12,8 @@ use crate::commands::{self, WhileBlocked};
 use crate::server::Server;
 use crate::{notice, warning};
 use goblin_evloop::{Ctx, Handler, Next};
-use mio::net::TcpStream;
+use goblin_evloop::{Peer, Stream};
 use std::io::Write;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// How often the loop looks whether the start-up load is done.
@@ -49,7 +48,7 @@ impl<'s> RespLoop<'s> {
 impl Handler for RespLoop<'_> {
     type Conn = Conn;
 
-    fn accept(&mut self, key: usize, stream: &mut TcpStream, peer: SocketAddr) -> Option<Conn> {
+    fn accept(&mut self, key: usize, stream: &mut Stream, peer: Peer) -> Option<Conn> {
         admit(self.server, key, stream, peer)
     }
 
@@ -209,35 +208,39 @@ impl RespLoop<'_> {
 }
 
 /// A new connection from `peer` under `key`: refused (with Redis's last word) past
-/// maxclients or by protected-mode, else (tcp-keepalive set on it) its client joins the
-/// registry.
-fn admit(
-    server: &mut Server,
-    key: usize,
-    stream: &mut TcpStream,
-    peer: SocketAddr,
-) -> Option<Conn> {
+/// maxclients or by protected-mode (TCP clients only: the Unix socket is local), else
+/// (tcp-keepalive set on a TCP one) its client joins the registry.
+fn admit(server: &mut Server, key: usize, stream: &mut Stream, peer: Peer) -> Option<Conn> {
     server.stats.connections_received += 1;
     if server.clients.len() >= server.config.maxclients {
         let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
         server.stats.rejected_connections += 1;
         return None;
     }
-    if crate::service::protected::deny(server, stream, peer) {
-        return None;
-    }
     let fd = {
         use std::os::fd::AsRawFd;
         stream.as_raw_fd()
     };
-    if server.config.tcp_keepalive > 0 {
-        if let Err(e) = crate::net::keepalive::enable(fd, server.config.tcp_keepalive) {
-            warning!("Error configuring client keepalive: {e}");
+    let (addr, laddr) = match peer {
+        Peer::Tcp(peer) => {
+            if crate::service::protected::deny(server, stream, peer) {
+                return None;
+            }
+            if server.config.tcp_keepalive > 0 {
+                if let Err(e) = crate::net::keepalive::enable(fd, server.config.tcp_keepalive) {
+                    warning!("Error configuring client keepalive: {e}");
+                }
+            }
+            let laddr = stream.local_addr().unwrap_or(peer);
+            (peer.into(), laddr.into())
         }
-    }
-    let laddr = stream.local_addr().unwrap_or(peer);
+        Peer::Unix(_) => {
+            let path = crate::clients::ClientAddr::Unix(server.config.unixsocket.as_str().into());
+            (path.clone(), path)
+        }
+    };
     let authenticated = crate::commands::starts_authenticated(server);
-    let id = server.clients.admit(key, fd, peer, laddr, authenticated);
+    let id = server.clients.admit(key, fd, addr, laddr, authenticated);
     Some(Conn::new(id))
 }
 
@@ -387,7 +390,7 @@ fn close_over_output_limit(server: &mut Server, cx: &mut Ctx<'_, Conn>) {
 #[inline]
 fn flush_counted(
     conn: &mut Conn,
-    stream: &mut mio::net::TcpStream,
+    stream: &mut Stream,
     server: &mut Server,
     client: &crate::clients::Client,
 ) -> bool {

@@ -2,6 +2,7 @@
 //! ([`goblin_evloop::EventLoop`]), their buffers and limits.
 //!
 //! - [`listen`]: binding the listeners.
+//! - [`unix`]: the Unix-domain listener and its socket file.
 //! - [`handler`]: [`RespLoop`](handler::RespLoop), the [`goblin_evloop::Handler`]: accept,
 //!   service a connection, serve woken connections, blocking timeouts, cron.
 //! - [`conn`]: a connection's read and write buffers (the loop owns the socket).
@@ -35,19 +36,22 @@ pub mod keepalive;
 pub mod limits;
 pub mod listen;
 pub mod requests;
+pub mod unix;
 
 pub use listen::bind;
 
 use crate::server::Server;
 use goblin_evloop::EventLoop;
-use mio::net::TcpListener;
+use mio::net::{TcpListener, UnixListener};
 use std::time::Duration;
 
-/// Runs the loop until SHUTDOWN (or a signal asking for it); `ready` runs once the server
-/// serves commands (after the start-up load, if any).
+/// Runs the loop on the TCP `listeners` and the Unix one (if any) until SHUTDOWN (or a
+/// signal asking for it); `ready` runs once the server serves commands (after the
+/// start-up load, if any).
 pub fn run(
     server: &mut Server,
     listeners: Vec<TcpListener>,
+    unix: Option<UnixListener>,
     ready: &mut dyn FnMut(),
 ) -> anyhow::Result<()> {
     let busy_poll = Duration::from_micros(server.config.busy_poll_us);
@@ -56,6 +60,8 @@ pub fn run(
         .filter_map(|l| l.local_addr().ok())
         .collect();
     let handler = handler::RespLoop::new(server, ready);
-    EventLoop::new(mio::Poll::new()?, listeners, handler, busy_poll)?.run()?;
+    EventLoop::new(mio::Poll::new()?, listeners, handler, busy_poll)?
+        .with_unix(unix.into_iter().collect())?
+        .run()?;
     Ok(())
 }

@@ -300,10 +300,7 @@ pub fn sync(
     if conf.filter.any() && !conf.capa_eof {
         return Err("ERR Filtered replica requires EOF capability".into());
     }
-    let ip = conf
-        .ip
-        .clone()
-        .unwrap_or_else(|| client.addr.ip().to_string());
+    let ip = conf.ip.clone().unwrap_or_else(|| client.addr.ip_text());
     let mut replica = Replica {
         id: client.id,
         fd: client.fd,

@@ -1020,7 +1020,7 @@ impl Link {
             s.as_raw_fd()
         });
         let id = server.clients.new_id();
-        let mut client = Client::new(id, fd, peer, local, true);
+        let mut client = Client::new(id, fd, peer.into(), local.into(), true);
         client.repl_role = ReplRole::Master;
         client.db = db;
         self.client = Some(Box::new(client));

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use goblin_evloop::send_some;
-use mio::net::TcpStream;
+use goblin_evloop::Stream;
 
 use super::fill::{Fill, FillState, Phase};
 use super::parse::ChunkedDecoder;
@@ -212,7 +212,7 @@ impl Conn {
 
     /// Writes ready output to `stream` in order, until a part waits, the socket is full or
     /// `sent` reaches [`TURN`].
-    pub fn flush(&mut self, stream: &mut TcpStream, sent: &mut u64) -> Flush {
+    pub fn flush(&mut self, stream: &mut Stream, sent: &mut u64) -> Flush {
         loop {
             if *sent >= TURN {
                 return Flush::Yield;
@@ -289,7 +289,7 @@ impl Conn {
 /// One send of `bytes` (see [`send_some`]), counted in `sent`; `more`: more bytes follow
 /// at once (MSG_MORE).
 fn write_from(
-    stream: &mut TcpStream,
+    stream: &mut Stream,
     bytes: &[u8],
     more: bool,
     sent: &mut u64,
@@ -309,7 +309,7 @@ pub const SPLICE_FROM: usize = 16 << 10;
 /// them when the pipe cannot be made; `more`: spliced bytes follow at once.
 fn splice_from(
     pipe: &mut Option<SplicePipe>,
-    stream: &mut TcpStream,
+    stream: &mut Stream,
     bytes: &[u8],
     more: bool,
     sent: &mut u64,
@@ -327,7 +327,7 @@ fn splice_from(
 /// `own` and there are [`SPLICE_FROM`] of them, written otherwise.
 fn send_from(
     pipe: &mut Option<SplicePipe>,
-    stream: &mut TcpStream,
+    stream: &mut Stream,
     bytes: &[u8],
     own: bool,
     sent: &mut u64,
@@ -352,7 +352,7 @@ enum FillStep {
 /// and the body bytes sent. Body bytes in a tail extent with pages of its own are spliced,
 /// as a hit's are.
 fn fill_step(
-    stream: &mut TcpStream,
+    stream: &mut Stream,
     pipe: &mut Option<SplicePipe>,
     f: &mut FillPart,
     written: &mut usize,
@@ -434,12 +434,7 @@ fn fill_step(
 
 /// One write of a chunked fill response: the rest of the framed chunk, else a new chunk of
 /// what arrived, else the last chunk once the fill is done.
-fn chunk_step(
-    stream: &mut TcpStream,
-    c: &mut Chunking,
-    st: &FillState,
-    sent: &mut u64,
-) -> FillStep {
+fn chunk_step(stream: &mut Stream, c: &mut Chunking, st: &FillState, sent: &mut u64) -> FillStep {
     if c.at == c.frame.len() {
         if c.last {
             return FillStep::Finished;

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use goblin_evloop::{source, Ctx, EventLoop, Handler, Next};
-use mio::net::{TcpListener, TcpStream};
+use goblin_evloop::{Peer, Stream};
+use mio::net::TcpListener;
 use mio::{Interest, Poll, Waker};
 use slab::Slab;
 
@@ -203,7 +204,9 @@ impl Handler for Front {
     const INTEREST: Interest = Interest::READABLE.add(Interest::WRITABLE);
     const SCRATCH: usize = READ_BUFFER;
 
-    fn accept(&mut self, _key: usize, stream: &mut TcpStream, peer: SocketAddr) -> Option<Conn> {
+    fn accept(&mut self, _key: usize, stream: &mut Stream, peer: Peer) -> Option<Conn> {
+        // The HTTP front listens on TCP only.
+        let ip = peer.ip()?;
         let open = self
             .sh
             .stats
@@ -221,7 +224,7 @@ impl Handler for Front {
             return None;
         }
         self.clients += 1;
-        Some(Conn::new(peer.ip()))
+        Some(Conn::new(ip))
     }
 
     fn accept_failed(&mut self, error: io::Error) {

@@ -4,7 +4,7 @@
 //! leaves in one send.
 
 use goblin_evloop::write_some;
-use mio::net::TcpStream;
+use goblin_evloop::Stream;
 
 use super::session::Session;
 use super::Segment;
@@ -25,7 +25,7 @@ impl Conn {
     /// Sends ready output to `stream` up to the first reply still waiting for a tail.
     /// Returns false when the socket failed. Sets `blocked` when the socket buffer is full.
     /// The last buffer is kept, cleared, for the next replies.
-    pub fn flush(&mut self, stream: &mut TcpStream, store: &Store) -> bool {
+    pub fn flush(&mut self, stream: &mut Stream, store: &Store) -> bool {
         self.blocked = false;
         let out = &mut self.session.out;
         while let Some(Segment::Bytes(b)) = out.segs.front() {

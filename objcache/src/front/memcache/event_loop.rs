@@ -8,7 +8,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use goblin_evloop::{source, Ctx, EventLoop, Handler};
-use mio::net::{TcpListener, TcpStream};
+use goblin_evloop::{Peer, Stream};
+use mio::net::TcpListener;
 use mio::{Interest, Poll};
 
 use super::conn::Conn;
@@ -78,12 +79,7 @@ impl Handler for MemcacheLoop {
     const INTEREST: Interest = Interest::READABLE.add(Interest::WRITABLE);
     const SCRATCH: usize = READ_BUFFER;
 
-    fn accept(
-        &mut self,
-        _key: usize,
-        stream: &mut TcpStream,
-        _peer: std::net::SocketAddr,
-    ) -> Option<Conn> {
+    fn accept(&mut self, _key: usize, stream: &mut Stream, _peer: Peer) -> Option<Conn> {
         let st = &self.store.stats;
         let open = st.curr_connections.fetch_add(1, Ordering::Relaxed);
         if open >= self.store.config().max_connections {
