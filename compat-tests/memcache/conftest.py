@@ -126,10 +126,18 @@ def fresh():
 
 
 @pytest.fixture
+def fresh_pair():
+    """A pair of servers of its own, as (memcached, goblin) Server objects, for cases that
+    talk to each server separately."""
+    with server_pair() as pair:
+        yield pair
+
+
+@pytest.fixture
 def launch():
     """launch(kind, *args) starts a server of its own with extra flags on a free port:
     kind "memcached" or "goblin" (a small RAM-only goblin-store). Returns (port, process);
-    every one is stopped after the test."""
+    every one is stopped after the test. `launch.server(port)` is a Server for the port."""
     procs = []
 
     def start(kind, *args):
@@ -143,6 +151,7 @@ def launch():
         wait_port(port, proc, kind)
         return port, proc
 
+    start.server = lambda port: Server("launched", port)
     yield start
     for p in procs:
         stop_process(p)

@@ -11,6 +11,7 @@
 
 pub(crate) mod arena;
 pub(crate) mod blocks;
+pub mod classes;
 pub mod clock;
 pub(crate) mod digest;
 pub(crate) mod eviction;
@@ -121,8 +122,9 @@ pub enum Arith {
         cas: u64,
         /// Expiry of the item.
         exptime: u32,
-        /// True when the item was created from the initial value.
-        created: bool,
+        /// The item as found before the change; `None` when it was created from the
+        /// initial value.
+        prior: Option<Entry>,
     },
     /// No such item.
     NotFound,
@@ -137,8 +139,8 @@ pub enum Arith {
 /// Outcome of delete and invalidate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Deleted {
-    /// Removed (or marked stale).
-    Deleted,
+    /// Removed (or marked stale): the item as it was found.
+    Deleted(Entry),
     /// No such item.
     NotFound,
     /// CAS mismatch.
@@ -350,9 +352,12 @@ impl Store {
         Some((e.cas, self.read_full(&s, &e)?))
     }
 
-    /// Sets a new expiry on a live item; false when missing.
-    pub fn touch(&self, d: &Digest, exptime: u32) -> bool {
-        self.lookup(d, true, |e, _| e.exptime = exptime).is_some()
+    /// Sets a new expiry on a live item and returns it; `None` when missing.
+    pub fn touch(&self, d: &Digest, exptime: u32) -> Option<Entry> {
+        self.lookup(d, true, |e, _| {
+            e.exptime = exptime;
+            *e
+        })
     }
 
     /// Runs a storage command. `key` is recorded in the entry it links; `cas_in` is the CAS
@@ -380,7 +385,7 @@ impl Store {
         } else {
             let mut s = self.shard(d);
             let old = s.find_live(d, now, &self.stats);
-            match self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
+            match self.decide(mode, old.map(|id| s.entry(id)), cas_in) {
                 Err(r) => r,
                 Ok(()) => {
                     if let Some(id) = old {
@@ -407,6 +412,21 @@ impl Store {
         if let Stored::Stored { .. } = r {
             stats::incr(&self.stats.total_items);
         }
+    }
+
+    /// [`Store::condition`] where the command is decided (the item linked or not): a cas
+    /// that found its item counts a hit or a bad value in the item's slab class.
+    fn decide(&self, mode: Mode, old: Option<&Entry>, cas_in: u64) -> Result<(), Stored> {
+        let r = self.condition(mode, old, cas_in);
+        if let (Mode::Cas, Some(e)) = (mode, old) {
+            let c = self.stats.classes.of(classes::entry_class(e));
+            stats::incr(if r.is_ok() {
+                &c.cas_hits
+            } else {
+                &c.cas_badval
+            });
+        }
+        r
     }
 
     fn condition(&self, mode: Mode, old: Option<&Entry>, cas_in: u64) -> Result<(), Stored> {
@@ -553,7 +573,7 @@ impl Store {
         stats::add(&self.stats.ssd_bytes_written, (size - head) as u64);
         let mut s = self.shard(d);
         let old = s.find_live(d, now, &self.stats);
-        if let Err(r) = self.condition(mode, old.map(|id| s.entry(id)), cas_in) {
+        if let Err(r) = self.decide(mode, old.map(|id| s.entry(id)), cas_in) {
             s.release(&res);
             return r;
         }
@@ -677,7 +697,7 @@ impl Store {
                         value: initial,
                         cas,
                         exptime,
-                        created: true,
+                        prior: None,
                     }
                 }
                 _ => Arith::NoMemory,
@@ -722,7 +742,7 @@ impl Store {
             value,
             cas,
             exptime: e.exptime,
-            created: false,
+            prior: Some(e),
         }
     }
 
@@ -736,8 +756,9 @@ impl Store {
         if cas_in != 0 && s.entry(id).cas != cas_in {
             return Deleted::Exists;
         }
+        let e = *s.entry(id);
         s.unlink(id);
-        Deleted::Deleted
+        Deleted::Deleted(e)
     }
 
     /// Marks an item stale instead of deleting it (md `I`): new CAS value, recache token
@@ -756,9 +777,10 @@ impl Store {
         if let Some(t) = exptime {
             e.exptime = t;
         }
+        let found = *e;
         e.bits = (e.bits | BIT_STALE) & !BIT_TOKEN_SENT;
         e.cas = cas;
-        Deleted::Deleted
+        Deleted::Deleted(found)
     }
 
     /// Attaches `tags` (at most [`MAX_TAGS`], replacing any it had) to the live item `d`
@@ -992,7 +1014,12 @@ mod tests {
             Stored::Stored { cas: 4, size: 1 }
         );
         assert_eq!(set(&st, "q", Mode::Cas, b"z", 3), Stored::NotFound);
-        assert_eq!(st.delete(&Digest::of(b"a"), 0), Deleted::Deleted);
+        // The cas outcomes are counted in the class of the item they found.
+        let class = st.stats.classes.of(classes::class_of(62));
+        assert_eq!(class.cas_hits.load(Ordering::Relaxed), 1);
+        assert_eq!(class.cas_badval.load(Ordering::Relaxed), 1);
+        let found = entry(&st, "a");
+        assert_eq!(st.delete(&Digest::of(b"a"), 0), Deleted::Deleted(found));
         assert_eq!(st.delete(&Digest::of(b"a"), 0), Deleted::NotFound);
     }
 
@@ -1031,7 +1058,7 @@ mod tests {
             ),
             Arith::Value {
                 value: 7,
-                created: true,
+                prior: None,
                 ..
             }
         ));

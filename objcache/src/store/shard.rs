@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::config::StoreConfig;
 use crate::store::arena::Arena;
+use crate::store::classes;
 use crate::store::clock;
 use crate::store::digest::Digest;
 use crate::store::eviction::Sieve;
@@ -123,11 +124,8 @@ impl Shard {
         if !clock::is_expired(e.exptime, now) {
             return true;
         }
-        if e.bits & BIT_FETCHED == 0 {
-            stats::incr(&stats.expired_unfetched);
-        }
+        count_reclaimed(e, stats);
         self.unlink(id);
-        stats::incr(&stats.reclaimed);
         false
     }
 
@@ -243,17 +241,23 @@ impl Shard {
         };
         let Some(id) = victim else { return false };
         let e = self.index.get(id);
-        let unfetched = e.bits & BIT_FETCHED == 0;
         if clock::is_expired(e.exptime, now) {
-            stats::incr(&stats.reclaimed);
-            if unfetched {
-                stats::incr(&stats.expired_unfetched);
-            }
+            count_reclaimed(e, stats);
         } else {
+            let class = stats.classes.of(classes::entry_class(e));
             stats::incr(&stats.evictions);
-            if unfetched {
-                stats::incr(&stats.evicted_unfetched);
+            stats::incr(&class.evicted);
+            if e.exptime != 0 {
+                stats::incr(&class.evicted_nonzero);
             }
+            if e.bits & BIT_FETCHED == 0 {
+                stats::incr(&stats.evicted_unfetched);
+                stats::incr(&class.evicted_unfetched);
+            }
+            let idle = now.saturating_sub(e.atime);
+            class
+                .evicted_time
+                .store(idle, std::sync::atomic::Ordering::Relaxed);
         }
         self.unlink(id);
         true
@@ -382,6 +386,17 @@ impl Shard {
             h.clear();
         }
         self.extents.clear();
+    }
+}
+
+/// Counts the removal of expired entry `e`, store-wide and in its slab class.
+fn count_reclaimed(e: &Entry, stats: &Stats) {
+    let class = stats.classes.of(classes::entry_class(e));
+    stats::incr(&stats.reclaimed);
+    stats::incr(&class.reclaimed);
+    if e.bits & BIT_FETCHED == 0 {
+        stats::incr(&stats.expired_unfetched);
+        stats::incr(&class.expired_unfetched);
     }
 }
 

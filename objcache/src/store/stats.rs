@@ -1,6 +1,9 @@
-//! Store-wide counters, named as memcached names them in `stats` where it has a name.
+//! Store-wide counters, named as memcached names them in `stats` where it has a name, and
+//! memcached's per-slab-class counters ([`SlabStats`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use super::classes::CLASSES;
 
 macro_rules! counters {
     ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
@@ -8,6 +11,8 @@ macro_rules! counters {
         #[derive(Default)]
         pub struct Stats {
             $($(#[$doc])* pub $name: AtomicU64,)*
+            /// The same events by slab class, where memcached counts them so.
+            pub classes: SlabStats,
         }
 
         impl Stats {
@@ -97,6 +102,79 @@ counters! {
     ssd_io_errors,
 }
 
+/// memcached's counters of one slab class: the command counters of `stats slabs` and the
+/// eviction counters of `stats items`.
+#[derive(Default)]
+pub struct ClassCounters {
+    /// Reads that found an item of the class.
+    pub get_hits: AtomicU64,
+    /// Storage commands whose new item is of the class.
+    pub cmd_set: AtomicU64,
+    /// Deletes of an item of the class.
+    pub delete_hits: AtomicU64,
+    /// incr of an item of the class.
+    pub incr_hits: AtomicU64,
+    /// decr of an item of the class.
+    pub decr_hits: AtomicU64,
+    /// cas that matched an item of the class.
+    pub cas_hits: AtomicU64,
+    /// cas that found an item of the class with another CAS value.
+    pub cas_badval: AtomicU64,
+    /// Touches of an item of the class.
+    pub touch_hits: AtomicU64,
+    /// Live items evicted to make room.
+    pub evicted: AtomicU64,
+    /// Of those, items with an expiry.
+    pub evicted_nonzero: AtomicU64,
+    /// Seconds since the last access of the last item evicted.
+    pub evicted_time: AtomicU32,
+    /// Storage commands that found no room for an item of the class.
+    pub outofmemory: AtomicU64,
+    /// Expired items removed (on access or to make room).
+    pub reclaimed: AtomicU64,
+    /// Of those, items never read.
+    pub expired_unfetched: AtomicU64,
+    /// Evicted items never read.
+    pub evicted_unfetched: AtomicU64,
+}
+
+impl ClassCounters {
+    /// The per-class fields of memcached's `stats slabs`, in its order.
+    pub fn slab_fields(&self) -> [(&'static str, u64); 8] {
+        let v = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        [
+            ("get_hits", v(&self.get_hits)),
+            ("cmd_set", v(&self.cmd_set)),
+            ("delete_hits", v(&self.delete_hits)),
+            ("incr_hits", v(&self.incr_hits)),
+            ("decr_hits", v(&self.decr_hits)),
+            ("cas_hits", v(&self.cas_hits)),
+            ("cas_badval", v(&self.cas_badval)),
+            ("touch_hits", v(&self.touch_hits)),
+        ]
+    }
+}
+
+/// [`ClassCounters`] for each slab class (index = class id; 0 is unused, as in memcached).
+pub struct SlabStats {
+    classes: [ClassCounters; CLASSES + 1],
+}
+
+impl Default for SlabStats {
+    fn default() -> Self {
+        SlabStats {
+            classes: std::array::from_fn(|_| ClassCounters::default()),
+        }
+    }
+}
+
+impl SlabStats {
+    /// The counters of class `class` (1..=[`CLASSES`]).
+    pub fn of(&self, class: usize) -> &ClassCounters {
+        &self.classes[class.min(CLASSES)]
+    }
+}
+
 /// Adds `n` to a counter.
 pub fn add(c: &AtomicU64, n: u64) {
     c.fetch_add(n, Ordering::Relaxed);
@@ -120,5 +198,8 @@ mod tests {
         assert!(c.contains(&("get_hits", 1)));
         assert!(c.contains(&("bytes_read", 10)));
         assert_eq!(c[0].0, "curr_connections");
+        incr(&s.classes.of(3).cas_badval);
+        assert_eq!(s.classes.of(3).slab_fields()[6], ("cas_badval", 1));
+        assert_eq!(s.classes.of(2).slab_fields()[6], ("cas_badval", 0));
     }
 }

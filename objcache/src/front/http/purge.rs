@@ -182,7 +182,7 @@ fn purge_url(sh: &Shared, path: &[u8], soft: bool) -> u64 {
         let keys = variants.unwrap_or_else(|| vec![plain]);
         return keys.iter().map(soften_object).sum();
     }
-    let deleted = |k: &Digest| u64::from(sh.store.delete(k, 0) == Deleted::Deleted);
+    let deleted = |k: &Digest| u64::from(matches!(sh.store.delete(k, 0), Deleted::Deleted(_)));
     let plain_gone = deleted(&plain);
     match variants {
         // The marker is not an object: it does not count.

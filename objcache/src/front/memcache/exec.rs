@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use super::parse::{strtoul, Request, KEY_MAX};
 use super::slabs::{self, Census};
 use super::{push_value_line, Output, TailFetch};
+use crate::store::classes::{entry_class, item_class};
 use crate::store::clock;
 use crate::store::stats::{self};
 use crate::store::Digest;
@@ -26,22 +27,17 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
     match req {
         Request::Get { keys, cas, touch } => get(store, &keys, cas, touch, out),
         Request::Delete { key, noreply } => {
-            let r = store.delete(&Digest::of(key), 0);
-            let c = if r == Deleted::Deleted {
-                &store.stats.delete_hits
-            } else {
-                &store.stats.delete_misses
-            };
-            stats::incr(c);
-            reply(
-                out,
-                noreply,
-                if r == Deleted::Deleted {
+            let text = match store.delete(&Digest::of(key), 0) {
+                Deleted::Deleted(e) => {
+                    count_delete_hit(store, &e);
                     "DELETED"
-                } else {
+                }
+                _ => {
+                    stats::incr(&store.stats.delete_misses);
                     "NOT_FOUND"
-                },
-            );
+                }
+            };
+            reply(out, noreply, text);
         }
         Request::Arith {
             key,
@@ -52,18 +48,13 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             let d = Digest::of(key);
             // The key length goes into the item when incr relinks it under a longer value.
             let r = store.arith(&d, KeyNote::new(key.len(), false), incr, delta, 0, None);
-            let (hit, miss) = if incr {
-                (&store.stats.incr_hits, &store.stats.incr_misses)
-            } else {
-                (&store.stats.decr_hits, &store.stats.decr_misses)
-            };
             match r {
-                Arith::Value { value, .. } => {
-                    stats::incr(hit);
+                Arith::Value { value, prior, .. } => {
+                    count_arith_hit(store, incr, prior.as_ref());
                     reply(out, noreply, &value.to_string());
                 }
                 Arith::NotFound => {
-                    stats::incr(miss);
+                    count_arith_miss(store, incr);
                     reply(out, noreply, "NOT_FOUND");
                 }
                 Arith::NonNumeric | Arith::Exists => reply(
@@ -79,12 +70,11 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             exptime,
             noreply,
         } => {
-            stats::incr(&store.stats.cmd_touch);
-            if store.touch(&Digest::of(key), clock::expiry(i64::from(exptime))) {
-                stats::incr(&store.stats.touch_hits);
+            if let Some(e) = store.touch(&Digest::of(key), clock::expiry(i64::from(exptime))) {
+                count_hit(store, true, &e);
                 reply(out, noreply, "TOUCHED");
             } else {
-                stats::incr(&store.stats.touch_misses);
+                count_miss(store, true);
                 reply(out, noreply, "NOT_FOUND");
             }
         }
@@ -162,6 +152,7 @@ pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, ou
             if let Some(t) = exptime {
                 e.exptime = t;
             }
+            count_hit(store, touch.is_some(), e);
             let cas = with_cas.then_some(e.cas);
             match body {
                 Body::Whole(v) => {
@@ -183,21 +174,83 @@ pub fn get(store: &Store, keys: &[&[u8]], with_cas: bool, touch: Option<i32>, ou
                 }
             }
         });
-        let s = &store.stats;
-        match (touch.is_some(), found.is_some()) {
-            (true, true) => [&s.cmd_touch, &s.touch_hits]
-                .into_iter()
-                .for_each(stats::incr),
-            (true, false) => [&s.cmd_touch, &s.touch_misses]
-                .into_iter()
-                .for_each(stats::incr),
-            (false, true) => [&s.cmd_get, &s.get_hits].into_iter().for_each(stats::incr),
-            (false, false) => [&s.cmd_get, &s.get_misses]
-                .into_iter()
-                .for_each(stats::incr),
-        };
+        if found.is_none() {
+            count_miss(store, touch.is_some());
+        }
     }
     out.line("END");
+}
+
+/// Counts a read (`touch`: one that set a new expiry) that found item `e`: the command, the
+/// hit, and the hit in the item's slab class.
+pub fn count_hit(store: &Store, touch: bool, e: &crate::store::Entry) {
+    let s = &store.stats;
+    let class = s.classes.of(entry_class(e));
+    let counters = if touch {
+        [&s.cmd_touch, &s.touch_hits, &class.touch_hits]
+    } else {
+        [&s.cmd_get, &s.get_hits, &class.get_hits]
+    };
+    counters.into_iter().for_each(stats::incr);
+}
+
+/// Counts a read that found nothing: the command and the miss.
+pub fn count_miss(store: &Store, touch: bool) {
+    let s = &store.stats;
+    let counters = if touch {
+        [&s.cmd_touch, &s.touch_misses]
+    } else {
+        [&s.cmd_get, &s.get_misses]
+    };
+    counters.into_iter().for_each(stats::incr);
+}
+
+/// Counts a delete that removed (or invalidated) item `e`, store-wide and in its class.
+pub fn count_delete_hit(store: &Store, e: &crate::store::Entry) {
+    let s = &store.stats;
+    [&s.delete_hits, &s.classes.of(entry_class(e)).delete_hits]
+        .into_iter()
+        .for_each(stats::incr);
+}
+
+/// Counts an incr or decr that changed item `prior` (store-wide and in its slab class); an
+/// item created from an initial value (`None`) is no hit.
+pub fn count_arith_hit(store: &Store, incr: bool, prior: Option<&crate::store::Entry>) {
+    let Some(e) = prior else { return };
+    let s = &store.stats;
+    let class = s.classes.of(entry_class(e));
+    let counters = if incr {
+        [&s.incr_hits, &class.incr_hits]
+    } else {
+        [&s.decr_hits, &class.decr_hits]
+    };
+    counters.into_iter().for_each(stats::incr);
+}
+
+/// Counts an incr or decr that found no item (or another CAS value).
+pub fn count_arith_miss(store: &Store, incr: bool) {
+    let s = &store.stats;
+    stats::incr(if incr { &s.incr_misses } else { &s.decr_misses });
+}
+
+/// Counts a storage command whose data arrived: store-wide and in the slab class of the item
+/// it makes of `key_len`, `flags` and `len` value bytes, as memcached counts `cmd_set`.
+pub fn count_set(store: &Store, key_len: usize, flags: u32, len: usize) {
+    let s = &store.stats;
+    let class = s.classes.of(item_class(key_len, flags, len));
+    [&s.cmd_set, &class.cmd_set]
+        .into_iter()
+        .for_each(stats::incr);
+}
+
+/// Counts a storage command that found no room for its item, store-wide and in the item's
+/// slab class (memcached's `outofmemory`).
+pub fn count_no_memory(store: &Store, key_len: usize, flags: u32, len: usize) {
+    let s = &store.stats;
+    let class = s.classes.of(item_class(key_len, flags, len));
+    [&s.store_no_memory, &class.outofmemory]
+        .into_iter()
+        .for_each(stats::incr);
 }
 
 /// Replies to a storage command whose value would exceed the item size limit; a `set`
@@ -223,7 +276,8 @@ pub fn finish_store(
     block: &[u8],
     out: &mut Output,
 ) {
-    stats::incr(&store.stats.cmd_set);
+    // The block holds the value and its CRLF (or what came in their place).
+    count_set(store, key.len(), flags, block.len().saturating_sub(2));
     let Some(data) = block.strip_suffix(b"\r\n") else {
         reply(out, noreply, "CLIENT_ERROR bad data chunk");
         return;
@@ -245,7 +299,7 @@ pub fn finish_store(
         Stored::NotFound => "NOT_FOUND",
         Stored::NotStored => "NOT_STORED",
         Stored::NoMemory => {
-            stats::incr(&store.stats.store_no_memory);
+            count_no_memory(store, key.len(), flags, data.len());
             "SERVER_ERROR out of memory storing object"
         }
     };

@@ -3,8 +3,13 @@
 
 use std::fmt::Write as _;
 
-use super::parse::{item_total, strtol, strtoul, strtoull, KEY_MAX, OPAQUE_MAX};
-use super::{base64, slabs, Output, TailFetch};
+use super::exec::{
+    count_arith_hit, count_arith_miss, count_delete_hit, count_hit, count_miss, count_no_memory,
+    count_set,
+};
+use super::parse::{strtol, strtoul, strtoull, KEY_MAX, OPAQUE_MAX};
+use super::{base64, Output, TailFetch};
+use crate::store::classes::{entry_class, item_total};
 use crate::store::clock;
 use crate::store::stats;
 use crate::store::Digest;
@@ -240,7 +245,7 @@ fn debug(store: &Store, args: &[&[u8]], out: &mut Output) {
             } else {
                 "no"
             },
-            slabs::class_of(size),
+            entry_class(e),
         );
         line
     });
@@ -263,7 +268,7 @@ fn mget(
         store.lookup(
             &d,
             !of.no_update,
-            |e, body| -> Result<Output, &'static str> {
+            |e, body| -> Result<(Output, crate::store::Entry), &'static str> {
                 let mut line = Vec::with_capacity(64);
                 if of.value {
                     let _ = write!(VecWriter(&mut line), "VA {}", e.size);
@@ -321,7 +326,7 @@ fn mget(
                     e.bits |= BIT_TOKEN_SENT;
                 }
                 line.extend_from_slice(b"\r\n");
-                Ok(emit_value(line, of.value.then_some(body)))
+                Ok((emit_value(line, of.value.then_some(body)), *e))
             },
         )
     };
@@ -339,31 +344,16 @@ fn mget(
             found = attempt(created);
         }
     }
-    let s = &store.stats;
     let touch = of.ttl.is_some();
     match found {
         Some(Err(e)) => Err(e),
-        Some(Ok(reply)) => {
-            if touch {
-                [&s.cmd_touch, &s.touch_hits]
-                    .into_iter()
-                    .for_each(stats::incr);
-            } else {
-                [&s.cmd_get, &s.get_hits].into_iter().for_each(stats::incr);
-            }
+        Some(Ok((reply, e))) => {
+            count_hit(store, touch, &e);
             out.append(reply);
             Ok(())
         }
         None => {
-            if touch {
-                [&s.cmd_touch, &s.touch_misses]
-                    .into_iter()
-                    .for_each(stats::incr);
-            } else {
-                [&s.cmd_get, &s.get_misses]
-                    .into_iter()
-                    .for_each(stats::incr);
-            }
+            count_miss(store, touch);
             let mut line = b"EN".to_vec();
             echo_flags(&mut line, flags, of)?;
             line.extend_from_slice(b"\r\n");
@@ -416,8 +406,8 @@ fn mdelete(
         store.delete(&d, cas_in)
     };
     let code: &[u8] = match r {
-        Deleted::Deleted => {
-            stats::incr(&store.stats.delete_hits);
+        Deleted::Deleted(e) => {
+            count_delete_hit(store, &e);
             if of.quiet {
                 return Ok(());
             }
@@ -455,11 +445,6 @@ fn marith(
     // The binary-key bit goes only into an item created from the initial value.
     let key = KeyNote::new(of.key.len(), of.binary);
     let r = store.arith(&d, key, incr, of.delta, of.cas_in.unwrap_or(0), vivify);
-    let (hit, miss) = if incr {
-        (&store.stats.incr_hits, &store.stats.incr_misses)
-    } else {
-        (&store.stats.decr_hits, &store.stats.decr_misses)
-    };
     let mut line = Vec::with_capacity(64);
     match r {
         Arith::NonNumeric => {
@@ -467,7 +452,7 @@ fn marith(
         }
         Arith::NoMemory => return Err("SERVER_ERROR out of memory"),
         Arith::NotFound | Arith::Exists => {
-            stats::incr(miss);
+            count_arith_miss(store, incr);
             line.extend_from_slice(if r == Arith::NotFound { b"NF" } else { b"EX" });
             echo_flags(&mut line, flags, of)?;
         }
@@ -475,11 +460,9 @@ fn marith(
             value,
             cas,
             exptime,
-            created,
+            prior,
         } => {
-            if !created {
-                stats::incr(hit);
-            }
+            count_arith_hit(store, incr, prior.as_ref());
             if of.quiet {
                 return Ok(());
             }
@@ -596,12 +579,18 @@ pub fn plan_set(store: &Store, args: &[&[u8]], ntokens: usize) -> SetStep {
 
 /// Completes an ms once its data block (with the CRLF) has arrived.
 pub fn finish_set(store: &Store, plan: &SetPlan, block: &[u8], out: &mut Output) {
-    stats::incr(&store.stats.cmd_set);
+    let of = &plan.of;
+    // The block holds the value and its CRLF (or what came in their place).
+    count_set(
+        store,
+        of.key.len(),
+        of.client_flags,
+        block.len().saturating_sub(2),
+    );
     let Some(data) = block.strip_suffix(b"\r\n") else {
         out.line("CLIENT_ERROR bad data chunk");
         return;
     };
-    let of = &plan.of;
     let exptime = if plan.vivify {
         of.vivify.unwrap_or(0)
     } else {
@@ -630,7 +619,7 @@ pub fn finish_set(store: &Store, plan: &SetPlan, block: &[u8], out: &mut Output)
         Stored::NotFound => (b"NF", 0),
         Stored::NotStored => (b"NS", 0),
         Stored::NoMemory => {
-            stats::incr(&store.stats.store_no_memory);
+            count_no_memory(store, of.key.len(), of.client_flags, data.len());
             return out.line("SERVER_ERROR out of memory storing object");
         }
     };

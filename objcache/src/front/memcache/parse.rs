@@ -373,12 +373,6 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
     }
 }
 
-/// Bytes memcached charges an item against -I: its 48-byte header, 8-byte CAS, the key and
-/// its NUL, 4 bytes of client flags when non-zero, and the value with its CRLF.
-pub fn item_total(key_len: usize, flags: u32, len: usize) -> u64 {
-    (48 + 8 + key_len + 1 + if flags == 0 { 0 } else { 4 } + len + 2) as u64
-}
-
 fn storage<'a>(t: &[&'a [u8]], mode: Mode) -> Request<'a> {
     let noreply = noreply_of(t);
     let bad = Request::Error {

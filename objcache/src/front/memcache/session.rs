@@ -6,8 +6,9 @@
 use crate::front::memcache::binary::{self, Header};
 use crate::front::memcache::exec::{self, Flow};
 use crate::front::memcache::meta::{self, SetPlan, SetStep};
-use crate::front::memcache::parse::{self, item_total, Line, Request};
+use crate::front::memcache::parse::{self, Line, Request};
 use crate::front::memcache::Output;
+use crate::store::classes::item_total;
 use crate::store::{Mode, Store};
 
 /// Stop running requests while this many reply bytes wait to be sent.

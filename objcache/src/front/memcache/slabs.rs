@@ -4,62 +4,25 @@
 //! largest chunk) would put each object, so tools that parse them see the same numbers for
 //! the same keys and values.
 //!
-//! What depends on memcached's history rather than on the objects present (pages kept after
-//! deletes, per-class hit counters, LRU segment moves) is reported as on a server where
-//! nothing else happened: pages are those the present objects need, counters are 0, and every
-//! object sits in the COLD segment, where memcached's maintainer moves idle items within
-//! seconds.
+//! The per-class counters (`get_hits`, `cmd_set`, ... in `stats slabs`; `evicted`,
+//! `reclaimed`, ... in `stats items`) are kept by class as memcached keeps them
+//! ([`crate::store::stats::SlabStats`]). What depends on memcached's slab allocator and LRU
+//! segments is modelled: a class's pages are those its present objects need, and at least
+//! one once an item was stored in it (memcached keeps pages after deletes); every object
+//! sits in the COLD segment, where memcached's maintainer moves idle items within seconds,
+//! and the counters of segment moves, the LRU crawler and tail repairs stay 0.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::parse::item_total;
+use crate::store::classes::{
+    class_of, entry_class, item_total, CHUNK_HEADER, CHUNK_MAX, CHUNK_SIZES, CLASSES, ITEM_HEADER,
+    PAGE_SIZE,
+};
 use crate::store::clock;
+use crate::store::stats::SlabStats;
 use crate::store::Entry;
 use crate::store::Store;
-
-/// memcached's `sizeof(item)` on 64-bit builds.
-const ITEM_HEADER: u64 = 48;
-/// `sizeof(item_chunk)`: the header of each chunk of a large item.
-const CHUNK_HEADER: u64 = 48;
-/// `settings.slab_page_size`.
-const PAGE_SIZE: u64 = 1 << 20;
-/// `settings.slab_chunk_size_max`: the largest class; bigger items are chained chunks.
-const CHUNK_MAX: u32 = 512 << 10;
-/// Number of slab classes memcached makes with its defaults.
-pub const CLASSES: usize = 39;
-
-/// Chunk size of each class (class `i` is `CHUNK_SIZES[i - 1]`), as `slabs_init` computes
-/// them: from `sizeof(item) + 48`, times 1.25 (truncated, as on memcached's unsigned int,
-/// which `* 5 / 4` reproduces exactly), aligned to 8, until the next size reaches
-/// `CHUNK_MAX / 1.25`; the last class is `CHUNK_MAX`.
-pub const CHUNK_SIZES: [u32; CLASSES] = chunk_sizes();
-
-const fn chunk_sizes() -> [u32; CLASSES] {
-    let mut sizes = [0u32; CLASSES];
-    let mut size = ITEM_HEADER as u32 + 48;
-    let mut i = 0;
-    while (size as u64) * 5 < (CHUNK_MAX as u64) * 4 {
-        if !size.is_multiple_of(8) {
-            size += 8 - size % 8;
-        }
-        sizes[i] = size;
-        i += 1;
-        size = size * 5 / 4;
-    }
-    sizes[i] = CHUNK_MAX;
-    assert!(i + 1 == CLASSES, "memcached's defaults make 39 classes");
-    sizes
-}
-
-/// memcached's `slabs_clsid`: the smallest class whose chunks hold `ntotal` bytes (the
-/// largest class for anything bigger, as for chunked items).
-pub fn class_of(ntotal: u64) -> usize {
-    CHUNK_SIZES
-        .iter()
-        .position(|&c| ntotal <= u64::from(c))
-        .map_or(CLASSES, |i| i + 1)
-}
 
 /// Calls `f` with the class of every chunk memcached would allocate for the item: one, or
 /// for items over `CHUNK_MAX` a header chunk and the data chunks (each as large as needed,
@@ -97,18 +60,21 @@ struct ClassUse {
     chunks: u64,
 }
 
-/// Every live object of the store, classed as memcached would class it.
-pub struct Census {
+/// Every live object of the store, classed as memcached would class it, with the store's
+/// per-class counters.
+pub struct Census<'a> {
     classes: [ClassUse; CLASSES + 1],
+    counters: &'a SlabStats,
     /// Items by `ITEM_ntotal` rounded up to 32 bytes (memcached's `stats sizes` buckets).
     sizes: std::collections::BTreeMap<u64, u64>,
 }
 
-impl Census {
+impl<'a> Census<'a> {
     /// Walks the store.
-    pub fn of(store: &Store) -> Census {
+    pub fn of(store: &'a Store) -> Census<'a> {
         let mut c = Census {
             classes: [ClassUse::default(); CLASSES + 1],
+            counters: &store.stats.classes,
             sizes: Default::default(),
         };
         store.for_each_item(|e| c.add(e));
@@ -119,7 +85,7 @@ impl Census {
         let key_len = usize::from(e.key_len);
         let size = e.size as usize;
         let total = item_total(key_len, e.flags, size);
-        let u = &mut self.classes[class_of(total)];
+        let u = &mut self.classes[entry_class(e)];
         u.items += 1;
         u.requested += total;
         u.oldest = Some(u.oldest.map_or(e.atime, |t| t.min(e.atime)));
@@ -148,8 +114,8 @@ impl Census {
                 let _ = write!(s, "STAT items:{class}:{name} {v}\r\n");
             }
             let _ = write!(s, "STAT items:{class}:mem_requested {}\r\n", u.requested);
-            for name in ITEMS_ZERO {
-                let _ = write!(s, "STAT items:{class}:{name} 0\r\n");
+            for (name, v) in self.item_events(class) {
+                let _ = write!(s, "STAT items:{class}:{name} {v}\r\n");
             }
         }
         s.push_str("END\r\n");
@@ -160,15 +126,15 @@ impl Census {
     pub fn slabs(&self) -> String {
         let mut s = String::new();
         let (mut active, mut malloced) = (0u64, 0u64);
-        for (class, u) in self
-            .classes
-            .iter()
-            .enumerate()
-            .filter(|(_, u)| u.chunks > 0)
-        {
+        for (class, u) in self.classes.iter().enumerate().skip(1) {
+            let counters = self.counters.of(class);
+            let stored = counters.cmd_set.load(Ordering::Relaxed) > 0;
+            if u.chunks == 0 && !stored {
+                continue;
+            }
             let size = u64::from(CHUNK_SIZES[class - 1]);
             let per_page = PAGE_SIZE / size;
-            let pages = u.chunks.div_ceil(per_page);
+            let pages = u.chunks.div_ceil(per_page).max(u64::from(stored));
             active += 1;
             malloced += pages * PAGE_SIZE;
             let fields: [(&str, u64); 7] = [
@@ -183,8 +149,8 @@ impl Census {
             for (name, v) in fields {
                 let _ = write!(s, "STAT {class}:{name} {v}\r\n");
             }
-            for name in SLABS_ZERO {
-                let _ = write!(s, "STAT {class}:{name} 0\r\n");
+            for (name, v) in counters.slab_fields() {
+                let _ = write!(s, "STAT {class}:{name} {v}\r\n");
             }
         }
         let _ = write!(
@@ -192,6 +158,37 @@ impl Census {
             "STAT active_slabs {active}\r\nSTAT total_malloced {malloced}\r\nEND\r\n"
         );
         s
+    }
+
+    /// The `stats items` fields after `mem_requested` of `class`, in memcached's order.
+    fn item_events(&self, class: usize) -> [(&'static str, u64); 20] {
+        let c = self.counters.of(class);
+        let v = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        [
+            ("evicted", v(&c.evicted)),
+            ("evicted_nonzero", v(&c.evicted_nonzero)),
+            (
+                "evicted_time",
+                u64::from(c.evicted_time.load(Ordering::Relaxed)),
+            ),
+            ("outofmemory", v(&c.outofmemory)),
+            ("tailrepairs", 0),
+            ("reclaimed", v(&c.reclaimed)),
+            ("expired_unfetched", v(&c.expired_unfetched)),
+            ("evicted_unfetched", v(&c.evicted_unfetched)),
+            ("evicted_active", 0),
+            ("crawler_reclaimed", 0),
+            ("crawler_items_checked", 0),
+            ("lrutail_reflocked", 0),
+            ("moves_to_cold", 0),
+            ("moves_to_warm", 0),
+            ("moves_within_lru", 0),
+            ("direct_reclaims", 0),
+            ("hits_to_hot", 0),
+            ("hits_to_warm", 0),
+            ("hits_to_cold", 0),
+            ("hits_to_temp", 0),
+        ]
     }
 
     /// The `stats sizes` reply: the histogram while enabled, END included.
@@ -219,67 +216,12 @@ pub fn set_sizes_enabled(on: bool) -> &'static str {
     }
 }
 
-/// `stats items` fields after `mem_requested`: event counters Goblin keeps store-wide or
-/// not at all, 0 as on a server where none of them happened.
-const ITEMS_ZERO: [&str; 20] = [
-    "evicted",
-    "evicted_nonzero",
-    "evicted_time",
-    "outofmemory",
-    "tailrepairs",
-    "reclaimed",
-    "expired_unfetched",
-    "evicted_unfetched",
-    "evicted_active",
-    "crawler_reclaimed",
-    "crawler_items_checked",
-    "lrutail_reflocked",
-    "moves_to_cold",
-    "moves_to_warm",
-    "moves_within_lru",
-    "direct_reclaims",
-    "hits_to_hot",
-    "hits_to_warm",
-    "hits_to_cold",
-    "hits_to_temp",
-];
-
-/// `stats slabs` per-class command counters (Goblin counts them store-wide only).
-const SLABS_ZERO: [&str; 8] = [
-    "get_hits",
-    "cmd_set",
-    "delete_hits",
-    "incr_hits",
-    "decr_hits",
-    "cas_hits",
-    "cas_badval",
-    "touch_hits",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn classes_match_memcached_vv() {
-        // `memcached -vv` with the defaults prints these chunk sizes.
-        assert_eq!(&CHUNK_SIZES[..6], &[96, 120, 152, 192, 240, 304]);
-        assert_eq!(CHUNK_SIZES[17], 4544);
-        assert_eq!(CHUNK_SIZES[36], 315_872);
-        assert_eq!(CHUNK_SIZES[37], 394_840);
-        assert_eq!(CHUNK_SIZES[38], 524_288);
-    }
-
-    #[test]
-    fn class_and_chunks_of_items() {
-        // `set foo 0 0 3`: memcached's `me` says cls=1 size=65.
-        assert_eq!(item_total(3, 0, 3), 65);
-        assert_eq!(class_of(65), 1);
-        assert_eq!(class_of(96), 1);
-        assert_eq!(class_of(97), 2);
-        // 100000-byte value, 2-byte key: cls=32 size=100061.
-        assert_eq!(class_of(item_total(2, 0, 100_000)), 32);
-        assert_eq!(class_of(10 << 20), CLASSES);
+    fn chunks_of_items() {
         // A 600000-byte value under a 20-byte key: header chunk in class 3, then a
         // 512 KiB chunk and the rest in class 31 (as memcached's `stats slabs` shows).
         let mut got = Vec::new();
