@@ -201,6 +201,10 @@ pub struct Config {
     pub notify_keyspace_events: u32,
     /// latency-monitor-threshold, milliseconds (0: the latency monitor is off).
     pub latency_monitor_threshold: u64,
+    /// latency-tracking and its percentiles.
+    pub latency_tracking: crate::latency::tracking::TrackingConfig,
+    /// oom-score-adj, oom-score-adj-values, proc-title-template.
+    pub process: crate::service::process::ProcessConfig,
     /// cluster-enabled and the other cluster directives.
     pub cluster: crate::cluster::config::ClusterConfig,
     /// lazyfree-lazy-expire: a key expiry removes propagates as UNLINK (else DEL).
@@ -302,6 +306,8 @@ impl Default for Config {
             acl_users: Vec::new(),
             notify_keyspace_events: 0,
             latency_monitor_threshold: 0,
+            latency_tracking: Default::default(),
+            process: Default::default(),
             cluster: Default::default(),
             lazyfree_lazy_expire: false,
             lazyfree_lazy_eviction: false,
@@ -421,6 +427,15 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("acl-pubsub-default", None, Mutability::Runtime),
     ("notify-keyspace-events", None, Mutability::Runtime),
     ("latency-monitor-threshold", None, Mutability::Runtime),
+    ("latency-tracking", None, Mutability::Runtime),
+    (
+        "latency-tracking-info-percentiles",
+        None,
+        Mutability::Runtime,
+    ),
+    ("oom-score-adj", None, Mutability::Runtime),
+    ("oom-score-adj-values", None, Mutability::Runtime),
+    ("proc-title-template", None, Mutability::Runtime),
     ("lazyfree-lazy-expire", None, Mutability::Runtime),
     ("lazyfree-lazy-eviction", None, Mutability::Runtime),
     ("shutdown-timeout", None, Mutability::Runtime),
@@ -486,6 +501,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         Mutability::Runtime,
     ),
     ("replica-announced", None, Mutability::Runtime),
+    ("bind-source-addr", None, Mutability::Runtime),
     ("tcp-keepalive", None, Mutability::Runtime),
     ("tcp-backlog", None, Mutability::StartOnly),
     ("unixsocket", None, Mutability::StartOnly),
@@ -532,6 +548,8 @@ const MULTI_WORD: &[&str] = &[
     "client-output-buffer-limit",
     "shutdown-on-sigterm",
     "shutdown-on-sigint",
+    "latency-tracking-info-percentiles",
+    "oom-score-adj-values",
 ];
 
 /// Why a directive was refused.
@@ -905,6 +923,12 @@ impl Config {
             repl if crate::replication::config::NAMES.contains(&repl) => {
                 self.repl.apply(repl, value)?
             }
+            name if crate::latency::tracking::NAMES.contains(&name) => {
+                self.latency_tracking.apply(name, &text)?
+            }
+            name if crate::service::process::NAMES.contains(&name) => {
+                self.process.apply(name, &text)?
+            }
             _ => unreachable!("every canonical name is handled"),
         }
         Ok(())
@@ -1069,6 +1093,10 @@ impl Config {
             "syslog-ident" => self.syslog_ident.clone(),
             "syslog-facility" => self.syslog_facility.clone(),
             repl if crate::replication::config::NAMES.contains(&repl) => self.repl.value_of(repl),
+            name if crate::latency::tracking::NAMES.contains(&name) => {
+                self.latency_tracking.value_of(name)
+            }
+            name if crate::service::process::NAMES.contains(&name) => self.process.value_of(name),
             _ => unreachable!("every canonical name has a value"),
         }
     }

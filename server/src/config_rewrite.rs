@@ -35,6 +35,7 @@ const MEMORY: &[&str] = &[
     "zset-max-listpack-value",
     "client-query-buffer-limit",
     "auto-aof-rewrite-min-size",
+    "stream-node-max-bytes",
 ];
 
 /// String parameters Redis writes quoted, with their default (None: an empty value means
@@ -45,6 +46,7 @@ const STRINGS: &[(&str, Option<&str>)] = &[
     ("masteruser", None),
     ("pidfile", None),
     ("replica-announce-ip", None),
+    ("bind-source-addr", None),
     ("unixsocket", None),
     ("cluster-announce-ip", None),
     ("cluster-announce-hostname", None),
@@ -56,6 +58,10 @@ const STRINGS: &[(&str, Option<&str>)] = &[
     ("cluster-config-file", Some("nodes.conf")),
     ("syslog-ident", Some("redis")),
     ("notify-keyspace-events", Some("")),
+    (
+        "proc-title-template",
+        Some(crate::service::process::title::DEFAULT_TEMPLATE),
+    ),
 ];
 
 /// The file being rewritten: its lines and, per directive, the lines that set it.
@@ -67,16 +73,19 @@ struct Rewrite {
     processed: HashSet<String>,
     /// No signature line yet: the first appended line brings one.
     needs_signature: bool,
+    /// Every parameter gets a line, defaults included (DEBUG CONFIG-REWRITE-FORCE-ALL).
+    force_all: bool,
 }
 
 impl Rewrite {
     /// Splits the old file's text into lines and indexes its directives.
-    fn read(old: &str) -> Rewrite {
+    fn read(old: &str, force_all: bool) -> Rewrite {
         let mut state = Rewrite {
             lines: Vec::new(),
             lines_of: HashMap::new(),
             processed: HashSet::new(),
             needs_signature: true,
+            force_all,
         };
         if old.is_empty() {
             return state;
@@ -115,14 +124,14 @@ impl Rewrite {
     }
 
     /// Sets one line of `option`: into the next of its old lines, else appended when `force`
-    /// (the value is not the default).
+    /// (the value is not the default) or every parameter is written.
     fn line(&mut self, option: &str, line: String, force: bool) {
         self.mark(option);
         if let Some(at) = self.lines_of.get_mut(option).and_then(VecDeque::pop_front) {
             self.lines[at] = line;
             return;
         }
-        if !force {
+        if !force && !self.force_all {
             return;
         }
         if self.needs_signature {
@@ -198,6 +207,13 @@ fn rewrite_parameters(state: &mut Rewrite, config: &Config) {
             "save" => rewrite_save(state, config),
             "dir" => state.line(name, format!("dir {}", quoted(&value)), true),
             "client-output-buffer-limit" => rewrite_output_limits(state, config),
+            // Always written, `""` for none, so the defaults do not come back.
+            "latency-tracking-info-percentiles" if value.is_empty() => {
+                state.line(name, format!("{name} \"\""), true)
+            }
+            "latency-tracking-info-percentiles" => {
+                state.line(name, format!("{name} {value}"), true)
+            }
             _ if STRINGS.iter().any(|(n, _)| *n == name) => {
                 let default = STRINGS.iter().find(|(n, _)| *n == name).and_then(|s| s.1);
                 if default.is_none() && value.is_empty() {
@@ -255,9 +271,10 @@ fn rewrite_output_limits(state: &mut Rewrite, config: &Config) {
     }
 }
 
-/// The new text of the configuration file whose text was `old`, from the server's state.
-pub fn rewritten(old: &str, server: &Server) -> String {
-    let mut state = Rewrite::read(old);
+/// The new text of the configuration file whose text was `old`, from the server's state;
+/// with `force_all` every parameter has a line, defaults included.
+pub fn rewritten(old: &str, server: &Server, force_all: bool) -> String {
+    let mut state = Rewrite::read(old, force_all);
     rewrite_parameters(&mut state, &server.config);
     match &server.replication.master_addr {
         Some((host, port)) if server.cluster.is_none() => {
@@ -275,24 +292,28 @@ pub fn rewritten(old: &str, server: &Server) -> String {
     state.finish()
 }
 
-/// CONFIG REWRITE: rewrites the file the server started with. The error is the reply's text.
-pub fn rewrite(server: &Server) -> Result<(), String> {
+/// Why a rewrite failed.
+#[derive(Debug)]
+pub enum RewriteError {
+    /// The server started without a configuration file.
+    NoConfigFile,
+    /// Reading or replacing the file failed: the system's words for it.
+    Io(String),
+}
+
+/// CONFIG REWRITE (and, with `force_all`, DEBUG CONFIG-REWRITE-FORCE-ALL): rewrites the
+/// file the server started with.
+pub fn rewrite(server: &Server, force_all: bool) -> Result<(), RewriteError> {
     let Some(path) = &server.config.config_file else {
-        return Err("ERR The server is running without a config file".into());
+        return Err(RewriteError::NoConfigFile);
     };
+    let io = |e: std::io::Error| RewriteError::Io(crate::errors::os_error_text(&e));
     let old = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(failure(&e)),
+        Err(e) => return Err(io(e)),
     };
-    overwrite(path, &rewritten(&old, server)).map_err(|e| failure(&e))
-}
-
-/// The reply to a failed rewrite, logged as Redis logs it.
-fn failure(e: &std::io::Error) -> String {
-    let why = crate::errors::os_error_text(e);
-    crate::warning!("CONFIG REWRITE failed: {why}");
-    format!("ERR Rewriting config file: {why}")
+    overwrite(path, &rewritten(&old, server, force_all)).map_err(io)
 }
 
 /// Replaces `path` by `content` atomically: a new file beside it (mode 0644 less the umask),
@@ -343,7 +364,11 @@ mod tests {
     use super::*;
 
     fn config_text(config: &Config, old: &str) -> String {
-        let mut state = Rewrite::read(old);
+        config_text_forced(config, old, false)
+    }
+
+    fn config_text_forced(config: &Config, old: &str, force_all: bool) -> String {
+        let mut state = Rewrite::read(old, force_all);
         rewrite_parameters(&mut state, config);
         state.finish()
     }
@@ -359,7 +384,8 @@ mod tests {
         assert_eq!(
             config_text(&c, old),
             "# mine\nport 6379\nsave \"\"\n\nmaxmemory 200mb\n\n# end\n\n\
-             # Generated by CONFIG REWRITE\nhz 20\ndir \"/tmp/x\"\n"
+             # Generated by CONFIG REWRITE\nhz 20\ndir \"/tmp/x\"\n\
+             latency-tracking-info-percentiles 50 99 99.9\n"
         );
     }
 
@@ -375,8 +401,19 @@ mod tests {
             text,
             "# ??? not-a-directive 1\ntcp-backlog 511\nreplica-read-only yes\n\n\
              # Generated by CONFIG REWRITE\nsave 3600 1\nsave 300 100\nsave 60 10000\n\
-             dir \"/d\"\n"
+             dir \"/d\"\nlatency-tracking-info-percentiles 50 99 99.9\n"
         );
+    }
+
+    #[test]
+    fn force_all_writes_defaults_too() {
+        let c = Config::default();
+        let text = config_text_forced(&c, "", true);
+        assert!(text.starts_with("# Generated by CONFIG REWRITE\n"));
+        assert!(text.contains("\ntcp-backlog 511\n"));
+        assert!(text.contains("\nclient-output-buffer-limit normal 0 0 0\n"));
+        // An unset string parameter still has no line.
+        assert!(!text.contains("requirepass"));
     }
 
     #[test]

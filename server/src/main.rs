@@ -43,6 +43,8 @@ fn redis_style_args() -> Vec<String> {
 }
 
 fn main() {
+    // First, while no other thread exists: the title takes over the environment's memory.
+    service::process::title::init();
     goblin_evloop::alloc::keep_large_buffers_out_of_the_heap();
     if service::asks_version(std::env::args()) {
         println!("{}", service::version_line());
@@ -100,6 +102,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     service::banner::starting(std::env::args().len() > 1, &argv0);
     log::set_role('M');
     service::banner::logo(&config);
+    service::process::set_title(&config);
+    let replica = config.repl.replicaof.is_some();
+    // As Redis: a score that cannot be set at start is logged, not fatal.
+    service::process::apply_oom_score(&config.process, replica);
     let mut server = server::Server::new(config);
     goblin_server::commands::load_acl_at_start(&mut server)?;
     if server.config.cluster.enabled {

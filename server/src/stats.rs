@@ -186,6 +186,10 @@ pub struct Stats {
     pub reads_processed: u64,
     /// total_writes_processed: write calls on client sockets.
     pub writes_processed: u64,
+    /// reply_buffer_shrinks: reply buffers the cron made smaller.
+    pub reply_buffer_shrinks: u64,
+    /// reply_buffer_expands: reply buffers the cron made larger.
+    pub reply_buffer_expands: u64,
     /// Per error code (the first word of the error): errorstats.
     pub errors: BTreeMap<String, u64>,
     /// Per command, by the command's stats slot (see [`Stats::command`]).

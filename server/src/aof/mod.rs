@@ -37,6 +37,7 @@ use crate::{notice, warning};
 use manifest::Manifest;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Whether the AOF is on (Redis's aof_state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +69,8 @@ pub struct Aof {
     pub loading: Option<Box<load::AofLoad>>,
     /// Unix seconds of the last `#TS:` annotation.
     cur_timestamp: u64,
+    /// Microseconds to sleep before each write of the buffer (DEBUG AOF-FLUSH-SLEEP).
+    pub flush_sleep_us: u64,
 }
 
 impl Aof {
@@ -82,6 +85,7 @@ impl Aof {
             rewrite: rewrite::RewriteState::default(),
             loading: None,
             cur_timestamp: 0,
+            flush_sleep_us: 0,
         }
     }
 
@@ -132,6 +136,7 @@ fn policy(server: &Server) -> writer::Policy {
             && (server.aof.rewriting() || server.rdb.child.is_some()),
         child_active: server.aof.rewriting() || server.rdb.child.is_some(),
         now: unix_ms() / 1000,
+        sleep_us: server.aof.flush_sleep_us,
     }
 }
 
@@ -355,6 +360,41 @@ pub fn poll_loading(server: &mut Server, budget: std::time::Duration) {
     {
         std::process::exit(1);
     }
+}
+
+/// DEBUG LOADAOF (Redis's order): the buffer written, the data and functions emptied, the
+/// files named by the manifest on disk replayed at once (nothing replayed is propagated),
+/// the history files deleted, and the changes not counted as dirty. False when the files
+/// did not load (logged; Redis exits on a manifest that does not parse, Goblin replies
+/// the error).
+pub fn reload(server: &mut Server) -> bool {
+    if server.aof.state != State::Off {
+        flush(server, true);
+    }
+    let propagating = server.propagation.enabled();
+    server.propagation.set_enabled(false);
+    let empty = (0..server.config.databases).map(|_| Default::default());
+    server.keyspace.replace_all(empty.collect());
+    server.scripting.functions.flush();
+    let loaded = match load::begin(server) {
+        // An AOF of empty files loads; one without files is an error, as in Redis.
+        Ok(None) => server.aof.manifest.files().next().is_some(),
+        Ok(Some(mut load)) => loop {
+            if let Some(outcome) = load::step(server, &mut load, Duration::from_secs(60)) {
+                break load::finish(server, load, outcome).is_ok();
+            }
+        },
+        Err(_) => false,
+    };
+    server.propagation.set_enabled(propagating);
+    let filename = server.config.aof.filename.clone();
+    rewrite::delete_history(server, &dir_path(server), &filename);
+    let dirty = server.keyspace.dirty();
+    server.keyspace.saved(dirty);
+    if loaded {
+        notice!("Append Only File loaded by DEBUG LOADAOF");
+    }
+    loaded
 }
 
 /// Periodic work: a postponed or failed write retried, the rewrite child reaped, a

@@ -220,7 +220,7 @@ pub fn start(server: &mut Server) -> bool {
         let pid = std::process::id() as libc::pid_t;
         base::write_base(&workdir, &temp_base(&workdir, pid), dbs, &o)
     };
-    match fork::spawn(job) {
+    match fork::spawn("redis-aof-rewrite", job) {
         Ok((child, took)) => {
             server.rdb.latest_fork_usec = took.as_micros() as u64;
             server.rdb.total_forks += 1;
@@ -406,7 +406,7 @@ fn finish(server: &mut Server, pid: libc::pid_t) -> Result<(), ()> {
 
 /// Deletes the history files and writes the manifest without them (Redis's
 /// aofDelHistoryFiles).
-fn delete_history(server: &mut Server, dir: &Path, filename: &str) {
+pub(super) fn delete_history(server: &mut Server, dir: &Path, filename: &str) {
     if server.aof.manifest.history.is_empty() {
         return;
     }

@@ -60,6 +60,9 @@ pub struct Policy {
     pub child_active: bool,
     /// Unix seconds now.
     pub now: u64,
+    /// Microseconds to sleep before writing a buffer that is not empty (DEBUG
+    /// AOF-FLUSH-SLEEP, to test what waits on the write).
+    pub sleep_us: u64,
 }
 
 impl Writer {
@@ -131,6 +134,9 @@ impl Writer {
                 }
                 self.delayed_fsync += 1;
                 notice!("Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer without waiting for fsync to complete, this may slow down Redis.");
+            }
+            if policy.sleep_us > 0 {
+                std::thread::sleep(std::time::Duration::from_micros(policy.sleep_us));
             }
             let started = std::time::Instant::now();
             let written = self.write(policy);
@@ -312,6 +318,7 @@ mod tests {
             skip_fsync: false,
             child_active: false,
             now: 2,
+            sleep_us: 0,
         };
         w.flush(false, &policy, &bio);
         assert!(w.buf.is_empty());
@@ -342,6 +349,7 @@ mod tests {
             skip_fsync: false,
             child_active: false,
             now,
+            sleep_us: 0,
         };
         let mut old = Writer::new(open("old.aof"), 0, 0, 1);
         let mut new = Writer::new(open("new.aof"), 0, 0, 1);

@@ -109,6 +109,8 @@ pub struct Client {
     /// Cluster: ASKING (the next command may use an importing slot) and READONLY (reads
     /// served by a replica).
     pub cluster: crate::cluster::ClientFlags,
+    /// The reply buffer's size as Redis would have it (CLIENT LIST rbs, rbp).
+    pub reply_buffer: super::reply_buffer::ReplyBuffer,
 }
 
 impl Client {
@@ -159,6 +161,7 @@ impl Client {
             repl_role: ReplRole::Normal,
             woff: 0,
             cluster: Default::default(),
+            reply_buffer: Default::default(),
         }
     }
 

@@ -19,6 +19,7 @@
 
 mod addr;
 mod client;
+pub mod reply_buffer;
 
 pub use addr::ClientAddr;
 pub use client::{Blocked, Client, Queued, ReplRole, ReplyMode};
@@ -104,6 +105,8 @@ pub struct Clients {
     next_id: u64,
     woken: Vec<usize>,
     blocked: usize,
+    /// DEBUG REPLYBUFFER's settings.
+    pub reply_buffer_policy: reply_buffer::Policy,
 }
 
 impl Default for Clients {
@@ -114,6 +117,7 @@ impl Default for Clients {
             next_id: 1,
             woken: Vec::new(),
             blocked: 0,
+            reply_buffer_policy: Default::default(),
         }
     }
 }
@@ -276,6 +280,25 @@ impl Clients {
             buffers.pending_output += s.out.len();
             Some((&**s.client.as_ref()?, buffers))
         })
+    }
+
+    /// The cron's resize of every reply buffer not leased (Redis's
+    /// clientsCronResizeOutputBuffer); returns how many shrank and how many grew.
+    pub fn resize_reply_buffers(&mut self, now_ms: u64) -> (u64, u64) {
+        let policy = self.reply_buffer_policy;
+        let (mut shrinks, mut expands) = (0, 0);
+        for slot in self.slots.iter_mut().flatten() {
+            let pending = slot.buffers.pending_output + slot.out.len();
+            let Some(client) = slot.client.as_mut() else {
+                continue;
+            };
+            match client.reply_buffer.cron(policy, pending, now_ms) {
+                reply_buffer::Resize::Shrunk => shrinks += 1,
+                reply_buffer::Resize::Expanded => expands += 1,
+                reply_buffer::Resize::None => {}
+            }
+        }
+        (shrinks, expands)
     }
 
     /// CLIENT IDs of the clients not leased for which `pred` holds, in key order.

@@ -585,7 +585,8 @@ fn tick(server: &mut Server, cluster: &mut Cluster, registry: &Registry, now: u6
             continue;
         };
         let meet = n.has(flags::MEET);
-        let stream = match TcpStream::connect(addr) {
+        let source = &server.config.repl.bind_source_addr;
+        let stream = match crate::net::connect::connect_from(addr, source) {
             Ok(s) => s,
             Err(e) => {
                 crate::notice!("Unable to connect to Cluster Node [{addr}]: {e}");

@@ -28,7 +28,7 @@ pub(super) fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>)
         (None, None) => -1,
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
         client.id,
         client.addr,
         client.laddr,
@@ -44,7 +44,8 @@ pub(super) fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>)
         multi,
         qbuf,
         qbuf_cap.saturating_sub(qbuf),
-        qbuf_cap,
+        client.reply_buffer.size,
+        client.reply_buffer.peak,
         omem,
         buffers.total(),
         match client.exec_queued {

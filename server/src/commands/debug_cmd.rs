@@ -6,11 +6,17 @@ use super::Ctx;
 use crate::errors;
 use crate::keyspace::{StringValue, Value};
 
-/// DEBUG HELP's lines, in Redis's words, for the subcommands Goblin has.
+/// DEBUG HELP's lines, in Redis 7.2's words and order, for the subcommands Goblin has
+/// (Redis's crash, leak, allocator, hash-table and cluster-link hooks are not among them).
 const HELP: &[&str] = &[
+    "AOF-FLUSH-SLEEP <microsec>",
+    "    Server will sleep before flushing the AOF, this is used for testing.",
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -20,10 +26,10 @@ const HELP: &[&str] = &[
     "    unit tests to simulate Redis errors.",
     "LOG <message>",
     "    Write <message> to the server log.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
-    "PAUSE-CRON <0|1>",
-    "    Stop periodic cron job processing.",
     "POPULATE <count> [<prefix>] [<size>]",
     "    Create <count> string keys named key:<num>. If <prefix> is specified then",
     "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -59,6 +65,14 @@ const HELP: &[&str] = &[
     "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
+    "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+    "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+    "    In case NEVER is provided the last observed peak will never be reset",
+    "    In case RESET is provided the peak reset time will be restored to the default value",
+    "REPLYBUFFER RESIZING <0|1>",
+    "    Enable or disable the reply buffer resize cron job",
 ];
 
 /// DEBUG subcommand ... (allowed as enable-debug-command says: the dispatcher checks it
@@ -119,6 +133,23 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.out.ok();
         }
         (b"segfault", _) => crate::service::crash::segfault(),
+        (b"loadaof", _) => {
+            if crate::aof::reload(ctx.server) {
+                ctx.out.ok();
+            } else {
+                ctx.error("ERR Error trying to load the AOF files, check server logs.");
+            }
+        }
+        (b"aof-flush-sleep", 3) => {
+            ctx.server.aof.flush_sleep_us = atoi(args[2]).max(0) as u64;
+            ctx.out.ok();
+        }
+        (b"set-disable-deny-scripts", 3) => {
+            ctx.server.scripting.deny_script_disabled = atoi(args[2]) != 0;
+            ctx.out.ok();
+        }
+        (b"config-rewrite-force-all", 2) => config_rewrite_force_all(ctx),
+        (b"replybuffer", 4) => replybuffer(ctx, args),
         (b"change-repl-id", 2) => {
             crate::notice!("Changing replication IDs after receiving DEBUG change-repl-id");
             crate::replication::new_history(ctx.server);
@@ -129,6 +160,42 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.error(&errors::subcommand_syntax(&name, "DEBUG"))
         }
     }
+}
+
+/// DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE with a line for every parameter.
+fn config_rewrite_force_all(ctx: &mut Ctx) {
+    use crate::config_rewrite::RewriteError;
+    let why = match crate::config_rewrite::rewrite(ctx.server, true) {
+        Ok(()) => return ctx.out.ok(),
+        // Redis hands its rewrite a NULL path then, which open(2) refuses so.
+        Err(RewriteError::NoConfigFile) => "Bad address".to_string(),
+        Err(RewriteError::Io(why)) => why,
+    };
+    ctx.error(&format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {why}"));
+}
+
+/// DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|ms> | RESIZING <0|1>: the reply
+/// buffers' resize policy (see [`crate::clients::reply_buffer`]).
+fn replybuffer(ctx: &mut Ctx, args: &[&[u8]]) {
+    use crate::clients::reply_buffer::DEFAULT_PEAK_RESET_MS;
+    let policy = &mut ctx.server.clients.reply_buffer_policy;
+    let value = args[3];
+    match args[2].to_ascii_lowercase().as_slice() {
+        b"peak-reset-time" if value.eq_ignore_ascii_case(b"never") => policy.peak_reset_ms = -1,
+        b"peak-reset-time" if value.eq_ignore_ascii_case(b"reset") => {
+            policy.peak_reset_ms = DEFAULT_PEAK_RESET_MS
+        }
+        b"peak-reset-time" => match crate::numbers::parse_i64(value) {
+            Some(ms) => policy.peak_reset_ms = ms,
+            None => return ctx.error(errors::NOT_AN_INTEGER),
+        },
+        b"resizing" => policy.resizing = atoi(value) != 0,
+        _ => {
+            let name = String::from_utf8_lossy(args[1]).into_owned();
+            return ctx.error(&errors::subcommand_syntax(&name, "DEBUG"));
+        }
+    }
+    ctx.out.ok();
 }
 
 /// DEBUG PROTOCOL type: a fixed value of each reply type.

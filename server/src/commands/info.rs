@@ -26,8 +26,6 @@ const ORDER: &[&str] = &[
     "keyspace",
     "objcache",
 ];
-/// Percentiles of INFO latencystats (Redis's latency-tracking-info-percentiles default).
-const LATENCY_PERCENTILES: &[(f64, &str)] = &[(50.0, "50"), (99.0, "99"), (99.9, "99.9")];
 
 /// INFO [section ...]
 pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -138,8 +136,8 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
             let tracking_prefixes = server.tracking.prefixes();
             let _ = write!(
                 w,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:{}\r\ntotal_net_repl_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:{:.2}\r\ninstantaneous_output_repl_kbps:{:.2}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{tracking_keys}\r\ntracking_total_items:{tracking_items}\r\ntracking_total_prefixes:{tracking_prefixes}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\nacl_access_denied_auth:{}\r\nacl_access_denied_cmd:{}\r\nacl_access_denied_key:{}\r\nacl_access_denied_channel:{}\r\n",
-                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes + st.net_repl_input_bytes, st.net_output_bytes + st.net_repl_output_bytes, st.net_repl_input_bytes, st.net_repl_output_bytes, st.input_kbps(), st.output_kbps(), st.input_repl_kbps(), st.output_repl_kbps(), st.rejected_connections, server.replication.sync_full, server.replication.sync_partial_ok, server.replication.sync_partial_err, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, server.memory.evicted_keys, ks.keyspace_hits, ks.keyspace_misses, server.pubsub.len(crate::pubsub::Kind::Channel), server.pubsub.len(crate::pubsub::Kind::Pattern), server.pubsub.len(crate::pubsub::Kind::Shard), server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed, server.acl.log.denied_auth, server.acl.log.denied_cmd, server.acl.log.denied_key, server.acl.log.denied_channel,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:{}\r\ntotal_net_repl_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:{:.2}\r\ninstantaneous_output_repl_kbps:{:.2}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{tracking_keys}\r\ntracking_total_items:{tracking_items}\r\ntracking_total_prefixes:{tracking_prefixes}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:{}\r\nreply_buffer_expands:{}\r\nacl_access_denied_auth:{}\r\nacl_access_denied_cmd:{}\r\nacl_access_denied_key:{}\r\nacl_access_denied_channel:{}\r\n",
+                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes + st.net_repl_input_bytes, st.net_output_bytes + st.net_repl_output_bytes, st.net_repl_input_bytes, st.net_repl_output_bytes, st.input_kbps(), st.output_kbps(), st.input_repl_kbps(), st.output_repl_kbps(), st.rejected_connections, server.replication.sync_full, server.replication.sync_partial_ok, server.replication.sync_partial_err, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, server.memory.evicted_keys, ks.keyspace_hits, ks.keyspace_misses, server.pubsub.len(crate::pubsub::Kind::Channel), server.pubsub.len(crate::pubsub::Kind::Pattern), server.pubsub.len(crate::pubsub::Kind::Shard), server.rdb.latest_fork_usec, server.rdb.total_forks, st.error_replies, st.reads_processed, st.writes_processed, st.reply_buffer_shrinks, st.reply_buffer_expands, server.acl.log.denied_auth, server.acl.log.denied_cmd, server.acl.log.denied_key, server.acl.log.denied_channel,
             );
         }
         "replication" => w.push_str(&crate::replication::info_section(server)),
@@ -188,15 +186,18 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
         }
         "latencystats" => {
             w.push_str("# Latencystats\r\n");
-            for c in server.stats.commands_by_name() {
+            let tracking = &server.config.latency_tracking;
+            let commands = server.stats.commands_by_name();
+            for c in commands.into_iter().filter(|_| tracking.enabled) {
                 let name = c.name;
                 if c.latency.is_empty() {
                     continue;
                 }
                 let _ = write!(w, "latency_percentiles_usec_{name}:");
-                for (i, (p, label)) in LATENCY_PERCENTILES.iter().enumerate() {
+                for (i, &p) in tracking.percentiles.iter().enumerate() {
                     let sep = if i == 0 { "" } else { "," };
-                    let usec = c.latency.percentile(*p) as f64 / 1000.0;
+                    let label = crate::latency::tracking::percentile_text(p);
+                    let usec = c.latency.percentile(p) as f64 / 1000.0;
                     let _ = write!(w, "{sep}p{label}={usec:.3}");
                 }
                 w.push_str("\r\n");

@@ -542,13 +542,16 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
         };
         crate::latency::sample_ms(event, micros / 1000);
     }
+    let tracking = ctx.server.config.latency_tracking.enabled;
     let stats = ctx.server.stats.command(cmd.slot.get(), cmd.name);
     stats.calls += 1;
     stats.usec += micros;
     if ctx.failed {
         stats.failed_calls += 1;
     }
-    stats.latency.record(elapsed.as_nanos() as u64);
+    if tracking {
+        stats.latency.record(elapsed.as_nanos() as u64);
+    }
     ctx.server.stats.commands_processed += 1;
     ctx.client.last_command = cmd.name;
     server_cmds::slowlog_record(ctx, cmd, args, micros);

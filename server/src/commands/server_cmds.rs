@@ -86,6 +86,24 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         ctx.server.config = old;
         return ctx.error("ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.");
     }
+    let process = &ctx.server.config.process;
+    if (process.oom_mode, process.oom_values) != (old.process.oom_mode, old.process.oom_values) {
+        let replica = ctx.server.replication.master_addr.is_some();
+        if !crate::service::process::apply_oom_score(process, replica) {
+            let name = if process.oom_mode != old.process.oom_mode {
+                "oom-score-adj"
+            } else {
+                "oom-score-adj-values"
+            };
+            // The score the old settings give (as Redis's rollback applies them again).
+            crate::service::process::apply_oom_score(&old.process, replica);
+            ctx.server.config = old;
+            return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - Failed to set current oom_score_adj. Check server logs."));
+        }
+    }
+    if ctx.server.config.process.title_template != old.process.title_template {
+        crate::service::process::set_title(&ctx.server.config);
+    }
     let access = ctx.server.config.memory.access_policy();
     ctx.server.keyspace.set_access_policy(access);
     if old.requirepass != ctx.server.config.requirepass {
@@ -151,12 +169,19 @@ pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 /// CONFIG REWRITE
 pub fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) {
-    match crate::config_rewrite::rewrite(ctx.server) {
+    use crate::config_rewrite::RewriteError;
+    match crate::config_rewrite::rewrite(ctx.server, false) {
         Ok(()) => {
             crate::notice!("CONFIG REWRITE executed with success.");
             ctx.out.ok()
         }
-        Err(reply) => ctx.error(&reply),
+        Err(RewriteError::NoConfigFile) => {
+            ctx.error("ERR The server is running without a config file")
+        }
+        Err(RewriteError::Io(why)) => {
+            crate::warning!("CONFIG REWRITE failed: {why}");
+            ctx.error(&format!("ERR Rewriting config file: {why}"))
+        }
     }
 }
 

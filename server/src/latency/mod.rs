@@ -13,9 +13,11 @@
 //!
 //! - [`sparkline`]: the ASCII graph of LATENCY GRAPH.
 //! - [`doctor`]: the report of LATENCY DOCTOR.
+//! - [`tracking`]: the latency-tracking parameters (per-command histograms).
 
 pub mod doctor;
 pub mod sparkline;
+pub mod tracking;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -297,6 +297,7 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         // Replies written for the client while it was not being serviced.
         conn.wbuf.extend_from_slice(&lease.out);
         lease.out.clear();
+        lease.client.reply_buffer.note(conn.pending_output());
     }
     conn.closing |= std::mem::take(&mut lease.doomed);
     // Replies wait for the AOF only where the caller can send them after it: not for the
@@ -337,6 +338,8 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         }
         let c = cx.conn(key).expect("open");
         let conn = &mut c.state;
+        // What the commands replied, before the write: Redis's reply buffer peak.
+        lease.client.reply_buffer.note(conn.pending_output());
         held = holds(server);
         open = held || flush_counted(conn, &mut c.stream, server, &lease.client);
         if read.got == 0 || read.eof {
@@ -449,6 +452,9 @@ impl RespLoop<'_> {
             crate::aof::cron(server);
         }
         crate::replication::cron(server, cx.registry());
+        let (shrinks, expands) = server.clients.resize_reply_buffers(now);
+        server.stats.reply_buffer_shrinks += shrinks;
+        server.stats.reply_buffer_expands += expands;
         commands::expire_blocked(server, now);
         close_over_output_limit(server, cx);
         server.migrate.close_idle();

@@ -3,6 +3,7 @@
 //!
 //! - [`listen`]: binding the listeners.
 //! - [`unix`]: the Unix-domain listener and its socket file.
+//! - [`connect`]: outgoing connections from `bind-source-addr`.
 //! - [`handler`]: [`RespLoop`](handler::RespLoop), the [`goblin_evloop::Handler`]: accept,
 //!   service a connection, serve woken connections, blocking timeouts, cron.
 //! - [`conn`]: a connection's read and write buffers (the loop owns the socket).
@@ -31,6 +32,7 @@
 //! connection; the dependency runs net -> commands -> clients.
 
 pub mod conn;
+pub mod connect;
 pub mod handler;
 pub mod keepalive;
 pub mod limits;

@@ -42,12 +42,16 @@ pub enum ChildReport {
     Failed(String),
 }
 
-/// Forks a child that runs `job` and exits 0 when it succeeds, 1 when it fails. Returns
+/// Forks a child that runs `job` and exits 0 when it succeeds, 1 when it fails; `name` is
+/// its process title (as Redis's: `redis-rdb-bgsave`, ...), and it takes the OOM score of
+/// a child (oom-score-adj-values). Returns
 /// the child and the time the fork took, or fork's error.
 pub fn spawn(
+    name: &str,
     job: impl FnOnce() -> std::io::Result<SaveStats>,
 ) -> std::io::Result<(Child, std::time::Duration)> {
     let parent = std::process::id() as libc::pid_t;
+    let title = crate::service::process::title::for_child(name);
     let mut fds = [-1 as libc::c_int; 2];
     // SAFETY: pipe2 writes two descriptors into the array we pass.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
@@ -59,7 +63,7 @@ pub fn spawn(
     // and leaves with _exit, never returning into the event loop.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        child_main(parent, job, fds);
+        child_main(parent, title.as_deref(), job, fds);
     }
     close_fd(fds[1]);
     if pid < 0 {
@@ -80,6 +84,7 @@ pub fn spawn(
 
 fn child_main(
     parent: libc::pid_t,
+    title: Option<&str>,
     job: impl FnOnce() -> std::io::Result<SaveStats>,
     fds: [libc::c_int; 2],
 ) -> ! {
@@ -93,6 +98,7 @@ fn child_main(
         libc::signal(libc::SIGTERM, libc::SIG_DFL);
         libc::signal(libc::SIGINT, libc::SIG_DFL);
     }
+    crate::service::process::enter_child(title);
     // The child does not log: another thread may have held the log's lock at the fork.
     let (code, report) = match job() {
         Ok(stats) => (

@@ -335,7 +335,7 @@ impl Snapshots<'_> {
         self.state.dirty_before_bgsave = self.keyspace.dirty();
         self.state.last_bgsave_try = unix_ms() / 1000;
         let this = &*self;
-        match fork::spawn(|| this.write_file(&aux)) {
+        match fork::spawn("redis-rdb-bgsave", || this.write_file(&aux)) {
             Ok((child, took)) => {
                 self.state.latest_fork_usec = took.as_micros() as u64;
                 self.state.total_forks += 1;

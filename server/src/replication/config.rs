@@ -24,6 +24,7 @@ pub const NAMES: &[&str] = &[
     "replica-announce-ip",
     "replica-announce-port",
     "replica-announced",
+    "bind-source-addr",
 ];
 
 /// How a replica loads its master's snapshot (repl-diskless-load).
@@ -93,6 +94,9 @@ pub struct ReplConfig {
     pub announce_port: u16,
     /// replica-announced: Sentinel lists this replica (INFO replica_announced).
     pub announced: bool,
+    /// bind-source-addr: the local address a replica's connection to its master is made
+    /// from (empty: the system's choice).
+    pub bind_source_addr: String,
 }
 
 impl Default for ReplConfig {
@@ -118,6 +122,7 @@ impl Default for ReplConfig {
             announce_ip: String::new(),
             announce_port: 0,
             announced: true,
+            bind_source_addr: String::new(),
         }
     }
 }
@@ -154,6 +159,7 @@ impl ReplConfig {
             "replica-ignore-maxmemory" => self.ignore_maxmemory = yes_no(&text)?,
             "replica-priority" => self.priority = int(0)?,
             "replica-announce-ip" => self.announce_ip = text,
+            "bind-source-addr" => self.bind_source_addr = text,
             "replica-announce-port" => self.announce_port = int_in(&text, 0, 65535)? as u16,
             "replica-announced" => self.announced = yes_no(&text)?,
             _ => return Err(ConfigError::Unknown),
@@ -181,6 +187,7 @@ impl ReplConfig {
             "replica-ignore-maxmemory" => yes_no_name(self.ignore_maxmemory),
             "replica-priority" => self.priority.to_string(),
             "replica-announce-ip" => self.announce_ip.clone(),
+            "bind-source-addr" => self.bind_source_addr.clone(),
             "replica-announce-port" => self.announce_port.to_string(),
             "replica-announced" => yes_no_name(self.announced),
             _ => String::new(),

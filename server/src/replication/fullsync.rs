@@ -106,7 +106,7 @@ fn start_sync(server: &mut Server, diskless: bool, filter: RdbFilter) {
             server.keyspace.databases()
         };
         let now = crate::clock::unix_ms();
-        match crate::rdb::fork::spawn(|| {
+        match crate::rdb::fork::spawn("redis-rdb-to-slaves", || {
             sockets::send(targets, mark.as_bytes(), dbs, &aux, now, timeout)
         }) {
             Ok((child, took)) => {

@@ -297,6 +297,7 @@ pub fn set_master(server: &mut Server, host: String, port: u16) {
     link.down_since = Some(Instant::now());
     server.replication.link = Some(link);
     super::update_propagation(server);
+    crate::service::process::apply_oom_score(&server.config.process, true);
 }
 
 /// REPLICAOF NO ONE: this server is a master again; its history continues under a new id
@@ -311,6 +312,7 @@ pub fn unset_master(server: &mut Server) {
     super::master::disconnect_replicas(server);
     server.propagation.reselect();
     super::update_propagation(server);
+    crate::service::process::apply_oom_score(&server.config.process, false);
 }
 
 impl Link {
@@ -412,7 +414,8 @@ fn connect(server: &mut Server, registry: &mio::Registry) {
         warning!("Unable to connect to MASTER: no address for {host}");
         return;
     };
-    let mut stream = match TcpStream::connect(addr) {
+    let source = &server.config.repl.bind_source_addr;
+    let mut stream = match crate::net::connect::connect_from(addr, source) {
         Ok(s) => s,
         Err(e) => {
             warning!("Unable to connect to MASTER: {e}");

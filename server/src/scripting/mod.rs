@@ -76,6 +76,9 @@ pub struct Scripting {
     pub running: Option<Running>,
     /// Scripts run since the last garbage collection step.
     runs_since_gc: u32,
+    /// Scripts may run commands flagged noscript (DEBUG SET-DISABLE-DENY-SCRIPTS, for tests
+    /// that need one inside a script; SCRIPT FLUSH keeps it, as Redis).
+    pub deny_script_disabled: bool,
 }
 
 impl Default for Scripting {
@@ -87,6 +90,7 @@ impl Default for Scripting {
             client: Some(Box::new(run::script_client())),
             running: None,
             runs_since_gc: 0,
+            deny_script_disabled: false,
         }
     }
 }

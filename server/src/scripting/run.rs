@@ -157,7 +157,7 @@ impl Run<'_, '_> {
         if !cmd.arity_ok(argv.len()) {
             return refuse("Wrong number of args calling Redis command from script");
         }
-        if cmd.flags.contains(Flags::NOSCRIPT) {
+        if cmd.flags.contains(Flags::NOSCRIPT) && !self.ctx.server.scripting.deny_script_disabled {
             return refuse("This Redis command is not allowed from script");
         }
         if !self.ctx.server.acl.unrestricted(&mut self.client.user) {

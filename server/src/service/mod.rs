@@ -8,6 +8,7 @@
 //! - [`directives`]: the directives Redis knows, the summary of ignored ones, Redis's
 //!   fatal error for the others.
 //! - [`pidfile`]: the pid file, removed at a clean shutdown.
+//! - [`process`]: the out-of-memory score and the process title.
 //! - [`notify`]: telling systemd or upstart that the server is ready.
 //! - [`protected`]: refusing non-loopback clients of a server without a password.
 //! - [`shutdown`]: SHUTDOWN and SIGTERM / SIGINT waiting for lagging replicas, then exit.
@@ -18,6 +19,7 @@ pub mod daemon;
 pub mod directives;
 pub mod notify;
 pub mod pidfile;
+pub mod process;
 pub mod protected;
 pub mod shutdown;
 
