@@ -238,6 +238,7 @@ mod tests {
             ("replica-announce-ip", "10.0.0.1"),
             ("replica-announce-port", "7000"),
             ("replica-announced", "no"),
+            ("bind-source-addr", "127.0.0.2"),
         ] {
             c.apply(name, value.as_bytes()).unwrap();
             let expect = if name == "repl-backlog-size" {
@@ -247,7 +248,7 @@ mod tests {
             };
             assert_eq!(c.value_of(name), expect, "{name}");
         }
-        assert_eq!(NAMES.len(), 19);
+        assert_eq!(NAMES.len(), 20);
         assert!(c.apply("repl-diskless-load", b"sometimes").is_err());
         c.apply("repl-diskless-load", b"ON-EMPTY-DB").unwrap();
         assert_eq!(c.value_of("repl-diskless-load"), "on-empty-db");
