@@ -78,7 +78,11 @@ impl ProcessConfig {
 pub fn title_vars(config: &Config) -> title::Vars {
     let first = config.bind.first().map_or("*", String::as_str);
     title::Vars {
-        listen_addr: format!("{first}:{}", config.port),
+        listen_addr: if config.port != 0 {
+            format!("{first}:{}", config.port)
+        } else {
+            format!("unixsocket:{}", config.unixsocket)
+        },
         server_mode: if config.cluster.enabled {
             "[cluster]".into()
         } else {
@@ -89,7 +93,7 @@ pub fn title_vars(config: &Config) -> title::Vars {
             .as_ref()
             .map_or_else(|| "-".into(), |p| p.display().to_string()),
         port: config.port,
-        unixsocket: String::new(),
+        unixsocket: config.unixsocket.clone(),
     }
 }
 
