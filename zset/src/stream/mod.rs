@@ -44,7 +44,7 @@ pub use group::{Consumer, Group, Nack, NEVER};
 pub use id::StreamId;
 pub use node::Pairs;
 
-use node::{Node, RawEntry};
+use node::{Entries, Node, RawEntry};
 
 pub use crate::packed::Item;
 
@@ -304,6 +304,7 @@ impl Stream {
             start,
             end,
             rev,
+            walking: None,
             current: Vec::new(),
         }
     }
@@ -582,38 +583,66 @@ impl Stream {
     }
 }
 
-/// The live entries of an id range (see [`Stream::range`]).
+/// The live entries of an id range (see [`Stream::range`]). Ascending, a node's entries are
+/// decoded as they are handed out, so a short read (COUNT) stops early; descending, each
+/// node's entries in range are decoded at once, as a listpack entry is found from its start.
 pub struct Range<'a> {
     nodes: std::collections::btree_map::Range<'a, StreamId, Node>,
     start: StreamId,
     end: StreamId,
     rev: bool,
-    /// The current node's entries still to hand out, the next one last.
+    /// Ascending: the current node and its entries still to walk.
+    walking: Option<(&'a Node, Entries<'a>)>,
+    /// Descending: the current node's entries in range still to hand out, the next one last.
     current: Vec<EntryRef<'a>>,
 }
 
-impl<'a> Iterator for Range<'a> {
-    type Item = EntryRef<'a>;
+impl<'a> Range<'a> {
+    /// The next entry in ascending order.
+    fn next_up(&mut self) -> Option<EntryRef<'a>> {
+        loop {
+            if let Some((node, entries)) = &mut self.walking {
+                for raw in entries.by_ref() {
+                    if raw.id > self.end {
+                        // Ids ascend: no later entry, nor node, is in range.
+                        self.walking = None;
+                        return None;
+                    }
+                    if !raw.deleted() && raw.id >= self.start {
+                        return Some(EntryRef { node, raw });
+                    }
+                }
+            }
+            let (master, node) = self.nodes.next()?;
+            self.walking = Some((node, node.entries(*master)));
+        }
+    }
 
-    fn next(&mut self) -> Option<EntryRef<'a>> {
+    /// The next entry in descending order.
+    fn next_down(&mut self) -> Option<EntryRef<'a>> {
         loop {
             if let Some(e) = self.current.pop() {
                 return Some(e);
             }
-            let (master, node) = if self.rev {
-                self.nodes.next_back()?
-            } else {
-                self.nodes.next()?
-            };
+            let (master, node) = self.nodes.next_back()?;
             let (start, end) = (self.start, self.end);
             self.current.extend(
                 node.entries(*master)
                     .filter(|e| !e.deleted() && (start..=end).contains(&e.id))
                     .map(|raw| EntryRef { node, raw }),
             );
-            if !self.rev {
-                self.current.reverse();
-            }
+        }
+    }
+}
+
+impl<'a> Iterator for Range<'a> {
+    type Item = EntryRef<'a>;
+
+    fn next(&mut self) -> Option<EntryRef<'a>> {
+        if self.rev {
+            self.next_down()
+        } else {
+            self.next_up()
         }
     }
 }
