@@ -57,7 +57,7 @@ pub fn doctor(ctx: &mut Ctx, _args: &[&[u8]]) {
     let fork_usec = ctx.server.rdb.latest_fork_usec;
     // Redis's stat_fork_rate: the memory in use over the fork's time, in GB per second.
     let fork_rate = if fork_usec > 0 {
-        ctx.server.memory.gauge.read() as f64 * 1_000_000.0
+        ctx.server.memory.gauge.read(&ctx.server.keyspace) as f64 * 1_000_000.0
             / fork_usec as f64
             / (1024.0 * 1024.0 * 1024.0)
     } else {

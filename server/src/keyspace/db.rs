@@ -281,10 +281,17 @@ impl Db {
 
     /// The key table's bytes beside the values' own allocations, as MEMORY STATS's
     /// `overhead.hashtable.main` and `.expires`: the index, the records and the value slab;
-    /// the volatile list.
+    /// the volatile list; slots freed for the next keys are not counted (see
+    /// [`Db::reusable_bytes`]).
     pub fn overhead(&self) -> (usize, usize) {
         let expires = self.table.volatile_len() * std::mem::size_of::<u32>();
-        (self.table.memory_bytes().saturating_sub(expires), expires)
+        let held = self.table.memory_bytes() - self.table.reusable_bytes();
+        (held.saturating_sub(expires), expires)
+    }
+
+    /// Bytes the key table holds free for the next keys (removed keys' slots).
+    pub fn reusable_bytes(&self) -> usize {
+        self.table.reusable_bytes()
     }
 
     /// Bytes `key` costs (see [`Entry::memory_usage`]), expired or not.

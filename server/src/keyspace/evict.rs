@@ -219,7 +219,7 @@ impl Evictor {
         &mut self,
         ks: &mut Keyspace,
         request: Request,
-        mut over_limit: impl FnMut() -> bool,
+        mut over_limit: impl FnMut(&Keyspace) -> bool,
     ) -> Evicted {
         let mut freed = 0u64;
         let mut keys = 0u64;
@@ -246,7 +246,7 @@ impl Evictor {
                 .fire(crate::pubsub::notify::EVICTED, "evicted", db, &key);
             keys += 1;
             if keys.is_multiple_of(RECHECK_EVERY) {
-                if ks.lazyfree_pending() > 0 && !over_limit() {
+                if ks.lazyfree_pending() > 0 && !over_limit(ks) {
                     break;
                 }
                 if request
@@ -317,17 +317,17 @@ mod tests {
             deadline: None,
         };
         assert_eq!(
-            ev.evict(&mut ks, request, || true),
+            ev.evict(&mut ks, request, |_| true),
             Evicted {
                 keys: 1,
                 enough: true
             }
         );
         assert!(ks.db(0).get(b"k4").is_none());
-        ev.evict(&mut ks, request, || true);
+        ev.evict(&mut ks, request, |_| true);
         assert!(ks.db(1).get(b"k3").is_none());
-        ev.evict(&mut ks, request, || true);
-        let left = ev.evict(&mut ks, request, || true);
+        ev.evict(&mut ks, request, |_| true);
+        let left = ev.evict(&mut ks, request, |_| true);
         assert_eq!(
             left,
             Evicted {
@@ -364,7 +364,7 @@ mod tests {
             deadline: None,
         };
         for _ in 0..20 {
-            ev.evict(&mut ks, request, || true);
+            ev.evict(&mut ks, request, |_| true);
         }
         assert_eq!(ks.db(0).len() + ks.db(1).len(), 20);
         assert!(
@@ -383,19 +383,19 @@ mod tests {
             to_free: 1,
             deadline: None,
         };
-        assert!(!ev.evict(&mut ks, req(Policy::NoEviction), || true).enough);
+        assert!(!ev.evict(&mut ks, req(Policy::NoEviction), |_| true).enough);
         assert!(
-            !ev.evict(&mut ks, req(Policy::VolatileRandom), || true)
+            !ev.evict(&mut ks, req(Policy::VolatileRandom), |_| true)
                 .enough
         );
         for _ in 0..10 {
             assert!(
-                ev.evict(&mut ks, req(Policy::AllKeysRandom), || true)
+                ev.evict(&mut ks, req(Policy::AllKeysRandom), |_| true)
                     .enough
             );
         }
         assert!(
-            !ev.evict(&mut ks, req(Policy::AllKeysRandom), || true)
+            !ev.evict(&mut ks, req(Policy::AllKeysRandom), |_| true)
                 .enough
         );
     }

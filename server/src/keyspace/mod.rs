@@ -694,6 +694,12 @@ impl Keyspace {
             .sum()
     }
 
+    /// Bytes the key tables hold free for the next keys, which the memory figure counts as
+    /// free (an allocator's free chunks), in constant time.
+    pub fn reusable_bytes(&self) -> usize {
+        self.dbs.iter().map(Db::reusable_bytes).sum()
+    }
+
     /// Every entry of every database, expired or not.
     pub fn entries(&self) -> impl Iterator<Item = DbEntry<'_>> {
         self.dbs.iter().flat_map(Db::iter)

@@ -34,7 +34,7 @@ pub struct Figures {
 impl Figures {
     /// The figures of `server` now (a fresh reading of the allocator).
     pub fn of(server: &mut Server) -> Figures {
-        let used = server.memory.gauge.read();
+        let used = server.memory.gauge.read(&server.keyspace);
         let rss = allocator::rss_bytes();
         let startup = server.memory.startup.min(used);
         let clients: u64 = server

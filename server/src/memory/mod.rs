@@ -13,11 +13,15 @@ pub mod config;
 pub mod figures;
 
 use crate::keyspace::evict::{Evictor, Policy, Request};
+use crate::keyspace::Keyspace;
 use crate::server::Server;
 use std::time::{Duration, Instant};
 
-/// The allocator's figure and its peak. A reading is one load of the allocator's
-/// counter ([`allocator::allocated`]), so it is read afresh wherever it is needed.
+/// The memory figure (INFO used_memory, what maxmemory limits) and its peak: the
+/// allocator's allocated bytes less what the key tables hold free for the next keys, so
+/// that removing a key lowers it by the key's size, as freeing does in Redis. A reading is
+/// one load of the allocator's counter ([`allocator::allocated`]) and a sum over the
+/// databases, so it is read afresh wherever it is needed.
 #[derive(Debug, Default)]
 pub struct Gauge {
     last: u64,
@@ -25,9 +29,9 @@ pub struct Gauge {
 }
 
 impl Gauge {
-    /// The allocated bytes now, keeping the peak.
-    pub fn read(&mut self) -> u64 {
-        let used = allocator::allocated();
+    /// The figure now for `keyspace`, keeping the peak.
+    pub fn read(&mut self, keyspace: &Keyspace) -> u64 {
+        let used = allocator::allocated().saturating_sub(keyspace.reusable_bytes() as u64);
         self.last = used;
         self.peak = self.peak.max(used);
         used
@@ -85,7 +89,7 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         evicted_keys,
         ..
     } = &mut server.memory;
-    let used = gauge.read();
+    let used = gauge.read(&server.keyspace);
     if used <= config.maxmemory {
         return true;
     }
@@ -99,8 +103,8 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         deadline: config.eviction_time_limit().map(|d| Instant::now() + d),
     };
     let cycle = Instant::now();
-    let done = evictor.evict(&mut server.keyspace, request, || {
-        gauge.read() > config.maxmemory
+    let done = evictor.evict(&mut server.keyspace, request, |ks| {
+        gauge.read(ks) > config.maxmemory
     });
     crate::latency::sample("eviction-cycle", cycle.elapsed());
     *evicted_keys += done.keys;
@@ -113,7 +117,7 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         .unwrap_or(Duration::from_millis(100));
     let started = Instant::now();
     while server.keyspace.lazyfree_pending() > 0 && started.elapsed() < wait {
-        if gauge.read() <= config.maxmemory {
+        if gauge.read(&server.keyspace) <= config.maxmemory {
             return true;
         }
         std::thread::sleep(Duration::from_micros(100));

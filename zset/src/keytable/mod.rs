@@ -569,6 +569,13 @@ impl<T> KeyTable<T> {
             + self.scratch.capacity()
     }
 
+    /// Bytes of [`KeyTable::memory_bytes`] that removed keys left and the next keys take
+    /// again (freed record slots and value slots), as an allocator's free chunks: a memory
+    /// limit counts them as free, so a key's removal lowers the figure by what it took.
+    pub fn reusable_bytes(&self) -> usize {
+        self.store.free_bytes() + self.values_free.len() * std::mem::size_of::<Option<T>>()
+    }
+
     /// Bytes the key in `slot` takes in the table (MEMORY USAGE, beside its heap value's
     /// own allocations): its record's slot, its index slot, and its heap slot and
     /// volatile-list entry when it has them.

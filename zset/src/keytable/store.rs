@@ -62,6 +62,9 @@ pub(super) struct Store {
     /// Bytes of the live boxed records (kept as they come and go, so the memory figure
     /// needs no walk over them).
     boxed_bytes: usize,
+    /// Bytes of the paged slots on the free stacks: held, and taken again by the next
+    /// records of their classes before any page grows.
+    free_bytes: usize,
 }
 
 impl Default for Store {
@@ -71,6 +74,7 @@ impl Default for Store {
             boxed: Vec::new(),
             boxed_free: Vec::new(),
             boxed_bytes: 0,
+            free_bytes: 0,
         }
     }
 }
@@ -150,6 +154,7 @@ impl Store {
             let page = &c.pages[(slot >> PAGE_SHIFT) as usize];
             let at = (slot as usize & (PAGE_SLOTS - 1)) * size;
             c.free = u32::from_le_bytes(page[at..at + 4].try_into().expect("4 bytes"));
+            self.free_bytes -= size;
             return Some(slot << 6 | class);
         }
         if c.slots == CLASS_SLOTS {
@@ -183,6 +188,12 @@ impl Store {
         let next = self.classes[class as usize].free;
         self.get_mut(handle)[..4].copy_from_slice(&next.to_le_bytes());
         self.classes[class as usize].free = slot + 1;
+        self.free_bytes += slot_size(class);
+    }
+
+    /// Bytes of the freed slots waiting for records (part of [`Store::memory_bytes`]).
+    pub(super) fn free_bytes(&self) -> usize {
+        self.free_bytes
     }
 
     /// Bytes of the slot `handle` names.
@@ -234,12 +245,24 @@ mod tests {
             assert_eq!(&store.get(*h)[..r.len()], &r[..]);
         }
         let before = store.memory_bytes();
+        let paged_freed: usize = handles
+            .iter()
+            .step_by(2)
+            .filter(|h| *h & 63 != BOXED)
+            .map(|h| store.slot_bytes(*h))
+            .sum();
         for h in handles.iter().step_by(2) {
             store.free(*h);
         }
+        assert_eq!(
+            store.free_bytes(),
+            paged_freed,
+            "freed paged slots are free bytes"
+        );
         for (i, r) in records.iter().enumerate().step_by(2) {
             handles[i] = store.alloc(r);
         }
+        assert_eq!(store.free_bytes(), 0, "and taken again");
         assert_eq!(
             store.memory_bytes(),
             before + store.boxed_free.capacity() * 4,
