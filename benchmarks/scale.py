@@ -16,6 +16,16 @@ each server with `redis-cli --pipe`, so both hold the same data. Then, for each 
   full-sync   a fresh replica of the same kind: wall time from REPLICAOF until its link is
               up and it has loaded, and the replica's CPU seconds
   info        INFO (all sections), INFO memory and MEMORY STATS: median and max of 50 calls, ms
+  probe       redis-cli --latency for 10 s while a scraper sends INFO all every second, as an
+              exporter does: the probe's max and average, ms
+  scan        a full SCAN walk with COUNT 1000: wall, and the server's CPU seconds
+  restore     DUMP of the 1M-member sorted set, then RESTORE of it under another name: CPU
+  reload      DEBUG RELOAD (save, flush, load): wall and CPU
+  flushall    FLUSHALL ASYNC: its reply's latency, ms, and the wall time until the
+              background free is done (lazyfree_pending_objects 0)
+  eviction    maxmemory lowered to 90% of used_memory (allkeys-lru) while PINGs are sent one
+              at a time: wall and CPU until used_memory is under it, the slowest PING, and
+              the evicted_keys
 
 Usage:
   benchmarks/scale.py [--keys N] [--peers goblin,redis] [--json FILE]
@@ -39,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -104,7 +115,8 @@ class Proc:
         self.port = free_port()
         binary = GOBLIN_BIN if kind == "goblin" else REDIS_BIN
         argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--dir", workdir, "--logfile", "%s-%d.log" % (kind, self.port)]
+                "--dir", workdir, "--logfile", "%s-%d.log" % (kind, self.port),
+                "--enable-debug-command", "yes"]
         argv += list(extra)
         start = time.monotonic()
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir)
@@ -150,6 +162,75 @@ def info_latency(p):
             times.append((time.perf_counter() - t) * 1000)
         out[name] = {"median_ms": statistics.median(times), "max_ms": max(times)}
     return out
+
+
+def scraped_probe(p, secs=10):
+    """redis-cli --latency for `secs` beside a thread sending INFO all every second."""
+    stop = threading.Event()
+
+    def scrape():
+        c = Client(p.port)
+        while not stop.wait(1.0):
+            c.call("INFO", "all")
+        c.close()
+
+    scraper = threading.Thread(target=scrape)
+    scraper.start()
+    try:
+        out = subprocess.run([REDIS_CLI, "-p", str(p.port), "--latency", "--raw", "-i", str(secs)],
+                             check=True, capture_output=True, text=True).stdout.split()
+    finally:
+        stop.set()
+        scraper.join()
+    return {"max_ms": float(out[1]), "avg_ms": float(out[2]), "samples": int(out[3])}
+
+
+def timed(p, *args):
+    """Sends one command: (reply, wall seconds, the server's CPU seconds)."""
+    t, cpu = time.monotonic(), proc_stat(p.proc.pid)[0]
+    reply = p.call(*args)
+    return reply, time.monotonic() - t, proc_stat(p.proc.pid)[0] - cpu
+
+
+def walks(p):
+    """SCAN, RESTORE of the big sorted set, DEBUG RELOAD and FLUSHALL ASYNC on `p`."""
+    r = {"probe": scraped_probe(p)}
+    t, cpu = time.monotonic(), proc_stat(p.proc.pid)[0]
+    cursor, seen = b"0", 0
+    while True:
+        cursor, batch = p.call("SCAN", cursor, "COUNT", 1000)
+        seen += len(batch)
+        if cursor == b"0":
+            break
+    r["scan"] = {"wall": time.monotonic() - t, "cpu": proc_stat(p.proc.pid)[0] - cpu, "keys": seen}
+    payload = p.call("DUMP", "big:zset")
+    _, wall, cpu = timed(p, "RESTORE", "big:copy", 0, payload)
+    r["restore"] = {"wall": wall, "cpu": cpu, "payload_bytes": len(payload)}
+    p.call("DEL", "big:copy")
+    _, wall, cpu = timed(p, "DEBUG", "RELOAD")
+    r["reload"] = {"wall": wall, "cpu": cpu}
+    t = time.monotonic()
+    p.call("FLUSHALL", "ASYNC")
+    reply_ms = (time.monotonic() - t) * 1000
+    p.wait("memory", lambda i: i.get("lazyfree_pending_objects") == "0")
+    r["flushall"] = {"reply_ms": reply_ms, "wall": time.monotonic() - t}
+    return r
+
+
+def eviction(p):
+    """maxmemory lowered under the data: until used_memory is below it, PINGs one at a time."""
+    used = int(p.info("memory")["used_memory"])
+    p.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+    t, cpu = time.monotonic(), proc_stat(p.proc.pid)[0]
+    p.call("CONFIG", "SET", "maxmemory", used * 9 // 10)
+    slowest = 0.0
+    while int(p.info("memory")["used_memory"]) > used * 9 // 10:
+        for _ in range(100):
+            s = time.perf_counter()
+            p.call("PING")
+            slowest = max(slowest, time.perf_counter() - s)
+    return {"wall": time.monotonic() - t, "cpu": proc_stat(p.proc.pid)[0] - cpu,
+            "slowest_ping_ms": slowest * 1000, "evicted_keys": int(p.info("stats")["evicted_keys"])}
 
 
 def run(kind, commands_file, keys, workdir):
@@ -207,11 +288,18 @@ def run(kind, commands_file, keys, workdir):
             raise RuntimeError("%s AOF (%s) loaded %s keys" % (kind, name, p.call("DBSIZE")))
         p.stop()
         shutil.rmtree(os.path.join(workdir, "appendonlydir"), ignore_errors=True)
+
+    p = Proc(kind, workdir)
+    r.update(walks(p))
+    p.stop()
+    p = Proc(kind, workdir)
+    r["eviction"] = eviction(p)
+    p.stop()
     return r
 
 
 PATHS = ("save", "full_sync", "rdb_load", "aof_rewrite_wall", "aof_load",
-         "aof_plain_rewrite_wall", "aof_plain_load")
+         "aof_plain_rewrite_wall", "aof_plain_load", "scan", "restore", "reload", "eviction")
 
 
 def cost(r, path):
