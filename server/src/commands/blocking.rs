@@ -80,23 +80,21 @@ pub fn serve_ready_keys(server: &mut Server) {
     while server.keyspace.has_ready_keys() {
         for (db, key) in server.keyspace.take_ready_keys() {
             for id in server.keyspace.waiters(db, &key) {
-                let Some(kind) = server
+                let kind = server
                     .keyspace
                     .db(db)
                     .get(&key)
-                    .map(|e| e.value.type_name())
-                else {
-                    break;
-                };
+                    .map(|e| e.value.type_name());
                 let Some(mut lease) = server.clients.lease_id(id) else {
                     continue;
                 };
-                let waits_other = lease
+                let awaited = lease
                     .client
                     .blocked
                     .as_ref()
                     .and_then(|b| awaited_type(&b.command[0]));
-                if waits_other.is_some_and(|t| t != kind) {
+                // XREADGROUP (no awaited type) runs again on any change, deletion included.
+                if awaited.is_some_and(|t| Some(t) != kind) {
                     server.clients.restore(lease, false);
                     continue;
                 }
@@ -108,8 +106,9 @@ pub fn serve_ready_keys(server: &mut Server) {
 }
 
 /// The type of value a blocking command waits for (Redis's blocking types): a key made
-/// ready holding another type leaves its clients waiting. None for XREADGROUP, which Redis
-/// wakes on any change of its keys.
+/// ready holding another type, or deleted, leaves its clients waiting. None for
+/// XREADGROUP, which Redis wakes on any change of its keys, their deletion included (its
+/// command then replies NOGROUP or WRONGTYPE).
 fn awaited_type(command: &[u8]) -> Option<&'static str> {
     match command.to_ascii_lowercase().as_slice() {
         b"blpop" | b"brpop" | b"brpoplpush" | b"blmove" | b"blmpop" => Some("list"),
@@ -117,6 +116,27 @@ fn awaited_type(command: &[u8]) -> Option<&'static str> {
         b"xread" => Some("stream"),
         _ => None,
     }
+}
+
+/// Whether a wait ends on its key's deletion too (Redis's unblock_on_nokey): XREADGROUP's.
+fn wakes_on_no_key(blocked: &Blocked) -> bool {
+    blocked
+        .command
+        .first()
+        .is_some_and(|n| n.eq_ignore_ascii_case(b"xreadgroup"))
+}
+
+/// How many keys have a client waiting that wakes on their deletion (INFO
+/// total_blocking_keys_on_nokey).
+pub fn keys_waited_on_no_key(server: &Server) -> usize {
+    let keys: std::collections::HashSet<(usize, &[u8])> = server
+        .clients
+        .iter()
+        .filter_map(|(c, _)| c.blocked.as_ref())
+        .filter(|b| wakes_on_no_key(b))
+        .flat_map(|b| b.keys.iter().map(move |k| (b.db, k.as_slice())))
+        .collect();
+    keys.len()
 }
 
 /// Runs a blocked client's command again. Returns true when it completed.

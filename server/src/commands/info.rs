@@ -113,6 +113,7 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
             // As Redis: replicas are not counted among the clients.
             let connected = server.clients.len() - server.replication.master.replicas.len();
             let blocking_keys = server.keyspace.blocking_key_count();
+            let on_no_key = super::blocking::keys_waited_on_no_key(server);
             let tracking = server.tracking.clients();
             // As Redis's timeout table: the blocked clients that have a timeout.
             let timed = server
@@ -122,7 +123,7 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
                 .count();
             let _ = write!(
                 w,
-                "# Clients\r\nconnected_clients:{connected}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:{tracking}\r\nclients_in_timeout_table:{}\r\ntotal_blocking_keys:{blocking_keys}\r\ntotal_blocking_keys_on_nokey:0\r\n",
+                "# Clients\r\nconnected_clients:{connected}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:{tracking}\r\nclients_in_timeout_table:{}\r\ntotal_blocking_keys:{blocking_keys}\r\ntotal_blocking_keys_on_nokey:{on_no_key}\r\n",
                 server.config.maxclients, server.clients.blocked(), timed,
             );
         }

@@ -410,6 +410,8 @@ impl Keyspace {
                     self.lazyfree.dispose(Garbage::Value(value));
                 }
                 self.signal_modified(db, key);
+                // Clients that wait for the key's deletion too (XREADGROUP) run again.
+                self.signal_ready(db, key);
                 true
             }
             None => false,
@@ -520,6 +522,9 @@ impl Keyspace {
         self.add_dirty(self.dbs[db].len() as u64);
         let old = self.dbs[db].take();
         self.lazyfree.dispose(Garbage::Db(Box::new(old)));
+        for key in self.blocked.keys_of(db) {
+            self.signal_ready(db, &key);
+        }
     }
 
     /// Empties every database (FLUSHALL).
@@ -530,7 +535,7 @@ impl Keyspace {
     }
 
     /// Swaps databases `a` and `b` (SWAPDB): watchers of keys on either side are dirtied,
-    /// and keys clients wait on that now exist are made ready.
+    /// and the keys clients wait on are made ready (the waiters check what they find).
     pub fn swap_dbs(&mut self, a: usize, b: usize) {
         if a == b {
             return;
@@ -542,9 +547,7 @@ impl Keyspace {
         self.signal_flushed(b);
         for db in [a, b] {
             for key in self.blocked.keys_of(db) {
-                if self.dbs[db].contains(&key) {
-                    self.signal_ready(db, &key);
-                }
+                self.signal_ready(db, &key);
             }
         }
     }

@@ -6,27 +6,39 @@
 //! rewrites them, so the wait ends with the entries added meanwhile.
 
 use super::id::{self, IdRules};
-use super::write_entries;
+use super::{write_entries, write_served_header, write_served_key};
 use crate::commands::Ctx;
 use crate::keyspace::stream::EntryRef;
 use crate::keyspace::{StreamId, Value};
 use crate::scripting::run::SCRIPT_CLIENT_ID;
 
-/// XREAD's options.
-struct Options {
+/// The options of XREAD and XREADGROUP.
+pub(super) struct Options<'a> {
     /// The deadline of BLOCK (None inside: forever); None without BLOCK.
-    block: Option<Option<u64>>,
+    pub block: Option<Option<u64>>,
     /// Most entries per stream (0: all).
-    count: usize,
+    pub count: usize,
     /// Index of the first key.
-    streams: usize,
+    pub streams: usize,
+    /// XREADGROUP's GROUP: the group and the consumer.
+    pub group: Option<(&'a [u8], &'a [u8])>,
+    /// XREADGROUP's NOACK.
+    pub noack: bool,
 }
 
-fn parse_options(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Options> {
+/// Parses the options of XREAD, or of XREADGROUP (`readgroup`), in Redis's order and
+/// with its errors; None after the error reply.
+pub(super) fn parse_options<'a>(
+    ctx: &mut Ctx,
+    args: &[&'a [u8]],
+    readgroup: bool,
+) -> Option<Options<'a>> {
     let mut o = Options {
         block: None,
         count: 0,
         streams: 0,
+        group: None,
+        noack: false,
     };
     let mut i = 1;
     while i < args.len() {
@@ -48,22 +60,34 @@ fn parse_options(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Options> {
         } else if opt.eq_ignore_ascii_case(b"STREAMS") && more > 0 {
             o.streams = i + 1;
             if !(args.len() - o.streams).is_multiple_of(2) {
-                ctx.error(
-                    "ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.",
-                );
+                let (name, symbol) = if readgroup {
+                    ("xreadgroup", '>')
+                } else {
+                    ("xread", '$')
+                };
+                ctx.error(&format!(
+                    "ERR Unbalanced '{name}' list of streams: for each stream key an ID or '{symbol}' must be specified."
+                ));
                 return None;
             }
             break;
         } else if opt.eq_ignore_ascii_case(b"GROUP") && more >= 2 {
-            ctx.error(
-                "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
-            );
-            return None;
+            if !readgroup {
+                ctx.error(
+                    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.",
+                );
+                return None;
+            }
+            o.group = Some((args[i + 1], args[i + 2]));
+            i += 2;
         } else if opt.eq_ignore_ascii_case(b"NOACK") {
-            ctx.error(
-                "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
-            );
-            return None;
+            if !readgroup {
+                ctx.error(
+                    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.",
+                );
+                return None;
+            }
+            o.noack = true;
         } else {
             ctx.syntax_error();
             return None;
@@ -74,12 +98,16 @@ fn parse_options(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Options> {
         ctx.syntax_error();
         return None;
     }
+    if readgroup && o.group.is_none() {
+        ctx.error("ERR Missing GROUP option for XREADGROUP");
+        return None;
+    }
     Some(o)
 }
 
 /// XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
 pub fn xread(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(o) = parse_options(ctx, args) else {
+    let Some(o) = parse_options(ctx, args, false) else {
         return;
     };
     let n = (args.len() - o.streams) / 2;
@@ -112,11 +140,7 @@ pub fn xread(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let served = serve.iter().filter(|&&s| s).count();
     if served > 0 {
-        if ctx.out.is_resp3() {
-            ctx.out.map(served);
-        } else {
-            ctx.out.array(served);
-        }
+        write_served_header(&mut ctx.out, served);
         for ((key, id), _) in keys.iter().zip(&after).zip(&serve).filter(|(_, &s)| s) {
             let (found, out) = ctx.read_typed_and_out(key, Value::as_stream);
             let Ok(Some(stream)) = found else {
@@ -127,10 +151,7 @@ pub fn xread(ctx: &mut Ctx, args: &[&[u8]]) {
                 .range(start, StreamId::MAX, false)
                 .take(if o.count == 0 { usize::MAX } else { o.count })
                 .collect();
-            if !out.is_resp3() {
-                out.array(2);
-            }
-            out.bulk(key);
+            write_served_key(out, key);
             write_entries(out, &entries);
         }
         return;

@@ -40,7 +40,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-pub use group::{Consumer, Group, Nack, NEVER};
+pub use group::{Claim, ClaimHow, Consumer, Group, Nack, NEVER};
 pub use id::StreamId;
 pub use node::Pairs;
 
@@ -531,6 +531,59 @@ impl Stream {
             }
         }
         None
+    }
+
+    /// Whether a deleted entry may lie at or after `start` (Redis's
+    /// streamRangeHasTombstones without an end): the max deleted id is past the first
+    /// entry and not before `start`.
+    fn has_tombstones_from(&self, start: StreamId) -> bool {
+        self.len > 0
+            && !self.max_deleted_id.is_zero()
+            && self.first_id <= self.max_deleted_id
+            && start <= self.max_deleted_id
+    }
+
+    /// Delivers to group `name` the entries after its last id (up to `count`, 0: all), as
+    /// XREADGROUP `>` does: per entry the last id moves to it and the read counter with it
+    /// (one more when valid and no deleted entry lies ahead, else estimated when the
+    /// stream ever had entries), and unless `noack` the entry becomes pending for
+    /// `consumer` (which exists) at `now`. Returns the ids delivered.
+    pub fn read_group(
+        &mut self,
+        name: &[u8],
+        consumer: &[u8],
+        count: usize,
+        noack: bool,
+        now: u64,
+    ) -> Vec<StreamId> {
+        let Some(last) = self.groups.get(name).map(|g| g.last_id) else {
+            return Vec::new();
+        };
+        let Some(start) = last.next() else {
+            return Vec::new();
+        };
+        let limit = if count == 0 { usize::MAX } else { count };
+        let ids: Vec<StreamId> = self
+            .range(start, StreamId::MAX, false)
+            .take(limit)
+            .map(|e| e.id())
+            .collect();
+        for &id in &ids {
+            let ahead = self.has_tombstones_from(id);
+            let estimate = self.estimate_entries_read(id);
+            let added = self.entries_added;
+            let g = self.groups.get_mut(name).expect("looked up above");
+            g.entries_read = match g.entries_read {
+                Some(n) if !ahead => Some(n + 1),
+                _ if added != 0 => estimate,
+                kept => kept,
+            };
+            g.last_id = id;
+            if !noack {
+                g.deliver(id, now, consumer);
+            }
+        }
+        ids
     }
 
     /// The consumer groups, in name order.
