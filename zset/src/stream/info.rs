@@ -123,6 +123,7 @@ fn rax_node_count(keys: impl Iterator<Item = u128>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stream::{NewId, StreamConfig, Trim};
     use proptest::prelude::*;
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -169,6 +170,40 @@ mod tests {
         // 1-1 and 2-1 differ in byte 7 only: root run, branch, two leaves, two runs.
         assert_eq!(count(&ids(&[(1, 1), (2, 1)])), 6);
         assert_eq!(count(&ids(&[(1, 1), (2, 1), (3, 1)])), 8);
+    }
+
+    /// A stream of entries 1-0 ..= n-0.
+    fn stream_of(n: u64) -> Stream {
+        let mut s = Stream::new();
+        let cfg = StreamConfig::default();
+        for ms in 1..=n {
+            let id = NewId::Exact(StreamId::new(ms, 0));
+            s.append(id, &[b"f", b"v"], 0, &cfg).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn lag_follows_the_read_counter_until_a_tombstone_lies_ahead() {
+        let at = |ms| StreamId::new(ms, 0);
+        assert_eq!(Stream::new().lag(&Group::new(at(5), None)), Some(0));
+        let mut s = stream_of(10);
+        assert_eq!(s.lag(&Group::new(at(4), Some(4))), Some(6));
+        // A stated counter past the entries added gives a negative lag, as Redis replies.
+        assert_eq!(s.lag(&Group::new(at(4), Some(12))), Some(-2));
+        // Unknown counter: estimated at the last id and before the first entry only.
+        assert_eq!(s.lag(&Group::new(at(10), None)), Some(0));
+        assert_eq!(s.lag(&Group::new(at(0), None)), Some(10));
+        assert_eq!(s.lag(&Group::new(at(4), None)), None);
+        s.delete(&[at(7)]);
+        assert!(s.range_has_tombstones(at(4), StreamId::MAX));
+        assert!(!s.range_has_tombstones(at(8), StreamId::MAX));
+        assert_eq!(s.lag(&Group::new(at(4), Some(4))), None);
+        assert_eq!(s.lag(&Group::new(at(8), Some(8))), Some(2));
+        // Trimming past the tombstone leaves none before the first entry.
+        s.trim(Trim::MinId(at(8)), false, 0);
+        assert!(!s.range_has_tombstones(StreamId::MIN, StreamId::MAX));
+        assert_eq!(s.lag(&Group::new(at(0), None)), Some(3));
     }
 
     #[test]
