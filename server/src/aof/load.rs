@@ -441,7 +441,11 @@ impl Replay {
                     if cmd.name == "multi" {
                         self.valid_before_multi = self.valid_up_to;
                     }
+                    // As Redis while loading: nothing expires (an EXPIRE in the past sets
+                    // the time, a later write keeps the key); expiry comes after the load.
+                    server.keyspace.pause_expiry(true);
                     commands::execute(server, &mut self.client, &mut replies, &args);
+                    server.keyspace.pause_expiry(false);
                     replies.clear();
                     if server.config.key_load_delay != 0 {
                         crate::clock::debug_delay(server.config.key_load_delay);
@@ -469,8 +473,8 @@ impl Replay {
     fn damaged(&self, server: &Server, bad: Bad) -> Outcome {
         let (name, valid_up_to) = (&self.name, self.valid_up_to);
         if bad == Bad::Format {
+            // Redis's last line before it exits (its suite waits for it as the last line).
             warning!("Bad file format reading the append only file {name}: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>");
-            warning!("The command that does not parse starts at offset {valid_up_to} of {name}");
             return Outcome::Failed;
         }
         if server.config.aof.load_truncated {

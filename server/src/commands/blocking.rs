@@ -247,8 +247,22 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.out.int(0);
     }
     if as_error {
-        ReplyWriter::new(&mut lease.out, lease.client.resp3)
-            .error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        // As Redis: the error counts in errorstats, and as a failed call of the command
+        // that blocked.
+        let message = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+        ReplyWriter::new(&mut lease.out, lease.client.resp3).error(message);
+        ctx.server.stats.count_error(message);
+        let blocked_cmd = lease
+            .client
+            .blocked
+            .as_ref()
+            .and_then(|b| b.command.first());
+        if let Some(cmd) = blocked_cmd.and_then(|name| super::lookup(name)) {
+            ctx.server
+                .stats
+                .command(cmd.slot.get(), cmd.name)
+                .failed_calls += 1;
+        }
     } else if super::replication::is_wait(&lease) {
         super::replication::wait_reply(ctx.server, &mut lease);
     } else {

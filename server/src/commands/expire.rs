@@ -81,12 +81,18 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool, nam
     if refused {
         return ctx.out.int(0);
     }
-    if when <= ctx.now_ms as i64 {
+    // Redis's checkAlreadyExpired: a time in the past deletes the key, except while
+    // loading and on a replica, where the key keeps it (and expires later, or by the
+    // master's DEL).
+    let already_expired = when <= ctx.now_ms as i64
+        && !ctx.server.keyspace.expiry_paused()
+        && !ctx.server.replication.is_replica();
+    if already_expired {
         ctx.server.keyspace.delete(db, key);
         ctx.notify(notify::GENERIC, "del", key);
         ctx.propagate_instead(&[b"DEL", key]);
     } else {
-        ctx.server.keyspace.set_expiry(db, key, when as u64);
+        ctx.server.keyspace.set_expiry(db, key, when.max(1) as u64);
         ctx.server.keyspace.signal_modified(db, key);
         ctx.notify(notify::GENERIC, "expire", key);
         // Replayed as PEXPIREAT key ms [conditions] (Redis's expireGenericCommand).

@@ -63,6 +63,9 @@ pub fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
     }
     ctx.client.exec_queued = None;
     ctx.in_exec = false;
+    // The queued commands' errors are theirs: EXEC itself did not fail (Redis's
+    // commandstats).
+    ctx.failed = false;
 }
 
 /// WATCH key [key ...]

@@ -199,6 +199,11 @@ impl Keyspace {
         self.expiry_paused = paused;
     }
 
+    /// Whether expiry is paused (see [`Keyspace::pause_expiry`]).
+    pub fn expiry_paused(&self) -> bool {
+        self.expiry_paused
+    }
+
     /// While `held`, lookups see keys whose time has come as missing but leave them (Redis's
     /// expireIfNeeded while the expire action is paused).
     pub fn hold_expiry(&mut self, held: bool) {
