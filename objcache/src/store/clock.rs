@@ -43,7 +43,12 @@ pub fn uptime() -> u32 {
 
 /// Current Unix time in seconds, as the store clock sees it.
 pub fn unix_now() -> i64 {
-    epoch().unix_started + i64::from(now())
+    to_unix(now())
+}
+
+/// The Unix time of store-clock time `t` (memcached's `t + process_started`).
+pub fn to_unix(t: u32) -> i64 {
+    epoch().unix_started + i64::from(t)
 }
 
 /// Converts a protocol expiry to the store clock: 0 stays 0 (never), negative values and

@@ -22,6 +22,10 @@
 //! a storage command links the entry, so `stats items` and `stats slabs` can class objects as
 //! memcached would. The hash table adds about 6 bytes per object (a 4-byte id and a control
 //! byte at 7/8 load), and the eviction policy 12 bytes of links.
+//!
+//! The key itself (for `lru_crawler metadump` and `stats cachedump`) is kept beside the
+//! entries, by entry id: a 16-byte slot per id (`Option<Box<[u8]>>`, null for an entry
+//! linked without a key, as HTTP objects are) and the key's own heap allocation.
 
 use hashbrown::HashTable;
 use slab::Slab;
@@ -70,6 +74,8 @@ pub struct Entry {
 pub struct Index {
     table: HashTable<u32>,
     entries: Slab<Entry>,
+    /// The key of each entry, by id (`None` for an entry linked without one).
+    keys: Vec<Option<Box<[u8]>>>,
 }
 
 impl Index {
@@ -93,19 +99,27 @@ impl Index {
         &mut self.entries[id as usize]
     }
 
-    /// Adds an entry whose digest is not present yet and returns its id.
-    pub fn insert(&mut self, entry: Entry) -> u32 {
+    /// Adds an entry whose digest is not present yet, with its key (empty for none), and
+    /// returns its id.
+    pub fn insert(&mut self, entry: Entry, key: &[u8]) -> u32 {
         let hash = entry.digest.table_hash();
         let id = self.entries.insert(entry) as u32;
+        let slot = id as usize;
+        if self.keys.len() <= slot {
+            self.keys.resize_with(slot + 1, || None);
+        }
+        self.keys[slot] = (!key.is_empty()).then(|| key.into());
         let entries = &self.entries;
         self.table
             .insert_unique(hash, id, |&i| entries[i as usize].digest.table_hash());
         id
     }
 
-    /// Every entry, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = &Entry> + '_ {
-        self.entries.iter().map(|(_, e)| e)
+    /// Every entry with its key (empty for none), in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Entry, &[u8])> + '_ {
+        self.entries
+            .iter()
+            .map(|(id, e)| (e, self.keys[id].as_deref().unwrap_or_default()))
     }
 
     /// Removes the entry `id` and returns it.
@@ -114,6 +128,7 @@ impl Index {
         if let Ok(slot) = self.table.find_entry(digest.table_hash(), |&i| i == id) {
             slot.remove();
         }
+        self.keys[id as usize] = None;
         self.entries.remove(id as usize)
     }
 
@@ -126,6 +141,7 @@ impl Index {
     pub fn clear(&mut self) {
         self.table.clear();
         self.entries.clear();
+        self.keys.clear();
     }
 }
 
@@ -163,12 +179,18 @@ mod tests {
         let mut ids = Vec::new();
         for i in 0..1000u32 {
             let digest = Digest::of(&i.to_le_bytes());
-            ids.push(ix.insert(Entry {
+            let key = if i % 4 == 1 {
+                format!("k{i:03}")
+            } else {
+                String::new()
+            };
+            let entry = Entry {
                 digest,
                 size: i,
-                key_len: if i == 1 { 4 } else { 0 },
+                key_len: key.len() as u8,
                 ..Entry::default()
-            }));
+            };
+            ids.push(ix.insert(entry, key.as_bytes()));
         }
         assert_eq!(ix.len(), 1000);
         for i in 0..1000u32 {
@@ -181,8 +203,18 @@ mod tests {
         for i in 0..1000u32 {
             assert_eq!(ix.find(&Digest::of(&i.to_le_bytes())).is_some(), i % 2 == 1);
         }
-        assert_eq!(ix.iter().filter(|e| e.key_len == 4).count(), 1);
+        // Every fourth entry has a key; the ones still present keep theirs.
+        let keyed: Vec<_> = ix.iter().filter(|(_, k)| !k.is_empty()).collect();
+        assert_eq!(keyed.len(), 250);
+        for (e, k) in keyed {
+            assert_eq!(k, format!("k{:03}", e.size).as_bytes());
+        }
         assert_eq!(ix.iter().count(), 500);
+        // A reused id does not inherit the removed entry's key.
+        ix.remove(ids[1]);
+        let id = ix.insert(Entry::default(), b"");
+        assert_eq!(id, ids[1]);
+        assert!(ix.iter().all(|(e, k)| e.size != 0 || k.is_empty()));
         ix.clear();
         assert_eq!(ix.len(), 0);
     }

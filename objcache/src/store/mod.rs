@@ -59,26 +59,29 @@ pub enum Mode {
     Cas,
 }
 
-/// What a command knows of the key it stores under, recorded in the entry it links (the
-/// index keeps only digests): the length for `stats items`, `stats slabs` and `stats sizes`,
-/// and whether the key was given base64-encoded for mg `k` and `me`.
+/// The key a command stores under, recorded with the entry it links (the index finds
+/// entries by digest): its length in the entry for `stats items`, `stats slabs` and
+/// `stats sizes`, its bytes beside it for `lru_crawler metadump` and `stats cachedump`, and
+/// whether it was given base64-encoded for mg `k` and `me`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KeyNote {
-    /// Key length in bytes, saturated at 255 (memcache keys are at most 250 bytes); 0 when
-    /// the front has no key to give (HTTP objects).
-    pub len: u8,
+pub struct KeyNote<'a> {
+    /// The key (decoded); empty when the front has none to give (HTTP objects).
+    pub key: &'a [u8],
     /// The key was given base64-encoded: sets the binary-key bit of a newly linked entry
     /// (an entry changed in place keeps the bit it has).
     pub binary: bool,
 }
 
-impl KeyNote {
-    /// A note for a key of `len` bytes.
-    pub fn new(len: usize, binary: bool) -> KeyNote {
-        KeyNote {
-            len: len.min(255) as u8,
-            binary,
-        }
+impl<'a> KeyNote<'a> {
+    /// A note for `key`.
+    pub fn new(key: &'a [u8], binary: bool) -> KeyNote<'a> {
+        KeyNote { key, binary }
+    }
+
+    /// The key length as the entry records it, saturated at 255 (memcache keys are at
+    /// most 250 bytes).
+    fn len(self) -> u8 {
+        self.key.len().min(255) as u8
     }
 
     /// The state bits of a newly linked entry.
@@ -367,7 +370,7 @@ impl Store {
     pub fn store(
         &self,
         d: &Digest,
-        key: KeyNote,
+        key: KeyNote<'_>,
         mode: Mode,
         flags: u32,
         exptime: u32,
@@ -448,7 +451,7 @@ impl Store {
         &self,
         s: &mut Shard,
         d: &Digest,
-        key: KeyNote,
+        key: KeyNote<'_>,
         flags: u32,
         exptime: u32,
         data: &[u8],
@@ -459,18 +462,21 @@ impl Store {
         };
         let cas = self.next_cas();
         let size = data.len() as u32;
-        s.link(Entry {
-            digest: *d,
-            cas,
-            size,
-            flags,
-            exptime,
-            atime: now,
-            loc,
-            tail: 0,
-            bits: key.bits(),
-            key_len: key.len,
-        });
+        s.link(
+            Entry {
+                digest: *d,
+                cas,
+                size,
+                flags,
+                exptime,
+                atime: now,
+                loc,
+                tail: 0,
+                bits: key.bits(),
+                key_len: key.len(),
+            },
+            key.key,
+        );
         Stored::Stored { cas, size }
     }
 
@@ -521,7 +527,7 @@ impl Store {
     fn store_split(
         &self,
         d: &Digest,
-        key: KeyNote,
+        key: KeyNote<'_>,
         mode: Mode,
         flags: u32,
         exptime: u32,
@@ -581,18 +587,21 @@ impl Store {
             s.unlink(id);
         }
         let size = size as u32;
-        s.link(Entry {
-            digest: *d,
-            cas,
-            size,
-            flags,
-            exptime,
-            atime: now,
-            loc: res.slot,
-            tail: res.page,
-            bits: key.bits(),
-            key_len: key.len,
-        });
+        s.link(
+            Entry {
+                digest: *d,
+                cas,
+                size,
+                flags,
+                exptime,
+                atime: now,
+                loc: res.slot,
+                tail: res.page,
+                bits: key.bits(),
+                key_len: key.len(),
+            },
+            key.key,
+        );
         drop(s);
         // While the hot-tail cache has room, the written extent goes in as it is.
         self.tails.offer(d, cas, extent, false);
@@ -628,7 +637,7 @@ impl Store {
     fn store_concat(
         &self,
         d: &Digest,
-        key: KeyNote,
+        key: KeyNote<'_>,
         mode: Mode,
         cas_in: u64,
         data: &[u8],
@@ -677,7 +686,7 @@ impl Store {
     pub fn arith(
         &self,
         d: &Digest,
-        key: KeyNote,
+        key: KeyNote<'_>,
         incr: bool,
         delta: u64,
         cas_in: u64,
@@ -850,9 +859,9 @@ impl Store {
         g
     }
 
-    /// Calls `f` with every live item's entry, one shard at a time under its lock (for
-    /// `stats items` and `stats slabs`).
-    pub fn for_each_item(&self, mut f: impl FnMut(&Entry)) {
+    /// Calls `f` with every live item's entry and key (empty when stored without one), one
+    /// shard at a time under its lock (for `stats items`, `stats slabs` and the dumps).
+    pub fn for_each_item(&self, mut f: impl FnMut(&Entry, &[u8])) {
         let now = clock::now();
         for s in &self.shards {
             s.lock()
@@ -933,7 +942,7 @@ mod tests {
     }
 
     fn set(st: &Store, key: &str, mode: Mode, v: &[u8], cas: u64) -> Stored {
-        let note = KeyNote::new(key.len(), false);
+        let note = KeyNote::new(key.as_bytes(), false);
         st.store(&Digest::of(key.as_bytes()), note, mode, 0, 0, v, cas, false)
     }
 
@@ -1074,13 +1083,13 @@ mod tests {
     fn key_notes_are_recorded_when_linking() {
         let dir = std::env::temp_dir().join(format!("goblin-store-keys-{}", std::process::id()));
         let st = store(Some(&dir));
-        let bin = KeyNote::new(3, true);
+        let bin = KeyNote::new(b"abc", true);
         let d = Digest::of(b"abc");
         st.store(&d, bin, Mode::Set, 0, 0, b"1", 0, false);
         let e = entry(&st, "abc");
         assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (3, BIT_KEY_BINARY));
         // A failed command leaves the entry alone.
-        let plain = KeyNote::new(3, false);
+        let plain = KeyNote::new(b"abc", false);
         assert_eq!(
             st.store(&d, plain, Mode::Add, 0, 0, b"2", 0, false),
             Stored::NotStored
@@ -1093,7 +1102,7 @@ mod tests {
         ));
         assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, BIT_KEY_BINARY);
         // Relinked (append, a longer incr), it has the bit only when the note says so.
-        let keep = KeyNote::new(3, false);
+        let keep = KeyNote::new(b"abc", false);
         st.store(&d, keep, Mode::Append, 0, 0, b"9", 0, false);
         let e = entry(&st, "abc");
         assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (3, 0));
@@ -1102,19 +1111,30 @@ mod tests {
         assert_eq!(entry(&st, "abc").bits & BIT_KEY_BINARY, 0);
         // Created from an initial value, it takes the note's bit.
         let v = Digest::of(b"v");
-        st.arith(&v, KeyNote::new(1, true), true, 1, 0, Some((5, 0)));
+        st.arith(&v, KeyNote::new(b"v", true), true, 1, 0, Some((5, 0)));
         let e = entry(&st, "v");
         assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (1, BIT_KEY_BINARY));
         // Split objects record it too; lengths saturate at 255.
         let big = vec![7u8; 10_000];
-        st.store(&d, KeyNote::new(300, true), Mode::Set, 0, 0, &big, 0, false);
+        let long_key = [b'k'; 300];
+        st.store(
+            &d,
+            KeyNote::new(&long_key, true),
+            Mode::Set,
+            0,
+            0,
+            &big,
+            0,
+            false,
+        );
         let e = entry(&st, "abc");
         assert!(st.cfg.is_split(e.size as usize));
         assert_eq!((e.key_len, e.bits & BIT_KEY_BINARY), (255, BIT_KEY_BINARY));
-        let mut lens = Vec::new();
-        st.for_each_item(|e| lens.push(e.key_len));
-        lens.sort_unstable();
-        assert_eq!(lens, [1, 255]);
+        // The keys are kept whole beside the entries, for split objects too.
+        let mut keys = Vec::new();
+        st.for_each_item(|e, k| keys.push((e.key_len, k.to_vec())));
+        keys.sort_unstable();
+        assert_eq!(keys, [(1, b"v".to_vec()), (255, long_key.to_vec())]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

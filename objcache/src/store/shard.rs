@@ -331,10 +331,10 @@ impl Shard {
 
     /// Links a new entry whose bytes were placed (`loc` from [`Shard::place_whole`], or the
     /// reservation's slot and page for split objects). Returns its id.
-    pub fn link(&mut self, entry: Entry) -> u32 {
+    pub fn link(&mut self, entry: Entry, key: &[u8]) -> u32 {
         let split = self.is_split(entry.size as usize);
         let loc = entry.loc;
-        let id = self.index.insert(entry);
+        let id = self.index.insert(entry, key);
         if split {
             self.big.insert(id);
         } else {
@@ -345,10 +345,10 @@ impl Shard {
     }
 
     /// Calls `f` with every unexpired entry.
-    pub fn for_each_live(&self, now: u32, f: &mut impl FnMut(&Entry)) {
-        for e in self.index.iter() {
+    pub fn for_each_live(&self, now: u32, f: &mut impl FnMut(&Entry, &[u8])) {
+        for (e, key) in self.index.iter() {
             if !clock::is_expired(e.exptime, now) {
-                f(e);
+                f(e, key);
             }
         }
     }
@@ -422,12 +422,15 @@ mod tests {
         let digest = Digest::of(&key.to_le_bytes());
         let data = vec![key as u8; len];
         let loc = s.place_whole(&data, &digest, 100, stats).unwrap();
-        s.link(Entry {
-            digest,
-            size: len as u32,
-            loc,
-            ..Entry::default()
-        })
+        s.link(
+            Entry {
+                digest,
+                size: len as u32,
+                loc,
+                ..Entry::default()
+            },
+            b"",
+        )
     }
 
     #[test]

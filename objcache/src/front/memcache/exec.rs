@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::dump;
 use super::parse::{strtoul, Request, KEY_MAX};
 use super::slabs::{self, Census};
 use super::{push_value_line, Output, TailFetch};
@@ -47,7 +48,7 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
         } => {
             let d = Digest::of(key);
             // The key length goes into the item when incr relinks it under a longer value.
-            let r = store.arith(&d, KeyNote::new(key.len(), false), incr, delta, 0, None);
+            let r = store.arith(&d, KeyNote::new(key, false), incr, delta, 0, None);
             match r {
                 Arith::Value { value, prior, .. } => {
                     count_arith_hit(store, incr, prior.as_ref());
@@ -89,6 +90,11 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
         }
         Request::Shutdown { mode_ok } => return shutdown(store, mode_ok, out),
         Request::Stats(args) => stats_command(store, &args, out),
+        // Of the crawler's sub-commands Goblin has metadump (it has no crawler to tune).
+        Request::LruCrawler(args) => match args[..] {
+            [b"metadump", which] => out.bytes().extend(dump::metadump(store, which)),
+            _ => out.line("ERROR"),
+        },
         Request::Quit | Request::Close => return Flow::Close,
         Request::Error {
             reply: text,
@@ -285,7 +291,7 @@ pub fn finish_store(
     let d = Digest::of(key);
     let r = store.store(
         &d,
-        KeyNote::new(key.len(), false),
+        KeyNote::new(key, false),
         mode,
         flags,
         clock::expiry(i64::from(exptime)),
@@ -327,16 +333,19 @@ fn stats_command(store: &Store, args: &[&[u8]], out: &mut Output) {
             })
         }
         b"settings" => settings(store),
-        // Keys are not kept (the index holds digests), so every class dumps empty.
         b"cachedump" => {
-            return out.line(match (args.get(1), args.get(2)) {
+            let error = match (args.get(1), args.get(2)) {
                 (Some(id), Some(limit)) => match (strtoul(id), strtoul(limit)) {
                     (Some(id), Some(_)) if id >= 64 => "CLIENT_ERROR Illegal slab id",
-                    (Some(_), Some(_)) => "END",
+                    (Some(id), Some(limit)) => {
+                        let listed = dump::cachedump(store, id as usize, limit);
+                        return out.bytes().extend(listed);
+                    }
                     _ => "CLIENT_ERROR bad command line format",
                 },
                 _ => "CLIENT_ERROR bad command line",
-            })
+            };
+            return out.line(error);
         }
         b"conns" => conns(store),
         // memcached built with extstore but running without it lists nothing.

@@ -333,7 +333,7 @@ fn mget(
     let mut found = attempt(false);
     if found.is_none() {
         if let Some(exptime) = of.vivify {
-            let key = KeyNote::new(of.key.len(), of.binary);
+            let key = KeyNote::new(&of.key, of.binary);
             let created = matches!(
                 store.store(&d, key, Mode::Add, 0, exptime, b"", 0, false),
                 Stored::Stored { .. }
@@ -443,7 +443,7 @@ fn marith(
     let d = Digest::of(&of.key);
     let vivify = of.vivify.map(|t| (of.initial, t));
     // The binary-key bit goes only into an item created from the initial value.
-    let key = KeyNote::new(of.key.len(), of.binary);
+    let key = KeyNote::new(&of.key, of.binary);
     let r = store.arith(&d, key, incr, of.delta, of.cas_in.unwrap_or(0), vivify);
     let mut line = Vec::with_capacity(64);
     match r {
@@ -600,7 +600,7 @@ pub fn finish_set(store: &Store, plan: &SetPlan, block: &[u8], out: &mut Output)
     let concat = matches!(plan.mode, Mode::Append | Mode::Prepend);
     let r = store.store(
         &d,
-        KeyNote::new(of.key.len(), of.binary && !concat),
+        KeyNote::new(&of.key, of.binary && !concat),
         plan.mode,
         of.client_flags,
         exptime,

@@ -9,10 +9,12 @@
 //!   segments keep pipelined replies in order while SSD tails are read.
 //! - [`conn`]: a socket and its session; [`event_loop`]: the loops that accept, read, run
 //!   sessions, submit tail reads and write.
+//! - [`dump`]: the key dumps, `lru_crawler metadump` and `stats cachedump`.
 
 pub mod base64;
 pub mod binary;
 pub mod conn;
+pub mod dump;
 pub mod event_loop;
 pub mod exec;
 pub mod meta;

@@ -167,6 +167,8 @@ pub enum Request<'a> {
     },
     /// stats, with the tokens after it (sub-command and its arguments).
     Stats(Vec<&'a [u8]>),
+    /// lru_crawler, with the tokens after it.
+    LruCrawler(Vec<&'a [u8]>),
     /// quit.
     Quit,
     /// A meta command (mg, ms, md, ma, mn, me): its letter and tokens after the command.
@@ -368,6 +370,7 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
             mode_ok: ntokens == 2 || (ntokens == 3 && t[1] == b"graceful"),
         },
         b"stats" => Request::Stats(t[1..].to_vec()),
+        b"lru_crawler" => Request::LruCrawler(t[1..].to_vec()),
         _ if t[t.len() - 1].starts_with(b"HTTP/") => Request::Close,
         _ => error(ERROR),
     }

@@ -77,7 +77,7 @@ impl<'a> Census<'a> {
             counters: &store.stats.classes,
             sizes: Default::default(),
         };
-        store.for_each_item(|e| c.add(e));
+        store.for_each_item(|e, _| c.add(e));
         c
     }
 
