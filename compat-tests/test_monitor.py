@@ -121,6 +121,19 @@ def test_transactions_and_scripts(raw):
     ], replies=False)
 
 
+def test_function_shown_before_its_commands(raw):
+    """Redis's unit/introspection 'MONITOR can log commands issued by functions'."""
+    library = "#!lua name=monlib\nredis.register_function('monfn', " \
+              "function() return redis.call('set', 'foo', 'bar') end)"
+    lines = monitored(raw, [
+        one("FUNCTION", "LOAD", "REPLACE", library),
+        one("FCALL", "monfn", "0"),
+        one("FUNCTION", "DELETE", "monlib"),
+    ], replies=False)
+    fcall = [i for i, line in enumerate(lines) if "fcall" in str(line).lower()]
+    assert fcall and "set" in str(lines[fcall[0] + 1]).lower()
+
+
 def test_auth_and_hello_redacted(raw):
     monitored(raw, [
         one("AUTH", "secret"),

@@ -384,8 +384,11 @@ static FUNCTION_SUBS: [Command; 9] = [
     ),
 ];
 
-/// Flags of FCALL: not inside scripts, allowed on a stale replica.
-const FCALL_FLAGS: Flags = Flags::NOSCRIPT.with(Flags::STALE);
+/// Flags of FCALL: not inside scripts, allowed on a stale replica, shown by MONITOR before
+/// the function's commands (as EVAL).
+const FCALL_FLAGS: Flags = Flags::NOSCRIPT
+    .with(Flags::STALE)
+    .with(Flags::MONITOR_BEFORE);
 
 /// FCALL, FCALL_RO and FUNCTION.
 pub static COMMANDS: [Command; 3] = [
