@@ -60,6 +60,19 @@ def blocking_keys(server):
     return info["total_blocking_keys"], info["total_blocking_keys_on_nokey"]
 
 
+def same_cmdstats(x, *names):
+    """INFO commandstats' calls and failed_calls of `names` agree (a call that blocked counts
+    once, when its wait ends)."""
+    seen = []
+    for server in (x.pair.redis, x.pair.goblin):
+        c = make_client(server)
+        info = c.info("commandstats")
+        c.close()
+        seen.append({n: (info.get(f"cmdstat_{n}", {}).get("calls"), info.get(f"cmdstat_{n}", {}).get("failed_calls"))
+                     for n in names})
+    assert seen[0] == seen[1], seen
+
+
 def idle_masked(reply):
     """XPENDING's extended reply with each idle time as whether it is under a second."""
     if not isinstance(reply, list) or not all(isinstance(r, list) for r in reply):
@@ -272,6 +285,7 @@ def test_consumer_created_events(x):
 
 
 def test_block_woken_by_xadd(x, raw):
+    x("CONFIG", "RESETSTAT")
     x("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     x("XGROUP", "CREATE", "t", "g", "$", "MKSTREAM")
     c1 = blocked(raw, x, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">", n=1)
@@ -304,6 +318,7 @@ def test_block_woken_by_xadd(x, raw):
     x("MULTI")
     x("XREADGROUP", "GROUP", "g", "carol", "BLOCK", "0", "STREAMS", "t", ">")
     x("EXEC")
+    same_cmdstats(x, "xreadgroup", "blpop")
 
 
 @pytest.mark.parametrize("change", [
@@ -315,6 +330,7 @@ def test_block_woken_by_xadd(x, raw):
     [("XADD", "s2", "100-0", "f", "v"), ("RENAME", "s2", "s")],
 ])
 def test_block_ends_with_the_error_redis_gives(x, raw, change):
+    x("CONFIG", "RESETSTAT")
     x("XADD", "s", "666-0", "f", "v")
     x("XGROUP", "CREATE", "s", "g", "$")
     c = blocked(raw, x, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">", n=1)
@@ -322,6 +338,7 @@ def test_block_ends_with_the_error_redis_gives(x, raw, change):
         x(*cmd)
     c.same()
     wait_blocked(x, 0)
+    same_cmdstats(x, "xreadgroup")
 
 
 def test_xread_keeps_waiting_across_another_type(x, raw):

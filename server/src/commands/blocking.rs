@@ -63,6 +63,30 @@ pub fn block_client(
     });
 }
 
+/// Counts the call of a blocked command whose wait ends without it running again (a
+/// timeout, CLIENT UNBLOCK, an error), as Redis's updateStatsOnUnblock: a command blocked on
+/// keys, whose call was not counted when it blocked, counts it now; an error ending any
+/// wait counts as a failed call.
+fn count_unblocked(server: &mut Server, client: &Client, failed: bool) {
+    let Some(blocked) = client.blocked.as_ref() else {
+        return;
+    };
+    let Some(cmd) = blocked.command.first().and_then(|name| lookup(name)) else {
+        return;
+    };
+    let on_keys = !blocked.keys.is_empty();
+    let stats = server.stats.command(cmd.slot.get(), cmd.name);
+    if on_keys {
+        stats.calls += 1;
+    }
+    if failed {
+        stats.failed_calls += 1;
+    }
+    if on_keys {
+        server.stats.commands_processed += 1;
+    }
+}
+
 /// Removes a client from every key queue it waits in.
 fn unblock(server: &mut Server, client: &mut Client) {
     let Some(blocked) = client.blocked.take() else {
@@ -188,6 +212,7 @@ pub fn expire_blocked(server: &mut Server, now_ms: u64) {
         } else {
             ReplyWriter::new(&mut lease.out, lease.client.resp3).null_array();
         }
+        count_unblocked(server, &lease.client, false);
         unblock(server, &mut lease.client);
         server.clients.restore(lease, true);
     }
@@ -205,6 +230,7 @@ pub fn refuse_blocked(server: &mut Server, refusal: impl Fn(&Server, &Client) ->
             Some(text) => {
                 ReplyWriter::new(&mut lease.out, lease.client.resp3).error(&text);
                 server.stats.count_error(&text);
+                count_unblocked(server, &lease.client, true);
                 unblock(server, &mut lease.client);
                 server.clients.restore(lease, true);
             }
@@ -252,22 +278,12 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
         let message = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
         ReplyWriter::new(&mut lease.out, lease.client.resp3).error(message);
         ctx.server.stats.count_error(message);
-        let blocked_cmd = lease
-            .client
-            .blocked
-            .as_ref()
-            .and_then(|b| b.command.first());
-        if let Some(cmd) = blocked_cmd.and_then(|name| super::lookup(name)) {
-            ctx.server
-                .stats
-                .command(cmd.slot.get(), cmd.name)
-                .failed_calls += 1;
-        }
     } else if super::replication::is_wait(&lease) {
         super::replication::wait_reply(ctx.server, &mut lease);
     } else {
         ReplyWriter::new(&mut lease.out, lease.client.resp3).null_array();
     }
+    count_unblocked(ctx.server, &lease.client, as_error);
     unblock(ctx.server, &mut lease.client);
     ctx.server.clients.restore(lease, true);
     ctx.out.int(1);
@@ -297,6 +313,7 @@ pub fn disconnect_blocked(server: &mut Server) {
         ReplyWriter::new(&mut lease.out, lease.client.resp3).error(
             "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
         );
+        count_unblocked(server, &lease.client, true);
         unblock(server, &mut lease.client);
         lease.doomed = true;
         server.clients.restore(lease, true);

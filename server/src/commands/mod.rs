@@ -534,14 +534,18 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     }
     let elapsed = started.elapsed();
     let micros = elapsed.as_micros() as u64;
-    if ctx.block.is_none() {
-        let event = if cmd.flags.contains(Flags::FAST) {
-            "fast-command"
-        } else {
-            "command"
-        };
-        crate::latency::sample_ms(event, micros / 1000);
+    ctx.client.last_command = cmd.name;
+    if ctx.block.as_ref().is_some_and(|(keys, _)| !keys.is_empty()) {
+        // As Redis: a call that blocks on keys is counted when the wait ends (the run that
+        // serves it, or blocking::count_unblocked for a timeout or an error).
+        return;
     }
+    let event = if cmd.flags.contains(Flags::FAST) {
+        "fast-command"
+    } else {
+        "command"
+    };
+    crate::latency::sample_ms(event, micros / 1000);
     let tracking = ctx.server.config.latency_tracking.enabled;
     let stats = ctx.server.stats.command(cmd.slot.get(), cmd.name);
     stats.calls += 1;
@@ -553,6 +557,5 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
         stats.latency.record(elapsed.as_nanos() as u64);
     }
     ctx.server.stats.commands_processed += 1;
-    ctx.client.last_command = cmd.name;
     server_cmds::slowlog_record(ctx, cmd, args, micros);
 }
