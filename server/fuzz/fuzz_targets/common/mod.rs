@@ -11,7 +11,7 @@ use goblin_server::server::Server;
 /// A client as a connection from 127.0.0.1 would have, authenticated.
 pub fn new_client(id: u64) -> Client {
     let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    Client::new(id, -1, any, any, true)
+    Client::new(id, -1, any.into(), any.into(), true)
 }
 
 /// Writes the keyspace (and function libraries) as an RDB snapshot, loads it back and
