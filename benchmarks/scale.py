@@ -6,6 +6,9 @@ counters, 10% small hashes of 5 fields; plus a 1M-member sorted set, a 1M-field 
 1M-member set and a 1M-element list, each a tenth of N), written once as RESP and piped into
 each server with `redis-cli --pipe`, so both hold the same data. Then, for each server:
 
+  growth      (first, on a fresh server) redis-benchmark sets about N new keys (random in a
+              space of 10N, pipeline 64) while another client sends one SET at a time: that
+              client's latency while the key table grows, max, p99.9 and p99, ms
   fill        the pipe's wall time
   save        SAVE: wall time, the server's CPU seconds and the file size
   rdb-load    restart on the snapshot: CPU seconds of the process when it first answers PING
@@ -28,7 +31,7 @@ each server with `redis-cli --pipe`, so both hold the same data. Then, for each 
               the slowest PING, and the evicted_keys
 
 Usage:
-  benchmarks/scale.py [--keys N] [--peers goblin,redis] [--json FILE]
+  benchmarks/scale.py [--keys N] [--peers goblin,redis] [--json FILE] [--growth-only]
   benchmarks/scale.py --check            # the complexity check CI runs (see below)
 
 REDIS_BIN names the peer (Redis 7.2.4 built from source, e.g. REDIS_BIN=.../src/redis-server;
@@ -56,6 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import GOBLIN_BIN, REDIS_BIN, Client, encode, free_port, wait_for_pong  # noqa: E402
 
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+REDIS_BENCHMARK = shutil.which("redis-benchmark") or "/usr/bin/redis-benchmark"
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -185,6 +189,44 @@ def scraped_probe(p, secs=10):
     return {"max_ms": float(out[1]), "avg_ms": float(out[2]), "samples": int(out[3])}
 
 
+def growth(kind, keys, workdir):
+    """SET latency seen by one client while redis-benchmark grows a fresh server to about
+    `keys` keys (each SET of the probe is a new key too)."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    p = Proc(kind, workdir)
+    stop = threading.Event()
+    times = []
+
+    def probe():
+        c = Client(p.port)
+        n = 0
+        while not stop.is_set():
+            s = time.perf_counter()
+            c.call("SET", "probe:%d" % n, n)
+            times.append(time.perf_counter() - s)
+            n += 1
+        c.close()
+
+    prober = threading.Thread(target=probe)
+    t = time.monotonic()
+    prober.start()
+    try:
+        subprocess.run([REDIS_BENCHMARK, "-p", str(p.port), "-t", "set", "-n", str(keys),
+                        "-r", str(keys * 10), "-P", "64", "-c", "1", "-d", "16", "-q"],
+                       check=True, stdout=subprocess.DEVNULL)
+    finally:
+        stop.set()
+        prober.join()
+    r = {"wall": time.monotonic() - t, "cpu": proc_stat(p.proc.pid)[0], "dbsize": p.call("DBSIZE")}
+    p.stop()
+    times.sort()
+    pct = lambda q: times[min(len(times) - 1, int(len(times) * q))] * 1000  # noqa: E731
+    r.update({"max_ms": times[-1] * 1000, "p999_ms": pct(0.999), "p99_ms": pct(0.99),
+              "samples": len(times), "over_10ms": sum(x > 0.01 for x in times)})
+    return r
+
+
 def timed(p, *args):
     """Sends one command: (reply, wall seconds, the server's CPU seconds)."""
     t, cpu = time.monotonic(), proc_stat(p.proc.pid)[0]
@@ -239,7 +281,7 @@ def run(kind, commands_file, keys, workdir):
     """Every measurement for one server kind; returns a dict of figures."""
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
-    r = {"kind": kind, "keys": keys}
+    r = {"kind": kind, "keys": keys, "growth": growth(kind, keys, workdir)}
     p = Proc(kind, workdir)
     t = time.monotonic()
     with open(commands_file, "rb") as f:
@@ -348,11 +390,19 @@ def main():
     ap.add_argument("--peers", default="goblin,redis")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--check", action="store_true", help="the CI complexity check")
+    ap.add_argument("--growth-only", action="store_true", help="only the growth step")
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="goblin-scale-")
     try:
         if args.check:
             return check(workdir)
+        if args.growth_only:
+            results = [growth(kind, args.keys, os.path.join(workdir, kind)) for kind in args.peers.split(",")]
+            print(json.dumps(results, indent=1))
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(results, f, indent=1)
+            return 0
         cmds = os.path.join(workdir, "commands.resp")
         t = time.monotonic()
         n = dataset(cmds, args.keys)

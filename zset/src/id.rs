@@ -7,7 +7,14 @@
 use std::fmt::Debug;
 
 /// A stored arena offset.
-pub(crate) trait Id: Copy + Eq + Default + Debug + Send + Sync + 'static {
+///
+/// # Safety
+///
+/// All-zero bytes must be a valid value (the Swiss index allocates its tables zeroed);
+/// it is implemented for `u16` and `u32` only.
+pub(crate) unsafe trait Id:
+    Copy + Eq + Default + Debug + Send + Sync + 'static
+{
     /// Largest arena offset this width holds.
     const MAX_OFFSET: usize;
 
@@ -18,7 +25,8 @@ pub(crate) trait Id: Copy + Eq + Default + Debug + Send + Sync + 'static {
     fn get(self) -> u32;
 }
 
-impl Id for u16 {
+// SAFETY: zero is a valid u16.
+unsafe impl Id for u16 {
     const MAX_OFFSET: usize = u16::MAX as usize;
 
     #[inline]
@@ -36,7 +44,8 @@ impl Id for u16 {
     }
 }
 
-impl Id for u32 {
+// SAFETY: zero is a valid u32.
+unsafe impl Id for u32 {
     const MAX_OFFSET: usize = u32::MAX as usize;
 
     #[inline]

@@ -43,12 +43,19 @@ use crate::id::Id;
 
 /// Slots per group.
 pub(crate) const GROUP: usize = 16;
-/// Control byte of a never-used slot.
-const EMPTY: u8 = 0x80;
+/// Control byte of a never-used slot: zero, so a table of fresh zeroed pages is empty
+/// and needs no fill (see [`empty_groups`]).
+const EMPTY: u8 = 0x00;
 /// Control byte of a slot whose id was removed.
-const DELETED: u8 = 0xFE;
+const DELETED: u8 = 0x01;
+/// The bit every occupied slot's control byte has (beside its 7-bit tag).
+const FULL: u8 = 0x80;
 /// Normal growth keeps at most this many ids per 16-slot group (7/8).
 const MAX_PER_GROUP: usize = 14;
+/// Old groups each insert or removal moves while the table is being resized: at most 16
+/// ids, and growth leaves room for seven ids per old group before the next one is due, so
+/// the old table is always drained first.
+const DRAIN_PER_OP: usize = 1;
 
 /// Sixteen control bytes and the sixteen ids they describe.
 #[derive(Clone, Copy, Debug)]
@@ -59,13 +66,6 @@ struct Group<I> {
 }
 
 impl<I: Id> Group<I> {
-    fn empty() -> Group<I> {
-        Group {
-            ctrl: [EMPTY; GROUP],
-            ids: [I::default(); GROUP],
-        }
-    }
-
     /// Which control bytes equal `byte`, as a bit mask: one SSE2 compare on x86-64 (a
     /// loop over the 16 bytes took about 50 instructions a probe, a third of a lookup).
     #[inline]
@@ -96,12 +96,45 @@ impl<I: Id> Group<I> {
     fn has_empty(&self) -> bool {
         self.matching(EMPTY) != 0
     }
+
+    /// The occupied slots' positions and ids.
+    fn full(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        (0..GROUP)
+            .filter(|&i| is_full(self.ctrl[i]))
+            .map(|i| (i, self.ids[i].get()))
+    }
 }
 
-/// The tag stored in the control byte for `hash`.
+/// `groups` empty groups, from zeroed memory: a large table is fresh pages from the
+/// kernel, faulted in as inserts reach them, so starting a resize costs no fill of the
+/// whole table (80 MB at ten million keys) in one go.
+fn empty_groups<I: Id>(groups: usize) -> Vec<Group<I>> {
+    let layout = std::alloc::Layout::array::<Group<I>>(groups).expect("table size");
+    if layout.size() == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the layout is non-empty; all-zero bytes are an empty group (EMPTY is 0, and
+    // an `Id` is an integer, for which zero is valid); the Vec takes the allocation with
+    // the same layout it would have made, length and capacity `groups`.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<Group<I>>();
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Vec::from_raw_parts(ptr, groups, groups)
+    }
+}
+
+/// Whether a control byte is an occupied slot's.
+#[inline]
+fn is_full(ctrl: u8) -> bool {
+    ctrl & FULL != 0
+}
+
+/// The control byte stored for `hash`: its low 7 bits, marked occupied.
 #[inline]
 fn tag(hash: u64) -> u8 {
-    (hash & 0x7f) as u8
+    FULL | (hash & 0x7f) as u8
 }
 
 /// The hash a table with `seed` places by: the caller's hash mixed with the seed
@@ -127,18 +160,124 @@ pub(crate) fn groups_for(items: usize, density: f64) -> usize {
     ((items as f64 / (GROUP as f64 * density)).ceil() as usize).max(1)
 }
 
+/// The home group of (mixed) hash `hash` in a table of `groups` groups.
+#[inline]
+fn home(groups: usize, hash: u64) -> usize {
+    ((u128::from(hash) * groups as u128) >> 64) as usize
+}
+
+/// The smallest hash whose home group is `group` (for `group < groups`).
+fn group_floor(groups: usize, group: usize) -> u64 {
+    ((group as u128) << 64).div_ceil(groups as u128) as u64
+}
+
+#[inline]
+fn next_group(groups: usize, g: usize) -> usize {
+    if g + 1 == groups {
+        0
+    } else {
+        g + 1
+    }
+}
+
+/// The slot in `table` of the id with mixed hash `hash` for which `eq` holds, walking
+/// at most `max_disp + 1` groups from its home.
+#[inline]
+fn probe<I: Id>(
+    table: &[Group<I>],
+    max_disp: u32,
+    hash: u64,
+    eq: impl Fn(u32) -> bool,
+) -> Option<usize> {
+    if table.is_empty() {
+        return None;
+    }
+    let t = tag(hash);
+    let mut g = home(table.len(), hash);
+    for _ in 0..=max_disp as usize {
+        let group = &table[g];
+        // The ids usually sit on the cache line after the control bytes: load both
+        // at once instead of one after the other.
+        crate::arena::prefetch(group.ids.as_ptr());
+        let mut m = group.matching(t);
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            if eq(group.ids[i].get()) {
+                return Some(g * GROUP + i);
+            }
+            m &= m - 1;
+        }
+        if group.has_empty() {
+            return None;
+        }
+        g = next_group(table.len(), g);
+    }
+    None
+}
+
+/// First free (empty or deleted) slot of `table` on the probe path of `hash`, with its
+/// distance in groups from home.
+fn free_slot<I: Id>(table: &[Group<I>], hash: u64) -> Option<(usize, usize)> {
+    let mut g = home(table.len(), hash);
+    for disp in 0..table.len() {
+        let group = &table[g];
+        let m = group.matching(EMPTY) | group.matching(DELETED);
+        if m != 0 {
+            return Some((g * GROUP + m.trailing_zeros() as usize, disp));
+        }
+        g = next_group(table.len(), g);
+    }
+    None
+}
+
+/// Empties slot `slot` of `table`; true when it became `EMPTY` (not a tombstone).
+fn clear_slot<I: Id>(table: &mut [Group<I>], slot: usize) -> bool {
+    let group = &mut table[slot / GROUP];
+    // A group that still has an EMPTY slot never made a probe walk past it, so the freed
+    // slot can become EMPTY too; otherwise it must stay a tombstone to keep later ids
+    // reachable.
+    let empty = group.has_empty();
+    group.ctrl[slot % GROUP] = if empty { EMPTY } else { DELETED };
+    empty
+}
+
+/// A table being drained into its successor during an incremental resize.
+#[derive(Clone, Debug)]
+struct Draining<I> {
+    table: Vec<Group<I>>,
+    /// Ids still in it.
+    items: usize,
+    max_disp: u32,
+    /// Groups before this one have been moved (their slots are tombstones now, so probes
+    /// for ids displaced past them still walk on).
+    next: usize,
+}
+
 /// A Swiss table of arena ids; keys live elsewhere and are reached through
 /// the closures the caller passes.
+///
+/// Resizing is incremental, as Redis rehashes its dicts: a resize allocates the new
+/// table and keeps the old one as [`Draining`]; each insert and each removal then moves
+/// the ids of the old table's next group (`DRAIN_PER_OP`), and a caller with time to spare
+/// moves more ([`SwissIndex::drain`]). Inserts go to the new table; lookups try the
+/// new table, then the old. A slot number names either table: slots past the new table's
+/// are the old table's. Both tables mix hashes with the same seed, so a hash's home is
+/// monotone in it in both, and a scan step takes the same hash range from each.
 #[derive(Clone, Debug)]
 pub(crate) struct SwissIndex<I> {
     table: Vec<Group<I>>,
-    items: usize,
-    growth_left: usize,
-    /// The farthest any id sits from its home group, in groups.
+    /// Ids held, in both tables (ids are `u32` handles, so a count fits 32 bits).
+    items: u32,
+    /// Empty slots the new table may still fill at 7/8 load, counting the ids still to
+    /// come from the old table as filled.
+    growth_left: u32,
+    /// The farthest any id of the new table sits from its home group, in groups.
     max_disp: u32,
-    /// Mixed into every hash (see [`spread`]); fixed for the table's life. Both fields
+    /// Mixed into every hash (see [`spread`]); fixed for the table's life. The counts
     /// are 32-bit so the header stays 48 bytes.
     seed: u32,
+    /// The previous table while a resize drains it.
+    old: Option<Box<Draining<I>>>,
 }
 
 impl<I> Default for SwissIndex<I> {
@@ -149,6 +288,7 @@ impl<I> Default for SwissIndex<I> {
             growth_left: 0,
             max_disp: 0,
             seed: fresh_seed(),
+            old: None,
         }
     }
 }
@@ -165,37 +305,56 @@ impl<I: Id> SwissIndex<I> {
 
     /// Number of ids held.
     pub(crate) fn len(&self) -> usize {
-        self.items
+        self.items as usize
     }
 
-    /// Number of 16-slot groups.
+    /// Number of 16-slot groups (of the new table, while a resize drains the old one).
     pub(crate) fn groups(&self) -> usize {
         self.table.len()
     }
 
+    /// The table and slot within it that slot number `slot` names.
     #[inline]
-    fn ctrl(&self, slot: usize) -> u8 {
-        self.table[slot / GROUP].ctrl[slot % GROUP]
+    fn locate(&self, slot: usize) -> (&[Group<I>], usize) {
+        let here = self.table.len() * GROUP;
+        match &self.old {
+            Some(old) if slot >= here => (&old.table, slot - here),
+            _ => (&self.table, slot),
+        }
+    }
+
+    #[inline]
+    fn locate_mut(&mut self, slot: usize) -> (&mut [Group<I>], usize) {
+        let here = self.table.len() * GROUP;
+        match &mut self.old {
+            Some(old) if slot >= here => (&mut old.table, slot - here),
+            _ => (&mut self.table, slot),
+        }
     }
 
     /// The id in slot `slot`.
     #[inline]
     pub(crate) fn id(&self, slot: usize) -> u32 {
-        self.table[slot / GROUP].ids[slot % GROUP].get()
+        let (table, slot) = self.locate(slot);
+        table[slot / GROUP].ids[slot % GROUP].get()
     }
 
-    /// The id in slot `slot` when it is occupied (random sampling: a uniformly chosen
-    /// slot that holds an id is a uniformly chosen id).
+    /// The id in slot `slot` when it is occupied.
     #[inline]
-    pub(crate) fn occupied(&self, slot: usize) -> Option<u32> {
-        (self.ctrl(slot) < EMPTY).then(|| self.id(slot))
+    fn occupied(&self, slot: usize) -> Option<u32> {
+        let (table, slot) = self.locate(slot);
+        let group = &table[slot / GROUP];
+        is_full(group.ctrl[slot % GROUP]).then(|| group.ids[slot % GROUP].get())
     }
 
-    /// The slot of a uniformly drawn id (the table is not empty): random slots until one
-    /// is occupied. Tables are kept at least a quarter full, so a draw takes four probes
-    /// or fewer on average; `seed` starts the draw's own generator.
+    /// The slot of a uniformly drawn id (the table is not empty): random slots of both
+    /// tables until one is occupied (a uniformly chosen slot that holds an id is a
+    /// uniformly chosen id). Tables are kept at least a quarter full, a third counting
+    /// both while one drains, so a draw takes a few probes on average; `seed` starts the
+    /// draw's own generator.
     pub(crate) fn random_slot(&self, seed: u64) -> usize {
-        let slots = (self.groups() * GROUP) as u64;
+        let old = self.old.as_ref().map_or(0, |o| o.table.len());
+        let slots = ((self.groups() + old) * GROUP) as u64;
         let mut state = seed | 1;
         loop {
             state ^= state << 13;
@@ -211,9 +370,14 @@ impl<I: Id> SwissIndex<I> {
     /// Maps every held id through `f` in place (the arena was rewritten; hashes and slots
     /// stay as they are).
     pub(crate) fn rewrite_ids(&mut self, mut f: impl FnMut(u32) -> u32) {
-        for g in &mut self.table {
+        let old = self
+            .old
+            .as_mut()
+            .map(|o| &mut o.table[..])
+            .unwrap_or(&mut []);
+        for g in self.table.iter_mut().chain(old.iter_mut()) {
             for (c, id) in g.ctrl.iter().zip(g.ids.iter_mut()) {
-                if *c < EMPTY {
+                if is_full(*c) {
                     *id = I::new(f(id.get()));
                 }
             }
@@ -222,89 +386,35 @@ impl<I: Id> SwissIndex<I> {
 
     /// Replaces the id in an occupied slot (same member, moved in the arena).
     pub(crate) fn set_id(&mut self, slot: usize, id: u32) {
-        debug_assert!(self.ctrl(slot) < EMPTY);
-        self.table[slot / GROUP].ids[slot % GROUP] = I::new(id);
-    }
-
-    #[inline]
-    fn home(&self, hash: u64) -> usize {
-        ((u128::from(hash) * self.table.len() as u128) >> 64) as usize
-    }
-
-    /// The smallest hash whose home group is `group` (for `group < groups`).
-    fn group_floor(&self, group: usize) -> u64 {
-        ((group as u128) << 64).div_ceil(self.table.len() as u128) as u64
-    }
-
-    #[inline]
-    fn next_group(&self, g: usize) -> usize {
-        if g + 1 == self.table.len() {
-            0
-        } else {
-            g + 1
-        }
+        let (table, slot) = self.locate_mut(slot);
+        let group = &mut table[slot / GROUP];
+        debug_assert!(is_full(group.ctrl[slot % GROUP]));
+        group.ids[slot % GROUP] = I::new(id);
     }
 
     /// The slot of the id with hash `hash` for which `eq` holds.
     #[inline]
     pub(crate) fn find(&self, hash: u64, eq: impl Fn(u32) -> bool) -> Option<usize> {
-        if self.table.is_empty() {
-            return None;
-        }
         let hash = spread(self.seed, hash);
-        let t = tag(hash);
-        let mut g = self.home(hash);
-        for _ in 0..=self.max_disp as usize {
-            let group = &self.table[g];
-            // The ids usually sit on the cache line after the control bytes: load both
-            // at once instead of one after the other.
-            crate::arena::prefetch(group.ids.as_ptr());
-            let mut m = group.matching(t);
-            while m != 0 {
-                let i = m.trailing_zeros() as usize;
-                if eq(group.ids[i].get()) {
-                    return Some(g * GROUP + i);
-                }
-                m &= m - 1;
-            }
-            if group.has_empty() {
-                return None;
-            }
-            g = self.next_group(g);
+        if let Some(slot) = probe(&self.table, self.max_disp, hash, &eq) {
+            return Some(slot);
         }
-        None
-    }
-
-    /// First free (empty or deleted) slot on the probe path of `hash`, with
-    /// its distance in groups from home.
-    fn free_slot(&self, hash: u64) -> Option<(usize, usize)> {
-        let mut g = self.home(hash);
-        for disp in 0..self.table.len() {
-            let group = &self.table[g];
-            let m = group.matching(EMPTY) | group.matching(DELETED);
-            if m != 0 {
-                return Some((g * GROUP + m.trailing_zeros() as usize, disp));
-            }
-            g = self.next_group(g);
-        }
-        None
+        let old = self.old.as_ref()?;
+        probe(&old.table, old.max_disp, hash, eq).map(|slot| self.table.len() * GROUP + slot)
     }
 
     /// Inserts `id` (which must not be present) under `hash` and returns its slot; `rehash`
     /// recomputes the hash of any held id when the table is resized.
     pub(crate) fn insert(&mut self, hash: u64, id: u32, rehash: impl Fn(u32) -> u64) -> usize {
         let hash = spread(self.seed, hash);
-        let mut found = if self.table.is_empty() {
-            None
-        } else {
-            self.free_slot(hash)
-        };
+        self.drain(DRAIN_PER_OP, &rehash);
+        let mut found = free_slot(&self.table, hash);
         let needs_room = match found {
             None => true,
             Some((slot, _)) => self.ctrl(slot) == EMPTY && self.growth_left == 0,
         };
         if needs_room {
-            let want = self.items + 1;
+            let want = self.len() + 1;
             let groups = self.groups();
             let groups = if want <= groups * MAX_PER_GROUP / 2 {
                 // Mostly tombstones: rehash at the same size.
@@ -312,22 +422,29 @@ impl<I: Id> SwissIndex<I> {
             } else {
                 (want * 3 / 2).div_ceil(MAX_PER_GROUP).max(groups + 1)
             };
-            self.rehash_to(groups, &rehash);
-            found = self.free_slot(hash);
+            self.start_resize(groups, &rehash);
+            found = free_slot(&self.table, hash);
         }
         let (slot, disp) = found.expect("resized table has a free slot");
-        self.place(slot, disp, hash, id);
+        if self.ctrl(slot) == EMPTY {
+            self.growth_left = self.growth_left.saturating_sub(1);
+        }
+        self.put(slot, disp, hash, id);
+        self.items += 1;
         slot
     }
 
-    fn place(&mut self, slot: usize, disp: usize, hash: u64, id: u32) {
+    /// The control byte of slot `slot` of the new table.
+    #[inline]
+    fn ctrl(&self, slot: usize) -> u8 {
+        self.table[slot / GROUP].ctrl[slot % GROUP]
+    }
+
+    /// Writes `id` into slot `slot` of the new table, `disp` groups from its home.
+    fn put(&mut self, slot: usize, disp: usize, hash: u64, id: u32) {
         let group = &mut self.table[slot / GROUP];
-        if group.ctrl[slot % GROUP] == EMPTY {
-            self.growth_left = self.growth_left.saturating_sub(1);
-        }
         group.ctrl[slot % GROUP] = tag(hash);
         group.ids[slot % GROUP] = I::new(id);
-        self.items += 1;
         self.max_disp = self.max_disp.max(disp as u32);
     }
 
@@ -342,28 +459,86 @@ impl<I: Id> SwissIndex<I> {
 
     /// Empties slot `slot`.
     pub(crate) fn remove_slot(&mut self, slot: usize) {
-        let group = &mut self.table[slot / GROUP];
-        // A group that still has an EMPTY slot never made a probe walk past
-        // it, so the freed slot can become EMPTY too; otherwise it must stay
-        // a tombstone to keep later ids reachable.
-        if group.has_empty() {
-            group.ctrl[slot % GROUP] = EMPTY;
-            self.growth_left += 1;
-        } else {
-            group.ctrl[slot % GROUP] = DELETED;
+        let here = self.table.len() * GROUP;
+        match &mut self.old {
+            Some(old) if slot >= here => {
+                clear_slot(&mut old.table, slot - here);
+                old.items -= 1;
+            }
+            _ => {
+                if clear_slot(&mut self.table, slot) {
+                    self.growth_left += 1;
+                }
+            }
         }
         self.items -= 1;
     }
 
-    /// Shrinks the table when it is less than a quarter full.
+    /// After a removal: moves the next ids of a resize in progress, or shrinks the table
+    /// when it is less than a quarter full.
     pub(crate) fn maybe_shrink(&mut self, rehash: impl Fn(u32) -> u64) {
-        if self.groups() > 1 && self.items * 4 < self.groups() * GROUP {
-            let groups = (self.items * 2).div_ceil(MAX_PER_GROUP).max(1);
-            self.rehash_to(groups, &rehash);
+        if self.old.is_some() {
+            self.drain(DRAIN_PER_OP, &rehash);
+        } else if self.groups() > 1 && self.len() * 4 < self.groups() * GROUP {
+            let groups = (self.len() * 2).div_ceil(MAX_PER_GROUP).max(1);
+            self.start_resize(groups, &rehash);
         }
     }
 
-    /// Rebuilds the table with `groups` groups from its own ids (growth, shrinking).
+    /// Starts a resize to `groups` groups: the table becomes the old one, drained into a
+    /// fresh one by later calls (a resize still in progress is finished first).
+    fn start_resize(&mut self, groups: usize, rehash: &impl Fn(u32) -> u64) {
+        self.drain(usize::MAX, rehash);
+        let table = std::mem::replace(&mut self.table, empty_groups(groups));
+        if self.items > 0 {
+            self.old = Some(Box::new(Draining {
+                table,
+                items: self.len(),
+                max_disp: self.max_disp,
+                next: 0,
+            }));
+        }
+        self.max_disp = 0;
+        self.growth_left = (groups * MAX_PER_GROUP).saturating_sub(self.len()) as u32;
+    }
+
+    /// Moves the ids of up to `groups` more groups of the table a resize drains into the
+    /// new one, in the old table's slot order; returns how many ids moved. The old table
+    /// is freed once empty.
+    pub(crate) fn drain(&mut self, groups: usize, rehash: &impl Fn(u32) -> u64) -> usize {
+        let Some(mut old) = self.old.take() else {
+            return 0;
+        };
+        let end = old.next.saturating_add(groups).min(old.table.len());
+        let mut moved = 0;
+        for g in old.next..end {
+            for i in 0..GROUP {
+                if !is_full(old.table[g].ctrl[i]) {
+                    continue;
+                }
+                let id = old.table[g].ids[i].get();
+                let h = spread(self.seed, rehash(id));
+                let (slot, disp) = free_slot(&self.table, h).expect("table sized for its ids");
+                self.put(slot, disp, h, id);
+                old.table[g].ctrl[i] = DELETED;
+                moved += 1;
+            }
+        }
+        old.next = end;
+        old.items -= moved;
+        if old.items > 0 && old.next < old.table.len() {
+            self.old = Some(old);
+        }
+        moved
+    }
+
+    /// Whether a resize is still draining an old table.
+    pub(crate) fn is_resizing(&self) -> bool {
+        self.old.is_some()
+    }
+
+    /// Rebuilds the table with `groups` groups from its own ids, all at once (growth for
+    /// a loader's known count, packing).
     ///
     /// The ids are re-inserted straight from the old table, in its slot order, which is
     /// home order and so nearly hash order: they land about where [`SwissIndex::resize`]
@@ -373,22 +548,8 @@ impl<I: Id> SwissIndex<I> {
     /// the heap and keep the holes they leave resident: about 15 bytes a key at a
     /// million keys, more than the index itself.
     pub(crate) fn rehash_to(&mut self, groups: usize, rehash: &impl Fn(u32) -> u64) {
-        let old = std::mem::replace(&mut self.table, vec![Group::empty(); groups]);
-        self.items = 0;
-        self.max_disp = 0;
-        self.growth_left = groups * GROUP;
-        for g in &old {
-            for (&c, id) in g.ctrl.iter().zip(g.ids) {
-                if c < EMPTY {
-                    let id = id.get();
-                    let h = spread(self.seed, rehash(id));
-                    let (slot, disp) = self.free_slot(h).expect("table sized for its ids");
-                    self.place(slot, disp, h, id);
-                }
-            }
-        }
-        drop(old);
-        self.growth_left = (groups * MAX_PER_GROUP).saturating_sub(self.items);
+        self.start_resize(groups, rehash);
+        self.drain(usize::MAX, rehash);
     }
 
     /// Rebuilds the table with `groups` groups (at least enough for `ids`)
@@ -409,10 +570,9 @@ impl<I: Id> SwissIndex<I> {
         let seed = self.seed;
         let mut keyed: Vec<(u64, u32)> = ids.map(|id| (spread(seed, rehash(id)), id)).collect();
         keyed.sort_unstable_by_key(|&(h, _)| h);
-        self.table = vec![Group::empty(); groups];
-        self.items = 0;
+        self.table = empty_groups(groups);
+        self.old = None;
         self.max_disp = 0;
-        self.growth_left = groups * GROUP;
         let slots = groups * GROUP;
         // Start at the group where the prefix surplus sum(ids - 16) is lowest.
         let mut start = 0;
@@ -420,7 +580,7 @@ impl<I: Id> SwissIndex<I> {
         let mut i = 0;
         for g in 0..groups {
             let from = i;
-            while i < keyed.len() && self.home(keyed[i].0) == g {
+            while i < keyed.len() && home(groups, keyed[i].0) == g {
                 i += 1;
             }
             surplus += (i - from) as i64 - GROUP as i64;
@@ -428,34 +588,34 @@ impl<I: Id> SwissIndex<I> {
                 (lowest, start) = (surplus, g + 1);
             }
         }
-        let split = keyed.partition_point(|&(h, _)| self.home(h) < start);
+        let split = keyed.partition_point(|&(h, _)| home(groups, h) < start);
         let mut next = start * GROUP;
         let (tail, head) = keyed.split_at(split);
         for &(h, id) in head.iter().chain(tail) {
-            let home = self.home(h);
+            let home = home(groups, h);
             // Homes before `start` come after the wrap: unroll them.
             let unrolled = if home < start { home + groups } else { home };
             let at = next.max(unrolled * GROUP);
             if at < start * GROUP + slots {
-                self.place(at % slots, at / GROUP - unrolled, h, id);
+                self.put(at % slots, at / GROUP - unrolled, h, id);
                 next = at + 1;
             } else {
-                let (slot, disp) = self.free_slot(h).expect("table sized for its ids");
-                self.place(slot, disp, h, id);
+                let (slot, disp) = free_slot(&self.table, h).expect("table sized for its ids");
+                self.put(slot, disp, h, id);
             }
         }
-        self.growth_left = (groups * MAX_PER_GROUP).saturating_sub(self.items);
+        self.items = keyed.len() as u32;
+        self.growth_left = (groups * MAX_PER_GROUP).saturating_sub(keyed.len()) as u32;
     }
 
     /// One ZSCAN step: calls `emit` for every id whose mixed hash ([`spread`]) lies in
     /// `[cursor, next)` and returns `next`, or 0 after the last step.
     ///
-    /// The hash range covers about `count` ids' worth of home groups. Because
-    /// home groups are monotone in the hash, consecutive steps partition the
-    /// hash space whatever happened to the table in between, so every id
-    /// present for a whole scan is emitted exactly once. Ids displaced past
-    /// the range's last home group are found by walking on until a group with
-    /// an `EMPTY` slot (no probe passes one) or `max_disp` groups.
+    /// The hash range covers about `count` ids' worth of home groups of the new table.
+    /// Because home groups are monotone in the hash, consecutive steps partition the hash
+    /// space whatever happened to the table in between, so every id present for a whole
+    /// scan is emitted exactly once. During a resize the same range is taken from both
+    /// tables, and each id is in exactly one of them at any time.
     pub(crate) fn scan(
         &self,
         cursor: u64,
@@ -467,95 +627,150 @@ impl<I: Id> SwissIndex<I> {
         if groups == 0 {
             return 0;
         }
-        let first = self.home(cursor);
+        let first = home(groups, cursor);
         let last = (first + count.div_ceil(MAX_PER_GROUP).max(1)).min(groups);
-        let next = (last < groups).then(|| self.group_floor(last));
-        let span = (last - first + self.max_disp as usize).min(groups);
+        let next = (last < groups).then(|| group_floor(groups, last));
+        let range = (cursor, next);
+        self.scan_table(&self.table, self.max_disp, range, &hash_of, &mut emit);
+        if let Some(old) = &self.old {
+            self.scan_table(&old.table, old.max_disp, range, &hash_of, &mut emit);
+        }
+        next.unwrap_or(0)
+    }
+
+    /// Emits the ids of `table` whose mixed hash lies in `[from, to)` (`to` None: to the
+    /// end). They sit in the groups from `from`'s home to `to`'s, or displaced past
+    /// those: the walk goes on until a group with an `EMPTY` slot (no probe passes one)
+    /// or `max_disp` groups.
+    fn scan_table(
+        &self,
+        table: &[Group<I>],
+        max_disp: u32,
+        (from, to): (u64, Option<u64>),
+        hash_of: &impl Fn(u32) -> u64,
+        emit: &mut impl FnMut(u32),
+    ) {
+        let groups = table.len();
+        let first = home(groups, from);
+        let last = to.map_or(groups, |to| home(groups, to - 1) + 1);
+        let span = (last - first + max_disp as usize).min(groups);
         let mut g = first;
         for step in 0..span {
-            let group = &self.table[g];
-            for (&c, &id) in group.ctrl.iter().zip(&group.ids) {
-                if c < EMPTY {
-                    let id = id.get();
-                    let h = spread(self.seed, hash_of(id));
-                    if h >= cursor && next.is_none_or(|n| h < n) {
-                        emit(id);
-                    }
+            let group = &table[g];
+            for (_, id) in group.full() {
+                let h = spread(self.seed, hash_of(id));
+                if h >= from && to.is_none_or(|to| h < to) {
+                    emit(id);
                 }
             }
             if first + step + 1 >= last && group.has_empty() {
                 break;
             }
-            g = self.next_group(g);
+            g = next_group(groups, g);
         }
-        next.unwrap_or(0)
     }
 
     /// Every held id, in slot order.
     pub(crate) fn iter_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.table.iter().flat_map(|g| {
-            g.ctrl
-                .iter()
-                .zip(&g.ids)
-                .filter(|(&c, _)| c < EMPTY)
-                .map(|(_, &id)| id.get())
-        })
+        let old = self.old.as_ref().map(|o| &o.table[..]).unwrap_or(&[]);
+        self.table
+            .iter()
+            .chain(old)
+            .flat_map(|g| g.full().map(|(_, id)| id))
     }
 
     /// The same table with `u32` ids (same slots, nothing re-hashed).
     pub(crate) fn widen(&self) -> SwissIndex<u32> {
-        let mut table = Vec::with_capacity(self.table.len());
-        table.extend(self.table.iter().map(|g| Group {
-            ctrl: g.ctrl,
-            ids: g.ids.map(Id::get),
-        }));
+        fn wide<I: Id>(table: &[Group<I>]) -> Vec<Group<u32>> {
+            let mut out = Vec::with_capacity(table.len());
+            out.extend(table.iter().map(|g| Group {
+                ctrl: g.ctrl,
+                ids: g.ids.map(Id::get),
+            }));
+            out
+        }
         SwissIndex {
-            table,
+            table: wide(&self.table),
             items: self.items,
             growth_left: self.growth_left,
             max_disp: self.max_disp,
             seed: self.seed,
+            old: self.old.as_ref().map(|o| {
+                Box::new(Draining {
+                    table: wide(&o.table),
+                    items: o.items,
+                    max_disp: o.max_disp,
+                    next: o.next,
+                })
+            }),
         }
     }
 
-    /// Heap bytes held.
+    /// Heap bytes held (both tables during a resize).
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.table.capacity() * std::mem::size_of::<Group<I>>()
+        let old = self.old.as_ref().map_or(0, |o| {
+            o.table.capacity() * std::mem::size_of::<Group<I>>()
+                + std::mem::size_of::<Draining<I>>()
+        });
+        self.table.capacity() * std::mem::size_of::<Group<I>>() + old
     }
 
-    /// Checks the table's own invariants: counts, tags and displacement.
+    /// Checks the table's own invariants: counts, tags and displacement, in both tables
+    /// during a resize.
     pub(crate) fn validate(&self, hash_of: impl Fn(u32) -> u64) {
-        let groups = self.groups();
-        let full = self.iter_ids().count();
+        let mut full = self.validate_table(&self.table, self.max_disp, &hash_of);
+        if let Some(old) = &self.old {
+            let held = self.validate_table(&old.table, old.max_disp, &hash_of);
+            assert_eq!(held, old.items, "old table's item count");
+            assert!(
+                old.table[..old.next]
+                    .iter()
+                    .all(|g| g.full().next().is_none()),
+                "drained groups hold ids"
+            );
+            full += held;
+        }
+        assert_eq!(full, self.len(), "item count");
         let empty: usize = self
             .table
             .iter()
             .map(|g| g.matching(EMPTY).count_ones() as usize)
             .sum();
-        assert_eq!(full, self.items, "item count");
-        assert!(empty >= self.growth_left, "growth_left exceeds empty slots");
-        for slot in 0..groups * GROUP {
-            if self.ctrl(slot) >= EMPTY {
-                continue;
-            }
-            let h = spread(self.seed, hash_of(self.id(slot)));
-            assert_eq!(self.ctrl(slot), tag(h), "tag of slot {slot}");
-            let home = self.home(h);
-            let g = slot / GROUP;
-            let disp = (g + groups - home) % groups;
-            assert!(
-                disp <= self.max_disp as usize,
-                "slot {slot} beyond max_disp"
-            );
-            let mut p = home;
-            while p != g {
-                assert!(
-                    !self.table[p].has_empty(),
-                    "EMPTY on the probe path of slot {slot}"
-                );
-                p = self.next_group(p);
+        assert!(
+            empty >= self.growth_left as usize,
+            "growth_left exceeds empty slots"
+        );
+    }
+
+    /// Checks tags and displacement of one table; returns its number of ids.
+    fn validate_table(
+        &self,
+        table: &[Group<I>],
+        max_disp: u32,
+        hash_of: &impl Fn(u32) -> u64,
+    ) -> usize {
+        let groups = table.len();
+        let mut full = 0;
+        for (g, group) in table.iter().enumerate() {
+            for (i, id) in group.full() {
+                full += 1;
+                let slot = g * GROUP + i;
+                let h = spread(self.seed, hash_of(id));
+                assert_eq!(group.ctrl[i], tag(h), "tag of slot {slot}");
+                let home = home(groups, h);
+                let disp = (g + groups - home) % groups;
+                assert!(disp <= max_disp as usize, "slot {slot} beyond max_disp");
+                let mut p = home;
+                while p != g {
+                    assert!(
+                        !table[p].has_empty(),
+                        "EMPTY on the probe path of slot {slot}"
+                    );
+                    p = next_group(groups, p);
+                }
             }
         }
+        full
     }
 }
 
@@ -715,9 +930,149 @@ mod tests {
         for id in 0..3000 {
             assert_eq!(wide.find(h(id), |x| x == id).map(|s| wide.id(s)), Some(id));
         }
+        t.drain(usize::MAX, &h);
+        let wide = t.widen();
         assert!(
             t.memory_bytes() * 5 == wide.memory_bytes() * 3,
             "48 vs 80 bytes a group"
         );
+    }
+
+    /// Counts the hashes a closure computes: each id a resize moves is hashed once.
+    struct Counting(std::cell::Cell<usize>);
+
+    impl Counting {
+        fn hash(&self, id: u32) -> u64 {
+            self.0.set(self.0.get() + 1);
+            h(id)
+        }
+
+        fn take(&self) -> usize {
+            self.0.replace(0)
+        }
+    }
+
+    /// Growing to 300K ids and shrinking back, no insert or removal moves more than one
+    /// old group's ids (16): resizes are spread over the operations that follow them.
+    #[test]
+    fn each_insert_and_removal_moves_a_bounded_number_of_ids() {
+        let n = 300_000u32;
+        let counter = Counting(std::cell::Cell::new(0));
+        let mut t = SwissIndex::<u32>::with_capacity(0);
+        let (mut most, mut total, mut resizes) = (0, 0, 0);
+        for id in 0..n {
+            let groups = t.groups();
+            t.insert(h(id), id, |x| counter.hash(x));
+            resizes += usize::from(t.groups() != groups);
+            let moved = counter.take();
+            most = most.max(moved);
+            total += moved;
+        }
+        t.validate(h);
+        assert!(resizes >= 20, "{resizes} resizes");
+        assert!(most <= GROUP * DRAIN_PER_OP, "an insert moved {most} ids");
+        // Each resize moves every id once: about n / (1 - 2/3) in all for growth by half.
+        assert!(total < n as usize * 3, "{total} moves for {n} inserts");
+        let mut most = 0;
+        for id in 0..n - 10 {
+            let slot = find(&t, id).unwrap();
+            t.remove_slot(slot);
+            t.maybe_shrink(|x| counter.hash(x));
+            most = most.max(counter.take());
+        }
+        t.validate(h);
+        assert!(t.groups() < 10, "shrunk to {} groups", t.groups());
+        assert!(most <= GROUP * DRAIN_PER_OP, "a removal moved {most} ids");
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u32),
+        Remove(u32),
+        Find(u32),
+        Drain(u8),
+        Scan(u8),
+        Iterate,
+    }
+
+    fn op(ids: u32) -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => (0..ids).prop_map(Op::Insert),
+            3 => (0..ids).prop_map(Op::Remove),
+            2 => (0..ids).prop_map(Op::Find),
+            1 => (0..3u8).prop_map(Op::Drain),
+            2 => (1..40u8).prop_map(Op::Scan),
+            1 => Just(Op::Iterate),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// The index against a HashSet through growth and shrinking, with scans running
+        /// across them: every id present for a whole scan is emitted exactly once.
+        #[test]
+        fn behaves_as_a_set_while_resizing(
+            ops in proptest::collection::vec(op(3000), 1..4000),
+        ) {
+            use std::collections::{HashMap, HashSet};
+            let mut t = SwissIndex::<u32>::with_capacity(0);
+            let mut model = HashSet::new();
+            // The scan under way: its cursor, the ids present since it started, and how
+            // often each id was emitted.
+            let mut cursor = 0u64;
+            let mut stable: HashSet<u32> = HashSet::new();
+            let mut seen: HashMap<u32, usize> = HashMap::new();
+            let mut resizing_ops = 0;
+            for op in &ops {
+                match *op {
+                    Op::Insert(id) => {
+                        if model.insert(id) {
+                            t.insert(h(id), id, h);
+                        }
+                    }
+                    Op::Remove(id) => {
+                        if model.remove(&id) {
+                            let slot = find(&t, id).expect("held");
+                            t.remove_slot(slot);
+                            t.maybe_shrink(h);
+                            stable.remove(&id);
+                        }
+                    }
+                    Op::Find(id) => {
+                        let slot = find(&t, id);
+                        proptest::prop_assert_eq!(slot.map(|s| t.id(s)), model.get(&id).copied());
+                    }
+                    Op::Drain(groups) => {
+                        t.drain(groups as usize, &h);
+                    }
+                    Op::Scan(count) => {
+                        if cursor == 0 {
+                            stable = model.clone();
+                            seen.clear();
+                        }
+                        cursor = t.scan(cursor, count as usize, h, |id| {
+                            *seen.entry(id).or_default() += 1;
+                        });
+                        if cursor == 0 {
+                            for id in &stable {
+                                proptest::prop_assert_eq!(seen.get(id), Some(&1), "id {}", id);
+                            }
+                            proptest::prop_assert!(seen.values().all(|&n| n == 1));
+                        }
+                    }
+                    Op::Iterate => {
+                        let ids: HashSet<u32> = t.iter_ids().collect();
+                        proptest::prop_assert_eq!(&ids, &model);
+                        t.validate(h);
+                    }
+                }
+                resizing_ops += usize::from(t.is_resizing());
+                proptest::prop_assert_eq!(t.len(), model.len());
+            }
+            t.validate(h);
+            proptest::prop_assert!(ops.len() < 200 || resizing_ops > 0, "never resizing");
+        }
     }
 }

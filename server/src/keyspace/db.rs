@@ -467,6 +467,17 @@ impl Db {
         })
     }
 
+    /// Moves the keys of up to `groups` groups of a key-table resize in progress (see
+    /// `KeyTable::rehash_step`); true while more remain.
+    pub fn rehash_step(&mut self, groups: usize) -> bool {
+        if !self.table.is_rehashing() {
+            return false;
+        }
+        // The move invalidates slots, the checked-out one's too.
+        self.settle();
+        self.table.rehash_step(groups)
+    }
+
     /// Makes room for `additional` more keys (a loader's size hint), so that adding them
     /// never grows the key table's index.
     pub fn reserve(&mut self, additional: usize) {

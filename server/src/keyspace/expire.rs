@@ -1,4 +1,5 @@
-//! Active expiry (Redis's activeExpireCycle) and the keyspace counters INFO shows.
+//! Active expiry (Redis's activeExpireCycle), active rehashing and the keyspace counters
+//! INFO shows.
 
 use super::Keyspace;
 use crate::clock::unix_ms;
@@ -63,6 +64,20 @@ impl Keyspace {
             }
         }
         self.stats.expire_cycle_micros += start.elapsed().as_micros() as u64;
+    }
+
+    /// Active rehashing, as Redis's incrementallyRehash: moves keys of the key-table
+    /// resizes in progress, 100 index groups at a time, until `budget` is spent, so a
+    /// resize the commands started ends even when few writes follow it.
+    pub fn rehash_step(&mut self, budget: Duration) {
+        let start = Instant::now();
+        for db in &mut self.dbs {
+            while db.rehash_step(100) {
+                if start.elapsed() >= budget {
+                    return;
+                }
+            }
+        }
     }
 }
 

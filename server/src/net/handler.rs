@@ -425,8 +425,8 @@ impl RespLoop<'_> {
         }
     }
 
-    /// Periodic work: statistics, active expiry, blocking timeouts, snapshots, idle clients
-    /// (no expiry or snapshot while the start-up load runs).
+    /// Periodic work: statistics, active expiry and rehashing, blocking timeouts, snapshots,
+    /// idle clients (no expiry or snapshot while the start-up load runs).
     fn cron(&mut self, cx: &mut Ctx<'_, Conn>) {
         let server = &mut *self.server;
         let now = unix_ms();
@@ -445,6 +445,7 @@ impl RespLoop<'_> {
                 ));
                 crate::latency::sample("expire-cycle", cycle.elapsed());
             }
+            server.keyspace.rehash_step(Duration::from_millis(1));
             server.propagate_removals();
             commands::publish_notifications(server, None);
             server.snapshots().cron();

@@ -8,6 +8,7 @@
 //! index: SwissIndex<u32> (the sets' Swiss table)      16-slot groups: [16 ctrl][16 x u32]
 //!   slot = 1 control byte (7 hash bits) + a 4-byte record handle
 //!   home group = (hash * groups) >> 64; grows by half past 7/8 full, shrinks under 1/4
+//!   incrementally: the old table drains a group per insert or removal (and in the cron)
 //!                                                     5 / load = 5.7 .. 8.6 B/key
 //!        |
 //!        v  handle = slot << 6 | size class
@@ -299,6 +300,20 @@ impl<T> KeyTable<T> {
         let store = &self.store;
         self.index
             .reserve(self.len() + additional, |h| key_hash(store, h));
+    }
+
+    /// Moves the keys of up to `groups` more groups (16 slots each) of an index resize in
+    /// progress into the new index (Redis's incremental rehash step, for a cron with time
+    /// to spare; inserts and removals each move one group); true while more remain.
+    pub fn rehash_step(&mut self, groups: usize) -> bool {
+        let store = &self.store;
+        self.index.drain(groups, &|h| key_hash(store, h));
+        self.index.is_resizing()
+    }
+
+    /// Whether an index resize is in progress (see [`KeyTable::rehash_step`]).
+    pub fn is_rehashing(&self) -> bool {
+        self.index.is_resizing()
     }
 
     /// Inserts `key`, which must be absent, with no expiry; returns its slot.

@@ -113,6 +113,12 @@ enum Op {
     SetExpiry(u16, u64),
     ClearExpiry(u16),
     SetClock(u16, u32),
+    /// A lookup compared with the model.
+    Lookup(u16),
+    /// A cron step of an index resize, moving up to this many groups.
+    RehashStep(u8),
+    /// Iteration (and every lookup) compared with the model.
+    Check,
 }
 
 fn op_strategy(keys: u16) -> impl Strategy<Value = Op> {
@@ -125,6 +131,9 @@ fn op_strategy(keys: u16) -> impl Strategy<Value = Op> {
         2 => (0..keys, 1..u64::MAX).prop_map(|(k, at)| Op::SetExpiry(k, at)),
         1 => (0..keys).prop_map(Op::ClearExpiry),
         1 => (0..keys, any::<u32>()).prop_map(|(k, c)| Op::SetClock(k, c)),
+        2 => (0..keys).prop_map(Op::Lookup),
+        1 => (0..4u8).prop_map(Op::RehashStep),
+        1 => Just(Op::Check),
     ]
 }
 
@@ -193,6 +202,20 @@ fn apply(t: &mut KeyTable<u64>, m: &mut Model, op: &Op) {
                 m.get_mut(&k).expect("model has it").2 = c & CLOCK_MAX;
             }
         }
+        Op::Lookup(k) => {
+            let k = key(*k);
+            let got = t
+                .get(&k)
+                .map(|e| (MV::of(e.value()), e.expire_at(), e.clock()));
+            assert_eq!(
+                got.as_ref(),
+                m.get(&k).map(|(v, at, c)| (v.clone(), *at, *c)).as_ref()
+            );
+        }
+        Op::RehashStep(n) => {
+            t.rehash_step(*n as usize);
+        }
+        Op::Check => same(t, m),
     }
     assert_eq!(t.len(), m.len());
     assert_eq!(
