@@ -152,8 +152,10 @@ impl FileWindow {
     }
 
     /// Slides the window to file offset `from` (at or after `base`) and reads on from
-    /// `reader` until it is full or the file ends.
+    /// `reader` until it is full or the file ends, straight into the buffer's spare
+    /// capacity (nothing is zero-filled first).
     fn slide(&mut self, from: u64, reader: &mut impl std::io::Read) -> std::io::Result<()> {
+        use std::io::Read;
         let keep_from = (from - self.base) as usize;
         self.buf.drain(..keep_from);
         self.base = from;
@@ -163,23 +165,14 @@ impl FileWindow {
         } else {
             WINDOW_BYTES
         };
-        let mut filled = self.buf.len();
-        self.buf.resize(want, 0);
-        while filled < want {
-            match reader.read(&mut self.buf[filled..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    break;
-                }
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.buf.truncate(filled);
-                    return Err(e);
-                }
-            }
-        }
-        self.buf.truncate(filled);
+        let room = want - self.buf.len();
+        self.buf.reserve_exact(room);
+        // Bytes read before an error stay in the buffer, as the parser may use them.
+        let got = reader
+            .by_ref()
+            .take(room as u64)
+            .read_to_end(&mut self.buf)?;
+        self.eof = got < room;
         Ok(())
     }
 }
@@ -250,11 +243,16 @@ mod tests {
 
     /// Every command of `data` read through a window, as the replay reads a file.
     fn through_window(data: &[u8]) -> (Vec<Vec<Vec<u8>>>, Option<Bad>, u64) {
-        let mut reader = std::io::Cursor::new(data);
+        read_through_window(&mut std::io::Cursor::new(data))
+    }
+
+    fn read_through_window(
+        reader: &mut impl std::io::Read,
+    ) -> (Vec<Vec<Vec<u8>>>, Option<Bad>, u64) {
         let mut window = FileWindow::at(0);
         let (mut out, mut at) = (Vec::new(), 0);
         loop {
-            match window.command_at(at, &mut reader).expect("in memory") {
+            match window.command_at(at, reader).expect("in memory") {
                 (Ok(Some(cmd)), next) => {
                     out.push(cmd);
                     at = next;
@@ -290,6 +288,42 @@ mod tests {
         let (cmds, bad, valid) = through_window(&data[..cut]);
         assert_eq!((cmds.len(), bad), (200_000, Some(Bad::Truncated)));
         assert_eq!(valid, all(&data[..cut]).2 as u64);
+    }
+
+    /// A pipe-like reader: at most 5 bytes a call, and every other call interrupted.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        calls: usize,
+    }
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls.is_multiple_of(2) {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let n = buf.len().min(5).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_window_fills_from_short_and_interrupted_reads() {
+        let mut data = Vec::new();
+        for i in 0..2000 {
+            data.extend_from_slice(format!("*2\r\n$3\r\nGET\r\n$5\r\nk{i:04}\r\n").as_bytes());
+        }
+        data.extend_from_slice(b"*1\r\n$4\r\nPI");
+        let mut reader = Trickle {
+            data: &data,
+            calls: 0,
+        };
+        let (cmds, bad, valid) = read_through_window(&mut reader);
+        let whole = all(&data);
+        assert!(cmds == whole.0);
+        assert_eq!((bad, valid), (Some(Bad::Truncated), whole.2 as u64));
     }
 
     #[test]
