@@ -6,10 +6,9 @@ replica connects to its master from)."""
 from __future__ import annotations
 
 import re
-import time
 
 from test_persistence import procs  # noqa: F401 (the fixture)
-from test_replication import replicaof, start, wait_for
+from test_replication import replicaof, start, wait_for, wait_synced
 
 
 def latencystats(c) -> dict[str, str]:
@@ -160,9 +159,11 @@ def test_bind_source_addr(procs, tmp_path):
         wait_for(lambda: replica_addr() is not None, what="replica connected")
         got = [replica_addr(), replica.client().config_get("bind-source-addr")]
         rc = replica.client()
+        # A replica still loading its first sync answers REPLICAOF with -LOADING.
+        wait_synced(mc, rc)
         rc.config_set("bind-source-addr", "192.0.2.1")
         rc.execute_command("REPLICAOF", "NO", "ONE")
-        time.sleep(0.2)
+        wait_for(lambda: replica_addr() is None, what="the master to drop the replica")
         replicaof(replica, master)
         wait_for(lambda: replica_addr() is not None, what="replica reconnected")
         got.append(replica_addr())
