@@ -574,6 +574,19 @@ impl Db {
         self.table.volatile_entry(n).map(|e| e.key())
     }
 
+    /// The access field and expiry of `key`, read without rebuilding its value.
+    pub fn access_and_expiry(&self, key: &[u8]) -> Option<(u32, Option<u64>)> {
+        self.table.get(key).map(|e| (e.clock(), e.expire_at()))
+    }
+
+    /// Up to `count` keys from neighbouring slots of the key table, from a random one
+    /// (`seed`), each with its access field and expiry: eviction's sample, as Redis's
+    /// dictGetSomeKeys (no value is rebuilt).
+    pub fn sample(&self, seed: u64, count: usize, mut visit: impl FnMut(&[u8], u32, Option<u64>)) {
+        self.table
+            .sample(seed, count, |e| visit(e.key(), e.clock(), e.expire_at()));
+    }
+
     /// A uniformly drawn key (RANDOMKEY, eviction samples), from a random 64-bit number.
     pub fn random_key(&self, mut random: impl FnMut() -> u64) -> Option<&[u8]> {
         self.table.random_entry(random()).map(|e| e.key())

@@ -125,34 +125,52 @@ impl Evictor {
         }
         let now_ms = crate::clock::unix_ms();
         let clock = ks.clock_secs_at(now_ms);
+        // How good a victim a key is, from its access field and expiry.
+        let idle = |ks: &Keyspace, accessed: u32, expire_at: Option<u64>| match policy {
+            Policy::VolatileTtl => u64::MAX - expire_at.unwrap_or(u64::MAX),
+            p if p.is_lfu() => 255 - ks.access.decayed(accessed, now_ms) as u64,
+            _ => super::lfu::idle_secs(clock, accessed) as u64 * 1000,
+        };
         // As dictGetSomeKeys, a database no bigger than the sample gives all its keys.
         let whole = size <= samples;
+        if !volatile && !whole {
+            // Neighbouring slots from a random one, as dictGetSomeKeys.
+            let seed = ks.random();
+            let ks = &*ks;
+            ks.db(db).sample(seed, samples, |key, accessed, expire_at| {
+                let idle = idle(ks, accessed, expire_at);
+                self.offer(idle, db, key);
+            });
+            return size;
+        }
         for n in 0..samples.min(size) {
             let r = if whole { n as u64 } else { ks.random() };
             let key = if volatile {
                 ks.db(db).volatile_key(r as usize)
-            } else if whole {
-                ks.db(db).iter().nth(n).map(|e| e.key())
             } else {
-                let mut seed = r;
-                ks.db(db).random_key(|| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    seed >> 11
-                })
+                ks.db(db).iter().nth(n).map(|e| e.key())
             };
             let Some(key) = key else { continue };
-            let entry = ks.db(db).get(key).expect("a sampled key exists");
-            let idle = match policy {
-                Policy::VolatileTtl => u64::MAX - entry.expire_at().unwrap_or(u64::MAX),
-                p if p.is_lfu() => 255 - ks.access.decayed(entry.accessed(), now_ms) as u64,
-                _ => super::lfu::idle_secs(clock, entry.accessed()) as u64 * 1000,
-            };
-            let key = key.to_vec();
-            self.insert(Candidate { idle, db, key });
+            let (accessed, expire_at) = ks
+                .db(db)
+                .access_and_expiry(key)
+                .expect("a sampled key exists");
+            let idle = idle(ks, accessed, expire_at);
+            self.offer(idle, db, key);
         }
         size
+    }
+
+    /// Offers `key` of idleness `idle` to the pool, copying the key only when it enters.
+    fn offer(&mut self, idle: u64, db: usize, key: &[u8]) {
+        if self.pool.len() == POOL_SIZE && self.pool[0].idle >= idle {
+            return;
+        }
+        self.insert(Candidate {
+            idle,
+            db,
+            key: key.to_vec(),
+        });
     }
 
     /// Inserts a candidate in idleness order; when the pool is full the least idle one
@@ -203,8 +221,8 @@ impl Evictor {
             while let Some(c) = self.pool.pop() {
                 let alive = ks
                     .db(c.db)
-                    .get(&c.key)
-                    .is_some_and(|e| !policy.volatile() || e.expire_at().is_some());
+                    .access_and_expiry(&c.key)
+                    .is_some_and(|(_, at)| !policy.volatile() || at.is_some());
                 if alive {
                     return Some((c.db, c.key));
                 }

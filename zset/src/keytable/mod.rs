@@ -557,6 +557,22 @@ impl<T> KeyTable<T> {
         Some(self.entry(Slot(self.index.random_slot(seed))))
     }
 
+    /// Up to `count` entries from neighbouring slots of the index, from a random one
+    /// (eviction's samples, as Redis's dictGetSomeKeys); `seed` is any random number. A
+    /// table that is not empty gives at least one.
+    pub fn sample(&self, seed: u64, count: usize, mut visit: impl FnMut(EntryRef<'_, T>)) {
+        let mut found = false;
+        self.index.sample(seed, count, |slot| {
+            found = true;
+            visit(self.entry(Slot(slot)));
+        });
+        if !found && count > 0 {
+            if let Some(e) = self.random_entry(seed) {
+                visit(e);
+            }
+        }
+    }
+
     /// One SCAN step from `cursor` (0 to start), visiting about `count` keys; returns the
     /// cursor of the next step, 0 when the scan is complete. A key present for the whole
     /// scan is visited exactly once, whatever is inserted, removed or resized meanwhile.

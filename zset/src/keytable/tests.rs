@@ -379,3 +379,25 @@ fn heap_values_are_dropped_with_the_table_or_returned() {
     drop(t);
     assert_eq!(Rc::strong_count(&shared), 1);
 }
+
+#[test]
+fn samples_are_neighbouring_keys_of_the_table_and_never_none() {
+    let mut t = KeyTable::<u64>::default();
+    let mut n = 0u16;
+    // Stop just as a resize starts: the new index is nearly empty, so a walk that starts
+    // there finds nothing and the sample falls back to a random draw.
+    while n < 3000 || !t.is_rehashing() {
+        t.insert(&key(n), Value::Int(n as i64), 0);
+        n += 1;
+    }
+    for seed in 0..2000u64 {
+        let mut got = Vec::new();
+        t.sample(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), 5, |e| {
+            got.push(e.key().to_vec())
+        });
+        assert!((1..=5).contains(&got.len()), "{} keys", got.len());
+        for k in got {
+            assert!(t.get(&k).is_some());
+        }
+    }
+}
