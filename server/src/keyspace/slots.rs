@@ -16,7 +16,8 @@
 //! Adding appends an item; removal finds it through the table and clears its live bit, and
 //! once removed items take more than half the buffer, the live ones are packed again (each
 //! removal pays for the copy of at most one live item, so removal is O(1) amortised, as
-//! Redis's per-slot linked lists).
+//! Redis's per-slot linked lists). Listing starts past the removed items at the front, so
+//! moving a slot's keys away oldest first (reshard) is linear.
 
 use crate::cluster::slot::SLOTS;
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -31,6 +32,11 @@ struct Keys {
     dead: usize,
     /// The items, live and removed, oldest first.
     bytes: Vec<u8>,
+    /// Where the first item not known to be removed starts: every item before it is
+    /// removed. A slot moved away by MIGRATE loses its oldest keys first (GETKEYSINSLOT
+    /// lists them so), and each GETKEYSINSLOT would otherwise walk the ever longer run of
+    /// removed items before them: quadratic in the slot's keys.
+    first: usize,
     /// The offset of each live item in `bytes`, hashed by its key.
     find: HashTable<usize>,
 }
@@ -134,6 +140,16 @@ impl SlotIndex {
         keys.bytes[start] &= !1;
         keys.count -= 1;
         keys.dead += end - start;
+        if start == keys.first {
+            keys.first = end;
+            while keys.first < keys.bytes.len() {
+                let (_, live, end) = item(&keys.bytes, keys.first);
+                if live {
+                    break;
+                }
+                keys.first = end;
+            }
+        }
         if keys.count == 0 {
             *keys = Keys::default();
         } else if keys.dead * 2 > keys.bytes.len() {
@@ -149,8 +165,8 @@ impl SlotIndex {
 
     /// The keys of `slot`, oldest first.
     pub fn keys(&self, slot: u16) -> impl Iterator<Item = &[u8]> {
-        let bytes = &self.slots[slot as usize].bytes;
-        let mut pos = 0;
+        let Keys { bytes, first, .. } = &self.slots[slot as usize];
+        let mut pos = *first;
         std::iter::from_fn(move || {
             while pos < bytes.len() {
                 let (key, live, end) = item(bytes, pos);
@@ -256,5 +272,29 @@ mod tests {
             proptest::prop_assert_eq!(index.count(3), model.len());
             proptest::prop_assert_eq!(got, model);
         }
+    }
+
+    #[test]
+    fn listing_skips_the_removed_oldest_keys_without_walking_them() {
+        let mut index = SlotIndex::default();
+        let keys: Vec<Vec<u8>> = (0..1000)
+            .map(|i| format!("key:{i:06}").into_bytes())
+            .collect();
+        for k in &keys {
+            index.add(9, k);
+        }
+        // Oldest first, as a reshard's MIGRATEs remove them (no compaction before half).
+        for k in &keys[..400] {
+            index.remove(9, k);
+            let slot = &index.slots[9];
+            let (key, live, _) = item(&slot.bytes, slot.first);
+            assert!(live, "listing starts at a live item");
+            assert_eq!(index.keys(9).next(), Some(key));
+        }
+        assert_eq!(index.keys(9).next(), Some(&keys[400][..]));
+        // A removal in the middle leaves the start where it is.
+        index.remove(9, &keys[500]);
+        assert_eq!(index.keys(9).count(), 599);
+        assert_eq!(index.keys(9).next(), Some(&keys[400][..]));
     }
 }
