@@ -18,6 +18,14 @@ each server with `redis-cli --pipe`, so both hold the same data. Then, for each 
   aof-plain   the same with aof-use-rdb-preamble no (an AOF of commands)
   full-sync   a fresh replica of the same kind: wall time from REPLICAOF until its link is
               up and it has loaded, and the replica's CPU seconds
+  syncs       (with --transfers-only) a fresh replica's full sync in each repl-diskless-load
+              mode (disabled, on-empty-db, swapdb), the master streaming without delay: wall
+              and the replica's CPU
+  migrate     (with --transfers-only) MIGRATE ... COPY of each 1M-member value to a fresh
+              server of the same kind: wall, the source's and the target's CPU
+  reshard     (with --reshard-only) three masters of a cluster; one slot of the first holds
+              N keys; `redis-cli --cluster reshard` moves that slot to the second: wall,
+              and the CPU of the two nodes
   info        INFO (all sections), INFO memory and MEMORY STATS: median and max of 50 calls, ms
   probe       redis-cli --latency for 10 s while a scraper sends INFO all every second, as an
               exporter does: the probe's max and average, ms
@@ -32,6 +40,7 @@ each server with `redis-cli --pipe`, so both hold the same data. Then, for each 
 
 Usage:
   benchmarks/scale.py [--keys N] [--peers goblin,redis] [--json FILE] [--growth-only]
+                     [--transfers-only] [--reshard-only]
   benchmarks/scale.py --check            # the complexity check CI runs (see below)
 
 REDIS_BIN names the peer (Redis 7.2.4 built from source, e.g. REDIS_BIN=.../src/redis-server;
@@ -227,6 +236,103 @@ def growth(kind, keys, workdir):
     return r
 
 
+def transfers(kind, commands_file, workdir):
+    """Full syncs in each repl-diskless-load mode and MIGRATE of the big values, from one
+    server holding the dataset."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    p = Proc(kind, workdir, ["--repl-diskless-sync-delay", "0"])
+    with open(commands_file, "rb") as f:
+        subprocess.run([REDIS_CLI, "-p", str(p.port), "--pipe"], stdin=f, check=True,
+                       stdout=subprocess.DEVNULL)
+    r = {"kind": kind, "dbsize": p.call("DBSIZE")}
+    for mode in ("disabled", "on-empty-db", "swapdb"):
+        rdir = os.path.join(workdir, "replica-" + mode)
+        os.makedirs(rdir)
+        replica = Proc(kind, rdir, ["--repl-diskless-load", mode])
+        t = time.monotonic()
+        replica.call("REPLICAOF", "127.0.0.1", str(p.port))
+        replica.wait("replication", lambda i: i.get("master_link_status") == "up")
+        replica.wait("persistence", lambda i: i.get("loading") == "0" and i.get("async_loading", "0") == "0")
+        r["sync_" + mode] = {"wall": time.monotonic() - t, "cpu": proc_stat(replica.proc.pid)[0]}
+        if replica.call("DBSIZE") != r["dbsize"]:
+            raise RuntimeError("%s replica (%s) has %s keys" % (kind, mode, replica.call("DBSIZE")))
+        replica.stop()
+    tdir = os.path.join(workdir, "target")
+    os.makedirs(tdir)
+    target = Proc(kind, tdir)
+    for key in ("big:zset", "big:hash", "big:set", "big:list"):
+        before = proc_stat(target.proc.pid)[0]
+        reply, wall, cpu = timed(p, "MIGRATE", "127.0.0.1", target.port, key, 0, 600000, "COPY")
+        if reply != b"OK":
+            raise RuntimeError("%s MIGRATE %s: %r" % (kind, key, reply))
+        r["migrate_" + key.split(":")[1]] = {"wall": wall, "source_cpu": cpu,
+                                             "target_cpu": proc_stat(target.proc.pid)[0] - before}
+    target.stop()
+    p.stop()
+    return r
+
+
+def key_slot(key):
+    """Redis Cluster's slot of `key` (CRC16-XMODEM of the whole key; no hash tag in it)."""
+    crc = 0
+    for b in key.encode():
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return crc % 16384
+
+
+def reshard(kind, keys, workdir):
+    """`redis-cli --cluster reshard` of one slot holding `keys` keys between two masters."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    nodes = []
+    for i in range(3):
+        d = os.path.join(workdir, "node%d" % i)
+        os.makedirs(d)
+        # The bus listens on port + 10000: an ephemeral port above 55535 has none.
+        for _ in range(20):
+            try:
+                nodes.append(Proc(kind, d, ["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]))
+                break
+            except RuntimeError:
+                continue
+    try:
+        subprocess.run([REDIS_CLI, "--cluster", "create"] + ["127.0.0.1:%d" % n.port for n in nodes]
+                       + ["--cluster-yes"], check=True, stdout=subprocess.DEVNULL)
+        for n in nodes:
+            n.wait("cluster", lambda i: True)
+            deadline = time.monotonic() + 60
+            while b"cluster_state:ok" not in n.call("CLUSTER", "INFO"):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("%s cluster not ok" % kind)
+                time.sleep(0.1)
+        # A tag of slot 0, the first slot of the first master: reshard moves it first.
+        tag = next(t for t in ("t%d" % i for i in range(1 << 20)) if key_slot(t) == 0)
+        cmds = os.path.join(workdir, "slot.resp")
+        with open(cmds, "wb") as f:
+            for start in range(0, keys, 10_000):
+                f.write(b"".join(encode("SET", "{%s}:%010d" % (tag, i), "value-%08d" % i)
+                                 for i in range(start, min(start + 10_000, keys))))
+        with open(cmds, "rb") as f:
+            subprocess.run([REDIS_CLI, "-p", str(nodes[0].port), "--pipe"], stdin=f, check=True,
+                           stdout=subprocess.DEVNULL)
+        ids = [n.call("CLUSTER", "MYID").decode() for n in nodes]
+        cpu = [proc_stat(n.proc.pid)[0] for n in nodes[:2]]
+        t = time.monotonic()
+        subprocess.run([REDIS_CLI, "--cluster", "reshard", "127.0.0.1:%d" % nodes[0].port,
+                        "--cluster-from", ids[0], "--cluster-to", ids[1], "--cluster-slots", "1",
+                        "--cluster-yes"], check=True, stdout=subprocess.DEVNULL)
+        r = {"kind": kind, "keys": keys, "wall": time.monotonic() - t,
+             "source_cpu": proc_stat(nodes[0].proc.pid)[0] - cpu[0],
+             "target_cpu": proc_stat(nodes[1].proc.pid)[0] - cpu[1],
+             "moved": nodes[1].call("CLUSTER", "COUNTKEYSINSLOT", 0)}
+    finally:
+        for n in nodes:
+            n.stop()
+    return r
+
+
 def timed(p, *args):
     """Sends one command: (reply, wall seconds, the server's CPU seconds)."""
     t, cpu = time.monotonic(), proc_stat(p.proc.pid)[0]
@@ -384,6 +490,15 @@ def check(workdir):
     return 0
 
 
+def report(results, path):
+    """Prints `results` and writes them to `path` when given."""
+    print(json.dumps(results, indent=1))
+    if path:
+        with open(path, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keys", type=int, default=10_000_000)
@@ -391,33 +506,27 @@ def main():
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--check", action="store_true", help="the CI complexity check")
     ap.add_argument("--growth-only", action="store_true", help="only the growth step")
+    ap.add_argument("--transfers-only", action="store_true", help="only the syncs and MIGRATEs")
+    ap.add_argument("--reshard-only", action="store_true", help="only the cluster reshard")
     args = ap.parse_args()
     workdir = tempfile.mkdtemp(prefix="goblin-scale-")
+    peers = args.peers.split(",")
     try:
         if args.check:
             return check(workdir)
+        if args.reshard_only:
+            return report([reshard(kind, args.keys, os.path.join(workdir, kind)) for kind in peers], args.json)
         if args.growth_only:
-            results = [growth(kind, args.keys, os.path.join(workdir, kind)) for kind in args.peers.split(",")]
-            print(json.dumps(results, indent=1))
-            if args.json:
-                with open(args.json, "w") as f:
-                    json.dump(results, f, indent=1)
-            return 0
+            return report([growth(kind, args.keys, os.path.join(workdir, kind)) for kind in peers], args.json)
         cmds = os.path.join(workdir, "commands.resp")
         t = time.monotonic()
         n = dataset(cmds, args.keys)
         print("dataset: %d commands, %.0f MB, written in %.1f s" % (n, os.path.getsize(cmds) / 1e6, time.monotonic() - t))
-        results = []
-        for kind in args.peers.split(","):
-            r = run(kind, cmds, args.keys, os.path.join(workdir, kind))
-            results.append(r)
-            print(json.dumps(r, indent=1), flush=True)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=1)
+        if args.transfers_only:
+            return report([transfers(kind, cmds, os.path.join(workdir, kind)) for kind in peers], args.json)
+        return report([run(kind, cmds, args.keys, os.path.join(workdir, kind)) for kind in peers], args.json)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":
