@@ -47,7 +47,7 @@ REDIS_BIN names the peer (Redis 7.2.4 built from source, e.g. REDIS_BIN=.../src/
 Debian's 7.0 otherwise). Run by hand; a 10M-key run takes about ten minutes a server.
 
 --check runs Goblin alone at 200K and 800K keys (both past the CPU caches, so the cost per
-key is the same) and fails when a path's time at 800K is more than twice what linear scaling
+key is the same; the reshard with a quarter of that in its slot) and fails when a path's time at 800K is more than twice what linear scaling
 from 200K predicts (plus 50 ms for clock granularity), or an INFO call at 800K takes more than
 twice its time at 200K (plus 1 ms). That is a complexity
 check, not a timed test: it compares Goblin with itself on the same machine in the same run.
@@ -323,9 +323,9 @@ def reshard(kind, keys, workdir):
         subprocess.run([REDIS_CLI, "--cluster", "reshard", "127.0.0.1:%d" % nodes[0].port,
                         "--cluster-from", ids[0], "--cluster-to", ids[1], "--cluster-slots", "1",
                         "--cluster-yes"], check=True, stdout=subprocess.DEVNULL)
-        r = {"kind": kind, "keys": keys, "wall": time.monotonic() - t,
-             "source_cpu": proc_stat(nodes[0].proc.pid)[0] - cpu[0],
-             "target_cpu": proc_stat(nodes[1].proc.pid)[0] - cpu[1],
+        source, target = proc_stat(nodes[0].proc.pid)[0] - cpu[0], proc_stat(nodes[1].proc.pid)[0] - cpu[1]
+        r = {"kind": kind, "keys": keys, "wall": time.monotonic() - t, "cpu": source + target,
+             "source_cpu": source, "target_cpu": target,
              "moved": nodes[1].call("CLUSTER", "COUNTKEYSINSLOT", 0)}
     finally:
         for n in nodes:
@@ -451,7 +451,7 @@ def run(kind, commands_file, keys, workdir):
 # The paths the complexity check judges. Eviction is measured in full runs only: at 200K
 # keys its CPU is a few clock ticks, too coarse for a ratio.
 PATHS = ("save", "full_sync", "rdb_load", "aof_rewrite_wall", "aof_load",
-         "aof_plain_rewrite_wall", "aof_plain_load", "scan", "restore", "reload")
+         "aof_plain_rewrite_wall", "aof_plain_load", "scan", "restore", "reload", "reshard")
 
 
 def cost(r, path):
@@ -468,6 +468,7 @@ def check(workdir):
         cmds = os.path.join(workdir, "commands-%d.resp" % keys)
         dataset(cmds, keys)
         results[keys] = run("goblin", cmds, keys, os.path.join(workdir, "goblin-%d" % keys))
+        results[keys]["reshard"] = reshard("goblin", keys // 4, os.path.join(workdir, "reshard-%d" % keys))
     factor = large / small
     failures = []
     for path in PATHS:

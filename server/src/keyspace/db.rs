@@ -481,6 +481,8 @@ impl Db {
     /// Makes room for `additional` more keys (a loader's size hint), so that adding them
     /// never grows the key table's index.
     pub fn reserve(&mut self, additional: usize) {
+        // Growing the index moves every key, the checked-out one's slot too.
+        self.settle();
         self.table.reserve(additional);
     }
 
