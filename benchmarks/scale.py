@@ -42,6 +42,7 @@ Usage:
   benchmarks/scale.py [--keys N] [--peers goblin,redis] [--json FILE] [--growth-only]
                      [--transfers-only] [--reshard-only]
   benchmarks/scale.py --check            # the complexity check CI runs (see below)
+  benchmarks/scale.py --plot out.svg a.json b.json ...   # cost against keys, log-log
 
 REDIS_BIN names the peer (Redis 7.2.4 built from source, e.g. REDIS_BIN=.../src/redis-server;
 Debian's 7.0 otherwise). Run by hand; a 10M-key run takes about ten minutes a server.
@@ -55,6 +56,7 @@ check, not a timed test: it compares Goblin with itself on the same machine in t
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -491,6 +493,60 @@ def check(workdir):
     return 0
 
 
+# The paths the plot draws, with a colour each.
+PLOTTED = (("save", "#1f77b4"), ("rdb_load", "#ff7f0e"), ("full_sync", "#2ca02c"),
+           ("aof_load", "#d62728"), ("aof_plain_load", "#9467bd"), ("scan", "#8c564b"),
+           ("reload", "#e377c2"))
+
+
+def plot(json_files, out):
+    """Writes to `out` an SVG of each path's cost (CPU seconds) against the key count, on
+    log-log axes, from the --json files of full runs at several sizes: Goblin solid, the
+    peer dashed; a line parallel to the diagonal is linear."""
+    series = {}
+    for name in json_files:
+        with open(name) as f:
+            for r in json.load(f):
+                for path, _ in PLOTTED:
+                    if path in r and cost(r, path) > 0:
+                        series.setdefault((r["kind"], path), []).append((r["keys"], cost(r, path)))
+    points = [pt for pts in series.values() for pt in pts]
+    if not points:
+        raise SystemExit("no figures to plot")
+    w, h, m = 760, 480, 60
+    lx = [math.log10(k) for k, _ in points]
+    ly = [math.log10(c) for _, c in points]
+    x0, x1 = math.floor(min(lx)), math.ceil(max(lx))
+    y0, y1 = math.floor(min(ly)), math.ceil(max(ly))
+    x1, y1 = max(x1, x0 + 1), max(y1, y0 + 1)
+    sx = lambda k: m + (math.log10(k) - x0) / (x1 - x0) * (w - 2 * m - 140)  # noqa: E731
+    sy = lambda c: h - m - (math.log10(c) - y0) / (y1 - y0) * (h - 2 * m)  # noqa: E731
+    svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+           'font-size="12"><rect width="100%%" height="100%%" fill="white"/>' % (w, h)]
+    for e in range(x0, x1 + 1):
+        x = sx(10 ** e)
+        svg.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/><text x="%.1f" y="%d" '
+                   'text-anchor="middle">1e%d</text>' % (x, m, x, h - m, x, h - m + 16, e))
+    for e in range(y0, y1 + 1):
+        y = sy(10 ** e)
+        svg.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" '
+                   'text-anchor="end">%g s</text>' % (m, y, w - m - 140, y, m - 4, y + 4, 10 ** e))
+    svg.append('<text x="%d" y="%d" text-anchor="middle">keys</text>' % ((w - 140) // 2, h - 16))
+    colour = dict(PLOTTED)
+    for i, ((kind, path), pts) in enumerate(sorted(series.items())):
+        pts.sort()
+        dash = "" if kind == "goblin" else ' stroke-dasharray="6,4"'
+        svg.append('<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>' % (
+            colour[path], dash, " ".join("%.1f,%.1f" % (sx(k), sy(c)) for k, c in pts)))
+        svg.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>'
+                   '<text x="%d" y="%d">%s %s</text>' % (
+                       w - 190, m + 16 * i, w - 170, m + 16 * i, colour[path], dash,
+                       w - 165, m + 16 * i + 4, kind, path))
+    svg.append("</svg>")
+    with open(out, "w") as f:
+        f.write("\n".join(svg) + "\n")
+
+
 def report(results, path):
     """Prints `results` and writes them to `path` when given."""
     print(json.dumps(results, indent=1))
@@ -509,7 +565,11 @@ def main():
     ap.add_argument("--growth-only", action="store_true", help="only the growth step")
     ap.add_argument("--transfers-only", action="store_true", help="only the syncs and MIGRATEs")
     ap.add_argument("--reshard-only", action="store_true", help="only the cluster reshard")
+    ap.add_argument("--plot", nargs="+", metavar=("SVG", "JSON"),
+                    help="write SVG from the --json files of full runs at several sizes")
     args = ap.parse_args()
+    if args.plot:
+        return plot(args.plot[1:], args.plot[0])
     workdir = tempfile.mkdtemp(prefix="goblin-scale-")
     peers = args.peers.split(",")
     try:
