@@ -26,7 +26,8 @@
 //!   empties, so most misses stop within a few groups.
 //!
 //! Normal growth happens when an insert would fill past 7/8 of the slots and
-//! grows the table by half; removals shrink it below a quarter full.
+//! grows the table by half; removals shrink it below a quarter full. Both are
+//! incremental (see [`SwissIndex`]): the old table drains a group per operation.
 //!
 //! Every table mixes the caller's hash with a seed of its own, drawn at random when
 //! the table is made ([`spread`]). Without it, ids inserted in the slot order of
