@@ -420,6 +420,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("maxmemory-policy", None, Mutability::Runtime),
     ("maxmemory-samples", None, Mutability::Runtime),
     ("maxmemory-eviction-tenacity", None, Mutability::Runtime),
+    ("maxmemory-clients", None, Mutability::Runtime),
     ("lfu-log-factor", None, Mutability::Runtime),
     ("lfu-decay-time", None, Mutability::Runtime),
     ("aclfile", None, Mutability::StartOnly),
@@ -874,6 +875,10 @@ impl Config {
             "maxmemory-eviction-tenacity" => {
                 self.memory.eviction_tenacity = int_in(&text, 0, 100)? as u32
             }
+            "maxmemory-clients" => {
+                self.memory.clients = crate::clients::memory::ClientsLimit::parse(&text)
+                    .map_err(ConfigError::BadValue)?
+            }
             "lfu-log-factor" => {
                 self.memory.lfu_log_factor = int_in(&text, 0, i32::MAX as i64)? as u32
             }
@@ -1061,6 +1066,7 @@ impl Config {
             "maxmemory-policy" => self.memory.policy.name().into(),
             "maxmemory-samples" => self.memory.samples.to_string(),
             "maxmemory-eviction-tenacity" => self.memory.eviction_tenacity.to_string(),
+            "maxmemory-clients" => self.memory.clients.show(),
             "lfu-log-factor" => self.memory.lfu_log_factor.to_string(),
             "lfu-decay-time" => self.memory.lfu_decay_time.to_string(),
             "aclfile" => self.aclfile.clone(),

@@ -111,6 +111,11 @@ pub struct Client {
     pub cluster: crate::cluster::ClientFlags,
     /// The reply buffer's size as Redis would have it (CLIENT LIST rbs, rbp).
     pub reply_buffer: super::reply_buffer::ReplyBuffer,
+    /// The connection's buffers as the running command sees them (set before each
+    /// command: what CLIENT LIST and CLIENT INFO show for the client running them).
+    pub io: super::Buffers,
+    /// Evicted by `maxmemory-clients`: its connection closes without writing more.
+    pub evicted: bool,
 }
 
 impl Client {
@@ -162,6 +167,8 @@ impl Client {
             woff: 0,
             cluster: Default::default(),
             reply_buffer: Default::default(),
+            io: Default::default(),
+            evicted: false,
         }
     }
 

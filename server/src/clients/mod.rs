@@ -19,6 +19,7 @@
 
 mod addr;
 mod client;
+pub mod memory;
 pub mod reply_buffer;
 
 pub use addr::ClientAddr;
@@ -27,23 +28,20 @@ pub use client::{Blocked, Client, Queued, ReplRole, ReplyMode};
 use crate::resp::reply::ReplyWriter;
 use hashbrown::HashMap;
 
-/// The sizes of a connection's buffers, as of its last servicing (CLIENT LIST qbuf, qbuf-free,
-/// rbs, omem, tot-mem).
+/// The sizes of a connection's buffers, as of its last servicing or as the running
+/// command sees them (CLIENT LIST qbuf, qbuf-free, argv-mem, omem; part of tot-mem).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Buffers {
-    /// Bytes of requests received and not yet run.
-    pub pending_input: usize,
+    /// The query buffer as Redis counts it (qbuf): the bytes received and not yet parsed
+    /// into arguments; while a command runs, the whole batch read with it.
+    pub query: usize,
     /// Allocated size of the read buffer.
     pub input_capacity: usize,
     /// Bytes of replies not yet written.
     pub pending_output: usize,
-}
-
-impl Buffers {
-    /// The memory the buffers account for (CLIENT LIST tot-mem, INFO mem_clients_normal).
-    pub fn total(&self) -> usize {
-        self.input_capacity + self.pending_output
-    }
+    /// Bytes of the arguments parsed so far: the running command's, or those of an
+    /// unfinished request (argv-mem).
+    pub argv: usize,
 }
 
 /// A client taken out of the registry while something runs on its behalf; give it back with
@@ -88,6 +86,17 @@ pub fn warn_output_limit(client: &Client) {
     );
 }
 
+/// The client about to run a command, in an eviction check ([`Clients::evict`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Running {
+    /// Its CLIENT ID.
+    pub id: u64,
+    /// Its memory now.
+    pub memory: usize,
+    /// Whether it may be evicted.
+    pub evictable: bool,
+}
+
 /// One registered client.
 struct Slot {
     /// `None` while leased.
@@ -96,6 +105,9 @@ struct Slot {
     doomed: bool,
     buffers: Buffers,
     overflowed: bool,
+    /// The client's memory as of its last restore, counted in `Clients::counted_memory`
+    /// when [`memory::counted`].
+    memory: usize,
 }
 
 /// Every connected client, by connection key, with the id -> key mapping.
@@ -105,6 +117,8 @@ pub struct Clients {
     next_id: u64,
     woken: Vec<usize>,
     blocked: usize,
+    /// The memory of the normal and pubsub clients, as of their last restores.
+    counted_memory: usize,
     /// DEBUG REPLYBUFFER's settings.
     pub reply_buffer_policy: reply_buffer::Policy,
 }
@@ -117,6 +131,7 @@ impl Default for Clients {
             next_id: 1,
             woken: Vec::new(),
             blocked: 0,
+            counted_memory: 0,
             reply_buffer_policy: Default::default(),
         }
     }
@@ -144,6 +159,7 @@ impl Clients {
             doomed: false,
             buffers: Buffers::default(),
             overflowed: false,
+            memory: 0,
         });
         self.ids.insert(id, key);
         id
@@ -170,10 +186,18 @@ impl Clients {
     /// cleanup.
     pub fn remove(&mut self, lease: Lease) -> Box<Client> {
         if let Some(slot) = self.slots.get_mut(lease.key) {
-            *slot = None;
+            if let Some(old) = slot.take() {
+                self.counted_memory -= old.memory;
+            }
         }
         self.ids.remove(&lease.client.id);
         lease.client
+    }
+
+    /// The memory of the normal and pubsub clients as of their last servicing (INFO
+    /// mem_clients_normal).
+    pub fn counted_memory(&self) -> usize {
+        self.counted_memory
     }
 
     /// Number of connected clients (leased ones included).
@@ -220,6 +244,16 @@ impl Clients {
         let Some(Some(slot)) = self.slots.get_mut(lease.key) else {
             return;
         };
+        let memory = match lease.client.evicted || !memory::counted(&lease.client) {
+            true => 0,
+            false => {
+                let mut buffers = lease.buffers;
+                buffers.pending_output += lease.out.len();
+                memory::usage(&lease.client, buffers)
+            }
+        };
+        self.counted_memory = self.counted_memory - slot.memory + memory;
+        slot.memory = memory;
         slot.client = Some(lease.client);
         slot.out = lease.out;
         slot.doomed |= lease.doomed;
@@ -271,15 +305,76 @@ impl Clients {
         }
     }
 
-    /// The clients not leased, in key order, with their buffer sizes (the leased client's
-    /// own output is counted in `pending_output`).
+    /// The clients not leased nor evicted, in key order, with their buffer sizes (the
+    /// output written for them while not serviced is counted in `pending_output`).
     pub fn iter(&self) -> impl Iterator<Item = (&Client, Buffers)> {
         self.slots.iter().filter_map(|s| {
             let s = s.as_ref()?;
+            let client = s.client.as_deref().filter(|c| !c.evicted)?;
             let mut buffers = s.buffers;
             buffers.pending_output += s.out.len();
-            Some((&**s.client.as_ref()?, buffers))
+            Some((client, buffers))
         })
+    }
+
+    /// Evicts clients, the largest size class first, until the memory of the normal and
+    /// pubsub clients is under `limit` (Redis's evictClients). `running` is the client
+    /// about to run a command (leased): if it may be evicted its memory now replaces the
+    /// one recorded at its last restore, otherwise the recorded one counts (as Redis counts
+    /// a client it may not evict as its cron last saw it). Every other client evicted is
+    /// marked, its memory taken off and its connection woken (`net` closes it); `log` gets
+    /// each. Returns the number evicted and whether `running` is among them.
+    pub fn evict(
+        &mut self,
+        limit: usize,
+        running: Option<Running>,
+        mut log: impl FnMut(&Client, Buffers),
+    ) -> (usize, bool) {
+        let mut total = self.counted_memory;
+        let mut candidates: Vec<(u32, usize, usize)> = Vec::new();
+        let running_key = running.and_then(|r| Some((*self.ids.get(&r.id)?, r)));
+        if let Some((key, r)) = running_key.filter(|(_, r)| r.evictable) {
+            let recorded = self.slots[key].as_ref().map_or(0, |s| s.memory);
+            total = total - recorded + r.memory;
+            candidates.push((memory::size_class(r.memory), key, r.memory));
+        }
+        if total < limit {
+            return (0, false);
+        }
+        for (key, slot) in self.slots.iter().enumerate() {
+            let Some(slot) = slot else { continue };
+            if let Some(c) = &slot.client {
+                if !c.evicted && memory::evictable(c) {
+                    candidates.push((memory::size_class(slot.memory), key, slot.memory));
+                }
+            }
+        }
+        candidates.sort_by_key(|&(class, key, _)| (std::cmp::Reverse(class), key));
+        let (mut evicted, mut running_evicted) = (0, false);
+        for (_, key, memory) in candidates {
+            if total < limit {
+                break;
+            }
+            total -= memory;
+            evicted += 1;
+            if running_key.is_some_and(|(k, _)| k == key) {
+                running_evicted = true;
+                continue;
+            }
+            let slot = self.slots[key].as_mut().expect("a candidate");
+            let client = slot.client.as_mut().expect("not leased");
+            let mut buffers = slot.buffers;
+            buffers.pending_output += slot.out.len();
+            log(client, buffers);
+            client.evicted = true;
+            self.counted_memory -= slot.memory;
+            slot.memory = 0;
+            self.woken.push(key);
+        }
+        if total >= limit {
+            crate::warning!("Over client maxmemory after evicting all evictable clients");
+        }
+        (evicted, running_evicted)
     }
 
     /// The cron's resize of every reply buffer not leased (Redis's
@@ -397,13 +492,14 @@ mod tests {
         let mut lease = clients.lease(3).expect("registered");
         assert_eq!(std::mem::take(&mut lease.out), b"*-1\r\n");
         lease.buffers = Buffers {
-            pending_input: 4,
+            query: 4,
             input_capacity: 16,
             pending_output: 5,
+            argv: 0,
         };
         clients.restore(lease, false);
         let (_, buffers) = clients.iter().find(|(c, _)| c.id == 2).expect("listed");
-        assert_eq!((buffers.pending_output, buffers.total()), (5, 21));
+        assert_eq!((buffers.pending_output, buffers.input_capacity), (5, 16));
     }
 
     #[test]
@@ -435,6 +531,43 @@ mod tests {
         clients.restore(leased, false);
         assert!(!clients.lease(0).expect("registered").doomed);
         assert!(clients.lease(3).expect("registered").doomed);
+    }
+
+    #[test]
+    fn evicts_the_largest_class_first_down_to_the_limit() {
+        let mut clients = Clients::default();
+        for (key, input) in [(0, 100_000), (1, 100_000), (2, 1_000_000)] {
+            clients.admit(key, 10, addr(1000), addr(6379), true);
+            let mut lease = clients.lease(key).expect("registered");
+            lease.buffers.input_capacity = input;
+            clients.restore(lease, false);
+        }
+        let total = clients.counted_memory();
+        let mut logged = Vec::new();
+        assert_eq!(clients.evict(total + 1, None, |_, _| {}), (0, false));
+        // One client too many: the one of the largest class goes, and only it.
+        let (n, running) = clients.evict(total, None, |c, _| logged.push(c.id));
+        assert_eq!((n, running, logged), (1, false, vec![3]));
+        assert_eq!(clients.take_woken(), vec![2]);
+        assert!(clients.lease(2).expect("registered").client.evicted);
+        assert_eq!(clients.ids_where(|_| true), vec![1, 2]);
+        // The running client (leased) may go itself; one that may not is skipped.
+        let _leased = clients.lease(0).expect("registered");
+        let running = Running {
+            id: 1,
+            memory: 10_000_000,
+            evictable: true,
+        };
+        assert_eq!(
+            clients.evict(1_000_000, Some(running), |_, _| {}),
+            (1, true)
+        );
+        let kept = Running {
+            evictable: false,
+            ..running
+        };
+        assert_eq!(clients.evict(1, Some(kept), |_, _| {}), (1, false));
+        assert_eq!(clients.take_woken(), vec![1]);
     }
 
     #[test]

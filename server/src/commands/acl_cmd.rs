@@ -5,7 +5,7 @@
 use super::{Command, Ctx};
 use crate::acl::log::{Context, Reason, Refusal};
 use crate::acl::{self, Denial};
-use crate::clients::{Buffers, Client};
+use crate::clients::Client;
 use crate::server::Server;
 
 /// Records a refusal in ACL LOG, with the client's CLIENT LIST line (`cmd=` naming
@@ -18,7 +18,7 @@ pub(super) fn log_refusal(
     username: &[u8],
     cmd_name: &str,
 ) {
-    let client_info = super::client_cmd::describe(ctx.client, Buffers::default(), Some(cmd_name));
+    let client_info = super::client_cmd::describe(ctx.client, ctx.client.io, Some(cmd_name));
     let max_len = ctx.server.config.acllog_max_len;
     ctx.server.acl.log.add(
         Refusal {

@@ -11,16 +11,17 @@ pub fn valid_name(name: &[u8]) -> bool {
 }
 
 /// One CLIENT LIST line (without the newline).
-pub(super) fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String {
+pub(crate) fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>) -> String {
     let name = |v: &Option<Vec<u8>>| {
         v.as_ref()
             .map(|n| String::from_utf8_lossy(n).into_owned())
             .unwrap_or_default()
     };
     let Buffers {
-        pending_input: qbuf,
+        query: qbuf,
         input_capacity: qbuf_cap,
         pending_output: omem,
+        argv,
     } = buffers;
     let multi = match (&client.multi, client.exec_queued) {
         (Some(queue), _) => queue.len() as i64,
@@ -28,7 +29,7 @@ pub(super) fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>)
         (None, None) => -1,
     };
     format!(
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
         client.id,
         client.addr,
         client.laddr,
@@ -44,10 +45,12 @@ pub(super) fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>)
         multi,
         qbuf,
         qbuf_cap.saturating_sub(qbuf),
+        argv,
+        crate::clients::memory::multi_bytes(client),
         client.reply_buffer.size,
         client.reply_buffer.peak,
         omem,
-        buffers.total(),
+        crate::clients::memory::usage(client, buffers),
         match client.exec_queued {
             // Inside EXEC the command Redis shows is EXEC itself.
             Some(_) => "exec",
@@ -158,7 +161,7 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
     if of_type.matches(ctx.client) {
         lines.push((
             ctx.client.id,
-            describe(ctx.client, Buffers::default(), Some("client|list")),
+            describe(ctx.client, ctx.client.io, Some("client|list")),
         ));
     }
     for (c, buffers) in ctx.server.clients.iter() {
@@ -185,7 +188,7 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// CLIENT INFO
 pub fn info(ctx: &mut Ctx, _args: &[&[u8]]) {
-    let mut line = describe(ctx.client, Buffers::default(), Some("client|info"));
+    let mut line = describe(ctx.client, ctx.client.io, Some("client|info"));
     line.push('\n');
     ctx.out.verbatim(line.as_bytes());
 }

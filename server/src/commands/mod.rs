@@ -8,7 +8,7 @@
 mod acl_cmd;
 mod admission;
 mod blocking;
-mod client_cmd;
+pub(crate) mod client_cmd;
 mod cluster_cmd;
 pub(crate) mod cluster_route;
 mod connection;

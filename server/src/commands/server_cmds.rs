@@ -30,7 +30,24 @@ pub fn subcommand_syntax_error(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// CONFIG GET parameter [parameter ...]
 pub fn config_get(ctx: &mut Ctx, args: &[&[u8]]) {
-    let found = ctx.server.config.get_matching(&args[2..]);
+    let mut found = ctx.server.config.get_matching(&args[2..]);
+    // replicaof (alias slaveof) shows the master followed now, not a start parameter.
+    let master = match &ctx.server.replication.master_addr {
+        Some((host, port)) => format!("{host} {port}"),
+        None => String::new(),
+    };
+    for name in ["replicaof", "slaveof"] {
+        for pattern in &args[2..] {
+            let shown: &[u8] = match pattern.iter().any(|c| b"[*?".contains(c)) {
+                true if crate::glob::glob_match(pattern, name.as_bytes(), true) => name.as_bytes(),
+                false if pattern.eq_ignore_ascii_case(name.as_bytes()) => pattern,
+                _ => continue,
+            };
+            if !found.iter().any(|(n, _)| n.eq_ignore_ascii_case(shown)) {
+                found.push((shown.to_vec(), master.clone()));
+            }
+        }
+    }
     ctx.out.map(found.len());
     for (name, value) in found {
         ctx.out.bulk(&name);
@@ -162,6 +179,7 @@ pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.server.stats.reset();
     ctx.server.keyspace.reset_stats();
     ctx.server.memory.evicted_keys = 0;
+    ctx.server.memory.evicted_clients = 0;
     ctx.server.memory.gauge.reset_peak();
     ctx.server.slowlog.entries.clear();
     ctx.out.ok();

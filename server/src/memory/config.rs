@@ -19,6 +19,8 @@ pub struct MemoryConfig {
     pub lfu_log_factor: u32,
     /// lfu-decay-time, minutes.
     pub lfu_decay_time: u32,
+    /// maxmemory-clients: the limit on the memory of the normal and pubsub clients.
+    pub clients: crate::clients::memory::ClientsLimit,
 }
 
 impl Default for MemoryConfig {
@@ -30,6 +32,7 @@ impl Default for MemoryConfig {
             eviction_tenacity: 10,
             lfu_log_factor: 10,
             lfu_decay_time: 1,
+            clients: Default::default(),
         }
     }
 }

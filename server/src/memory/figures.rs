@@ -40,7 +40,7 @@ impl Figures {
         let clients: u64 = server
             .clients
             .iter()
-            .map(|(_, buffers)| buffers.total() as u64)
+            .map(|(c, buffers)| crate::clients::memory::usage(c, buffers) as u64)
             .sum();
         let ks = &server.keyspace;
         let key_overhead = ks.tables_memory() as u64;

@@ -56,6 +56,8 @@ pub struct MemoryState {
     evictor: Evictor,
     /// Keys evicted (INFO evicted_keys).
     pub evicted_keys: u64,
+    /// Clients evicted by maxmemory-clients (INFO evicted_clients).
+    pub evicted_clients: u64,
     /// Allocated bytes once the server had started (INFO used_memory_startup).
     pub startup: u64,
 }

@@ -57,12 +57,28 @@ impl Conn {
         self.rbuf.len() - self.rpos
     }
 
-    /// The buffer sizes the registry reports for the client.
+    /// The buffer sizes the registry reports for the client between its commands: the
+    /// query buffer and argv-mem as Redis has them then (an unfinished request's complete
+    /// arguments are out of its query buffer, in its argv).
     pub fn buffers(&self) -> Buffers {
+        let (from, argv) = self.parser.unfinished(&self.rbuf).unwrap_or((self.rpos, 0));
         Buffers {
-            pending_input: self.pending_input(),
+            query: self.rbuf.len() - from,
             input_capacity: self.rbuf.capacity(),
             pending_output: self.pending_output(),
+            argv,
+        }
+    }
+
+    /// The buffer sizes while a command parsed from the batch read since `batch_start`
+    /// runs: the whole batch is still the query buffer (Redis trims it after the batch),
+    /// `argv` the command's arguments.
+    pub fn running_buffers(&self, batch_start: usize, argv: usize) -> Buffers {
+        Buffers {
+            query: self.rbuf.len() - batch_start,
+            input_capacity: self.rbuf.capacity(),
+            pending_output: self.pending_output(),
+            argv,
         }
     }
 
@@ -140,9 +156,10 @@ mod tests {
         assert_eq!(
             c.buffers(),
             Buffers {
-                pending_input: 14,
+                query: 14,
                 input_capacity: c.rbuf.capacity(),
                 pending_output: 7,
+                argv: 0,
             }
         );
         run_one(&mut c);

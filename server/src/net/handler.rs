@@ -75,6 +75,8 @@ impl Handler for RespLoop<'_> {
         if commands::pause::release(self.server) {
             self.serve_woken(cx);
         }
+        super::evict::between_events(self.server);
+        self.serve_woken(cx);
         if self.server.loading.is_some() {
             self.poll_loading();
         }
@@ -305,14 +307,17 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
     let holds =
         |server: &Server| may_block && server.aof.holds_replies(server.propagation.pending());
     let mut held = holds(server);
-    // Output written for it passed its hard limit: closed without writing more.
-    let mut open =
-        !lease.overflowed && (held || flush_counted(conn, &mut c.stream, server, &lease.client));
+    // Output written for it passed its hard limit, or it was evicted: closed without
+    // writing more.
+    let mut open = !lease.overflowed
+        && !lease.client.evicted
+        && (held || flush_counted(conn, &mut c.stream, server, &lease.client));
     loop {
         let conn = &cx.conn(key).expect("open").state;
         if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
             break;
         }
+        reserve_for_big_arg(&mut cx.conn(key).expect("open").state);
         let read = cx.read_in_place(key, READ_CHUNK, 4 * READ_CHUNK, |c| (&mut c.rbuf, c.rpos));
         server.stats.reads_processed += 1;
         server.stats.net_input_bytes += read.got as u64;
@@ -336,6 +341,17 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         } else {
             run_requests(server, conn, &mut lease.client, None);
         }
+        if lease.client.evicted {
+            open = false;
+            break;
+        }
+        // Replies past the output limits close the connection before any is written, as
+        // Redis checks them as replies are added.
+        let conn = &mut cx.conn(key).expect("open").state;
+        if output_over_limit(&server.config, conn, &lease.client) {
+            open = false;
+            break;
+        }
         let c = cx.conn(key).expect("open");
         let conn = &mut c.state;
         // What the commands replied, before the write: Redis's reply buffer peak.
@@ -355,11 +371,23 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
     held
 }
 
+/// Sizes the read buffer for a long argument being received: its end and one read chunk
+/// more, so reads do not double the buffer past it (what a client's query buffer costs
+/// stays near what it holds, as with Redis's buffer sized for a big argument).
+fn reserve_for_big_arg(conn: &mut Conn) {
+    if let Some(end) = conn.parser.big_arg_end(&conn.rbuf) {
+        let want = end + READ_CHUNK;
+        if conn.rbuf.capacity() < want {
+            conn.rbuf.reserve_exact(want - conn.rbuf.len());
+        }
+    }
+}
+
 /// After servicing: the output limits, the writability interest, and either the client
 /// back into the registry or the connection closed.
 fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Lease, open: bool) {
     let conn = &mut cx.conn(key).expect("open").state;
-    let over_limit = output_over_limit(&server.config, conn, &lease.client);
+    let over_limit = open && output_over_limit(&server.config, conn, &lease.client);
     let done = conn.closing && conn.pending_output() == 0;
     let want_write = conn.pending_output() > 0;
     lease.buffers = conn.buffers();

@@ -33,6 +33,7 @@
 
 pub mod conn;
 pub mod connect;
+pub mod evict;
 pub mod handler;
 pub mod keepalive;
 pub mod limits;

@@ -25,6 +25,7 @@ pub fn run_requests(
         // Once per read, as Redis updates lastinteraction per read, not per command.
         client.last_interaction = Instant::now();
     }
+    let batch_start = conn.rpos;
     loop {
         if client.blocked.is_some()
             || client.postponed.is_some()
@@ -41,6 +42,15 @@ pub fn run_requests(
             Ok(Parsed::Incomplete) => break,
             Ok(Parsed::Request { end }) => {
                 conn.rpos = end;
+                let argv = match conn.parser.inline_args() {
+                    Some(inline) => inline.iter().map(Vec::len).sum(),
+                    None => conn.parser.args().iter().map(|r| r.len()).sum(),
+                };
+                client.io = conn.running_buffers(batch_start, argv);
+                if super::evict::before_command(server, client) {
+                    conn.closing = true;
+                    break;
+                }
                 let Conn {
                     rbuf, parser, wbuf, ..
                 } = conn;

@@ -11,6 +11,9 @@ use std::ops::Range;
 pub const MAX_INLINE: usize = 64 * 1024;
 /// Largest argument count and bulk length a client may send before AUTH (as Redis).
 const UNAUTH_MAX_ARGS: i64 = 10;
+/// An argument at least this long is read into a buffer sized for it (Redis's
+/// PROTO_MBULK_BIG_ARG).
+pub const BIG_ARG: usize = 32 * 1024;
 const UNAUTH_MAX_BULK: i64 = 16384;
 
 /// A request that can never become valid: the connection gets `-ERR Protocol error: ...` and closes.
@@ -61,6 +64,34 @@ impl RequestParser {
     /// The arguments of the last complete inline request (owned: quotes were resolved).
     pub fn inline_args(&self) -> Option<&[Vec<u8>]> {
         self.is_inline.then_some(self.inline.as_slice())
+    }
+
+    /// For a multibulk request still arriving in `buf`: where its unparsed bytes start as
+    /// Redis counts its query buffer (past the header of the argument being received,
+    /// once that header is whole) and the bytes of its arguments already complete. None
+    /// between requests.
+    pub fn unfinished(&self, buf: &[u8]) -> Option<(usize, usize)> {
+        if self.remaining == 0 || self.is_inline {
+            return None;
+        }
+        let argv = self.args.iter().map(|r| r.len()).sum();
+        let from = match read_header(buf, self.pos, "") {
+            Ok(Some((_, data))) => data,
+            _ => self.pos,
+        };
+        Some((from.min(buf.len()), argv))
+    }
+
+    /// The end in `buf` of an argument of at least [`BIG_ARG`] bytes being received (its
+    /// CRLF included), so the owner can size the buffer for it.
+    pub fn big_arg_end(&self, buf: &[u8]) -> Option<usize> {
+        if self.remaining == 0 || self.is_inline {
+            return None;
+        }
+        match read_header(buf, self.pos, "") {
+            Ok(Some((Some(len), data))) if len >= BIG_ARG as i64 => Some(data + len as usize + 2),
+            _ => None,
+        }
     }
 
     /// Moves the resume point after the owner discarded the first `n` bytes of the buffer.
@@ -318,6 +349,31 @@ mod tests {
         );
         assert_eq!(args_of(&p, buf), vec![b"PING".to_vec()]);
         assert_eq!(p.parse(buf, buf.len(), OPEN).unwrap(), Parsed::Incomplete);
+    }
+
+    #[test]
+    fn unfinished_request_splits_into_argv_and_query_buffer() {
+        let mut p = RequestParser::default();
+        assert_eq!(p.unfinished(b""), None);
+        // The header of the argument being received is whole: the query buffer starts
+        // at its data.
+        let buf = b"*3\r\n$3\r\nSET\r\n$5\r\nva";
+        assert_eq!(p.parse(buf, 0, OPEN).unwrap(), Parsed::Incomplete);
+        assert_eq!(p.unfinished(buf), Some((buf.len() - 2, 3)));
+        // Half a header stays in the query buffer.
+        let buf = b"*3\r\n$3\r\nSET\r\n$5";
+        let mut p = RequestParser::default();
+        assert_eq!(p.parse(buf, 0, OPEN).unwrap(), Parsed::Incomplete);
+        assert_eq!(p.unfinished(buf), Some((buf.len() - 2, 3)));
+        assert_eq!(p.big_arg_end(buf), None);
+        let buf = b"*1\r\n$4\r\nPING\r\n";
+        let mut p = RequestParser::default();
+        assert!(matches!(p.parse(buf, 0, OPEN), Ok(Parsed::Request { .. })));
+        assert_eq!(p.unfinished(buf), None);
+        let buf = b"*2\r\n$3\r\nSET\r\n$40000\r\nvv";
+        let mut p = RequestParser::default();
+        assert_eq!(p.parse(buf, 0, OPEN).unwrap(), Parsed::Incomplete);
+        assert_eq!(p.big_arg_end(buf), Some(buf.len() - 2 + 40002));
     }
 
     #[test]
