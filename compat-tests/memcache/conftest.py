@@ -136,7 +136,8 @@ def fresh_pair():
 @pytest.fixture
 def launch():
     """launch(kind, *args) starts a server of its own with extra flags on a free port:
-    kind "memcached" or "goblin" (a small RAM-only goblin-store). Returns (port, process);
+    kind "memcached" or "goblin" (a RAM-only goblin-store of 8 MiB unless args give
+    --small-memory). Returns (port, process);
     every one is stopped after the test. `launch.server(port)` is a Server for the port."""
     procs = []
 
@@ -145,7 +146,9 @@ def launch():
         if kind == "memcached":
             argv = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-u", "root"]
         else:
-            argv = [GOBLIN_BIN, "--listen-address", "127.0.0.1", "--memcache-port", str(port), "--cores", "1", "--small-memory", "8M"]
+            argv = [GOBLIN_BIN, "--listen-address", "127.0.0.1", "--memcache-port", str(port), "--cores", "1"]
+            if "--small-memory" not in args:
+                argv += ["--small-memory", "8M"]
         proc = subprocess.Popen(argv + list(args))
         procs.append(proc)
         wait_port(port, proc, kind)

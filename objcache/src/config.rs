@@ -72,6 +72,17 @@ pub struct StoreArgs {
     #[arg(long = "memcache-port", value_name = "PORT")]
     pub memcache_port: Option<u16>,
 
+    /// Unix-domain socket the memcache front listens on, as memcached's -s (a stale socket
+    /// file there is replaced); the memcache TCP port is then off unless --memcache-port is
+    /// given too [default: none]
+    #[arg(long = "memcache-socket", value_name = "PATH")]
+    pub memcache_socket: Option<PathBuf>,
+
+    /// Access mask of --memcache-socket in octal, as memcached's -a: the file's mode
+    /// [default: 700]
+    #[arg(long = "memcache-socket-perm", value_name = "OCTAL", value_parser = parse_octal_mode)]
+    pub memcache_socket_perm: Option<u32>,
+
     /// Run the store without its memcache listener
     #[arg(long = "no-memcache")]
     pub no_memcache: bool,
@@ -145,6 +156,15 @@ pub struct StoreArgs {
     /// gets a 503 with Connection: close and is closed [default: 10000]
     #[arg(long = "http-max-connections", value_name = "N")]
     pub http_max_connections: Option<u64>,
+}
+
+/// Parses an access mask in octal, as memcached's -a (`strtol(s, NULL, 8)`), kept to the
+/// permission bits.
+pub fn parse_octal_mode(text: &str) -> Result<u32, String> {
+    u32::from_str_radix(text.trim(), 8)
+        .ok()
+        .filter(|m| *m <= 0o777)
+        .ok_or_else(|| format!("{text:?} is not an octal mode of at most 777"))
 }
 
 /// Parses a byte size: a decimal number with an optional K, M or G suffix (either case, an
@@ -253,8 +273,10 @@ pub struct StoreConfig {
     pub cores: usize,
     /// Listen address.
     pub listen_address: IpAddr,
-    /// Memcache port, `None` when the memcache front is disabled.
+    /// Memcache port, `None` when the memcache front is disabled or on a Unix socket alone.
     pub memcache_port: Option<u16>,
+    /// Unix-domain socket of the memcache front, and its file mode.
+    pub memcache_socket: Option<(PathBuf, u32)>,
     /// Item size limit, computed as memcached computes it (header, key and value).
     pub max_item_size: u64,
     /// Most memcache client connections at once.
@@ -284,6 +306,8 @@ impl StoreArgs {
             || self.cores.is_some()
             || self.listen_address.is_some()
             || self.memcache_port.is_some()
+            || self.memcache_socket.is_some()
+            || self.memcache_socket_perm.is_some()
             || self.no_memcache
             || self.memcache_max_connections.is_some()
             || self.memcache_enable_shutdown
@@ -413,10 +437,16 @@ impl StoreArgs {
             tail_io,
             cores,
             listen_address: self.listen_address.unwrap_or(IpAddr::from([127, 0, 0, 1])),
-            memcache_port: if self.no_memcache {
-                None
-            } else {
-                Some(self.memcache_port.unwrap_or(11211))
+            memcache_port: match (self.no_memcache, &self.memcache_socket) {
+                (true, _) => None,
+                (false, Some(_)) => self.memcache_port,
+                (false, None) => Some(self.memcache_port.unwrap_or(11211)),
+            },
+            memcache_socket: match &self.memcache_socket {
+                Some(path) if !self.no_memcache => {
+                    Some((path.clone(), self.memcache_socket_perm.unwrap_or(0o700)))
+                }
+                _ => None,
             },
             max_item_size,
             max_connections: self.memcache_max_connections.unwrap_or(1024).max(1),
@@ -471,6 +501,28 @@ mod tests {
         let huge = Cli::parse_from(["x", "--huge-pages"]).store;
         assert!(huge.enabled());
         assert!(huge.resolve().unwrap().huge_pages);
+    }
+
+    #[test]
+    fn a_memcache_socket_replaces_the_port_unless_one_is_given() {
+        let cfg = Cli::parse_from(["x", "--memcache-socket", "/tmp/m.sock"]).store;
+        let cfg = cfg.resolve().unwrap();
+        assert_eq!(cfg.memcache_port, None);
+        assert_eq!(cfg.memcache_socket, Some(("/tmp/m.sock".into(), 0o700)));
+        let both = [
+            "x",
+            "--memcache-socket",
+            "s",
+            "--memcache-port",
+            "1",
+            "--memcache-socket-perm",
+            "755",
+        ];
+        let cfg = Cli::parse_from(both).store.resolve().unwrap();
+        assert_eq!(cfg.memcache_port, Some(1));
+        assert_eq!(cfg.memcache_socket, Some(("s".into(), 0o755)));
+        assert_eq!(parse_octal_mode("0644"), Ok(0o644));
+        assert!(parse_octal_mode("9").is_err() && parse_octal_mode("1777").is_err());
     }
 
     #[test]

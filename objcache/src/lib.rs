@@ -50,7 +50,8 @@ use std::sync::Arc;
 pub use config::StoreArgs;
 pub use store::Store;
 
-use config::TailIoChoice;
+use config::{StoreConfig, TailIoChoice};
+use front::memcache::event_loop::Listeners;
 use io::listener::reuseport_listener;
 use io::tail_reader::TailEngine;
 
@@ -100,8 +101,56 @@ fn choose_engine(choice: TailIoChoice, has_ssd: bool) -> anyhow::Result<TailEngi
     })
 }
 
-/// Starts the store if any store flag was given: builds the store, binds one SO_REUSEPORT
-/// listener per --cores and spawns the event loops. Returns `None` when no flag was given.
+/// Binds the memcache front's listeners (one SO_REUSEPORT TCP listener per loop, one
+/// Unix-domain listener they share) and spawns its event loops; nothing without either.
+fn start_memcache(store: &Arc<Store>, cfg: &StoreConfig, engine: TailEngine) -> anyhow::Result<()> {
+    let addr = cfg
+        .memcache_port
+        .map(|port| SocketAddr::new(cfg.listen_address, port));
+    let unix = match &cfg.memcache_socket {
+        Some((path, perm)) => Some(
+            goblin_evloop::listener::bind_unix(path, *perm, 1024)
+                .map_err(|e| anyhow::anyhow!("binding memcache socket {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    if addr.is_none() && unix.is_none() {
+        return Ok(());
+    }
+    let mut loops = Vec::with_capacity(cfg.cores);
+    for _ in 0..cfg.cores {
+        let tcp = match addr {
+            Some(addr) => Some(
+                reuseport_listener(addr)
+                    .map_err(|e| anyhow::anyhow!("binding memcache port {addr}: {e}"))?,
+            ),
+            None => None,
+        };
+        let unix = unix.as_ref().map(|u| u.try_clone()).transpose()?;
+        loops.push(Listeners { tcp, unix });
+    }
+    for (i, on) in loops.into_iter().enumerate() {
+        front::memcache::event_loop::spawn(i, Arc::clone(store), on, engine)?;
+    }
+    let place = match (addr, &cfg.memcache_socket) {
+        (Some(addr), Some((path, _))) => format!("{addr} and {}", path.display()),
+        (Some(addr), None) => addr.to_string(),
+        (None, Some((path, _))) => path.display().to_string(),
+        (None, None) => unreachable!("returned above"),
+    };
+    crate::store_log!(
+        Notice,
+        "memcache on {place}, {} loops, {} shards, arena {} MiB, heads {} MiB",
+        cfg.cores,
+        cfg.shards,
+        cfg.small_memory >> 20,
+        cfg.memory >> 20
+    );
+    Ok(())
+}
+
+/// Starts the store if any store flag was given: builds the store, binds its listeners
+/// and spawns the event loops. Returns `None` when no flag was given.
 pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
     if !args.enabled() {
         return Ok(None);
@@ -112,27 +161,7 @@ pub fn start(args: &StoreArgs) -> anyhow::Result<Option<StoreHandle>> {
         crate::store_log!(Notice, "SSD tail reads use {}", engine.as_str());
     }
     let store = Arc::new(Store::new(cfg.clone())?);
-    if let Some(port) = cfg.memcache_port {
-        let addr = SocketAddr::new(cfg.listen_address, port);
-        let mut listeners = Vec::with_capacity(cfg.cores);
-        for _ in 0..cfg.cores {
-            listeners.push(
-                reuseport_listener(addr)
-                    .map_err(|e| anyhow::anyhow!("binding memcache port {addr}: {e}"))?,
-            );
-        }
-        for (i, l) in listeners.into_iter().enumerate() {
-            front::memcache::event_loop::spawn(i, Arc::clone(&store), l, engine)?;
-        }
-        crate::store_log!(
-            Notice,
-            "memcache on {addr}, {} loops, {} shards, arena {} MiB, heads {} MiB",
-            cfg.cores,
-            cfg.shards,
-            cfg.small_memory >> 20,
-            cfg.memory >> 20
-        );
-    }
+    start_memcache(&store, &cfg, engine)?;
     let http = match cfg.http {
         Some(_) => Some(front::http::event_loop::start(&store, &cfg, engine)?),
         None => None,

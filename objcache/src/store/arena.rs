@@ -42,6 +42,8 @@ use crate::store::blocks::Block;
 /// Bytes of the per-object header.
 pub const HEADER: usize = 16;
 const DEAD: u32 = u32::MAX;
+/// Owner id of an object placed and not yet linked.
+pub const UNOWNED: u32 = u32::MAX - 1;
 
 /// The bytes an object of `len` bytes occupies, header included.
 pub fn footprint(len: usize) -> usize {
@@ -136,7 +138,8 @@ impl Arena {
             return None;
         }
         let fits = |s: &Slot| s.used + need <= self.block_size;
-        if self.blocks.get(self.current).is_none_or(|s| !fits(s)) {
+        let current_ok = self.current < self.max_blocks;
+        if !current_ok || self.blocks.get(self.current).is_none_or(|s| !fits(s)) {
             if self.blocks.len() >= self.max_blocks {
                 return None;
             }
@@ -204,6 +207,9 @@ impl Arena {
             slot.frozen = false;
             slot.reset();
         }
+        if slot.pins == 0 && b >= self.max_blocks {
+            self.release_excess();
+        }
     }
 
     /// Releases the object at `loc`.
@@ -231,8 +237,9 @@ impl Arena {
         let cur_free = self
             .blocks
             .get(self.current)
+            .filter(|_| self.current < self.max_blocks)
             .map_or(0, |s| self.block_size - s.used);
-        let best = (0..self.blocks.len())
+        let best = (0..self.blocks.len().min(self.max_blocks))
             .filter(|&i| self.blocks[i].pins == 0 && !self.blocks[i].frozen)
             .map(|i| (self.block_size - self.blocks[i].live, i))
             .filter(|&(gain, _)| gain >= need.max(min_gain) && gain > cur_free)
@@ -274,6 +281,75 @@ impl Arena {
         slot.used = write;
         self.current = b;
         true
+    }
+
+    /// Sets the number of blocks the arena may hold (memcached's `cache_memlimit`). Blocks
+    /// past a lowered cap take no new objects; [`Arena::evacuate`] and
+    /// [`Arena::release_excess`] empty and unmap them.
+    pub fn set_max_blocks(&mut self, max_blocks: usize) {
+        self.max_blocks = max_blocks;
+    }
+
+    /// True while the live objects would not fit in the capped blocks with an eighth of
+    /// them to spare for packing: evict before evacuating.
+    pub fn over_limit(&self) -> bool {
+        let capacity = self.max_blocks * self.block_size;
+        self.blocks.len() > self.max_blocks && self.live + capacity / 8 > capacity
+    }
+
+    /// Moves the linked objects of the blocks past the cap into the blocks below it
+    /// (compacting those as needed), calling `moved(id, new_loc)` for each. Returns the
+    /// owners of the objects that found no room: the caller evicts them. Objects placed
+    /// and not yet linked stay where they are.
+    pub fn evacuate(&mut self, mut moved: impl FnMut(u32, u32)) -> Vec<u32> {
+        let mut stuck = Vec::new();
+        for b in self.max_blocks..self.blocks.len() {
+            let mut off = 0;
+            while off < self.blocks[b].used {
+                let bytes = self.blocks[b].block.bytes();
+                let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4"));
+                let (id, len) = (word(off), word(off + 4) as usize);
+                let check = u64::from_le_bytes(bytes[off + 8..off + 16].try_into().expect("8"));
+                let loc = ((b * self.block_size + off) / 16) as u32;
+                off += footprint(len);
+                if id == DEAD || id == UNOWNED {
+                    continue;
+                }
+                let data = bytes[off - footprint(len) + HEADER..][..len].to_vec();
+                let placed = loop {
+                    if let Some(new) = self.alloc(id, check, &data) {
+                        break Some(new);
+                    }
+                    if !self.compact(len, 1, &mut moved) {
+                        break None;
+                    }
+                };
+                match placed {
+                    Some(new) => {
+                        self.free(loc);
+                        moved(id, new);
+                    }
+                    None => stuck.push(id),
+                }
+            }
+        }
+        stuck
+    }
+
+    /// Unmaps the blocks past the cap from the last one down, while they hold nothing and
+    /// are not pinned (a pinned one is retried at its last give-back).
+    pub fn release_excess(&mut self) {
+        while self.blocks.len() > self.max_blocks
+            && self
+                .blocks
+                .last()
+                .is_some_and(|s| s.pins == 0 && s.live == 0)
+        {
+            self.blocks.pop();
+        }
+        if self.current >= self.blocks.len() {
+            self.current = 0;
+        }
     }
 
     /// Forgets every object; blocks stay mapped for reuse (a pinned one once given back).

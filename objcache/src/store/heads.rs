@@ -74,7 +74,40 @@ impl Heads {
     pub fn give_back(&mut self, slot: u32) {
         if self.pins.unpin(slot).is_some() {
             self.release(slot);
+            if slot as usize >= self.max_slots {
+                self.release_excess();
+            }
         }
+    }
+
+    /// Sets the number of slots (memcached's `cache_memlimit`). Slots past a lowered cap
+    /// take no new heads; the caller moves or evicts the heads there, then
+    /// [`Heads::release_excess`] unmaps their blocks.
+    pub fn set_max_slots(&mut self, max_slots: usize) {
+        self.max_slots = max_slots;
+    }
+
+    /// Slots past the cap, up to the highest ever used.
+    pub fn excess(&self) -> std::ops::Range<usize> {
+        self.max_slots..self.next.max(self.max_slots)
+    }
+
+    /// Forgets the free slots past the cap above the highest one still in use (lent, or
+    /// reserved for an object being written) and unmaps the blocks only they occupied.
+    pub fn release_excess(&mut self) {
+        if self.next <= self.max_slots {
+            return;
+        }
+        let mut free_past = vec![false; self.next - self.max_slots];
+        for &s in &self.free {
+            if let Some(f) = (s as usize).checked_sub(self.max_slots) {
+                free_past[f] = true;
+            }
+        }
+        let keep = self.max_slots + free_past.iter().rposition(|f| !f).map_or(0, |i| i + 1);
+        self.next = keep;
+        self.free.retain(|&s| (s as usize) < keep);
+        self.blocks.truncate(keep.div_ceil(self.per_block));
     }
 
     /// Makes `slot` safe to write: if it was lent, its pages are replaced by fresh ones.
@@ -91,7 +124,11 @@ impl Heads {
 
     /// Takes a free slot, or `None` when all are in use (evict, then retry).
     pub fn alloc(&mut self) -> Option<u32> {
-        if let Some(s) = self.free.pop() {
+        // Free slots past a lowered cap stay listed (they count as not in use) until
+        // `release_excess` drops them; the last free slot is under the cap but then.
+        let max = self.max_slots;
+        if let Some(i) = self.free.iter().rposition(|&s| (s as usize) < max) {
+            let s = self.free.swap_remove(i);
             self.in_use.fetch_add(self.head as u64, Ordering::Relaxed);
             return Some(self.reclaim(s));
         }
@@ -135,6 +172,12 @@ impl Heads {
     /// Slots in use.
     pub fn used(&self) -> usize {
         self.next - self.free.len()
+    }
+
+    /// Bytes of mapped blocks.
+    #[cfg(test)]
+    pub fn mapped_bytes(&self) -> usize {
+        self.blocks.len() * self.block_size
     }
 
     /// Bytes of slots in use.

@@ -122,6 +122,11 @@ impl Index {
             .map(|(id, e)| (e, self.keys[id].as_deref().unwrap_or_default()))
     }
 
+    /// The id of every entry, in no particular order.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.entries.iter().map(|(id, _)| id as u32)
+    }
+
     /// Removes the entry `id` and returns it.
     pub fn remove(&mut self, id: u32) -> Entry {
         let digest = self.entries[id as usize].digest;

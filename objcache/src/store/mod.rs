@@ -190,6 +190,9 @@ pub struct Store {
     shards: Vec<Mutex<Shard>>,
     cas: AtomicU64,
     flush_at: AtomicU32,
+    /// RAM limit in bytes (arena and head slots): --small-memory plus --memory, or what
+    /// `cache_memlimit` last set.
+    limit: AtomicU64,
     /// Counters.
     pub stats: Stats,
     /// Hot tails kept in the RAM of --memory that the heads leave.
@@ -222,6 +225,7 @@ impl Store {
         }
         Ok(Store {
             tails: TailCache::new(cfg.memory, heads_in_use),
+            limit: AtomicU64::new(cfg.small_memory + cfg.memory),
             cfg,
             shards,
             cas: AtomicU64::new(0),
@@ -239,6 +243,36 @@ impl Store {
     /// The configuration.
     pub fn config(&self) -> &StoreConfig {
         &self.cfg
+    }
+
+    /// The RAM limit in bytes (memcached's `maxbytes`).
+    pub fn memory_limit(&self) -> u64 {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// memcached's `cache_memlimit`: the store's RAM limit becomes `bytes`, shared between
+    /// the arena and the head slots (and the hot tails beside them) in the configured ratio
+    /// of --small-memory to --memory. Growing raises every shard's caps; shrinking evicts
+    /// until the objects fit and unmaps the blocks left empty ([`Shard::set_limits`]), so
+    /// the process's memory falls. Returns false, changing nothing, when the arena's share
+    /// would leave a shard less than one --block ([`Store::min_memory_limit`]).
+    pub fn set_memory_limit(&self, bytes: u64) -> bool {
+        let cfg = &self.cfg;
+        let configured = u128::from(cfg.small_memory + cfg.memory);
+        let heads = (u128::from(bytes) * u128::from(cfg.memory) / configured) as u64;
+        if bytes - heads < cfg.block * cfg.shards as u64 {
+            return false;
+        }
+        let (blocks, slots) = shard::share(cfg, bytes - heads, heads);
+        self.limit.store(bytes, Ordering::Relaxed);
+        self.tails.set_memory(heads);
+        let now = clock::now();
+        for s in &self.shards {
+            let mut s = s.lock().unwrap_or_else(|p| p.into_inner());
+            s.set_limits(blocks, slots, now, &self.stats);
+        }
+        self.tails.trim();
+        true
     }
 
     /// The longest value the arena holds whole: a --block less the arena's object header
@@ -1170,6 +1204,65 @@ mod tests {
         }
         assert!(st.stats.evictions.load(Ordering::Relaxed) > 0);
         assert_eq!(get(&st, "k599").unwrap(), &big[..5000]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_lowered_memory_limit_evicts_moves_and_unmaps() {
+        let dir = std::env::temp_dir().join(format!("goblin-store-limit-{}", std::process::id()));
+        let args = StoreArgs {
+            small_memory: Some(4 << 20),
+            memory: Some(1 << 20),
+            block: Some(256 << 10),
+            ram_head: Some(4096),
+            ssd_dir: Some(dir.clone()),
+            cores: Some(1),
+            ..StoreArgs::default()
+        };
+        let mut cfg = args.resolve().unwrap();
+        cfg.shards = 1;
+        let st = Store::new(cfg).unwrap();
+        let value = |i: usize, len: usize| -> Vec<u8> { (0..len).map(|j| (i + j) as u8).collect() };
+        let key = |i: usize| format!("k{i}");
+        let fill = |from: usize, to: usize| {
+            for i in from..to {
+                let len = if i % 5 == 0 { 5000 } else { 2000 };
+                set(&st, &key(i), Mode::Set, &value(i, len), 0);
+            }
+        };
+        fill(0, 1200);
+        let mapped = |st: &Store| {
+            let heads = st.shards[0].lock().unwrap().heads_mapped();
+            (st.gauges().arena_mapped, heads)
+        };
+        let (arena_before, heads_before) = mapped(&st);
+        assert!(
+            arena_before > 3 << 19 && heads_before > 512 << 10,
+            "{arena_before} {heads_before}"
+        );
+        // A quarter: 1 MiB of arena (4 blocks) and 256 KiB of heads (64 slots, one block).
+        assert!(st.set_memory_limit(5 << 18));
+        assert_eq!(st.memory_limit(), 5 << 18);
+        let (arena_after, heads_after) = mapped(&st);
+        assert!(arena_after <= 1 << 20, "{arena_after}");
+        assert!(heads_after <= 256 << 10, "{heads_after}");
+        assert!(st.stats.evictions.load(Ordering::Relaxed) > 0);
+        let mut kept = 0;
+        for i in 0..1200 {
+            if let Some(v) = get(&st, &key(i)) {
+                assert_eq!(v, value(i, v.len()), "{i}");
+                kept += 1;
+            }
+        }
+        assert!(kept > 300, "{kept}");
+        // Grown again, the store takes as much as before without evicting more.
+        assert!(st.set_memory_limit(5 << 20));
+        assert!(!st.set_memory_limit(256 << 10), "under one block");
+        assert_eq!(st.memory_limit(), 5 << 20);
+        let evicted = st.stats.evictions.load(Ordering::Relaxed);
+        fill(2000, 2900);
+        assert_eq!(st.stats.evictions.load(Ordering::Relaxed), evicted);
+        assert!(mapped(&st).0 > 2 << 20);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

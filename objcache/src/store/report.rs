@@ -163,7 +163,7 @@ fn own_value(store: &Store, name: &str, snap: &Snapshot) -> String {
                 .load(std::sync::atomic::Ordering::Relaxed);
             (peak + cfg.cores as u64).to_string()
         }
-        "limit_maxbytes" => (cfg.small_memory + cfg.memory).to_string(),
+        "limit_maxbytes" => store.memory_limit().to_string(),
         // Goblin never stops accepting (one over the limit is answered and closed).
         "accepting_conns" => "1".to_string(),
         "threads" => cfg.cores.to_string(),

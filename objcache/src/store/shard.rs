@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::config::StoreConfig;
-use crate::store::arena::Arena;
+use crate::store::arena::{Arena, UNOWNED};
 use crate::store::classes;
 use crate::store::clock;
 use crate::store::digest::Digest;
@@ -18,9 +18,6 @@ use crate::store::stats::{self, Stats};
 use crate::store::tags::TagIndex;
 use crate::store::tail::extents::Extents;
 use crate::store::tail::{extent_pages, PoolFile};
-
-/// Owner id written in front of arena bytes until their entry is linked.
-const UNOWNED: u32 = u32::MAX - 1;
 
 /// A reserved head slot and tail extent for a split object that is being written.
 #[derive(Clone, Copy, Debug)]
@@ -66,10 +63,8 @@ impl Shard {
         pool: Option<Arc<PoolFile>>,
         heads_in_use: &Arc<std::sync::atomic::AtomicU64>,
     ) -> Shard {
-        let shards = cfg.shards as u64;
-        let blocks = (cfg.small_memory / cfg.block / shards).max(2) as usize;
+        let (blocks, slots) = share(cfg, cfg.small_memory, cfg.memory);
         let heads = pool.as_ref().map(|_| {
-            let slots = (cfg.memory / shards / cfg.ram_head).max(1) as usize;
             Heads::new(
                 cfg.ram_head as usize,
                 cfg.block as usize,
@@ -88,6 +83,53 @@ impl Shard {
             pool,
             ram_head: cfg.ram_head as usize,
             min_gain: (cfg.block as usize / 32).max(4096),
+        }
+    }
+
+    /// Sets the shard's share of the store's memory limit: `blocks` arena blocks and
+    /// `slots` head slots (from [`share`]). Growing raises the caps. Shrinking evicts in
+    /// SIEVE order until the objects fit, moves those past the caps below them (evicting
+    /// what finds no room) and unmaps the blocks emptied.
+    pub fn set_limits(&mut self, blocks: usize, slots: usize, now: u32, stats: &Stats) {
+        self.arena.set_max_blocks(blocks);
+        while self.arena.over_limit() && self.evict_one(false, now, stats) {}
+        let index = &mut self.index;
+        for id in self.arena.evacuate(|id, loc| index.get_mut(id).loc = loc) {
+            self.evict(id, now, stats);
+        }
+        self.arena.release_excess();
+        let Some(heads) = self.heads.as_mut() else {
+            return;
+        };
+        heads.set_max_slots(slots);
+        while self.heads.as_ref().is_some_and(|h| h.used() > slots)
+            && self.evict_one(true, now, stats)
+        {}
+        let ram_head = self.ram_head;
+        let past = self.heads.as_ref().map(Heads::excess).unwrap_or_default();
+        let movers: Vec<u32> = self
+            .index
+            .ids()
+            .filter(|&id| {
+                let e = self.index.get(id);
+                e.size as usize >= ram_head && past.contains(&(e.loc as usize))
+            })
+            .collect();
+        for id in movers {
+            let heads = self.heads.as_mut().expect("checked above");
+            let old = self.index.get(id).loc;
+            match heads.alloc() {
+                Some(new) => {
+                    let bytes = heads.slot(old).to_vec();
+                    heads.slot_mut(new).copy_from_slice(&bytes);
+                    heads.free(old);
+                    self.index.get_mut(id).loc = new;
+                }
+                None => self.evict(id, now, stats),
+            }
+        }
+        if let Some(h) = self.heads.as_mut() {
+            h.release_excess();
         }
     }
 
@@ -240,6 +282,13 @@ impl Shard {
             self.small.evict()
         };
         let Some(id) = victim else { return false };
+        self.evict(id, now, stats);
+        true
+    }
+
+    /// Removes entry `id` to make room, counted as an eviction (or a reclaim when it has
+    /// expired), store-wide and in its slab class.
+    fn evict(&mut self, id: u32, now: u32, stats: &Stats) {
         let e = self.index.get(id);
         if clock::is_expired(e.exptime, now) {
             count_reclaimed(e, stats);
@@ -260,7 +309,6 @@ impl Shard {
                 .store(idle, std::sync::atomic::Ordering::Relaxed);
         }
         self.unlink(id);
-        true
     }
 
     /// Copies a whole object into the arena, compacting and evicting as needed. Returns its
@@ -375,6 +423,12 @@ impl Shard {
         self.arena.capacity()
     }
 
+    /// Bytes of mapped head-slot blocks.
+    #[cfg(test)]
+    pub fn heads_mapped(&self) -> usize {
+        self.heads.as_ref().map_or(0, Heads::mapped_bytes)
+    }
+
     /// Drops every item.
     pub fn clear(&mut self) {
         self.index.clear();
@@ -387,6 +441,16 @@ impl Shard {
         }
         self.extents.clear();
     }
+}
+
+/// A shard's share of `small_memory` bytes of arena and `memory` bytes of head slots: its
+/// arena blocks and head slots, at least one of each (the configuration gives every shard
+/// at least two blocks at start; `cache_memlimit` may leave one).
+pub fn share(cfg: &StoreConfig, small_memory: u64, memory: u64) -> (usize, usize) {
+    let shards = cfg.shards as u64;
+    let blocks = (small_memory / cfg.block / shards).max(1) as usize;
+    let slots = (memory / shards / cfg.ram_head).max(1) as usize;
+    (blocks, slots)
 }
 
 /// Counts the removal of expired entry `e`, store-wide and in its slab class.

@@ -20,9 +20,22 @@ macro_rules! counters {
             pub fn counters(&self) -> Vec<(&'static str, u64)> {
                 vec![$((stringify!($name), self.$name.load(Ordering::Relaxed)),)*]
             }
+
+            /// memcached's `stats reset`: zeroes every counter and every class's counters,
+            /// but the gauges of the present state ([`KEPT_BY_RESET`]).
+            pub fn reset(&self) {
+                $(if !KEPT_BY_RESET.contains(&stringify!($name)) {
+                    self.$name.store(0, Ordering::Relaxed);
+                })*
+                self.classes.reset();
+            }
         }
     };
 }
+
+/// The counters `stats reset` leaves alone: memcached keeps these in its `stats_state`
+/// (connections open now and the connection structures allocated), which it never wipes.
+pub const KEPT_BY_RESET: [&str; 2] = ["curr_connections", "peak_connections"];
 
 counters! {
     /// Connections open now.
@@ -42,7 +55,8 @@ counters! {
     cmd_flush,
     /// Touch commands (touch, gat, gats, mg T).
     cmd_touch,
-    /// Meta commands.
+    /// `me` commands: memcached 1.6.18 counts its meta_cmds there alone, not for mg, ms,
+    /// md, ma or mn.
     cmd_meta,
     /// Lookups that found a live item.
     get_hits,
@@ -169,6 +183,32 @@ impl Default for SlabStats {
 }
 
 impl SlabStats {
+    /// Zeroes the counters of every class.
+    fn reset(&self) {
+        for c in &self.classes {
+            let zero = |a: &AtomicU64| a.store(0, Ordering::Relaxed);
+            for a in [
+                &c.get_hits,
+                &c.cmd_set,
+                &c.delete_hits,
+                &c.incr_hits,
+                &c.decr_hits,
+                &c.cas_hits,
+                &c.cas_badval,
+                &c.touch_hits,
+                &c.evicted,
+                &c.evicted_nonzero,
+                &c.outofmemory,
+                &c.reclaimed,
+                &c.expired_unfetched,
+                &c.evicted_unfetched,
+            ] {
+                zero(a);
+            }
+            c.evicted_time.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// The counters of class `class` (1..=[`CLASSES`]).
     pub fn of(&self, class: usize) -> &ClassCounters {
         &self.classes[class.min(CLASSES)]
@@ -201,5 +241,14 @@ mod tests {
         incr(&s.classes.of(3).cas_badval);
         assert_eq!(s.classes.of(3).slab_fields()[6], ("cas_badval", 1));
         assert_eq!(s.classes.of(2).slab_fields()[6], ("cas_badval", 0));
+        incr(&s.curr_connections);
+        s.reset();
+        let c = s.counters();
+        assert!(c.contains(&("get_hits", 0)) && c.contains(&("bytes_read", 0)));
+        assert!(
+            c.contains(&("curr_connections", 1)),
+            "a gauge survives the reset"
+        );
+        assert_eq!(s.classes.of(3).slab_fields()[6], ("cas_badval", 0));
     }
 }

@@ -1,5 +1,5 @@
 //! The memcache event loops: each is a [`goblin_evloop::EventLoop`] on its own SO_REUSEPORT
-//! listener, with its connections and a tail reader; [`MemcacheLoop`] is the handler that
+//! listener (and on the Unix-domain socket they all share, with --memcache-socket), with its connections and a tail reader; [`MemcacheLoop`] is the handler that
 //! reads requests, runs sessions, submits tail reads and writes replies. A connection stays
 //! on the loop that accepted it; the kernel spreads new connections over the listeners.
 
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use goblin_evloop::{source, Ctx, EventLoop, Handler};
 use goblin_evloop::{Peer, Stream};
-use mio::net::TcpListener;
+use mio::net::{TcpListener, UnixListener};
 use mio::{Interest, Poll};
 
 use super::conn::Conn;
@@ -33,24 +33,28 @@ fn reply_with_tail(f: &mut TailFetch, tail: &[u8]) -> Vec<u8> {
     b
 }
 
+/// What one memcache event loop accepts on: its own SO_REUSEPORT TCP listener and (every
+/// loop sharing it) the Unix-domain listener of --memcache-socket.
+pub struct Listeners {
+    /// The loop's TCP listener, when the front has a port.
+    pub tcp: Option<std::net::TcpListener>,
+    /// A handle on the front's Unix-domain listener, when it has one.
+    pub unix: Option<std::os::unix::net::UnixListener>,
+}
+
 /// Starts one event loop on its own thread.
-pub fn spawn(
-    id: usize,
-    store: Arc<Store>,
-    listener: std::net::TcpListener,
-    engine: TailEngine,
-) -> io::Result<()> {
+pub fn spawn(id: usize, store: Arc<Store>, on: Listeners, engine: TailEngine) -> io::Result<()> {
     std::thread::Builder::new()
         .name(format!("goblin-store-{id}"))
         .spawn(move || {
-            if let Err(e) = run(store, listener, engine) {
+            if let Err(e) = run(store, on, engine) {
                 crate::store_log!(Warning, "event loop {id} stopped: {e}");
             }
         })?;
     Ok(())
 }
 
-fn run(store: Arc<Store>, listener: std::net::TcpListener, engine: TailEngine) -> io::Result<()> {
+fn run(store: Arc<Store>, on: Listeners, engine: TailEngine) -> io::Result<()> {
     let poll = Poll::new()?;
     let reader = tail_reader::open(&poll, source(TAIL), engine)?;
     let busy_poll = store.config().busy_poll;
@@ -60,8 +64,11 @@ fn run(store: Arc<Store>, listener: std::net::TcpListener, engine: TailEngine) -
         seq: 0,
         done: Vec::new(),
     };
-    let listeners = vec![TcpListener::from_std(listener)];
-    EventLoop::new(poll, listeners, handler, busy_poll)?.run()
+    let tcp = on.tcp.into_iter().map(TcpListener::from_std).collect();
+    let unix = on.unix.into_iter().map(UnixListener::from_std).collect();
+    EventLoop::new(poll, tcp, handler, busy_poll)?
+        .with_unix(unix)?
+        .run()
 }
 
 /// The memcache protocol on one event loop.

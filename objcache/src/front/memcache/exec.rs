@@ -89,6 +89,9 @@ pub fn run(store: &Store, req: Request<'_>, out: &mut Output) -> Flow {
             reply(out, noreply, "OK")
         }
         Request::Shutdown { mode_ok } => return shutdown(store, mode_ok, out),
+        Request::MemLimit { megabytes, noreply } => {
+            reply(out, noreply, mem_limit(store, megabytes));
+        }
         Request::Stats(args) => stats_command(store, &args, out),
         // Of the crawler's sub-commands Goblin has metadump (it has no crawler to tune).
         Request::LruCrawler(args) => match args[..] {
@@ -118,6 +121,23 @@ static VERBOSITY: AtomicU32 = AtomicU32::new(0);
 /// The level the last `verbosity` command set.
 pub fn verbosity() -> u32 {
     VERBOSITY.load(Ordering::Relaxed)
+}
+
+/// `cache_memlimit`: memcached's bounds (at least 8 MB; a number over a billion is taken
+/// for bytes given by mistake), then the store's RAM limit is set to that many megabytes
+/// (see [`Store::set_memory_limit`]: shrinking evicts and unmaps blocks). A limit that
+/// would leave a shard of the arena less than one --block gets memcached's reply for a
+/// limit it cannot apply.
+fn mem_limit(store: &Store, megabytes: u32) -> &'static str {
+    if megabytes < 8 {
+        "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m"
+    } else if megabytes > 1_000_000_000 {
+        "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes"
+    } else if store.set_memory_limit(u64::from(megabytes) << 20) {
+        "OK"
+    } else {
+        "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust"
+    }
 }
 
 /// `shutdown`: refused unless --memcache-enable-shutdown (memcached's -A); then the process
@@ -323,7 +343,10 @@ fn stats_command(store: &Store, args: &[&[u8]], out: &mut Output) {
         return out.line(&text);
     };
     let text = match sub {
-        b"reset" => return out.line("RESET"),
+        b"reset" => {
+            store.stats.reset();
+            return out.line("RESET");
+        }
         // Goblin keeps no per-prefix counters: on and off are accepted, dump is empty.
         b"detail" => {
             return out.line(match args.get(1).copied() {
@@ -365,11 +388,18 @@ fn stats_command(store: &Store, args: &[&[u8]], out: &mut Output) {
 /// setting and memcached's default where it does not.
 fn settings(store: &Store) -> String {
     let cfg = store.config();
+    let socket = cfg.memcache_socket.as_ref();
     let inter = cfg.listen_address.to_string();
     let ours = [
-        ("maxbytes", (cfg.small_memory + cfg.memory).to_string()),
+        ("maxbytes", store.memory_limit().to_string()),
         ("maxconns", cfg.max_connections.to_string()),
-        ("tcpport", cfg.memcache_port.unwrap_or(0).to_string()),
+        // memcached on a Unix socket alone still shows its -p, 11211 unless given.
+        (
+            "tcpport",
+            cfg.memcache_port
+                .unwrap_or(if socket.is_some() { 11211 } else { 0 })
+                .to_string(),
+        ),
         ("udpport", "0".to_string()),
         ("inter", inter),
     ];
@@ -383,6 +413,8 @@ fn settings(store: &Store) -> String {
             "item_size_max" => cfg.max_item_size.to_string(),
             "verbosity" => verbosity().to_string(),
             "shutdown_command" => if cfg.shutdown_enabled { "yes" } else { "no" }.to_string(),
+            "domain_socket" => socket.map_or("NULL".into(), |(p, _)| p.display().to_string()),
+            "umask" => format!("{:o}", socket.map_or(0o700, |&(_, perm)| perm)),
             _ => v.to_string(),
         };
         let _ = write!(text, "STAT {k} {v}\r\n");
@@ -392,13 +424,14 @@ fn settings(store: &Store) -> String {
 }
 
 /// `stats settings` after `inter`, with memcached 1.6.18's defaults (`verbosity`,
-/// `num_threads`, `item_size_max` and `shutdown_command` are replaced by Goblin's).
+/// `domain_socket`, `umask`, `num_threads`, `item_size_max` and `shutdown_command` are
+/// replaced by Goblin's).
 const SETTINGS_DEFAULTS: &[(&str, &str)] = &[
     ("verbosity", ""),
     ("oldest", "0"),
     ("evictions", "on"),
-    ("domain_socket", "NULL"),
-    ("umask", "700"),
+    ("domain_socket", ""),
+    ("umask", ""),
     ("shutdown_command", ""),
     ("growth_factor", "1.25"),
     ("chunk_size", "48"),
@@ -468,17 +501,23 @@ const SETTINGS_DEFAULTS: &[(&str, &str)] = &[
 ];
 
 /// `stats conns`: memcached lists every socket; Goblin's sessions do not see the others, so
-/// this lists the listener of each event loop (`--cores` of them, sharing the port).
+/// this lists the listener of each event loop (`--cores` of them, sharing the port), then
+/// the Unix-domain listener they share.
 fn conns(store: &Store) -> String {
     let cfg = store.config();
     let addr = cfg.listen_address;
-    let port = cfg.memcache_port.unwrap_or(0);
+    let tcp = cfg.memcache_port.map(|port| format!("tcp:{addr}:{port}"));
+    let unix = cfg
+        .memcache_socket
+        .as_ref()
+        .map(|(path, _)| format!("unix:{}", path.display()));
+    let listeners = std::iter::repeat_n(tcp, cfg.cores).flatten().chain(unix);
     let idle = clock::uptime();
     let mut text = String::new();
-    for id in 0..cfg.cores {
+    for (id, at) in listeners.enumerate() {
         let _ = write!(
             text,
-            "STAT {id}:addr tcp:{addr}:{port}\r\nSTAT {id}:state conn_listening\r\nSTAT {id}:secs_since_last_cmd {idle}\r\n"
+            "STAT {id}:addr {at}\r\nSTAT {id}:state conn_listening\r\nSTAT {id}:secs_since_last_cmd {idle}\r\n"
         );
     }
     text.push_str("END\r\n");

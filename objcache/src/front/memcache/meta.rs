@@ -166,7 +166,6 @@ pub fn run(store: &Store, cmd: u8, args: &[&[u8]], ntokens: usize, out: &mut Out
     if cmd == b'e' {
         return debug(store, args, out);
     }
-    stats::incr(&store.stats.cmd_meta);
     if cmd == b'n' {
         out.line("MN");
         return;
@@ -528,7 +527,6 @@ pub enum SetStep {
 
 /// Checks an ms line as memcached's `process_mset_command` does, in the same order.
 pub fn plan_set(store: &Store, args: &[&[u8]], ntokens: usize) -> SetStep {
-    stats::incr(&store.stats.cmd_meta);
     if args.is_empty() {
         return SetStep::Fail("ERROR", 0);
     }

@@ -165,6 +165,13 @@ pub enum Request<'a> {
         /// The arguments are a mode memcached knows (none, or `graceful`).
         mode_ok: bool,
     },
+    /// cache_memlimit.
+    MemLimit {
+        /// The new limit in megabytes (memcached's 32-bit reading of the number).
+        megabytes: u32,
+        /// No reply wanted.
+        noreply: bool,
+    },
     /// stats, with the tokens after it (sub-command and its arguments).
     Stats(Vec<&'a [u8]>),
     /// lru_crawler, with the tokens after it.
@@ -235,7 +242,7 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
         b"incr" | b"decr" | b"touch" => want(ntokens == 4 || ntokens == 5, error(ERROR)),
         b"delete" => want((3..=5).contains(&ntokens), error(ERROR)),
         b"flush_all" => want((2..=4).contains(&ntokens), error(ERROR)),
-        b"verbosity" => want(ntokens == 3 || ntokens == 4, error(ERROR)),
+        b"verbosity" | b"cache_memlimit" => want(ntokens == 3 || ntokens == 4, error(ERROR)),
         _ => None,
     };
     if let Some(r) = checked {
@@ -353,17 +360,13 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
             }
             Request::FlushAll { delay, noreply }
         }
-        b"verbosity" => {
-            let noreply = noreply_of(&t);
-            match strtoul(t[1]) {
-                Some(level) => Request::Verbosity { level, noreply },
-                None => Request::Error {
-                    reply: BAD_FORMAT,
-                    noreply,
-                    swallow: 0,
-                },
-            }
-        }
+        b"verbosity" => number_and_noreply(&t, BAD_FORMAT, |level, noreply| Request::Verbosity {
+            level,
+            noreply,
+        }),
+        b"cache_memlimit" => number_and_noreply(&t, ERROR, |megabytes, noreply| {
+            Request::MemLimit { megabytes, noreply }
+        }),
         b"version" => Request::Version,
         b"quit" => Request::Quit,
         b"shutdown" => Request::Shutdown {
@@ -373,6 +376,24 @@ pub fn parse_line(line: &[u8]) -> Request<'_> {
         b"lru_crawler" => Request::LruCrawler(t[1..].to_vec()),
         _ if t[t.len() - 1].starts_with(b"HTTP/") => Request::Close,
         _ => error(ERROR),
+    }
+}
+
+/// A command of one 32-bit number and an optional noreply (verbosity, cache_memlimit): the
+/// request `make` builds, or the error `bad` (silenced by noreply) when it is no number.
+fn number_and_noreply<'a>(
+    t: &[&[u8]],
+    bad: &'static str,
+    make: impl FnOnce(u32, bool) -> Request<'a>,
+) -> Request<'a> {
+    let noreply = noreply_of(t);
+    match strtoul(t[1]) {
+        Some(n) => make(n, noreply),
+        None => Request::Error {
+            reply: bad,
+            noreply,
+            swallow: 0,
+        },
     }
 }
 

@@ -28,7 +28,7 @@ struct Inner {
 /// The hot-tail cache of a store.
 pub struct TailCache {
     inner: Mutex<Inner>,
-    memory: u64,
+    memory: AtomicU64,
     heads: Arc<AtomicU64>,
     bytes: AtomicU64,
 }
@@ -38,7 +38,7 @@ impl TailCache {
     pub fn new(memory: u64, heads: Arc<AtomicU64>) -> TailCache {
         TailCache {
             inner: Mutex::new(Inner::default()),
-            memory,
+            memory: AtomicU64::new(memory),
             heads,
             bytes: AtomicU64::new(0),
         }
@@ -48,8 +48,15 @@ impl TailCache {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Sets the RAM shared with the head slots (memcached's `cache_memlimit`); call
+    /// [`TailCache::trim`] after the heads have shrunk.
+    pub fn set_memory(&self, memory: u64) {
+        self.memory.store(memory, Ordering::Relaxed);
+    }
+
     fn budget(&self) -> u64 {
         self.memory
+            .load(Ordering::Relaxed)
             .saturating_sub(self.heads.load(Ordering::Relaxed))
     }
 
