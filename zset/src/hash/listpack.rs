@@ -1,17 +1,36 @@
 //! The listpack form: up to `hash-max-listpack-entries` field/value pairs, in insertion
 //! order (the order Redis's listpack hash keeps and HGETALL shows), in one exact-size
 //! buffer kept as the set listpack keeps its own: the pair count (4 bytes), then each pair
-//! as two `entry` encodings with a zero score (a varint header and the bytes). The form
-//! costs 16 bytes inline (a boxed slice) and one allocation; see the crate map in `hash`
-//! for the byte counts.
+//! as two `entry` encodings (a varint header and the bytes). The form costs 16 bytes
+//! inline (a boxed slice) and one allocation; see the crate map in `hash` for the byte
+//! counts.
+//!
+//! Field expiry (Redis 7.4's "listpackex"): the top bit of the count marks the form, and a
+//! field's expiry time (Unix ms) is the score of its field entry (a field without one has
+//! score 0, which costs no byte). Pairs then stand in Redis's listpackex order: fields with
+//! a time first, earliest first (a field takes its place before the first one expiring
+//! at the same time or later), then the fields without one in insertion order.
 
 use crate::entry;
 use crate::set::listpack::{count, edit, HEADER};
+
+/// The bit of the count that marks the listpackex form.
+const EX_FLAG: usize = 1 << 31;
 
 /// Packed field/value pairs in insertion order.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PackHash {
     buf: Box<[u8]>,
+}
+
+/// The score a field entry keeps for an expiry time (0: none).
+pub(crate) fn ttl_score(at: Option<u64>) -> f64 {
+    at.map_or(0.0, |t| t as f64)
+}
+
+/// The expiry time a field entry's score stands for.
+pub(crate) fn score_ttl(score: f64) -> Option<u64> {
+    (score != 0.0).then_some(score as u64)
 }
 
 /// The entry bytes of one field or value (a zero score takes none).
@@ -22,6 +41,7 @@ pub(crate) fn encoded_len(bytes: &[u8]) -> usize {
 /// One pair and where it lies in the buffer.
 struct Slot<'a> {
     start: usize,
+    expire_at: Option<u64>,
     value_start: usize,
     end: usize,
     field: &'a [u8],
@@ -31,13 +51,28 @@ struct Slot<'a> {
 impl PackHash {
     /// Number of pairs.
     pub(crate) fn len(&self) -> usize {
-        count(&self.buf)
+        count(&self.buf) & !EX_FLAG
+    }
+
+    /// Whether this is the listpackex form (fields may have expiry times).
+    pub(crate) fn is_ex(&self) -> bool {
+        count(&self.buf) & EX_FLAG != 0
+    }
+
+    /// Turns the buffer into the listpackex form (Redis converts on the first HEXPIRE);
+    /// the order is already right, as no field has a time yet.
+    pub(crate) fn make_ex(&mut self) {
+        if !self.is_ex() {
+            let len = self.len();
+            edit(&mut self.buf, len | EX_FLAG, |_| {});
+        }
     }
 
     /// Applies `f` to the buffer as a vector, then stores it exact-size with count `len`
-    /// (the set listpack's buffer discipline).
+    /// (the set listpack's buffer discipline), keeping the listpackex mark.
     fn edit(&mut self, len: usize, f: impl FnOnce(&mut Vec<u8>)) {
-        edit(&mut self.buf, len, f)
+        let flag = count(&self.buf) & EX_FLAG;
+        edit(&mut self.buf, len | flag, f)
     }
 
     /// Every pair with its byte ranges, in order.
@@ -49,6 +84,7 @@ impl PackHash {
                 let v = entry::decode(&self.buf, f.end);
                 let slot = Slot {
                     start: pos,
+                    expire_at: score_ttl(f.score),
                     value_start: f.end,
                     end: v.end,
                     field: f.member,
@@ -65,6 +101,11 @@ impl PackHash {
         self.slots().map(|s| (s.field, s.value))
     }
 
+    /// Every pair with its field's expiry time, in order.
+    pub(crate) fn triples(&self) -> impl Iterator<Item = (&[u8], &[u8], Option<u64>)> + '_ {
+        self.slots().map(|s| (s.field, s.value, s.expire_at))
+    }
+
     fn find(&self, field: &[u8]) -> Option<Slot<'_>> {
         self.slots().find(|s| s.field == field)
     }
@@ -74,12 +115,23 @@ impl PackHash {
         self.find(field).map(|s| s.value)
     }
 
-    /// Sets `field` to `value`, in place when the field is held (its position kept), else
-    /// appended; true when the field is new.
-    pub(crate) fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
+    /// The value of `field` and its expiry time.
+    pub(crate) fn get_with_expiry(&self, field: &[u8]) -> Option<(&[u8], Option<u64>)> {
+        self.find(field).map(|s| (s.value, s.expire_at))
+    }
+
+    /// Sets `field` to `value`; true when the field is new (appended). A held field keeps
+    /// its place and its time when `keep_ttl` (HINCRBY) or when it has none; otherwise it
+    /// loses its time and moves to the end, as Redis's HSET on a listpackex.
+    pub(crate) fn set(&mut self, field: &[u8], value: &[u8], keep_ttl: bool) -> bool {
         let n = encoded_len(value);
         if let Some(s) = self.find(field) {
-            let (at, end) = (s.value_start, s.end);
+            let (at, end, ttl) = (s.value_start, s.end, s.expire_at);
+            if ttl.is_some() && !keep_ttl {
+                self.remove(field);
+                self.insert(field, value, None);
+                return false;
+            }
             self.edit(self.len(), |buf| {
                 let mut new = vec![0; n];
                 entry::encode(&mut new, value, 0.0);
@@ -87,15 +139,63 @@ impl PackHash {
             });
             return false;
         }
-        let nf = encoded_len(field);
-        self.edit(self.len() + 1, |buf| {
-            let at = buf.len();
-            buf.reserve_exact(nf + n);
-            buf.resize(at + nf + n, 0);
-            entry::encode(&mut buf[at..at + nf], field, 0.0);
-            entry::encode(&mut buf[at + nf..], value, 0.0);
-        });
+        self.insert(field, value, None);
         true
+    }
+
+    /// Inserts a new pair where its time puts it (at the end without one).
+    fn insert(&mut self, field: &[u8], value: &[u8], expire_at: Option<u64>) {
+        let score = ttl_score(expire_at);
+        let at = match expire_at {
+            None => None,
+            Some(t) => self
+                .slots()
+                .find(|s| s.expire_at.is_none_or(|x| x >= t))
+                .map(|s| s.start),
+        };
+        let (nf, nv) = (entry::encoded_len(field, score), encoded_len(value));
+        self.edit(self.len() + 1, |buf| {
+            let at = at.unwrap_or(buf.len());
+            let mut new = vec![0; nf + nv];
+            entry::encode(&mut new[..nf], field, score);
+            entry::encode(&mut new[nf..], value, 0.0);
+            buf.splice(at..at, new);
+        });
+    }
+
+    /// Sets or clears the expiry time of `field`, moving it to its place in the order;
+    /// false when the field is not held. The form must be listpackex.
+    pub(crate) fn set_expiry(&mut self, field: &[u8], expire_at: Option<u64>) -> bool {
+        debug_assert!(self.is_ex());
+        let Some(s) = self.find(field) else {
+            return false;
+        };
+        let value = s.value.to_vec();
+        self.remove(field);
+        self.insert(field, &value, expire_at);
+        true
+    }
+
+    /// The earliest expiry time of a field (the first field's, in the listpackex order).
+    pub(crate) fn min_expiry(&self) -> Option<u64> {
+        self.slots().next().and_then(|s| s.expire_at)
+    }
+
+    /// Removes up to `max` fields whose time is at or before `now`, earliest first,
+    /// returning their names.
+    pub(crate) fn take_expired(&mut self, now: u64, max: usize) -> Vec<Vec<u8>> {
+        let due: Vec<(Vec<u8>, usize)> = self
+            .slots()
+            .take_while(|s| s.expire_at.is_some_and(|t| t <= now))
+            .take(max)
+            .map(|s| (s.field.to_vec(), s.end))
+            .collect();
+        if let Some(&(_, end)) = due.last() {
+            self.edit(self.len() - due.len(), |buf| {
+                buf.drain(HEADER..end);
+            });
+        }
+        due.into_iter().map(|(f, _)| f).collect()
     }
 
     /// Removes `field`; false when it was not held.
@@ -129,10 +229,18 @@ impl PackHash {
         self.buf.len()
     }
 
-    /// Checks the count and that no field repeats.
+    /// Checks the count, that no field repeats and the listpackex order (a plain
+    /// listpack has no time).
     pub(crate) fn validate(&self) {
         let fields: Vec<&[u8]> = self.pairs().map(|(f, _)| f).collect();
         assert_eq!(fields.len(), self.len());
+        let times: Vec<Option<u64>> = self.slots().map(|s| s.expire_at).collect();
+        if !self.is_ex() {
+            assert!(times.iter().all(Option::is_none), "a time in a plain listpack");
+        }
+        let timed = times.iter().take_while(|t| t.is_some()).count();
+        assert!(times[timed..].iter().all(Option::is_none), "timed after untimed");
+        assert!(times[..timed].is_sorted(), "times out of order");
         let unique: std::collections::HashSet<&[u8]> = fields.iter().copied().collect();
         assert_eq!(unique.len(), fields.len(), "duplicate field");
     }
@@ -145,10 +253,10 @@ mod tests {
     #[test]
     fn keeps_insertion_order_through_updates_and_removals() {
         let mut p = PackHash::default();
-        assert!(p.set(b"name", b"Ada"));
-        assert!(p.set(b"age", b"36"));
-        assert!(p.set(b"city", b"London"));
-        assert!(!p.set(b"name", b"Ada Lovelace, Countess of Lovelace"));
+        assert!(p.set(b"name", b"Ada", false));
+        assert!(p.set(b"age", b"36", false));
+        assert!(p.set(b"city", b"London", false));
+        assert!(!p.set(b"name", b"Ada Lovelace, Countess of Lovelace", false));
         assert!(p.remove(b"age"));
         assert!(!p.remove(b"age"));
         assert_eq!(
@@ -162,6 +270,41 @@ mod tests {
         assert_eq!(p.get(b"age"), None);
         // 4 + (1 + 4) + (2 + 34) + (1 + 4) + (1 + 6)
         assert_eq!(p.memory_bytes(), 57);
+        p.validate();
+    }
+
+    #[test]
+    fn listpackex_orders_by_time_then_insertion() {
+        let mut p = PackHash::default();
+        for f in [&b"a"[..], b"b", b"c", b"d"] {
+            p.set(f, b"v", false);
+        }
+        p.make_ex();
+        assert!(p.is_ex());
+        assert!(p.set_expiry(b"c", Some(2000)));
+        assert!(p.set_expiry(b"a", Some(1000)));
+        assert!(p.set_expiry(b"d", Some(1000)), "before the equal time");
+        assert!(!p.set_expiry(b"x", Some(5)));
+        let order = |p: &PackHash| p.triples().map(|t| (t.0.to_vec(), t.2)).collect::<Vec<_>>();
+        assert_eq!(
+            order(&p),
+            [
+                (b"d".to_vec(), Some(1000)),
+                (b"a".to_vec(), Some(1000)),
+                (b"c".to_vec(), Some(2000)),
+                (b"b".to_vec(), None)
+            ]
+        );
+        assert_eq!(p.min_expiry(), Some(1000));
+        assert!(!p.set(b"a", b"w", true), "HINCRBY keeps the time and place");
+        assert_eq!(p.get_with_expiry(b"a"), Some((&b"w"[..], Some(1000))));
+        assert!(!p.set(b"d", b"w", false), "HSET drops the time, to the end");
+        assert_eq!(order(&p)[3], (b"d".to_vec(), None));
+        assert_eq!(p.take_expired(1500, 10), [b"a".to_vec()]);
+        assert_eq!(p.len(), 3);
+        assert!(p.set_expiry(b"c", None));
+        assert_eq!(p.min_expiry(), None);
+        assert!(p.is_ex(), "stays listpackex");
         p.validate();
     }
 }

@@ -38,6 +38,15 @@
 //! step, as Redis does.
 //!
 //! Limits: a hashtable's arena is capped at 4 GiB (ids are `u32` offsets), as a set's.
+//!
+//! # Field expiry (Redis 7.4's HEXPIRE)
+//!
+//! A field's expiry time (Unix ms) is the score of its field entry, which costs 0 bytes
+//! at 0 (no time) and 7 bytes with one, so a hash without times costs exactly what it did.
+//! The listpack gets a mark bit in its count and Redis's listpackex order (timed fields
+//! first, earliest first); the hashtable keeps a B-tree of `(time, field hash)`, 16 bytes
+//! per timed field, absent while none has a time. Times are kept, never acted on: the
+//! caller decides when a field is due and removes it ([`Hash::take_expired`]).
 
 mod digest;
 mod listpack;
@@ -73,6 +82,8 @@ pub enum HashEncoding {
     Listpack,
     /// Arena and Swiss index.
     Hashtable,
+    /// Packed pairs that may carry expiry times (Redis 7.4's listpackex).
+    ListpackEx,
 }
 
 impl HashEncoding {
@@ -81,8 +92,20 @@ impl HashEncoding {
         match self {
             HashEncoding::Listpack => "listpack",
             HashEncoding::Hashtable => "hashtable",
+            HashEncoding::ListpackEx => "listpackex",
         }
     }
+
+    /// Whether this is a packed form (listpack or listpackex).
+    pub fn is_packed(&self) -> bool {
+        *self != HashEncoding::Hashtable
+    }
+}
+
+/// Whether a field with expiry time `expire_at` is alive at `now` (Redis's lazy check:
+/// a field is due once its time is before the command's time).
+pub fn field_alive(expire_at: Option<u64>, now: u64) -> bool {
+    expire_at.is_none_or(|t| t >= now)
 }
 
 /// A map of unique byte-string fields to byte-string values.
@@ -139,6 +162,7 @@ impl Hash {
     /// The current form.
     pub fn encoding(&self) -> HashEncoding {
         match &self.repr {
+            Repr::Pack(p) if p.is_ex() => HashEncoding::ListpackEx,
             Repr::Pack(_) => HashEncoding::Listpack,
             Repr::Table(_) => HashEncoding::Hashtable,
         }
@@ -157,11 +181,28 @@ impl Hash {
         self.get(field).is_some()
     }
 
-    /// Sets `field` to `value`; true when the field is new. As Redis's hashTypeSet: a
-    /// listpack converts to a hashtable first when the field or the value is longer than
-    /// `hash-max-listpack-value`, and after the write when it holds more than
-    /// `hash-max-listpack-entries` pairs. Nothing converts back.
+    /// The value of `field` and its expiry time.
+    pub fn get_with_expiry(&self, field: &[u8]) -> Option<(&[u8], Option<u64>)> {
+        match &self.repr {
+            Repr::Pack(p) => p.get_with_expiry(field),
+            Repr::Table(t) => t.get_with_expiry(field),
+        }
+    }
+
+    /// Sets `field` to `value`; true when the field is new. A held field loses its expiry
+    /// time (HSET). As Redis's hashTypeSet: a listpack converts to a hashtable first when
+    /// the field or the value is longer than `hash-max-listpack-value`, and after the write
+    /// when it holds more than `hash-max-listpack-entries` pairs. Nothing converts back.
     pub fn set(&mut self, field: &[u8], value: &[u8], cfg: &HashConfig) -> bool {
+        self.set_inner(field, value, cfg, false)
+    }
+
+    /// As [`Hash::set`], but a held field keeps its expiry time (HINCRBY, HINCRBYFLOAT).
+    pub fn set_keep_ttl(&mut self, field: &[u8], value: &[u8], cfg: &HashConfig) -> bool {
+        self.set_inner(field, value, cfg, true)
+    }
+
+    fn set_inner(&mut self, field: &[u8], value: &[u8], cfg: &HashConfig, keep: bool) -> bool {
         if let Repr::Pack(_) = self.repr {
             if field.len().max(value.len()) > cfg.max_listpack_value {
                 self.convert_to_table(self.len() + 1);
@@ -169,13 +210,60 @@ impl Hash {
         }
         match &mut self.repr {
             Repr::Pack(p) => {
-                let added = p.set(field, value);
+                let added = p.set(field, value, keep);
                 if p.len() > cfg.max_listpack_entries {
                     self.convert_to_table(self.len());
                 }
                 added
             }
-            Repr::Table(t) => t.set(field, value),
+            Repr::Table(t) => t.set(field, value, keep),
+        }
+    }
+
+    /// Makes the hash able to keep field expiry times: a listpack becomes a listpackex (as
+    /// Redis converts on a hash's first HEXPIRE-family write); other forms are unchanged.
+    pub fn enable_field_expiry(&mut self) {
+        if let Repr::Pack(p) = &mut self.repr {
+            p.make_ex();
+        }
+    }
+
+    /// Sets (Some) or clears (None) the expiry time of `field`; false when the field is not
+    /// held. A time on a plain listpack makes it a listpackex first.
+    pub fn set_field_expiry(&mut self, field: &[u8], expire_at: Option<u64>) -> bool {
+        if expire_at.is_some() {
+            self.enable_field_expiry();
+        }
+        match &mut self.repr {
+            Repr::Pack(p) if !p.is_ex() => p.get_with_expiry(field).is_some(),
+            Repr::Pack(p) => p.set_expiry(field, expire_at),
+            Repr::Table(t) => t.set_expiry(field, expire_at),
+        }
+    }
+
+    /// The earliest expiry time of a field, if any field has one.
+    pub fn min_field_expiry(&self) -> Option<u64> {
+        match &self.repr {
+            Repr::Pack(p) => p.min_expiry(),
+            Repr::Table(t) => t.min_expiry(),
+        }
+    }
+
+    /// Removes up to `max` fields whose time is at or before `now`, earliest first, and
+    /// returns their names (active expiry).
+    pub fn take_expired(&mut self, now: u64, max: usize) -> Vec<Vec<u8>> {
+        match &mut self.repr {
+            Repr::Pack(p) => p.take_expired(now, max),
+            Repr::Table(t) => t.take_expired(now, max),
+        }
+    }
+
+    /// Number of fields alive at `now` (HGETALL's count: due fields not removed yet are
+    /// left out).
+    pub fn live_len(&self, now: u64) -> usize {
+        match self.min_field_expiry() {
+            Some(t) if t < now => self.iter_with_expiry().filter(|e| field_alive(e.2, now)).count(),
+            _ => self.len(),
         }
     }
 
@@ -204,6 +292,14 @@ impl Hash {
         })
     }
 
+    /// Every pair with its field's expiry time, in [`Hash::iter`]'s order.
+    pub fn iter_with_expiry(&self) -> IterEx<'_> {
+        IterEx(match &self.repr {
+            Repr::Pack(p) => Box::new(p.triples()),
+            Repr::Table(t) => Box::new(t.triples()),
+        })
+    }
+
     /// A uniformly drawn pair (the hash is not empty); `seed` is the caller's randomness.
     pub fn random(&self, seed: u64) -> (&[u8], &[u8]) {
         match &self.repr {
@@ -215,14 +311,20 @@ impl Hash {
         }
     }
 
-    /// One HSCAN step: some pairs to `emit`, and the cursor to pass next (0 when the scan
-    /// is complete). A listpack gives everything at once.
-    pub fn scan(&self, cursor: u64, count: usize, mut emit: impl FnMut(&[u8], &[u8])) -> u64 {
+    /// One HSCAN step: some pairs to `emit` with their fields' expiry times, and the
+    /// cursor to pass next (0 when the scan is complete). A listpack gives everything at
+    /// once.
+    pub fn scan(
+        &self,
+        cursor: u64,
+        count: usize,
+        mut emit: impl FnMut(&[u8], &[u8], Option<u64>),
+    ) -> u64 {
         match &self.repr {
             Repr::Table(t) => t.scan(cursor, count, emit),
             Repr::Pack(p) => {
-                for (f, v) in p.pairs() {
-                    emit(f, v);
+                for (f, v, t) in p.triples() {
+                    emit(f, v, t);
                 }
                 0
             }
@@ -235,14 +337,15 @@ impl Hash {
             return;
         };
         let mut t = TableHash::with_capacity(cap, p.entry_bytes());
-        for (f, v) in p.pairs() {
-            t.set(f, v);
+        for (f, v, at) in p.triples() {
+            t.set_with_expiry(f, v, at, false);
         }
         self.repr = Repr::Table(Box::new(t));
     }
 
-    /// The listpack's bytes (a count and the pairs), for a caller that keeps a small hash
-    /// elsewhere (the key table, inside a key's record); None for a hashtable.
+    /// The listpack's bytes (a count and the pairs, with the listpackex mark and times),
+    /// for a caller that keeps a small hash elsewhere (the key table, inside a key's
+    /// record); None for a hashtable.
     pub fn packed(&self) -> Option<&[u8]> {
         match &self.repr {
             Repr::Pack(p) => Some(p.bytes()),
@@ -284,6 +387,18 @@ pub struct Iter<'a>(Box<dyn Iterator<Item = (&'a [u8], &'a [u8])> + 'a>);
 
 impl<'a> Iterator for Iter<'a> {
     type Item = (&'a [u8], &'a [u8]);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+}
+
+/// The pairs of a [`Hash`] with their expiry times, from [`Hash::iter_with_expiry`].
+pub struct IterEx<'a>(Box<dyn Iterator<Item = (&'a [u8], &'a [u8], Option<u64>)> + 'a>);
+
+impl<'a> Iterator for IterEx<'a> {
+    type Item = (&'a [u8], &'a [u8], Option<u64>);
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {

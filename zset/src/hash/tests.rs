@@ -96,7 +96,7 @@ fn scan_and_random_cover_both_forms() {
         let mut seen = HashMap::new();
         let mut cursor = 0;
         loop {
-            cursor = h.scan(cursor, 10, |f, v| {
+            cursor = h.scan(cursor, 10, |f, v, _| {
                 assert!(seen.insert(f.to_vec(), v.to_vec()).is_none());
             });
             if cursor == 0 {
@@ -192,4 +192,111 @@ fn packed_bytes_rebuild_the_same_listpack() {
     assert_eq!(back.memory_bytes(), h.memory_bytes());
     h.set(&[b'x'; 100], b"long", &cfg);
     assert!(h.packed().is_none(), "a hashtable has no listpack");
+}
+
+#[derive(Debug, Clone)]
+enum TtlOp {
+    Set(u8, Vec<u8>),
+    SetKeepTtl(u8, Vec<u8>),
+    Remove(u8),
+    Expire(u8, Option<u64>),
+    TakeExpired(u64, usize),
+}
+
+fn ttl_op() -> impl Strategy<Value = TtlOp> {
+    let value = proptest::collection::vec(any::<u8>(), 0..7);
+    prop_oneof![
+        4 => (0u8..30, value.clone()).prop_map(|(f, v)| TtlOp::Set(f, v)),
+        1 => (0u8..30, value).prop_map(|(f, v)| TtlOp::SetKeepTtl(f, v)),
+        1 => (0u8..30).prop_map(TtlOp::Remove),
+        4 => (0u8..30, proptest::option::weighted(0.8, 1u64..60)).prop_map(|(f, t)| TtlOp::Expire(f, t)),
+        1 => (0u64..60, 1usize..6).prop_map(|(n, m)| TtlOp::TakeExpired(n, m)),
+    ]
+}
+
+type TtlModel = HashMap<Vec<u8>, (Vec<u8>, Option<u64>)>;
+
+proptest! {
+    #[test]
+    fn field_expiry_matches_a_model(ops in proptest::collection::vec(ttl_op(), 1..300)) {
+        let cfg = HashConfig { max_listpack_entries: 8, max_listpack_value: 5 };
+        let mut h = Hash::new();
+        h.enable_field_expiry();
+        let mut model: TtlModel = HashMap::new();
+        for op in ops {
+            match op {
+                TtlOp::Set(f, v) => {
+                    let f = field(f);
+                    let added = model.insert(f.clone(), (v.clone(), None)).is_none();
+                    prop_assert_eq!(h.set(&f, &v, &cfg), added);
+                }
+                TtlOp::SetKeepTtl(f, v) => {
+                    let f = field(f);
+                    let ttl = model.get(&f).and_then(|e| e.1);
+                    let added = model.insert(f.clone(), (v.clone(), ttl)).is_none();
+                    prop_assert_eq!(h.set_keep_ttl(&f, &v, &cfg), added);
+                }
+                TtlOp::Remove(f) => {
+                    let f = field(f);
+                    prop_assert_eq!(h.remove(&f), model.remove(&f).is_some());
+                }
+                TtlOp::Expire(f, t) => {
+                    let f = field(f);
+                    let held = match model.get_mut(&f) {
+                        Some(e) => { e.1 = t; true }
+                        None => false,
+                    };
+                    prop_assert_eq!(h.set_field_expiry(&f, t), held);
+                }
+                TtlOp::TakeExpired(now, max) => {
+                    let due: Vec<u64> = model.values().filter_map(|e| e.1.filter(|&t| t <= now)).collect();
+                    let taken = h.take_expired(now, max);
+                    prop_assert_eq!(taken.len(), due.len().min(max));
+                    let mut latest = 0;
+                    for f in &taken {
+                        let t = model.remove(f).and_then(|e| e.1);
+                        prop_assert!(t.is_some_and(|t| t <= now), "taken but not due");
+                        latest = latest.max(t.unwrap_or(0));
+                    }
+                    for e in model.values() {
+                        prop_assert!(e.1.is_none_or(|t| t >= latest), "a due field left behind an earlier one taken");
+                    }
+                }
+            }
+            prop_assert_eq!(h.len(), model.len());
+            prop_assert_eq!(h.min_field_expiry(), model.values().filter_map(|e| e.1).min());
+            prop_assert!(h.encoding() != HashEncoding::Listpack, "stays able to keep times");
+        }
+        h.validate();
+        if let Some(bytes) = h.packed() {
+            Hash::from_packed(bytes).validate();
+        }
+        let got: TtlModel = h
+            .iter_with_expiry()
+            .map(|(f, v, t)| (f.to_vec(), (v.to_vec(), t)))
+            .collect();
+        prop_assert_eq!(&got, &model);
+        for (f, (v, t)) in &model {
+            prop_assert_eq!(h.get_with_expiry(f), Some((v.as_slice(), *t)));
+        }
+        let now = 30;
+        let alive = model.values().filter(|e| field_alive(e.1, now)).count();
+        prop_assert_eq!(h.live_len(now), alive);
+    }
+}
+
+#[test]
+fn a_hash_without_times_costs_what_it_did() {
+    let cfg = HashConfig::default();
+    let mut plain = Hash::new();
+    let mut ex = Hash::new();
+    ex.enable_field_expiry();
+    for i in 0..10 {
+        plain.set(format!("f{i}").as_bytes(), b"v", &cfg);
+        ex.set(format!("f{i}").as_bytes(), b"v", &cfg);
+    }
+    assert_eq!(ex.memory_bytes(), plain.memory_bytes());
+    assert_eq!(ex.encoding(), HashEncoding::ListpackEx);
+    ex.set_field_expiry(b"f3", Some(1_700_000_000_000));
+    assert_eq!(ex.memory_bytes(), plain.memory_bytes() + 7, "7 bytes for one time");
 }
