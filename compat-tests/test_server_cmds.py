@@ -313,10 +313,13 @@ def test_command_count(both):
 
 # Subcommands Redis 7.2 added (Goblin follows 7.2; the reference server is 7.0).
 ADDED_IN_72 = {b"client|setinfo", b"client|no-touch", b"cluster|myshardid"}
+# Hash-field expiry (Redis 7.4), compared with Redis 7.4 in test_hash_field_expire.py.
+ADDED_IN_74 = {b"hexpire", b"hpexpire", b"hexpireat", b"hpexpireat", b"httl", b"hpttl",
+               b"hexpiretime", b"hpexpiretime", b"hpersist"}
 
 
 def test_command_list_names_are_redis_names(both):
-    redis_names = set(both.redis.execute_command("COMMAND", "LIST")) | ADDED_IN_72
+    redis_names = set(both.redis.execute_command("COMMAND", "LIST")) | ADDED_IN_72 | ADDED_IN_74
     names = set(both.goblin.execute_command("COMMAND", "LIST"))
     foreign = {n for n in names - redis_names if not n.lower().startswith(b"goblin.")}
     assert not foreign, foreign
@@ -368,7 +371,7 @@ def test_command_info_edge_cases(both):
     both("COMMAND", "INFO", "nosuchcommand")
     both("COMMAND", "INFO", "PING", "nosuch", "ECHO")
     r, g = both.run("COMMAND", "INFO")  # every command
-    assert {e[0] for e in g} <= {e[0] for e in r} | {e[0] for e in g if e[0].startswith(b"goblin.")}
+    assert {e[0] for e in g} <= {e[0] for e in r} | ADDED_IN_74 | {e[0] for e in g if e[0].startswith(b"goblin.")}
 
 
 def test_command_whole_table_consistent(both):
@@ -376,7 +379,7 @@ def test_command_whole_table_consistent(both):
     left to the sorted-set suite: 7.2 changed some of them, e.g. ZRANK's arity.)"""
     r, g = command_table(both.redis), command_table(both.goblin)
     for name, entry in g.items():
-        if name.startswith((b"goblin.", b"z", b"bz")):
+        if name.startswith((b"goblin.", b"z", b"bz")) or name in ADDED_IN_74:
             continue
         assert _info_core(r[name]) == _info_core(entry), name
 

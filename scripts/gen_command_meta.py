@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates server/src/commands/meta/{info,docs}.resp3: the COMMAND INFO and COMMAND DOCS
 data Goblin serves, taken from a real redis-server (Debian's 7.0) for the commands Goblin
-has, then brought to Redis 7.2 where 7.2 changed them (ZRANK/ZREVRANK WITHSCORE, CLIENT
+has (from REDIS74_BIN, a Redis 7.4 or later, for those 7.0 lacks: hash-field expiry), then
+brought to Redis 7.2 where 7.2 changed them (ZRANK/ZREVRANK WITHSCORE, CLIENT
 SETINFO, CLIENT NO-TOUCH) and completed with Goblin's own GOBLIN.* commands.
 
 Usage: scripts/gen_command_meta.py   (needs target/release/goblin-server and redis-server)
@@ -15,6 +16,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from common import REPO, Client, Server, encode  # noqa: E402
 
 OUT = os.path.join(REPO, "server", "src", "commands", "meta")
+# A Redis that has the commands Redis 7.0 lacks (the HEXPIRE family: 7.4).
+NEWER_REDIS_BIN = os.environ.get("REDIS74_BIN", "/work/redis-unstable/src/redis-server")
 
 
 # A typed RESP3 tree: (tag, value) with tags + $ : * ~ % (map value is a list of pairs).
@@ -128,6 +131,12 @@ def main():
     with Server("redis") as r:
         infos = fetch(r.port, "COMMAND", "INFO", *top)
         docs_map = fetch(r.port, "COMMAND", "DOCS", *top)
+    # Commands newer than Redis 7.0 (hash-field expiry, 7.4) come from a newer Redis.
+    newer = [n for n, e in zip(top, infos[1]) if e[0] == "_"]
+    if newer:
+        with Server("redis", binary=NEWER_REDIS_BIN) as r:
+            infos[1][:] = [e for e in infos[1] if e[0] != "_"] + fetch(r.port, "COMMAND", "INFO", *newer)[1]
+            docs_map[1].extend(fetch(r.port, "COMMAND", "DOCS", *newer)[1])
 
     info_out = []
     for entry in infos[1]:

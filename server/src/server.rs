@@ -147,6 +147,12 @@ impl Server {
     /// lazyfree-lazy-expire / lazyfree-lazy-eviction is on, else a DEL (Redis's
     /// propagateDeletion).
     pub fn propagate_removal(&mut self, removal: crate::keyspace::Removal) {
+        if let Some(field) = &removal.field {
+            // An expired hash field replays as HDEL (Redis's propagateHashFieldDeletion).
+            let argv: [&[u8]; 3] = [b"HDEL", &removal.key, field];
+            let rewrite = crate::propagate::Rewrite::default();
+            return self.propagation.command(removal.db, &argv, true, rewrite);
+        }
         let lazy = match removal.cause {
             crate::keyspace::Cause::Expired => self.config.lazyfree_lazy_expire,
             crate::keyspace::Cause::Evicted => self.config.lazyfree_lazy_eviction,

@@ -110,6 +110,17 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
                         }
                         encode(&mut cmd, &argv);
                     }
+                    // Field times after the pairs, one field a command, as Redis's
+                    // rewriteHashObject.
+                    for (field, _, at) in h.iter_with_expiry() {
+                        if let Some(at) = at {
+                            let at = at.to_string();
+                            encode(
+                                &mut cmd,
+                                &[b"HPEXPIREAT", key, at.as_bytes(), b"FIELDS", b"1", field],
+                            );
+                        }
+                    }
                     stats.members += pairs.len() as u64;
                 }
                 Value::ZSet(z) => {

@@ -3,12 +3,17 @@
 //! - [`write`]: HSET, HMSET, HSETNX, HDEL, HINCRBY, HINCRBYFLOAT.
 //! - [`read`]: HGET, HMGET, HGETALL, HKEYS, HVALS, HEXISTS, HLEN, HSTRLEN, HSCAN.
 //! - [`random`]: HRANDFIELD, with Redis's cases for its count.
+//! - [`field_ttl`]: hash-field expiry (Redis 7.4): HEXPIRE and its forms, HTTL and its
+//!   forms, HPERSIST.
+//! - `lazy`: fields whose time has passed, seen missing and removed when touched.
 //!
 //! Every write goes through the engine's `set`, which converts a listpack to a hashtable
 //! exactly when Redis 7.2's hashTypeSet does; HSET and HMSET first apply the count test of
 //! hashTypeTryConversion, so replies come in the order of the encoding Redis would have
 //! (insertion order for a listpack).
 
+mod field_ttl;
+mod lazy;
 mod random;
 mod read;
 mod write;
@@ -24,7 +29,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every hash command.
-pub static COMMANDS: [Command; 16] = [
+pub static COMMANDS: [Command; 25] = [
     Command::simple("hset", -4, WDF, write::hset),
     Command::simple("hmset", -4, WDF, write::hset),
     Command::simple("hsetnx", 4, WDF, write::hsetnx),
@@ -41,11 +46,25 @@ pub static COMMANDS: [Command; 16] = [
     Command::simple("hstrlen", 3, RF, read::hstrlen),
     Command::simple("hrandfield", -2, R, random::hrandfield),
     Command::simple("hscan", -3, R, read::hscan),
+    Command::simple("hexpire", -6, WDF, field_ttl::hexpire),
+    Command::simple("hpexpire", -6, WDF, field_ttl::hpexpire),
+    Command::simple("hexpireat", -6, WDF, field_ttl::hexpireat),
+    Command::simple("hpexpireat", -6, WDF, field_ttl::hpexpireat),
+    Command::simple("httl", -5, RF, field_ttl::httl),
+    Command::simple("hpttl", -5, RF, field_ttl::hpttl),
+    Command::simple("hexpiretime", -5, RF, field_ttl::hexpiretime),
+    Command::simple("hpexpiretime", -5, RF, field_ttl::hpexpiretime),
+    Command::simple("hpersist", -5, WF, field_ttl::hpersist),
 ];
 
 /// The hash at `key` for reading: None when absent, `Err` after the WRONGTYPE reply.
 fn read_hash<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c Hash>, WrongType> {
     ctx.read_typed(key, Value::as_hash)
+}
+
+/// The hash at `key` for writing: None when absent, `Err` after the WRONGTYPE reply.
+fn write_hash<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Hash>, WrongType> {
+    ctx.write_typed(key, Value::as_hash_mut)
 }
 
 /// [`read_hash`] beside the reply writer, so a reply is written from the hash's own bytes.

@@ -1,8 +1,9 @@
 //! HRANDFIELD, with Redis 7.2's cases for the count.
 
-use super::{read_hash_and_out, write_pair};
+use super::lazy::expire_all_due;
+use super::{read_hash, write_pair};
 use crate::commands::Ctx;
-use crate::keyspace::{HashEncoding, WrongType};
+use crate::keyspace::Hash;
 use crate::resp::reply::ReplyWriter;
 use crate::set_commands::Rng;
 use crate::zset_commands::parse;
@@ -16,10 +17,8 @@ const HRANDFIELD_SUB_STRATEGY_MUL: usize = 3;
 pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() == 2 {
         let mut rng = Rng::new(ctx);
-        match read_hash_and_out(ctx, args[1]) {
-            (Ok(Some(hash)), out) => out.bulk(hash.random(rng.next()).0),
-            (Ok(None), out) => out.null(),
-            (Err(WrongType), _) => {}
+        if let Some((hash, out)) = lookup(ctx, args[1], ReplyWriter::null) {
+            out.bulk(hash.random(rng.next()).0);
         }
         return;
     }
@@ -35,6 +34,32 @@ pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.error("ERR value is out of range");
     }
     with_count(ctx, args[1], l, with_values);
+}
+
+/// The hash at `key` for HRANDFIELD, beside the reply writer: looked up (a hit or a
+/// miss, or WRONGTYPE), then rid of its due fields, as Redis's hashTypeExpireIfNeeded;
+/// None after the reply `missing` when the key is absent or went with its fields.
+fn lookup<'c, 'a>(
+    ctx: &'c mut Ctx<'a>,
+    key: &[u8],
+    missing: fn(&mut ReplyWriter<'a>),
+) -> Option<(&'c Hash, &'c mut ReplyWriter<'a>)> {
+    match read_hash(ctx, key) {
+        Err(_) => return None,
+        Ok(None) => {
+            missing(&mut ctx.out);
+            return None;
+        }
+        Ok(Some(_)) => {}
+    }
+    if expire_all_due(ctx, key) {
+        missing(&mut ctx.out);
+        return None;
+    }
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    let Ctx { server, out, .. } = ctx;
+    let hash = server.keyspace.peek(db, key, now)?.value.as_hash().ok()?;
+    Some((hash, out))
 }
 
 /// The reply header for `n` picks: pairs are flat in RESP2, nested in RESP3.
@@ -54,14 +79,14 @@ fn with_count(ctx: &mut Ctx, key: &[u8], l: i64, with_values: bool) {
     let (count, unique) = (l.unsigned_abs() as usize, l >= 0);
     let mut rng = Rng::new(ctx);
     let cap = ctx.reply_cap();
-    let (Ok(found), out) = read_hash_and_out(ctx, key) else {
+    let Some((hash, out)) = lookup(ctx, key, |out| out.array(0)) else {
         return;
     };
-    let Some(hash) = found.filter(|_| count > 0) else {
+    if count == 0 {
         return out.array(0);
-    };
+    }
     let size = hash.len();
-    let listpack = hash.encoding() == HashEncoding::Listpack;
+    let listpack = hash.encoding().is_packed();
     if !unique || count == 1 {
         header(out, count, with_values);
         let all: Vec<(&[u8], &[u8])> = if listpack {

@@ -1,5 +1,6 @@
 //! HSET, HMSET, HSETNX, HDEL, HINCRBY, HINCRBYFLOAT.
 
+use super::lazy::{expire_in_place, field_clock, removes_due, report_in_place};
 use super::with_hash_or_create;
 use crate::commands::Ctx;
 use crate::errors;
@@ -37,14 +38,24 @@ pub fn hset(ctx: &mut Ctx, args: &[&[u8]]) {
     }
 }
 
-/// HSETNX key field value
+/// HSETNX key field value (a field whose time has passed is removed first, then set)
 pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) {
     let (field, value) = (args[2], args[3]);
-    let Some((added, created)) = with_hash_or_create(ctx, args[1], |h, cfg| {
-        !h.contains(field) && h.set(field, value, cfg)
+    let (now, removes) = (field_clock(ctx), removes_due(ctx));
+    let Some(((added, expired, emptied), created)) = with_hash_or_create(ctx, args[1], |h, cfg| {
+        let expired = expire_in_place(h, field, now, removes);
+        let emptied = expired && h.is_empty();
+        (
+            !h.contains(field) && h.set(field, value, cfg),
+            expired,
+            emptied,
+        )
     }) else {
         return;
     };
+    if expired {
+        report_in_place(ctx, args[1], field, emptied);
+    }
     if added {
         if !created {
             ctx.server.keyspace.signal_modified(ctx.client.db, args[1]);
@@ -89,7 +100,8 @@ enum Refused {
 }
 
 /// Sets `field` of the hash at `key` (created when absent) to `step(current value)`, the
-/// body of HINCRBY and HINCRBYFLOAT: the new value's text, or the error to reply.
+/// body of HINCRBY and HINCRBYFLOAT: the new value's text, or the error to reply. A field
+/// whose time has passed is removed first (counting from 0); a live one keeps its time.
 fn increment(
     ctx: &mut Ctx,
     args: &[&[u8]],
@@ -97,11 +109,18 @@ fn increment(
     step: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, Refused>,
 ) -> Option<Result<Vec<u8>, Refused>> {
     let (key, field) = (args[1], args[2]);
-    let (result, created) = with_hash_or_create(ctx, key, |h, cfg| {
-        let text = step(h.get(field))?;
-        h.set(field, &text, cfg);
-        Ok(text)
+    let (now, removes) = (field_clock(ctx), removes_due(ctx));
+    let ((result, expired, emptied), created) = with_hash_or_create(ctx, key, |h, cfg| {
+        let expired = expire_in_place(h, field, now, removes);
+        let emptied = expired && h.is_empty();
+        let result = step(h.get(field)).inspect(|text| {
+            h.set_keep_ttl(field, text, cfg);
+        });
+        (result, expired, emptied)
     })?;
+    if expired {
+        report_in_place(ctx, key, field, emptied);
+    }
     if result.is_ok() {
         if !created {
             ctx.server.keyspace.signal_modified(ctx.client.db, key);

@@ -30,6 +30,7 @@
 //! returned exactly once, whatever grows, shrinks or moves meanwhile; a key added during the
 //! scan may or may not be returned, as Redis promises.
 
+use super::field_expiry::FieldExpiry;
 use super::slots::SlotIndex;
 use super::string::{Compact, StringValue};
 use super::value::{Value, WrongType};
@@ -212,6 +213,8 @@ pub struct Db {
     scratch: Value,
     /// The keys of each hash slot (cluster mode, database 0), else None.
     slot_index: Option<Box<SlotIndex>>,
+    /// The hashes with field expiry times, for active field expiry.
+    pub(super) field_expiry: FieldExpiry,
 }
 
 impl Default for Db {
@@ -222,6 +225,7 @@ impl Default for Db {
             dirty: false,
             scratch: placeholder(),
             slot_index: None,
+            field_expiry: FieldExpiry::default(),
         }
     }
 }
@@ -452,6 +456,7 @@ impl Db {
     /// None when the key is new, else the old value when it was kept beside the table (to
     /// be freed, lazily if large).
     pub fn insert(&mut self, key: &[u8], value: Value, clock: u32) -> Option<Option<Value>> {
+        self.note_field_expiry(key, &value);
         let Some(slot) = self.table.find(key) else {
             self.insert_absent(key, value, clock);
             return None;
@@ -476,6 +481,15 @@ impl Db {
         // The move invalidates slots, the checked-out one's too.
         self.settle();
         self.table.rehash_step(groups)
+    }
+
+    /// Registers `value` for active field expiry when it is a hash with field times.
+    fn note_field_expiry(&mut self, key: &[u8], value: &Value) {
+        if let Value::Hash(h) = value {
+            if let Some(at) = h.min_field_expiry() {
+                self.field_expiry.register(key, at);
+            }
+        }
     }
 
     /// Makes room for `additional` more keys (a loader's size hint), so that adding them
@@ -508,6 +522,7 @@ impl Db {
     /// Inserts `key`, which is not in the table, with no expiry; returns its slot.
     pub(super) fn insert_absent(&mut self, key: &[u8], value: Value, clock: u32) -> Slot {
         self.settle();
+        self.note_field_expiry(key, &value);
         if let Some(index) = &mut self.slot_index {
             index.add(key_slot(key), key);
         }

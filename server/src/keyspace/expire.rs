@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 /// Keys sampled per round of active expiry.
 const SAMPLE: usize = 20;
+/// Most hash fields one cycle removes in a database (Redis's fields quota).
+const FIELDS_PER_CYCLE: usize = 1000;
 
 /// Keyspace counters for INFO stats.
 #[derive(Debug, Default, Clone)]
@@ -34,6 +36,7 @@ impl Keyspace {
         let start = Instant::now();
         let now = unix_ms();
         for db in 0..self.dbs.len() {
+            self.expire_fields_actively(db, now, FIELDS_PER_CYCLE);
             loop {
                 let volatile = self.dbs[db].volatile_len();
                 if volatile == 0 {

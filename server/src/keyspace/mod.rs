@@ -11,7 +11,7 @@
 //! - [`list`]: the list value, on the list engine.
 //! - [`stream`]: the stream value, on the stream engine.
 //! - `lazyfree`, `watch`, `blocking`, `expire`: lazy free, WATCH state, waited-on keys,
-//!   active expiry.
+//!   active expiry; `field_expiry`: the hashes with field times and their active expiry.
 //!
 //! Every write goes through [`Keyspace::signal_modified`] (Redis's signalModifiedKey), which
 //! marks WATCHing clients dirty, and adds the number of elements it changed to the change
@@ -36,6 +36,7 @@ pub mod zset;
 
 mod blocking;
 mod expire;
+mod field_expiry;
 mod lazyfree;
 mod watch;
 
@@ -68,6 +69,8 @@ pub struct Removal {
     pub key: Vec<u8>,
     /// Expiry or eviction.
     pub cause: Cause,
+    /// The hash field that expired, when only a field was removed (replayed as HDEL).
+    pub field: Option<Vec<u8>>,
 }
 
 use crate::clock::unix_ms;
@@ -208,6 +211,12 @@ impl Keyspace {
     /// expireIfNeeded while the expire action is paused).
     pub fn hold_expiry(&mut self, held: bool) {
         self.expiry_held = held;
+    }
+
+    /// Whether keys and fields whose time has come are held rather than removed (see
+    /// [`Keyspace::hold_expiry`]).
+    pub fn expiry_held(&self) -> bool {
+        self.expiry_held
     }
 
     /// Removes `key` if its time has come. Returns true when it was removed (or, while
@@ -389,6 +398,7 @@ impl Keyspace {
                     db,
                     key: key.to_vec(),
                     cause,
+                    field: None,
                 });
             }
         }

@@ -17,8 +17,11 @@ use super::read::{self, LoadError, LoadOptions};
 use super::write::{self, Form, RdbWriter};
 use crate::keyspace::Value;
 
-/// The RDB version of Redis 7.2, which DUMP writes and RESTORE accepts at most.
+/// The RDB version of Redis 7.2, which DUMP writes.
 pub const DUMP_VERSION: u16 = 11;
+/// The highest RDB version RESTORE accepts: Redis 7.4's, whose payloads carry hashes with
+/// field times (types 24 and 25, which Goblin reads).
+pub const RESTORE_MAX_VERSION: u16 = 12;
 /// The RDB version of portable payloads (Redis 7.0's).
 pub const PORTABLE_VERSION: u16 = 10;
 
@@ -70,7 +73,7 @@ pub fn seal(body: &[u8], version: u16) -> Vec<u8> {
 /// Why a payload was refused.
 #[derive(Debug, Clone)]
 pub enum RestoreError {
-    /// Shorter than its footer, a version above [`DUMP_VERSION`], or a wrong checksum
+    /// Shorter than its footer, a version above [`RESTORE_MAX_VERSION`], or a wrong checksum
     /// ("DUMP payload version or checksum are wrong").
     Footer,
     /// The value does not parse, is empty or of a type Goblin does not store ("Bad data
@@ -85,7 +88,7 @@ pub fn verify(payload: &[u8]) -> Result<u16, RestoreError> {
     }
     let footer = &payload[payload.len() - 10..];
     let version = u16::from_le_bytes([footer[0], footer[1]]);
-    if version > DUMP_VERSION {
+    if version > RESTORE_MAX_VERSION {
         return Err(RestoreError::Footer);
     }
     if super::skip_checksum() {
@@ -133,12 +136,14 @@ mod tests {
         p[last] ^= 1;
         assert!(matches!(verify(&p), Err(RestoreError::Footer)));
         p[last] ^= 1;
-        // Version 12 with a correct checksum: refused for its version.
+        // Version 12 (Redis 7.4) with a correct checksum is read, 13 refused.
         let n = p.len();
-        p[n - 10] = 12;
-        let crc = crc64::update(0, &p[..n - 8]);
-        p[n - 8..].copy_from_slice(&crc.to_le_bytes());
-        assert!(matches!(verify(&p), Err(RestoreError::Footer)));
+        for (version, ok) in [(12, true), (13, false)] {
+            p[n - 10] = version;
+            let crc = crc64::update(0, &p[..n - 8]);
+            p[n - 8..].copy_from_slice(&crc.to_le_bytes());
+            assert_eq!(verify(&p).is_ok(), ok, "version {version}");
+        }
         let portable = payload(&value, true, Payload::Portable);
         assert_eq!(verify(&portable).unwrap(), 10);
     }
@@ -154,6 +159,35 @@ mod tests {
                 ),
                 "{body:?}"
             );
+        }
+    }
+
+    #[test]
+    fn hashes_with_field_times_round_trip_as_redis_7_4_types() {
+        use crate::keyspace::{Hash, HashConfig};
+        let cfg = HashConfig::default();
+        for (fields, rdb_type) in [(3usize, 25u8), (600, 24)] {
+            let mut h = Hash::new();
+            for i in 0..fields {
+                h.set(format!("f{i}").as_bytes(), b"v", &cfg);
+            }
+            h.set_field_expiry(b"f1", Some(4_102_444_800_000));
+            h.set_field_expiry(b"f2", Some(1_700_000_000_000));
+            let p = payload(&Value::Hash(h.clone()), true, Payload::Exact);
+            assert_eq!(p[0], rdb_type);
+            let Value::Hash(back) = restore(&p, &LoadOptions::default()).unwrap() else {
+                panic!("a hash");
+            };
+            assert_eq!(back.encoding(), h.encoding());
+            let all = |h: &Hash| {
+                let mut v: Vec<_> = h
+                    .iter_with_expiry()
+                    .map(|(f, v, t)| (f.to_vec(), v.to_vec(), t))
+                    .collect();
+                v.sort();
+                v
+            };
+            assert_eq!(all(&back), all(&h));
         }
     }
 

@@ -26,6 +26,9 @@ use goblin_zset::ZSet;
 use std::fmt;
 use std::io::Read;
 
+/// The latest hash field expiry time a snapshot may hold (Redis's EB_EXPIRE_TIME_MAX).
+const MAX_FIELD_TIME: u64 = (1 << 48) - 1;
+
 /// Why a load failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -732,8 +735,19 @@ impl<'a, R: Read> Loader<'a, R> {
             TYPE_SET => self.set()?.map(Value::Set),
             TYPE_SET_INTSET => self.intset()?.map(Value::Set),
             TYPE_SET_LISTPACK => self.packed_set()?.map(Value::Set),
-            TYPE_HASH => self.hash()?.map(Value::Hash),
+            TYPE_HASH => self.hash(None)?.map(Value::Hash),
+            TYPE_HASH_METADATA => {
+                let min = u64::from_le_bytes(self.input.array()?);
+                self.hash(Some(min))?.map(Value::Hash)
+            }
+            TYPE_22 if !self.report.valkey => self.hash(Some(1))?.map(Value::Hash),
             TYPE_HASH_ZIPMAP | TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
+                self.packed_hash(rdb_type)?.map(Value::Hash)
+            }
+            TYPE_HASH_LISTPACK_EX | TYPE_23 if !self.report.valkey => {
+                if rdb_type == TYPE_HASH_LISTPACK_EX {
+                    self.input.array::<8>()?; // the earliest field time, known from the blob
+                }
                 self.packed_hash(rdb_type)?.map(Value::Hash)
             }
             TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
@@ -879,7 +893,7 @@ impl<'a, R: Read> Loader<'a, R> {
     /// HASH: a count, then field and value strings, added as Redis 7.2's loader adds them:
     /// a listpack unless the count is past hash-max-listpack-entries, converting when a
     /// field or value is longer than hash-max-listpack-value.
-    fn hash(&mut self) -> Result<Option<Hash>> {
+    fn hash(&mut self, timed_from: Option<u64>) -> Result<Option<Hash>> {
         let count = self.input.length()?;
         if count == 0 {
             return Ok(None);
@@ -890,9 +904,24 @@ impl<'a, R: Read> Loader<'a, R> {
         } else {
             Hash::new()
         };
+        if timed_from.is_some() {
+            hash.enable_field_expiry();
+        }
         let mut value = Vec::new();
         for _ in 0..count {
             let at = self.input.offset();
+            // HASH_METADATA: each field's time, relative to the earliest plus one (0:
+            // none); the 7.4 RC's form (type 22) stores it absolute (read with base 1).
+            let expire_at = match timed_from {
+                Some(base) => match self.input.length()? {
+                    0 => None,
+                    t => Some(t.saturating_add(base) - 1),
+                },
+                None => None,
+            };
+            if expire_at.is_some_and(|t| t > MAX_FIELD_TIME) {
+                return Err(self.input.corrupt("hash field expiry time out of range"));
+            }
             self.scratch.clear();
             self.input.string(&mut self.scratch)?;
             value.clear();
@@ -907,6 +936,9 @@ impl<'a, R: Read> Loader<'a, R> {
                     ),
                 });
             }
+            if expire_at.is_some() {
+                hash.set_field_expiry(&self.scratch, expire_at);
+            }
         }
         Ok(Some(hash))
     }
@@ -914,6 +946,8 @@ impl<'a, R: Read> Loader<'a, R> {
     /// HASH_ZIPMAP / HASH_ZIPLIST / HASH_LISTPACK: one blob of alternating fields and
     /// values, kept a listpack unless it holds more than hash-max-listpack-entries pairs or
     /// a field or value longer than hash-max-listpack-value (as Redis converts it on load).
+    /// HASH_LISTPACK_EX (and the 7.4 RC's type 23): triples of field, value and time (0:
+    /// none), kept a listpackex.
     fn packed_hash(&mut self, rdb_type: u8) -> Result<Option<Hash>> {
         let at = self.input.offset();
         let mut blob = Vec::new();
@@ -921,30 +955,62 @@ impl<'a, R: Read> Loader<'a, R> {
         let (kind, walk): (&str, Walker) = match rdb_type {
             TYPE_HASH_LISTPACK => ("listpack", packed::listpack_items),
             TYPE_HASH_ZIPLIST => ("ziplist", packed::ziplist_items),
-            _ => ("zipmap", packed::zipmap_items),
+            TYPE_HASH_ZIPMAP => ("zipmap", packed::zipmap_items),
+            _ => ("listpackex", packed::listpack_items),
         };
+        let timed = kind == "listpackex";
         let cfg = self.opts.hash;
         let mut hash = Hash::new();
-        let mut field: Option<Vec<u8>> = None;
+        if timed {
+            hash.enable_field_expiry();
+        }
+        let mut pending: Vec<Vec<u8>> = Vec::new();
+        // A listpackex's timed triples, added last in reverse so that each goes before the
+        // ones expiring with or after it: the blob's order (Redis keeps the blob as is).
+        let mut timed_triples: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
         let mut text = [0u8; 20];
+        let duplicate = |f: &[u8]| format!("duplicate field '{}'", String::from_utf8_lossy(f));
         walk(&blob, &mut |item| {
             let bytes: &[u8] = match item {
                 Item::Str(s) => s,
                 Item::Int(v) => crate::numbers::i64_text(v, &mut text),
             };
-            let Some(f) = field.take() else {
-                field = Some(bytes.to_vec());
+            if pending.len() < 1 + usize::from(timed) {
+                pending.push(bytes.to_vec());
                 return Ok(());
-            };
-            if hash.set(&f, bytes, &cfg) {
-                Ok(())
-            } else {
-                Err(format!("duplicate field '{}'", String::from_utf8_lossy(&f)))
             }
+            let t = if timed {
+                crate::numbers::parse_i64(bytes)
+                    .filter(|t| (0..=MAX_FIELD_TIME as i64).contains(t))
+                    .ok_or("bad field expiry time")?
+            } else {
+                0
+            };
+            let v = if timed {
+                pending.pop().expect("value")
+            } else {
+                bytes.to_vec()
+            };
+            let f = pending.pop().expect("field");
+            if t != 0 {
+                timed_triples.push((f, v, t as u64));
+            } else if !hash.set(&f, &v, &cfg) {
+                return Err(duplicate(&f));
+            }
+            Ok(())
         })
-        .and_then(|_| match field {
-            Some(_) => Err("odd number of items".to_string()),
-            None => Ok(()),
+        .and_then(|_| match pending.is_empty() {
+            false => Err("incomplete pair or triple".to_string()),
+            true => Ok(()),
+        })
+        .and_then(|_| {
+            for (f, v, t) in timed_triples.iter().rev() {
+                if !hash.set(f, v, &cfg) {
+                    return Err(duplicate(f));
+                }
+                hash.set_field_expiry(f, Some(*t));
+            }
+            Ok(())
         })
         .map_err(|message| LoadError {
             kind: ErrorKind::Corrupt,
@@ -1832,9 +1898,9 @@ mod tests {
 
     #[test]
     fn other_types_are_refused_naming_the_key_or_skipped() {
-        // A string, a list, a hash and a set load; the hash with field expiries after them
-        // is the first refused key.
-        let bytes = file("REDIS0011", |w| {
+        // A string, a list, a hash and a set load; Valkey 9's hash with field expiries
+        // after them is the first refused key.
+        let bytes = file("VALKEY080", |w| {
             w.byte(TYPE_STRING).unwrap();
             w.string(b"greeting").unwrap();
             w.string(b"hello").unwrap();
@@ -1851,11 +1917,13 @@ mod tests {
             w.byte(TYPE_SET_LISTPACK).unwrap();
             w.string(b"set").unwrap();
             w.string(&listpack(&[Item::Str(b"x")])).unwrap();
-            // A Redis 7.4 hash with field expiries: minimum expiry, then a listpack.
-            w.byte(TYPE_HASH_LISTPACK_EX).unwrap();
+            // Valkey's hash with field expiries: a count, then field, value, 8-byte time.
+            w.byte(TYPE_22).unwrap();
             w.string(b"ttlhash").unwrap();
+            w.len(1).unwrap();
+            w.string(b"f").unwrap();
+            w.string(b"v").unwrap();
             w.raw(&[0; 8]).unwrap();
-            w.string(&listpack(&[Item::Str(b"f")])).unwrap();
             w.byte(TYPE_ZSET_2).unwrap();
             w.string(b"z").unwrap();
             w.len(1).unwrap();
@@ -1866,7 +1934,7 @@ mod tests {
         assert_eq!(err.kind, ErrorKind::Unsupported);
         let hash_at = bytes
             .windows(9)
-            .position(|w| w == [&[TYPE_HASH_LISTPACK_EX, 7][..], b"ttlhash"].concat())
+            .position(|w| w == [&[TYPE_22, 7][..], b"ttlhash"].concat())
             .unwrap();
         assert_eq!(err.offset, hash_at as u64);
         assert!(err.message.contains("'ttlhash'"), "{err}");

@@ -23,7 +23,7 @@ use super::crc64;
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, HashEncoding, Member, SetEncoding, Stream, Value};
+use crate::keyspace::{Db, Member, SetEncoding, Stream, Value};
 use crate::numbers::double_to_bytes;
 use goblin_zset::list::StoredNode;
 use goblin_zset::Encoding as ZSetEncoding;
@@ -308,9 +308,12 @@ pub fn value_type(value: &Value, form: Form) -> u8 {
             SetEncoding::Listpack if form.exact => TYPE_SET_LISTPACK,
             _ => TYPE_SET,
         },
-        Value::Hash(h) => match h.encoding() {
-            HashEncoding::Listpack => TYPE_HASH_LISTPACK,
-            HashEncoding::Hashtable => TYPE_HASH,
+        // Redis 7.4's types only for a hash with field times, so 7.2 reads the rest.
+        Value::Hash(h) => match (h.encoding().is_packed(), h.min_field_expiry()) {
+            (true, None) => TYPE_HASH_LISTPACK,
+            (false, None) => TYPE_HASH,
+            (true, Some(_)) => TYPE_HASH_LISTPACK_EX,
+            (false, Some(_)) => TYPE_HASH_METADATA,
         },
         Value::List(_) => TYPE_LIST_QUICKLIST_2,
         Value::Stream(_) if form.exact => TYPE_STREAM_LISTPACKS_3,
@@ -381,19 +384,38 @@ pub fn write_body<W: Write>(w: &mut RdbWriter<W>, value: &Value, form: Form) -> 
                 }
             }
         },
-        Value::Hash(h) => match h.encoding() {
-            HashEncoding::Listpack => {
-                let items: Vec<Item> = h.iter().flat_map(|(f, v)| [f, v]).map(item).collect();
-                w.string_value(&packed::listpack(&items), compress)?;
+        Value::Hash(h) => {
+            let min = h.min_field_expiry();
+            if let Some(t) = min {
+                // HASH_LISTPACK_EX and HASH_METADATA start with the earliest field time.
+                w.raw(&t.to_le_bytes())?;
             }
-            HashEncoding::Hashtable => {
-                w.len(h.len() as u64)?;
-                for (f, v) in h.iter() {
-                    w.string_value(f, compress)?;
-                    w.string_value(v, compress)?;
+            match (h.encoding().is_packed(), min) {
+                (true, None) => {
+                    let items: Vec<Item> = h.iter().flat_map(|(f, v)| [f, v]).map(item).collect();
+                    w.string_value(&packed::listpack(&items), compress)?;
+                }
+                (true, Some(_)) => {
+                    // Triples of field, value and time (0 for none), in listpackex order.
+                    let items: Vec<Item> = h
+                        .iter_with_expiry()
+                        .flat_map(|(f, v, t)| [item(f), item(v), Item::Int(t.unwrap_or(0) as i64)])
+                        .collect();
+                    w.string_value(&packed::listpack(&items), compress)?;
+                }
+                (false, min) => {
+                    w.len(h.len() as u64)?;
+                    for (f, v, t) in h.iter_with_expiry() {
+                        if let Some(min) = min {
+                            // A time is stored relative to the earliest, plus one (0: none).
+                            w.len(t.map_or(0, |t| t - min + 1))?;
+                        }
+                        w.string_value(f, compress)?;
+                        w.string_value(v, compress)?;
+                    }
                 }
             }
-        },
+        }
         Value::List(l) => {
             let nodes = l.stored_nodes();
             w.len(nodes.len() as u64)?;

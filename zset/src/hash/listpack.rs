@@ -236,10 +236,16 @@ impl PackHash {
         assert_eq!(fields.len(), self.len());
         let times: Vec<Option<u64>> = self.slots().map(|s| s.expire_at).collect();
         if !self.is_ex() {
-            assert!(times.iter().all(Option::is_none), "a time in a plain listpack");
+            assert!(
+                times.iter().all(Option::is_none),
+                "a time in a plain listpack"
+            );
         }
         let timed = times.iter().take_while(|t| t.is_some()).count();
-        assert!(times[timed..].iter().all(Option::is_none), "timed after untimed");
+        assert!(
+            times[timed..].iter().all(Option::is_none),
+            "timed after untimed"
+        );
         assert!(times[..timed].is_sorted(), "times out of order");
         let unique: std::collections::HashSet<&[u8]> = fields.iter().copied().collect();
         assert_eq!(unique.len(), fields.len(), "duplicate field");

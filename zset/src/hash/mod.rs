@@ -26,7 +26,7 @@
 //!                                                  below half)
 //!   swiss: Vec<[16 ctrl bytes | 16 u32 ids]>, 80 B per 16-slot group
 //!          (1 + 4) / load = 5.7 B at 7/8 full .. 8.6 B just after growth by half
-//!   header: 80 B, boxed
+//!   header: 104 B, boxed (80, and an empty B-tree for field times)
 //!   "field:123456" = 8-byte value: 22 + ~5.7..8.6 (+ slack) => ~28..36 B/field
 //! ```
 //!
@@ -45,7 +45,7 @@
 //! at 0 (no time) and 7 bytes with one, so a hash without times costs exactly what it did.
 //! The listpack gets a mark bit in its count and Redis's listpackex order (timed fields
 //! first, earliest first); the hashtable keeps a B-tree of `(time, field hash)`, 16 bytes
-//! per timed field, absent while none has a time. Times are kept, never acted on: the
+//! per timed field, unallocated while none has a time (its header is 104 bytes, was 80). Times are kept, never acted on: the
 //! caller decides when a field is due and removes it ([`Hash::take_expired`]).
 
 mod digest;
@@ -262,7 +262,10 @@ impl Hash {
     /// left out).
     pub fn live_len(&self, now: u64) -> usize {
         match self.min_field_expiry() {
-            Some(t) if t < now => self.iter_with_expiry().filter(|e| field_alive(e.2, now)).count(),
+            Some(t) if t < now => self
+                .iter_with_expiry()
+                .filter(|e| field_alive(e.2, now))
+                .count(),
             _ => self.len(),
         }
     }
@@ -394,11 +397,14 @@ impl<'a> Iterator for Iter<'a> {
     }
 }
 
+/// A field, its value and its expiry time.
+pub type Triple<'a> = (&'a [u8], &'a [u8], Option<u64>);
+
 /// The pairs of a [`Hash`] with their expiry times, from [`Hash::iter_with_expiry`].
-pub struct IterEx<'a>(Box<dyn Iterator<Item = (&'a [u8], &'a [u8], Option<u64>)> + 'a>);
+pub struct IterEx<'a>(Box<dyn Iterator<Item = Triple<'a>> + 'a>);
 
 impl<'a> Iterator for IterEx<'a> {
-    type Item = (&'a [u8], &'a [u8], Option<u64>);
+    type Item = Triple<'a>;
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {

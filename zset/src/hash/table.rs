@@ -10,8 +10,8 @@
 //!
 //! Field expiry: a field's expiry time (Unix ms) is the score of its field entry (0, no
 //! byte, without one), and `ttls` orders the timed fields as `(time, field hash)` pairs
-//! (16 bytes each in a B-tree) for active expiry; it is absent, 8 bytes of header, while
-//! no field has a time.
+//! (16 bytes each in a B-tree) for active expiry; empty, it holds no allocation (24 bytes
+//! of header).
 
 use super::hash;
 use super::listpack::{score_ttl, ttl_score};
@@ -27,7 +27,7 @@ const RESERVE_LIMIT: usize = 1 << 24;
 pub(crate) struct TableHash {
     arena: Arena,
     index: SwissIndex<u32>,
-    ttls: Option<Box<BTreeSet<(u64, u64)>>>,
+    ttls: BTreeSet<(u64, u64)>,
 }
 
 /// The arena offset of the value entry of the pair whose field entry is `id`.
@@ -49,7 +49,7 @@ impl TableHash {
         TableHash {
             arena: Arena::with_capacity(bytes.min(RESERVE_LIMIT)),
             index: SwissIndex::with_capacity(len.min(RESERVE_LIMIT)),
-            ttls: None,
+            ttls: BTreeSet::new(),
         }
     }
 
@@ -133,7 +133,7 @@ impl TableHash {
     /// Records that `field` expires at `expire_at`.
     fn index_ttl(&mut self, expire_at: Option<u64>, field: &[u8]) {
         if let Some(t) = expire_at {
-            self.ttls.get_or_insert_default().insert((t, hash(field)));
+            self.ttls.insert((t, hash(field)));
         }
     }
 
@@ -149,14 +149,9 @@ impl TableHash {
         }
     }
 
-    /// Removes `(t, h)` from the expiry index, dropping an emptied index.
+    /// Removes `(t, h)` from the expiry index.
     fn drop_ttl_entry(&mut self, t: u64, h: u64) {
-        if let Some(ttls) = &mut self.ttls {
-            ttls.remove(&(t, h));
-            if ttls.is_empty() {
-                self.ttls = None;
-            }
-        }
+        self.ttls.remove(&(t, h));
     }
 
     /// The slot of a field with hash `h` expiring at `t`.
@@ -170,7 +165,7 @@ impl TableHash {
 
     /// The earliest expiry time of a field.
     pub(crate) fn min_expiry(&self) -> Option<u64> {
-        self.ttls.as_ref().and_then(|t| t.first()).map(|&(t, _)| t)
+        self.ttls.first().map(|&(t, _)| t)
     }
 
     /// Removes up to `max` fields whose time is at or before `now`, earliest first,
@@ -178,7 +173,7 @@ impl TableHash {
     pub(crate) fn take_expired(&mut self, now: u64, max: usize) -> Vec<Vec<u8>> {
         let mut taken = Vec::new();
         while taken.len() < max {
-            let Some(&(t, h)) = self.ttls.as_ref().and_then(|s| s.first()) else {
+            let Some(&(t, h)) = self.ttls.first() else {
                 break;
             };
             if t > now {
@@ -283,7 +278,7 @@ impl TableHash {
     /// Heap bytes held, the table's own header included.
     pub(crate) fn memory_bytes(&self) -> usize {
         // A B-tree node holds up to 11 pairs; count them at two thirds full.
-        let ttls = self.ttls.as_ref().map_or(0, |t| t.len() * 16 * 3 / 2);
+        let ttls = self.ttls.len() * 16 * 3 / 2;
         std::mem::size_of::<TableHash>()
             + self.arena.memory_bytes()
             + self.index.memory_bytes()
@@ -304,9 +299,7 @@ impl TableHash {
             .triples()
             .filter_map(|(f, _, t)| t.map(|t| (t, hash(f))))
             .collect();
-        let indexed = self.ttls.as_deref().cloned().unwrap_or_default();
-        assert_eq!(timed, indexed, "expiry index");
-        assert!(self.ttls.as_ref().is_none_or(|t| !t.is_empty()));
+        assert_eq!(timed, self.ttls, "expiry index");
     }
 }
 
@@ -315,8 +308,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_is_88_bytes() {
-        assert_eq!(std::mem::size_of::<TableHash>(), 88);
+    fn header_is_104_bytes() {
+        assert_eq!(std::mem::size_of::<TableHash>(), 104);
     }
 
     #[test]
@@ -379,7 +372,7 @@ mod tests {
             t.set_expiry(format!("f{i}").as_bytes(), None);
         }
         assert_eq!(t.min_expiry(), None);
-        assert!(t.ttls.is_none());
+        assert!(t.ttls.is_empty());
         t.validate();
     }
 }

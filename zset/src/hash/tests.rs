@@ -298,5 +298,9 @@ fn a_hash_without_times_costs_what_it_did() {
     assert_eq!(ex.memory_bytes(), plain.memory_bytes());
     assert_eq!(ex.encoding(), HashEncoding::ListpackEx);
     ex.set_field_expiry(b"f3", Some(1_700_000_000_000));
-    assert_eq!(ex.memory_bytes(), plain.memory_bytes() + 7, "7 bytes for one time");
+    assert_eq!(
+        ex.memory_bytes(),
+        plain.memory_bytes() + 7,
+        "7 bytes for one time"
+    );
 }
