@@ -75,11 +75,20 @@ impl RequestParser {
             return None;
         }
         let argv = self.args.iter().map(|r| r.len()).sum();
-        let from = match read_header(buf, self.pos, "") {
+        let from = match self.pending_header(buf) {
             Ok(Some((_, data))) => data,
             _ => self.pos,
         };
         Some((from.min(buf.len()), argv))
+    }
+
+    /// The header of the argument being received, if it has arrived (nothing when no byte
+    /// of it has).
+    fn pending_header(&self, buf: &[u8]) -> Result<Option<(Option<i64>, usize)>, ProtocolError> {
+        match self.pos < buf.len() {
+            true => read_header(buf, self.pos, ""),
+            false => Ok(None),
+        }
     }
 
     /// The end in `buf` of an argument of at least [`BIG_ARG`] bytes being received (its
@@ -88,7 +97,7 @@ impl RequestParser {
         if self.remaining == 0 || self.is_inline {
             return None;
         }
-        match read_header(buf, self.pos, "") {
+        match self.pending_header(buf) {
             Ok(Some((Some(len), data))) if len >= BIG_ARG as i64 => Some(data + len as usize + 2),
             _ => None,
         }
@@ -365,6 +374,12 @@ mod tests {
         let mut p = RequestParser::default();
         assert_eq!(p.parse(buf, 0, OPEN).unwrap(), Parsed::Incomplete);
         assert_eq!(p.unfinished(buf), Some((buf.len() - 2, 3)));
+        assert_eq!(p.big_arg_end(buf), None);
+        // The request stops right after a whole argument: no header yet.
+        let buf = b"*3\r\n$3\r\nSET\r\n";
+        let mut p = RequestParser::default();
+        assert_eq!(p.parse(buf, 0, OPEN).unwrap(), Parsed::Incomplete);
+        assert_eq!(p.unfinished(buf), Some((buf.len(), 3)));
         assert_eq!(p.big_arg_end(buf), None);
         let buf = b"*1\r\n$4\r\nPING\r\n";
         let mut p = RequestParser::default();
