@@ -11,6 +11,7 @@ import time
 import redis
 
 from harness import info_of, make_client
+from test_hyperloglog import both72, pair72  # noqa: F401 (the fixtures: Redis 7.2.4 and Goblin)
 from test_aof import start
 from test_aof_deletions import KINDS
 from test_persistence import procs  # noqa: F401 (the fixture)
@@ -109,3 +110,27 @@ def test_a_bad_aof_ends_with_redis_line(procs, tmp_path):
         last[kind] = line.split(" ", 5)[-1]
     assert last["goblin"] == last["redis"]
     assert last["goblin"].startswith("# Bad file format reading the append only file")
+
+
+def test_getex_propagates_every_expiry_as_pexpireat(both72):
+    """Redis 7.2 writes GETEX with EX, PX, EXAT or PXAT to the AOF as PEXPIREAT (Debian's
+    7.0 kept PXAT as given): compared with Redis 7.2.4's AOF."""
+    from aof_stream import incr_stream
+
+    both72.ok("CONFIG", "SET", "appendonly", "yes")
+    for server, c in zip(both72.pair, both72.clients()):
+        deadline = time.monotonic() + 10
+        while info_of(c, "persistence")["aof_rewrite_in_progress"] or \
+                info_of(c, "persistence")["aof_rewrite_scheduled"]:
+            assert time.monotonic() < deadline, server
+            time.sleep(0.05)
+    at = int(time.time() * 1000) + 100_000_000
+    both72.ok("SET", "foo", "bar")
+    for option, value in (("PXAT", at), ("EXAT", at // 1000), ("PX", 100_000_000)):
+        both72("GETEX", "foo", option, value)
+    both72.ok("CONFIG", "SET", "appendonly", "no")
+    streams = []
+    for server in both72.pair:
+        cmds = [cmd for cmd in incr_stream(server.workdir) if cmd[0].lower() == b"pexpireat"]
+        streams.append([cmd[:2] for cmd in cmds])
+    assert streams[0] == streams[1] == [[b"PEXPIREAT", b"foo"]] * 3

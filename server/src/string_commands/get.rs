@@ -77,10 +77,9 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.server.keyspace.signal_modified(db, key);
             ctx.notify(notify::GENERIC, "expire", key);
             ctx.server.keyspace.add_dirty(1);
-            if o.expiry.is_some_and(|e| e.seconds || e.relative) {
-                let at = at.to_string();
-                ctx.propagate_instead(&[b"PEXPIREAT", key, at.as_bytes()]);
-            }
+            // Redis 7.2 writes every form as PEXPIREAT (7.0 kept PXAT as given).
+            let at = at.to_string();
+            ctx.propagate_instead(&[b"PEXPIREAT", key, at.as_bytes()]);
         }
         None if o.persist && ctx.server.keyspace.persist(db, key) => {
             ctx.server.keyspace.signal_modified(db, key);
