@@ -10,10 +10,11 @@ callgrind_control, runs redis-benchmark (one connection, pipeline 16, --requests
 for each test, and dumps the counts after each (a dump resets them). A figure is the server's user-space
 instructions for the test (everything: event loop, parsing, the command, the reply, the
 system-call wrappers; not the kernel) divided by the requests. With `--servers goblin,redis`
-redis-server is measured the same way after Goblin, and the table shows the ratio.
+each `--peer` (default Debian's redis-server) is measured the same way after Goblin, and the
+table shows the ratios.
 
     python3 benchmarks/callgrind_requests.py [--members 1000000] [--requests 20000] [--tests ZADD,ZSCORE]
-        [--servers goblin,redis]
+        [--servers goblin,redis] [--peer redis-7.2.4=/work/redis-7.2.4 ...]
 """
 
 import argparse
@@ -27,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode  # noqa: E402
+from common import Client, Server, add_peer_option, encode, peers  # noqa: E402
 from redis_benchmark_speed import KEY, preload  # noqa: E402
 
 GEO_KEY = "bench:geo"
@@ -101,13 +102,13 @@ def control(pid, *flags):
     subprocess.run(["callgrind_control", *flags, str(pid)], check=True, capture_output=True)
 
 
-def measure(kind, args):
+def measure(kind, args, binary=None):
     out_dir = tempfile.mkdtemp(prefix="goblin-callgrind-")
     wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir]
     results = {}
     extra = args.extra if kind == "goblin" else []
-    with Server(kind, extra=extra, wrapper=wrapper, start_timeout=120) as server:
+    with Server(kind, extra=extra, wrapper=wrapper, start_timeout=120, binary=binary) as server:
         preload(server.port, args.members)
         if "GEOSEARCH" in args.tests:
             preload_geo(server.port, args.members)
@@ -136,7 +137,8 @@ def main():
     ap.add_argument("--requests", type=int, default=20_000)
     ap.add_argument("--tests", default="ZADD,ZSCORE", help="comma-separated, of: " + ",".join(TESTS))
     ap.add_argument("--extra", nargs="*", default=[], help="more goblin-server flags")
-    ap.add_argument("--servers", default="goblin", help="goblin, or goblin,redis for Redis beside it")
+    ap.add_argument("--servers", default="goblin", help="goblin, or goblin,redis for the peers beside it")
+    add_peer_option(ap)
     args = ap.parse_args()
     args.tests = [t.strip().upper() for t in args.tests.split(",")]
     unknown = [t for t in args.tests if t not in TESTS]
@@ -148,19 +150,15 @@ def main():
     kinds = [k.strip() for k in args.servers.split(",")]
     if kinds not in (["goblin"], ["goblin", "redis"]):
         sys.exit("--servers is goblin or goblin,redis")
-    results = {kind: measure(kind, args) for kind in kinds}
+    others = peers(args) if len(kinds) == 2 else []
+    goblin = measure("goblin", args)
+    results = [(peer, measure("redis", args, binary)) for peer, binary in others]
     print("%d members, %d requests a test, pipeline 16, one connection" % (args.members, args.requests))
-    if len(kinds) == 1:
-        print("| command | Ir/request |")
-        print("|---|---:|")
-        for name in args.tests:
-            print("| %s | %.0f |" % (name, results["goblin"][name]))
-        return
-    print("| command | Goblin Ir/request | Redis Ir/request | Goblin/Redis |")
-    print("|---|---:|---:|---:|")
+    print("| command | Goblin Ir/request |" + "".join(" %s Ir/request | Goblin/%s |" % (p, p) for p, _ in results))
+    print("|---|---:|" + "---:|---:|" * len(results))
     for name in args.tests:
-        g, r = results["goblin"][name], results["redis"][name]
-        print("| %s | %.0f | %.0f | %.2f |" % (name, g, r, g / r))
+        g = goblin[name]
+        print("| %s | %.0f |" % (name, g) + "".join(" %.0f | %.2f |" % (r[name], g / r[name]) for _, r in results))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Shared pieces of the benchmark scripts: starting servers pinned to a CPU, reading their
 RSS, and a minimal pipelined RESP client fast enough to load millions of members."""
 
+import atexit
 import os
 import shutil
 import socket
@@ -11,6 +12,54 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOBLIN_BIN = os.environ.get("GOBLIN_BIN", os.path.join(REPO, "target", "release", "goblin-server"))
 REDIS_BIN = os.environ.get("REDIS_BIN", shutil.which("redis-server") or "/usr/bin/redis-server")
+
+
+def add_peer_option(ap):
+    """The `--peer NAME=PATH` option of the benchmarks that measure peers beside Goblin."""
+    ap.add_argument("--peer", action="append", default=[], metavar="NAME=PATH",
+                    help="a peer measured beside Goblin, repeatable: NAME=a redis-server or valkey-server "
+                         "binary, or a source tree (its src/ server, else built with make in a temporary "
+                         "copy); default redis-7.0=" + REDIS_BIN)
+
+
+def peers(args):
+    """The (name, server binary) of each peer `--peer` asked for, in order."""
+    out = []
+    for spec in args.peer or ["redis-7.0=" + REDIS_BIN]:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            name, path = os.path.basename(os.path.normpath(spec)), spec
+        out.append((name, server_binary(path)))
+    return out
+
+
+def server_binary(path):
+    """A server binary: `path` itself, or the src/redis-server or src/valkey-server of the
+    source tree `path`, built by `make` in a temporary copy (removed at exit) when absent."""
+    if os.path.isfile(path):
+        return path
+    if not os.path.isdir(path):
+        raise SystemExit("peer %s: no such binary or source tree" % path)
+    built = _tree_server(path)
+    if built:
+        return built
+    copy = tempfile.mkdtemp(prefix="goblin-peer-")
+    atexit.register(shutil.rmtree, copy, ignore_errors=True)
+    shutil.copytree(path, copy, symlinks=True, dirs_exist_ok=True)
+    print("building %s in %s ..." % (path, copy), flush=True)
+    subprocess.run(["nice", "make", "-j2", "-C", copy], check=True, stdout=subprocess.DEVNULL)
+    built = _tree_server(copy)
+    if not built:
+        raise SystemExit("peer %s: make built no src/redis-server or src/valkey-server" % path)
+    return built
+
+
+def _tree_server(tree):
+    for name in ("valkey-server", "redis-server"):
+        exe = os.path.join(tree, "src", name)
+        if os.path.isfile(exe) and os.access(exe, os.X_OK):
+            return exe
+    return None
 
 
 def free_port():

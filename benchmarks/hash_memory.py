@@ -21,7 +21,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode, memory_field  # noqa: E402
+from common import Client, Server, add_peer_option, encode, memory_field, peers  # noqa: E402
 
 BATCH = 1000  # pairs per HSET in H2
 
@@ -51,9 +51,9 @@ def workload(name, size, seed=1):
     raise ValueError(name)
 
 
-def measure(kind, name, size, cpu):
+def measure(kind, name, size, cpu, binary=None):
     desc, fields, first, commands = workload(name, size)
-    with Server(kind, cpu=cpu) as server:
+    with Server(kind, cpu=cpu, binary=binary) as server:
         c = Client(server.port)
         base_rss, base_used = server.rss(), memory_field(c, "used_memory")
         c.pipeline(commands)
@@ -72,22 +72,26 @@ def main():
     ap.add_argument("--workloads", default="H1,H2")
     ap.add_argument("--cpu", type=int, default=0, help="CPU the servers are pinned to")
     ap.add_argument("--json", help="write the raw results as JSON")
+    add_peer_option(ap)
     args = ap.parse_args()
+    others = peers(args)
     size = 10_000 if args.quick else 1_000_000
     targets = {"H1": 0.7, "H2": 0.5}
     rows = []
     print("%-4s %-30s %9s | %8s %8s %-9s | %8s %8s %-9s | %5s %6s" % (
-        "case", "shape", "fields", "G rss", "G used", "G enc", "R rss", "R used", "R enc", "G/R", "target"))
+        "case", "shape", "fields", "G rss", "G used", "G enc", "P rss", "P used", "P enc", "G/R", "target"))
     for name in args.workloads.split(","):
         if name not in targets:
             ap.error("unknown workload %r (H1, H2)" % name)
         desc, fields, g = measure("goblin", name, size, args.cpu)
-        _, _, r = measure("redis", name, size, args.cpu)
-        rows.append({"case": name, "shape": desc, "fields": fields, "goblin": g, "redis": r})
-        ratio = g["rss"] / r["rss"]
-        print("%-4s %-30s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s" % (
-            name, desc, fields, g["rss"], g["used"], g["encoding"], r["rss"], r["used"], r["encoding"],
-            ratio, "ok" if ratio <= targets[name] else "MISSED"), flush=True)
+        results = {peer: measure("redis", name, size, args.cpu, binary)[2] for peer, binary in others}
+        rows.append({"case": name, "shape": desc, "fields": fields, "goblin": g, "peers": results,
+                     "redis": results[others[0][0]]})
+        for peer, r in results.items():
+            ratio = g["rss"] / r["rss"]
+            print("%-4s %-30s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s  %s" % (
+                name, desc, fields, g["rss"], g["used"], g["encoding"], r["rss"], r["used"], r["encoding"],
+                ratio, "ok" if ratio <= targets[name] else "MISSED", peer), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

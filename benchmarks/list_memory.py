@@ -9,14 +9,14 @@ from MEMORY USAGE (the value alone) beside the RSS per key.
 
 Workloads (issue 16):
   L1  one list of 10M elements of 16 bytes ("e:" + 14 seeded random hex chars)
-  L2  1M keys "l:<n>" of 10 such elements
+  L2  --keys keys "l:<n>" (1M) of 10 such elements
 
 With --compress-depth N both servers run under list-compress-depth N; --contents
 compressible pushes "e:" + 14 decimal digits of a counter modulo 1000 (runs LZF shortens)
 in place of the random hex.
 
-Usage: benchmarks/list_memory.py [--quick] [--workloads L1,L2] [--breakdown] [--json out.json]
-                                 [--compress-depth N] [--contents random|compressible]
+Usage: benchmarks/list_memory.py [--quick] [--workloads L1,L2] [--keys N] [--breakdown] [--json out.json]
+                                 [--compress-depth N] [--contents random|compressible] [--peer NAME=PATH ...]
 """
 
 import argparse
@@ -26,7 +26,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode, memory_field  # noqa: E402
+from common import Client, Server, add_peer_option, encode, memory_field, peers  # noqa: E402
 
 BATCH = 1000  # elements per RPUSH, or keys per pipeline round in L2
 TARGETS = {"L1": 0.95, "L2": 0.7}
@@ -66,8 +66,8 @@ def rpush_commands(lists):
             yield encode(b"RPUSH", key, *elements[i:i + BATCH])
 
 
-def measure(kind, lists, elements, cpu, breakdown, extra=()):
-    with Server(kind, cpu=cpu, extra=extra) as server:
+def measure(kind, lists, elements, cpu, breakdown, extra=(), binary=None):
+    with Server(kind, cpu=cpu, extra=extra, binary=binary) as server:
         c = Client(server.port)
         base_rss, base_used = server.rss(), memory_field(c, "used_memory")
         c.pipeline(rpush_commands(lists))
@@ -91,29 +91,36 @@ def main():
     ap.add_argument("--workloads", default="L1,L2")
     ap.add_argument("--cpu", type=int, default=0, help="CPU the servers are pinned to")
     ap.add_argument("--breakdown", action="store_true", help="MEMORY USAGE per key beside RSS per key")
+    ap.add_argument("--keys", type=int, default=1_000_000, help="keys of L2")
     ap.add_argument("--json", help="write the raw results as JSON")
+    add_peer_option(ap)
     ap.add_argument("--compress-depth", type=int, default=0, help="list-compress-depth of both servers")
     ap.add_argument("--contents", choices=("random", "compressible"), default="random")
     args = ap.parse_args()
-    sizes = {"L1": 10_000_000, "L2": 10_000_000}
+    others = peers(args)
+    sizes = {"L1": 10_000_000, "L2": 10 * args.keys}
     rows = []
     print("%-4s %-34s %9s | %8s %8s %-9s | %8s %8s %-9s | %5s %6s" % (
-        "case", "shape", "elements", "G rss", "G used", "G enc", "R rss", "R used", "R enc", "G/R", "target"))
+        "case", "shape", "elements", "G rss", "G used", "G enc", "P rss", "P used", "P enc", "G/R", "target"))
     for name in args.workloads.split(","):
         if name not in TARGETS:
             ap.error("unknown workload %r (L1, L2)" % name)
         desc, elements, lists = workload(name, 10_000 if args.quick else sizes[name], contents=args.contents)
         extra = ("--list-compress-depth", str(args.compress_depth))
         g = measure("goblin", lists, elements, args.cpu, args.breakdown, extra)
-        r = measure("redis", lists, elements, args.cpu, args.breakdown, extra)
-        rows.append({"case": name, "shape": desc, "elements": elements, "goblin": g, "redis": r})
-        ratio = g["rss"] / r["rss"]
-        print("%-4s %-34s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s" % (
-            name, desc, elements, g["rss"], g["used"], g["encoding"], r["rss"], r["used"], r["encoding"],
-            ratio, "ok" if ratio <= TARGETS[name] else "MISSED"), flush=True)
-        if "rss_per_key" in g:
-            print("     per key: goblin rss %.1f B, MEMORY USAGE %.1f B; redis rss %.1f B, MEMORY USAGE %.1f B"
-                  % (g["rss_per_key"], g["memory_usage_per_key"], r["rss_per_key"], r["memory_usage_per_key"]))
+        results = {peer: measure("redis", lists, elements, args.cpu, args.breakdown, extra, binary)
+                   for peer, binary in others}
+        rows.append({"case": name, "shape": desc, "elements": elements, "goblin": g, "peers": results,
+                     "redis": results[others[0][0]]})
+        for peer, r in results.items():
+            ratio = g["rss"] / r["rss"]
+            print("%-4s %-34s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s  %s" % (
+                name, desc, elements, g["rss"], g["used"], g["encoding"], r["rss"], r["used"], r["encoding"],
+                ratio, "ok" if ratio <= TARGETS[name] else "MISSED", peer), flush=True)
+            if "rss_per_key" in g:
+                print("     per key: goblin rss %.1f B, MEMORY USAGE %.1f B; %s rss %.1f B, MEMORY USAGE %.1f B"
+                      % (g["rss_per_key"], g["memory_usage_per_key"], peer, r["rss_per_key"],
+                         r["memory_usage_per_key"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

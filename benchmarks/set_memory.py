@@ -8,9 +8,10 @@ growth beside it and the encoding of the first key.
 Workloads (issue 13):
   T1  one set of 1M members of 14 bytes ("m:" + 12 seeded random hex chars)
   T2  one set of 1M integers 0..999999 (in seeded random order)
-  T3  1M keys "s:<n>" of 10 small members ("m" + 1..4 digits, a listpack in Redis 7.2)
+  T3  --keys keys "s:<n>" (1M) of 10 small members ("m" + 1..4 digits, a listpack in Redis 7.2)
 
-Usage: benchmarks/set_memory.py [--quick] [--workloads T1,T2,T3] [--json out.json]
+Usage: benchmarks/set_memory.py [--quick] [--workloads T1,T2,T3] [--keys N] [--json out.json]
+                                [--peer NAME=PATH ...]
 """
 
 import argparse
@@ -20,12 +21,12 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode, memory_field  # noqa: E402
+from common import Client, Server, add_peer_option, encode, memory_field, peers  # noqa: E402
 
 BATCH = 1000  # members per SADD, or keys per pipeline round in T3
 
 
-def workload(name, size, seed=1):
+def workload(name, size, keys, seed=1):
     """Returns (description, member count, list of (key, [members]))."""
     rng = random.Random(seed)
     if name == "T1":
@@ -38,9 +39,9 @@ def workload(name, size, seed=1):
         rng.shuffle(ints)
         return "1 set, integers", size, [(b"t2", ints)]
     if name == "T3":
-        sets = [(b"s:%d" % k, [b"m%d" % rng.randrange(10000) for _ in range(10)]) for k in range(size)]
+        sets = [(b"s:%d" % k, [b"m%d" % rng.randrange(10000) for _ in range(10)]) for k in range(keys)]
         sets = [(k, list(dict.fromkeys(ms))) for k, ms in sets]
-        return "%d keys of 10 small members" % size, sum(len(ms) for _, ms in sets), sets
+        return "%d keys of 10 small members" % keys, sum(len(ms) for _, ms in sets), sets
     raise ValueError(name)
 
 
@@ -50,8 +51,8 @@ def sadd_commands(sets):
             yield encode(b"SADD", key, *members[i:i + BATCH])
 
 
-def measure(kind, sets, members, cpu):
-    with Server(kind, cpu=cpu) as server:
+def measure(kind, sets, members, cpu, binary=None):
+    with Server(kind, cpu=cpu, binary=binary) as server:
         c = Client(server.port)
         base_rss, base_used = server.rss(), memory_field(c, "used_memory")
         c.pipeline(sadd_commands(sets))
@@ -69,24 +70,29 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny sizes, for the CI smoke run")
     ap.add_argument("--workloads", default="T1,T2,T3")
     ap.add_argument("--cpu", type=int, default=0, help="CPU the servers are pinned to")
+    ap.add_argument("--keys", type=int, default=1_000_000, help="keys of T3")
     ap.add_argument("--json", help="write the raw results as JSON")
+    add_peer_option(ap)
     args = ap.parse_args()
+    others = peers(args)
     size = 10_000 if args.quick else 1_000_000
     targets = {"T1": 1 / 3, "T2": 1 / 3, "T3": 1 / 2}
     rows = []
     print("%-4s %-32s %9s | %8s %8s %-9s | %8s %8s %-9s | %5s %6s" % (
-        "case", "shape", "members", "G rss", "G used", "G enc", "R rss", "R used", "R enc", "G/R", "target"))
+        "case", "shape", "members", "G rss", "G used", "G enc", "P rss", "P used", "P enc", "G/R", "target"))
     for name in args.workloads.split(","):
         if name not in targets:
             ap.error("unknown workload %r (T1, T2, T3)" % name)
-        desc, members, sets = workload(name, size)
+        desc, members, sets = workload(name, size, min(size, args.keys))
         g = measure("goblin", sets, members, args.cpu)
-        r = measure("redis", sets, members, args.cpu)
-        rows.append({"case": name, "shape": desc, "members": members, "goblin": g, "redis": r})
-        ratio = g["rss"] / r["rss"]
-        print("%-4s %-32s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s" % (
-            name, desc, members, g["rss"], g["used"], g["encoding"], r["rss"], r["used"], r["encoding"],
-            ratio, "ok" if ratio <= targets[name] else "MISSED"), flush=True)
+        results = {peer: measure("redis", sets, members, args.cpu, binary) for peer, binary in others}
+        rows.append({"case": name, "shape": desc, "members": members, "goblin": g, "peers": results,
+                     "redis": results[others[0][0]]})
+        for peer, r in results.items():
+            ratio = g["rss"] / r["rss"]
+            print("%-4s %-32s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s  %s" % (
+                name, desc, members, g["rss"], g["used"], g["encoding"], r["rss"], r["used"], r["encoding"],
+                ratio, "ok" if ratio <= targets[name] else "MISSED", peer), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

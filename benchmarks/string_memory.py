@@ -18,7 +18,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode, memory_field  # noqa: E402
+from common import Client, Server, add_peer_option, encode, memory_field, peers  # noqa: E402
 
 def commands(name, keys, seed=1):
     rng = random.Random(seed)
@@ -33,8 +33,8 @@ def commands(name, keys, seed=1):
         raise ValueError(name)
 
 
-def measure(kind, name, keys, cpu):
-    with Server(kind, cpu=cpu) as server:
+def measure(kind, name, keys, cpu, binary=None):
+    with Server(kind, cpu=cpu, binary=binary) as server:
         c = Client(server.port)
         base_rss, base_used = server.rss(), memory_field(c, "used_memory")
         c.pipeline(commands(name, keys))
@@ -54,16 +54,19 @@ def main():
     ap.add_argument("--workloads", default="S1,S2")
     ap.add_argument("--cpu", type=int, default=0, help="CPU the servers are pinned to")
     ap.add_argument("--json", help="write the raw results as JSON")
+    add_peer_option(ap)
     args = ap.parse_args()
+    others = peers(args)
     keys = 10_000 if args.quick else 1_000_000
     rows = []
-    print("%-4s %9s | %9s %9s | %9s %9s | %6s" % ("case", "keys", "G rss", "G used", "R rss", "R used", "G/R"))
+    print("%-4s %9s | %9s %9s | %9s %9s | %6s" % ("case", "keys", "G rss", "G used", "P rss", "P used", "G/P"))
     for name in args.workloads.split(","):
         g = measure("goblin", name, keys, args.cpu)
-        r = measure("redis", name, keys, args.cpu)
-        rows.append({"case": name, "goblin": g, "redis": r})
-        print("%-4s %9d | %9.1f %9.1f | %9.1f %9.1f | %6.2f" % (
-            name, g["keys"], g["rss"], g["used"], r["rss"], r["used"], g["rss"] / r["rss"]), flush=True)
+        results = {peer: measure("redis", name, keys, args.cpu, binary) for peer, binary in others}
+        rows.append({"case": name, "goblin": g, "peers": results, "redis": results[others[0][0]]})
+        for peer, r in results.items():
+            print("%-4s %9d | %9.1f %9.1f | %9.1f %9.1f | %6.2f  %s" % (
+                name, g["keys"], g["rss"], g["used"], r["rss"], r["used"], g["rss"] / r["rss"], peer), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

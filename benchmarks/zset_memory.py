@@ -13,7 +13,7 @@ Workloads (see issue "Sorted-set memory and speed"):
   W4  1M keys of 10 members, and 100K keys of 200 members (members as W2)
 
 Usage: benchmarks/zset_memory.py [--quick] [--workloads W1,W2,...] [--sizes 250000,...]
-       [--plot BENCHMARKS-w2.png] [--json out.json]
+       [--plot BENCHMARKS-w2.png] [--json out.json] [--peer NAME=PATH ...]
 """
 
 import argparse
@@ -23,7 +23,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import Client, Server, encode, memory_field  # noqa: E402
+from common import Client, Server, add_peer_option, encode, memory_field, peers  # noqa: E402
 
 BATCH = 500  # members per ZADD
 
@@ -74,9 +74,9 @@ def workload(name, size, seed=1):
     raise ValueError(name)
 
 
-def measure(kind, sets, members, cpu):
+def measure(kind, sets, members, cpu, binary=None):
     """Loads `sets` into a fresh server; returns a dict of bytes-per-member figures."""
-    with Server(kind, cpu=cpu) as server:
+    with Server(kind, cpu=cpu, binary=binary) as server:
         c = Client(server.port)
         base_rss = server.rss()
         base_used = memory_field(c, "used_memory") if kind == "redis" else 0
@@ -105,7 +105,9 @@ def main():
     ap.add_argument("--cpu", type=int, default=0, help="CPU the servers are pinned to")
     ap.add_argument("--plot", help="write a PNG of W2 bytes/member against members")
     ap.add_argument("--json", help="write the raw results as JSON")
+    add_peer_option(ap)
     args = ap.parse_args()
+    others = peers(args)
 
     scale = 0.01 if args.quick else 1.0
     cases = []
@@ -125,16 +127,17 @@ def main():
 
     rows = []
     print("%-4s %-45s %9s | %9s %9s %9s %9s | %9s %9s | %6s %6s" % (
-        "case", "shape", "members", "G rss", "G eng", "G rss/o", "G eng/o", "R rss", "R used", "G/R", "Go/R"))
+        "case", "shape", "members", "G rss", "G eng", "G rss/o", "G eng/o", "P rss", "P used", "G/P", "Go/P"))
     for name, size in cases:
         desc, members, sets = workload(name, size)
         g = measure("goblin", sets, members, args.cpu)
-        r = measure("redis", sets, members, args.cpu)
-        row = {"case": name, "shape": desc, "members": members, "goblin": g, "redis": r}
-        rows.append(row)
-        print("%-4s %-45s %9d | %9.1f %9.1f %9.1f %9.1f | %9.1f %9.1f | %6.2f %6.2f" % (
-            name, desc, members, g["rss"], g["engine"], g["rss_optimized"], g["engine_optimized"],
-            r["rss"], r["engine"], g["rss"] / r["rss"], g["rss_optimized"] / r["rss"]), flush=True)
+        results = {peer: measure("redis", sets, members, args.cpu, binary) for peer, binary in others}
+        rows.append({"case": name, "shape": desc, "members": members, "goblin": g, "peers": results,
+                     "redis": results[others[0][0]]})
+        for peer, r in results.items():
+            print("%-4s %-45s %9d | %9.1f %9.1f %9.1f %9.1f | %9.1f %9.1f | %6.2f %6.2f  %s" % (
+                name, desc, members, g["rss"], g["engine"], g["rss_optimized"], g["engine_optimized"],
+                r["rss"], r["engine"], g["rss"] / r["rss"], g["rss_optimized"] / r["rss"], peer), flush=True)
 
     if args.json:
         with open(args.json, "w") as f:
@@ -146,7 +149,8 @@ def main():
         w2 = [r for r in rows if r["case"] == "W2"]
         xs = [r["members"] for r in w2]
         plt.figure(figsize=(7, 4))
-        plt.plot(xs, [r["redis"]["rss"] for r in w2], "o-", label="redis-server (RSS)")
+        for peer, _ in others:
+            plt.plot(xs, [r["peers"][peer]["rss"] for r in w2], "o-", label="%s (RSS)" % peer)
         plt.plot(xs, [r["goblin"]["rss"] for r in w2], "s-", label="goblin as loaded (RSS)")
         plt.plot(xs, [r["goblin"]["rss_optimized"] for r in w2], "^-", label="goblin after GOBLIN.OPTIMIZE (RSS)")
         plt.xscale("log")

@@ -460,6 +460,27 @@ impl ZSet {
         }
     }
 
+    /// A small set's entries, for a caller that keeps it elsewhere (the key
+    /// table, inside the key's record); None for the large form.
+    pub fn packed(&self) -> Option<&[u8]> {
+        match &self.repr {
+            Repr::Small(s) => Some(s.bytes()),
+            _ => None,
+        }
+    }
+
+    /// The small set whose entries [`ZSet::packed`] gave.
+    pub fn from_packed(bytes: &[u8]) -> ZSet {
+        let set = ZSet {
+            repr: Repr::Small(SmallSet::from_bytes(bytes)),
+        };
+        debug_assert!({
+            set.validate();
+            true
+        });
+        set
+    }
+
     /// Repacks for memory: the member index to load `density` (in `(0, 1]`,
     /// validated by the caller; 0.97 is the default of GOBLIN.OPTIMIZE), the
     /// score index into full blocks and the arena to its live bytes.

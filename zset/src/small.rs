@@ -181,6 +181,21 @@ impl SmallSet {
         }
     }
 
+    /// The entries (the packed form a caller keeps elsewhere; the count is theirs).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The set whose [`SmallSet::bytes`] are `bytes`.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> SmallSet {
+        let mut set = SmallSet {
+            buf: bytes.to_vec(),
+            len: 0,
+        };
+        set.len = set.walk().count() as u32;
+        set
+    }
+
     /// Releases spare capacity.
     pub(crate) fn shrink_to_fit(&mut self) {
         self.buf.shrink_to_fit();

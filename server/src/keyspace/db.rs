@@ -7,9 +7,12 @@
 //!                           record: [hdr 1][access clock 3][expiry 0|12][key len][key][value]
 //!                             value in the record: an `int` string (1-8 bytes), an inline
 //!                             string (<= 22 bytes, the `embstr`/`raw` flag in the header)
-//!                             or a listpack hash of up to 255 bytes (its buffer: count and
-//!                             pairs); any other value: a 4-byte index into the table's
-//!                             slab of `Value`s (32 B each)
+//!                             or a small collection's packed form of up to 255 bytes,
+//!                             its tag (`tag`) in the header: a listpack hash (count and
+//!                             pairs), an intset (width and integers), a listpack set's,
+//!                             list's or sorted set's entries (no count: they give it);
+//!                             any other value: a 4-byte index into the table's slab of
+//!                             `Value`s (32 B each)
 //!  out + scratch            a record-held value handed out as a `Value` (`&Value` for a
 //!                           read, `&mut Value` for a write): the copy lives in `scratch`
 //!                           and a written one is put back into its record ("settled")
@@ -20,6 +23,9 @@
 //! A 5-field profile hash is so one record of about 100 bytes (key, count, pairs) where it
 //! was a record, a 32-byte slab slot and a separate 96-byte malloc chunk; reading it costs
 //! rebuilding the listpack in `scratch` (one allocation), and a string costs no allocation.
+//! Small sets, lists and sorted sets live in their records the same way: a key of 10
+//! 16-byte list elements is a ~190-byte record where it was a 28-byte record, a 32-byte
+//! slab slot and a 192-byte malloc chunk (about 60 bytes less a key).
 //!
 //! A key with an expiry carries it in its record (12 bytes) and is listed for the sampling
 //! of active expiry and of the volatile eviction policies; the 24-bit access clock is
@@ -33,11 +39,13 @@
 use super::field_expiry::FieldExpiry;
 use super::slots::SlotIndex;
 use super::string::{Compact, StringValue};
-use super::value::{Value, WrongType};
+use super::value::Value;
 use super::{Hash, List, Set, SortedSet};
 use crate::cluster::slot::key_slot;
 use goblin_zset::keytable::STR_MAX;
 use goblin_zset::keytable::{self as kt, KeyTable};
+use goblin_zset::set::PackedSet;
+use goblin_zset::ZSet;
 use std::ops::Deref;
 
 pub use goblin_zset::keytable::{Slot, CLOCK_MAX};
@@ -87,11 +95,7 @@ impl<'a> Entry<'a> {
     /// volatile-list entry in the table, and a heap value's own allocations (a record-held
     /// value's bytes are its record's).
     pub fn memory_usage(&self) -> usize {
-        let heap = match self.record().value() {
-            kt::ValueRef::Heap(v) => v.memory_bytes(),
-            _ => 0,
-        };
-        heap + self.table.entry_bytes(self.slot)
+        value_bytes(self.value, self.record().value()) + self.table.entry_bytes(self.slot)
     }
 }
 
@@ -111,11 +115,12 @@ impl EntryMut<'_> {
 }
 
 /// A value read through a shared [`Db`]: borrowed from the table's slab, or rebuilt from a
-/// record (an `int` or inline string, which costs no allocation).
+/// record (an `int` or inline string costs no allocation, a small collection one); read it
+/// through the `Deref`.
 pub enum ValueCow<'a> {
     /// A value in the slab (or the checked-out copy).
     Borrowed(&'a Value),
-    /// A string rebuilt from its record.
+    /// A value rebuilt from its record.
     Owned(Value),
 }
 
@@ -128,36 +133,6 @@ impl Deref for ValueCow<'_> {
             ValueCow::Borrowed(v) => v,
             ValueCow::Owned(v) => v,
         }
-    }
-}
-
-impl<'a> ValueCow<'a> {
-    /// The value when it is borrowed from the table: a sorted set, set or list always is
-    /// (a small hash may be rebuilt from its record: read it through the `Deref`).
-    #[inline]
-    fn table_value(&self) -> Result<&'a Value, WrongType> {
-        match self {
-            ValueCow::Borrowed(v) => Ok(v),
-            ValueCow::Owned(_) => Err(WrongType),
-        }
-    }
-
-    /// The sorted set, borrowed for as long as the database (a rebuilt value is a string).
-    #[inline]
-    pub fn as_zset(&self) -> Result<&'a SortedSet, WrongType> {
-        self.table_value()?.as_zset()
-    }
-
-    /// The set, borrowed for as long as the database.
-    #[inline]
-    pub fn as_set(&self) -> Result<&'a Set, WrongType> {
-        self.table_value()?.as_set()
-    }
-
-    /// The list, borrowed for as long as the database.
-    #[inline]
-    pub fn as_list(&self) -> Result<&'a List, WrongType> {
-        self.table_value()?.as_list()
     }
 }
 
@@ -236,20 +211,58 @@ fn placeholder() -> Value {
     Value::Str(StringValue::from_int(0))
 }
 
+/// The tags of the packed forms a record holds (the key table's 3-bit tag).
+mod tag {
+    pub const HASH: u8 = 0;
+    pub const SET_LISTPACK: u8 = 1;
+    pub const SET_INTSET: u8 = 2;
+    pub const LIST: u8 = 3;
+    pub const ZSET: u8 = 4;
+}
+
 /// How the table keeps `value` inside its record, when it can: an `int` or inline string,
-/// or a listpack hash of up to [`STR_MAX`] bytes.
+/// or a small collection's packed form of up to [`STR_MAX`] bytes.
 #[inline]
 fn record_value(value: &Value) -> Option<kt::Value<'_, Value>> {
-    match value {
-        Value::Str(s) => s.compact().map(|c| match c {
-            Compact::Int(v) => kt::Value::Int(v),
-            Compact::Bytes(b, raw) => kt::Value::Str(b, raw),
-        }),
-        Value::Hash(h) => h
-            .packed()
-            .filter(|b| b.len() <= STR_MAX)
-            .map(kt::Value::Packed),
-        _ => None,
+    let (tag, bytes) = match value {
+        Value::Str(s) => {
+            return s.compact().map(|c| match c {
+                Compact::Int(v) => kt::Value::Int(v),
+                Compact::Bytes(b, raw) => kt::Value::Str(b, raw),
+            })
+        }
+        Value::Hash(h) => (tag::HASH, h.packed()?),
+        Value::Set(s) => match s.packed()? {
+            (PackedSet::Listpack, b) => (tag::SET_LISTPACK, b),
+            (PackedSet::Intset, b) => (tag::SET_INTSET, b),
+        },
+        Value::List(l) => (tag::LIST, l.packed()?),
+        Value::ZSet(z) => (tag::ZSET, z.packed()?),
+        Value::Stream(_) => return None,
+    };
+    (bytes.len() <= STR_MAX).then_some(kt::Value::Packed(tag, bytes))
+}
+
+/// The collection a record's packed form of tag `tag` stands for.
+fn unpacked(tag: u8, bytes: &[u8]) -> Value {
+    match tag {
+        tag::HASH => Value::Hash(Hash::from_packed(bytes)),
+        tag::SET_LISTPACK => Value::Set(Set::from_packed(PackedSet::Listpack, bytes)),
+        tag::SET_INTSET => Value::Set(Set::from_packed(PackedSet::Intset, bytes)),
+        tag::LIST => Value::List(List::from_packed(bytes)),
+        tag::ZSET => Value::ZSet(SortedSet::from(ZSet::from_packed(bytes))),
+        _ => unreachable!("packed tag {tag} is never written"),
+    }
+}
+
+/// The bytes `value` (the key's value as handed out) holds beside its record, whose value is
+/// `stored`: a heap value's allocations; a checked-out copy that has outgrown the record
+/// (it moves to the slab when put back) its own; nothing for one the record holds.
+fn value_bytes(value: &Value, stored: kt::ValueRef<'_, Value>) -> usize {
+    match stored {
+        kt::ValueRef::Heap(v) => v.memory_bytes(),
+        _ if record_value(value).is_none() => value.memory_bytes(),
+        _ => 0,
     }
 }
 
@@ -259,7 +272,7 @@ fn rebuilt(v: &kt::ValueRef<'_, Value>) -> Option<Value> {
     match *v {
         kt::ValueRef::Int(i) => Some(Value::Str(StringValue::from_int(i))),
         kt::ValueRef::Str(b, raw) => Some(Value::Str(StringValue::from_compact(b, raw))),
-        kt::ValueRef::Packed(b) => Some(Value::Hash(Hash::from_packed(b))),
+        kt::ValueRef::Packed(tag, b) => Some(unpacked(tag, b)),
         kt::ValueRef::Heap(_) => None,
     }
 }
@@ -301,9 +314,10 @@ impl Db {
     /// Bytes `key` costs (see [`Entry::memory_usage`]), expired or not.
     pub fn memory_usage(&self, key: &[u8]) -> Option<usize> {
         let slot = self.table.find(key)?;
-        let value = match self.table.entry(slot).value() {
-            kt::ValueRef::Heap(v) => v.memory_bytes(),
-            _ => 0,
+        let stored = self.table.entry(slot).value();
+        let value = match self.out {
+            Some(out) if out == slot => value_bytes(&self.scratch, stored),
+            _ => value_bytes(&placeholder(), stored),
         };
         Some(value + self.table.entry_bytes(slot))
     }
@@ -382,7 +396,7 @@ impl Db {
         match (record_value(&self.scratch), self.table.entry(slot).value()) {
             (Some(kt::Value::Int(a)), kt::ValueRef::Int(b)) => a == b,
             (Some(kt::Value::Str(a, ra)), kt::ValueRef::Str(b, rb)) => a == b && ra == rb,
-            (Some(kt::Value::Packed(a)), kt::ValueRef::Packed(b)) => a == b,
+            (Some(kt::Value::Packed(ta, a)), kt::ValueRef::Packed(tb, b)) => ta == tb && a == b,
             _ => false,
         }
     }
@@ -543,7 +557,7 @@ impl Db {
         let value = match removed.value {
             kt::Owned::Int(v) => Value::Str(StringValue::from_int(v)),
             kt::Owned::Str(b, raw) => Value::Str(StringValue::from_compact(&b, raw)),
-            kt::Owned::Packed(b) => Value::Hash(Hash::from_packed(&b)),
+            kt::Owned::Packed(tag, b) => unpacked(tag, &b),
             kt::Owned::Heap(v) => v,
         };
         Some(Removed {

@@ -1484,12 +1484,8 @@ mod tests {
     }
 
     fn members(dbs: &[Db], db: usize, key: &[u8]) -> Vec<(Vec<u8>, f64)> {
-        let z = dbs[db]
-            .get(key)
-            .expect("key")
-            .value
-            .as_zset()
-            .expect("zset");
+        let value = dbs[db].get(key).expect("key").value;
+        let z = value.as_zset().expect("zset");
         z.iter().map(|(m, s)| (m.to_vec(), s)).collect()
     }
 
@@ -1856,8 +1852,8 @@ mod tests {
     #[test]
     fn every_list_encoding_loads() {
         let elements = |dbs: &[Db], key: &[u8]| -> Vec<Vec<u8>> {
-            let list = dbs[0].get(key).unwrap().value.as_list().unwrap();
-            list.to_vecs()
+            let value = dbs[0].get(key).unwrap().value;
+            value.as_list().unwrap().to_vecs()
         };
         let want: Vec<Vec<u8>> = vec![b"x".to_vec(), b"12".to_vec(), b"plain".to_vec()];
         let items = [Item::Str(b"x"), Item::Int(12)];

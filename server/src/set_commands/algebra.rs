@@ -4,13 +4,21 @@
 use super::{bulk, read_set, write_set_reply};
 use crate::commands::Ctx;
 use crate::keyspace::WrongType;
-use crate::keyspace::{Member, Set, SetConfig, SetEncoding, Value};
+use crate::keyspace::{Member, Set, SetConfig, SetEncoding, Value, ValueCow};
 use crate::pubsub::notify;
 use crate::resp::reply::ReplyWriter;
 use crate::zset_commands::parse;
 
-/// The sets, None for missing keys.
-type Inputs<'c> = Vec<Option<&'c Set>>;
+/// The values of the keys, None for missing ones (a small set is rebuilt from its record).
+type Inputs<'c> = Vec<Option<ValueCow<'c>>>;
+
+/// The sets of `found`, None for missing keys.
+fn sets_of<'v>(found: &'v Inputs<'_>) -> Vec<Option<&'v Set>> {
+    found
+        .iter()
+        .map(|v| v.as_deref().and_then(|v| v.as_set().ok()))
+        .collect()
+}
 
 /// Looks every key up in order (expiring, counting hits), stopping at the first of
 /// another type once WRONGTYPE is replied; then the sets beside the reply writer.
@@ -28,10 +36,7 @@ fn inputs<'c, 'a>(
         ..
     } = ctx;
     let db = server.keyspace.db(client.db);
-    let sets = keys
-        .iter()
-        .map(|k| db.get(k).and_then(|e| e.value.as_set().ok()))
-        .collect();
+    let sets = keys.iter().map(|k| db.get(k).map(|e| e.value)).collect();
     Ok((sets, out))
 }
 
@@ -55,7 +60,7 @@ fn inter_generic(ctx: &mut Ctx, keys: &[&[u8]], mode: InterMode) {
     let Ok((found, out)) = inputs(ctx, keys) else {
         return;
     };
-    let Some(mut sets) = found.into_iter().collect::<Option<Vec<&Set>>>() else {
+    let Some(mut sets) = sets_of(&found).into_iter().collect::<Option<Vec<&Set>>>() else {
         // An empty input: the intersection is empty.
         return match mode {
             InterMode::Reply => out.set(0),
@@ -170,9 +175,10 @@ fn diff_of(sets: &[Option<&Set>], cfg: &SetConfig) -> Set {
 
 fn union_diff_generic(ctx: &mut Ctx, keys: &[&[u8]], dst: Option<&[u8]>, diff: bool) {
     let cfg = ctx.server.config.set;
-    let Ok((sets, _)) = inputs(ctx, keys) else {
+    let Ok((found, _)) = inputs(ctx, keys) else {
         return;
     };
+    let sets = sets_of(&found);
     let result = if diff {
         diff_of(&sets, &cfg)
     } else {

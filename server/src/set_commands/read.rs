@@ -133,13 +133,14 @@ pub fn sscan(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     let db = ctx.client.db;
-    let set = ctx
+    let value = ctx
         .server
         .keyspace
         .db(db)
         .get(args[1])
-        .and_then(|e| e.value.as_set().ok())
-        .expect("looked up above");
+        .expect("looked up above")
+        .value;
+    let set = value.as_set().expect("type checked above");
     let mut found: Vec<Vec<u8>> = Vec::new();
     let next = set.scan(cursor, opts.count, |m| {
         if opts

@@ -22,7 +22,10 @@ pub fn memory(ctx: &mut Ctx, args: &[&[u8]]) {
         [_] => {
             let (mut sets, mut members, mut bytes) = (0usize, 0usize, 0usize);
             let zsets = ctx.server.keyspace.entries();
-            for z in zsets.filter_map(|e| e.value.as_zset().ok()) {
+            for e in zsets {
+                let Ok(z) = e.value.as_zset() else {
+                    continue;
+                };
                 sets += 1;
                 members += z.len();
                 bytes += z.memory_bytes();

@@ -18,7 +18,7 @@
 //!
 //! record (see `record`): [hdr 1][clock 3][expiry 0|12][klen 1|5][key][value]
 //!   value: integer in 1, 2, 4 or 8 bytes | string: len 1 + bytes (<= 255) |
-//!          packed: len 1 + bytes of the caller's format (<= 255) |
+//!          packed: len 1 + bytes of the caller's format (<= 255; its 3-bit tag in hdr) |
 //!          heap: u32 index into `values`
 //!   expiry block (volatile keys only): expire_at u64 + position in `volatile` u32
 //!
@@ -69,7 +69,7 @@ use crate::swiss::SwissIndex;
 use record::{Record, Stored};
 use store::Store;
 
-pub use record::{CLOCK_MAX, STR_MAX};
+pub use record::{CLOCK_MAX, PACKED_TAGS, STR_MAX};
 
 /// A key's position in the index: valid until the next insert or removal (which may
 /// resize the index); value and expiry changes keep it.
@@ -85,9 +85,10 @@ pub enum Value<'a, T> {
     Str(&'a [u8], bool),
     /// Anything else, kept in the table's value slab.
     Heap(T),
-    /// Bytes (at most [`STR_MAX`]) of the caller's own format, kept in the record (Goblin:
-    /// a small hash's listpack).
-    Packed(&'a [u8]),
+    /// Bytes (at most [`STR_MAX`]) of the caller's own format, kept in the record, with the
+    /// caller's tag (below [`PACKED_TAGS`]) saying which format (Goblin: a small hash's,
+    /// set's, list's or sorted set's packed form).
+    Packed(u8, &'a [u8]),
 }
 
 /// A stored value, borrowed.
@@ -99,8 +100,8 @@ pub enum ValueRef<'a, T> {
     Str(&'a [u8], bool),
     /// A heap value.
     Heap(&'a T),
-    /// Bytes of the caller's own format.
-    Packed(&'a [u8]),
+    /// The caller's tag and bytes of its own format.
+    Packed(u8, &'a [u8]),
 }
 
 /// A value taken out of the table.
@@ -112,8 +113,8 @@ pub enum Owned<T> {
     Str(Vec<u8>, bool),
     /// A heap value.
     Heap(T),
-    /// Bytes of the caller's own format.
-    Packed(Vec<u8>),
+    /// The caller's tag and bytes of its own format.
+    Packed(u8, Vec<u8>),
 }
 
 /// A removed key's value and expiry.
@@ -152,7 +153,7 @@ impl<'a, T> EntryRef<'a, T> {
         match self.record.value() {
             Stored::Int(v) => ValueRef::Int(v),
             Stored::Str(b, flag) => ValueRef::Str(b, flag),
-            Stored::Packed(b) => ValueRef::Packed(b),
+            Stored::Packed(t, b) => ValueRef::Packed(t, b),
             Stored::Heap(i) => ValueRef::Heap(self.values[i as usize].as_ref().expect("live")),
         }
     }
@@ -323,7 +324,7 @@ impl<T> KeyTable<T> {
         let stored = match value {
             Value::Int(v) => Stored::Int(v),
             Value::Str(b, flag) => Stored::Str(check_str(b), flag),
-            Value::Packed(b) => Stored::Packed(check_str(b)),
+            Value::Packed(t, b) => Stored::Packed(check_tag(t), check_str(b)),
             Value::Heap(t) => {
                 heap = self.push_heap(t);
                 Stored::Heap(heap)
@@ -378,7 +379,7 @@ impl<T> KeyTable<T> {
             let stored = match &value {
                 Value::Int(v) => Some(Stored::Int(*v)),
                 Value::Str(b, flag) => Some(Stored::Str(check_str(b), *flag)),
-                Value::Packed(b) => Some(Stored::Packed(check_str(b))),
+                Value::Packed(t, b) => Some(Stored::Packed(check_tag(*t), check_str(b))),
                 Value::Heap(_) => None,
             };
             let bytes = self.store.get_mut(handle);
@@ -410,13 +411,14 @@ impl<T> KeyTable<T> {
             (Stored::Heap(i), Value::Str(b, flag)) => {
                 (Some(self.take_heap(i)), Stored::Str(check_str(b), flag))
             }
-            (Stored::Heap(i), Value::Packed(b)) => {
-                (Some(self.take_heap(i)), Stored::Packed(check_str(b)))
-            }
+            (Stored::Heap(i), Value::Packed(t, b)) => (
+                Some(self.take_heap(i)),
+                Stored::Packed(check_tag(t), check_str(b)),
+            ),
             (_, Value::Heap(t)) => (None, Stored::Heap(self.push_heap(t))),
             (_, Value::Int(v)) => (None, Stored::Int(v)),
             (_, Value::Str(b, flag)) => (None, Stored::Str(check_str(b), flag)),
-            (_, Value::Packed(b)) => (None, Stored::Packed(check_str(b))),
+            (_, Value::Packed(t, b)) => (None, Stored::Packed(check_tag(t), check_str(b))),
         };
         let expire_at = expiry.unwrap_or_else(|| self.record(handle).expiry().map(|(at, _)| at));
         self.rewrite(slot, Some(stored), expire_at, clock);
@@ -508,7 +510,7 @@ impl<T> KeyTable<T> {
         let value = match self.record(self.handle(slot)).value() {
             Stored::Int(v) => Owned::Int(v),
             Stored::Str(b, flag) => Owned::Str(b.to_vec(), flag),
-            Stored::Packed(b) => Owned::Packed(b.to_vec()),
+            Stored::Packed(t, b) => Owned::Packed(t, b.to_vec()),
             Stored::Heap(i) => Owned::Heap(self.take_heap(i)),
         };
         let expire_at = self.unlink(slot);
@@ -626,6 +628,11 @@ impl<T> KeyTable<T> {
 /// A string for a record: at most [`STR_MAX`] bytes (the caller keeps longer ones as heap
 /// values).
 #[inline]
+fn check_tag(tag: u8) -> u8 {
+    assert!(tag < PACKED_TAGS, "packed tags are below {PACKED_TAGS}");
+    tag
+}
+
 fn check_str(b: &[u8]) -> &[u8] {
     assert!(
         b.len() <= STR_MAX,

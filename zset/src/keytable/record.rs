@@ -8,6 +8,7 @@
 //!               PACKED (length byte + bytes of the caller's own format)
 //!     bit 3     the caller's string flag (Goblin: "raw" encoding)
 //!     bit 4     volatile: a 12-byte expiry block follows the clock
+//!     bits 5-7  PACKED: the caller's tag, which of its formats the bytes are in
 //! clock         24-bit access clock, little-endian
 //! expiry        expire_at: u64 Unix ms, then position in the table's volatile list: u32
 //! key len       one byte below 255; else 0xFF and a u32
@@ -29,6 +30,11 @@ const KIND_MASK: u8 = 0x07;
 const FLAG: u8 = 0x08;
 /// An expiry block follows the clock.
 const VOLATILE: u8 = 0x10;
+/// The packed value's tag (bits 5-7).
+const TAG_SHIFT: u8 = 5;
+const TAG_MASK: u8 = 0xE0;
+/// Number of distinct tags a packed value can carry.
+pub const PACKED_TAGS: u8 = 8;
 /// Key length byte announcing a 4-byte length.
 const LONG_KEY: u8 = 0xFF;
 
@@ -55,8 +61,9 @@ pub(super) enum Stored<'a> {
     Str(&'a [u8], bool),
     /// An index into the table's value slab.
     Heap(u32),
-    /// Bytes of the caller's own format (at most [`STR_MAX`]).
-    Packed(&'a [u8]),
+    /// The caller's tag (below [`PACKED_TAGS`]) and bytes of its own format (at most
+    /// [`STR_MAX`]).
+    Packed(u8, &'a [u8]),
 }
 
 impl Stored<'_> {
@@ -70,7 +77,7 @@ impl Stored<'_> {
             Stored::Int(_) => (I64, 8),
             Stored::Str(b, flag) => (STR | if flag { FLAG } else { 0 }, 1 + b.len()),
             Stored::Heap(_) => (HEAP, 4),
-            Stored::Packed(b) => (PACKED, 1 + b.len()),
+            Stored::Packed(tag, b) => (PACKED | tag << TAG_SHIFT, 1 + b.len()),
         }
     }
 }
@@ -110,7 +117,7 @@ pub(super) fn encode(
             let (_, width) = value.kind_and_len();
             out.extend_from_slice(&v.to_le_bytes()[..width]);
         }
-        Stored::Str(b, _) | Stored::Packed(b) => {
+        Stored::Str(b, _) | Stored::Packed(_, b) => {
             out.push(b.len() as u8);
             out.extend_from_slice(b);
         }
@@ -197,7 +204,7 @@ impl<'a> Record<'a> {
             }
             PACKED => {
                 let n = b[v] as usize;
-                Stored::Packed(&b[v + 1..v + 1 + n])
+                Stored::Packed(self.hdr() >> TAG_SHIFT, &b[v + 1..v + 1 + n])
             }
             _ => Stored::Heap(u32::from_le_bytes(le(b, v))),
         }
@@ -235,10 +242,10 @@ pub(super) fn overwrite_value(bytes: &mut [u8], value: &Stored<'_>) -> bool {
     if matches!(old, STR | PACKED) && 1 + bytes[v] as usize != len {
         return false;
     }
-    bytes[0] = (bytes[0] & !(KIND_MASK | FLAG)) | kind;
+    bytes[0] = (bytes[0] & !(KIND_MASK | FLAG | TAG_MASK)) | kind;
     match *value {
         Stored::Int(x) => bytes[v..v + len].copy_from_slice(&x.to_le_bytes()[..len]),
-        Stored::Str(b, _) | Stored::Packed(b) => bytes[v + 1..v + len].copy_from_slice(b),
+        Stored::Str(b, _) | Stored::Packed(_, b) => bytes[v + 1..v + len].copy_from_slice(b),
         Stored::Heap(_) => unreachable!("checked above"),
     }
     true
@@ -310,8 +317,8 @@ mod tests {
             for s in [&b""[..], b"0123456789abcdef", &[7u8; STR_MAX]] {
                 round_trip(key, Stored::Str(s, false), 1, None);
                 round_trip(key, Stored::Str(s, true), 1, Some((1, 0)));
-                round_trip(key, Stored::Packed(s), 2, None);
-                round_trip(key, Stored::Packed(s), 3, Some((4, 5)));
+                round_trip(key, Stored::Packed(0, s), 2, None);
+                round_trip(key, Stored::Packed(PACKED_TAGS - 1, s), 3, Some((4, 5)));
             }
             round_trip(key, Stored::Heap(u32::MAX), 0, None);
         }
@@ -350,8 +357,16 @@ mod tests {
             "another length"
         );
         assert!(
-            !overwrite_value(&mut out, &Stored::Packed(b"xyz")),
+            !overwrite_value(&mut out, &Stored::Packed(0, b"xyz")),
             "another kind"
+        );
+        let mut out = Vec::new();
+        encode(&mut out, b"key", &Stored::Packed(2, b"abc"), 1, None);
+        assert!(overwrite_value(&mut out, &Stored::Packed(5, b"xyz")));
+        assert_eq!(
+            Record(&out).value(),
+            Stored::Packed(5, b"xyz"),
+            "tag rewritten"
         );
         let mut out = Vec::new();
         encode(&mut out, b"key", &Stored::Heap(4), 1, None);

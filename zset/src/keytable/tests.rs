@@ -10,7 +10,7 @@ enum MV {
     Int(i64),
     Str(Vec<u8>, bool),
     Heap(u64),
-    Packed(Vec<u8>),
+    Packed(u8, Vec<u8>),
 }
 
 impl MV {
@@ -18,7 +18,7 @@ impl MV {
         match self {
             MV::Int(v) => Value::Int(*v),
             MV::Str(b, f) => Value::Str(b, *f),
-            MV::Packed(b) => Value::Packed(b),
+            MV::Packed(t, b) => Value::Packed(*t, b),
             MV::Heap(h) => Value::Heap(*h),
         }
     }
@@ -34,7 +34,7 @@ impl MV {
         match v {
             ValueRef::Int(v) => MV::Int(v),
             ValueRef::Str(b, f) => MV::Str(b.to_vec(), f),
-            ValueRef::Packed(b) => MV::Packed(b.to_vec()),
+            ValueRef::Packed(t, b) => MV::Packed(t, b.to_vec()),
             ValueRef::Heap(h) => MV::Heap(*h),
         }
     }
@@ -43,7 +43,7 @@ impl MV {
         match v {
             Owned::Int(v) => MV::Int(v),
             Owned::Str(b, f) => MV::Str(b, f),
-            Owned::Packed(b) => MV::Packed(b),
+            Owned::Packed(t, b) => MV::Packed(t, b),
             Owned::Heap(h) => MV::Heap(h),
         }
     }
@@ -99,7 +99,11 @@ fn value_strategy() -> impl Strategy<Value = MV> {
         )
             .prop_map(|(b, f)| MV::Str(b, f)),
         any::<u64>().prop_map(MV::Heap),
-        prop::collection::vec(any::<u8>(), 0..=STR_MAX).prop_map(MV::Packed),
+        (
+            0..PACKED_TAGS,
+            prop::collection::vec(any::<u8>(), 0..=STR_MAX)
+        )
+            .prop_map(|(t, b)| MV::Packed(t, b)),
     ]
 }
 
@@ -163,7 +167,7 @@ fn apply(t: &mut KeyTable<u64>, m: &mut Model, op: &Op) {
                         *h = h.wrapping_add(*n);
                         *mh = mh.wrapping_add(*n);
                     }
-                    (None, MV::Int(_) | MV::Str(..) | MV::Packed(_)) => {}
+                    (None, MV::Int(_) | MV::Str(..) | MV::Packed(..)) => {}
                     (got, want) => panic!("heap_mut {got:?} for {want:?}"),
                 }
             }

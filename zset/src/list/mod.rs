@@ -237,6 +237,23 @@ impl List {
         }
     }
 
+    /// A listpack's entries (without the node's count and size, which they give), for a
+    /// caller that keeps a small list elsewhere (the key table, inside the key's record);
+    /// None for a quicklist.
+    pub fn packed(&self) -> Option<&[u8]> {
+        match &self.repr {
+            Repr::Pack(n) => n.entry_bytes(),
+            Repr::Quick(_) => None,
+        }
+    }
+
+    /// The listpack whose entries [`List::packed`] gave.
+    pub fn from_packed(entries: &[u8]) -> List {
+        List {
+            repr: Repr::Pack(Node::from_entry_bytes(entries)),
+        }
+    }
+
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
         match &self.repr {

@@ -468,6 +468,36 @@ impl Node {
         }
     }
 
+    /// The entries of a packed node without the header in front (the packed form a caller
+    /// keeps elsewhere); None for a plain or compressed node.
+    pub(super) fn entry_bytes(&self) -> Option<&[u8]> {
+        (!self.plain() && !self.compressed()).then(|| &self.buf[HEADER..])
+    }
+
+    /// The packed node whose [`Node::entry_bytes`] are `entries` (the header is theirs).
+    pub(super) fn from_entry_bytes(entries: &[u8]) -> Node {
+        let mut buf = Vec::with_capacity(HEADER + entries.len());
+        buf.extend_from_slice(&[0; HEADER]);
+        buf.extend_from_slice(entries);
+        let mut node = Node { buf };
+        let (count, lp_bytes, _) = node.walk();
+        node.set_header(count, lp_bytes);
+        node
+    }
+
+    /// The element count, Redis's listpack size and the end offset the entries give.
+    fn walk(&self) -> (usize, usize, usize) {
+        let mut pos = HEADER;
+        let (mut n, mut lp) = (0, LP_OVERHEAD);
+        while pos < self.buf.len() {
+            let (m, next) = decode(&self.buf, pos);
+            lp += member_lp_len(m);
+            n += 1;
+            pos = next;
+        }
+        (n, lp, pos)
+    }
+
     /// Checks the header against the entries; for tests.
     pub(super) fn validate(&self) {
         if self.compressed() {
@@ -477,14 +507,7 @@ impl Node {
             assert_eq!(raw.lp_bytes(), self.lp_bytes(), "compressed size");
             return;
         }
-        let mut pos = HEADER;
-        let (mut n, mut lp) = (0, LP_OVERHEAD);
-        while pos < self.buf.len() {
-            let (m, next) = decode(&self.buf, pos);
-            lp += member_lp_len(m);
-            n += 1;
-            pos = next;
-        }
+        let (n, lp, pos) = self.walk();
         assert_eq!(pos, self.buf.len(), "entries end at the buffer's end");
         assert_eq!(n, self.count(), "count");
         assert_eq!(lp, self.lp_bytes(), "listpack size");

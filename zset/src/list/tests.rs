@@ -142,6 +142,14 @@ fn run_with(fill: i64, depth: i64, ops: Vec<Op>) {
             });
             assert_eq!(first.as_ref(), Some(want));
         }
+        // A listpack lives on as its packed form (the key table keeps it so).
+        if let Some(entries) = list.packed() {
+            let back = List::from_packed(entries);
+            back.validate();
+            assert_eq!(back.encoding(), ListEncoding::Listpack);
+            assert_eq!(contents(&back), contents(&list));
+            list = back;
+        }
     }
 }
 

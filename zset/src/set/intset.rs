@@ -86,6 +86,16 @@ impl IntSet {
         self.buf.get(1..).unwrap_or_default()
     }
 
+    /// The whole buffer (width, then the integers): the packed form a caller keeps elsewhere.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The intset whose [`IntSet::bytes`] are `bytes`.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> IntSet {
+        IntSet { buf: bytes.into() }
+    }
+
     /// Number of integers.
     pub(crate) fn len(&self) -> usize {
         self.contents().len() / usize::from(self.width())

@@ -49,6 +49,28 @@ impl PackSet {
         edit(&mut self.buf, len, f)
     }
 
+    /// The entries without the count in front (the packed form a caller keeps elsewhere).
+    pub(crate) fn entry_bytes(&self) -> &[u8] {
+        self.buf.get(HEADER..).unwrap_or_default()
+    }
+
+    /// The set whose [`PackSet::entry_bytes`] are `entries` (the count is theirs).
+    pub(crate) fn from_entry_bytes(entries: &[u8]) -> PackSet {
+        let mut buf = Vec::with_capacity(HEADER + entries.len());
+        buf.extend_from_slice(&[0; HEADER]);
+        buf.extend_from_slice(entries);
+        let mut pos = HEADER;
+        let mut n: u32 = 0;
+        while pos < buf.len() {
+            pos = entry::decode(&buf, pos).end;
+            n += 1;
+        }
+        buf[..HEADER].copy_from_slice(&n.to_le_bytes());
+        PackSet {
+            buf: buf.into_boxed_slice(),
+        }
+    }
+
     /// Every member with its byte range, in order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = (usize, &[u8], usize)> + '_ {
         let mut pos = HEADER;

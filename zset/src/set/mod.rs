@@ -125,6 +125,15 @@ impl Member<'_> {
     }
 }
 
+/// The form of a small set's bytes kept outside the set (see [`Set::packed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PackedSet {
+    /// An intset's buffer: `[width: 1][integers]`.
+    Intset,
+    /// A listpack's entries, without the count in front (the entries give it).
+    Listpack,
+}
+
 /// A set of unique byte strings.
 #[derive(Clone, Debug)]
 pub struct Set {
@@ -395,6 +404,30 @@ impl Set {
             set.convert_to_table(set.len());
         }
         Some(set)
+    }
+
+    /// A small set's bytes, for a caller that keeps it elsewhere (the key table, inside the
+    /// key's record): the intset's buffer or the listpack's entries; None for a hashtable.
+    pub fn packed(&self) -> Option<(PackedSet, &[u8])> {
+        match &self.repr {
+            Repr::Int(s) => Some((PackedSet::Intset, s.bytes())),
+            Repr::Pack(s) => Some((PackedSet::Listpack, s.entry_bytes())),
+            Repr::Table(_) => None,
+        }
+    }
+
+    /// The set whose bytes [`Set::packed`] gave.
+    pub fn from_packed(form: PackedSet, bytes: &[u8]) -> Set {
+        let repr = match form {
+            PackedSet::Intset => Repr::Int(IntSet::from_bytes(bytes)),
+            PackedSet::Listpack => Repr::Pack(PackSet::from_entry_bytes(bytes)),
+        };
+        let set = Set { repr };
+        debug_assert!({
+            set.validate();
+            true
+        });
+        set
     }
 
     /// Heap bytes this set holds (the inline 24 bytes are the caller's to count).

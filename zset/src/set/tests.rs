@@ -220,6 +220,14 @@ proptest! {
             for m in &model {
                 prop_assert!(set.contains(m));
             }
+            // A small set lives on as its packed form (the key table keeps it so).
+            if let Some((form, bytes)) = set.packed() {
+                let back = Set::from_packed(form, bytes);
+                prop_assert_eq!(members(&back), members(&set));
+                prop_assert_eq!(back.encoding(), set.encoding());
+                prop_assert!(bytes.len() < set.memory_bytes() || set.encoding() == SetEncoding::Intset);
+                set = back;
+            }
         }
     }
 }
