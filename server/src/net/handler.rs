@@ -27,6 +27,9 @@ pub struct RespLoop<'s> {
     server: &'s mut Server,
     /// Connections whose replies wait for this iteration's AOF write (and fsync).
     held: Vec<usize>,
+    /// Connections left with input in their sockets after one read (edge-triggered: no
+    /// event comes for it), serviced again after this round of events.
+    unread: Vec<usize>,
     next_cron: Instant,
     /// Called once the server serves commands (the start-up load done).
     ready: Option<&'s mut dyn FnMut()>,
@@ -39,6 +42,7 @@ impl<'s> RespLoop<'s> {
         RespLoop {
             server,
             held: Vec::new(),
+            unread: Vec::new(),
             next_cron: Instant::now(),
             ready: Some(ready),
         }
@@ -71,6 +75,7 @@ impl Handler for RespLoop<'_> {
     }
 
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
+        self.service_unread(cx);
         self.release_held(cx);
         if commands::pause::release(self.server) {
             self.serve_woken(cx);
@@ -135,6 +140,10 @@ impl Handler for RespLoop<'_> {
         if crate::replication::busy(server) {
             deadline = deadline.min(Instant::now() + Duration::from_millis(1));
         }
+        if !self.unread.is_empty() {
+            // Input waits in sockets: poll for the other connections' events, no more.
+            deadline = Instant::now();
+        }
         if !self.held.is_empty() {
             // Replies waiting for a postponed AOF write.
             deadline = deadline.min(Instant::now() + Duration::from_millis(1));
@@ -153,9 +162,25 @@ impl RespLoop<'_> {
     /// Reads, runs and writes for connection `key` (its client leased from the registry
     /// meanwhile), then puts it back or closes it.
     fn service(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
-        if service(self.server, cx, key, true) {
+        let served = service(self.server, cx, key, true);
+        if served.held {
             self.held.push(key);
         }
+        if served.unread {
+            self.unread.push(key);
+        }
+    }
+
+    /// Services once more each connection that had input left after its last read, so a
+    /// client pipelining without pause gets a read per round as every other does.
+    fn service_unread(&mut self, cx: &mut Ctx<'_, Conn>) {
+        let mut keys = std::mem::take(&mut self.unread);
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
+            self.service(cx, key);
+        }
+        self.serve_woken(cx);
     }
 
     /// Writes (and fsyncs, under `appendfsync always`) what this iteration's commands
@@ -282,17 +307,29 @@ impl WhileBlocked for OtherConnections<'_, '_> {
     }
 }
 
+/// What servicing a connection left to do.
+#[derive(Clone, Copy, Default)]
+struct Serviced {
+    /// The replies wait for this iteration's AOF write (`appendfsync always`): the caller
+    /// sends them after it ([`RespLoop::release_held`]).
+    held: bool,
+    /// The socket still holds input: the caller services the connection again later.
+    unread: bool,
+}
+
 /// [`RespLoop::service`] for `server`; `may_block` is false for the connections serviced
-/// while another one's script is busy (their commands cannot run long then). True when the
-/// replies wait for this iteration's AOF write (`appendfsync always`): the caller sends
-/// them after it ([`RespLoop::release_held`]).
-fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: bool) -> bool {
+/// while another one's script is busy (their commands cannot run long then).
+///
+/// One read per servicing, as Redis reads once per readable event: a client that keeps
+/// its socket full is read again after the other connections' events, never in a loop
+/// that starves them.
+fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: bool) -> Serviced {
     let Some(mut lease) = server.clients.lease(key) else {
-        return false;
+        return Serviced::default();
     };
     let Some(c) = cx.conn(key) else {
         server.clients.restore(lease, false);
-        return false;
+        return Serviced::default();
     };
     let conn = &mut c.state;
     if !lease.out.is_empty() {
@@ -302,73 +339,91 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         lease.client.reply_buffer.note(conn.pending_output());
     }
     conn.closing |= std::mem::take(&mut lease.doomed);
-    // Replies wait for the AOF only where the caller can send them after it: not for the
-    // connections serviced while a script is busy.
-    let holds =
-        |server: &Server| may_block && server.aof.holds_replies(server.propagation.pending());
-    let mut held = holds(server);
+    let mut served = Serviced {
+        held: holds(server, may_block),
+        unread: false,
+    };
     // Output written for it passed its hard limit, or it was evicted: closed without
     // writing more.
     let mut open = !lease.overflowed
         && !lease.client.evicted
-        && (held || flush_counted(conn, &mut c.stream, server, &lease.client));
+        && (served.held || flush_counted(conn, &mut c.stream, server, &lease.client));
     loop {
         let conn = &cx.conn(key).expect("open").state;
         if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
             break;
         }
-        reserve_for_big_arg(&mut cx.conn(key).expect("open").state);
-        let read = cx.read_in_place(key, READ_CHUNK, 4 * READ_CHUNK, |c| (&mut c.rbuf, c.rpos));
-        server.stats.reads_processed += 1;
-        server.stats.net_input_bytes += read.got as u64;
-        if read.got == 0 && read.eof {
-            open = false;
-            break;
-        }
-        let c = cx.conn(key).expect("open");
-        let conn = &mut c.state;
-        if input_over_limit(&server.config, conn, &lease.client) {
-            open = false;
-            break;
-        }
-        if may_block {
-            // The connection's state leaves the slab while its commands run, so that
-            // a busy script can service the other connections through `cx`.
-            let mut state = std::mem::replace(conn, Conn::new(lease.client.id));
-            let mut others = OtherConnections { cx, running: key };
-            run_requests(server, &mut state, &mut lease.client, Some(&mut others));
-            cx.conn(key).expect("open").state = state;
-        } else {
-            run_requests(server, conn, &mut lease.client, None);
-        }
-        if lease.client.evicted {
-            open = false;
-            break;
-        }
-        // Replies past the output limits close the connection before any is written, as
-        // Redis checks them as replies are added.
-        let conn = &mut cx.conn(key).expect("open").state;
-        if output_over_limit(&server.config, conn, &lease.client) {
-            open = false;
-            break;
-        }
-        let c = cx.conn(key).expect("open");
-        let conn = &mut c.state;
-        // What the commands replied, before the write: Redis's reply buffer peak.
-        lease.client.reply_buffer.note(conn.pending_output());
-        held = holds(server);
-        open = held || flush_counted(conn, &mut c.stream, server, &lease.client);
-        if read.got == 0 || read.eof {
-            open &= !read.eof || conn.pending_output() > 0;
-            break;
-        }
-        if read.drained {
-            // The socket is empty: reading again now would only return WouldBlock.
+        open = read_and_run(server, cx, key, &mut lease, may_block, &mut served);
+        // One read per servicing, but for a connection serviced while a script is busy:
+        // no later round comes back to it, so it reads until its socket is empty.
+        if may_block || !served.unread {
             break;
         }
     }
     finish(server, cx, key, lease, open);
-    held
+    served.unread &= open;
+    served
+}
+
+/// Whether replies wait for the AOF: only where the caller can send them after it, not for
+/// the connections serviced while a script is busy.
+fn holds(server: &Server, may_block: bool) -> bool {
+    may_block && server.aof.holds_replies(server.propagation.pending())
+}
+
+/// One read of connection `key`, its complete requests run and the replies written;
+/// whether the connection stays open.
+fn read_and_run(
+    server: &mut Server,
+    cx: &mut Ctx<'_, Conn>,
+    key: usize,
+    lease: &mut Lease,
+    may_block: bool,
+    served: &mut Serviced,
+) -> bool {
+    reserve_for_big_arg(&mut cx.conn(key).expect("open").state);
+    let read = cx.read_in_place(key, READ_CHUNK, 4 * READ_CHUNK, |c| (&mut c.rbuf, c.rpos));
+    server.stats.reads_processed += 1;
+    server.stats.net_input_bytes += read.got as u64;
+    if read.got == 0 && read.eof {
+        return false;
+    }
+    let conn = &mut cx.conn(key).expect("open").state;
+    if input_over_limit(&server.config, conn, &lease.client) {
+        return false;
+    }
+    if may_block {
+        // The connection's state leaves the slab while its commands run, so that a busy
+        // script can service the other connections through `cx`.
+        let mut state = std::mem::replace(conn, Conn::new(lease.client.id));
+        let mut others = OtherConnections { cx, running: key };
+        run_requests(server, &mut state, &mut lease.client, Some(&mut others));
+        cx.conn(key).expect("open").state = state;
+    } else {
+        run_requests(server, conn, &mut lease.client, None);
+    }
+    if lease.client.evicted {
+        return false;
+    }
+    // Replies past the output limits close the connection before any is written, as Redis
+    // checks them as replies are added.
+    let conn = &mut cx.conn(key).expect("open").state;
+    if output_over_limit(&server.config, conn, &lease.client) {
+        return false;
+    }
+    let c = cx.conn(key).expect("open");
+    let conn = &mut c.state;
+    // What the commands replied, before the write: Redis's reply buffer peak.
+    lease.client.reply_buffer.note(conn.pending_output());
+    served.held = holds(server, may_block);
+    let open = served.held || flush_counted(conn, &mut c.stream, server, &lease.client);
+    if read.eof {
+        return open && conn.pending_output() > 0;
+    }
+    // The socket empty, reading again now would only return WouldBlock; else the rest
+    // waits for the next round.
+    served.unread = read.got > 0 && !read.drained;
+    open
 }
 
 /// Sizes the read buffer for a long argument being received: its end and one read chunk
