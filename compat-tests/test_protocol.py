@@ -118,6 +118,17 @@ def test_byte_by_byte(raw):
     assert r == g == b"$16\r\nsplit into bytes\r\n+PONG\r\n+PONG\r\n"
 
 
+def test_request_stopped_between_arguments(raw):
+    # The read ends right where the next argument's header starts (a pipelining client's
+    # write boundary): Goblin's query-buffer accounting once read past the buffer there.
+    request = encode("ECHO", "rest")
+    for head in (len(b"*2\r\n"), len(b"*2\r\n$4\r\nECHO\r\n")):
+        raw.send(request[:head])
+        time.sleep(0.05)
+        assert raw.new().same(encode("PING")) == b"+PONG\r\n"
+        assert raw.same(request[head:]) == b"$4\r\nrest\r\n"
+
+
 def test_big_argument_in_pieces(raw):
     body = bytes(range(256)) * 4096  # 1 MiB
     req = encode("ECHO", body)
