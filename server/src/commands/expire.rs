@@ -4,9 +4,9 @@
 use super::Ctx;
 use crate::pubsub::notify;
 
-/// How an expire command gives its time.
-#[derive(Clone, Copy)]
-enum Unit {
+/// How an expire command gives its time (the key's and the hash fields' commands).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
     Seconds,
     Millis,
 }

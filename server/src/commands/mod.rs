@@ -16,7 +16,7 @@ mod debug_cmd;
 mod debug_digest;
 mod debug_object;
 mod dump;
-mod expire;
+pub(crate) mod expire;
 mod info;
 mod introspection;
 mod keys;

@@ -8,6 +8,7 @@
 
 use super::lazy::{field_clock, removes_due};
 use super::{read_hash, write_hash};
+use crate::commands::expire::Unit;
 use crate::commands::Ctx;
 use crate::keyspace::WrongType;
 use crate::pubsub::notify;
@@ -21,13 +22,6 @@ const MAX_ABS_TIME_MS: i64 = ((1 << 48) - 1) >> 2;
 const NO_FIELD: i64 = -2;
 /// Reply of HTTL and HPERSIST for a field without a time.
 const NO_TTL: i64 = -1;
-
-/// How an expire command gives its time.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Unit {
-    Seconds,
-    Millis,
-}
 
 /// The NX / XX / GT / LT condition of HEXPIRE and friends.
 #[derive(Clone, Copy, PartialEq, Eq)]
