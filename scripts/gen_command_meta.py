@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates server/src/commands/meta/{info,docs}.resp3: the COMMAND INFO and COMMAND DOCS
 data Goblin serves, taken from a real redis-server (Debian's 7.0) for the commands Goblin
-has (from REDIS74_BIN, a Redis 7.4 or later, for those 7.0 lacks: hash-field expiry), then
+has (from REDIS74_BIN, a Redis 7.4 or later, for those 7.0 lacks: hash-field expiry; from
+scripts/redis8_meta.py for those of Redis 8, as no Redis 8 binary is at hand), then
 brought to Redis 7.2 where 7.2 changed them (ZRANK/ZREVRANK WITHSCORE, CLIENT
 SETINFO, CLIENT NO-TOUCH) and completed with Goblin's own GOBLIN.* commands.
 
@@ -131,7 +132,14 @@ def main():
     with Server("redis") as r:
         infos = fetch(r.port, "COMMAND", "INFO", *top)
         docs_map = fetch(r.port, "COMMAND", "DOCS", *top)
-    # Commands newer than Redis 7.0 (hash-field expiry, 7.4) come from a newer Redis.
+    # Commands of Redis 8 are written in redis8_meta.py (no Redis 8 binary at hand); those
+    # newer than Redis 7.0 (hash-field expiry, 7.4) come from a newer Redis.
+    import redis8_meta
+    redis8 = redis8_meta.entries(have)
+    redis8_names = {info[0][1].decode() for info, _ in redis8}
+    infos[1][:] = [e for n, e in zip(top, infos[1]) if n not in redis8_names]
+    docs_map[1][:] = [(k, d) for k, d in docs_map[1] if k[1].decode() not in redis8_names]
+    top = [n for n in top if n not in redis8_names]
     newer = [n for n, e in zip(top, infos[1]) if e[0] == "_"]
     if newer:
         with Server("redis", binary=NEWER_REDIS_BIN) as r:
@@ -200,6 +208,10 @@ def main():
     cluster_docs = mget(find(docs_out, "cluster"), "subcommands")
     cluster_docs[1].append(
         (b("cluster|myshardid"), docs("Returns the shard ID of a node.", "7.2.0", "cluster", "O(1)")))
+
+    for info_pair, docs_pair in redis8:
+        info_out.append(info_pair)
+        docs_out.append(docs_pair)
 
     # Goblin's own commands.
     info_out.append((b("goblin.memory"), info("goblin.memory", -1, ["readonly"], 0, 0, 0, ["@read", "@sortedset", "@slow"], [])))

@@ -60,8 +60,9 @@ impl Cond {
 }
 
 /// Parses `FIELDS numfields field...` starting at `args[at]`: the fields, or None after
-/// the error reply. `count_error` is the command's text for a bad count.
-fn parse_fields<'a>(
+/// the error reply. `count_error` is the command's text for a bad count; a missing count
+/// (HGETEX's options can take the arguments the arity left for it) is an arity error.
+pub(super) fn parse_fields<'a>(
     ctx: &mut Ctx,
     args: &[&'a [u8]],
     at: usize,
@@ -71,7 +72,12 @@ fn parse_fields<'a>(
         ctx.error("ERR Mandatory argument FIELDS is missing or not at the right position");
         return None;
     }
-    let Some(n) = crate::numbers::parse_i64(args[at + 1]).filter(|&n| n >= 1) else {
+    let Some(count) = args.get(at + 1) else {
+        let name = String::from_utf8_lossy(args[0]).to_lowercase();
+        ctx.error(&crate::errors::wrong_arity(&name));
+        return None;
+    };
+    let Some(n) = crate::numbers::parse_i64(count).filter(|&n| n >= 1) else {
         ctx.error(count_error);
         return None;
     };
@@ -84,7 +90,13 @@ fn parse_fields<'a>(
 }
 
 /// The absolute time in Unix ms that `arg` gives, or None after the error reply.
-fn parse_time(ctx: &mut Ctx, arg: &[u8], unit: Unit, base: i64, name: &str) -> Option<u64> {
+pub(super) fn parse_time(
+    ctx: &mut Ctx,
+    arg: &[u8],
+    unit: Unit,
+    base: i64,
+    name: &str,
+) -> Option<u64> {
     let mut when = ctx.int_arg(arg)?;
     if when < 0 {
         ctx.error("ERR invalid expire time, must be >= 0");
@@ -274,8 +286,8 @@ fn ttl_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool) {
     }
 }
 
-/// The error for a bad field count of HTTL and HPERSIST.
-const COUNT_ERROR: &str = "ERR Number of fields must be a positive integer";
+/// The error for a bad field count of HTTL, HPERSIST, HGETEX and HGETDEL.
+pub(super) const COUNT_ERROR: &str = "ERR Number of fields must be a positive integer";
 
 /// HTTL key FIELDS numfields field [field ...]
 pub fn httl(ctx: &mut Ctx, args: &[&[u8]]) {

@@ -129,3 +129,30 @@ pub(super) fn report_in_place(ctx: &mut Ctx, key: &[u8], field: &[u8], emptied: 
         ctx.notify(notify::GENERIC, "del", key);
     }
 }
+
+/// What a command that names fields found at one of them (Redis's GetFieldRes).
+pub(super) enum Found {
+    /// The field is held and alive: its value.
+    Live(Vec<u8>),
+    /// The field is not held.
+    Missing,
+    /// The field's time had passed; it was removed when `removes` (see [`take_field`]).
+    Expired,
+}
+
+/// Looks `field` up in a write's own hash (HGETEX, HGETDEL, HSETEX's FNX / FXX test) as
+/// Redis's hashTypeGetValue with HFE_LAZY_AVOID_HASH_DEL: a field whose time has passed
+/// at `clock` is removed when `removes` ([`removes_due`]), the hash staying even when
+/// emptied; the caller reports it ([`Ctx`]'s keyspace `field_expired`).
+pub(super) fn take_field(hash: &mut Hash, field: &[u8], clock: u64, removes: bool) -> Found {
+    match hash.get_with_expiry(field) {
+        None => Found::Missing,
+        Some((v, t)) if field_alive(t, clock) => Found::Live(v.to_vec()),
+        Some(_) => {
+            if removes {
+                hash.remove(field);
+            }
+            Found::Expired
+        }
+    }
+}

@@ -5,6 +5,8 @@
 //! - [`random`]: HRANDFIELD, with Redis's cases for its count.
 //! - [`field_ttl`]: hash-field expiry (Redis 7.4): HEXPIRE and its forms, HTTL and its
 //!   forms, HPERSIST.
+//! - [`getex`]: HGETEX and HGETDEL (Redis 8.0).
+//! - [`setex`]: HSETEX (Redis 8.0).
 //! - `lazy`: fields whose time has passed, seen missing and removed when touched.
 //!
 //! Every write goes through the engine's `set`, which converts a listpack to a hashtable
@@ -13,9 +15,11 @@
 //! (insertion order for a listpack).
 
 mod field_ttl;
+mod getex;
 mod lazy;
 mod random;
 mod read;
+mod setex;
 mod write;
 
 use crate::commands::{Command, Ctx, Flags};
@@ -29,7 +33,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every hash command.
-pub static COMMANDS: [Command; 25] = [
+pub static COMMANDS: [Command; 28] = [
     Command::simple("hset", -4, WDF, write::hset),
     Command::simple("hmset", -4, WDF, write::hset),
     Command::simple("hsetnx", 4, WDF, write::hsetnx),
@@ -55,6 +59,9 @@ pub static COMMANDS: [Command; 25] = [
     Command::simple("hexpiretime", -5, RF, field_ttl::hexpiretime),
     Command::simple("hpexpiretime", -5, RF, field_ttl::hpexpiretime),
     Command::simple("hpersist", -5, WF, field_ttl::hpersist),
+    Command::simple("hgetex", -5, WF, getex::hgetex),
+    Command::simple("hsetex", -6, WDF, setex::hsetex),
+    Command::simple("hgetdel", -5, WF, getex::hgetdel),
 ];
 
 /// The hash at `key` for reading: None when absent, `Err` after the WRONGTYPE reply.

@@ -1,0 +1,212 @@
+"""COMMAND INFO / COMMAND DOCS entries of the Redis 8 commands Goblin has, for
+scripts/gen_command_meta.py: no Redis 8 binary is at hand, so they are written here from
+Redis's command pages and its src/commands/*.json (arity, flags, ACL categories, key specs,
+arguments) and turned into the trees Redis 8 serves, as Redis derives them: implicit ACL
+categories from the flags, flags and key-spec flags in Redis's bit order, legacy key range
+from an index/range key spec (0 0 0 and `movablekeys` for a keynum one), `display_text` on
+every argument but blocks and oneofs.
+
+Redis's command metadata is Copyright Redis Ltd. and contributors."""
+
+from gen_command_meta import arr, b, m, sset
+
+FLAG_ORDER = ["write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript", "blocking",
+              "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth",
+              "may_replicate", "no_mandatory_keys", "no_async_loading", "no_multi", "movablekeys",
+              "allow_busy"]
+ACL_ORDER = ["keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
+             "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
+             "dangerous", "connection", "transaction", "scripting"]
+KEY_FLAG_ORDER = ["RO", "RW", "OW", "RM", "access", "update", "insert", "delete", "not_key",
+                  "incomplete", "variable_flags"]
+
+
+def arg(name, type_, token=None, optional=False, multiple=False, args=None, key=None, since=None):
+    """One argument, in the shape of Redis's command JSON."""
+    return dict(name=name, type=type_, token=token, optional=optional, multiple=multiple,
+                args=args, key=key, since=since)
+
+
+def index_range(pos, lastkey=0, flags=(), notes=None):
+    """A key spec: begin at index `pos`, a range of keys up to `lastkey`."""
+    return dict(flags=list(flags), notes=notes, begin=("index", pos), find=("range", lastkey, 1, 0))
+
+
+def index_keynum(pos, flags=(), notes=None):
+    """A key spec: the key count at index `pos`, the keys right after it."""
+    return dict(flags=list(flags), notes=notes, begin=("index", pos), find=("keynum", 0, 1, 1))
+
+
+def ordered(names, order):
+    return [n for n in order if n in names]
+
+
+def info_entry(c):
+    """The COMMAND INFO entry of command spec `c`."""
+    flags = set(c["flags"])
+    # A keynum key spec, or a getkeys function (`movable`), makes the keys movable; the
+    # legacy range comes from an index/range spec only when there is no keynum one.
+    keynum = any(s["find"][0] != "range" for s in c["key_specs"])
+    if keynum or c.get("movable"):
+        flags.add("movablekeys")
+    acl = set(c["acl"])
+    acl |= {"write"} if "write" in flags else set()
+    acl |= {"read"} if "readonly" in flags else set()
+    acl |= {"fast"} if "fast" in flags else {"slow"}
+    specs = []
+    for s in c["key_specs"]:
+        pairs = [("notes", b(s["notes"]))] if s["notes"] else []
+        pairs.append(("flags", sset(*ordered(s["flags"], KEY_FLAG_ORDER))))
+        pairs.append(("begin_search", m(("type", b("index")), ("spec", m(("index", (":", s["begin"][1])))))))
+        if s["find"][0] == "range":
+            _, last, step, limit = s["find"]
+            spec = m(("lastkey", (":", last)), ("keystep", (":", step)), ("limit", (":", limit)))
+        else:
+            _, idx, first, step = s["find"]
+            spec = m(("keynumidx", (":", idx)), ("firstkey", (":", first)), ("keystep", (":", step)))
+        pairs.append(("find_keys", m(("type", b(s["find"][0])), ("spec", spec))))
+        specs.append(m(*pairs))
+    first = last = step = 0
+    if not keynum and c["key_specs"]:
+        first = last = c["key_specs"][0]["begin"][1]
+        step = 1
+    return arr(b(c["name"]), (":", c["arity"]), sset(*ordered(flags, FLAG_ORDER)), (":", first),
+               (":", last), (":", step), sset(*["@" + a for a in ordered(acl, ACL_ORDER)]),
+               ("~", []), ("~", specs), arr())
+
+
+def doc_argument(a):
+    pairs = [("name", b(a["name"])), ("type", b(a["type"]))]
+    if a["type"] not in ("oneof", "block"):
+        pairs.append(("display_text", b(a["name"])))
+    if a["key"] is not None:
+        pairs.append(("key_spec_index", (":", a["key"])))
+    if a["token"]:
+        pairs.append(("token", b(a["token"])))
+    if a["since"]:
+        pairs.append(("since", b(a["since"])))
+    flags = [f for f, on in (("optional", a["optional"]), ("multiple", a["multiple"])) if on]
+    if flags:
+        pairs.append(("flags", sset(*flags)))
+    if a["args"]:
+        pairs.append(("arguments", arr(*[doc_argument(x) for x in a["args"]])))
+    return m(*pairs)
+
+
+def docs_entry(c):
+    """The COMMAND DOCS entry of command spec `c`."""
+    pairs = [("summary", b(c["summary"])), ("since", b(c["since"])), ("group", b(c["group"])),
+             ("complexity", b(c["complexity"]))]
+    if c.get("history"):
+        pairs.append(("history", ("~", [arr(b(v), b(t)) for v, t in c["history"]])))
+    pairs.append(("arguments", arr(*[doc_argument(a) for a in c["arguments"]])))
+    return m(*pairs)
+
+
+def _expiration(last):
+    """HGETEX's and HSETEX's EX / PX / EXAT / PXAT and a last pure token."""
+    return arg("expiration", "oneof", optional=True, args=[
+        arg("seconds", "integer", token="EX"),
+        arg("milliseconds", "integer", token="PX"),
+        arg("unix-time-seconds", "unix-time", token="EXAT"),
+        arg("unix-time-milliseconds", "unix-time", token="PXAT"),
+        arg(last, "pure-token", token=last.upper()),
+    ])
+
+
+def _fields(*inner):
+    return arg("fields", "block", token="FIELDS", args=[arg("numfields", "integer"), *inner])
+
+
+KEY = arg("key", "key", key=0)
+
+COMMANDS = [
+    dict(name="hgetex", arity=-5, flags=["write", "fast"], acl=["hash"], group="hash", since="8.0.0",
+         summary="Get the value of one or more fields of a given hash key, and optionally set their expiration.",
+         complexity="O(N) where N is the number of specified fields",
+         key_specs=[index_range(1, flags=["RW", "access", "update"], notes="RW and UPDATE because it changes the TTL")],
+         arguments=[KEY, _expiration("persist"), _fields(arg("field", "string", multiple=True))]),
+    dict(name="hsetex", arity=-6, flags=["write", "denyoom", "fast"], acl=["hash"], group="hash", since="8.0.0",
+         summary="Set the value of one or more fields of a given hash key, and optionally set their expiration.",
+         complexity="O(N) where N is the number of fields being set.",
+         key_specs=[index_range(1, flags=["RW", "update"])],
+         arguments=[KEY,
+                    arg("condition", "oneof", optional=True, args=[arg("fnx", "pure-token", token="FNX"),
+                                                                    arg("fxx", "pure-token", token="FXX")]),
+                    _expiration("keepttl"),
+                    _fields(arg("data", "block", multiple=True, args=[arg("field", "string"), arg("value", "string")]))]),
+    dict(name="hgetdel", arity=-5, flags=["write", "fast"], acl=["hash"], group="hash", since="8.0.0",
+         summary="Returns the value of a field and deletes it from the hash.",
+         complexity="O(N) where N is the number of specified fields",
+         key_specs=[index_range(1, flags=["RW", "access", "delete"])],
+         arguments=[KEY, _fields(arg("field", "string", multiple=True))]),
+]
+
+
+def entries(have):
+    """(info, docs) pairs, keyed by name, of the commands here that Goblin has (`have`)."""
+    return [((b(c["name"]), info_entry(c)), (b(c["name"]), docs_entry(c)))
+            for c in COMMANDS if c["name"] in have]
+
+
+def parse(buf, pos=0):
+    """The typed tree (as gen_command_meta's `read`) of the RESP3 value at `buf[pos:]`, and
+    where it ends."""
+    end = buf.index(b"\r\n", pos)
+    tag, rest, pos = buf[pos:pos + 1].decode(), buf[pos + 1:end], end + 2
+    if tag in "+-":
+        return (tag, rest.decode()), pos
+    if tag == ":":
+        return (tag, int(rest)), pos
+    if tag == "$":
+        n = int(rest)
+        return (tag, buf[pos:pos + n]), pos + n + 2
+    if tag in "*~":
+        items = []
+        for _ in range(int(rest)):
+            item, pos = parse(buf, pos)
+            items.append(item)
+        return (tag, items), pos
+    if tag == "%":
+        pairs = []
+        for _ in range(int(rest)):
+            k, pos = parse(buf, pos)
+            v, pos = parse(buf, pos)
+            pairs.append((k, v))
+        return (tag, pairs), pos
+    raise ValueError(tag)
+
+
+def splice(path, entries):
+    """Puts `entries` ((name, tree) pairs) into the stored map at `path`: in place of an
+    entry of the same name, else at the end before Goblin's own commands."""
+    from gen_command_meta import write
+    with open(path, "rb") as f:
+        tree, _ = parse(f.read())
+    pairs = tree[1]
+    for (key, value) in entries:
+        at = next((i for i, (k, _) in enumerate(pairs) if k[1] == key[1]), None)
+        if at is not None:
+            pairs[at] = (key, value)
+        else:
+            at = next((i for i, (k, _) in enumerate(pairs) if k[1].startswith(b"goblin.")), len(pairs))
+            pairs.insert(at, (key, value))
+    with open(path, "wb") as f:
+        f.write(write(tree))
+
+
+def main():
+    """Updates server/src/commands/meta/{info,docs}.resp3 with the entries here, leaving
+    the others as stored (a full regeneration with gen_command_meta.py reorders Redis's
+    subcommands, which Redis keeps in a hash table)."""
+    import os
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server", "src", "commands", "meta")
+    names = {c["name"] for c in COMMANDS}
+    pairs = entries(names)
+    splice(os.path.join(out, "info.resp3"), [i for i, _ in pairs])
+    splice(os.path.join(out, "docs.resp3"), [d for _, d in pairs])
+    print("spliced %d commands into %s" % (len(pairs), out))
+
+
+if __name__ == "__main__":
+    main()
