@@ -212,6 +212,7 @@ def main():
     for info_pair, docs_pair in redis8:
         info_out.append(info_pair)
         docs_out.append(docs_pair)
+    redis8_meta.amend_docs(docs_out)
 
     # Goblin's own commands.
     info_out.append((b("goblin.memory"), info("goblin.memory", -1, ["readonly"], 0, 0, 0, ["@read", "@sortedset", "@slow"], [])))

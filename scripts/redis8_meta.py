@@ -32,9 +32,9 @@ def index_range(pos, lastkey=0, flags=(), notes=None):
     return dict(flags=list(flags), notes=notes, begin=("index", pos), find=("range", lastkey, 1, 0))
 
 
-def index_keynum(pos, flags=(), notes=None):
-    """A key spec: the key count at index `pos`, the keys right after it."""
-    return dict(flags=list(flags), notes=notes, begin=("index", pos), find=("keynum", 0, 1, 1))
+def index_keynum(pos, flags=(), notes=None, step=1):
+    """A key spec: the key count at index `pos`, the keys right after it, `step` apart."""
+    return dict(flags=list(flags), notes=notes, begin=("index", pos), find=("keynum", 0, 1, step))
 
 
 def ordered(names, order):
@@ -140,7 +140,52 @@ COMMANDS = [
          complexity="O(N) where N is the number of specified fields",
          key_specs=[index_range(1, flags=["RW", "access", "delete"])],
          arguments=[KEY, _fields(arg("field", "string", multiple=True))]),
+    dict(name="msetex", arity=-4, flags=["write", "denyoom"], acl=["string"], group="string", since="8.4.0",
+         summary="Atomically sets multiple string keys with an optional shared expiration in a single operation.",
+         complexity="O(N) where N is the number of keys to set.",
+         key_specs=[index_keynum(1, flags=["OW", "update"], step=2)],
+         arguments=[arg("numkeys", "integer"),
+                    arg("data", "block", multiple=True, args=[arg("key", "key", key=0), arg("value", "string")]),
+                    arg("condition", "oneof", optional=True, args=[arg("nx", "pure-token", token="NX"),
+                                                                    arg("xx", "pure-token", token="XX")]),
+                    _expiration("keepttl")]),
+    dict(name="digest", arity=2, flags=["readonly", "fast"], acl=["string"], group="string", since="8.4.0",
+         summary="Returns the XXH3 hash of a string value.",
+         complexity="O(N) where N is the length of the string value.",
+         key_specs=[index_range(1, flags=["RO", "access"])], arguments=[KEY]),
+    dict(name="delex", arity=-2, flags=["write", "fast"], acl=["string"], group="string", since="8.4.0",
+         movable=True,
+         summary="Conditionally removes the specified key based on value or digest comparison.",
+         complexity="O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
+         key_specs=[index_range(1, flags=["RW", "delete", "variable_flags"])],
+         arguments=[KEY, arg("condition", "oneof", optional=True, args=[
+             arg("ifeq-value", "string", token="IFEQ"), arg("ifne-value", "string", token="IFNE"),
+             arg("ifdeq-digest", "string", token="IFDEQ"), arg("ifdne-digest", "string", token="IFDNE")])]),
 ]
+
+
+def _plain(name, type_, token, since):
+    """An argument in the style of Redis 7.0's COMMAND DOCS (no display_text), for the
+    commands whose stored entry is 7.0's."""
+    return m(("name", b(name)), ("type", b(type_)), ("token", b(token)), ("since", b(since)))
+
+
+def amend_docs(docs):
+    """Adds Redis 8's options to the stored COMMAND DOCS of commands Redis 7.0 has
+    (`docs`: the (name, entry) pairs): SET's IFEQ / IFNE / IFDEQ / IFDNE (8.4). (BITOP's
+    DIFF / DIFF1 / ANDOR / ONE need nothing: 7.0 documents its operation as a string.)"""
+    from gen_command_meta import mget
+    entry = next(d for k, d in docs if k[1] == b"set")
+    history = mget(entry, "history")[1]
+    if not any(h[1][0][1] == b"8.4.0" for h in history):
+        history.append(arr(b("8.4.0"), b("Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options.")))
+    condition = next(a for a in mget(entry, "arguments")[1] if mget(a, "name")[1] == b"condition")
+    options = mget(condition, "arguments")[1]
+    if len(options) == 2:
+        options.extend([_plain("ifeq-value", "string", "IFEQ", "8.4.0"),
+                        _plain("ifne-value", "string", "IFNE", "8.4.0"),
+                        _plain("ifdeq-digest", "string", "IFDEQ", "8.4.0"),
+                        _plain("ifdne-digest", "string", "IFDNE", "8.4.0")])
 
 
 def entries(have):
@@ -177,13 +222,16 @@ def parse(buf, pos=0):
     raise ValueError(tag)
 
 
-def splice(path, entries):
+def splice(path, entries, amend=None):
     """Puts `entries` ((name, tree) pairs) into the stored map at `path`: in place of an
-    entry of the same name, else at the end before Goblin's own commands."""
+    entry of the same name, else at the end before Goblin's own commands; then `amend`s
+    the pairs."""
     from gen_command_meta import write
     with open(path, "rb") as f:
         tree, _ = parse(f.read())
     pairs = tree[1]
+    if amend:
+        amend(pairs)
     for (key, value) in entries:
         at = next((i for i, (k, _) in enumerate(pairs) if k[1] == key[1]), None)
         if at is not None:
@@ -204,7 +252,7 @@ def main():
     names = {c["name"] for c in COMMANDS}
     pairs = entries(names)
     splice(os.path.join(out, "info.resp3"), [i for i, _ in pairs])
-    splice(os.path.join(out, "docs.resp3"), [d for _, d in pairs])
+    splice(os.path.join(out, "docs.resp3"), [d for _, d in pairs], amend_docs)
     print("spliced %d commands into %s" % (len(pairs), out))
 
 

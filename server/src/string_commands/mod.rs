@@ -1,7 +1,8 @@
 //! The string commands, on the keyspace's [`StringValue`].
 //!
 //! - [`set`]: SET (NX XX GET EX PX EXAT PXAT KEEPTTL), SETNX, SETEX, PSETEX, GETSET, MSET,
-//!   MSETNX, and the expiry options they share with GETEX.
+//!   MSETNX, MSETEX (Redis 8.4), and the expiry options they share with GETEX.
+//! - [`compare`]: SET's IFEQ IFNE IFDEQ IFDNE, DIGEST and DELEX (Redis 8.4).
 //! - [`get`]: GET, GETDEL, GETEX, MGET.
 //! - [`edit`]: APPEND, SETRANGE, GETRANGE, SUBSTR, STRLEN.
 //! - [`counter`]: INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.
@@ -12,6 +13,7 @@
 
 mod bitfield;
 mod bits;
+mod compare;
 mod counter;
 mod edit;
 mod get;
@@ -29,7 +31,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every string command.
-pub static COMMANDS: [Command; 29] = [
+pub static COMMANDS: [Command; 32] = [
     Command::simple("set", -3, WD, set::set),
     Command::simple("setnx", 3, WDF, set::setnx),
     Command::simple("setex", 4, WD, set::setex),
@@ -37,6 +39,7 @@ pub static COMMANDS: [Command; 29] = [
     Command::simple("getset", 3, WDF, set::getset),
     Command::simple("mset", -3, WD, set::mset),
     Command::simple("msetnx", -3, WD, set::msetnx),
+    Command::simple("msetex", -4, WD, set::msetex),
     Command::simple("get", 2, RF, get::get),
     Command::simple("getdel", 2, WF, get::getdel),
     Command::simple("getex", -2, WF, get::getex),
@@ -59,6 +62,8 @@ pub static COMMANDS: [Command; 29] = [
     Command::simple("bitop", -4, WD, bits::bitop),
     Command::simple("bitfield", -2, WD, bitfield::bitfield),
     Command::simple("bitfield_ro", -2, RF, bitfield::bitfield_ro),
+    Command::simple("digest", 2, RF, compare::digest_command),
+    Command::simple("delex", -2, WF, compare::delex),
 ];
 
 /// The string at `key` for reading: None when absent, `Err` after the WRONGTYPE reply.

@@ -1,17 +1,22 @@
 //! SET and its kin: SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX; the expiry options SET and
 //! GETEX share (Redis's parseExtendedStringArgumentsOrReply and getExpireMillisecondsOrReply).
+//! SET's IFEQ / IFNE / IFDEQ / IFDNE (Redis 8.4) are in `compare`.
 
+use super::compare::Compare;
 use super::{get, store};
 use crate::commands::Ctx;
 use crate::errors;
 use crate::keyspace::StringValue;
 use crate::pubsub::notify;
 
-/// Which command parses the options: SET takes NX XX GET KEEPTTL, GETEX takes PERSIST.
+/// Which command parses the options: SET takes NX XX GET KEEPTTL and the IF* conditions,
+/// MSETEX NX XX KEEPTTL, GETEX PERSIST.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Family {
     /// SET.
     Set,
+    /// MSETEX.
+    Mset,
     /// GETEX.
     Get,
 }
@@ -34,6 +39,8 @@ pub(super) struct Options<'a> {
     pub nx: bool,
     /// XX: only when the key exists.
     pub xx: bool,
+    /// IFEQ / IFNE / IFDEQ / IFDNE: only when the current value meets it.
+    pub cond: Option<Compare<'a>>,
     /// GET: reply with the old value.
     pub get: bool,
     /// KEEPTTL: keep the key's expiry.
@@ -44,22 +51,42 @@ pub(super) struct Options<'a> {
     pub expiry: Option<Expiry<'a>>,
 }
 
+impl Expiry<'_> {
+    /// The option's token: EX, PX, EXAT or PXAT.
+    fn token(&self) -> &'static [u8] {
+        match (self.seconds, self.relative) {
+            (true, true) => b"EX",
+            (false, true) => b"PX",
+            (true, false) => b"EXAT",
+            (false, false) => b"PXAT",
+        }
+    }
+}
+
 impl<'a> Options<'a> {
     /// Parses `args` (after the key, or key and value) as Redis does: a flag that conflicts
     /// with one already given, or an expiry without its number, is a syntax error.
     pub(super) fn parse(ctx: &mut Ctx, args: &[&'a [u8]], family: Family) -> Option<Options<'a>> {
         let mut o = Options::default();
-        let set = family == Family::Set;
+        let set = family != Family::Get;
+        let single = family == Family::Set;
         let mut j = 0;
         while j < args.len() {
             let opt = args[j].to_ascii_uppercase();
             let next = args.get(j + 1).copied();
             let timed = o.expiry.map(|e| (e.seconds, e.relative));
             let no_ttl_flags = !o.keep_ttl && !o.persist;
+            let unconditional = !o.nx && !o.xx && o.cond.is_none();
             match opt.as_slice() {
-                b"NX" if !o.xx && set => o.nx = true,
-                b"XX" if !o.nx && set => o.xx = true,
-                b"GET" if set => o.get = true,
+                b"NX" if !o.xx && o.cond.is_none() && set => o.nx = true,
+                b"XX" if !o.nx && o.cond.is_none() && set => o.xx = true,
+                b"IFEQ" | b"IFNE" | b"IFDEQ" | b"IFDNE"
+                    if unconditional && single && next.is_some() =>
+                {
+                    o.cond = Compare::parse(&opt, next.expect("checked"));
+                    j += 1;
+                }
+                b"GET" if single => o.get = true,
                 b"KEEPTTL" if !o.persist && timed.is_none() && set => o.keep_ttl = true,
                 b"PERSIST" if !set && !o.keep_ttl && timed.is_none() => o.persist = true,
                 b"EX" | b"PX" | b"EXAT" | b"PXAT" if no_ttl_flags && next.is_some() => {
@@ -132,9 +159,17 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], o: &Options, command: &s
     if o.get && !get::reply_value(ctx, key) {
         return;
     }
+    // A condition compares with a string's value (WRONGTYPE for another type).
+    let met = match o.cond {
+        None => true,
+        Some(c) => match c.evaluate(ctx, key) {
+            None => return,
+            Some((met, _)) => met,
+        },
+    };
     let db = ctx.db();
     let found = ctx.server.keyspace.exists_for_write(db, key, ctx.now_ms);
-    if (o.nx && found) || (o.xx && !found) {
+    if (o.nx && found) || (o.xx && !found) || !met {
         if !o.get {
             (r.refused)(ctx);
         }
@@ -156,7 +191,7 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], o: &Options, command: &s
     }
 }
 
-/// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
+/// SET key value [NX|XX|IFEQ v|IFNE v|IFDEQ d|IFDNE d] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
 pub fn set(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(o) = Options::parse(ctx, &args[3..], Family::Set) else {
         return;
@@ -233,6 +268,70 @@ fn mset_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool, name: &str) {
     } else {
         ctx.out.ok();
     }
+}
+
+/// The error of MSETEX for a bad key count.
+const BAD_NUMKEYS: &str = "ERR invalid numkeys value";
+
+/// MSETEX numkeys key value [key value ...] [NX|XX] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
+/// (Redis 8.4): 1 when every pair was set, 0 when NX or XX refused them all. Replayed with
+/// EX / PX / EXAT turned into PXAT and the absolute time.
+pub fn msetex(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(n) =
+        crate::numbers::parse_i64(args[1]).filter(|n| (1..=i64::from(i32::MAX)).contains(n))
+    else {
+        return ctx.error(BAD_NUMKEYS);
+    };
+    let end = 2 + 2 * n as usize;
+    if end > args.len() {
+        return ctx.error("ERR wrong number of key-value pairs");
+    }
+    let Some(o) = Options::parse(ctx, &args[end..], Family::Mset) else {
+        return;
+    };
+    let at = match o.expiry {
+        Some(e) => match expire_at(ctx, e, "msetex") {
+            Some(at) => Some(at),
+            None => return,
+        },
+        None => None,
+    };
+    let pairs = &args[2..end];
+    let db = ctx.db();
+    let now = ctx.now_ms;
+    let refused = (o.nx || o.xx)
+        && pairs
+            .iter()
+            .step_by(2)
+            .any(|k| ctx.server.keyspace.exists_for_write(db, k, now) == o.nx);
+    if refused {
+        return ctx.out.int(0);
+    }
+    for pair in pairs.chunks(2) {
+        store(ctx, pair[0], StringValue::from_set(pair[1]), o.keep_ttl);
+        ctx.notify(notify::STRING, "set", pair[0]);
+        if let Some(at) = at {
+            ctx.server.keyspace.set_expiry(db, pair[0], at as u64);
+            ctx.notify(notify::GENERIC, "expire", pair[0]);
+        }
+    }
+    if let (Some(at), Some(e)) = (at, o.expiry) {
+        if e.seconds || e.relative {
+            // The expiry's token and number are the last two of their kind in the options.
+            let opts = &args[end..];
+            let pos = end
+                + opts
+                    .iter()
+                    .rposition(|a| a.eq_ignore_ascii_case(e.token()))
+                    .expect("parsed");
+            let at = at.to_string();
+            let mut argv = args.to_vec();
+            argv[pos] = b"PXAT";
+            argv[pos + 1] = at.as_bytes();
+            ctx.propagate_instead(&argv);
+        }
+    }
+    ctx.out.int(1);
 }
 
 /// MSET key value [key value ...]
