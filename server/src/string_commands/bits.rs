@@ -1,5 +1,5 @@
 //! Bitmaps, which are strings: SETBIT, GETBIT, BITCOUNT (BYTE|BIT ranges), BITPOS, BITOP
-//! (AND OR XOR NOT). Bit 0 is the most significant bit of the first byte.
+//! (AND OR XOR NOT, and Redis 8.2's DIFF DIFF1 ANDOR ONE). Bit 0 is the most significant bit of the first byte.
 
 use super::{store, write_string};
 use crate::commands::Ctx;
@@ -263,15 +263,25 @@ pub fn bitpos(ctx: &mut Ctx, args: &[&[u8]]) {
     out.int(pos);
 }
 
-/// BITOP AND|OR|XOR|NOT destkey key [key ...]: the result's length (the longest input's,
-/// shorter ones zero-padded); an empty result deletes the destination.
+/// BITOP AND|OR|XOR|NOT|DIFF|DIFF1|ANDOR|ONE destkey key [key ...]: the result's length
+/// (the longest input's, missing keys and short strings read as zero bytes); an empty
+/// result deletes destkey. DIFF, DIFF1, ANDOR and ONE are Redis 8.2's: the first key
+/// against the union of the others (X & !U, !X & U, X & U), and the bits set in exactly
+/// one key.
 pub fn bitop(ctx: &mut Ctx, args: &[&[u8]]) {
     let op = args[1].to_ascii_uppercase();
-    if !matches!(op.as_slice(), b"AND" | b"OR" | b"XOR" | b"NOT") {
+    let against_union = matches!(op.as_slice(), b"DIFF" | b"DIFF1" | b"ANDOR");
+    if !against_union && !matches!(op.as_slice(), b"AND" | b"OR" | b"XOR" | b"NOT" | b"ONE") {
         return ctx.syntax_error();
     }
     if op == b"NOT" && args.len() != 4 {
         return ctx.error("ERR BITOP NOT must be called with a single source key.");
+    }
+    if against_union && args.len() < 5 {
+        let name = String::from_utf8_lossy(&op);
+        return ctx.error(&format!(
+            "ERR BITOP {name} must be called with at least two source keys."
+        ));
     }
     let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(args.len() - 3);
     for key in &args[3..] {
@@ -290,6 +300,15 @@ pub fn bitop(ctx: &mut Ctx, args: &[&[u8]]) {
                 b"AND" => all.fold(first, |a, b| a & b),
                 b"OR" => all.fold(first, |a, b| a | b),
                 b"XOR" => all.fold(first, |a, b| a ^ b),
+                b"DIFF" => first & !all.fold(0, |a, b| a | b),
+                b"DIFF1" => !first & all.fold(0, |a, b| a | b),
+                b"ANDOR" => first & all.fold(0, |a, b| a | b),
+                b"ONE" => {
+                    // Bits set in any key so far, and in more than one.
+                    let (any, more) =
+                        all.fold((first, 0), |(any, more), b| (any | b, more | (any & b)));
+                    any & !more
+                }
                 _ => !first,
             }
         })
