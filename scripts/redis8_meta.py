@@ -172,9 +172,16 @@ def _plain(name, type_, token, since):
 
 def amend_docs(docs):
     """Adds Redis 8's options to the stored COMMAND DOCS of commands Redis 7.0 has
-    (`docs`: the (name, entry) pairs): SET's IFEQ / IFNE / IFDEQ / IFDNE (8.4). (BITOP's
-    DIFF / DIFF1 / ANDOR / ONE need nothing: 7.0 documents its operation as a string.)"""
+    (`docs`: the (name, entry) pairs): SET's IFEQ / IFNE / IFDEQ / IFDNE (8.4), AGGREGATE
+    COUNT of ZUNION / ZINTER / ZUNIONSTORE / ZINTERSTORE (8.8). (BITOP's DIFF / DIFF1 /
+    ANDOR / ONE need nothing: 7.0 documents its operation as a string.)"""
     from gen_command_meta import mget
+    for name in (b"zunion", b"zinter", b"zunionstore", b"zinterstore"):
+        zentry = next(d for k, d in docs if k[1] == name)
+        aggregate = next(a for a in mget(zentry, "arguments")[1] if mget(a, "name")[1] == b"aggregate")
+        tokens = mget(aggregate, "arguments")[1]
+        if len(tokens) == 3:
+            tokens.append(_plain("count", "pure-token", "COUNT", "8.8.0"))
     entry = next(d for k, d in docs if k[1] == b"set")
     history = mget(entry, "history")[1]
     if not any(h[1][0][1] == b"8.4.0" for h in history):

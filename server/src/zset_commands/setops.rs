@@ -13,20 +13,32 @@ enum Op {
     Diff,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Aggregate {
     Sum,
     Min,
     Max,
+    /// Redis 8.8's COUNT: each input holding a member adds its weight; scores are ignored.
+    Count,
 }
 
 impl Aggregate {
+    /// What an input of weight `weight` contributes for a member with `score`: the weight
+    /// alone under COUNT, else the weighted score (`weighted`).
+    fn contribution(self, score: f64, weight: f64, weighted: fn(f64, f64) -> f64) -> f64 {
+        if self == Aggregate::Count {
+            weight
+        } else {
+            weighted(score, weight)
+        }
+    }
+
     /// Combines an accumulated score with a new value as Redis's zunionInterAggregate does:
     /// a SUM that gives NaN (inf + -inf) is 0; MIN and MAX keep the accumulator when the
     /// value is NaN.
     fn apply(self, acc: f64, v: f64) -> f64 {
         match self {
-            Aggregate::Sum => {
+            Aggregate::Sum | Aggregate::Count => {
                 let s = acc + v;
                 if s.is_nan() {
                     0.0
@@ -107,7 +119,7 @@ fn compute(
             let mut acc: HashMap<Vec<u8>, f64> = HashMap::new();
             for &i in &order {
                 for (member, score) in inputs[i].iter().flatten() {
-                    let v = weigh(*score, weights[i]);
+                    let v = aggregate.contribution(*score, weights[i], weigh);
                     acc.entry_ref(member.as_slice())
                         .and_modify(|a| *a = aggregate.apply(*a, v))
                         .or_insert(v);
@@ -128,12 +140,13 @@ fn compute(
             let mut out = Vec::new();
             'members: for (member, score) in inputs[*first].iter().flatten() {
                 // Only the first input's weighted score is cleaned of NaN, as in Redis.
-                let mut acc = weigh(*score, weights[*first]);
+                let mut acc = aggregate.contribution(*score, weights[*first], weigh);
                 for &j in rest {
                     let Some(&other) = sets[j].get(member.as_slice()) else {
                         continue 'members;
                     };
-                    acc = aggregate.apply(acc, other * weights[j]);
+                    acc = aggregate
+                        .apply(acc, aggregate.contribution(other, weights[j], |s, w| s * w));
                 }
                 out.push((member.clone(), acc));
             }
@@ -179,7 +192,7 @@ fn numkeys(ctx: &mut Ctx, args: &[&[u8]], at: usize, name: &str) -> Option<usize
     Some(n as usize)
 }
 
-/// Parses `numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]` from `at`.
+/// Parses `numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX|COUNT] [WITHSCORES]` from `at`.
 fn setop_generic(
     ctx: &mut Ctx,
     args: &[&[u8]],
@@ -212,6 +225,7 @@ fn setop_generic(
                 b"SUM" => Aggregate::Sum,
                 b"MIN" => Aggregate::Min,
                 b"MAX" => Aggregate::Max,
+                b"COUNT" => Aggregate::Count,
                 _ => return ctx.syntax_error(),
             };
             j += 1;
@@ -238,12 +252,12 @@ fn setop_generic(
     }
 }
 
-/// ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+/// ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX|COUNT] [WITHSCORES]
 pub fn zunion(ctx: &mut Ctx, args: &[&[u8]]) {
     setop_generic(ctx, args, 1, None, Op::Union, "zunion");
 }
 
-/// ZINTER numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+/// ZINTER numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX|COUNT] [WITHSCORES]
 pub fn zinter(ctx: &mut Ctx, args: &[&[u8]]) {
     setop_generic(ctx, args, 1, None, Op::Inter, "zinter");
 }
@@ -253,12 +267,12 @@ pub fn zdiff(ctx: &mut Ctx, args: &[&[u8]]) {
     setop_generic(ctx, args, 1, None, Op::Diff, "zdiff");
 }
 
-/// ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]
+/// ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX|COUNT]
 pub fn zunionstore(ctx: &mut Ctx, args: &[&[u8]]) {
     setop_generic(ctx, args, 2, Some(args[1]), Op::Union, "zunionstore");
 }
 
-/// ZINTERSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]
+/// ZINTERSTORE destination numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX|COUNT]
 pub fn zinterstore(ctx: &mut Ctx, args: &[&[u8]]) {
     setop_generic(ctx, args, 2, Some(args[1]), Op::Inter, "zinterstore");
 }
