@@ -7,17 +7,14 @@ Where Redis leaves a case undefined (HGETEX with an option whose FIELDS has no c
 
 from __future__ import annotations
 
-import re
-import time
-
 import pytest
 import redis
 
-from aof_stream import incr_stream
 from harness import make_client
 from hfe_scripts import FAR, LONG, Err
-from test_hash_field_expire import events, lone_goblin, outcome  # noqa: F401 (the fixture)
-from test_persistence import goblin, procs  # noqa: F401 (the fixture)
+from pinned import run_pinned, write_aof
+from test_hash_field_expire import events, lone_goblin  # noqa: F401 (the fixture)
+from test_persistence import procs  # noqa: F401 (the fixture)
 
 ARITY = {name: Err(f"wrong number of arguments for '{name}' command") for name in ("hgetex", "hsetex")}
 NO_FIELDS = Err("Mandatory argument FIELDS is missing or not at the right position")
@@ -178,21 +175,7 @@ SCRIPTS: dict[str, list] = {
 @pytest.mark.parametrize("protocol", [2, 3])
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_script_pinned_on_goblin(lone_goblin, name, protocol):
-    c = make_client(lone_goblin, protocol=protocol)
-    c.response_callbacks = {}
-    c.execute_command("FLUSHALL")
-    try:
-        for cmd, pinned in SCRIPTS[name]:
-            if cmd[0] == "SLEEP":
-                time.sleep(cmd[1])
-                continue
-            got = outcome(c, cmd)
-            if protocol == 3 and cmd[0] == "HGETALL":
-                pinned = dict(zip(pinned[::2], pinned[1::2]))
-            assert got == pinned, f"{name}: {cmd!r}"
-    finally:
-        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
-        c.close()
+    run_pinned(lone_goblin, SCRIPTS[name], protocol)
 
 
 EVENT_SCRIPT = [
@@ -278,21 +261,12 @@ PINNED_AOF = [
 
 
 def test_aof_pinned_and_replayed(procs, tmp_path):
-    g = goblin(procs, tmp_path, "--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--save", "")
-    c = g.client()
-    c.config_set("appendfsync", "always")
-    for cmd in AOF_SCRIPT:
-        outcome(c, cmd)
-    before = [c.hgetall("h3"), c.hgetall("h4"), c.exists("h4")]
-    c.close()
-    now = time.time() * 1000
-    stream = [[b"T" if re.fullmatch(rb"\d{13}", a) and abs(int(a) - now) < 600_000 else a for a in cmd]
-              for cmd in incr_stream(g.workdir)]
-    assert stream == PINNED_AOF
+    assert write_aof(procs, tmp_path, AOF_SCRIPT) == PINNED_AOF
+    g = procs[-1]
     g.kill9()
     g.start()
     c = g.client()
-    assert [c.hgetall("h3"), c.hgetall("h4"), c.exists("h4")] == before == [{}, {}, 0]
+    assert [c.hgetall("h3"), c.hgetall("h4"), c.exists("h4")] == [{}, {}, 0]
     c.close()
 
 
