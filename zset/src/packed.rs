@@ -277,6 +277,23 @@ pub fn listpack(items: &[Item]) -> Vec<u8> {
 /// encoding byte(s), the data, then the size of the two in 7-bit groups (Redis's
 /// lpEncodeBacklen). Returns the bytes written.
 pub fn encode_listpack_item(item: Item, out: &mut Vec<u8>) -> usize {
+    let l = encode_listpack_element(item, out);
+    push_backlen(l, out);
+    l + backlen_size(l)
+}
+
+/// Appends a listpack element's `backlen` for an element of `l` bytes.
+pub(crate) fn push_backlen(l: usize, out: &mut Vec<u8>) {
+    let size = backlen_size(l);
+    for i in 0..size {
+        let group = ((l >> (7 * (size - 1 - i))) & 0x7f) as u8;
+        out.push(if i == 0 { group } else { group | 0x80 });
+    }
+}
+
+/// Appends one listpack item's encoding byte(s) and data, without its `backlen`; returns
+/// the bytes written.
+pub(crate) fn encode_listpack_element(item: Item, out: &mut Vec<u8>) -> usize {
     let start = out.len();
     match item {
         Item::Int(v) if (0..128).contains(&v) => out.push(v as u8),
@@ -315,12 +332,6 @@ pub fn encode_listpack_item(item: Item, out: &mut Vec<u8>) -> usize {
             out.extend_from_slice(&(s.len() as u32).to_le_bytes());
             out.extend_from_slice(s);
         }
-    }
-    let l = out.len() - start;
-    let size = backlen_size(l);
-    for i in 0..size {
-        let group = ((l >> (7 * (size - 1 - i))) & 0x7f) as u8;
-        out.push(if i == 0 { group } else { group | 0x80 });
     }
     out.len() - start
 }

@@ -459,7 +459,7 @@ fn write_stream<W: Write>(w: &mut RdbWriter<W>, s: &Stream, form: Form) -> io::R
     w.len(s.node_count() as u64)?;
     for (key, lp) in s.nodes() {
         w.string(&key.to_be_bytes())?;
-        w.string_value(lp, compress)?;
+        w.string_value(&lp, compress)?;
     }
     let meta = s.meta();
     w.len(meta.len)?;

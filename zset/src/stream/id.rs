@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+/// Room for an id's decimal text: two 20-digit numbers and the dash.
+pub const ID_TEXT_LEN: usize = 41;
+
 /// An entry id, `<ms>-<seq>`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StreamId {
@@ -43,6 +46,26 @@ impl StreamId {
         }
     }
 
+    /// The decimal text `<ms>-<seq>`, written at the end of `buf` (no allocation).
+    pub fn format(self, buf: &mut [u8; ID_TEXT_LEN]) -> &[u8] {
+        let mut at = buf.len();
+        for (i, mut n) in [self.seq, self.ms].into_iter().enumerate() {
+            if i == 1 {
+                at -= 1;
+                buf[at] = b'-';
+            }
+            loop {
+                at -= 1;
+                buf[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+        &buf[at..]
+    }
+
     /// Whether this is `0-0`.
     pub fn is_zero(self) -> bool {
         self == StreamId::MIN
@@ -68,7 +91,8 @@ impl StreamId {
 
 impl fmt::Display for StreamId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.ms, self.seq)
+        let mut buf = [0; ID_TEXT_LEN];
+        f.write_str(std::str::from_utf8(self.format(&mut buf)).expect("ASCII digits"))
     }
 }
 
@@ -86,5 +110,10 @@ mod tests {
         assert_eq!(StreamId::from_be_bytes(id.to_be_bytes()), id);
         assert!(StreamId::new(1, 9) < StreamId::new(2, 0));
         assert_eq!(id.to_string(), "258-7");
+        assert_eq!(
+            StreamId::MAX.to_string(),
+            format!("{}-{}", u64::MAX, u64::MAX)
+        );
+        assert_eq!(StreamId::MIN.to_string(), "0-0");
     }
 }

@@ -37,8 +37,8 @@ impl Stream {
     pub fn radix_tree_nodes(&self) -> usize {
         rax_node_count(
             self.nodes
-                .keys()
-                .map(|id| u128::from_be_bytes(id.to_be_bytes())),
+                .iter()
+                .map(|(id, _)| u128::from_be_bytes(id.to_be_bytes())),
         )
     }
 }

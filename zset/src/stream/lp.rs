@@ -1,25 +1,15 @@
-//! In-place editing of a listpack that this engine built or a loader validated: read the
-//! item at a byte position, append, and replace an integer (which may change its width).
+//! Listpack items for the stream nodes: read from a listpack (a loaded node) and written
+//! bare into a node's compact form, where each item is a listpack element (encoding bytes
+//! and data) without its `backlen`.
 //!
-//! The layout is Redis's: `[total u32 LE][count u16 LE] items... 0xff`, each item its
-//! encoding, data and `backlen` (see [`crate::packed`]). The count saturates at 65535
-//! ("unknown"), as in Redis. Positions handed out are byte offsets of an item's first byte.
+//! The listpack layout is Redis's: `[total u32 LE][count u16 LE] items... 0xff`, each item
+//! its element and `backlen` (see [`crate::packed`]). Positions handed out are byte offsets
+//! of an item's first byte.
 
-use crate::packed::{encode_listpack_item, Item};
+use crate::packed::{backlen_size, encode_listpack_element, Item};
 
-/// Bytes of the header: the total size and the item count.
+/// Bytes of a listpack's header: the total size and the item count.
 pub(crate) const HEADER: usize = 6;
-/// The count a listpack states once it holds 65535 items or more.
-const COUNT_UNKNOWN: u16 = u16::MAX;
-
-/// An empty listpack with room for `capacity` bytes.
-pub(crate) fn new(capacity: usize) -> Vec<u8> {
-    let mut lp = Vec::with_capacity(capacity.max(HEADER + 1));
-    lp.extend_from_slice(&((HEADER + 1) as u32).to_le_bytes());
-    lp.extend_from_slice(&0u16.to_le_bytes());
-    lp.push(0xff);
-    lp
-}
 
 /// The integer a byte string stands for when Redis's listpack stores it as one
 /// (lpStringToInt64): the canonical decimal form of an `i64`, so it reads back the same.
@@ -36,34 +26,41 @@ pub(crate) fn canonical_int(s: &[u8]) -> Option<i64> {
     canonical.then_some(v)
 }
 
-/// Appends `item` before the end byte, fixing the header.
-pub(crate) fn append(lp: &mut Vec<u8>, item: Item) {
-    lp.pop();
-    encode_listpack_item(item, lp);
-    lp.push(0xff);
-    let count = u16::from_le_bytes([lp[4], lp[5]]);
-    if count != COUNT_UNKNOWN {
-        lp[4..6].copy_from_slice(&(count + 1).to_le_bytes());
-    }
-    set_total(lp);
+/// The bytes a listpack item whose element takes `element` bytes takes with its backlen.
+pub(crate) fn item_size(element: usize) -> usize {
+    element + backlen_size(element)
 }
 
-/// Appends a byte string, stored as an integer when it is one (Redis's lpAppend).
-pub(crate) fn append_bytes(lp: &mut Vec<u8>, s: &[u8]) {
+/// The listpack item size of the integer `v` at its narrowest encoding.
+pub(crate) fn int_size(v: i64) -> usize {
+    let element = match v {
+        0..=127 => 1,
+        -4096..=4095 => 2,
+        _ if i16::try_from(v).is_ok() => 3,
+        -0x80_0000..=0x7f_ffff => 4,
+        _ if i32::try_from(v).is_ok() => 5,
+        _ => 9,
+    };
+    item_size(element)
+}
+
+/// Appends `item`'s bare element to `out`; returns its size as a listpack item.
+pub(crate) fn push(out: &mut Vec<u8>, item: Item) -> usize {
+    item_size(encode_listpack_element(item, out))
+}
+
+/// Appends a byte string's bare element, an integer when it is one (Redis's lpAppend);
+/// returns its size as a listpack item.
+pub(crate) fn push_bytes(out: &mut Vec<u8>, s: &[u8]) -> usize {
     match canonical_int(s) {
-        Some(v) => append(lp, Item::Int(v)),
-        None => append(lp, Item::Str(s)),
+        Some(v) => push(out, Item::Int(v)),
+        None => push(out, Item::Str(s)),
     }
 }
 
-fn set_total(lp: &mut [u8]) {
-    let total = lp.len() as u32;
-    lp[0..4].copy_from_slice(&total.to_le_bytes());
-}
-
-/// The item at `pos` and the position of the next one. `pos` must be an item's start in a
-/// well-formed listpack (not the end byte).
-pub(crate) fn read(lp: &[u8], pos: usize) -> (Item<'_>, usize) {
+/// The element at `pos` (a listpack item's start, or a bare element's) and its length
+/// without backlen. `pos` must be an element's start in well-formed bytes.
+pub(crate) fn read_element(lp: &[u8], pos: usize) -> (Item<'_>, usize) {
     let b = lp[pos];
     let le = |n: usize| -> u64 {
         lp[pos + 1..pos + 1 + n]
@@ -72,7 +69,7 @@ pub(crate) fn read(lp: &[u8], pos: usize) -> (Item<'_>, usize) {
             .fold(0u64, |acc, &x| (acc << 8) | x as u64)
     };
     let sign = |v: u64, bits: u32| ((v << (64 - bits)) as i64) >> (64 - bits);
-    let (item, len) = if b & 0x80 == 0 {
+    if b & 0x80 == 0 {
         (Item::Int((b & 0x7f) as i64), 1)
     } else if b & 0xc0 == 0x80 {
         let n = (b & 0x3f) as usize;
@@ -94,38 +91,74 @@ pub(crate) fn read(lp: &[u8], pos: usize) -> (Item<'_>, usize) {
             0xf3 => (Item::Int(sign(le(4), 32)), 5),
             _ => (Item::Int(le(8) as i64), 9),
         }
-    };
-    (item, pos + len + crate::packed::backlen_size(len))
-}
-
-/// The integer at `pos` (0 for a string, which a validated node never has where an
-/// integer belongs), and the next position.
-pub(crate) fn read_int(lp: &[u8], pos: usize) -> (i64, usize) {
-    match read(lp, pos) {
-        (Item::Int(v), next) => (v, next),
-        (Item::Str(s), next) => (canonical_int(s).unwrap_or(0), next),
     }
 }
 
-/// The position after the item at `pos`.
-pub(crate) fn skip(lp: &[u8], pos: usize) -> usize {
-    read(lp, pos).1
+/// The length of the element at `pos` (a listpack item's start, or a bare element's),
+/// without reading its value: what a walk skipping items needs.
+#[inline]
+pub(crate) fn element_len(lp: &[u8], pos: usize) -> usize {
+    match lp[pos] {
+        0..=0x7f => 1,
+        b @ 0x80..=0xbf => 1 + (b & 0x3f) as usize,
+        0xc0..=0xdf => 2,
+        b @ 0xe0..=0xef => 2 + ((((b & 0x0f) as usize) << 8) | lp[pos + 1] as usize),
+        0xf0 => {
+            5 + u32::from_le_bytes([lp[pos + 1], lp[pos + 2], lp[pos + 3], lp[pos + 4]]) as usize
+        }
+        0xf1 => 3,
+        0xf2 => 4,
+        0xf3 => 5,
+        _ => 9,
+    }
 }
 
-/// Replaces the item at `pos` with the integer `v`, moving what follows when the width
-/// changes.
-pub(crate) fn replace_int(lp: &mut Vec<u8>, pos: usize, v: i64) {
-    let end = skip(lp, pos);
-    let mut encoded = Vec::with_capacity(12);
-    encode_listpack_item(Item::Int(v), &mut encoded);
-    lp.splice(pos..end, encoded);
-    set_total(lp);
+/// The integer an item holds (0 for a string that is none, which a validated node never
+/// has where an integer belongs).
+fn int_of(item: Item) -> i64 {
+    match item {
+        Item::Int(v) => v,
+        Item::Str(s) => canonical_int(s).unwrap_or(0),
+    }
+}
+
+/// The bare element at `pos` and the position of the next one.
+pub(crate) fn read_bare(bytes: &[u8], pos: usize) -> (Item<'_>, usize) {
+    let (item, len) = read_element(bytes, pos);
+    (item, pos + len)
+}
+
+/// The integer of the bare element at `pos`, and the next position.
+#[inline]
+pub(crate) fn read_bare_int(bytes: &[u8], pos: usize) -> (i64, usize) {
+    if bytes[pos] < 0x80 {
+        return (bytes[pos] as i64, pos + 1);
+    }
+    let (item, next) = read_bare(bytes, pos);
+    (int_of(item), next)
+}
+
+/// The item at `pos` of a listpack and the position of the next one.
+pub(crate) fn read(lp: &[u8], pos: usize) -> (Item<'_>, usize) {
+    let (item, len) = read_element(lp, pos);
+    (item, pos + item_size(len))
+}
+
+/// The integer of the listpack item at `pos`, and the next position.
+pub(crate) fn read_int(lp: &[u8], pos: usize) -> (i64, usize) {
+    let (item, next) = read(lp, pos);
+    (int_of(item), next)
+}
+
+/// The position after the listpack item at `pos`.
+pub(crate) fn skip(lp: &[u8], pos: usize) -> usize {
+    read(lp, pos).1
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packed::{listpack, listpack_items};
+    use crate::packed::listpack;
 
     #[test]
     fn canonical_ints_are_those_redis_stores_as_integers() {
@@ -147,35 +180,64 @@ mod tests {
     }
 
     #[test]
-    fn appends_match_the_blob_writer_and_replace_keeps_it_valid() {
-        let mut lp = new(0);
+    fn bare_elements_read_back_and_size_as_listpack_items() {
         let long = vec![b'x'; 5000];
-        append(&mut lp, Item::Int(5));
-        append_bytes(&mut lp, b"12345");
-        append_bytes(&mut lp, b"field");
-        append_bytes(&mut lp, &long);
-        assert_eq!(
-            lp,
-            listpack(&[
-                Item::Int(5),
-                Item::Int(12345),
-                Item::Str(b"field"),
-                Item::Str(&long)
-            ])
-        );
-        replace_int(&mut lp, HEADER, 1 << 40);
+        let mut bare = Vec::new();
+        let mut sizes = 0;
+        for v in [
+            0,
+            127,
+            128,
+            -4096,
+            4095,
+            4096,
+            -32768,
+            32768,
+            1 << 23,
+            1 << 40,
+            i64::MIN,
+        ] {
+            let n = push(&mut bare, Item::Int(v));
+            assert_eq!(n, int_size(v), "{v}");
+            sizes += n;
+        }
+        sizes += push_bytes(&mut bare, b"12345");
+        sizes += push_bytes(&mut bare, b"field");
+        sizes += push_bytes(&mut bare, &long);
         let mut items = Vec::new();
-        listpack_items(&lp, &mut |i| {
-            items.push(format!("{i:?}").len());
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(items.len(), 4);
-        let (first, next) = read_int(&lp, HEADER);
-        assert_eq!(first, 1 << 40);
-        assert_eq!(read(&lp, next).0, Item::Int(12345));
-        replace_int(&mut lp, HEADER, -3);
-        assert_eq!(read_int(&lp, HEADER).0, -3);
-        listpack_items(&lp, &mut |_| Ok(())).unwrap();
+        let mut pos = 0;
+        while pos < bare.len() {
+            let (item, next) = read_bare(&bare, pos);
+            assert_eq!(next, pos + element_len(&bare, pos));
+            items.push(item);
+            pos = next;
+        }
+        let want = [
+            0,
+            127,
+            128,
+            -4096,
+            4095,
+            4096,
+            -32768,
+            32768,
+            1 << 23,
+            1 << 40,
+            i64::MIN,
+        ]
+        .map(Item::Int)
+        .into_iter()
+        .chain([Item::Int(12345), Item::Str(b"field"), Item::Str(&long)])
+        .collect::<Vec<_>>();
+        assert_eq!(items, want);
+        let lp = listpack(&want);
+        assert_eq!(lp.len(), HEADER + sizes + 1);
+        let (mut pos, mut read_back) = (HEADER, Vec::new());
+        while lp[pos] != 0xff {
+            let (item, next) = read(&lp, pos);
+            read_back.push(item);
+            pos = next;
+        }
+        assert_eq!(read_back, want);
     }
 }

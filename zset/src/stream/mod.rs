@@ -4,33 +4,37 @@
 //! # Layout and bytes per entry
 //!
 //! ```text
-//! Stream (in its Box)          ~120 B: length, last id, first id, max deleted id,
-//!                                      entries added (8 + 3 * 16 + 8), two BTreeMaps
-//! nodes: BTreeMap<StreamId, Node>       key = the node's master id (16 B), value = its
-//!                                       listpack (Vec, 24 B); B-tree leaves hold up to
-//!                                       11 pairs: ~60 B of index per node
-//! Node: a Redis listpack (see `node`)   6 B header + master entry + entries + 1 B end
-//!   per entry, fields as the master's:  flags 2 + ms delta 2..4 + seq delta 2 + lp-count 2
-//!                                       + per value (header 1 + data + backlen 1)
+//! Stream (in its Box)          168 B: length, last id, first id, max deleted id,
+//!                                      entries added (8 + 3 * 16 + 8), the groups'
+//!                                      BTreeMap (24), the node index (80)
+//! nodes: NodeIndex (see `index`)        the tail node (16 B key + 40 B node) inline, the
+//!                                       others in a BTreeMap<StreamId, Node>: leaves of
+//!                                       up to 11 pairs, ~90 B of index per node
+//! Node: compact listpack (see `node`)   40 B + master fields + entries, each a listpack
+//!                                       item without backlen; trimmed to size when the
+//!                                       next node opens, the tail grows by an eighth
+//!   per entry, fields as the master's:  flags 1 + ms delta 1..3 + seq delta 1
+//!                                       + per value (header 1 + data)
 //!   e.g. "user" u+8 digits, "amount" 16-bit integer, ids 1 ms apart:
-//!         8 + (1 + 9 + 1) + (3 + 1) = 23 B, + the index's ~0.6 B at 100 entries a node
+//!         3 + (1 + 9) + (3..4) = 16..17 B, + the index's ~1 B at 100 entries a node
 //! ```
 //!
-//! A node takes entries until it would reach `stream-node-max-bytes` bytes or holds
-//! `stream-node-max-entries` entries (deleted ones counting), then the next entry opens a
-//! new node. The nodes are byte for byte Redis's listpacks, so RDB and DUMP write them as
-//! they stand and load them after validation ([`Node::validate`]).
+//! A node takes entries until its listpack would reach `stream-node-max-bytes` bytes or it
+//! holds `stream-node-max-entries` entries (deleted ones counting), then the next entry
+//! opens a new node. The nodes convert to and from Redis's listpacks byte for byte, which
+//! RDB and DUMP write and load (after validation, [`Node::validate`]).
 //!
 //! The index is a B-tree map keyed by each node's first (master) id rather than Redis's
 //! rax: seeking the node of an id is one `range(..=id).next_back()`, walking in either
 //! direction and removing the head nodes (trimming) are the map's own operations, and at
-//! about 60 B per node of a hundred entries it costs under a byte per entry.
+//! about 90 B per node of a hundred entries it costs under a byte per entry.
 //!
 //! Deleting an entry flags it in its node (a tombstone) and moves it from the node's live
 //! count to its deleted count; a node whose last live entry goes is removed.
 
 mod group;
 mod id;
+mod index;
 mod info;
 mod lp;
 mod node;
@@ -40,8 +44,10 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+use index::{NodeIndex, NodeRange};
+
 pub use group::{Claim, ClaimHow, Consumer, Group, Nack, NEVER};
-pub use id::StreamId;
+pub use id::{StreamId, ID_TEXT_LEN};
 pub use node::Pairs;
 
 use node::{Entries, Node, RawEntry};
@@ -51,8 +57,6 @@ pub use crate::packed::Item;
 /// The largest total of field and value bytes one entry may have, and the largest node
 /// (Redis's STREAM_LISTPACK_MAX_SIZE).
 pub const MAX_ENTRY_BYTES: usize = 1 << 30;
-/// Bytes reserved for a new node (Redis's STREAM_LISTPACK_MAX_PRE_ALLOCATE).
-const NODE_PREALLOC: usize = 4096;
 
 /// Node limits, as Redis's `stream-node-max-bytes` and `stream-node-max-entries`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +119,7 @@ pub enum SetIdError {
 /// A stream: its entries in nodes, its counters and its consumer groups.
 #[derive(Clone, Debug, Default)]
 pub struct Stream {
-    nodes: BTreeMap<StreamId, Node>,
+    nodes: NodeIndex,
     len: u64,
     last_id: StreamId,
     first_id: StreamId,
@@ -205,21 +209,19 @@ impl Stream {
         self.nodes.len()
     }
 
-    /// Every node's key and listpack bytes, in order (RDB).
-    pub fn nodes(&self) -> impl Iterator<Item = (StreamId, &[u8])> + '_ {
-        self.nodes.iter().map(|(k, n)| (*k, n.bytes()))
+    /// Every node's key and listpack, in order (RDB).
+    pub fn nodes(&self) -> impl Iterator<Item = (StreamId, Vec<u8>)> + '_ {
+        self.nodes.iter().map(|(k, n)| (*k, n.to_listpack()))
     }
 
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        let nodes: usize = self.nodes.values().map(Node::memory_bytes).sum();
         let groups: usize = self
             .groups
             .iter()
             .map(|(name, g)| name.len() + g.memory_bytes())
             .sum();
-        nodes
-            + info::btree_bytes::<StreamId, Node>(self.nodes.len())
+        self.nodes.memory_bytes()
             + groups
             + info::btree_bytes::<Box<[u8]>, Group>(self.groups.len())
     }
@@ -262,21 +264,12 @@ impl Stream {
             n => n.min(MAX_ENTRY_BYTES),
         };
         let full = |n: &Node| {
-            n.bytes().len() + data >= max_bytes
+            n.lp_len() + data >= max_bytes
                 || (cfg.node_max_entries != 0 && n.total() >= cfg.node_max_entries as u64)
         };
-        match self.nodes.iter_mut().next_back() {
-            Some((master, tail)) if !full(tail) => tail.append(*master, id, pairs),
-            tail => {
-                if let Some((_, tail)) = tail {
-                    tail.shrink_to_fit();
-                }
-                let prealloc = match cfg.node_max_bytes {
-                    n @ 1..=NODE_PREALLOC => n,
-                    _ => NODE_PREALLOC,
-                };
-                self.nodes.insert(id, Node::create(pairs, prealloc));
-            }
+        match self.nodes.tail_mut() {
+            Some((master, tail)) if !full(tail) => tail.append(master, id, pairs),
+            _ => self.nodes.push(id, Node::create(pairs)),
         }
         self.len += 1;
         self.entries_added += 1;
@@ -289,15 +282,11 @@ impl Stream {
 
     /// The live entries with ids in `start..=end`, ascending or (`rev`) descending.
     pub fn range(&self, start: StreamId, end: StreamId, rev: bool) -> Range<'_> {
-        let from = self
-            .nodes
-            .range(..=start)
-            .next_back()
-            .map_or(start, |(k, _)| *k);
+        let from = self.nodes.seek(start).map_or(start, |(k, _)| *k);
         let nodes = if start <= end {
-            self.nodes.range(from..=end)
+            self.nodes.range(from, end)
         } else {
-            self.nodes.range(from..from)
+            self.nodes.range(StreamId::MAX, StreamId::MIN)
         };
         Range {
             nodes,
@@ -332,9 +321,20 @@ impl Stream {
         found.unwrap_or(if first { StreamId::MAX } else { StreamId::MIN })
     }
 
+    /// Whether a live entry has an id above `id` (the last live entry's id is above it, as
+    /// Redis checks for new entries for a group): at once when the tail node starts past
+    /// `id` (every node holds a live entry), else by the range walk from `id`.
+    pub fn has_live_after(&self, id: StreamId) -> bool {
+        match id.next() {
+            None => false,
+            Some(_) if self.nodes.tail_key().is_some_and(|k| k > id) => true,
+            Some(from) => self.range(from, StreamId::MAX, false).next().is_some(),
+        }
+    }
+
     /// The node holding `id` live and the entry, if any.
     fn find(&self, id: StreamId) -> Option<(StreamId, RawEntry)> {
-        let (master, node) = self.nodes.range(..=id).next_back()?;
+        let (master, node) = self.nodes.seek(id)?;
         let e = node.entries(*master).find(|e| e.id >= id)?;
         (e.id == id && !e.deleted()).then_some((*master, e))
     }
@@ -352,9 +352,9 @@ impl Stream {
             let Some((master, entry)) = self.find(id) else {
                 continue;
             };
-            let node = self.nodes.get_mut(&master).expect("found above");
+            let node = self.nodes.get_mut(master).expect("found above");
             if node.live() == 1 {
-                self.nodes.remove(&master);
+                self.nodes.remove(master);
             } else {
                 node.mark_deleted(&[entry]);
             }
@@ -378,7 +378,7 @@ impl Stream {
     /// `limit` is not 0. Returns the number removed.
     pub fn trim(&mut self, how: Trim, approx: bool, limit: u64) -> u64 {
         let mut deleted = 0;
-        while let Some((&master, node)) = self.nodes.iter_mut().next() {
+        while let Some((master, node)) = self.nodes.first_mut() {
             if let Trim::MaxLen(max) = how {
                 if self.len <= max {
                     break;
@@ -393,7 +393,7 @@ impl Stream {
                 Trim::MinId(min) => node.last_id(master) < min,
             };
             if whole {
-                self.nodes.remove(&master);
+                self.nodes.remove(master);
                 self.len -= live;
                 deleted += live;
                 continue;
@@ -473,7 +473,7 @@ impl Stream {
             let (n, node_last) = Node::validate(master, &bytes, last)?;
             live += n;
             last = Some(node_last);
-            s.nodes.insert(master, Node::from_validated(bytes));
+            s.nodes.push(master, Node::from_listpack(&bytes));
         }
         if live != meta.len {
             return Err(format!(
@@ -621,9 +621,15 @@ impl Stream {
     pub fn validate(&self) {
         let mut live = 0;
         let mut last: Option<StreamId> = None;
-        for (master, node) in &self.nodes {
-            let (n, node_last) =
-                Node::validate(*master, node.bytes(), last).expect("well-formed node");
+        for (master, node) in self.nodes.iter() {
+            let lp = node.to_listpack();
+            assert_eq!(lp.len(), node.lp_len(), "listpack size");
+            assert_eq!(
+                Node::from_listpack(&lp).to_listpack(),
+                lp,
+                "listpack round trip"
+            );
+            let (n, node_last) = Node::validate(*master, &lp, last).expect("well-formed node");
             assert!(n > 0, "a node keeps a live entry");
             live += n;
             last = Some(node_last);
@@ -640,7 +646,7 @@ impl Stream {
 /// decoded as they are handed out, so a short read (COUNT) stops early; descending, each
 /// node's entries in range are decoded at once, as a listpack entry is found from its start.
 pub struct Range<'a> {
-    nodes: std::collections::btree_map::Range<'a, StreamId, Node>,
+    nodes: NodeRange<'a>,
     start: StreamId,
     end: StreamId,
     rev: bool,

@@ -94,6 +94,10 @@ fn check(s: &Stream, m: &Model) {
         model_range(m, StreamId::MIN, StreamId::MAX, true)
     );
     let keys: Vec<StreamId> = m.keys().copied().collect();
+    for id in keys.iter().flat_map(|k| [k.prev().unwrap_or(*k), *k]) {
+        let after = id.next().is_some_and(|n| m.range(n..).next().is_some());
+        assert_eq!(s.has_live_after(id), after, "live after {id}");
+    }
     for (i, &a) in keys.iter().enumerate().step_by(3) {
         let b = keys[(i * 5 + 1) % keys.len()];
         for rev in [false, true] {
@@ -213,8 +217,7 @@ fn run(ops: Vec<Op>, cfg: StreamConfig) {
         check(&s, &m);
         assert_eq!(s.meta().entries_added, added);
     }
-    let reloaded =
-        Stream::from_nodes(s.nodes().map(|(k, b)| (k, b.to_vec())).collect(), s.meta()).unwrap();
+    let reloaded = Stream::from_nodes(s.nodes().collect(), s.meta()).unwrap();
     check(&reloaded, &m);
 }
 
@@ -241,7 +244,7 @@ proptest! {
             s.append(NewId::Exact(StreamId::new(i + 1, 0)), &[b"f", b"v", b"n", b"12"], 0, &cfg).unwrap();
         }
         s.delete(&[StreamId::new(2, 0)]);
-        let (key, bytes) = s.nodes().next().map(|(k, b)| (k, b.to_vec())).unwrap();
+        let (key, bytes) = s.nodes().next().unwrap();
         let mut bad = bytes.clone();
         for (at, v) in flips {
             let i = at % bad.len();
@@ -344,4 +347,73 @@ fn auto_ids_follow_the_clock_or_the_last_id() {
         s.set_id(StreamId::new(20, 0), Some(2), None),
         Err(SetIdError::EntriesAddedBelowLength)
     );
+}
+
+#[test]
+fn loaded_nodes_write_back_byte_for_byte() {
+    use crate::packed::encode_listpack_item;
+    // Master: 1 live, 0 deleted, field "f"; entry 5-1 with the value 7 stored as an
+    // 8-byte integer, wider than Redis writes it but a valid listpack item.
+    let mut lp = vec![0; 6];
+    for item in [1, 0, 1]
+        .map(Item::Int)
+        .into_iter()
+        .chain([Item::Str(b"f")])
+    {
+        encode_listpack_item(item, &mut lp);
+    }
+    for v in [0, 2, 0, 0] {
+        encode_listpack_item(Item::Int(v), &mut lp);
+    }
+    lp.extend_from_slice(&[0xf4, 7, 0, 0, 0, 0, 0, 0, 0, 9]);
+    encode_listpack_item(Item::Int(4), &mut lp);
+    lp.push(0xff);
+    let total = lp.len() as u32;
+    lp[0..4].copy_from_slice(&total.to_le_bytes());
+    lp[4..6].copy_from_slice(&10u16.to_le_bytes());
+    let meta = StreamMeta {
+        len: 1,
+        last_id: StreamId::new(5, 1),
+        first_id: StreamId::new(5, 1),
+        entries_added: 1,
+        ..StreamMeta::default()
+    };
+    let s = Stream::from_nodes(vec![(StreamId::new(5, 1), lp.clone())], meta).unwrap();
+    s.validate();
+    assert_eq!(
+        s.nodes().collect::<Vec<_>>(),
+        vec![(StreamId::new(5, 1), lp)]
+    );
+    assert_eq!(
+        collect(s.range(StreamId::MIN, StreamId::MAX, false)),
+        vec![(StreamId::new(5, 1), vec![(b"f".to_vec(), b"7".to_vec())])]
+    );
+}
+
+#[test]
+fn removing_the_tail_node_appends_to_the_one_before() {
+    let cfg = StreamConfig {
+        node_max_bytes: 0,
+        node_max_entries: 2,
+    };
+    let mut s = Stream::new();
+    for i in 1..=3 {
+        s.append(NewId::Exact(StreamId::new(i, 0)), &[b"a", b"1"], 0, &cfg)
+            .unwrap();
+    }
+    s.delete(&[StreamId::new(3, 0), StreamId::new(2, 0)]);
+    assert_eq!(s.node_count(), 1);
+    s.append(NewId::Exact(StreamId::new(4, 0)), &[b"a", b"1"], 0, &cfg)
+        .unwrap();
+    assert_eq!(
+        s.node_count(),
+        2,
+        "the first node holds 2 entries, one deleted"
+    );
+    s.validate();
+    let ids: Vec<_> = s
+        .range(StreamId::MIN, StreamId::MAX, true)
+        .map(|e| e.id())
+        .collect();
+    assert_eq!(ids, [StreamId::new(4, 0), StreamId::new(1, 0)]);
 }
