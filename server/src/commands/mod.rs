@@ -127,6 +127,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Whether what the running command propagates is collected (an AOF or a replica
+    /// takes it): a rewritten command needs building only then.
+    pub fn propagating(&self) -> bool {
+        self.server.propagation.enabled()
+    }
+
     /// The running command propagates nothing (Redis's preventCommandPropagation).
     pub fn propagate_nothing(&mut self) {
         self.rewrite.nothing();

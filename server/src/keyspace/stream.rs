@@ -4,7 +4,7 @@
 
 pub use goblin_zset::stream::{
     AppendError, Claim, ClaimHow, Consumer, EntryRef, Group, Item, Nack, NewId, SetIdError, Stream,
-    StreamConfig, StreamId, StreamMeta, Trim, NEVER,
+    StreamConfig, StreamId, StreamMeta, Trim, ID_TEXT_LEN, NEVER,
 };
 
 /// Calls `f` with the bytes of a stream item (an integer in decimal, formatted on the stack).

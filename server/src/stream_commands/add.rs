@@ -3,7 +3,7 @@
 use super::{obeys_unconditionally, trim};
 use crate::commands::Ctx;
 use crate::errors;
-use crate::keyspace::stream::{AppendError, NewId};
+use crate::keyspace::stream::{AppendError, NewId, ID_TEXT_LEN};
 use crate::keyspace::{StreamId, Value};
 use crate::pubsub::notify;
 
@@ -21,7 +21,7 @@ pub fn xadd(ctx: &mut Ctx, args: &[&[u8]]) {
     if a.id.is_some_and(|p| p.seq_given && p.id.is_zero()) {
         return ctx.error("ERR The ID specified in XADD must be greater than 0-0");
     }
-    let (db, key, now_ms) = (ctx.client.db, args[1], ctx.now_ms);
+    let (db, key, now_ms, propagating) = (ctx.client.db, args[1], ctx.now_ms, ctx.propagating());
     let cfg = ctx.server.config.stream;
     let keyspace = &mut ctx.server.keyspace;
     let stream = if a.no_mkstream {
@@ -59,25 +59,28 @@ pub fn xadd(ctx: &mut Ctx, args: &[&[u8]]) {
         Err(AppendError::TooLarge) => return ctx.error("ERR Elements are too large to be stored"),
     };
     let trimmed = trim::apply(stream, &a);
-    let mut argv: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
-    let mut rewritten = false;
-    if a.approx {
-        trim::rewrite_approx(&mut argv, &a, stream);
-        rewritten = true;
-    }
-    let id_text = id.to_string();
-    if !matches!(how, NewId::Exact(_)) {
-        argv[a.id_index] = id_text.clone().into_bytes();
-        rewritten = true;
-    }
-    ctx.out.bulk(id_text.as_bytes());
+    let mut text = [0; ID_TEXT_LEN];
+    let id_text = id.format(&mut text);
+    // The command propagates with `=` for `~` (what was trimmed) and the id it made.
+    let made_id = !matches!(how, NewId::Exact(_));
+    let argv = ((a.approx || made_id) && propagating).then(|| {
+        let mut argv: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+        if a.approx {
+            trim::rewrite_approx(&mut argv, &a, stream);
+        }
+        if made_id {
+            argv[a.id_index] = id_text.to_vec();
+        }
+        argv
+    });
+    ctx.out.bulk(id_text);
     ctx.server.keyspace.signal_modified(db, key);
     ctx.notify(notify::STREAM, "xadd", key);
     ctx.server.keyspace.add_dirty(1);
     if trimmed > 0 {
         ctx.notify(notify::STREAM, "xtrim", key);
     }
-    if rewritten {
+    if let Some(argv) = argv {
         let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
         ctx.propagate_instead(&argv);
     }

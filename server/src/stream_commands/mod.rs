@@ -32,7 +32,7 @@ mod xread;
 use crate::clients::ReplRole;
 use crate::commands::until_nul;
 use crate::commands::{container, Command, Ctx, Flags, StatSlot};
-use crate::keyspace::stream::{with_item_bytes, EntryRef, Nack};
+use crate::keyspace::stream::{with_item_bytes, EntryRef, Nack, ID_TEXT_LEN};
 use crate::keyspace::{StreamId, Value};
 use crate::resp::reply::ReplyWriter;
 
@@ -127,7 +127,7 @@ fn write_entries(out: &mut ReplyWriter, entries: &[EntryRef]) {
 /// One entry: `[id, [field, value, ...]]`.
 fn write_entry(out: &mut ReplyWriter, e: &EntryRef) {
     out.array(2);
-    out.bulk(e.id().to_string().as_bytes());
+    out.bulk(e.id().format(&mut [0; ID_TEXT_LEN]));
     out.array(e.len() * 2);
     for (field, value) in e.pairs() {
         with_item_bytes(field, |b| out.bulk(b));
@@ -165,6 +165,9 @@ fn propagate_claim(
     nack: &Nack,
     last: StreamId,
 ) {
+    if !ctx.propagating() {
+        return;
+    }
     let (time, count, last) = (
         nack.delivery_time.to_string(),
         nack.delivery_count.to_string(),
@@ -191,6 +194,9 @@ fn propagate_claim(
 /// Propagates the last id and read counter of `group` as Redis's streamPropagateGroupID:
 /// `XGROUP SETID key group last ENTRIESREAD n` (-1 when unknown).
 fn propagate_group_id(ctx: &mut Ctx, key: &[u8], group: &[u8], last: StreamId, read: Option<u64>) {
+    if !ctx.propagating() {
+        return;
+    }
     let (last, read) = (last.to_string(), read.map_or(-1, |n| n as i64).to_string());
     ctx.propagate_instead(&[
         b"XGROUP",

@@ -19,7 +19,7 @@ use super::{
     write_served_header, write_served_key,
 };
 use crate::commands::{until_nul, Ctx};
-use crate::keyspace::stream::Nack;
+use crate::keyspace::stream::{Nack, ID_TEXT_LEN};
 use crate::keyspace::{StreamId, Value};
 use crate::resp::reply::ReplyWriter;
 
@@ -89,7 +89,7 @@ fn serve(
         return None;
     };
     let last_delivered = s.group(group)?.last_id;
-    let has_new = !s.is_empty() && s.edge_id(false, true) > last_delivered;
+    let has_new = s.has_live_after(last_delivered);
     if see_consumer(ctx, key, group, consumer) && o.noack {
         ctx.propagate_instead(&[b"XGROUP", b"CREATECONSUMER", key, group, consumer]);
     }
@@ -97,7 +97,7 @@ fn serve(
         return None;
     }
     ctx.server.keyspace.add_dirty(1);
-    let (now, resp3) = (ctx.now_ms, ctx.out.is_resp3());
+    let (now, resp3, propagating) = (ctx.now_ms, ctx.out.is_resp3(), ctx.propagating());
     let mut reply = Vec::new();
     let mut out = ReplyWriter::new(&mut reply, resp3);
     write_served_key(&mut out, key);
@@ -111,7 +111,7 @@ fn serve(
                 Some(e) => write_entry(&mut out, &e),
                 None => {
                     out.array(2);
-                    out.bulk(id.to_string().as_bytes());
+                    out.bulk(id.format(&mut [0; ID_TEXT_LEN]));
                     out.null_array();
                 }
             }
@@ -132,7 +132,7 @@ fn serve(
     }
     let g = s.group(group)?;
     let (last, read) = (g.last_id, g.entries_read);
-    let claims: Vec<(StreamId, Nack)> = match o.noack {
+    let claims: Vec<(StreamId, Nack)> = match o.noack || !propagating {
         true => Vec::new(),
         false => delivered
             .iter()
