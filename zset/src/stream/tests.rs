@@ -417,3 +417,10 @@ fn removing_the_tail_node_appends_to_the_one_before() {
         .collect();
     assert_eq!(ids, [StreamId::new(4, 0), StreamId::new(1, 0)]);
 }
+
+#[test]
+fn the_layout_comment_sizes_hold() {
+    assert_eq!(std::mem::size_of::<Stream>(), 168);
+    assert_eq!(std::mem::size_of::<node::Node>(), 40);
+    assert_eq!(std::mem::size_of::<index::NodeIndex>(), 80);
+}
