@@ -208,31 +208,50 @@ pub fn sinterstore(ctx: &mut Ctx, args: &[&[u8]]) {
     inter_generic(ctx, &args[2..], InterMode::Store(args[1]));
 }
 
-/// SINTERCARD numkeys key [key ...] [LIMIT limit]
-pub fn sintercard(ctx: &mut Ctx, args: &[&[u8]]) {
+/// Parses `numkeys key [key ...] [LIMIT limit]` (SINTERCARD's and SDIFFCARD's arguments,
+/// with SINTERCARD's errors): the keys and the limit (0: none); None after the error reply.
+fn card_args<'a>(ctx: &mut Ctx, args: &[&'a [u8]]) -> Option<(Vec<&'a [u8]>, usize)> {
     let numkeys_error = Some("ERR numkeys should be greater than 0");
-    let Some(numkeys) = parse::int_in_range(ctx, args[1], 1, i64::MAX, numkeys_error) else {
-        return;
-    };
-    let numkeys = numkeys as usize;
+    let numkeys = parse::int_in_range(ctx, args[1], 1, i64::MAX, numkeys_error)? as usize;
     if numkeys > args.len() - 2 {
-        return ctx.error("ERR Number of keys can't be greater than number of args");
+        ctx.error("ERR Number of keys can't be greater than number of args");
+        return None;
     }
     let mut limit = 0;
     let mut j = 2 + numkeys;
     while j < args.len() {
         if args[j].eq_ignore_ascii_case(b"LIMIT") && j + 1 < args.len() {
             let negative = Some("ERR LIMIT can't be negative");
-            let Some(l) = parse::int_in_range(ctx, args[j + 1], 0, i64::MAX, negative) else {
-                return;
-            };
-            limit = l as usize;
+            limit = parse::int_in_range(ctx, args[j + 1], 0, i64::MAX, negative)? as usize;
             j += 2;
         } else {
-            return ctx.syntax_error();
+            ctx.syntax_error();
+            return None;
         }
     }
-    inter_generic(ctx, &args[2..2 + numkeys], InterMode::Card(limit));
+    Some((args[2..2 + numkeys].to_vec(), limit))
+}
+
+/// SINTERCARD numkeys key [key ...] [LIMIT limit]
+pub fn sintercard(ctx: &mut Ctx, args: &[&[u8]]) {
+    if let Some((keys, limit)) = card_args(ctx, args) {
+        inter_generic(ctx, &keys, InterMode::Card(limit));
+    }
+}
+
+/// SDIFFCARD numkeys key [key ...] [LIMIT limit] (Redis 8.10): the size of SDIFF's result,
+/// at most `limit` when one is given.
+pub fn sdiffcard(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some((keys, limit)) = card_args(ctx, args) else {
+        return;
+    };
+    let cfg = ctx.server.config.set;
+    let Ok((found, _)) = inputs(ctx, &keys) else {
+        return;
+    };
+    let card = diff_of(&sets_of(&found), &cfg).len();
+    ctx.out
+        .int(if limit > 0 { card.min(limit) } else { card } as i64);
 }
 
 /// SUNION key [key ...]
