@@ -211,3 +211,38 @@ def test_mode_switch_errors_and_caching_errors(both):
     both.err("CLIENT", "CACHING", "NO")
     both.ok("CLIENT", "TRACKING", "OFF")
     both("CLIENT", "TRACKINGINFO")
+
+
+def test_scripts_track_only_the_keys_their_reads_touch(raw):
+    """A script's tracking is that of the reads it makes, for its caller (7.2's call()); a
+    script that reads nothing leaves nothing tracked, whatever keys EVAL names."""
+    me, writer = raw, raw.new()
+    resp3(me)
+    me.same(encode("CLIENT", "TRACKING", "ON"))
+    me.same(encode("EVAL", "redis.call('set', 'k3', 'bar')", "2", "k1", "k2"))
+    writer.same(encode("MSET", "k2", "1", "k1", "1"))
+    me.same(encode("PING"))
+    me.same(encode("EVAL", "redis.call('get', 'k2')", "2", "k1", "k2"))
+    writer.same(encode("MSET", "k2", "2", "k3", "2"))
+    assert me.same(b"", 1) == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nk2\r\n"
+    me.same(encode("PING"))
+
+
+def test_read_only_scripts_track_their_reads_not_their_keys(raw):
+    """EVAL_RO names keys it never reads: Redis 7.2 tracks only what the script's calls read
+    (Debian's 7.0 tracked the keys EVAL_RO names, so Goblin is checked against 7.2's frames)."""
+    resp3(raw)
+    raw.same(encode("CLIENT", "TRACKING", "ON"))
+    goblin = raw.goblin
+    writer = raw.new().goblin
+    goblin.send(encode("EVAL_RO", "redis.call('ping')", "2", "k1", "k2"))
+    assert goblin.read_replies(1) == b"_\r\n"
+    writer.send(encode("MSET", "k2", "2", "k1", "2"))
+    writer.read_replies(1)
+    goblin.send(encode("EVAL_RO", "redis.call('get', 'k2')", "2", "k1", "k2"))
+    assert goblin.read_replies(1) == b"_\r\n"
+    writer.send(encode("MSET", "k2", "3", "k3", "3"))
+    writer.read_replies(1)
+    assert goblin.read_replies(1) == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nk2\r\n"
+    goblin.send(encode("PING"))
+    assert goblin.read_replies(1) == b"+PONG\r\n"

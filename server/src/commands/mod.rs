@@ -35,7 +35,7 @@ mod pubsub;
 pub mod replication;
 mod server_cmds;
 mod table;
-mod tracking;
+pub(crate) mod tracking;
 
 pub(crate) use acl_cmd::check_and_log as check_acl_and_log;
 pub use acl_cmd::{load_at_start as load_acl_at_start, starts_authenticated};
@@ -536,7 +536,7 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
         propagate(ctx, cmd, args, db, changes, rewrite);
     }
     if ctx.server.tracking.clients() > 0 {
-        tracking::after_call(ctx, cmd, args);
+        tracking::remember_reads(ctx.server, ctx.client, cmd, args);
     }
     let elapsed = started.elapsed();
     let micros = elapsed.as_micros() as u64;

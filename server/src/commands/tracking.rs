@@ -183,13 +183,19 @@ pub fn trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) {
     t.prefixes.iter().for_each(|p| out.bulk(p));
 }
 
-/// After `cmd` ran for the client: a read command's keys are remembered for it.
-pub fn after_call(ctx: &mut Ctx, cmd: &Command, args: &[&[u8]]) {
-    if !cmd.flags.contains(Flags::READONLY) || !ctx.client.tracking.remembers_reads() {
+/// After `cmd` ran: a read command's keys are remembered for `reader`, the client that sent
+/// it or, for a command a script ran, the script's caller (as Redis's call(), which tracks for
+/// `server.current_client`). The read-only script commands themselves remember nothing: only
+/// the reads their scripts make.
+pub fn remember_reads(server: &mut Server, reader: &Client, cmd: &Command, args: &[&[u8]]) {
+    if !cmd.flags.contains(Flags::READONLY)
+        || matches!(cmd.name, "eval_ro" | "evalsha_ro" | "fcall_ro")
+        || !reader.tracking.remembers_reads()
+    {
         return;
     }
     for key in keyspecs::keys(cmd, args).unwrap_or_default() {
-        ctx.server.tracking.remember(ctx.client.id, args[key.pos]);
+        server.tracking.remember(reader.id, args[key.pos]);
     }
 }
 

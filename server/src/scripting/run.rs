@@ -140,6 +140,9 @@ impl Run<'_, '_> {
         inner.now_ms = now_ms;
         let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
         commands::call(&mut inner, cmd, &args);
+        if self.ctx.server.tracking.clients() > 0 {
+            commands::tracking::remember_reads(self.ctx.server, self.ctx.client, cmd, &args);
+        }
         match convert::reply_to_lua(lua, &self.reply)? {
             (value, true) => fail(value),
             (value, false) => Ok(value),
