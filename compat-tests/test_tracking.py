@@ -246,3 +246,57 @@ def test_read_only_scripts_track_their_reads_not_their_keys(raw):
     assert goblin.read_replies(1) == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nk2\r\n"
     goblin.send(encode("PING"))
     assert goblin.read_replies(1) == b"+PONG\r\n"
+
+
+def test_a_transaction_keeps_tracking_what_it_read_after_changing_it(raw):
+    """A change is settled when it happens: a key written and then read inside one EXEC is
+    tracked afterwards, with no invalidation at the end of the EXEC."""
+    me, writer = raw, raw.new()
+    resp3(me)
+    me.same(encode("CLIENT", "TRACKING", "ON"))
+    me.same(encode("MULTI"))
+    me.same(encode("SET", "y", "2"))
+    me.same(encode("GET", "y"))
+    me.same(encode("EXEC"))
+    me.same(encode("PING"))
+    writer.same(encode("SET", "y", "3"))
+    me.same(b"", 1)
+    me.same(encode("PING"))
+
+
+def test_lazy_expiry_of_a_tracked_key_is_told_after_the_reply(raw):
+    me = raw
+    resp3(me)
+    me.same(encode("CLIENT", "TRACKING", "ON"))
+    me.same(encode("DEBUG", "SET-ACTIVE-EXPIRE", "0"))
+    me.same(encode("MULTI"))
+    me.same(encode("MSET", "x", "1", "y", "2"))
+    me.same(encode("PEXPIRE", "y", "50"))
+    me.same(encode("GET", "y"))
+    me.same(encode("EXEC"))
+    time.sleep(0.1)
+    r, g = me(encode("MGET", "x", "y"), 2)
+    assert sorted(map(repr, parse_all(r))) == sorted(map(repr, parse_all(g))), (r, g)
+    assert g == b"*2\r\n$1\r\n1\r\n_\r\n>2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ny\r\n", g
+    me.same(encode("DEBUG", "SET-ACTIVE-EXPIRE", "1"))
+
+
+def test_keys_evicted_for_a_command_are_told_before_its_reply(raw):
+    me = raw
+    resp3(me)
+    me.same(encode("CLIENT", "TRACKING", "ON"))
+    me.same(encode("SETEX", "volatile-key", "10000", "x"))
+    me.same(encode("GET", "volatile-key"))
+
+    def limit(side):
+        info = parse_all(me.conns()[side].request(encode("INFO", "memory")))[0].decode()
+        field = dict(line.split(":", 1) for line in info.split("\r\n") if ":" in line)
+        used = int(field["used_memory"]) - int(field["mem_not_counted_for_evict"])
+        return encode("CONFIG", "SET", "maxmemory", str(used + 100 * 1024))
+
+    each(me, limit)
+    me.same(encode("CONFIG", "SET", "maxmemory-policy", "volatile-random"))
+    me.same(encode("SETBIT", "big-key", "1600000", "0"))
+    me.same(encode("GETBIT", "big-key", "0"), 2)
+    me.same(encode("CONFIG", "SET", "maxmemory", "0"))
+    me.same(encode("CONFIG", "SET", "maxmemory-policy", "noeviction"))

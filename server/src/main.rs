@@ -106,6 +106,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let replica = config.repl.replicaof.is_some();
     // As Redis: a score that cannot be set at start is logged, not fatal.
     service::process::apply_oom_score(&config.process, replica);
+    goblin_server::commands::load_metadata();
     let mut server = server::Server::new(config);
     goblin_server::commands::load_acl_at_start(&mut server)?;
     if server.config.cluster.enabled {

@@ -29,6 +29,11 @@ fn load(bytes: &[u8]) -> Vec<(Vec<u8>, Value)> {
     }
 }
 
+/// Parses the shipped metadata now rather than at its first use.
+pub(super) fn load_now() {
+    meta();
+}
+
 fn meta() -> &'static Meta {
     static META: OnceLock<Meta> = OnceLock::new();
     META.get_or_init(|| Meta {

@@ -322,6 +322,11 @@ fn of(cmd: &Command) -> Option<&'static CommandKeys> {
     commands().get(cmd.slot.get())?.as_ref()
 }
 
+/// Builds the key specs now rather than at their first use.
+pub(super) fn load_now() {
+    commands();
+}
+
 /// The key specs of every command and subcommand in the metadata, by stat slot.
 fn commands() -> &'static Vec<Option<CommandKeys>> {
     static KEYS: OnceLock<Vec<Option<CommandKeys>>> = OnceLock::new();

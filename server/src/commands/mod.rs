@@ -218,6 +218,14 @@ fn record_error(out: &mut ReplyWriter, stats: &mut Stats, failed: &mut bool, mes
     *failed = true;
 }
 
+/// Builds the command metadata (COMMAND INFO and DOCS, the key specs) at start-up, as Redis
+/// builds its command table: so used_memory does not jump by a megabyte or more at the first
+/// COMMAND, ACL key check or tracked read, past a maxmemory set just above it.
+pub fn load_metadata() {
+    introspection::load_now();
+    keyspecs::load_now();
+}
+
 /// Runs one request from a client: lookup, checks, MULTI queuing, then the call.
 pub fn execute(server: &mut Server, client: &mut Client, wbuf: &mut Vec<u8>, args: &[&[u8]]) {
     execute_with(server, client, wbuf, args, None);
@@ -411,7 +419,11 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         || !ctx.server.rdb.last_bgsave_ok
         || ctx.server.aof.write_error().is_some()
     {
-        if let Some(refusal) = admission::refusal(ctx.server, ctx.client, cmd) {
+        let refusal = admission::refusal(ctx.server, ctx.client, cmd);
+        if ctx.server.tracking.clients() > 0 {
+            tracking::before_command(ctx.server, ctx.client, &mut ctx.out);
+        }
+        if let Some(refusal) = refusal {
             reject(ctx, Some(cmd), &refusal);
             return None;
         }

@@ -187,6 +187,9 @@ pub fn trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) {
 /// it or, for a command a script ran, the script's caller (as Redis's call(), which tracks for
 /// `server.current_client`). The read-only script commands themselves remember nothing: only
 /// the reads their scripts make.
+///
+/// The changes made so far (this command's lazy expiry, earlier commands of a transaction or
+/// script) are settled first, so they invalidate what was read before them, not this read.
 pub fn remember_reads(server: &mut Server, reader: &Client, cmd: &Command, args: &[&[u8]]) {
     if !cmd.flags.contains(Flags::READONLY)
         || matches!(cmd.name, "eval_ro" | "evalsha_ro" | "fcall_ro")
@@ -194,9 +197,17 @@ pub fn remember_reads(server: &mut Server, reader: &Client, cmd: &Command, args:
     {
         return;
     }
+    settle(server, reader.id);
     for key in keyspecs::keys(cmd, args).unwrap_or_default() {
         server.tracking.remember(reader.id, args[key.pos]);
     }
+}
+
+/// Before a command of `client` runs, once eviction made room for it: the keys evicted are
+/// told at once, ahead of the command's reply (Redis sends what does not happen while a
+/// command executes straight away).
+pub fn before_command(server: &mut Server, client: &mut Client, out: &mut ReplyWriter) {
+    invalidate(server, Some((client, out)));
 }
 
 /// After a command of `client` (whose replies go to `out`), while any client tracks: its
@@ -243,13 +254,20 @@ pub fn client_gone(server: &mut Server, client: &mut Client) {
     server.keyspace.set_collect_modified(tracking);
 }
 
+/// Decides who must hear of the keys the keyspace saw change since the last time (the
+/// change of client `origin`, 0: the server's own), before anyone reads them again.
+fn settle(server: &mut Server, origin: u64) {
+    let (keys, flushed) = server.keyspace.take_modified();
+    server.tracking.settle(keys, flushed, origin);
+}
+
 /// Sends the invalidations for the keys the keyspace saw change; `running` is the client
 /// whose command changed them (NOLOOP) with its reply writer.
 fn invalidate(server: &mut Server, mut running: Option<(&mut Client, &mut ReplyWriter)>) {
-    let (keys, flushed) = server.keyspace.take_modified();
     let origin = running.as_ref().map_or(0, |(c, _)| c.id);
-    if flushed {
-        server.tracking.flushed();
+    settle(server, origin);
+    let pending = server.tracking.take_pending();
+    if pending.flush {
         let mut ids = server.clients.ids_where(|c| c.tracking.on);
         if let Some((me, _)) = &running {
             if me.tracking.on {
@@ -260,8 +278,8 @@ fn invalidate(server: &mut Server, mut running: Option<(&mut Client, &mut ReplyW
             tell(&mut server.clients, reborrow(&mut running), id, None, false);
         }
     }
-    for key in keys {
-        for id in server.tracking.changed(&key, origin) {
+    for (key, readers) in pending.keys {
+        for id in readers {
             if id == origin && running.as_ref().is_some_and(|(c, _)| c.tracking.noloop) {
                 continue;
             }

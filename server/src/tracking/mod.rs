@@ -11,8 +11,10 @@
 //! ```
 //!
 //! The keyspace collects the keys written while any client tracks
-//! ([`crate::keyspace::Keyspace::take_modified`]); `commands::tracking` turns them into
-//! messages after each command and in the loop's round.
+//! ([`crate::keyspace::Keyspace::take_modified`]); `commands::tracking` settles them (takes
+//! their readers out of the table) before any later read of the same command, transaction or
+//! script is remembered, and sends the messages before a command's reply for the keys
+//! eviction removed to make room for it, after its reply for the rest, and in the loop's round.
 
 pub mod frame;
 
@@ -66,6 +68,19 @@ pub struct Tracking {
     prefixes: BTreeMap<Vec<u8>, Prefix>,
     /// Clients with tracking on (INFO tracking_clients).
     clients: usize,
+    /// Changes already taken out of the table whose readers are not told yet: a flush, and
+    /// each key with its readers. Settled when the change is seen, before a later read can
+    /// put the key back (as Redis decides who to tell when the key changes).
+    pending: Pending,
+}
+
+/// Invalidations decided and not yet sent.
+#[derive(Debug, Default)]
+pub struct Pending {
+    /// A flush: every tracking client is told with a null key list.
+    pub flush: bool,
+    /// Keys changed, with the clients that had read them.
+    pub keys: Vec<(Vec<u8>, Vec<u64>)>,
 }
 
 impl Tracking {
@@ -147,8 +162,8 @@ impl Tracking {
     }
 
     /// `key` changed (by client `origin`, 0 for the server itself): the clients that read
-    /// it, who must be told now, and the BCAST prefixes it falls under note it.
-    pub fn changed(&mut self, key: &[u8], origin: u64) -> Vec<u64> {
+    /// it, who must be told, and the BCAST prefixes it falls under note it.
+    fn changed(&mut self, key: &[u8], origin: u64) -> Vec<u64> {
         for (prefix, entry) in self.prefixes.iter_mut() {
             if key.starts_with(prefix) {
                 entry.changed.entry(key.to_vec()).or_insert(origin);
@@ -159,10 +174,26 @@ impl Tracking {
         readers
     }
 
-    /// A flush: the key table is emptied (every tracking client gets a null invalidation).
-    pub fn flushed(&mut self) {
-        self.keys.clear();
-        self.items = 0;
+    /// The keyspace's changes (`keys`, and `flushed` for a flush) made by client `origin`
+    /// (0: the server): their readers are taken out of the table now and kept until
+    /// [`Tracking::take_pending`]. A flush empties the key table.
+    pub fn settle(&mut self, keys: Vec<Vec<u8>>, flushed: bool, origin: u64) {
+        if flushed {
+            self.keys.clear();
+            self.items = 0;
+            self.pending.flush = true;
+        }
+        for key in keys {
+            let readers = self.changed(&key, origin);
+            if !readers.is_empty() {
+                self.pending.keys.push((key, readers));
+            }
+        }
+    }
+
+    /// The invalidations settled and not sent yet, emptied.
+    pub fn take_pending(&mut self) -> Pending {
+        std::mem::take(&mut self.pending)
     }
 
     /// Keys beyond `max` (tracking-table-max-keys, 0 for no limit), taken out of the table
@@ -241,6 +272,24 @@ mod tests {
         assert!(t.changed(b"k", 0).is_empty());
         t.disable(7, &mut state);
         assert_eq!(t.clients(), 0);
+    }
+
+    #[test]
+    fn a_settled_change_keeps_its_readers_when_the_key_is_read_again() {
+        let mut t = Tracking::default();
+        let mut state = ClientTracking::default();
+        t.enable(7, &mut state, ClientTracking::default());
+        t.remember(7, b"k");
+        t.settle(vec![b"k".to_vec(), b"unread".to_vec()], false, 7);
+        t.remember(7, b"k");
+        let pending = t.take_pending();
+        assert!(!pending.flush);
+        assert_eq!(pending.keys, vec![(b"k".to_vec(), vec![7])]);
+        assert_eq!((t.keys(), t.items()), (1, 1), "the new read stays tracked");
+        t.settle(Vec::new(), true, 0);
+        assert!(t.take_pending().flush);
+        assert_eq!(t.keys(), 0);
+        assert!(!t.take_pending().flush, "taken once");
     }
 
     #[test]
