@@ -2,6 +2,7 @@
 RSS, and a minimal pipelined RESP client fast enough to load millions of members."""
 
 import atexit
+import json
 import os
 import shutil
 import socket
@@ -31,6 +32,40 @@ def peers(args):
             name, path = os.path.basename(os.path.normpath(spec)), spec
         out.append((name, server_binary(path)))
     return out
+
+
+class RatioTable:
+    """The table the memory benchmarks print: per case and peer, Goblin's RSS and used_memory
+    per element and encoding beside the peer's, Goblin's RSS over the peer's and whether it
+    meets the case's target. `count` names the elements (fields, members, ...)."""
+
+    def __init__(self, count, shape_width, targets):
+        self.count, self.width, self.targets = count, shape_width, targets
+        self.rows = []
+        print("%-4s %-*s %9s | %8s %8s %-9s | %8s %8s %-9s | %5s %6s" % (
+            "case", shape_width, "shape", count, "G rss", "G used", "G enc", "P rss", "P used", "P enc",
+            "G/R", "target"))
+
+    def add(self, name, shape, n, goblin, results, after_row=None):
+        """Prints a row per peer of `results` ({peer: result}, in --peer order) for case
+        `name` of `n` elements, calling `after_row(peer, result)` after each; keeps the row
+        for `dump`."""
+        self.rows.append({"case": name, "shape": shape, self.count: n, "goblin": goblin, "peers": results,
+                          "redis": next(iter(results.values()))})
+        for peer, r in results.items():
+            ratio = goblin["rss"] / r["rss"]
+            print("%-4s %-*s %9d | %8.1f %8.1f %-9s | %8.1f %8.1f %-9s | %5.2f %6s  %s" % (
+                name, self.width, shape, n, goblin["rss"], goblin["used"], goblin["encoding"], r["rss"],
+                r["used"], r["encoding"], ratio, "ok" if ratio <= self.targets[name] else "MISSED", peer),
+                flush=True)
+            if after_row:
+                after_row(peer, r)
+
+    def dump(self, path):
+        """Writes the rows as JSON to `path` (nothing when None)."""
+        if path:
+            with open(path, "w") as f:
+                json.dump(self.rows, f, indent=2)
 
 
 def server_binary(path):

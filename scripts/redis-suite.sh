@@ -13,6 +13,8 @@
 #   --jobs N             units run at once [2]
 #   --unit-timeout SECS  a unit still running after this is stopped and counted aborted [3600]
 #   --out DIR            where the logs and the table go [a new directory under /tmp]
+#   --base-port P        first port of job slot 0 (slot n: P + 3100 n), apart from another
+#                        run's on the same machine [21000]
 #   --report             run nothing: print the table of the logs already in --out
 #
 # Each server gets its own copy of the tree per job slot (runtest cleans tests/tmp when it
@@ -37,6 +39,7 @@ JOBS=2
 UNIT_TIMEOUT=3600
 OUT=""
 REPORT=0
+BASE_PORT=21000
 UNITS=()
 
 while [ $# -gt 0 ]; do
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS="$2"; shift 2 ;;
     --unit-timeout) UNIT_TIMEOUT="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
+    --base-port) BASE_PORT="$2"; shift 2 ;;
     --report) REPORT=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown option: $1" >&2; exit 2 ;;
@@ -154,7 +158,7 @@ if [ "$REPORT" -eq 0 ]; then
     run_unit() { # server slot unit
         local tree="$WORK/$1-$2" log="$OUT/$1/$3.log"
         mkdir -p "$(dirname "$log")"
-        local baseport=$((21000 + $2 * 3100))
+        local baseport=$((BASE_PORT + $2 * 3100))
         (
             cd "$tree"
             exec setsid ./runtest --single "$3" --clients 1 --timeout 120 --durable \

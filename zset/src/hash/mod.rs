@@ -4,6 +4,8 @@
 //! * `listpack`: packed field/value pairs in insertion order (`OBJECT ENCODING`
 //!   "listpack").
 //! * `table`: arena plus Swiss index of fields ("hashtable").
+//! * `shape`: a listpack's shaped form for a caller that keeps it elsewhere: a field list
+//!   many hashes share kept once in a dictionary ([`FieldShapes`]), the values alone here.
 //! * `digest`: the member hash, which every Swiss table of the crate uses (the sorted
 //!   sets', the sets' and this one's), reached as `crate::hash::hash`.
 //!
@@ -50,11 +52,13 @@
 
 mod digest;
 mod listpack;
+mod shape;
 mod table;
 
 pub(crate) use digest::hash;
 
 use listpack::PackHash;
+pub use shape::FieldShapes;
 use table::TableHash;
 
 /// The thresholds of the small form, as Redis's `hash-max-listpack-*` parameters.

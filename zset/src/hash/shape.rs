@@ -1,0 +1,367 @@
+//! Field shapes: the ordered field names many small hashes share ("name", "email", "age",
+//! ... of a million user profiles), kept once in a dictionary, so that a small hash kept
+//! elsewhere (the key table, inside its key's record) stores a shape number and its values
+//! alone.
+//!
+//! ```text
+//! shaped form: [shape id: varint, 1 byte below 128, 2 below 16,384][cell per value]
+//!   cell: [b: 1] b <= 0xF7      a string of b bytes follows
+//!                b = 0xF7 + w   (w = 1..=4) an integer of w bytes, little-endian two's
+//!                               complement, whose canonical decimal text is the value
+//! dictionary: shape id -> the fields' listpack entries ([hdr|field]..., see `listpack`),
+//!             and those bytes -> id; at most 16,384 shapes and 1 MiB of field bytes
+//! admission:  a field list becomes a shape on its second sighting (1,024 fingerprints of
+//!             field lists seen once, direct-mapped), so one-off field lists never fill it
+//! ```
+//!
+//! A 5-field profile (fields "name", "email", "age", "city", "score": 21 bytes of names;
+//! values "Grace", "grace17@example.com", "42", "London", "31337") takes 1 + 6 + 20 + 2 +
+//! 7 + 3 = 39 bytes where its listpack takes 4 + 11 + 21 + 37 = 73.
+//! Shapes are never removed (the dictionary is bounded; it goes with its database on a
+//! flush); a list that finds the dictionary full stays in the listpack form. Field lists of
+//! listpackex hashes (field times) and values over 247 bytes are not shaped.
+
+use super::listpack::{self, PackHash};
+use super::{Hash, Repr};
+use crate::entry;
+use crate::set::listpack::HEADER;
+use crate::set::{format_int, parse_int};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Most shapes a dictionary holds (ids take at most 2 varint bytes).
+const MAX_SHAPES: usize = 1 << 14;
+/// Most field bytes a dictionary holds.
+const MAX_BYTES: usize = 1 << 20;
+/// Field lists seen once, remembered for admission (a power of two).
+const SEEN: usize = 1024;
+/// Longest string a cell holds.
+const CELL_STR_MAX: usize = 0xF7;
+
+/// The dictionary of field shapes (see the module comment).
+#[derive(Default, Debug)]
+pub struct FieldShapes {
+    ids: HashMap<Arc<[u8]>, u32>,
+    /// Each shape's field entries and field count.
+    shapes: Vec<(Arc<[u8]>, usize)>,
+    bytes: usize,
+    /// Fingerprints of field lists seen once (empty until the first sighting).
+    seen: Vec<u64>,
+}
+
+impl FieldShapes {
+    /// Number of shapes.
+    pub fn len(&self) -> usize {
+        self.shapes.len()
+    }
+
+    /// Whether no shape is held.
+    pub fn is_empty(&self) -> bool {
+        self.shapes.is_empty()
+    }
+
+    /// Heap bytes held (field bytes twice counted once, the map, the fingerprints).
+    pub fn memory_bytes(&self) -> usize {
+        let entry = std::mem::size_of::<(Arc<[u8]>, u32)>() + 1;
+        self.bytes
+            + 16 * self.shapes.len()
+            + self.ids.capacity() * entry
+            + self.shapes.capacity() * std::mem::size_of::<(Arc<[u8]>, usize)>()
+            + self.seen.capacity() * 8
+    }
+
+    /// Notes a sighting of `hash`'s field list (a plain listpack's): it becomes a shape on
+    /// its second one, while the dictionary has room.
+    pub fn note(&mut self, hash: &Hash, buf: &mut Vec<u8>) {
+        let Some(p) = plain(hash) else {
+            return;
+        };
+        field_entries(p, buf);
+        if self.ids.contains_key(&buf[..]) {
+            return;
+        }
+        if self.shapes.len() == MAX_SHAPES || self.bytes + buf.len() > MAX_BYTES {
+            return;
+        }
+        if self.seen.is_empty() {
+            self.seen = vec![0; SEEN];
+        }
+        let print = super::hash(buf) | 1;
+        let at = (print as usize >> 7) & (SEEN - 1);
+        if self.seen[at] != print {
+            self.seen[at] = print;
+            return;
+        }
+        self.seen[at] = 0;
+        let fields: Arc<[u8]> = buf[..].into();
+        self.ids.insert(fields.clone(), self.shapes.len() as u32);
+        self.shapes.push((fields, p.len()));
+        self.bytes += buf.len();
+    }
+}
+
+/// The listpack of a hash whose field list may be shaped.
+fn plain(hash: &Hash) -> Option<&PackHash> {
+    match &hash.repr {
+        Repr::Pack(p) if !p.is_ex() && p.len() > 0 => Some(p),
+        _ => None,
+    }
+}
+
+/// Writes the field entries of `p`, in order, into `out` (cleared first).
+fn field_entries(p: &PackHash, out: &mut Vec<u8>) {
+    out.clear();
+    for (field, _) in p.pairs() {
+        let at = out.len();
+        out.resize(at + listpack::encoded_len(field), 0);
+        entry::encode(&mut out[at..], field, 0.0);
+    }
+}
+
+/// The integer whose canonical decimal text `b` is, within the cells' 4 bytes.
+fn canonical_int(b: &[u8]) -> Option<i32> {
+    parse_int(b).and_then(|v| i32::try_from(v).ok())
+}
+
+/// Bytes of the narrowest two's complement holding `v`.
+fn int_width(v: i32) -> usize {
+    match v {
+        -0x80..=0x7f => 1,
+        -0x8000..=0x7fff => 2,
+        -0x80_0000..=0x7f_ffff => 3,
+        _ => 4,
+    }
+}
+
+/// Appends the cell of `value` to `out`; false when it is too long for one.
+fn put_cell(out: &mut Vec<u8>, value: &[u8]) -> bool {
+    if let Some(v) = canonical_int(value) {
+        let w = int_width(v);
+        out.push(CELL_STR_MAX as u8 + w as u8);
+        out.extend_from_slice(&v.to_le_bytes()[..w]);
+        return true;
+    }
+    if value.len() > CELL_STR_MAX {
+        return false;
+    }
+    out.push(value.len() as u8);
+    out.extend_from_slice(value);
+    true
+}
+
+/// Appends the listpack entry of the cell at `pos` of `bytes` to `out`; returns the offset
+/// after the cell.
+fn put_cell_entry(bytes: &[u8], pos: usize, out: &mut Vec<u8>) -> usize {
+    let b = bytes[pos] as usize;
+    let (text, end);
+    let mut digits = [0u8; 20];
+    if b <= CELL_STR_MAX {
+        end = pos + 1 + b;
+        text = &bytes[pos + 1..end];
+    } else {
+        let w = b - CELL_STR_MAX;
+        end = pos + 1 + w;
+        let mut raw = [0u8; 4];
+        raw[..w].copy_from_slice(&bytes[pos + 1..end]);
+        let shift = 32 - 8 * w as u32;
+        let v = (i32::from_le_bytes(raw) << shift) >> shift;
+        text = format_int(v.into(), &mut digits);
+    }
+    let at = out.len();
+    out.resize(at + listpack::encoded_len(text), 0);
+    entry::encode(&mut out[at..], text, 0.0);
+    end
+}
+
+impl Hash {
+    /// Writes the shaped form of this hash into `out` (cleared first): true when it has one
+    /// (a plain listpack whose field list is a shape of `shapes`, no value over 247 bytes).
+    pub fn shaped(&self, shapes: &FieldShapes, out: &mut Vec<u8>) -> bool {
+        let Some(p) = plain(self) else {
+            return false;
+        };
+        field_entries(p, out);
+        let Some(&id) = shapes.ids.get(&out[..]) else {
+            return false;
+        };
+        out.clear();
+        if id < 0x80 {
+            out.push(id as u8);
+        } else {
+            out.extend_from_slice(&[(id as u8) | 0x80, (id >> 7) as u8]);
+        }
+        p.pairs().all(|(_, value)| put_cell(out, value))
+    }
+
+    /// The listpack hash whose shaped form (from [`Hash::shaped`] with `shapes`) is `bytes`.
+    pub fn from_shaped(shapes: &FieldShapes, bytes: &[u8]) -> Hash {
+        let (id, mut pos) = if bytes[0] < 0x80 {
+            (bytes[0] as usize, 1)
+        } else {
+            ((bytes[0] & 0x7f) as usize | (bytes[1] as usize) << 7, 2)
+        };
+        let (fields, count) = &shapes.shapes[id];
+        let mut buf = Vec::with_capacity(HEADER + fields.len() + 2 * bytes.len());
+        buf.extend_from_slice(&(*count as u32).to_le_bytes());
+        let mut at = 0;
+        while at < fields.len() {
+            let end = entry::decode(fields, at).end;
+            buf.extend_from_slice(&fields[at..end]);
+            at = end;
+            pos = put_cell_entry(bytes, pos, &mut buf);
+        }
+        debug_assert_eq!(pos, bytes.len());
+        Hash::from_packed(&buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::HashConfig;
+    use proptest::prelude::*;
+
+    fn hash(pairs: &[(&[u8], &[u8])]) -> Hash {
+        let mut h = Hash::new();
+        for (f, v) in pairs {
+            h.set(f, v, &HashConfig::default());
+        }
+        h
+    }
+
+    fn pairs(h: &Hash) -> Vec<(Vec<u8>, Vec<u8>)> {
+        h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()
+    }
+
+    const PROFILE: [(&[u8], &[u8]); 5] = [
+        (b"name", b"Grace"),
+        (b"email", b"grace17@example.com"),
+        (b"age", b"42"),
+        (b"city", b"London"),
+        (b"score", b"31337"),
+    ];
+
+    #[test]
+    fn a_field_list_is_a_shape_on_its_second_sighting() {
+        let mut shapes = FieldShapes::default();
+        let mut buf = Vec::new();
+        let h = hash(&PROFILE);
+        assert!(!h.shaped(&shapes, &mut buf));
+        shapes.note(&h, &mut buf);
+        assert!(!h.shaped(&shapes, &mut buf), "seen once");
+        shapes.note(&h, &mut buf);
+        assert!(h.shaped(&shapes, &mut buf));
+        assert_eq!(shapes.len(), 1);
+        // id 1 + "Grace" 6 + email 20 + 42 as i8 2 + "London" 7 + 31337 as i16 3
+        assert_eq!(buf.len(), 39);
+        // count 4 + headers 11 (the email's takes 2) + names 21 + values 37
+        assert_eq!(h.packed().unwrap().len(), 4 + 11 + 21 + 37);
+        let back = Hash::from_shaped(&shapes, &buf);
+        assert_eq!(pairs(&back), pairs(&h));
+        assert_eq!(back.packed(), h.packed());
+    }
+
+    #[test]
+    fn integers_keep_their_exact_text() {
+        for text in [
+            &b"0"[..],
+            b"-0",
+            b"00",
+            b"07",
+            b"-1",
+            b"127",
+            b"-128",
+            b"128",
+            b"8388607",
+            b"-8388609",
+            b"2147483647",
+            b"-2147483648",
+            b"2147483648",
+            b"99999999999",
+            b"+5",
+            b"1 ",
+            b"-",
+            b"",
+        ] {
+            let mut out = Vec::new();
+            assert!(put_cell(&mut out, text));
+            let mut back = Vec::new();
+            assert_eq!(put_cell_entry(&out, 0, &mut back), out.len());
+            assert_eq!(entry::decode(&back, 0).member, text);
+        }
+        assert_eq!(canonical_int(b"-0"), None);
+        assert_eq!(canonical_int(b"007"), None);
+        assert_eq!(canonical_int(b"-2147483648"), Some(i32::MIN));
+        assert_eq!(canonical_int(b"2147483648"), None);
+    }
+
+    #[test]
+    fn what_is_not_shaped() {
+        let mut shapes = FieldShapes::default();
+        let mut buf = Vec::new();
+        let long = [b'v'; 248];
+        let h = hash(&[(b"f", &long)]);
+        shapes.note(&h, &mut buf);
+        shapes.note(&h, &mut buf);
+        assert!(!h.shaped(&shapes, &mut buf), "a value longer than a cell");
+        let empty = Hash::new();
+        shapes.note(&empty, &mut buf);
+        shapes.note(&empty, &mut buf);
+        assert!(!empty.shaped(&shapes, &mut buf));
+        let mut ex = hash(&[(b"f", b"v")]);
+        ex.set(b"g", b"w", &HashConfig::default());
+        shapes.note(&ex, &mut buf);
+        shapes.note(&ex, &mut buf);
+        assert!(ex.shaped(&shapes, &mut buf));
+        ex.enable_field_expiry();
+        assert!(!ex.shaped(&shapes, &mut buf), "a listpackex");
+    }
+
+    #[test]
+    fn the_dictionary_is_bounded() {
+        let mut shapes = FieldShapes::default();
+        let mut buf = Vec::new();
+        for i in 0..MAX_SHAPES + 10 {
+            let h = hash(&[(format!("f{i}").as_bytes(), b"v")]);
+            shapes.note(&h, &mut buf);
+            shapes.note(&h, &mut buf);
+        }
+        assert_eq!(shapes.len(), MAX_SHAPES);
+        let h = hash(&[(format!("f{}", MAX_SHAPES - 1).as_bytes(), b"v")]);
+        assert!(h.shaped(&shapes, &mut buf));
+        assert_eq!(buf[..2], [0xFF, 0x7F], "the last id takes 2 bytes");
+        assert_eq!(pairs(&Hash::from_shaped(&shapes, &buf)), pairs(&h));
+    }
+
+    proptest! {
+        #[test]
+        fn shaped_forms_rebuild_the_same_listpack(
+            hashes in proptest::collection::vec(
+                proptest::collection::vec(
+                    (0u8..6, prop_oneof![
+                        proptest::collection::vec(any::<u8>(), 0..12),
+                        any::<i64>().prop_map(|v| v.to_string().into_bytes()),
+                        (-300i32..300).prop_map(|v| v.to_string().into_bytes()),
+                    ]),
+                    1..6,
+                ),
+                1..20,
+            )
+        ) {
+            let mut shapes = FieldShapes::default();
+            let mut buf = Vec::new();
+            for pairs_in in hashes {
+                let mut h = Hash::new();
+                for (f, v) in &pairs_in {
+                    h.set(&[b'f', *f], v, &HashConfig::default());
+                }
+                shapes.note(&h, &mut buf);
+                if h.shaped(&shapes, &mut buf) {
+                    let back = Hash::from_shaped(&shapes, &buf);
+                    prop_assert_eq!(back.packed(), h.packed());
+                    prop_assert!(buf.len() < h.packed().unwrap().len());
+                }
+            }
+        }
+    }
+}
