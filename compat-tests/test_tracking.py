@@ -300,3 +300,19 @@ def test_keys_evicted_for_a_command_are_told_before_its_reply(raw):
     me.same(encode("GETBIT", "big-key", "0"), 2)
     me.same(encode("CONFIG", "SET", "maxmemory", "0"))
     me.same(encode("CONFIG", "SET", "maxmemory-policy", "noeviction"))
+
+
+def test_a_flush_empties_the_table_while_nobody_tracks(raw):
+    """Keys read while tracking was on stay in the table after CLIENT TRACKING OFF, until
+    they change or a flush empties it, whether or not anyone tracks then."""
+    me, writer = raw, raw.new()
+    resp3(me)
+    me.same(encode("CLIENT", "TRACKING", "ON"))
+    me.same(encode("GET", "key1"))
+    me.same(encode("GET", "key2"))
+    me.same(encode("CLIENT", "TRACKING", "OFF"))
+    writer.same(encode("SET", "key2", "x"))
+    me.same(encode("FLUSHALL"))
+    me.same(encode("CLIENT", "TRACKING", "ON"))
+    writer.same(encode("SET", "key1", "1"))
+    me.same(encode("PING"))

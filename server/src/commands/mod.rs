@@ -289,9 +289,9 @@ pub fn execute_with<'a>(
         } = &mut ctx;
         pubsub::publish_notifications(server, Some((client, out)));
     }
-    // CLIENT CACHING is only ever set while tracking is on, so no client tracking means
-    // nothing to do (and nothing on the command path).
-    if let Some(cmd) = called.filter(|_| ctx.server.tracking.clients() > 0) {
+    // CLIENT CACHING is only ever set while tracking is on, so no client tracking and an
+    // empty key table mean nothing to do (and nothing on the command path).
+    if let Some(cmd) = called.filter(|_| ctx.server.tracking.active()) {
         let Ctx {
             server,
             client,
@@ -420,7 +420,7 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         || ctx.server.aof.write_error().is_some()
     {
         let refusal = admission::refusal(ctx.server, ctx.client, cmd);
-        if ctx.server.tracking.clients() > 0 {
+        if ctx.server.tracking.active() {
             tracking::before_command(ctx.server, ctx.client, &mut ctx.out);
         }
         if let Some(refusal) = refusal {

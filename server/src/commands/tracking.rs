@@ -60,8 +60,8 @@ pub fn tracking(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         _ => return ctx.syntax_error(),
     }
-    let tracking = ctx.server.tracking.clients() > 0;
-    ctx.server.keyspace.set_collect_modified(tracking);
+    let active = ctx.server.tracking.active();
+    ctx.server.keyspace.set_collect_modified(active);
     ctx.out.ok();
 }
 
@@ -224,7 +224,7 @@ pub fn after_command(server: &mut Server, client: &mut Client, out: &mut ReplyWr
 /// invalidated, the table is brought under tracking-table-max-keys, and the BCAST
 /// clients get the keys changed under their prefixes.
 pub fn after_round(server: &mut Server) {
-    if server.tracking.clients() == 0 {
+    if !server.tracking.active() {
         return;
     }
     invalidate(server, None);
@@ -250,8 +250,8 @@ pub fn after_round(server: &mut Server) {
 /// A client goes: its tracking ends.
 pub fn client_gone(server: &mut Server, client: &mut Client) {
     server.tracking.disable(client.id, &mut client.tracking);
-    let tracking = server.tracking.clients() > 0;
-    server.keyspace.set_collect_modified(tracking);
+    let active = server.tracking.active();
+    server.keyspace.set_collect_modified(active);
 }
 
 /// Decides who must hear of the keys the keyspace saw change since the last time (the
@@ -267,6 +267,8 @@ fn invalidate(server: &mut Server, mut running: Option<(&mut Client, &mut ReplyW
     let origin = running.as_ref().map_or(0, |(c, _)| c.id);
     settle(server, origin);
     let pending = server.tracking.take_pending();
+    let active = server.tracking.active();
+    server.keyspace.set_collect_modified(active);
     if pending.flush {
         let mut ids = server.clients.ids_where(|c| c.tracking.on);
         if let Some((me, _)) = &running {

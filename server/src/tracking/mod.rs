@@ -89,6 +89,13 @@ impl Tracking {
         self.clients
     }
 
+    /// Whether the tables need the keyspace's changes: a client tracks, or keys read while
+    /// one did are still in the table (as Redis, which empties its table on a flush and
+    /// drops a key when it changes whether or not anyone tracks now).
+    pub fn active(&self) -> bool {
+        self.clients > 0 || !self.keys.is_empty()
+    }
+
     /// Keys in the table (INFO tracking_total_keys).
     pub fn keys(&self) -> usize {
         self.keys.len()
