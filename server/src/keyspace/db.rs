@@ -252,10 +252,13 @@ impl Packer {
         sighted: bool,
     ) -> Option<kt::Value<'a, Value>> {
         if let Value::Hash(h) = value {
-            if sighted {
-                self.shapes.note(h, &mut self.buf);
-            }
-            if h.shaped(&self.shapes, &mut self.buf) && self.buf.len() <= STR_MAX {
+            let shaped = if sighted {
+                let id = self.shapes.note(h, &mut self.buf);
+                id.is_some_and(|id| h.shaped_as(id, &mut self.buf))
+            } else {
+                h.shaped(&self.shapes, &mut self.buf)
+            };
+            if shaped && self.buf.len() <= STR_MAX {
                 return Some(kt::Value::Packed(tag::HASH_SHAPED, &self.buf));
             }
         }

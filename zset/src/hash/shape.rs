@@ -27,6 +27,7 @@ use crate::entry;
 use crate::set::listpack::HEADER;
 use crate::set::{format_int, parse_int};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// Most shapes a dictionary holds (ids take at most 2 varint bytes).
@@ -38,10 +39,25 @@ const SEEN: usize = 1024;
 /// Longest string a cell holds.
 const CELL_STR_MAX: usize = 0xF7;
 
+/// Hashes field lists with the crate's member hash (std's SipHash costs more than the
+/// rest of a small hash's packing).
+#[derive(Default, Clone, Copy, Debug)]
+struct FieldListHasher(u64);
+
+impl Hasher for FieldListHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = (self.0 ^ super::hash(bytes)).rotate_left(29);
+    }
+}
+
 /// The dictionary of field shapes (see the module comment).
 #[derive(Default, Debug)]
 pub struct FieldShapes {
-    ids: HashMap<Arc<[u8]>, u32>,
+    ids: HashMap<Arc<[u8]>, u32, BuildHasherDefault<FieldListHasher>>,
     /// Each shape's field entries and field count.
     shapes: Vec<(Arc<[u8]>, usize)>,
     bytes: usize,
@@ -70,18 +86,23 @@ impl FieldShapes {
             + self.seen.capacity() * 8
     }
 
+    /// The shape of `hash`'s field list, if it is one (`buf` is scratch).
+    fn lookup(&self, hash: &Hash, buf: &mut Vec<u8>) -> Option<u32> {
+        field_entries(plain(hash)?, buf);
+        self.ids.get(&buf[..]).copied()
+    }
+
     /// Notes a sighting of `hash`'s field list (a plain listpack's): it becomes a shape on
-    /// its second one, while the dictionary has room.
-    pub fn note(&mut self, hash: &Hash, buf: &mut Vec<u8>) {
-        let Some(p) = plain(hash) else {
-            return;
-        };
+    /// its second one, while the dictionary has room. Returns its shape, if it is one (for
+    /// [`Hash::shaped_as`]); `buf` is scratch.
+    pub fn note(&mut self, hash: &Hash, buf: &mut Vec<u8>) -> Option<u32> {
+        let p = plain(hash)?;
         field_entries(p, buf);
-        if self.ids.contains_key(&buf[..]) {
-            return;
+        if let Some(&id) = self.ids.get(&buf[..]) {
+            return Some(id);
         }
         if self.shapes.len() == MAX_SHAPES || self.bytes + buf.len() > MAX_BYTES {
-            return;
+            return None;
         }
         if self.seen.is_empty() {
             self.seen = vec![0; SEEN];
@@ -90,13 +111,15 @@ impl FieldShapes {
         let at = (print as usize >> 7) & (SEEN - 1);
         if self.seen[at] != print {
             self.seen[at] = print;
-            return;
+            return None;
         }
         self.seen[at] = 0;
+        let id = self.shapes.len() as u32;
         let fields: Arc<[u8]> = buf[..].into();
-        self.ids.insert(fields.clone(), self.shapes.len() as u32);
+        self.ids.insert(fields.clone(), id);
         self.shapes.push((fields, p.len()));
         self.bytes += buf.len();
+        Some(id)
     }
 }
 
@@ -177,11 +200,16 @@ impl Hash {
     /// Writes the shaped form of this hash into `out` (cleared first): true when it has one
     /// (a plain listpack whose field list is a shape of `shapes`, no value over 247 bytes).
     pub fn shaped(&self, shapes: &FieldShapes, out: &mut Vec<u8>) -> bool {
+        shapes
+            .lookup(self, out)
+            .is_some_and(|id| self.shaped_as(id, out))
+    }
+
+    /// Writes the shaped form of this hash, whose field list is shape `id` (from
+    /// [`FieldShapes::note`]), into `out` (cleared first): false when a value is over 247
+    /// bytes.
+    pub fn shaped_as(&self, id: u32, out: &mut Vec<u8>) -> bool {
         let Some(p) = plain(self) else {
-            return false;
-        };
-        field_entries(p, out);
-        let Some(&id) = shapes.ids.get(&out[..]) else {
             return false;
         };
         out.clear();
