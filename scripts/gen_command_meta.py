@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Regenerates server/src/commands/meta/{info,docs}.resp3: the COMMAND INFO and COMMAND DOCS
 data Goblin serves, taken from a real redis-server (Debian's 7.0) for the commands Goblin
-has (from REDIS74_BIN, a Redis 7.4 or later, for those 7.0 lacks: hash-field expiry; from
-scripts/redis8_meta.py for those of Redis 8, as no Redis 8 binary is at hand), then
+has (from REDIS72_BIN, Redis 7.2, for those 7.0 lacks: WAITAOF; from REDIS74_BIN, a Redis
+7.4 or later, for those 7.2 lacks too: hash-field expiry; from scripts/redis8_meta.py for
+those of Redis 8, as no Redis 8 binary is at hand), then
 brought to Redis 7.2 where 7.2 changed them (ZRANK/ZREVRANK WITHSCORE, CLIENT
 SETINFO, CLIENT NO-TOUCH) and completed with Goblin's own GOBLIN.* commands.
 
@@ -17,8 +18,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from common import REPO, Client, Server, encode  # noqa: E402
 
 OUT = os.path.join(REPO, "server", "src", "commands", "meta")
-# A Redis that has the commands Redis 7.0 lacks (the HEXPIRE family: 7.4).
-NEWER_REDIS_BIN = os.environ.get("REDIS74_BIN", "/work/redis-unstable/src/redis-server")
+# Newer Redis builds, asked in this order for the commands Redis 7.0 lacks (WAITAOF: 7.2;
+# the HEXPIRE family: 7.4).
+NEWER_REDIS_BINS = (os.environ.get("REDIS72_BIN", "/work/redis-7.2.4/src/redis-server"),
+                    os.environ.get("REDIS74_BIN", "/work/redis-unstable/src/redis-server"))
 
 
 # A typed RESP3 tree: (tag, value) with tags + $ : * ~ % (map value is a list of pairs).
@@ -133,7 +136,8 @@ def main():
         infos = fetch(r.port, "COMMAND", "INFO", *top)
         docs_map = fetch(r.port, "COMMAND", "DOCS", *top)
     # Commands of Redis 8 are written in redis8_meta.py (no Redis 8 binary at hand); those
-    # newer than Redis 7.0 (hash-field expiry, 7.4) come from a newer Redis.
+    # newer than Redis 7.0 (WAITAOF: 7.2, hash-field expiry: 7.4) come from the first newer
+    # Redis that has them.
     import redis8_meta
     redis8 = redis8_meta.entries(have)
     redis8_names = {info[0][1].decode() for info, _ in redis8}
@@ -141,10 +145,19 @@ def main():
     docs_map[1][:] = [(k, d) for k, d in docs_map[1] if k[1].decode() not in redis8_names]
     top = [n for n in top if n not in redis8_names]
     newer = [n for n, e in zip(top, infos[1]) if e[0] == "_"]
+    infos[1][:] = [e for e in infos[1] if e[0] != "_"]
+    for binary in NEWER_REDIS_BINS:
+        if not newer:
+            break
+        with Server("redis", binary=binary) as r:
+            found = fetch(r.port, "COMMAND", "INFO", *newer)[1]
+            have_here = [n for n, e in zip(newer, found) if e[0] != "_"]
+            infos[1].extend(e for e in found if e[0] != "_")
+            if have_here:
+                docs_map[1].extend(fetch(r.port, "COMMAND", "DOCS", *have_here)[1])
+        newer = [n for n in newer if n not in have_here]
     if newer:
-        with Server("redis", binary=NEWER_REDIS_BIN) as r:
-            infos[1][:] = [e for e in infos[1] if e[0] != "_"] + fetch(r.port, "COMMAND", "INFO", *newer)[1]
-            docs_map[1].extend(fetch(r.port, "COMMAND", "DOCS", *newer)[1])
+        raise SystemExit("no Redis has the metadata of %s" % ", ".join(newer))
 
     info_out = []
     for entry in infos[1]:

@@ -8,6 +8,7 @@
 //! which in 7.0 counts BIO_AOF_FSYNC jobs alone), never for the slow fsync of a replaced
 //! file, whose writes were all made before the switch.
 
+use super::fsynced::Mark;
 use crate::warning;
 use std::fs::File;
 use std::path::Path;
@@ -15,10 +16,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 
-/// A job: the file, closed when its last handle goes, fsynced first when asked.
+/// A job: the file, closed when its last handle goes, fsynced first when asked (with the
+/// mark to record once the fsync succeeded).
 struct Job {
     file: Arc<File>,
-    fsync: bool,
+    fsync: Option<Mark>,
 }
 
 /// The thread and its count of jobs.
@@ -37,9 +39,10 @@ impl CloseThread {
             .name("aof-close".into())
             .spawn(move || {
                 for Job { file, fsync } in rx {
-                    if fsync {
-                        if let Err(e) = file.sync_data() {
-                            warning!("Fail to fsync the AOF file: {e}");
+                    if let Some(mark) = fsync {
+                        match file.sync_data() {
+                            Ok(()) => mark.record(),
+                            Err(e) => warning!("Fail to fsync the AOF file: {e}"),
                         }
                     }
                     drop(file);
@@ -50,7 +53,7 @@ impl CloseThread {
         CloseThread { jobs, pending }
     }
 
-    fn queue(&self, file: Arc<File>, fsync: bool) {
+    fn queue(&self, file: Arc<File>, fsync: Option<Mark>) {
         self.pending.fetch_add(1, Ordering::Acquire);
         if self.jobs.send(Job { file, fsync }).is_err() {
             self.pending.fetch_sub(1, Ordering::Release);
@@ -58,9 +61,9 @@ impl CloseThread {
     }
 
     /// Fsyncs `file` and closes it (when this was its last handle) on the thread (Redis's
-    /// aof_background_fsync_and_close).
-    pub fn fsync_and_close(&self, file: Arc<File>) {
-        self.queue(file, true);
+    /// aof_background_fsync_and_close); `mark` is recorded once the fsync succeeded.
+    pub fn fsync_and_close(&self, file: Arc<File>, mark: Mark) {
+        self.queue(file, Some(mark));
     }
 
     /// Removes `path`: the name goes now, the blocks when the thread closes the file
@@ -74,7 +77,7 @@ impl CloseThread {
         };
         std::fs::remove_file(path)?;
         if let Some(f) = file {
-            self.queue(Arc::new(f), false);
+            self.queue(Arc::new(f), None);
         }
         Ok(())
     }
@@ -110,10 +113,12 @@ mod tests {
         t.unlink(&dir.join("never-there")).unwrap();
         let kept = dir.join("kept.aof");
         let f = Arc::new(File::create(&kept).unwrap());
-        t.fsync_and_close(f.clone());
+        let fsynced = super::super::fsynced::FsyncedOffset::default();
+        t.fsync_and_close(f.clone(), fsynced.mark(42));
         drop(f);
         settle(&t);
         assert!(kept.exists());
+        assert_eq!(fsynced.get(), 42, "the fsync's mark recorded");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,21 +1,25 @@
 //! The background fsync thread of `appendfsync everysec` (Redis's BIO_AOF_FSYNC job): the
 //! current incremental file only (a replaced one goes to [`super::close`]).
 
+use super::fsynced::{FsyncedOffset, Mark};
 use crate::warning;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 
-/// A job for the thread: fsync the file, then lower the file's own count of fsyncs in
-/// flight.
-struct Job(Arc<File>, Arc<AtomicUsize>);
+/// A job for the thread: fsync the file, record the mark, then lower the file's own count
+/// of fsyncs in flight.
+struct Job(Arc<File>, Arc<AtomicUsize>, Mark);
 
 /// The thread and what the loop reads of it.
 pub struct FsyncThread {
     jobs: Sender<Job>,
     pending: Arc<AtomicUsize>,
     ok: Arc<AtomicBool>,
+    /// The replication offset the fsyncs made durable (the everysec thread's, the close
+    /// thread's and the loop's own under `always`).
+    pub fsynced: FsyncedOffset,
 }
 
 impl FsyncThread {
@@ -28,9 +32,12 @@ impl FsyncThread {
         std::thread::Builder::new()
             .name("aof-fsync".into())
             .spawn(move || {
-                for Job(file, in_flight) in rx {
+                for Job(file, in_flight, mark) in rx {
                     match file.sync_data() {
-                        Ok(()) => o.store(true, Ordering::Relaxed),
+                        Ok(()) => {
+                            o.store(true, Ordering::Relaxed);
+                            mark.record();
+                        }
                         Err(e) => {
                             warning!("Fail to fsync the AOF file: {e}");
                             o.store(false, Ordering::Relaxed);
@@ -42,15 +49,22 @@ impl FsyncThread {
                 }
             })
             .expect("starting the AOF fsync thread");
-        FsyncThread { jobs, pending, ok }
+        FsyncThread {
+            jobs,
+            pending,
+            ok,
+            fsynced: FsyncedOffset::default(),
+        }
     }
 
-    /// Queues an fsync of `file`, counted in `in_flight` (the file's own count, which the
-    /// thread lowers when done) as well as in [`FsyncThread::pending`].
-    pub fn fsync(&self, file: Arc<File>, in_flight: Arc<AtomicUsize>) {
+    /// Queues an fsync of `file`, written up to replication offset `reploff`, counted in
+    /// `in_flight` (the file's own count, which the thread lowers when done) as well as in
+    /// [`FsyncThread::pending`].
+    pub fn fsync(&self, file: Arc<File>, in_flight: Arc<AtomicUsize>, reploff: u64) {
         self.pending.fetch_add(1, Ordering::Acquire);
         in_flight.fetch_add(1, Ordering::Acquire);
-        if let Err(e) = self.jobs.send(Job(file, in_flight)) {
+        let mark = self.fsynced.mark(reploff);
+        if let Err(e) = self.jobs.send(Job(file, in_flight, mark)) {
             e.0 .1.fetch_sub(1, Ordering::Release);
             self.pending.fetch_sub(1, Ordering::Release);
         }

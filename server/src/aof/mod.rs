@@ -5,6 +5,7 @@
 //! - [`manifest`]: the manifest's format and the files' names.
 //! - [`writer`]: the incremental file's buffer, write and fsync policy.
 //! - [`fsync`]: the background fsync thread (everysec).
+//! - [`fsynced`]: the replication offset the fsyncs made durable (WAITAOF, FACK).
 //! - [`close`]: the background thread closing replaced and removed files.
 //! - [`base`]: writing a base file (RDB or commands).
 //! - [`stream`]: reading a commands file.
@@ -25,6 +26,7 @@ pub mod base;
 pub mod close;
 pub mod config;
 pub mod fsync;
+pub mod fsynced;
 pub mod load;
 pub mod manifest;
 pub mod rewrite;
@@ -71,6 +73,10 @@ pub struct Aof {
     cur_timestamp: u64,
     /// Microseconds to sleep before each write of the buffer (DEBUG AOF-FLUSH-SLEEP).
     pub flush_sleep_us: u64,
+    /// The replication offset known to be fsynced (Redis's fsynced_reploff): -1 while the
+    /// AOF is off, 0 while its first rewrite runs, then what the fsyncs recorded
+    /// ([`fsync::FsyncThread::fsynced`]), copied once per iteration.
+    pub fsynced_reploff: i64,
 }
 
 impl Aof {
@@ -86,12 +92,18 @@ impl Aof {
             loading: None,
             cur_timestamp: 0,
             flush_sleep_us: 0,
+            fsynced_reploff: -1,
         }
     }
 
     /// Whether a rewrite child runs.
     pub fn rewriting(&self) -> bool {
         self.rewrite.child.is_some()
+    }
+
+    /// Bytes allocated for the buffer of writes not yet written (INFO mem_aof_buffer).
+    pub fn buffer_memory(&self) -> usize {
+        self.writer.as_ref().map_or(0, |w| w.buf.capacity())
     }
 
     /// Whether writes are refused for a failed write or fsync, with the error.
@@ -137,6 +149,7 @@ fn policy(server: &Server) -> writer::Policy {
         child_active: server.aof.rewriting() || server.rdb.child.is_some(),
         now: unix_ms() / 1000,
         sleep_us: server.aof.flush_sleep_us,
+        reploff: server.replication.offset(),
     }
 }
 
@@ -151,10 +164,24 @@ pub fn flush(server: &mut Server, force: bool) {
     let policy = policy(server);
     let aof = &mut server.aof;
     let recording = aof.state == State::On || aof.rewriting();
-    let Some(w) = aof.writer.as_mut().filter(|_| recording) else {
+    if let Some(w) = aof.writer.as_mut().filter(|_| recording) {
+        w.flush(force, &policy, &aof.bio);
+    }
+    refresh_fsynced(server);
+}
+
+/// Copies the offset the fsyncs recorded into `fsynced_reploff` (not while the first
+/// rewrite runs: its base is not on disk yet); a change may end WAITAOFs.
+fn refresh_fsynced(server: &mut Server) {
+    let aof = &mut server.aof;
+    if aof.state != State::On || aof.fsynced_reploff == -1 {
         return;
-    };
-    w.flush(force, &policy, &aof.bio);
+    }
+    let fsynced = aof.bio.fsynced.get() as i64;
+    if fsynced != aof.fsynced_reploff {
+        aof.fsynced_reploff = fsynced;
+        server.replication.master.acks_changed = true;
+    }
 }
 
 /// Appends a part of the propagation stream to the writer's buffer (with a `#TS:`
@@ -255,6 +282,7 @@ pub fn open_at_start(server: &mut Server) -> anyhow::Result<()> {
     ));
     server.aof.rewrite.base_size = base_size;
     server.aof.state = State::On;
+    server.aof.fsynced_reploff = 0;
     enable_propagation(server, true);
     if incrs > 0 {
         notice!("Opening AOF incr file {name} on server start");
@@ -292,7 +320,7 @@ pub fn set_enabled(server: &mut Server, on: bool, in_exec: bool) -> bool {
 fn start(server: &mut Server, in_exec: bool) -> bool {
     server.aof.state = State::WaitRewrite;
     enable_propagation(server, true);
-    if server.rdb.child.is_some() {
+    if server.snapshot_child() {
         server.aof.rewrite.scheduled = true;
         warning!("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
     } else if in_exec {
@@ -324,8 +352,32 @@ fn stop(server: &mut Server) {
     }
     server.aof.state = State::Off;
     server.aof.rewrite.scheduled = false;
+    server.aof.fsynced_reploff = -1;
+    server.aof.bio.fsynced.reset(0);
+    // A WAITAOF waiting for the local fsync ends with an error.
+    server.replication.master.acks_changed = true;
     rewrite::kill_child(server);
     enable_propagation(server, false);
+}
+
+/// After a full sync from a master (Redis's restartAOFAfterSYNC): the files hold another
+/// history than the data just loaded, so the AOF starts again from a rewrite of it, and
+/// its fsynced offset from the new history's once that rewrite is done. Exits when it
+/// cannot be turned on again, as Redis does after ten tries a second apart.
+pub fn restart_after_sync(server: &mut Server) {
+    if server.aof.state == State::Off {
+        return;
+    }
+    stop(server);
+    for _ in 0..10 {
+        if start(server, false) {
+            return;
+        }
+        warning!("Failed enabling the AOF after successful master synchronization! Trying it again in one second.");
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    warning!("FATAL: this replica instance finished the synchronization with its master, but the AOF can't be turned on. Exiting now.");
+    std::process::exit(1);
 }
 
 /// At shutdown: the rewrite child killed, everything written and fsynced.

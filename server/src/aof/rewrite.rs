@@ -184,7 +184,8 @@ fn open_new_incr(server: &mut Server) -> Result<(), ()> {
     let now = unix_ms() / 1000;
     let current = match server.aof.writer.take() {
         Some(old) => {
-            server.aof.closer.fsync_and_close(old.file());
+            let mark = server.aof.bio.fsynced.mark(server.replication.offset());
+            server.aof.closer.fsync_and_close(old.file(), mark);
             old.current_size
         }
         None => 0,
@@ -211,6 +212,12 @@ pub fn start(server: &mut Server) -> bool {
     if open_new_incr(server).is_err() {
         server.aof.rewrite.last_ok = false;
         return false;
+    }
+    if server.aof.state == State::WaitRewrite {
+        // The first base holds the stream up to here: once it is done, fsynced_reploff
+        // takes this offset (or a later one the fsyncs of the temp incr file recorded).
+        server.aof.bio.fsynced.reset(server.replication.offset());
+        server.aof.fsynced_reploff = 0;
     }
     server.aof.rewrite.rewrites += 1;
     let o = base_options(server);
@@ -389,9 +396,12 @@ fn finish(server: &mut Server, pid: libc::pid_t) -> Result<(), ()> {
     if let Some(w) = server.aof.writer.as_mut() {
         server.propagation.reselect();
         let base_size = fs::metadata(&base_path).map_or(0, |md| md.len());
+        // What the incremental file holds past its last fsync still needs one (under
+        // everysec a second later, under always at the next flush): the sizes change
+        // with the new base, the unsynced tail does not.
+        let unsynced = w.current_size.saturating_sub(w.fsync_offset);
         w.current_size = base_size + w.incr_size;
-        w.fsync_offset = w.current_size;
-        w.last_fsync = unix_ms() / 1000;
+        w.fsync_offset = w.current_size.saturating_sub(unsynced);
         server.aof.rewrite.base_size = w.current_size;
     }
     delete_history(server, &dir, &filename);
@@ -400,6 +410,8 @@ fn finish(server: &mut Server, pid: libc::pid_t) -> Result<(), ()> {
     notice!("Background AOF rewrite finished successfully");
     if server.aof.state == State::WaitRewrite {
         server.aof.state = State::On;
+        server.aof.fsynced_reploff = server.aof.bio.fsynced.get() as i64;
+        server.replication.master.acks_changed = true;
     }
     Ok(())
 }

@@ -63,6 +63,9 @@ pub struct Policy {
     /// Microseconds to sleep before writing a buffer that is not empty (DEBUG
     /// AOF-FLUSH-SLEEP, to test what waits on the write).
     pub sleep_us: u64,
+    /// The replication offset of the buffer's end: an fsync after this write makes the
+    /// stream durable up to it (WAITAOF).
+    pub reploff: u64,
 }
 
 impl Writer {
@@ -111,13 +114,18 @@ impl Writer {
         let everysec = policy.fsync == Fsync::Everysec;
         let mut sync_in_progress = false;
         if self.buf.is_empty() {
-            // everysec: the last writes still need their fsync a second later.
-            let due =
-                everysec && self.fsync_offset != self.current_size && policy.now > self.last_fsync;
+            // The last writes still need their fsync: a second later under everysec, at
+            // once under always (appendfsync changed from everysec to always since).
+            let due = self.fsync_offset != self.current_size
+                && match policy.fsync {
+                    Fsync::Everysec => policy.now > self.last_fsync,
+                    Fsync::Always => true,
+                    Fsync::No => false,
+                };
             if !due {
                 return;
             }
-            sync_in_progress = self.fsync_in_progress();
+            sync_in_progress = everysec && self.fsync_in_progress();
             if sync_in_progress {
                 return;
             }
@@ -171,10 +179,11 @@ impl Writer {
                 }
                 self.fsync_offset = self.current_size;
                 self.last_fsync = policy.now;
+                bio.fsynced.mark(policy.reploff).record();
             }
             Fsync::Everysec if policy.now > self.last_fsync => {
                 if !sync_in_progress {
-                    bio.fsync(self.file(), self.fsyncs_in_flight.clone());
+                    bio.fsync(self.file(), self.fsyncs_in_flight.clone(), policy.reploff);
                     self.fsync_offset = self.current_size;
                 }
                 self.last_fsync = policy.now;
@@ -279,6 +288,7 @@ impl Writer {
             Ok(()) => {
                 self.fsync_offset = self.current_size;
                 self.last_fsync = policy.now;
+                bio.fsynced.mark(policy.reploff).record();
             }
             Err(e) => warning!("Fail to fsync the AOF file: {e}"),
         }
@@ -319,6 +329,7 @@ mod tests {
             child_active: false,
             now: 2,
             sleep_us: 0,
+            reploff: 14,
         };
         w.flush(false, &policy, &bio);
         assert!(w.buf.is_empty());
@@ -326,7 +337,36 @@ mod tests {
             (w.current_size, w.incr_size, w.fsync_offset),
             (114, 14, 114)
         );
+        assert_eq!(bio.fsynced.get(), 14, "always: durable up to the write");
         assert_eq!(w.read_at(0, 14), b"*1\r\n$4\r\nPING\r\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn always_fsyncs_what_everysec_left_unsynced_and_records_its_offset() {
+        let dir = std::env::temp_dir().join(format!("goblin-aof-always-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = std::fs::File::create(dir.join("a.aof")).unwrap();
+        let bio = FsyncThread::start();
+        let policy = |fsync, reploff| Policy {
+            fsync,
+            skip_fsync: false,
+            child_active: false,
+            now: 1,
+            sleep_us: 0,
+            reploff,
+        };
+        let mut w = Writer::new(file, 0, 0, 1);
+        w.buf.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        // Within the second of the last fsync: everysec writes, no fsync yet.
+        w.flush(false, &policy(Fsync::Everysec, 14), &bio);
+        assert_eq!((w.current_size, w.fsync_offset, bio.pending()), (14, 0, 0));
+        assert_eq!(bio.fsynced.get(), 0);
+        // appendfsync no never fsyncs; always fsyncs it at once, buffer empty or not.
+        w.flush(false, &policy(Fsync::No, 14), &bio);
+        assert_eq!(bio.fsynced.get(), 0);
+        w.flush(false, &policy(Fsync::Always, 14), &bio);
+        assert_eq!((w.fsync_offset, bio.fsynced.get()), (14, 14));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -350,6 +390,7 @@ mod tests {
             child_active: false,
             now,
             sleep_us: 0,
+            reploff: 0,
         };
         let mut old = Writer::new(open("old.aof"), 0, 0, 1);
         let mut new = Writer::new(open("new.aof"), 0, 0, 1);

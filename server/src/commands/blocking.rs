@@ -7,6 +7,7 @@
 //! order until the key is empty again, as Redis 7 does.
 
 use super::lookup::PickMut;
+use super::replication::WaitState;
 use super::{call, lookup, Ctx};
 use crate::clients::{Blocked, Client, Lease};
 use crate::keyspace::WrongType;
@@ -207,7 +208,7 @@ pub fn expire_blocked(server: &mut Server, now_ms: u64) {
         let Some(mut lease) = server.clients.lease_id(id) else {
             continue;
         };
-        if super::replication::is_wait(&lease) {
+        if super::replication::is_wait(&lease.client) {
             super::replication::wait_reply(server, &mut lease);
         } else {
             ReplyWriter::new(&mut lease.out, lease.client.resp3).null_array();
@@ -278,7 +279,7 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
         let message = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
         ReplyWriter::new(&mut lease.out, lease.client.resp3).error(message);
         ctx.server.stats.count_error(message);
-    } else if super::replication::is_wait(&lease) {
+    } else if super::replication::is_wait(&lease.client) {
         super::replication::wait_reply(ctx.server, &mut lease);
     } else {
         ReplyWriter::new(&mut lease.out, lease.client.resp3).null_array();
@@ -320,26 +321,32 @@ pub fn disconnect_blocked(server: &mut Server) {
     }
 }
 
-/// Answers the clients in WAIT whose writes enough replicas acknowledged (after ACKs came).
+/// Answers the clients in WAIT and WAITAOF whose writes enough replicas (and the local
+/// AOF) acknowledged, after ACKs came or the local fsynced offset moved; a WAITAOF waiting
+/// for a local AOF turned off since gets Redis's error.
 pub fn serve_waits(server: &mut Server) {
     if server.clients.blocked() == 0 {
         return;
     }
-    let waiting = server.clients.ids_where(|c| {
-        c.blocked.as_ref().is_some_and(|b| {
-            b.keys.is_empty()
-                && b.command
-                    .first()
-                    .is_some_and(|n| n.eq_ignore_ascii_case(b"wait"))
-        })
-    });
+    let waiting = server.clients.ids_where(super::replication::is_wait);
     for id in waiting {
         let Some(mut lease) = server.clients.lease_id(id) else {
             continue;
         };
-        let done = super::replication::wait_satisfied(server, &lease);
+        let done = match super::replication::wait_state(server, &lease.client) {
+            WaitState::Pending => false,
+            WaitState::Satisfied => {
+                super::replication::wait_reply(server, &mut lease);
+                true
+            }
+            WaitState::Refused(message) => {
+                ReplyWriter::new(&mut lease.out, lease.client.resp3).error(message);
+                server.stats.count_error(message);
+                count_unblocked(server, &lease.client, false);
+                true
+            }
+        };
         if done {
-            super::replication::wait_reply(server, &mut lease);
             unblock(server, &mut lease.client);
         }
         server.clients.restore(lease, done);

@@ -1,8 +1,8 @@
 //! The replication commands: SYNC, PSYNC and REPLCONF (what a replica says to its master),
-//! REPLICAOF / SLAVEOF, ROLE and WAIT. The work is in [`crate::replication`].
+//! REPLICAOF / SLAVEOF, ROLE, WAIT and WAITAOF. The work is in [`crate::replication`].
 
 use super::{Command, Ctx, Flags};
-use crate::clients::{Lease, ReplRole};
+use crate::clients::{Client, Lease, ReplRole};
 use crate::notice;
 use crate::replication::{master, replica};
 use crate::resp::reply::ReplyWriter;
@@ -12,7 +12,7 @@ const ADMIN: Flags = Flags::ADMIN.with(Flags::NOSCRIPT);
 const STALE_LOADING: Flags = Flags::STALE.with(Flags::LOADING);
 
 /// The replication commands.
-pub static COMMANDS: [Command; 8] = [
+pub static COMMANDS: [Command; 9] = [
     Command::simple("sync", 1, ADMIN.with(Flags::NO_MULTI), sync),
     Command::simple("psync", -3, ADMIN.with(Flags::NO_MULTI), sync),
     Command::simple(
@@ -30,6 +30,7 @@ pub static COMMANDS: [Command; 8] = [
         role,
     ),
     Command::simple("wait", 3, Flags::NOSCRIPT, wait),
+    Command::simple("waitaof", 4, Flags::NOSCRIPT, waitaof),
     Command::simple("failover", -1, ADMIN.with(Flags::STALE), failover),
 ];
 
@@ -61,13 +62,18 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len().is_multiple_of(2) {
         return ctx.syntax_error();
     }
-    for pair in args[1..].chunks(2) {
+    for (i, pair) in args[1..].chunks(2).enumerate() {
         let (name, value) = (pair[0], pair[1]);
         if name.eq_ignore_ascii_case(b"ack") {
-            // From a replica only, and never answered.
+            // ACK <offset> [FACK <aofoffset>]: from a replica only, and never answered.
             if ctx.client.repl_role == ReplRole::Replica {
-                if let Some(offset) = crate::numbers::parse_i64(value) {
-                    master::ack(ctx.server, ctx.client.id, offset.max(0) as u64);
+                let offset = |arg: &[u8]| crate::numbers::parse_i64(arg).map(|o| o.max(0) as u64);
+                let fack = match &args[2 * i + 3..] {
+                    [word, fsynced, ..] if word.eq_ignore_ascii_case(b"fack") => offset(fsynced),
+                    _ => None,
+                };
+                if let Some(offset) = offset(value) {
+                    master::ack(ctx.server, ctx.client.id, offset, fack);
                 }
             }
             return;
@@ -177,32 +183,125 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.server.replication.master.ask_acks = true;
 }
 
-/// Whether a blocked client waits in WAIT (rather than for keys).
-pub fn is_wait(lease: &Lease) -> bool {
-    lease.client.blocked.as_ref().is_some_and(|b| {
-        b.command
-            .first()
-            .is_some_and(|c| c.eq_ignore_ascii_case(b"wait"))
-    })
-}
+/// WAITAOF's refusal when the local AOF it would wait for is off (at the call, or turned
+/// off while it waits).
+const WAITAOF_NO_AOF: &str =
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.";
 
-/// The reply of a WAIT that ends now: how many replicas acknowledged its write.
-pub fn wait_reply(server: &Server, lease: &mut Lease) {
-    let acked = master::acked(server, lease.client.woff) as i64;
-    ReplyWriter::new(&mut lease.out, lease.client.resp3).int(acked);
-}
-
-/// Whether the WAIT of `lease` has enough acknowledgements.
-pub fn wait_satisfied(server: &Server, lease: &Lease) -> bool {
-    let Some(b) = lease.client.blocked.as_ref() else {
-        return false;
+/// WAITAOF numlocal numreplicas timeout
+fn waitaof(ctx: &mut Ctx, args: &[&[u8]]) {
+    use crate::zset_commands::parse;
+    let Some(numlocal) = parse::int_in_range(ctx, args[1], 0, 1, None) else {
+        return;
     };
-    let wanted = b
-        .command
-        .get(1)
-        .and_then(|n| crate::numbers::parse_i64(n))
-        .unwrap_or(0);
-    master::acked(server, lease.client.woff) as i64 >= wanted
+    let positive = Some("ERR value is out of range, must be positive");
+    let Some(numreplicas) = parse::int_in_range(ctx, args[2], 0, i64::MAX, positive) else {
+        return;
+    };
+    let Some(deadline) = parse::timeout_ms(ctx, args[3]) else {
+        return;
+    };
+    if ctx.server.replication.is_replica() {
+        return ctx.error("ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.");
+    }
+    if numlocal > 0 && !ctx.server.config.aof.enabled {
+        return ctx.error(WAITAOF_NO_AOF);
+    }
+    let (local, replicas) = aof_acks(ctx.server, ctx.client.woff);
+    if (replicas >= numreplicas && local >= numlocal) || ctx.in_exec {
+        ctx.out.array(2);
+        ctx.out.int(local);
+        return ctx.out.int(replicas);
+    }
+    ctx.block = Some((Vec::new(), deadline));
+    ctx.server.replication.master.ask_acks = true;
+}
+
+/// WAITAOF's two counts for the stream up to `offset`: whether the local AOF fsynced it
+/// (0 or 1), and how many replicas did.
+fn aof_acks(server: &Server, offset: u64) -> (i64, i64) {
+    let local = server.aof.fsynced_reploff >= offset as i64;
+    (local as i64, master::aof_acked(server, offset) as i64)
+}
+
+/// What a client blocked in WAIT or WAITAOF waits for.
+enum Waiting {
+    /// WAIT numreplicas.
+    Replicas(i64),
+    /// WAITAOF numlocal numreplicas.
+    Fsyncs(i64, i64),
+}
+
+/// What `client` waits for, when it is blocked in WAIT or WAITAOF (rather than for keys).
+fn waiting(client: &Client) -> Option<Waiting> {
+    let b = client.blocked.as_ref()?;
+    let count = |i: usize| {
+        b.command
+            .get(i)
+            .and_then(|n| crate::numbers::parse_i64(n))
+            .unwrap_or(0)
+    };
+    let name = b.command.first()?;
+    if name.eq_ignore_ascii_case(b"wait") {
+        Some(Waiting::Replicas(count(1)))
+    } else if name.eq_ignore_ascii_case(b"waitaof") {
+        Some(Waiting::Fsyncs(count(1), count(2)))
+    } else {
+        None
+    }
+}
+
+/// Whether a blocked client waits in WAIT or WAITAOF (rather than for keys).
+pub fn is_wait(client: &Client) -> bool {
+    waiting(client).is_some()
+}
+
+/// The reply of a WAIT or WAITAOF that ends now: how many replicas acknowledged its write
+/// (WAIT); whether the local AOF and how many replicas' fsynced it (WAITAOF).
+pub fn wait_reply(server: &Server, lease: &mut Lease) {
+    let offset = lease.client.woff;
+    let kind = waiting(&lease.client);
+    let mut out = ReplyWriter::new(&mut lease.out, lease.client.resp3);
+    match kind {
+        Some(Waiting::Fsyncs(..)) => {
+            let (local, replicas) = aof_acks(server, offset);
+            out.array(2);
+            out.int(local);
+            out.int(replicas);
+        }
+        _ => out.int(master::acked(server, offset) as i64),
+    }
+}
+
+/// Where a client in WAIT or WAITAOF stands now.
+pub enum WaitState {
+    /// Not enough acknowledgements yet.
+    Pending,
+    /// Enough: [`wait_reply`] answers it.
+    Satisfied,
+    /// It can no longer be satisfied: the error to answer.
+    Refused(&'static str),
+}
+
+/// Where the WAIT or WAITAOF of `client` stands.
+pub fn wait_state(server: &Server, client: &Client) -> WaitState {
+    let offset = client.woff;
+    let satisfied = match waiting(client) {
+        None => false,
+        Some(Waiting::Replicas(wanted)) => master::acked(server, offset) as i64 >= wanted,
+        Some(Waiting::Fsyncs(local, _)) if local > 0 && !server.config.aof.enabled => {
+            return WaitState::Refused(WAITAOF_NO_AOF)
+        }
+        Some(Waiting::Fsyncs(local, replicas)) => {
+            let (fsynced, acked) = aof_acks(server, offset);
+            fsynced >= local && acked >= replicas
+        }
+    };
+    if satisfied {
+        WaitState::Satisfied
+    } else {
+        WaitState::Pending
+    }
 }
 
 #[cfg(test)]

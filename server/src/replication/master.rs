@@ -150,6 +150,9 @@ pub struct Replica {
     pub(super) dropped: bool,
     /// The offset it acknowledged (REPLCONF ACK).
     pub ack_off: u64,
+    /// The offset it acknowledged as fsynced to its AOF (REPLCONF ACK ... FACK; Redis's
+    /// repl_aof_off): WAITAOF's `numreplicas` counts it.
+    pub aof_off: u64,
     /// When it last acknowledged (or went online).
     pub ack_time: Instant,
     pub(super) bulk: Option<Bulk>,
@@ -254,11 +257,12 @@ pub fn replconf(
     Ok(())
 }
 
-/// REPLCONF ACK <offset> from replica `id`.
-pub fn ack(server: &mut Server, id: u64, offset: u64) {
+/// REPLCONF ACK <offset> [FACK <aofoffset>] from replica `id`.
+pub fn ack(server: &mut Server, id: u64, offset: u64, fsynced: Option<u64>) {
     let m = &mut server.replication.master;
     let Some(r) = m.get(id) else { return };
     r.ack_off = r.ack_off.max(offset);
+    r.aof_off = r.aof_off.max(fsynced.unwrap_or(0));
     r.ack_time = Instant::now();
     r.acked = true;
     if r.wait_ack && r.state == State::Online {
@@ -314,6 +318,7 @@ pub fn sync(
         held: Vec::new(),
         dropped: false,
         ack_off: 0,
+        aof_off: 0,
         ack_time: Instant::now(),
         bulk: None,
     };
@@ -565,25 +570,29 @@ pub fn client_gone(server: &mut Server, id: u64) {
 
 /// How many online replicas acknowledged at least `offset` (WAIT).
 pub fn acked(server: &Server, offset: u64) -> usize {
+    count_online(server, |r| r.ack_off >= offset)
+}
+
+/// How many online replicas acknowledged at least `offset` as fsynced to their AOF
+/// (WAITAOF).
+pub fn aof_acked(server: &Server, offset: u64) -> usize {
+    count_online(server, |r| r.aof_off >= offset)
+}
+
+fn count_online(server: &Server, counted: impl Fn(&Replica) -> bool) -> usize {
     server
         .replication
         .master
         .replicas
         .iter()
-        .filter(|r| r.state == State::Online && r.ack_off >= offset)
+        .filter(|r| r.state == State::Online && counted(r))
         .count()
 }
 
 /// Online replicas that acknowledged within min-replicas-max-lag seconds.
 pub fn good_replicas(server: &Server) -> usize {
     let lag = server.config.repl.min_replicas_max_lag;
-    server
-        .replication
-        .master
-        .replicas
-        .iter()
-        .filter(|r| r.state == State::Online && r.ack_time.elapsed().as_secs() <= lag)
-        .count()
+    count_online(server, |r| r.ack_time.elapsed().as_secs() <= lag)
 }
 
 /// The online replicas as ROLE lists them: address, listening port, acknowledged offset.
@@ -683,6 +692,7 @@ mod tests {
             held: Vec::new(),
             dropped: false,
             ack_off: 0,
+            aof_off: 0,
             ack_time: Instant::now(),
             bulk: None,
         }

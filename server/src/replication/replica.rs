@@ -10,7 +10,7 @@
 //!                  answers -LOADING) -> Connected
 //! Connected: the stream applied by the master client (no replies), the offset counted at
 //!   command boundaries outside MULTI; the applied bytes fed to this server's backlog and
-//!   replicas; REPLCONF ACK <offset> each second and on GETACK.
+//!   replicas; REPLCONF ACK <offset> [FACK <aofoffset>] each second and on GETACK.
 //! a lost link -> Connect, the master cached (id, offset, database) for the next PSYNC.
 //! ```
 
@@ -452,7 +452,7 @@ pub fn drive(server: &mut Server) {
         link.fail(server);
     }
     if std::mem::take(&mut server.replication.ack_requested) && link.connected() {
-        link.send_ack();
+        link.send_ack(server.aof.fsynced_reploff);
     }
     if link.flush().is_err() {
         warning!("Error writing to MASTER");
@@ -566,16 +566,14 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
         server.config.repl.backlog_size as usize,
         offset,
     ));
+    // Before the first ACK: its FACK must not claim the old history's offset.
+    crate::aof::restart_after_sync(server);
     link.start_stream(server, offset, db);
     if link.eof_form {
         // The master sends the stream only after this first ACK (it read up to the mark).
-        link.send_ack();
+        link.send_ack(server.aof.fsynced_reploff);
     }
     link.pending_drive = true;
-    if server.aof.state != crate::aof::State::Off {
-        // The AOF's history is not this data's: a rewrite makes a new base.
-        server.aof.rewrite.scheduled = true;
-    }
     server.replication.link = Some(link);
 }
 
@@ -621,9 +619,22 @@ impl Link {
         crate::propagate::encode(&mut self.wbuf, argv);
     }
 
-    fn send_ack(&mut self) {
+    /// REPLCONF ACK <offset>, with FACK <aofoffset> when this server's AOF is on
+    /// (`fsynced` is its fsynced_reploff, -1 when off), as Redis 7.2's replicas send it.
+    fn send_ack(&mut self, fsynced: i64) {
         let offset = self.reploff.to_string();
-        self.send(&[b"REPLCONF", b"ACK", offset.as_bytes()]);
+        if fsynced == -1 {
+            self.send(&[b"REPLCONF", b"ACK", offset.as_bytes()]);
+        } else {
+            let fack = fsynced.to_string();
+            self.send(&[
+                b"REPLCONF",
+                b"ACK",
+                offset.as_bytes(),
+                b"FACK",
+                fack.as_bytes(),
+            ]);
+        }
         self.last_ack = Some(Instant::now());
     }
 
