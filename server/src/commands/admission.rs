@@ -1,6 +1,9 @@
 //! The checks Redis's processCommand makes before running a command, in its order, once
 //! the cheap test in the dispatcher saw that one may apply: eviction and OOM under
-//! maxmemory, MISCONF after a failed BGSAVE or AOF write, LOADING during the start-up load.
+//! maxmemory, MISCONF after a failed BGSAVE or AOF write, NOREPLICAS under
+//! min-replicas-to-write, READONLY and MASTERDOWN on a replica, LOADING during the start-up
+//! load. A script or function that declared its flags is judged by them (Redis's
+//! getCommandFlags), so a write script is refused before it runs.
 
 use super::{Command, Flags};
 use crate::clients::{Client, ReplRole};
@@ -12,14 +15,19 @@ use std::borrow::Cow;
 /// Out of line: the dispatcher's fast path only tests whether a check applies.
 #[cold]
 #[inline(never)]
-pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<Cow<'static, str>> {
+pub fn refusal(
+    server: &mut Server,
+    client: &Client,
+    cmd: &Command,
+    args: &[&[u8]],
+) -> Option<Cow<'static, str>> {
     if client.repl_role == ReplRole::Master {
         // The master's stream is applied whatever this server's state.
         return None;
     }
     if server.config.memory.maxmemory != 0
         && !crate::memory::perform_evictions(server)
-        && refused_out_of_memory(client, cmd)
+        && refused_out_of_memory(server, client, cmd, args)
     {
         return Some(errors::OOM.into());
     }
@@ -28,20 +36,15 @@ pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<Co
         && !server.rdb.last_bgsave_ok;
     let aof_error = (!disk_error).then(|| server.aof.write_error()).flatten();
     if (disk_error || aof_error.is_some())
-        && (cmd.name == "ping" || has_flag(client, cmd, Flags::WRITE))
+        && (cmd.name == "ping" || has_flag(server, client, cmd, args, Flags::WRITE))
     {
         return Some(match aof_error {
             Some(e) => format!("MISCONF Errors writing to the AOF file: {e}").into(),
             None => errors::MISCONF.into(),
         });
     }
-    let write = has_flag(client, cmd, Flags::WRITE);
-    let min = server.config.repl.min_replicas_to_write;
-    if write
-        && min > 0
-        && !server.replication.is_replica()
-        && (crate::replication::master::good_replicas(server) as u64) < min
-    {
+    let write = has_flag(server, client, cmd, args, Flags::WRITE);
+    if write && !crate::replication::master::min_replicas_met(server) {
         return Some("NOREPLICAS Not enough good replicas to write.".into());
     }
     if write && server.replication.is_replica() && server.config.repl.read_only {
@@ -54,7 +57,7 @@ pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<Co
             .link
             .as_ref()
             .is_some_and(|l| l.connected())
-        && !cmd.flags.contains(Flags::STALE)
+        && !crate::scripting::command_flags(server, cmd, args).contains(Flags::STALE)
     {
         return Some(
             "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
@@ -70,14 +73,20 @@ pub fn refusal(server: &mut Server, client: &Client, cmd: &Command) -> Option<Co
     None
 }
 
-/// Whether the command has `flag`, or is an EXEC whose queue holds a command that has it.
-fn has_flag(client: &Client, cmd: &Command, flag: Flags) -> bool {
-    cmd.flags.contains(flag)
+/// Whether the command has `flag` (a script's by its declared flags), or is an EXEC whose
+/// queue holds a command that has it.
+fn has_flag(server: &Server, client: &Client, cmd: &Command, args: &[&[u8]], flag: Flags) -> bool {
+    let has = |c: &Command, argv: &[&[u8]]| {
+        crate::scripting::command_flags(server, c, argv).contains(flag)
+    };
+    has(cmd, args)
         || (cmd.name == "exec"
-            && client
-                .multi
-                .as_ref()
-                .is_some_and(|q| q.iter().any(|(c, _)| c.flags.contains(flag))))
+            && client.multi.as_ref().is_some_and(|q| {
+                q.iter().any(|(c, argv)| {
+                    let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+                    has(c, &argv)
+                })
+            }))
 }
 
 /// Whether a command runs during the load: flagged `loading`, and for EXEC every queued
@@ -94,10 +103,7 @@ fn allowed_while_loading(client: &Client, cmd: &Command) -> bool {
 /// Whether a command is refused while memory stays over maxmemory: one that may grow
 /// memory (an EXEC whose queue holds one), or anything but EXEC, DISCARD, QUIT and RESET
 /// inside MULTI, whose queue grows too.
-fn refused_out_of_memory(client: &Client, cmd: &Command) -> bool {
-    if cmd.name == "exec" {
-        return has_flag(client, cmd, Flags::DENYOOM);
-    }
-    cmd.flags.contains(Flags::DENYOOM)
-        || (client.multi.is_some() && !matches!(cmd.name, "discard" | "quit" | "reset"))
+fn refused_out_of_memory(server: &Server, client: &Client, cmd: &Command, args: &[&[u8]]) -> bool {
+    has_flag(server, client, cmd, args, Flags::DENYOOM)
+        || (client.multi.is_some() && !matches!(cmd.name, "exec" | "discard" | "quit" | "reset"))
 }

@@ -419,7 +419,7 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
         || !ctx.server.rdb.last_bgsave_ok
         || ctx.server.aof.write_error().is_some()
     {
-        let refusal = admission::refusal(ctx.server, ctx.client, cmd);
+        let refusal = admission::refusal(ctx.server, ctx.client, cmd, args);
         if ctx.server.tracking.active() {
             tracking::before_command(ctx.server, ctx.client, &mut ctx.out);
         }

@@ -62,6 +62,11 @@ impl Flags {
     pub const fn with(self, other: Flags) -> Flags {
         Flags(self.0 | other.0)
     }
+
+    /// These flags but those of `other`.
+    pub const fn without(self, other: Flags) -> Flags {
+        Flags(self.0 & !other.0)
+    }
 }
 
 /// One command or subcommand.

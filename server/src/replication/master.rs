@@ -595,6 +595,16 @@ pub fn good_replicas(server: &Server) -> usize {
     count_online(server, |r| r.ack_time.elapsed().as_secs() <= lag)
 }
 
+/// Whether writes may be accepted under min-replicas-to-write / min-replicas-max-lag
+/// (Redis's checkGoodReplicasStatus): always on a replica, or when either is 0.
+pub fn min_replicas_met(server: &Server) -> bool {
+    let c = &server.config.repl;
+    server.replication.is_replica()
+        || c.min_replicas_to_write == 0
+        || c.min_replicas_max_lag == 0
+        || good_replicas(server) as u64 >= c.min_replicas_to_write
+}
+
 /// The online replicas as ROLE lists them: address, listening port, acknowledged offset.
 pub fn role_entries(server: &Server) -> Vec<(String, u16, u64)> {
     server

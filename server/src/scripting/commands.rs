@@ -9,9 +9,9 @@ use std::rc::Rc;
 const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
 /// The cached script with this body, compiled and added when new (Redis's
-/// luaCreateFunction); `None` after replying with the error. For EVAL (`eval`), a script
-/// refused as a command is refused before it is compiled, as in Redis.
-fn create(ctx: &mut Ctx, body: &[u8], eval: bool) -> Option<Rc<Script>> {
+/// luaCreateFunction); `None` after replying with the error. (An EVAL whose declared flags
+/// refuse it now was refused before it ran: [`crate::scripting::command_flags`].)
+fn create(ctx: &mut Ctx, body: &[u8]) -> Option<Rc<Script>> {
     let sha = cache::sha1hex(body);
     if let Some(script) = ctx.server.scripting.cache.get(sha.as_bytes()) {
         return Some(script);
@@ -23,10 +23,6 @@ fn create(ctx: &mut Ctx, body: &[u8], eval: bool) -> Option<Rc<Script>> {
             return None;
         }
     };
-    if let Some(refusal) = run::refused_as_command(ctx.server, flags).filter(|_| eval) {
-        ctx.error(refusal);
-        return None;
-    }
     let function = match ctx.server.scripting.engine.compile(&body[shebang_len..]) {
         Ok(f) => f,
         Err(text) => {
@@ -64,14 +60,11 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) {
             None => return ctx.error(NOSCRIPT),
         }
     } else {
-        match create(ctx, args[1], true) {
+        match create(ctx, args[1]) {
             Some(script) => script,
             None => return,
         }
     };
-    if let Some(refusal) = run::refused_as_command(ctx.server, script.flags) {
-        return ctx.error(refusal);
-    }
     let (keys, argv) = args[3..].split_at(numkeys as usize);
     let caller = match (evalsha, ro) {
         (false, false) => "eval",
@@ -111,7 +104,7 @@ pub fn evalsha_ro(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// SCRIPT LOAD script
 fn script_load(ctx: &mut Ctx, args: &[&[u8]]) {
-    if let Some(script) = create(ctx, args[2], false) {
+    if let Some(script) = create(ctx, args[2]) {
         ctx.out.bulk(script.sha.as_bytes());
     }
 }

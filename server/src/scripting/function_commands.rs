@@ -30,9 +30,6 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) {
     if numkeys < 0 {
         return ctx.error("ERR Number of keys can't be negative");
     }
-    if let Some(refusal) = run::refused_as_command(ctx.server, function.flags) {
-        return ctx.error(refusal);
-    }
     let (keys, argv) = args[3..].split_at(numkeys as usize);
     let name = String::from_utf8_lossy(&function.name).into_owned();
     let callee = run::Callee {

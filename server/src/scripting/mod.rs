@@ -177,3 +177,31 @@ pub fn declared_flags(
     };
     (!flags.compat).then_some(flags)
 }
+
+/// A command's flags as Redis's getCommandFlags sees them before it runs: a script or
+/// function that declared its flags takes them in place of the command's own write,
+/// deny-oom and stale ones (Redis's scriptFlagsToCmdFlags; `no-writes` implies
+/// `allow-oom`).
+pub fn command_flags(
+    server: &crate::server::Server,
+    cmd: &crate::commands::Command,
+    args: &[&[u8]],
+) -> crate::commands::Flags {
+    use crate::commands::Flags;
+    let Some(declared) = declared_flags(server, cmd.name, args) else {
+        return cmd.flags;
+    };
+    let mut flags = cmd
+        .flags
+        .without(Flags::WRITE.with(Flags::DENYOOM).with(Flags::STALE));
+    if !declared.no_writes {
+        flags = flags.with(Flags::WRITE);
+        if !declared.allow_oom {
+            flags = flags.with(Flags::DENYOOM);
+        }
+    }
+    if declared.allow_stale {
+        flags = flags.with(Flags::STALE);
+    }
+    flags
+}

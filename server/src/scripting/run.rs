@@ -14,7 +14,6 @@ use super::engine::{ActiveRun, Engine};
 use super::{convert, Running};
 use crate::clients::Client;
 use crate::commands::{self, Command, Ctx, Flags};
-use crate::errors;
 use mlua::{HookTriggers, Lua, MultiValue, Value, VmState};
 use std::borrow::Cow;
 use std::time::Instant;
@@ -178,14 +177,24 @@ impl Run<'_, '_> {
                 return Err((Some(cmd), format!("ACL failure in script: {text}").into()));
             }
         }
+        let obeyed = obeys(self.ctx.client);
         let server = &mut *self.ctx.server;
         let writes = cmd.flags.contains(Flags::WRITE);
-        if writes {
-            if self.read_only {
-                return refuse("Write commands are not allowed from read-only scripts.");
+        let dirty = server.scripting.running.as_ref().is_some_and(|r| r.wrote);
+        // Redis's scriptVerifyWriteCommandAllow: a script that already wrote is never
+        // failed on the server's state.
+        if writes && self.read_only {
+            return refuse("Write commands are not allowed from read-only scripts.");
+        }
+        if writes && !dirty {
+            if read_only_replica(server) && !obeyed {
+                return refuse("-READONLY You can't write against a read only replica.");
             }
             if disk_error(server) {
                 return refuse(MISCONF_DASH);
+            }
+            if !crate::replication::master::min_replicas_met(server) {
+                return refuse("-NOREPLICAS Not enough good replicas to write.");
             }
         }
         let running = server.scripting.running.as_mut().expect("a script runs");
@@ -293,25 +302,6 @@ fn set_hook(lua: &Lua, hooked: &Hooked, triggers: HookTriggers) -> mlua::Result<
     })
 }
 
-/// The refusal of an EVAL whose script may write (a shebang without `no-writes`), as
-/// Redis's processCommand refuses it before the script is even compiled: it sees the
-/// shebang's flags as the command's (write, and deny-oom without `allow-oom`).
-pub fn refused_as_command(
-    server: &mut crate::server::Server,
-    flags: ScriptFlags,
-) -> Option<&'static str> {
-    if flags.compat || flags.no_writes {
-        return None;
-    }
-    if !flags.allow_oom
-        && server.config.memory.maxmemory != 0
-        && !crate::memory::perform_evictions(server)
-    {
-        return Some(errors::OOM);
-    }
-    disk_error(server).then_some(errors::MISCONF)
-}
-
 /// What a run calls: an EVAL script or a library's function.
 pub struct Callee<'s> {
     /// The interpreter it lives in.
@@ -330,24 +320,55 @@ pub struct Callee<'s> {
 /// Refuses a script whose flags do not let it run now (Redis's scriptPrepareForRun);
 /// returns whether memory is over maxmemory (for the per-command OOM check).
 fn prepare(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Option<bool> {
+    let obeyed = obeys(ctx.client);
     let server = &mut *ctx.server;
     let script_oom =
         server.config.memory.maxmemory != 0 && !crate::memory::perform_evictions(server);
-    if !flags.compat {
-        if flags.no_cluster && server.cluster.is_some() {
-            ctx.error("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+    if flags.compat {
+        return Some(script_oom);
+    }
+    if flags.no_cluster && server.cluster.is_some() {
+        ctx.error("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+        return None;
+    }
+    if !flags.no_writes {
+        if read_only_replica(server) && !obeyed {
+            ctx.error("READONLY Can not run script with write flag on readonly replica");
             return None;
         }
-        if !flags.allow_oom && script_oom {
-            ctx.error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
+        if disk_error(server) && !obeyed {
+            ctx.error("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.");
             return None;
         }
-        if !flags.no_writes && ro {
+        if ro {
             ctx.error("ERR Can not execute a script with write flag using *_ro command.");
+            return None;
+        }
+        if !crate::replication::master::min_replicas_met(server) {
+            ctx.error(NOREPLICAS);
+            return None;
+        }
+        if !flags.allow_oom && script_oom && !obeyed {
+            ctx.error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
             return None;
         }
     }
     Some(script_oom)
+}
+
+/// NOREPLICAS, as Redis's shared error.
+const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+
+/// Whether the caller's commands are obeyed whatever this server's state (Redis's
+/// mustObeyClient): the master's stream, the AOF's replay.
+fn obeys(client: &crate::clients::Client) -> bool {
+    client.repl_role == crate::clients::ReplRole::Master
+        || client.id == crate::aof::load::AOF_CLIENT_ID
+}
+
+/// Whether writes are refused as on a read-only replica.
+fn read_only_replica(server: &crate::server::Server) -> bool {
+    server.replication.is_replica() && server.config.repl.read_only
 }
 
 /// Runs `callee` for `ctx`'s command with these keys and arguments (`ro`: EVAL_RO,
