@@ -11,43 +11,19 @@ use clap::Parser;
 #[derive(Parser, Debug, Default)]
 #[command(
     name = "goblin-server",
-    about = "Goblin: a Redis-compatible sorted-set server with a co-hosted object cache."
+    about = "Goblin: a Redis-compatible sorted-set server with a co-hosted object cache.",
+    after_help = "Any redis.conf directive may follow as --name value... (--port 6379, --bind, \
+                  --requirepass, --loglevel, --logfile, --enable-debug-command yes, --hz 10, \
+                  Goblin's --busy-poll-us MICROS, ...), read after the configuration file's lines \
+                  as Redis reads them."
 )]
 pub struct Args {
     /// A redis.conf-style file; its directives apply first and flags override them.
     pub config_file: Option<std::path::PathBuf>,
-    /// TCP port of the RESP server [default: 6379].
-    #[arg(long)]
-    pub port: Option<u16>,
-    /// Addresses to listen on, space separated [default: 127.0.0.1].
-    #[arg(long)]
-    pub bind: Option<String>,
-    /// Password clients must give with AUTH or HELLO [default: none].
-    #[arg(long)]
-    pub requirepass: Option<String>,
-    /// Number of databases [default: 16].
-    #[arg(long)]
-    pub databases: Option<usize>,
-    /// Maximum number of connected clients [default: 10000].
-    #[arg(long)]
-    pub maxclients: Option<usize>,
-    /// Log verbosity: debug, verbose, notice, warning or nothing [default: notice].
-    #[arg(long)]
-    pub loglevel: Option<String>,
-    /// Log file; empty means standard output [default: ""].
-    #[arg(long)]
-    pub logfile: Option<String>,
-    /// Any other redis.conf directive as `--name value` (e.g. --zset-max-listpack-entries 256,
-    /// --enable-debug-command yes, --hz 10). Repeatable.
-    #[arg(long = "set", value_names = ["NAME", "VALUE"], num_args = 2, allow_hyphen_values = true, action = clap::ArgAction::Append)]
-    pub set: Vec<String>,
-    /// After traffic, keep polling the sockets without sleeping for this many microseconds
-    /// before the event loop blocks [default: 0, off]. A pipelining or request/response
-    /// client then finds the loop awake instead of waiting for it to be woken (tens of
-    /// microseconds on a VM), at the price of a busy CPU while clients keep it within
-    /// the window.
-    #[arg(long, value_name = "MICROS")]
-    pub busy_poll_us: Option<u64>,
+    /// The command line's `--directive value...` options as configuration lines, read after
+    /// the file's (see [`crate::service::cmdline`]).
+    #[arg(skip)]
+    pub options: String,
     /// Goblin Store, the object cache: off unless one of its flags is given.
     #[command(flatten)]
     pub store: goblin_objcache::StoreArgs,
@@ -570,93 +546,47 @@ impl Config {
     pub fn from_args(args: &Args) -> anyhow::Result<(Config, Vec<String>)> {
         let mut config = Config::default();
         let mut ignored = Vec::new();
+        // As Redis: the file's text, then the options as more lines, numbered on from it.
+        let mut text = String::new();
         if let Some(path) = &args.config_file {
             config.config_file = Some(std::path::absolute(path)?);
-            let text = std::fs::read_to_string(path)
+            text = std::fs::read_to_string(path)
                 .map_err(|e| anyhow::anyhow!("can't open config file '{}': {e}", path.display()))?;
-            for (lineno, line) in text.lines().enumerate() {
-                let line = line.trim();
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                let fatal = |why: &str| {
-                    anyhow::anyhow!(directives::fatal_config_error(Some(lineno + 1), line, why))
-                };
-                let words = split_args(line.as_bytes())
-                    .ok_or_else(|| fatal("Unbalanced quotes in configuration line"))?;
-                let Some((name, values)) = words.split_first() else {
-                    continue;
-                };
-                let name = String::from_utf8_lossy(name).to_ascii_lowercase();
-                if name == "user" && !values.is_empty() {
-                    let user = crate::acl::file::directive(values, &config.acl_users)
-                        .map_err(|why| fatal(&why))?;
-                    config.acl_users.push(user);
-                    continue;
-                }
-                if values.len() != 1
-                    && Config::canonical(&name).is_some_and(|n| !MULTI_WORD.contains(&n))
-                {
-                    return Err(fatal("wrong number of arguments"));
-                }
-                let value = values
-                    .iter()
-                    .map(|v| String::from_utf8_lossy(v).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                config.apply_at_start(name, value.as_bytes(), &mut ignored, fatal)?;
+        }
+        if !args.options.is_empty() {
+            text.push('\n');
+            text.push_str(&args.options);
+        }
+        for (lineno, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
             }
-        }
-        let mut flags: Vec<(&str, String)> = Vec::new();
-        if let Some(v) = args.port {
-            flags.push(("port", v.to_string()));
-        }
-        if let Some(v) = &args.bind {
-            flags.push(("bind", v.clone()));
-        }
-        if let Some(v) = &args.requirepass {
-            flags.push(("requirepass", v.clone()));
-        }
-        if let Some(v) = args.databases {
-            flags.push(("databases", v.to_string()));
-        }
-        if let Some(v) = args.maxclients {
-            flags.push(("maxclients", v.to_string()));
-        }
-        if let Some(v) = &args.loglevel {
-            flags.push(("loglevel", v.clone()));
-        }
-        if let Some(v) = &args.logfile {
-            flags.push(("logfile", v.clone()));
-        }
-        if let Some(v) = args.busy_poll_us {
-            flags.push(("busy-poll-us", v.to_string()));
-        }
-        for pair in args.set.chunks(2) {
-            flags.push((pair[0].as_str(), pair[1].clone()));
-        }
-        for (name, value) in flags {
-            let name = name.to_ascii_lowercase();
-            if name == "user" {
-                let words: Vec<Vec<u8>> = value
-                    .split_whitespace()
-                    .map(|w| w.as_bytes().to_vec())
-                    .collect();
-                let user =
-                    crate::acl::file::directive(&words, &config.acl_users).map_err(|why| {
-                        anyhow::anyhow!(directives::fatal_config_error(
-                            None,
-                            &format!("user \"{value}\""),
-                            &why
-                        ))
-                    })?;
+            let fatal = |why: &str| {
+                anyhow::Error::new(directives::fatal_config_error(Some(lineno + 1), line, why))
+            };
+            let words = split_args(line.as_bytes())
+                .ok_or_else(|| fatal("Unbalanced quotes in configuration line"))?;
+            let Some((name, values)) = words.split_first() else {
+                continue;
+            };
+            let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+            if name == "user" && !values.is_empty() {
+                let user = crate::acl::file::directive(values, &config.acl_users)
+                    .map_err(|why| fatal(&why))?;
                 config.acl_users.push(user);
                 continue;
             }
-            // Redis reads flags as configuration lines after the file's, each value quoted.
-            let line = format!("{name} \"{value}\"");
-            let fatal =
-                |why: &str| anyhow::anyhow!(directives::fatal_config_error(None, &line, why));
+            if values.len() != 1
+                && Config::canonical(&name).is_some_and(|n| !MULTI_WORD.contains(&n))
+            {
+                return Err(fatal("wrong number of arguments"));
+            }
+            let value = values
+                .iter()
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ");
             config.apply_at_start(name, value.as_bytes(), &mut ignored, fatal)?;
         }
         Ok((config, ignored))

@@ -3,43 +3,39 @@
 
 use clap::Parser;
 use goblin_server::config::{Args, Config};
+use goblin_server::service::directives::FatalConfigError;
 use goblin_server::{log, net, notice, server, service, warning};
 
-/// Rewrites Redis-style `--directive value...` flags that clap does not know into
-/// `--set directive value`, so `goblin-server --enable-debug-command yes` works as with Redis.
-fn redis_style_args() -> Vec<String> {
+/// The command line, read as Redis reads it: Goblin's own flags by clap, the rest as
+/// configuration lines in `options`.
+fn parse_args() -> Args {
     use clap::CommandFactory;
+    use service::cmdline::{split, FlagKind};
     let cli = Args::command();
-    let known: Vec<String> = cli
-        .get_arguments()
-        .filter_map(|a| a.get_long().map(str::to_owned))
-        .chain(["help".into()])
-        .collect();
-    let mut out = Vec::new();
-    let mut args = std::env::args().peekable();
-    while let Some(arg) = args.next() {
-        match arg.strip_prefix("--") {
-            Some(name)
-                if !name.is_empty()
-                    && !known
-                        .iter()
-                        .any(|k| k == name || name.starts_with(&format!("{k}="))) =>
-            {
-                out.push("--set".into());
-                out.push(name.to_owned());
-                let mut values = Vec::new();
-                while let Some(v) = args.peek() {
-                    if v.starts_with("--") {
-                        break;
-                    }
-                    values.push(args.next().expect("peeked"));
-                }
-                out.push(values.join(" "));
-            }
-            _ => out.push(arg),
+    let argv: Vec<String> = std::env::args().collect();
+    let goblin_flag = |arg: &str| {
+        let (name, _) = arg.split_once('=').unwrap_or((arg, ""));
+        if matches!(name, "--help" | "-h") {
+            return Some(FlagKind::Switch);
         }
-    }
-    out
+        let flag = cli
+            .get_arguments()
+            .find(|a| match name.strip_prefix("--") {
+                Some(long) => a.get_long() == Some(long),
+                None => {
+                    name.len() == 2
+                        && a.get_short().map(|c| format!("-{c}")).as_deref() == Some(name)
+                }
+            })?;
+        Some(match flag.get_action().takes_values() {
+            true => FlagKind::TakesValue,
+            false => FlagKind::Switch,
+        })
+    };
+    let split = split(&argv, goblin_flag);
+    let mut args = Args::parse_from(split.clap);
+    args.options = split.options;
+    args
 }
 
 fn main() {
@@ -50,10 +46,12 @@ fn main() {
         println!("{}", service::version_line());
         return;
     }
-    let args = Args::parse_from(redis_style_args());
+    let args = parse_args();
     if let Err(e) = run(args) {
         // As Redis: once the log is open, a fatal error is its last line.
-        if log::initialized() {
+        if let Some(fatal) = e.downcast_ref::<FatalConfigError>() {
+            eprintln!("\n{fatal}");
+        } else if log::initialized() {
             warning!("{e:#}");
         } else {
             eprintln!("goblin-server: {e:#}");

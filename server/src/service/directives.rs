@@ -221,15 +221,28 @@ pub const BAD_DIRECTIVE: &str = "Bad directive or wrong number of arguments";
 
 /// The fatal error Redis prints for a bad configuration line (config.c's `loaderr`): the
 /// banner, the line number when the line comes from the file, the line, and the reason.
-pub fn fatal_config_error(lineno: Option<usize>, line: &str, why: &str) -> String {
+pub fn fatal_config_error(lineno: Option<usize>, line: &str, why: &str) -> FatalConfigError {
     let at = lineno
         .map(|n| format!("Reading the configuration file, at line {n}\n"))
         .unwrap_or_default();
-    format!(
+    FatalConfigError(format!(
         "*** FATAL CONFIG FILE ERROR (Redis {}) ***\n{at}>>> '{line}'\n{why}",
         crate::REDIS_VERSION
-    )
+    ))
 }
+
+/// A configuration the server refuses to start with, in Redis's words: printed on
+/// standard error as Redis prints it (after an empty line, without the program's name).
+#[derive(Debug)]
+pub struct FatalConfigError(String);
+
+impl std::fmt::Display for FatalConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FatalConfigError {}
 
 /// The one start-up warning for the configuration directives Goblin does not have: each
 /// name once, in the order first seen; None when there are none.
@@ -276,7 +289,7 @@ mod tests {
     #[test]
     fn fatal_error_has_redis_shape() {
         assert_eq!(
-            fatal_config_error(Some(2), "foo bar", BAD_DIRECTIVE),
+            fatal_config_error(Some(2), "foo bar", BAD_DIRECTIVE).to_string(),
             format!(
                 "*** FATAL CONFIG FILE ERROR (Redis {}) ***\nReading the configuration file, \
                  at line 2\n>>> 'foo bar'\nBad directive or wrong number of arguments",

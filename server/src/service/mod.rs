@@ -3,6 +3,7 @@
 //! and the start-up summary of ignored directives.
 //!
 //! - [`banner`]: the start-up lines and logo Redis logs.
+//! - [`cmdline`]: the command line's options as configuration lines, as Redis reads them.
 //! - [`crash`]: the bug report of a fatal signal or a server panic.
 //! - [`daemon`]: fork and detach, the parent waiting until the server is ready.
 //! - [`directives`]: the directives Redis knows, the summary of ignored ones, Redis's
@@ -14,6 +15,7 @@
 //! - [`shutdown`]: SHUTDOWN and SIGTERM / SIGINT waiting for lagging replicas, then exit.
 
 pub mod banner;
+pub mod cmdline;
 pub mod crash;
 pub mod daemon;
 pub mod directives;
