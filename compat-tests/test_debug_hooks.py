@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from aof_stream import incr_stream
 from harness import GOBLIN_BIN, REDIS_BIN, free_port, make_client
 from test_aof import start
 from test_aof_deletions import KINDS
@@ -149,6 +150,26 @@ def test_loadaof(procs, tmp_path):
     with pytest.raises(redis.ResponseError, match="^Error trying to load the AOF files, check "
                        "server logs.$"):
         p.start().client().execute_command("DEBUG", "LOADAOF")
+
+
+def test_debug_propagates_nothing(procs, tmp_path):
+    """DEBUG LOADAOF, POPULATE and RELOAD leave nothing in the AOF (Redis's suite, unit/expire:
+    a LOADAOF written there replayed itself at the next LOADAOF without end, and the server
+    died of the stack overflow)."""
+    got = {}
+    for kind in KINDS:
+        workdir = tmp_path / kind
+        c = start(procs, kind, workdir, *DEBUG).client()
+        c.set("foo", "bar", ex=100)
+        assert c.execute_command("DEBUG", "LOADAOF") == b"OK"
+        c.execute_command("DEBUG", "POPULATE", 3)
+        c.execute_command("DEBUG", "RELOAD")
+        c.getex("foo", persist=True)
+        assert c.execute_command("DEBUG", "LOADAOF") == b"OK"
+        stream = [cmd[0].lower() for cmd in incr_stream(workdir)]
+        got[kind] = (c.ttl("foo"), c.dbsize(), stream)
+    assert got["goblin"] == got["redis"]
+    assert b"debug" not in got["goblin"][2]
 
 
 def test_aof_flush_sleep_delays_the_write(procs, tmp_path):

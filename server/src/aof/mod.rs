@@ -423,8 +423,7 @@ pub fn reload(server: &mut Server) -> bool {
     if server.aof.state != State::Off {
         flush(server, true);
     }
-    let propagating = server.propagation.enabled();
-    server.propagation.set_enabled(false);
+    let propagating = server.propagation.suspend();
     let empty = (0..server.config.databases).map(|_| Default::default());
     server.keyspace.replace_all(empty.collect());
     server.scripting.functions.flush();
@@ -438,7 +437,7 @@ pub fn reload(server: &mut Server) -> bool {
         },
         Err(_) => false,
     };
-    server.propagation.set_enabled(propagating);
+    server.propagation.resume(propagating);
     let filename = server.config.aof.filename.clone();
     rewrite::delete_history(server, &dir_path(server), &filename);
     let dirty = server.keyspace.dirty();

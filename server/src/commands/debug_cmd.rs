@@ -78,6 +78,9 @@ const HELP: &[&str] = &[
 /// DEBUG subcommand ... (allowed as enable-debug-command says: the dispatcher checks it
 /// before authentication, see [`super::protected_refusal`]).
 pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
+    // As Redis: DEBUG never propagates, not even what POPULATE, RELOAD or LOADAOF changed
+    // (a LOADAOF in the AOF would replay itself when the AOF is next loaded).
+    ctx.propagate_nothing();
     let sub = args[1].to_ascii_lowercase();
     match (sub.as_slice(), args.len()) {
         (b"help", 2) => help_reply(ctx, "DEBUG", HELP),

@@ -80,6 +80,18 @@ impl Propagation {
         self.selected = None;
     }
 
+    /// Stops collecting while commands run that must not propagate (DEBUG LOADAOF's
+    /// replay), keeping the stream's database, unlike [`Propagation::set_enabled`]; returns
+    /// whether it was collecting, for [`Propagation::resume`].
+    pub fn suspend(&mut self) -> bool {
+        std::mem::replace(&mut self.enabled, false)
+    }
+
+    /// Collects again if `was` (what [`Propagation::suspend`] returned).
+    pub fn resume(&mut self, was: bool) {
+        self.enabled = was;
+    }
+
     /// The database the stream is in (None: the next command is preceded by a SELECT).
     pub fn selected(&self) -> Option<usize> {
         self.selected

@@ -12,6 +12,10 @@ static EXIT_ON_PANIC: AtomicBool = AtomicBool::new(false);
 const START: &str = "\n\n=== REDIS BUG REPORT START: Cut & paste starting from here ===\n";
 const END: &str = "\n=== REDIS BUG REPORT END. Make sure to include from START to END. ===\n\n";
 
+/// Size of the main thread's signal stack, where the report is written (backtrace's
+/// unwinder needs more than the default SIGSTKSZ).
+const ALT_STACK_BYTES: usize = 256 * 1024;
+
 /// The signals a crash report is written for.
 const FATAL: [libc::c_int; 5] = [
     libc::SIGSEGV,
@@ -39,13 +43,24 @@ pub fn install_signal_handlers() {
     let mut frames = [std::ptr::null_mut(); 1];
     // SAFETY: the buffer holds the one frame asked for.
     unsafe { backtrace(frames.as_mut_ptr(), 1) };
+    // The handler runs on a stack of its own, so a stack overflow (the SIGSEGV of the
+    // guard page) is reported too instead of killing the process without a word.
+    let stack: &'static mut [u8] = Box::leak(vec![0u8; ALT_STACK_BYTES].into_boxed_slice());
+    let alt = libc::stack_t {
+        ss_sp: stack.as_mut_ptr().cast(),
+        ss_flags: 0,
+        ss_size: stack.len(),
+    };
+    // SAFETY: the stack is leaked, so it outlives the thread that uses it.
+    unsafe { libc::sigaltstack(&alt, std::ptr::null_mut()) };
     for signal in FATAL {
         // SAFETY: a zeroed sigaction is valid; the handler only makes async-signal-safe
         // calls (write, backtrace after its first use, getpid, kill, _exit).
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_fatal_signal as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_RESETHAND;
+            action.sa_flags =
+                libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_ONSTACK;
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }
