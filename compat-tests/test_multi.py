@@ -216,6 +216,48 @@ def test_watch_key_already_expired_when_watched(both, keys):
     both("EXEC")
 
 
+def stale(both, db: int) -> None:
+    """Key x of database `db` expired but still there (active expiry is off)."""
+    both("SELECT", db)
+    both("SET", "x", "foo", "PX", 1)
+    time.sleep(0.01)
+
+
+def watch_stale_then(both, setup, change, watched_db: int = 0) -> None:
+    """Redis's suite (unit/multi): a key that had expired when WATCHed changes only if it
+    comes back alive; its deletion, a flush, or a swap bringing another expired key or no key
+    is no change."""
+    both.ok("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    try:
+        setup()
+        both("SELECT", watched_db)
+        watch_pair(both, "x")
+        change()
+        both("MULTI")
+        both("PING")
+        both("EXEC")
+    finally:
+        both.ok("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+        both("SELECT", 0)
+
+
+@pytest.mark.parametrize("case", ["read", "flushdb", "swap-none", "swap-in-stale",
+                                  "swap-stale-stale", "set", "swap-live-for-stale"])
+def test_watch_stale_keys(both, case):
+    setup, change, db = {
+        "read": (lambda: stale(both, 0), lambda: both("EXISTS", "x"), 0),
+        "flushdb": (lambda: stale(both, 0), lambda: both("FLUSHDB"), 0),
+        "swap-none": (lambda: stale(both, 1), lambda: both("SWAPDB", 0, 1), 1),
+        "swap-in-stale": (lambda: stale(both, 0), lambda: both("SWAPDB", 0, 1), 1),
+        "swap-stale-stale": (lambda: (stale(both, 1), stale(both, 0)),
+                             lambda: both("SWAPDB", 0, 1), 1),
+        "set": (lambda: stale(both, 0), lambda: both("SET", "x", "bar"), 0),
+        "swap-live-for-stale": (lambda: (stale(both, 0), both("SELECT", 1), both("SET", "x", 1)),
+                                lambda: both("SWAPDB", 0, 1), 1),
+    }[case]
+    watch_stale_then(both, setup, change, db)
+
+
 def test_watch_in_other_db(both, keys):
     keys("w")
     watch_pair(both, "w")

@@ -486,7 +486,8 @@ impl Keyspace {
     /// changes itself ([`Keyspace::add_dirty`]).
     #[inline]
     pub fn signal_modified(&mut self, db: usize, key: &[u8]) {
-        self.watches.touch(db, key);
+        let keys = &self.dbs[db];
+        self.watches.touch(db, key, || keys.contains(key));
         if self.collect_modified {
             self.modified.push(key.to_vec());
         }
@@ -524,10 +525,23 @@ impl Keyspace {
         self.blocked.mark_ready(db, key);
     }
 
-    /// Marks every watcher of a key that exists in `db` dirty (flush, swap, reload).
+    /// Marks every watcher of a key that exists in `db` dirty (flush, reload), except those
+    /// that saw it expired.
     fn signal_flushed(&mut self, db: usize) {
         let keys = &self.dbs[db];
-        self.watches.touch_db(db, |k| keys.contains(k));
+        self.watches.touch_db(db, |k| keys.contains(k), |_| None);
+    }
+
+    /// Database `db`'s keys are about to be replaced with database `with`'s (SWAPDB): the
+    /// watchers of the keys that change are dirtied.
+    fn signal_swapped(&mut self, db: usize, with: usize) {
+        let now_ms = unix_ms();
+        let (keys, new) = (&self.dbs[db], &self.dbs[with]);
+        self.watches.touch_db(
+            db,
+            |k| keys.contains(k),
+            |k| new.get(k).map(|e| e.is_expired(now_ms)),
+        );
     }
 
     /// Empties database `db`, freeing its contents off the loop (FLUSHDB).
@@ -555,11 +569,9 @@ impl Keyspace {
         if a == b {
             return;
         }
-        self.signal_flushed(a);
-        self.signal_flushed(b);
+        self.signal_swapped(a, b);
+        self.signal_swapped(b, a);
         self.dbs.swap(a, b);
-        self.signal_flushed(a);
-        self.signal_flushed(b);
         for db in [a, b] {
             for key in self.blocked.keys_of(db) {
                 self.signal_ready(db, &key);
@@ -610,9 +622,9 @@ impl Keyspace {
     /// Records that `client_id` WATCHes `key` of `db`; returns whether the key was alive
     /// (present and not expired), which EXEC compares against later.
     pub fn watch(&mut self, db: usize, key: &[u8], client_id: u64, now_ms: u64) -> bool {
-        let alive = self.dbs[db].get(key).is_some_and(|e| !e.is_expired(now_ms));
-        self.watches.add(db, key, client_id);
-        alive
+        let expired = self.dbs[db].get(key).map(|e| e.is_expired(now_ms));
+        self.watches.add(db, key, client_id, expired == Some(true));
+        expired == Some(false)
     }
 
     /// Forgets the WATCHes of a client (drained from `watched`).
@@ -782,6 +794,47 @@ mod tests {
         ks.flush_db(0);
         assert!(ks.watched_keys_changed(8, &watched, 0));
         assert_eq!(ks.db(0).len(), 0);
+    }
+
+    #[test]
+    fn a_key_expired_when_watched_changes_only_when_it_comes_back() {
+        let mut ks = Keyspace::new(1);
+        ks.store(0, b"a", Value::empty_zset());
+        ks.set_expiry(0, b"a", 100);
+        let watched = vec![(0, b"a".to_vec(), ks.watch(0, b"a", 1, 200))];
+        ks.delete(0, b"a");
+        assert!(
+            !ks.watched_keys_changed(1, &watched, 200),
+            "its deletion is no change"
+        );
+        ks.store(0, b"a", Value::empty_zset());
+        assert!(ks.watched_keys_changed(1, &watched, 200));
+    }
+
+    #[test]
+    fn swapdb_bringing_an_expired_key_or_none_is_no_change() {
+        let mut ks = Keyspace::new(2);
+        ks.store(1, b"a", Value::empty_zset());
+        ks.set_expiry(1, b"a", 1);
+        let watched = vec![(0, b"a".to_vec(), ks.watch(0, b"a", 1, 200))];
+        ks.swap_dbs(0, 1);
+        assert!(
+            !ks.watched_keys_changed(1, &watched, 200),
+            "missing, then expired"
+        );
+        ks.swap_dbs(0, 1);
+        assert!(
+            !ks.watched_keys_changed(1, &watched, 200),
+            "expired, then missing"
+        );
+        ks.store(1, b"a", Value::empty_zset());
+        ks.flush_db(0);
+        assert!(
+            !ks.watched_keys_changed(1, &watched, 200),
+            "nothing to flush"
+        );
+        ks.swap_dbs(0, 1);
+        assert!(ks.watched_keys_changed(1, &watched, 200), "a live key came");
     }
 
     #[test]
