@@ -129,3 +129,43 @@ def test_misconf_after_a_failed_bgsave(tmp_path):
     finally:
         for p in procs:
             p.kill9()
+
+
+def test_config_set_during_loading(tmp_path):
+    """unit/introspection: while a snapshot loads (slowed by key-load-delay), CONFIG SET
+    changes loglevel but refuses dir, appendonly and repl-diskless-load with -LOADING."""
+    src = tmp_path / "src"
+    src.mkdir()
+    writer = Proc(REDIS_BIN, src, "--save", "", "--dir", str(src), name="writer").start()
+    c = writer.client()
+    for k in range(0, 3000, 500):
+        c.mset({f"key:{i}": "v" * 100 for i in range(k, k + 500)})
+    c.save()
+    c.shutdown(nosave=True)
+    writer.wait()
+    replies = {}
+    for kind, binary in (("redis", REDIS_BIN), ("goblin", GOBLIN_BIN)):
+        work = tmp_path / kind
+        work.mkdir()
+        shutil.copy(src / "dump.rdb", work / "dump.rdb")
+        p = Proc(binary, work, "--save", "", "--dir", str(work), "--key-load-delay", "2000", "--enable-protected-configs", "yes",
+                 "--loading-process-events-interval-bytes", "1024", name=kind)
+        p.start(expect_up=False)
+        try:
+            assert first_reply(p.port).startswith(b"-LOADING")
+            got = []
+            with socket.create_connection(("127.0.0.1", p.port), timeout=5) as s:
+                for cmd in (b"CONFIG SET loglevel debug", b"CONFIG SET dir /tmp",
+                            b"CONFIG SET appendonly yes", b"CONFIG SET repl-diskless-load swapdb",
+                            b"CONFIG SET maxmemory 10 dir /tmp", b"CONFIG SET nosuch 1 dir /tmp"):
+                    s.sendall(cmd + b"\r\n")
+                    time.sleep(0.05)
+                    got.append(s.recv(4096))
+                s.sendall(b"INFO persistence\r\n")
+                time.sleep(0.05)
+                assert b"loading:1" in s.recv(65536)
+            replies[kind] = got
+        finally:
+            p.kill9()
+    assert replies["goblin"] == replies["redis"]
+    assert replies["goblin"][1].startswith(b"-LOADING")

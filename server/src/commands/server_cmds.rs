@@ -147,10 +147,14 @@ fn config_set_failure(arg: &str, e: ConfigError) -> String {
     format!("ERR CONFIG SET failed (possibly related to argument '{arg}') - {why}")
 }
 
+/// The parameters CONFIG SET refuses with -LOADING while a load runs (Redis's
+/// DENY_LOADING_CONFIG).
+const DENY_LOADING: [&str; 3] = ["appendonly", "dir", "repl-diskless-load"];
+
 /// Redis checks every name of a CONFIG SET before any value: the first one unknown,
-/// start-only, protected (enable-protected-configs not allowing it to this client) or
-/// repeated (in any case; an alias is a name of its own) refuses the whole command, named
-/// as typed.
+/// start-only, protected (enable-protected-configs not allowing it to this client),
+/// refused while loading, or repeated (in any case; an alias is a name of its own) refuses
+/// the whole command, named as typed.
 fn refused_name(ctx: &Ctx, pairs: &[&[u8]]) -> Option<String> {
     let local = ctx.client.addr.is_local();
     let protected_ok = protected_action_allowed(&ctx.server.config.enable_protected_configs, local);
@@ -161,6 +165,9 @@ fn refused_name(ctx: &Ctx, pairs: &[&[u8]]) -> Option<String> {
         let why = match Config::settable(&lower) {
             Err(e) => return Some(config_set_failure(&typed, e)),
             Ok(name) if PROTECTED.contains(&name) && !protected_ok => "can't set protected config",
+            Ok(name) if DENY_LOADING.contains(&name) && ctx.server.is_loading() => {
+                return Some(errors::LOADING.to_string());
+            }
             Ok(_) if seen.contains(&lower) => "duplicate parameter",
             Ok(_) => {
                 seen.push(lower);

@@ -98,6 +98,7 @@ const REDIS_DIRECTIVES: &[&str] = &[
     "list-max-ziplist-entries",
     "list-max-ziplist-size",
     "list-max-ziplist-value",
+    "loading-process-events-interval-bytes",
     "loadmodule",
     "locale-collate",
     "logfile",
