@@ -212,3 +212,25 @@ def test_client_unblock_and_disconnect(lst, raw):
     wait_blocked(l, 0)
     l("RPUSH", "k", "a")
     l.state("k", "d")
+
+
+def test_a_key_that_expired_does_not_serve_and_stays_until_read(lst, raw):
+    """SWAPDB brings an expired list under a blocked client: the client keeps waiting and,
+    as in Redis 7.2 (which looks the key up without effects there; Debian's 7.0 removed it),
+    the key is not removed by that check, so it is still counted until a command reads it.
+    The count is checked on Goblin against 7.2.4's, the rest on both."""
+    l = lst
+    l("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    c1 = block(raw, l, "BRPOP", "k", 1, n=1)
+    l("SELECT", 1)
+    l("RPUSH", "k", "hello")
+    l("PEXPIRE", "k", 100)
+    time.sleep(0.15)
+    l("SWAPDB", 0, 1)
+    l("SELECT", 0)
+    assert_silent(c1)
+    assert l.goblin.execute_command("DBSIZE") == 1
+    c1.same()
+    l("EXISTS", "k")
+    l("DBSIZE")
+    l("DEBUG", "SET-ACTIVE-EXPIRE", "1")

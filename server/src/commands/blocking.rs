@@ -105,10 +105,15 @@ pub fn serve_ready_keys(server: &mut Server) {
     while server.keyspace.has_ready_keys() {
         for (db, key) in server.keyspace.take_ready_keys() {
             for id in server.keyspace.waiters(db, &key) {
+                // As Redis's LOOKUP_NOEFFECTS: a key whose time has come counts as absent
+                // here but is not removed (its DEL goes out when a command next reads it).
+                let now_ms = crate::clock::unix_ms();
+                let paused = server.keyspace.expiry_paused();
                 let kind = server
                     .keyspace
                     .db(db)
                     .get(&key)
+                    .filter(|e| paused || !e.is_expired(now_ms))
                     .map(|e| e.value.type_name());
                 let Some(mut lease) = server.clients.lease_id(id) else {
                     continue;

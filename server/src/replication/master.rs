@@ -514,11 +514,18 @@ fn release_held(server: &mut Server) {
 /// waiting for their snapshot (so they do not time out), replicas that stopped
 /// acknowledging dropped after repl-timeout.
 pub fn cron(server: &mut Server) {
-    if server.replication.master.replicas.is_empty() {
-        return;
-    }
     let now = Instant::now();
     let period = Duration::from_secs(server.config.repl.ping_period);
+    let m = &mut server.replication.master;
+    if m.replicas.is_empty() {
+        // The PINGs keep their cadence with nobody to send them to, as Redis's (every
+        // period of its cron's count): a replica that attaches gets its first PING up to a
+        // period later, not at once.
+        if m.last_ping.is_none_or(|t| now.duration_since(t) >= period) {
+            m.last_ping = Some(now);
+        }
+        return;
+    }
     // As Redis: no PING while the replicas' offsets are meant to stay (a pause for a
     // shutdown or a failover), so that they can match the master's.
     let no_ping = server.replication.is_replica()
