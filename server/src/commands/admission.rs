@@ -50,15 +50,7 @@ pub fn refusal(
     if write && server.replication.is_replica() && server.config.repl.read_only {
         return Some("READONLY You can't write against a read only replica.".into());
     }
-    if server.replication.is_replica()
-        && !server.config.repl.serve_stale_data
-        && !server
-            .replication
-            .link
-            .as_ref()
-            .is_some_and(|l| l.connected())
-        && !crate::scripting::command_flags(server, cmd, args).contains(Flags::STALE)
-    {
+    if serving_stale(server) && !stale_allowed(server, client, cmd, args) {
         return Some(
             "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
                 .into(),
@@ -66,7 +58,7 @@ pub fn refusal(
     }
     if server.is_loading()
         && client.id != crate::aof::load::AOF_CLIENT_ID
-        && !allowed_while_loading(client, cmd)
+        && !all_have_flag(client, cmd, Flags::LOADING)
     {
         return Some(errors::LOADING.into());
     }
@@ -89,15 +81,37 @@ fn has_flag(server: &Server, client: &Client, cmd: &Command, args: &[&[u8]], fla
             }))
 }
 
-/// Whether a command runs during the load: flagged `loading`, and for EXEC every queued
-/// command too.
-fn allowed_while_loading(client: &Client, cmd: &Command) -> bool {
-    cmd.flags.contains(Flags::LOADING)
+/// Whether this server is a replica whose link is down with replica-serve-stale-data no:
+/// only the commands flagged `stale` run.
+pub fn serving_stale(server: &Server) -> bool {
+    server.replication.is_replica()
+        && !server.config.repl.serve_stale_data
+        && !server
+            .replication
+            .link
+            .as_ref()
+            .is_some_and(|l| l.connected())
+}
+
+/// Whether the command runs on a stale replica: flagged `stale` (and for EXEC its queue
+/// too); a script or function that declared its flags runs only with `allow-stale`, as
+/// Redis's scriptFlagsToCmdFlags makes it.
+fn stale_allowed(server: &Server, client: &Client, cmd: &Command, args: &[&[u8]]) -> bool {
+    match crate::scripting::declared_flags(server, cmd.name, args) {
+        Some(flags) => flags.allow_stale,
+        None => all_have_flag(client, cmd, Flags::STALE),
+    }
+}
+
+/// Whether the command has `flag`, and for EXEC every queued command too (Redis's
+/// cmd_inv_flags: the state may have changed since they were queued).
+fn all_have_flag(client: &Client, cmd: &Command, flag: Flags) -> bool {
+    cmd.flags.contains(flag)
         && (cmd.name != "exec"
             || client
                 .multi
                 .as_ref()
-                .is_none_or(|q| q.iter().all(|(c, _)| c.flags.contains(Flags::LOADING))))
+                .is_none_or(|q| q.iter().all(|(c, _)| c.flags.contains(flag))))
 }
 
 /// Whether a command is refused while memory stays over maxmemory: one that may grow

@@ -295,11 +295,13 @@ pub fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.int(1);
 }
 
-/// Cleans up after a closed connection: WATCHes, blocking waits and subscriptions.
+/// Cleans up after a closed connection: WATCHes, blocking waits, a postponed command and
+/// subscriptions.
 pub fn client_gone(server: &mut Server, client: &mut Client) {
     let id = client.id;
     server.keyspace.unwatch_all(id, &mut client.watched);
     unblock(server, client);
+    super::pause::client_gone(server, client);
     super::pubsub::drop_subscriptions(server, client);
     super::tracking::client_gone(server, client);
     super::monitor::stop(server, client);

@@ -204,20 +204,32 @@ pub fn scan(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
     let now = ctx.now_ms;
     let mut found = Vec::new();
+    let mut expired = Vec::new();
     let next = ctx.server.keyspace.db(db).scan(cursor, opts.count, |e| {
-        let live = !e.is_expired(now);
-        let type_ok = opts
-            .type_name
-            .as_ref()
-            .is_none_or(|t| t.eq_ignore_ascii_case(e.value.type_name().as_bytes()));
         let matched = opts
             .pattern
             .as_ref()
             .is_none_or(|p| glob_match(p, e.key(), false));
-        if live && type_ok && matched {
+        if !matched {
+            return;
+        }
+        if e.is_expired(now) {
+            expired.push(e.key().to_vec());
+            return;
+        }
+        let type_ok = opts
+            .type_name
+            .as_ref()
+            .is_none_or(|t| t.eq_ignore_ascii_case(e.value.type_name().as_bytes()));
+        if type_ok {
             found.push(e.key().to_vec());
         }
     });
+    // As Redis: the expired keys the cursor met that match the pattern are deleted (each
+    // propagated as its own DEL).
+    for key in &expired {
+        ctx.server.keyspace.expire_if_needed(db, key, now);
+    }
     write_scan_reply(ctx, next, found.iter().map(Vec::as_slice));
 }
 

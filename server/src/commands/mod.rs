@@ -6,7 +6,7 @@
 //! so handlers only do their command's work.
 
 mod acl_cmd;
-mod admission;
+pub(crate) mod admission;
 mod blocking;
 pub(crate) mod client_cmd;
 mod cluster_cmd;

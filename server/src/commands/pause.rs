@@ -16,8 +16,14 @@ use crate::clock::unix_ms;
 use crate::server::Server;
 
 /// Commands that change nothing themselves but may add to the replication stream
-/// (Redis's CMD_MAY_REPLICATE).
-const MAY_REPLICATE: [&str; 5] = ["eval", "evalsha", "fcall", "publish", "spublish"];
+/// (Redis's CMD_MAY_REPLICATE: PFCOUNT may rewrite a sparse HyperLogLog's cache).
+const MAY_REPLICATE: [&str; 6] = ["eval", "evalsha", "fcall", "pfcount", "publish", "spublish"];
+
+/// Whether `cmd` is one of Redis's may-replicate commands (held by a write pause, refused
+/// in read-only scripts as writes are).
+pub fn may_replicate_command(cmd: &Command) -> bool {
+    MAY_REPLICATE.contains(&cmd.name)
+}
 
 /// Clients' write commands (and those that may replicate) are held.
 pub const CLIENT_WRITE: u32 = 1;
@@ -154,8 +160,11 @@ pub fn postpone_if_paused(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) 
     let held = paused(ctx.server, CLIENT_ALL)
         || (paused(ctx.server, CLIENT_WRITE) && may_replicate(ctx.server, ctx.client, cmd, args));
     if held {
+        // As Redis's blockPostponeClient: the client counts among the blocked ones.
         ctx.client.postponed = Some(args.iter().map(|a| a.to_vec()).collect());
+        ctx.client.last_command = cmd.name;
         ctx.server.pauses.postponed.push(ctx.client.id);
+        ctx.server.clients.count_blocked(true);
     }
     held
 }
@@ -176,7 +185,7 @@ fn may_replicate(server: &Server, client: &Client, cmd: &Command, args: &[&[u8]]
         // A script or function that declared its flags replicates only if it may write.
         return !flags.no_writes;
     }
-    cmd.flags.contains(Flags::WRITE) || MAY_REPLICATE.contains(&cmd.name)
+    cmd.flags.contains(Flags::WRITE) || may_replicate_command(cmd)
 }
 
 /// Runs again the commands of the postponed clients once the pause became less
@@ -195,6 +204,7 @@ pub fn release(server: &mut Server) -> bool {
             continue;
         };
         if let Some(command) = lease.client.postponed.take() {
+            server.clients.count_blocked(false);
             let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
             super::execute(server, &mut lease.client, &mut lease.out, &args);
             lease.doomed |= lease.client.close_after_reply;
@@ -202,6 +212,13 @@ pub fn release(server: &mut Server) -> bool {
         server.clients.restore(lease, true);
     }
     true
+}
+
+/// Forgets the postponed command of a client whose connection closed.
+pub fn client_gone(server: &mut Server, client: &mut Client) {
+    if client.postponed.take().is_some() {
+        server.clients.count_blocked(false);
+    }
 }
 
 /// CLIENT PAUSE timeout [WRITE|ALL]

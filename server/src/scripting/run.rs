@@ -183,7 +183,8 @@ impl Run<'_, '_> {
         let dirty = server.scripting.running.as_ref().is_some_and(|r| r.wrote);
         // Redis's scriptVerifyWriteCommandAllow: a script that already wrote is never
         // failed on the server's state.
-        if writes && self.read_only {
+        // As Redis: a may-replicate command (PUBLISH, ...) counts as a write here.
+        if self.read_only && (writes || commands::pause::may_replicate_command(cmd)) {
             return refuse("Write commands are not allowed from read-only scripts.");
         }
         if writes && !dirty {
@@ -224,6 +225,10 @@ impl Run<'_, '_> {
                 },
                 Ok(_) => {}
             }
+        }
+        if !cmd.flags.contains(Flags::STALE) && commands::admission::serving_stale(self.ctx.server)
+        {
+            return refuse("Can not execute the command on a stale replica");
         }
         Ok(cmd)
     }
