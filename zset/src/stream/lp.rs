@@ -184,7 +184,8 @@ mod tests {
         let long = vec![b'x'; 5000];
         let mut bare = Vec::new();
         let mut sizes = 0;
-        for v in [
+        // One integer of each listpack width, at its bounds.
+        const INTS: [i64; 11] = [
             0,
             127,
             128,
@@ -196,7 +197,8 @@ mod tests {
             1 << 23,
             1 << 40,
             i64::MIN,
-        ] {
+        ];
+        for v in INTS {
             let n = push(&mut bare, Item::Int(v));
             assert_eq!(n, int_size(v), "{v}");
             sizes += n;
@@ -212,23 +214,11 @@ mod tests {
             items.push(item);
             pos = next;
         }
-        let want = [
-            0,
-            127,
-            128,
-            -4096,
-            4095,
-            4096,
-            -32768,
-            32768,
-            1 << 23,
-            1 << 40,
-            i64::MIN,
-        ]
-        .map(Item::Int)
-        .into_iter()
-        .chain([Item::Int(12345), Item::Str(b"field"), Item::Str(&long)])
-        .collect::<Vec<_>>();
+        let want = INTS
+            .map(Item::Int)
+            .into_iter()
+            .chain([Item::Int(12345), Item::Str(b"field"), Item::Str(&long)])
+            .collect::<Vec<_>>();
         assert_eq!(items, want);
         let lp = listpack(&want);
         assert_eq!(lp.len(), HEADER + sizes + 1);
