@@ -38,7 +38,11 @@ class Proc:
 
     def start(self, expect_up: bool = True, timeout: float = 20.0) -> "Proc":
         self.port = free_port()
-        argv = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", *self.args]
+        # A configuration file must be the first argument, as Redis reads its command line
+        # (after it, every --name opens a directive whose values run to the next --name).
+        conf = self.args[:1] if self.args and not self.args[0].startswith("-") else []
+        rest = self.args[len(conf):]
+        argv = [self.binary, *conf, "--port", str(self.port), "--bind", "127.0.0.1", *rest]
         if "redis" in Path(self.binary).name:
             argv += ["--daemonize", "no"]
         with open(self.log, "ab") as log:
