@@ -319,3 +319,18 @@ def test_multi_and_replica_read_only(lone_goblin):
     with pytest.raises(redis.ResponseError):
         c.execute_command("HSETEX", "h", "FIELDS", 1)
     c.close()
+
+
+def test_hincrbyfloat_on_a_timed_field_replays_as_hsetex_keepttl(procs, tmp_path):
+    """Redis 8's t_hash.c replays HINCRBYFLOAT as HSETEX key KEEPTTL FIELDS 1 field value,
+    so the replay keeps the field's time; Goblin does so for a field with a time and keeps
+    Redis 7.2's HSET for one without (a 7.2 reader of the stream understands it)."""
+    script = [("HSET", "h", "a", "1", "b", "1"), ("HPEXPIREAT", "h", str(FAR), "FIELDS", "1", "a"),
+              ("HINCRBYFLOAT", "h", "a", "0.5"), ("HINCRBYFLOAT", "h", "b", "0.5")]
+    assert write_aof(procs, tmp_path, script) == [
+        [b"SELECT", b"0"],
+        [b"HSET", b"h", b"a", b"1", b"b", b"1"],
+        [b"HPEXPIREAT", b"h", str(FAR).encode(), b"FIELDS", b"1", b"a"],
+        [b"HSETEX", b"h", b"KEEPTTL", b"FIELDS", b"1", b"a", b"1.5"],
+        [b"HSET", b"h", b"b", b"1.5"],
+    ]

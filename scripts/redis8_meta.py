@@ -53,6 +53,8 @@ def info_entry(c):
     acl |= {"write"} if "write" in flags else set()
     acl |= {"read"} if "readonly" in flags else set()
     acl |= {"fast"} if "fast" in flags else {"slow"}
+    acl |= {"blocking"} if "blocking" in flags else set()
+    acl |= {"admin", "dangerous"} if "admin" in flags else set()
     specs = []
     for s in c["key_specs"]:
         pairs = [("notes", b(s["notes"]))] if s["notes"] else []
@@ -68,8 +70,13 @@ def info_entry(c):
         specs.append(m(*pairs))
     first = last = step = 0
     if not keynum and c["key_specs"]:
+        # As Redis's populateCommandLegacyRangeSpec: range specs of one key each that
+        # follow one another make one range (LMOVEM's source and destination: 1 2 1).
         first = last = c["key_specs"][0]["begin"][1]
         step = 1
+        for s in c["key_specs"][1:]:
+            if s["find"][1] == 0 and s["begin"][1] == last + 1:
+                last += 1
     return arr(b(c["name"]), (":", c["arity"]), sset(*ordered(flags, FLAG_ORDER)), (":", first),
                (":", last), (":", step), sset(*["@" + a for a in ordered(acl, ACL_ORDER)]),
                ("~", []), ("~", specs), arr())
@@ -120,6 +127,24 @@ def _fields(*inner):
 
 KEY = arg("key", "key", key=0)
 
+
+def _lmovem(name, arity, flags, summary, timeout=False):
+    """LMOVEM's or BLMOVEM's entry (BLMOVEM: a timeout after the two ends)."""
+    def end(n):
+        return arg(n, "oneof", args=[arg("left", "pure-token", token="LEFT"),
+                                     arg("right", "pure-token", token="RIGHT")])
+    how_many = arg("how-many", "block", optional=True, args=[
+        arg("selector", "oneof", args=[arg("count", "integer", token="COUNT"),
+                                       arg("exactly", "integer", token="EXACTLY")]),
+        arg("ordering", "oneof", args=[arg("obo", "pure-token", token="OBO"),
+                                       arg("bulk", "pure-token", token="BULK")])])
+    return dict(name=name, arity=arity, flags=flags, acl=["list"], group="list", since="8.10.0",
+                summary=summary, complexity="O(N) where N is the number of elements moved.",
+                key_specs=[index_range(1, flags=["RW", "access", "delete"]), index_range(2, flags=["RW", "insert"])],
+                arguments=[arg("source", "key", key=0), arg("destination", "key", key=1),
+                           end("wherefrom"), end("whereto"),
+                           *([arg("timeout", "double")] if timeout else []), how_many])
+
 COMMANDS = [
     dict(name="hgetex", arity=-5, flags=["write", "fast"], acl=["hash"], group="hash", since="8.0.0",
          summary="Get the value of one or more fields of a given hash key, and optionally set their expiration.",
@@ -155,6 +180,34 @@ COMMANDS = [
          key_specs=[index_keynum(1, flags=["RO", "access"])],
          arguments=[arg("numkeys", "integer"), arg("key", "key", key=0, multiple=True),
                     arg("limit", "integer", token="LIMIT", optional=True)]),
+    dict(name="sunioncard", arity=-3, flags=["readonly"], acl=["set"], group="set", since="8.10.0",
+         summary="Returns the number of members of the union of multiple sets.",
+         complexity="O(N) where N is the total number of elements in all given sets.",
+         key_specs=[index_keynum(1, flags=["RO", "access"])],
+         arguments=[arg("numkeys", "integer"), arg("key", "key", key=0, multiple=True),
+                    arg("approx", "pure-token", token="APPROX", optional=True),
+                    arg("limit", "integer", token="LIMIT", optional=True)]),
+    _lmovem("lmovem", -5, ["write", "denyoom"],
+            "Moves up to (or exactly) a number of elements from one list to another and returns them. "
+            "Deletes the source list if it becomes empty."),
+    _lmovem("blmovem", -6, ["write", "denyoom", "blocking"],
+            "Moves up to (or exactly) a number of elements from one list to another and returns them. "
+            "Blocks until the elements are available otherwise. Deletes the source list if it becomes empty.",
+            timeout=True),
+    dict(name="increx", arity=-2, flags=["write", "denyoom", "fast"], acl=["string"], group="string",
+         since="8.8.0",
+         summary="Increments the numeric value of a key by a number and sets its expiration time. "
+                 "Uses 0 as initial value if the key doesn't exist.",
+         complexity="O(1)",
+         key_specs=[index_range(1, flags=["RW", "access", "update"])],
+         arguments=[KEY,
+                    arg("increment", "oneof", optional=True, args=[arg("float", "double", token="BYFLOAT"),
+                                                                    arg("integer", "integer", token="BYINT")]),
+                    arg("saturate", "pure-token", token="SATURATE", optional=True),
+                    arg("lowerbound", "string", token="LBOUND", optional=True),
+                    arg("upperbound", "string", token="UBOUND", optional=True),
+                    _expiration("persist"),
+                    arg("enx", "pure-token", token="ENX", optional=True)]),
     dict(name="digest", arity=2, flags=["readonly", "fast"], acl=["string"], group="string", since="8.4.0",
          summary="Returns the XXH3 hash of a string value.",
          complexity="O(N) where N is the length of the string value.",

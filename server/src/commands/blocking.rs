@@ -141,7 +141,7 @@ pub fn serve_ready_keys(server: &mut Server) {
 /// command then replies NOGROUP or WRONGTYPE).
 fn awaited_type(command: &[u8]) -> Option<&'static str> {
     match command.to_ascii_lowercase().as_slice() {
-        b"blpop" | b"brpop" | b"brpoplpush" | b"blmove" | b"blmpop" => Some("list"),
+        b"blpop" | b"brpop" | b"brpoplpush" | b"blmove" | b"blmpop" | b"blmovem" => Some("list"),
         b"bzpopmin" | b"bzpopmax" | b"bzmpop" => Some("zset"),
         b"xread" => Some("stream"),
         _ => None,

@@ -102,19 +102,27 @@ enum Refused {
 /// Sets `field` of the hash at `key` (created when absent) to `step(current value)`, the
 /// body of HINCRBY and HINCRBYFLOAT: the new value's text, or the error to reply. A field
 /// whose time has passed is removed first (counting from 0); a live one keeps its time.
+/// A field's new value after HINCRBY or HINCRBYFLOAT, and whether it has a time to live.
+struct Incremented {
+    text: Vec<u8>,
+    timed: bool,
+}
+
 fn increment(
     ctx: &mut Ctx,
     args: &[&[u8]],
     event: &'static str,
     step: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, Refused>,
-) -> Option<Result<Vec<u8>, Refused>> {
+) -> Option<Result<Incremented, Refused>> {
     let (key, field) = (args[1], args[2]);
     let (now, removes) = (field_clock(ctx), removes_due(ctx));
     let ((result, expired, emptied), created) = with_hash_or_create(ctx, key, |h, cfg| {
         let expired = expire_in_place(h, field, now, removes);
         let emptied = expired && h.is_empty();
-        let result = step(h.get(field)).inspect(|text| {
-            h.set_keep_ttl(field, text, cfg);
+        let result = step(h.get(field)).map(|text| {
+            h.set_keep_ttl(field, &text, cfg);
+            let timed = h.get_with_expiry(field).is_some_and(|(_, at)| at.is_some());
+            Incremented { text, timed }
         });
         (result, expired, emptied)
     })?;
@@ -146,7 +154,7 @@ pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) {
     });
     match result {
         None => {}
-        Some(Ok(text)) => ctx.out.int(parse_i64(&text).expect("written above")),
+        Some(Ok(done)) => ctx.out.int(parse_i64(&done.text).expect("written above")),
         Some(Err(Refused::NotANumber)) => ctx.error("ERR hash value is not an integer"),
         Some(Err(Refused::Overflow)) => ctx.error("ERR increment or decrement would overflow"),
     }
@@ -174,10 +182,20 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
     });
     match result {
         None => {}
-        Some(Ok(text)) => {
+        Some(Ok(Incremented { text, timed })) => {
             ctx.out.bulk(&text);
-            // As Redis: replayed as the value it set, not as the increment.
-            ctx.propagate_instead(&[b"HSET", args[1], args[2], &text]);
+            // As Redis: replayed as the value it set, not as the increment; for a field
+            // with a time to live as Redis 8 replays it, HSETEX KEEPTTL, so the replay keeps
+            // the time (HSET would drop it). A field without one replays as HSET, which
+            // Redis 7.2 readers of the stream understand too.
+            if timed {
+                let argv: [&[u8]; 7] = [
+                    b"HSETEX", args[1], b"KEEPTTL", b"FIELDS", b"1", args[2], &text,
+                ];
+                ctx.propagate_instead(&argv);
+            } else {
+                ctx.propagate_instead(&[b"HSET", args[1], args[2], &text]);
+            }
         }
         Some(Err(Refused::NotANumber)) => ctx.error("ERR hash value is not a float"),
         Some(Err(Refused::Overflow)) => ctx.error("ERR increment would produce NaN or Infinity"),

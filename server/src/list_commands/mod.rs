@@ -2,7 +2,7 @@
 //!
 //! - [`push`]: LPUSH, RPUSH, LPUSHX, RPUSHX, LINSERT.
 //! - [`pop`]: LPOP, RPOP, LMPOP and the blocking BLPOP, BRPOP, BLMPOP.
-//! - [`moves`]: LMOVE, RPOPLPUSH and the blocking BLMOVE, BRPOPLPUSH.
+//! - [`moves`]: LMOVE, RPOPLPUSH, LMOVEM and the blocking BLMOVE, BRPOPLPUSH, BLMOVEM.
 //! - [`read`]: LLEN, LINDEX, LRANGE, LPOS.
 //! - [`edit`]: LSET, LTRIM, LREM.
 //!
@@ -29,7 +29,7 @@ const RF: Flags = Flags::READONLY.with(Flags::FAST);
 const WB: Flags = Flags::WRITE.with(Flags::BLOCKING);
 
 /// Every list command.
-pub static COMMANDS: [Command; 22] = [
+pub static COMMANDS: [Command; 24] = [
     Command::simple("lpush", -3, WDF, push::lpush),
     Command::simple("rpush", -3, WDF, push::rpush),
     Command::simple("lpushx", -3, WDF, push::lpushx),
@@ -45,6 +45,8 @@ pub static COMMANDS: [Command; 22] = [
     Command::simple("rpoplpush", 3, WD, moves::rpoplpush),
     Command::simple("blmove", 6, WB.with(Flags::DENYOOM), moves::blmove),
     Command::simple("brpoplpush", 4, WB.with(Flags::DENYOOM), moves::brpoplpush),
+    Command::simple("lmovem", -5, WD, moves::lmovem),
+    Command::simple("blmovem", -6, WB.with(Flags::DENYOOM), moves::blmovem),
     Command::simple("llen", 2, RF, read::llen),
     Command::simple("lindex", 3, R, read::lindex),
     Command::simple("lrange", 4, R, read::lrange),

@@ -34,6 +34,8 @@ fn push_generic(ctx: &mut Ctx, args: &[&[u8]], end: End, only_existing: bool) {
     let len = list.len();
     if !created {
         ctx.server.keyspace.signal_modified(db, key);
+        // A longer list may be enough for a BLMOVEM EXACTLY waiting on it.
+        ctx.server.keyspace.signal_ready(db, key);
     }
     let event = match end {
         End::Front => "lpush",
@@ -98,6 +100,7 @@ pub fn linsert(ctx: &mut Ctx, args: &[&[u8]]) {
     list.insert(at, after, element, &cfg);
     let len = list.len();
     ctx.server.keyspace.signal_modified(ctx.client.db, key);
+    ctx.server.keyspace.signal_ready(ctx.client.db, key);
     ctx.notify(notify::LIST, "linsert", key);
     ctx.server.keyspace.add_dirty(1);
     ctx.out.int(len as i64);

@@ -3,7 +3,7 @@
 //! - [`write`]: SADD, SREM, SMOVE, SPOP.
 //! - [`read`]: SCARD, SISMEMBER, SMISMEMBER, SRANDMEMBER, SSCAN.
 //! - [`algebra`]: SINTER (and SMEMBERS), SINTERCARD, SUNION, SDIFF and the STORE forms,
-//!   SDIFFCARD (Redis 8.10).
+//!   SDIFFCARD and SUNIONCARD (Redis 8.10).
 //!
 //! Every result set is built the way Redis 7.2 builds it (a fresh intset or listpack that
 //! members are added to under the `set-max-*` rules), so replies come in the order of the
@@ -23,7 +23,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every set command.
-pub static COMMANDS: [Command; 18] = [
+pub static COMMANDS: [Command; 19] = [
     Command::simple("sadd", -3, WD.with(Flags::FAST), write::sadd),
     Command::simple("srem", -3, WF, write::srem),
     Command::simple("smove", 4, WF, write::smove),
@@ -37,6 +37,7 @@ pub static COMMANDS: [Command; 18] = [
     Command::simple("sinter", -2, R, algebra::sinter),
     Command::simple("sintercard", -3, R, algebra::sintercard),
     Command::simple("sdiffcard", -3, R, algebra::sdiffcard),
+    Command::simple("sunioncard", -3, R, algebra::sunioncard),
     Command::simple("sinterstore", -3, WD, algebra::sinterstore),
     Command::simple("sunion", -2, R, algebra::sunion),
     Command::simple("sunionstore", -3, WD, algebra::sunionstore),

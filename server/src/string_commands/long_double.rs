@@ -118,6 +118,46 @@ impl LongDouble {
         (value.mant != 0).then_some(Parsed::Finite(value))
     }
 
+    /// The largest finite value (LDBL_MAX).
+    pub const MAX: LongDouble = LongDouble {
+        neg: false,
+        mant: u64::MAX,
+        exp: MAX_EXP,
+    };
+
+    /// The value with its sign flipped.
+    pub fn neg(self) -> LongDouble {
+        LongDouble {
+            neg: !self.neg,
+            ..self
+        }
+    }
+
+    /// Whether the value is below zero.
+    pub fn is_negative(self) -> bool {
+        self.neg && self.mant != 0
+    }
+
+    /// Compares two values as numbers (-0 equals 0).
+    pub fn compare(self, other: LongDouble) -> std::cmp::Ordering {
+        let sign = |v: LongDouble| match (v.mant == 0, v.neg) {
+            (true, _) => 0,
+            (false, true) => -1,
+            (false, false) => 1,
+        };
+        let (a, b) = (sign(self), sign(other));
+        if a != b || a == 0 {
+            return a.cmp(&b);
+        }
+        // Same sign, both nonzero: the top bit of `mant` is set, so `exp` orders first.
+        let magnitude = self.exp.cmp(&other.exp).then(self.mant.cmp(&other.mant));
+        if a < 0 {
+            magnitude.reverse()
+        } else {
+            magnitude
+        }
+    }
+
     /// The sum, rounded as the FPU rounds; None when it overflows.
     pub fn add(self, other: LongDouble) -> Option<LongDouble> {
         if self.mant == 0 {
@@ -237,6 +277,28 @@ fn round(neg: bool, n: BigUint, exp: i64, sticky: bool) -> Option<LongDouble> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compare_orders_by_value() {
+        use std::cmp::Ordering::*;
+        let pairs = [
+            ("1", "2", Less),
+            ("-1", "-2", Greater),
+            ("-0", "0", Equal),
+            ("0.5", "-3", Greater),
+            ("1e300", "1e299", Greater),
+            ("-1e300", "1", Less),
+            ("3", "3", Equal),
+        ];
+        for (a, b, want) in pairs {
+            assert_eq!(finite(a).compare(finite(b)), want, "{a} vs {b}");
+        }
+        assert_eq!(LongDouble::MAX.compare(finite("1e4000")), Greater);
+        assert_eq!(
+            finite("2").add(finite("2").neg()).map(|v| v.to_text()),
+            Some(b"0".to_vec())
+        );
+    }
 
     fn finite(text: &str) -> LongDouble {
         match LongDouble::parse(text.as_bytes()) {

@@ -6,6 +6,7 @@
 //! - [`get`]: GET, GETDEL, GETEX, MGET.
 //! - [`edit`]: APPEND, SETRANGE, GETRANGE, SUBSTR, STRLEN.
 //! - [`counter`]: INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT.
+//! - [`increx`]: INCREX (Redis 8.8), INCRBY / INCRBYFLOAT with bounds and an expiry.
 //! - [`lcs`]: LCS (LEN IDX MINMATCHLEN WITHMATCHLEN).
 //! - [`bits`]: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP.
 //! - [`bitfield`]: BITFIELD, BITFIELD_RO.
@@ -17,6 +18,7 @@ mod compare;
 mod counter;
 mod edit;
 mod get;
+mod increx;
 mod lcs;
 pub(crate) mod long_double;
 mod set;
@@ -31,7 +33,7 @@ const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
 
 /// Every string command.
-pub static COMMANDS: [Command; 32] = [
+pub static COMMANDS: [Command; 33] = [
     Command::simple("set", -3, WD, set::set),
     Command::simple("setnx", 3, WDF, set::setnx),
     Command::simple("setex", 4, WD, set::setex),
@@ -54,6 +56,7 @@ pub static COMMANDS: [Command; 32] = [
     Command::simple("incrby", 3, WDF, counter::incrby),
     Command::simple("decrby", 3, WDF, counter::decrby),
     Command::simple("incrbyfloat", 3, WDF, counter::incrbyfloat),
+    Command::simple("increx", -2, WDF, increx::increx),
     Command::simple("lcs", -3, R, lcs::lcs),
     Command::simple("setbit", 4, WD, bits::setbit),
     Command::simple("getbit", 3, RF, bits::getbit),

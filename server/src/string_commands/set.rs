@@ -136,6 +136,19 @@ pub(super) fn expire_at(ctx: &mut Ctx, e: Expiry, command: &str) -> Option<i64> 
     Some(ms)
 }
 
+/// The absolute expiry of an optional expiry option: Some(None) without one, None after
+/// the error reply.
+pub(super) fn optional_expire_at(
+    ctx: &mut Ctx,
+    e: Option<Expiry>,
+    command: &str,
+) -> Option<Option<i64>> {
+    match e {
+        Some(e) => expire_at(ctx, e, command).map(Some),
+        None => Some(None),
+    }
+}
+
 /// What a refused SET (NX or XX not met) answers, and what a done one answers.
 struct Replies {
     refused: fn(&mut Ctx),
@@ -149,12 +162,8 @@ const SET_REPLIES: Replies = Replies {
 
 /// Redis's setGenericCommand.
 fn set_generic(ctx: &mut Ctx, key: &[u8], value: &[u8], o: &Options, command: &str, r: Replies) {
-    let at = match o.expiry {
-        Some(e) => match expire_at(ctx, e, command) {
-            Some(at) => Some(at),
-            None => return,
-        },
-        None => None,
+    let Some(at) = optional_expire_at(ctx, o.expiry, command) else {
+        return;
     };
     if o.get && !get::reply_value(ctx, key) {
         return;
@@ -289,12 +298,8 @@ pub fn msetex(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(o) = Options::parse(ctx, &args[end..], Family::Mset) else {
         return;
     };
-    let at = match o.expiry {
-        Some(e) => match expire_at(ctx, e, "msetex") {
-            Some(at) => Some(at),
-            None => return,
-        },
-        None => None,
+    let Some(at) = optional_expire_at(ctx, o.expiry, "msetex") else {
+        return;
     };
     let pairs = &args[2..end];
     let db = ctx.db();
