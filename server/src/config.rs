@@ -145,6 +145,8 @@ pub struct Config {
     /// rdb-skip-unsupported-types: load a snapshot holding keys of other types by skipping
     /// them (and logging how many) instead of refusing it.
     pub rdb_skip_unsupported_types: bool,
+    /// sanitize-dump-payload: no, yes or clients (see [`crate::rdb::deep_sanitize`]).
+    pub sanitize_dump_payload: String,
     /// daemonize: detach from the terminal at start.
     pub daemonize: bool,
     /// pidfile: the file the pid is written to at start ("" none, unless daemonized).
@@ -266,6 +268,7 @@ impl Default for Config {
             dir: std::env::current_dir().unwrap_or_else(|_| ".".into()),
             dbfilename: "dump.rdb".into(),
             rdb_skip_unsupported_types: false,
+            sanitize_dump_payload: "no".into(),
             daemonize: false,
             pidfile: String::new(),
             supervised: "no".into(),
@@ -385,6 +388,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("dir", None, Mutability::Runtime),
     ("dbfilename", None, Mutability::Runtime),
     ("rdb-skip-unsupported-types", None, Mutability::Runtime),
+    ("sanitize-dump-payload", None, Mutability::Runtime),
     ("busy-poll-us", None, Mutability::StartOnly),
     ("daemonize", None, Mutability::StartOnly),
     ("pidfile", None, Mutability::StartOnly),
@@ -788,6 +792,9 @@ impl Config {
                 self.dbfilename = text;
             }
             "rdb-skip-unsupported-types" => self.rdb_skip_unsupported_types = yes_no(&text)?,
+            "sanitize-dump-payload" => {
+                self.sanitize_dump_payload = one_of(&text, &["no", "yes", "clients"])?
+            }
             "busy-poll-us" => self.busy_poll_us = int_in(&text, 0, i64::MAX)? as u64,
             "daemonize" => self.daemonize = yes_no(&text)?,
             "pidfile" => self.pidfile = text,
@@ -985,6 +992,7 @@ impl Config {
             "dir" => self.dir.display().to_string(),
             "dbfilename" => self.dbfilename.clone(),
             "rdb-skip-unsupported-types" => yes_no_name(self.rdb_skip_unsupported_types),
+            "sanitize-dump-payload" => self.sanitize_dump_payload.clone(),
             "busy-poll-us" => self.busy_poll_us.to_string(),
             "daemonize" => yes_no_name(self.daemonize),
             "pidfile" => self.pidfile.clone(),

@@ -3,6 +3,9 @@
 //! form and the portable one MIGRATE sends) and restored, it is the same value, and every
 //! set, hash and list passes the engine's own checks.
 //!
+//! Each payload is read with and without deep sanitization (sanitize-dump-payload): the
+//! deep read refuses whatever the shallow one refuses, and reads the same value otherwise.
+//!
 //! The input is a payload body led by one byte: the target appends that byte as the RDB
 //! version and the right CRC64, so mutations reach the value parser; the input as it is
 //! also goes through the footer check. Seeds in corpus/restore_payload/ are Redis's DUMPs
@@ -29,13 +32,27 @@ fn as_contents(value: Value) -> Contents {
 
 fuzz_target!(|data: &[u8]| {
     let opts = LoadOptions::default();
+    let deep = LoadOptions {
+        deep_sanitize: true,
+        ..LoadOptions::default()
+    };
     let _ = restore(data, &opts);
     let Some((&version, body)) = data.split_first() else {
         return;
     };
-    let Ok(value) = restore(&seal(body, u16::from(version)), &opts) else {
+    let sealed = seal(body, u16::from(version));
+    // sanitize-dump-payload yes refuses more (duplicates) and never reads a value otherwise.
+    let deep_value = restore(&sealed, &deep);
+    let Ok(value) = restore(&sealed, &opts) else {
+        assert!(deep_value.is_err(), "the deep check took what the shallow one refused");
         return;
     };
+    if let Ok(deep_value) = deep_value {
+        assert!(
+            as_contents(deep_value) == as_contents(value.clone()),
+            "the deep check read another value"
+        );
+    }
     for kind in [Payload::Exact, Payload::Portable] {
         if kind == Payload::Portable && matches!(value, Value::Stream(_)) {
             // The portable form drops consumer active times: stream_payload checks it.

@@ -84,13 +84,27 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]]) {
     if ttl < 0 {
         return ctx.error("ERR Invalid TTL value, must be >= 0");
     }
-    let load = crate::rdb::load_options(&ctx.server.config, ctx.server.keyspace.clock_secs());
+    let mut load = crate::rdb::load_options(&ctx.server.config, ctx.server.keyspace.clock_secs());
+    let master = ctx.client.repl_role == crate::clients::ReplRole::Master;
+    let skip_user = (ctx.server.acl.user(&ctx.client.user.name))
+        .is_some_and(|u| u.sanitize_payload == Some(false));
+    load.deep_sanitize = crate::rdb::deep_sanitize(
+        &ctx.server.config.sanitize_dump_payload,
+        Some((master, skip_user)),
+    );
     let value = match dump::restore(args[3], &load) {
         Ok(value) => value,
         Err(RestoreError::Footer) => {
             return ctx.error("ERR DUMP payload version or checksum are wrong")
         }
-        Err(RestoreError::Data(_)) => return ctx.error("ERR Bad data format"),
+        Err(RestoreError::Data(e)) => {
+            let why = format!(
+                "Bad data format in a RESTORE payload at byte offset {}: {}",
+                e.offset, e.message
+            );
+            crate::log::log(crate::config::LogLevel::Verbose, &why);
+            return ctx.error("ERR Bad data format");
+        }
     };
     let deleted = opts.replace && ctx.server.keyspace.delete(db, key);
     let at = match (ttl, opts.absttl) {

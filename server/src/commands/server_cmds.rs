@@ -189,6 +189,7 @@ pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.server.memory.evicted_clients = 0;
     ctx.server.memory.gauge.reset_peak();
     ctx.server.slowlog.entries.clear();
+    crate::rdb::reset_sanitizations();
     ctx.out.ok();
 }
 

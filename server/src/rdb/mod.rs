@@ -56,6 +56,37 @@ pub fn skip_checksum() -> bool {
     SKIP_CHECKSUM.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Blobs checked in depth since start or CONFIG RESETSTAT (INFO's
+/// dump_payload_sanitizations; snapshot loads run on a thread, hence process-wide).
+static SANITIZATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts one blob checked in depth.
+pub fn count_sanitization() {
+    SANITIZATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Blobs checked in depth (INFO dump_payload_sanitizations).
+pub fn sanitizations() -> u64 {
+    SANITIZATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Zeroes [`sanitizations`] (CONFIG RESETSTAT).
+pub fn reset_sanitizations() {
+    SANITIZATIONS.store(0, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether a payload is checked in depth under sanitize-dump-payload `mode` (no, yes or
+/// clients), as Redis decides: `yes` always; `clients` only for a RESTORE (not a snapshot
+/// load, `restore_by` None) sent by a client that is not this server's master and whose
+/// user lacks skip-sanitize-payload (`restore_by`: is master, user skips).
+pub fn deep_sanitize(mode: &str, restore_by: Option<(bool, bool)>) -> bool {
+    match mode {
+        "yes" => true,
+        "clients" => restore_by.is_some_and(|(master, skip_user)| !master && !skip_user),
+        _ => false,
+    }
+}
+
 /// One key's value as a snapshot carries it: a sorted set's members with their scores'
 /// bits, a string's bytes, a set's members (sorted), a hash's pairs (sorted), a list's
 /// elements or a stream's entries, counters and groups.
@@ -143,6 +174,7 @@ pub fn load_options(config: &Config, clock_secs: u32) -> read::LoadOptions {
         clock_secs,
         size: None,
         key_delay_us: config.key_load_delay,
+        deep_sanitize: deep_sanitize(&config.sanitize_dump_payload, None),
     }
 }
 
@@ -596,9 +628,15 @@ impl Snapshots<'_> {
             }
             Err(e) => {
                 warning!(
+                    "Internal error in RDB reading offset {} -> {}",
+                    e.offset,
+                    e.message
+                );
+                warning!(
                     "Fatal error loading the DB {}: {e}. Exiting.",
                     path.display()
                 );
+                warning!("Terminating server after rdb file reading failure.");
                 anyhow::bail!("can't load {}: {e}", path.display())
             }
         }
@@ -620,14 +658,18 @@ fn log_report(report: &read::LoadReport) {
     if report.checksum == read::Checksum::Disabled {
         notice!("RDB file was saved with checksum disabled: no check performed.");
     }
-    notice!(
-        "Done loading RDB, keys loaded: {}, keys expired: {}.",
-        report.keys,
-        report.expired_skipped
-    );
-    if report.empty_skipped > 0 {
-        notice!("Empty keys skipped: {}", report.empty_skipped);
+    for name in &report.empty_names {
+        notice!(
+            "RDB loading skipping empty key: {}",
+            String::from_utf8_lossy(name)
+        );
     }
+    notice!(
+        "Done loading RDB, keys loaded: {}, keys expired: {}, empty keys skipped: {}.",
+        report.keys,
+        report.expired_skipped,
+        report.empty_skipped
+    );
     for (name, count) in &report.unsupported_skipped {
         warning!("Skipped {count} keys of type {name} (rdb-skip-unsupported-types yes)");
     }
@@ -645,6 +687,7 @@ impl read::LoadReport {
             keys: 0,
             expired_skipped: 0,
             empty_skipped: 0,
+            empty_names: Vec::new(),
             unsupported_skipped: Vec::new(),
             functions: Vec::new(),
             module_aux_skipped: 0,

@@ -69,6 +69,18 @@ impl std::error::Error for LoadError {}
 
 type Result<T> = std::result::Result<T, LoadError>;
 
+/// A duplicate member or field in a packed blob: an error under deep sanitization (or in
+/// an encoding Redis always checks in full); else skipped, its first occurrence kept.
+fn duplicate(deep: bool, what: &str, name: &[u8]) -> std::result::Result<(), String> {
+    match deep {
+        true => Err(format!(
+            "duplicate {what} '{}'",
+            String::from_utf8_lossy(name)
+        )),
+        false => Ok(()),
+    }
+}
+
 /// A packed-blob walker ([`packed::listpack_items`] or [`packed::ziplist_items`]).
 type Walker = for<'b> fn(
     &'b [u8],
@@ -99,7 +111,16 @@ pub struct LoadOptions {
     pub size: Option<u64>,
     /// key-load-delay: the delay after each key loaded ([`crate::clock::debug_delay`]).
     pub key_delay_us: i64,
+    /// Deep sanitization (sanitize-dump-payload, see [`super::deep_sanitize`]): duplicates
+    /// in the listpack encodings Redis 7 writes (sets, sorted sets, hashes) and in intsets
+    /// are errors, as Redis's deep check finds them. Without it they are what Redis's
+    /// shallow check lets through: the payload is taken, its first occurrence kept (Goblin
+    /// stores no collection with duplicates). Every blob is parsed in full either way.
+    pub deep_sanitize: bool,
 }
+
+/// How many skipped empty keys a load report names (Redis logs the first ten).
+pub const EMPTY_KEYS_NAMED: usize = 10;
 
 impl Default for LoadOptions {
     /// Redis's 16 databases and default encoding thresholds; unsupported types refused, no
@@ -116,6 +137,7 @@ impl Default for LoadOptions {
             clock_secs: 0,
             size: None,
             key_delay_us: 0,
+            deep_sanitize: false,
         }
     }
 }
@@ -144,6 +166,8 @@ pub struct LoadReport {
     pub expired_skipped: u64,
     /// Empty keys dropped (older Redis versions could write them).
     pub empty_skipped: u64,
+    /// The names of the first [`EMPTY_KEYS_NAMED`] of them.
+    pub empty_names: Vec<Vec<u8>>,
     /// Keys of other types skipped, by type name.
     pub unsupported_skipped: Vec<(&'static str, u64)>,
     /// The function libraries' codes (RDB_OPCODE_FUNCTION2), in file order.
@@ -530,6 +554,13 @@ impl<'a, R: Read> Loader<'a, R> {
         count.min(remaining / min_bytes.max(1)).min(1 << 28) as usize
     }
 
+    /// Counts one blob checked in depth, as Redis's dump_payload_sanitizations does.
+    fn count_sanitization(&self) {
+        if self.opts.deep_sanitize {
+            super::count_sanitization();
+        }
+    }
+
     /// Reads the snapshot; bytes after its end are an error unless `tail` (their offset is
     /// returned).
     fn run(mut self, tail: bool) -> Result<(Vec<Db>, LoadReport, u64)> {
@@ -696,6 +727,9 @@ impl<'a, R: Read> Loader<'a, R> {
             }
         };
         let Some(value) = value else {
+            if self.report.empty_names.len() < EMPTY_KEYS_NAMED {
+                self.report.empty_names.push(key);
+            }
             self.report.empty_skipped += 1;
             return Ok(());
         };
@@ -754,7 +788,7 @@ impl<'a, R: Read> Loader<'a, R> {
                 self.list(rdb_type)?.map(Value::List)
             }
             TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
-                let stream = read_stream(&mut self.input, rdb_type)?;
+                let stream = read_stream(&mut self.input, rdb_type, self.opts.deep_sanitize)?;
                 Some(Value::Stream(Box::new(stream)))
             }
             _ => return Ok(Object::Unsupported),
@@ -837,10 +871,11 @@ impl<'a, R: Read> Loader<'a, R> {
         let at = self.input.offset();
         let mut blob = Vec::new();
         self.input.string(&mut blob)?;
+        self.count_sanitization();
         let corrupt = |message: &str| LoadError {
             kind: ErrorKind::Corrupt,
             offset: at,
-            message: format!("intset: {message}"),
+            message: format!("Intset integrity check failed: {message}"),
         };
         if blob.len() < 8 {
             return Err(corrupt("shorter than its header"));
@@ -865,7 +900,8 @@ impl<'a, R: Read> Loader<'a, R> {
         let at = self.input.offset();
         let mut blob = Vec::new();
         self.input.string(&mut blob)?;
-        let cfg = self.opts.set;
+        self.count_sanitization();
+        let (cfg, deep) = (self.opts.set, self.opts.deep_sanitize);
         let mut set = Set::new_listpack();
         let mut text = [0u8; 20];
         packed::listpack_items(&blob, &mut |item| {
@@ -873,19 +909,15 @@ impl<'a, R: Read> Loader<'a, R> {
                 Item::Str(s) => s,
                 Item::Int(v) => goblin_zset::set::format_int(v, &mut text),
             };
-            if set.add(bytes, &cfg) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "duplicate member '{}'",
-                    String::from_utf8_lossy(bytes)
-                ))
+            match set.add(bytes, &cfg) {
+                false => duplicate(deep, "member", bytes),
+                true => Ok(()),
             }
         })
         .map_err(|message| LoadError {
             kind: ErrorKind::Corrupt,
             offset: at,
-            message: format!("set listpack: {message}"),
+            message: format!("Set listpack integrity check failed: {message}"),
         })?;
         Ok((!set.is_empty()).then_some(set))
     }
@@ -952,13 +984,22 @@ impl<'a, R: Read> Loader<'a, R> {
         let at = self.input.offset();
         let mut blob = Vec::new();
         self.input.string(&mut blob)?;
-        let (kind, walk): (&str, Walker) = match rdb_type {
-            TYPE_HASH_LISTPACK => ("listpack", packed::listpack_items),
-            TYPE_HASH_ZIPLIST => ("ziplist", packed::ziplist_items),
-            TYPE_HASH_ZIPMAP => ("zipmap", packed::zipmap_items),
-            _ => ("listpackex", packed::listpack_items),
+        let (label, walk): (&str, Walker) = match rdb_type {
+            TYPE_HASH_ZIPLIST => ("Hash ziplist", packed::ziplist_items),
+            TYPE_HASH_ZIPMAP => ("Zipmap", packed::zipmap_items),
+            _ => ("Hash listpack", packed::listpack_items),
         };
-        let timed = kind == "listpackex";
+        let timed = !matches!(
+            rdb_type,
+            TYPE_HASH_LISTPACK | TYPE_HASH_ZIPLIST | TYPE_HASH_ZIPMAP
+        );
+        // Redis's shallow check lets duplicates through in the listpack forms only (it
+        // converts the older ziplist and zipmap forms, which finds them).
+        let listpack = !matches!(rdb_type, TYPE_HASH_ZIPLIST | TYPE_HASH_ZIPMAP);
+        if listpack {
+            self.count_sanitization();
+        }
+        let deep = self.opts.deep_sanitize || !listpack;
         let cfg = self.opts.hash;
         let mut hash = Hash::new();
         if timed {
@@ -968,8 +1009,8 @@ impl<'a, R: Read> Loader<'a, R> {
         // A listpackex's timed triples, added last in reverse so that each goes before the
         // ones expiring with or after it: the blob's order (Redis keeps the blob as is).
         let mut timed_triples: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
+        let mut timed_fields = std::collections::HashSet::new();
         let mut text = [0u8; 20];
-        let duplicate = |f: &[u8]| format!("duplicate field '{}'", String::from_utf8_lossy(f));
         walk(&blob, &mut |item| {
             let bytes: &[u8] = match item {
                 Item::Str(s) => s,
@@ -992,31 +1033,33 @@ impl<'a, R: Read> Loader<'a, R> {
                 bytes.to_vec()
             };
             let f = pending.pop().expect("field");
-            if t != 0 {
+            if hash.contains(&f) || timed_fields.contains(&f) {
+                duplicate(deep, "field", &f)
+            } else if t != 0 {
+                timed_fields.insert(f.clone());
                 timed_triples.push((f, v, t as u64));
-            } else if !hash.set(&f, &v, &cfg) {
-                return Err(duplicate(&f));
+                Ok(())
+            } else {
+                hash.set(&f, &v, &cfg);
+                Ok(())
             }
-            Ok(())
         })
-        .and_then(|_| match pending.is_empty() {
+        .and_then(|items| match pending.is_empty() {
             false => Err("incomplete pair or triple".to_string()),
+            // Redis's zipmap check refuses an empty zipmap (other empty blobs are an
+            // empty key).
+            true if items == 0 && rdb_type == TYPE_HASH_ZIPMAP => Err("no pairs".to_string()),
             true => Ok(()),
-        })
-        .and_then(|_| {
-            for (f, v, t) in timed_triples.iter().rev() {
-                if !hash.set(f, v, &cfg) {
-                    return Err(duplicate(f));
-                }
-                hash.set_field_expiry(f, Some(*t));
-            }
-            Ok(())
         })
         .map_err(|message| LoadError {
             kind: ErrorKind::Corrupt,
             offset: at,
-            message: format!("hash {kind}: {message}"),
+            message: format!("{label} integrity check failed: {message}"),
         })?;
+        for (f, v, t) in timed_triples.iter().rev() {
+            hash.set(f, v, &cfg);
+            hash.set_field_expiry(f, Some(*t));
+        }
         Ok((!hash.is_empty()).then_some(hash))
     }
 
@@ -1047,21 +1090,31 @@ impl<'a, R: Read> Loader<'a, R> {
                     QUICKLIST_NODE_PACKED
                 };
                 let at = self.input.offset();
-                let mut blob = Vec::new();
-                self.input.string(&mut blob)?;
+                let label = match rdb_type {
+                    TYPE_LIST_ZIPLIST => "List ziplist",
+                    TYPE_LIST_QUICKLIST => "Ziplist",
+                    _ if container == QUICKLIST_NODE_PACKED => "Listpack",
+                    _ => "Quicklist",
+                };
                 let corrupt = |message: String| LoadError {
                     kind: ErrorKind::Corrupt,
                     offset: at,
-                    message: format!("list node: {message}"),
+                    message: format!("{label} integrity check failed: {message}"),
                 };
+                if container != QUICKLIST_NODE_PLAIN && container != QUICKLIST_NODE_PACKED {
+                    return Err(corrupt(format!("unknown container {container}")));
+                }
+                let mut blob = Vec::new();
+                self.input.string(&mut blob)?;
+                if blob.is_empty() {
+                    return Err(corrupt("an empty node".into()));
+                }
                 if container == QUICKLIST_NODE_PLAIN {
                     elements.push(blob);
                     continue;
                 }
-                if container != QUICKLIST_NODE_PACKED {
-                    return Err(corrupt(format!("unknown container {container}")));
-                }
                 let walk: Walker = if rdb_type == TYPE_LIST_QUICKLIST_2 {
+                    self.count_sanitization();
                     packed::listpack_items
                 } else {
                     packed::ziplist_items
@@ -1091,15 +1144,19 @@ impl<'a, R: Read> Loader<'a, R> {
         let at = self.input.offset();
         let mut blob = Vec::new();
         self.input.string(&mut blob)?;
-        let (kind, walk): (&str, Walker) = if rdb_type == TYPE_ZSET_LISTPACK {
-            ("listpack", packed::listpack_items)
+        let listpack = rdb_type == TYPE_ZSET_LISTPACK;
+        let (label, walk): (&str, Walker) = if listpack {
+            self.count_sanitization();
+            ("Zset listpack", packed::listpack_items)
         } else {
-            ("ziplist", packed::ziplist_items)
+            ("Zset ziplist", packed::ziplist_items)
         };
+        // Duplicates get past Redis's shallow check in a listpack only, as in a hash.
+        let deep = self.opts.deep_sanitize || !listpack;
         let blob_error = |message: String| LoadError {
             kind: ErrorKind::Corrupt,
             offset: at,
-            message: format!("sorted set {kind}: {message}"),
+            message: format!("{label} integrity check failed: {message}"),
         };
         let mut pairs: Vec<(Item, f64)> = Vec::new();
         let mut member: Option<Item> = None;
@@ -1137,11 +1194,10 @@ impl<'a, R: Read> Loader<'a, R> {
                     &text
                 }
             };
-            if zset.insert(bytes, score, &self.opts.zset).is_some() {
-                return Err(blob_error(format!(
-                    "duplicate member '{}'",
-                    String::from_utf8_lossy(bytes)
-                )));
+            if zset.score(bytes).is_some() {
+                duplicate(deep, "member", bytes).map_err(blob_error)?;
+            } else {
+                zset.insert(bytes, score, &self.opts.zset);
             }
         }
         Ok(Some(zset))
@@ -1244,9 +1300,9 @@ impl<'a, R: Read> Loader<'a, R> {
 mod tests {
     use super::*;
     use crate::keyspace::End;
-    use crate::rdb::contents;
     use crate::rdb::packed::{listpack, ziplist};
     use crate::rdb::write::{write_snapshot, AuxInfo, RdbWriter};
+    use crate::rdb::{contents, Content};
 
     fn opts() -> LoadOptions {
         LoadOptions {
@@ -1702,7 +1758,60 @@ mod tests {
                     w.string(&listpack(&items)).unwrap();
                 }
             });
-            assert!(fail(&dup, &opts()).message.contains("duplicate"));
+            let deep = LoadOptions {
+                deep_sanitize: true,
+                ..opts()
+            };
+            assert!(fail(&dup, &deep).message.contains("duplicate"));
+            if rdb_type == TYPE_HASH {
+                assert!(fail(&dup, &opts()).message.contains("duplicate"));
+            } else {
+                // Past Redis's shallow check; the first occurrence is kept.
+                let (dbs, _) = load_bytes(&dup, &opts()).expect("loaded");
+                assert_eq!(hash_of(&dbs, b"d").1, pairs(&[("f", "1")]));
+            }
+        }
+    }
+
+    /// Duplicates in a set or sorted set listpack: refused by the deep check, the first
+    /// kept without it; in a ziplist (which Redis always converts) refused either way.
+    #[test]
+    fn listpack_duplicates_follow_sanitize_dump_payload() {
+        let blob = |rdb_type: u8| {
+            let items: &[Item] = match rdb_type {
+                TYPE_SET_LISTPACK => &[Item::Str(b"a"), Item::Int(7), Item::Str(b"a")],
+                _ => &[Item::Str(b"a"), Item::Int(1), Item::Str(b"a"), Item::Int(2)],
+            };
+            file("REDIS0011", |w| {
+                w.byte(rdb_type).unwrap();
+                w.string(b"k").unwrap();
+                match rdb_type {
+                    TYPE_ZSET_ZIPLIST => w.string(&ziplist(items)).unwrap(),
+                    _ => w.string(&listpack(items)).unwrap(),
+                }
+            })
+        };
+        let deep = LoadOptions {
+            deep_sanitize: true,
+            ..opts()
+        };
+        for rdb_type in [TYPE_SET_LISTPACK, TYPE_ZSET_LISTPACK, TYPE_ZSET_ZIPLIST] {
+            let bytes = blob(rdb_type);
+            let e = fail(&bytes, &deep);
+            assert!(
+                e.message.contains("integrity check failed: duplicate"),
+                "{e}"
+            );
+            if rdb_type == TYPE_ZSET_ZIPLIST {
+                assert!(fail(&bytes, &opts()).message.contains("duplicate"));
+                continue;
+            }
+            let (dbs, _) = load_bytes(&bytes, &opts()).expect("loaded");
+            let expected = match rdb_type {
+                TYPE_SET_LISTPACK => Content::Set(vec![b"7".to_vec(), b"a".to_vec()]),
+                _ => Content::ZSet(vec![(b"a".to_vec(), 1f64.to_bits())]),
+            };
+            assert!(contents(&dbs) == vec![(0, b"k".to_vec(), None, expected)]);
         }
     }
 

@@ -11,8 +11,8 @@
 //!
 //! Every node is validated in full and in order, every consumer PEL id must name a group
 //! PEL entry not yet owned and every group PEL entry must end up owned (Redis's checks
-//! under sanitize-dump-payload, always on here): a corrupt value is an error naming the
-//! offset, never a panic later.
+//! under sanitize-dump-payload, made here whatever it says): a corrupt value is an error
+//! naming the offset, never a panic later.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -23,8 +23,9 @@ use crate::keyspace::stream::{Group, Stream, StreamId, StreamMeta};
 
 type Result<T> = std::result::Result<T, LoadError>;
 
-/// Reads a stream of RDB type `rdb_type` (15, 19 or 21) from `input`.
-pub fn read_stream<R: Read>(input: &mut Input<R>, rdb_type: u8) -> Result<Stream> {
+/// Reads a stream of RDB type `rdb_type` (15, 19 or 21) from `input`; `deep`: under deep
+/// sanitization, each node counts in dump_payload_sanitizations (the checks are the same).
+pub fn read_stream<R: Read>(input: &mut Input<R>, rdb_type: u8, deep: bool) -> Result<Stream> {
     let at = input.offset();
     let corrupt = |message: String| LoadError {
         kind: ErrorKind::Corrupt,
@@ -62,7 +63,11 @@ pub fn read_stream<R: Read>(input: &mut Input<R>, rdb_type: u8) -> Result<Stream
             ..StreamMeta::default()
         }
     };
-    let mut stream = Stream::from_nodes(nodes, meta).map_err(corrupt)?;
+    if deep {
+        (0..nodes.len()).for_each(|_| super::count_sanitization());
+    }
+    let mut stream = Stream::from_nodes(nodes, meta)
+        .map_err(|e| corrupt(format!("Stream listpack integrity check failed: {e}")))?;
     if !v2 {
         stream.derive_first_id();
     }
@@ -96,7 +101,7 @@ pub fn read_stream<R: Read>(input: &mut Input<R>, rdb_type: u8) -> Result<Stream
                 seen
             };
             if !group.create_consumer(&consumer, seen, active) {
-                return Err(corrupt("duplicate consumer".into()));
+                return Err(corrupt("Duplicate stream consumer detected".into()));
             }
             for _ in 0..input.length()? {
                 let id = StreamId::from_be_bytes(input.array()?);
