@@ -114,9 +114,9 @@ pub fn log_from_handler_parts(parts: &[&[u8]]) {
     };
     // SAFETY: getpid and time are async-signal-safe; time takes a null pointer.
     let (pid, secs) = unsafe { (libc::getpid(), libc::time(std::ptr::null_mut())) };
-    put(decimal(pid as i64, &mut [0u8; 20]));
+    put(itoa::Buffer::new().format(pid).as_bytes());
     put(b":signal-handler (");
-    put(decimal(secs, &mut [0u8; 20]));
+    put(itoa::Buffer::new().format(secs).as_bytes());
     put(b") ");
     let mut room = 200;
     for part in parts {
@@ -132,25 +132,6 @@ pub fn log_from_handler_parts(parts: &[&[u8]]) {
 /// The descriptor the log writes to (for a signal handler's own writes).
 pub fn handler_fd() -> i32 {
     HANDLER_FD.load(Ordering::Relaxed)
-}
-
-/// `n` in decimal, in `buf` (no allocation).
-pub fn decimal(n: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut v = n.unsigned_abs();
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    &buf[at..]
 }
 
 /// Whether [`init`] has run (lines then go to the log, not to standard error).
@@ -290,12 +271,5 @@ mod tests {
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn decimal_without_allocation() {
-        for n in [0, 7, 42, -5, 1_733_389_000, i64::MAX, i64::MIN] {
-            assert_eq!(decimal(n, &mut [0u8; 20]), n.to_string().as_bytes());
-        }
     }
 }

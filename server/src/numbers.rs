@@ -146,28 +146,7 @@ pub fn write_i64(v: i64, out: &mut Vec<u8>) {
         out.extend_from_slice(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
         return;
     }
-    let mut buf = [0u8; 20];
-    out.extend_from_slice(i64_text(v, &mut buf));
-}
-
-/// The decimal text of `v`, written into the end of `buf` (20 bytes hold every i64).
-#[inline]
-pub fn i64_text(v: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    let mut n = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    &buf[i..]
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 /// The grisu-style emitter Redis 7.2 uses (fpconv_dtoa): `digits` x 10^k.

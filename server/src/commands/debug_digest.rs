@@ -45,9 +45,9 @@ fn mix(d: &mut Digest, data: &[u8]) {
 }
 
 /// The decimal text of an element the engines hold as an integer, or its bytes.
-fn member_bytes<'a>(m: Member<'a>, buf: &'a mut [u8; 20]) -> &'a [u8] {
+fn member_bytes<'a>(m: Member<'a>, buf: &'a mut itoa::Buffer) -> &'a [u8] {
     match m {
-        Member::Int(v) => crate::numbers::i64_text(v, buf),
+        Member::Int(v) => buf.format(v).as_bytes(),
         Member::Bytes(b) => b,
     }
 }
@@ -63,7 +63,7 @@ fn fold_value(d: &mut Digest, value: &Value, has_expiry: bool) {
         Value::Stream(_) => 6,
     };
     mix(d, &type_number.to_be_bytes());
-    let mut buf = [0u8; 20];
+    let mut buf = itoa::Buffer::new();
     match value {
         Value::Str(s) => mix(d, &s.bytes()),
         Value::List(l) => l.each_from(0, |m| {

@@ -11,10 +11,7 @@ pub use goblin_zset::stream::{
 pub fn with_item_bytes<R>(item: Item, f: impl FnOnce(&[u8]) -> R) -> R {
     match item {
         Item::Str(s) => f(s),
-        Item::Int(v) => {
-            let mut text = [0u8; 20];
-            f(goblin_zset::set::format_int(v, &mut text))
-        }
+        Item::Int(v) => f(itoa::Buffer::new().format(v).as_bytes()),
     }
 }
 

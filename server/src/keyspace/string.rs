@@ -25,7 +25,7 @@
 //! existing key, SETRANGE, SETBIT, BITFIELD) leaves `raw` ([`StringValue::bytes_mut`]);
 //! new strings made by those writes and by BITOP are `raw` ([`StringValue::raw`]).
 
-use crate::numbers::{i64_text, parse_i64};
+use crate::numbers::parse_i64;
 use std::ops::Deref;
 
 /// Longest string kept inside the entry.
@@ -315,8 +315,8 @@ impl StringValue {
 
 /// The decimal text of `v`, from the start of a buffer.
 fn digits(v: i64) -> Bytes<'static> {
-    let mut tmp = [0u8; INT_LIMIT];
-    let text = i64_text(v, &mut tmp);
+    let mut tmp = itoa::Buffer::new();
+    let text = tmp.format(v).as_bytes();
     let mut buf = [0u8; INT_LIMIT];
     buf[..text.len()].copy_from_slice(text);
     Bytes::Digits {

@@ -903,11 +903,11 @@ impl<'a, R: Read> Loader<'a, R> {
         self.count_sanitization();
         let (cfg, deep) = (self.opts.set, self.opts.deep_sanitize);
         let mut set = Set::new_listpack();
-        let mut text = [0u8; 20];
+        let mut text = itoa::Buffer::new();
         packed::listpack_items(&blob, &mut |item| {
             let bytes: &[u8] = match item {
                 Item::Str(s) => s,
-                Item::Int(v) => goblin_zset::set::format_int(v, &mut text),
+                Item::Int(v) => text.format(v).as_bytes(),
             };
             match set.add(bytes, &cfg) {
                 false => duplicate(deep, "member", bytes),
@@ -1010,11 +1010,11 @@ impl<'a, R: Read> Loader<'a, R> {
         // ones expiring with or after it: the blob's order (Redis keeps the blob as is).
         let mut timed_triples: Vec<(Vec<u8>, Vec<u8>, u64)> = Vec::new();
         let mut timed_fields = std::collections::HashSet::new();
-        let mut text = [0u8; 20];
+        let mut text = itoa::Buffer::new();
         walk(&blob, &mut |item| {
             let bytes: &[u8] = match item {
                 Item::Str(s) => s,
-                Item::Int(v) => crate::numbers::i64_text(v, &mut text),
+                Item::Int(v) => text.format(v).as_bytes(),
             };
             if pending.len() < 1 + usize::from(timed) {
                 pending.push(bytes.to_vec());
@@ -1119,11 +1119,11 @@ impl<'a, R: Read> Loader<'a, R> {
                 } else {
                     packed::ziplist_items
                 };
-                let mut text = [0u8; 20];
+                let mut text = itoa::Buffer::new();
                 walk(&blob, &mut |item| {
                     elements.push(match item {
                         Item::Str(s) => s.to_vec(),
-                        Item::Int(v) => goblin_zset::set::format_int(v, &mut text).to_vec(),
+                        Item::Int(v) => text.format(v).as_bytes().to_vec(),
                     });
                     Ok(())
                 })

@@ -76,19 +76,22 @@ extern "C" fn on_fatal_signal(
     write_fd(fd, START.as_bytes());
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let (code, address) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
-    let (mut a, mut b) = ([0u8; 20], [0u8; 20]);
+    let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
     crate::log::log_from_handler_parts(&[
         b"Goblin ",
         env!("CARGO_PKG_VERSION").as_bytes(),
         b" (Redis ",
         crate::REDIS_VERSION.as_bytes(),
         b" compatible) crashed by signal: ",
-        crate::log::decimal(signal as i64, &mut a),
+        a.format(signal).as_bytes(),
         b", si_code: ",
-        crate::log::decimal(code as i64, &mut b),
+        b.format(code).as_bytes(),
     ]);
     if matches!(signal, libc::SIGSEGV | libc::SIGBUS) {
-        crate::log::log_from_handler_parts(&[b"Accessing address: 0x", hex(address, &mut a)]);
+        crate::log::log_from_handler_parts(&[
+            b"Accessing address: 0x",
+            hex(address, &mut [0u8; 20]),
+        ]);
     }
     write_fd(fd, b"\n------ STACK TRACE ------\n\nBacktrace:\n");
     let mut frames = [std::ptr::null_mut(); 64];

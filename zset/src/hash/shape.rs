@@ -25,7 +25,7 @@ use super::listpack::{self, PackHash};
 use super::{Hash, Repr};
 use crate::entry;
 use crate::set::listpack::HEADER;
-use crate::set::{format_int, parse_int};
+use crate::set::parse_int;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -177,7 +177,7 @@ fn put_cell(out: &mut Vec<u8>, value: &[u8]) -> bool {
 fn put_cell_entry(bytes: &[u8], pos: usize, out: &mut Vec<u8>) -> usize {
     let b = bytes[pos] as usize;
     let (text, end);
-    let mut digits = [0u8; 20];
+    let mut digits = itoa::Buffer::new();
     if b <= CELL_STR_MAX {
         end = pos + 1 + b;
         text = &bytes[pos + 1..end];
@@ -188,7 +188,7 @@ fn put_cell_entry(bytes: &[u8], pos: usize, out: &mut Vec<u8>) -> usize {
         raw[..w].copy_from_slice(&bytes[pos + 1..end]);
         let shift = 32 - 8 * w as u32;
         let v = (i32::from_le_bytes(raw) << shift) >> shift;
-        text = format_int(v.into(), &mut digits);
+        text = digits.format(v).as_bytes();
     }
     let at = out.len();
     out.resize(at + listpack::encoded_len(text), 0);

@@ -33,28 +33,9 @@ pub fn parse_int(s: &[u8]) -> Option<i64> {
     }
 }
 
-/// The decimal text of `v` in `buf` (20 bytes hold any i64).
-pub fn format_int(v: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut n = v.unsigned_abs();
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    &buf[at..]
-}
-
 /// Characters in the decimal text of `v`, sign included (Redis's sdigits10).
 pub(crate) fn digits(v: i64) -> usize {
-    format_int(v, &mut [0; 20]).len()
+    itoa::Buffer::new().format(v).len()
 }
 
 /// The narrowest width (2, 4 or 8 bytes) holding `v`.

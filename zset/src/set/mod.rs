@@ -41,7 +41,7 @@ mod intset;
 pub(crate) mod listpack;
 mod table;
 
-pub use intset::{format_int, parse_int};
+pub use intset::parse_int;
 
 use intset::{digits, IntSet};
 use listpack::PackSet;
@@ -114,7 +114,7 @@ impl Member<'_> {
     #[inline]
     pub fn with_bytes<R>(self, f: impl FnOnce(&[u8]) -> R) -> R {
         match self {
-            Member::Int(v) => f(format_int(v, &mut [0; 20])),
+            Member::Int(v) => f(itoa::Buffer::new().format(v).as_bytes()),
             Member::Bytes(b) => f(b),
         }
     }

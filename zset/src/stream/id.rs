@@ -46,24 +46,19 @@ impl StreamId {
         }
     }
 
-    /// The decimal text `<ms>-<seq>`, written at the end of `buf` (no allocation).
+    /// The decimal text `<ms>-<seq>`, written at the start of `buf` (no allocation).
     pub fn format(self, buf: &mut [u8; ID_TEXT_LEN]) -> &[u8] {
-        let mut at = buf.len();
-        for (i, mut n) in [self.seq, self.ms].into_iter().enumerate() {
-            if i == 1 {
-                at -= 1;
-                buf[at] = b'-';
-            }
-            loop {
-                at -= 1;
-                buf[at] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-        }
-        &buf[at..]
+        let (mut ms, mut seq) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let (ms, seq) = (
+            ms.format(self.ms).as_bytes(),
+            seq.format(self.seq).as_bytes(),
+        );
+        let dash = ms.len();
+        let end = dash + 1 + seq.len();
+        buf[..dash].copy_from_slice(ms);
+        buf[dash] = b'-';
+        buf[dash + 1..end].copy_from_slice(seq);
+        &buf[..end]
     }
 
     /// Whether this is `0-0`.
