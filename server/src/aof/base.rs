@@ -40,7 +40,7 @@ pub fn write_base(dir: &Path, path: &Path, dbs: &[Db], o: &BaseOptions) -> io::R
     let result = (|| {
         let file = File::create(&tmp)?;
         let (file, stats) = if o.rdb {
-            write_snapshot(file, dbs, &o.aux, o.now_ms)?
+            write_snapshot(file, dbs, &o.aux)?
         } else {
             write_commands(file, dbs, o)?
         };

@@ -380,6 +380,20 @@ pub fn restart_after_sync(server: &mut Server) {
     std::process::exit(1);
 }
 
+/// Whether a shutdown may go on (Redis's finishShutdown): not while the rewrite that
+/// writes the first AOF runs, as exiting would lose the data, unless `force`.
+pub fn may_exit(server: &Server, force: bool) -> bool {
+    if !(server.aof.rewriting() && server.aof.state == State::WaitRewrite) {
+        return true;
+    }
+    if force {
+        warning!("Writing initial AOF. Exit anyway.");
+    } else {
+        warning!("Writing initial AOF, can't exit.");
+    }
+    force
+}
+
 /// At shutdown: the rewrite child killed, everything written and fsynced.
 pub fn shutdown(server: &mut Server) {
     if server.aof.rewriting() {

@@ -251,8 +251,9 @@ pub fn kill(ctx: &mut Ctx, args: &[&[u8]]) {
             && user.as_ref().is_none_or(|u| *c.user.name == **u)
     };
     let mut killed = ctx.server.clients.kill(&matches) as i64;
-    if of_type == ClientType::Master && id.is_none() && addr.is_none() && laddr.is_none() {
-        // The master's client is the link's, not the registry's.
+    // The master's client is the link's, not the registry's: killing it drops the link.
+    let link = ctx.server.replication.link.as_ref();
+    if link.and_then(|l| l.master_client()).is_some_and(&matches) {
         killed += crate::replication::replica::kill_link(ctx.server) as i64;
     }
     if !skipme && matches(ctx.client) {

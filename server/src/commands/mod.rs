@@ -534,11 +534,17 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let changes = ctx.server.keyspace.changes();
     let db = ctx.client.db;
     let outer = std::mem::take(&mut ctx.rewrite);
+    // On a replica, its own clients' commands leave expired keys to the master's DELs.
+    let replica_client = (ctx.server.replication.is_replica()
+        && ctx.client.repl_role != crate::clients::ReplRole::Master)
+        .then_some(!ctx.server.config.repl.read_only);
+    let outer_client = ctx.server.keyspace.set_replica_client(replica_client);
     let monitored = !ctx.server.monitors.is_empty() && !ctx.reprocessing;
     if monitored && cmd.flags.contains(Flags::MONITOR_BEFORE) {
         monitor::feed(ctx, db, args);
     }
     (cmd.handler)(ctx, args);
+    ctx.server.keyspace.set_replica_client(outer_client);
     if monitored && monitor::shown_after(cmd) {
         let db = ctx.client.db;
         monitor::feed(ctx, db, args);

@@ -132,6 +132,7 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     crate::service::crash::set_exit_on_panic(ctx.server.config.use_exit_on_panic);
     let classes = ctx.server.config.notify_keyspace_events;
     ctx.server.keyspace.notifier.set_flags(classes);
+    crate::replication::resize_backlog(ctx.server);
     ctx.out.ok();
 }
 
@@ -190,6 +191,13 @@ pub fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.server.memory.gauge.reset_peak();
     ctx.server.slowlog.entries.clear();
     crate::rdb::reset_sanitizations();
+    // As Redis's resetServerStats: the sync, fork and persistence counters too.
+    let repl = &mut ctx.server.replication;
+    (repl.sync_full, repl.sync_partial_ok, repl.sync_partial_err) = (0, 0, 0);
+    let rdb = &mut ctx.server.rdb;
+    (rdb.saves, rdb.latest_fork_usec, rdb.total_forks) = (0, 0, 0);
+    let rewrite = &mut ctx.server.aof.rewrite;
+    (rewrite.rewrites, rewrite.consecutive_failures) = (0, 0);
     ctx.out.ok();
 }
 

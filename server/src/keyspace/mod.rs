@@ -38,6 +38,7 @@ mod blocking;
 mod expire;
 mod field_expiry;
 mod lazyfree;
+mod replica_expires;
 mod watch;
 
 pub use db::{Db, DbEntry, Entry, EntryMut, ValueCow};
@@ -113,6 +114,8 @@ pub struct Keyspace {
     /// Keys whose time has come look missing but are not removed (a write pause: the
     /// pause's end, or the new master after a failover, removes them).
     expiry_held: bool,
+    /// Keys a writable replica's own clients gave an expiry, expired by its cron.
+    replica_expires: replica_expires::ReplicaExpires,
 }
 
 impl Keyspace {
@@ -138,6 +141,7 @@ impl Keyspace {
             active_expire_enabled: true,
             expiry_paused: false,
             expiry_held: false,
+            replica_expires: Default::default(),
         }
     }
 
@@ -227,7 +231,7 @@ impl Keyspace {
         }
         match self.dbs[db].find(key) {
             Some(slot) if self.dbs[db].expired(slot, now_ms) => {
-                if !self.expiry_held {
+                if !self.expiry_held && !self.replica_holds_expired(false) {
                     self.delete_expired(db, key);
                 }
                 true
@@ -236,13 +240,19 @@ impl Keyspace {
         }
     }
 
-    /// The slot of the live entry for `key`: one hash lookup, and the key is removed
-    /// instead when its time has come.
+    /// The slot of the live entry for `key` (looked up for a write or not): one hash lookup,
+    /// and the key is removed instead when its time has come (unless held).
     #[inline]
-    fn live_entry(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<(db::Slot, u32)> {
+    fn live_entry(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        write: bool,
+    ) -> Option<(db::Slot, u32)> {
         let (slot, expired, accessed) = self.dbs[db].probe(key, now_ms)?;
         if expired && !self.expiry_paused {
-            if !self.expiry_held {
+            if !self.expiry_held && !self.replica_holds_expired(write) {
                 self.delete_expired(db, key);
             }
             return None;
@@ -262,7 +272,7 @@ impl Keyspace {
         touch: bool,
     ) -> Option<Entry<'_>> {
         let clock = self.clock_secs_at(now_ms);
-        match self.live_entry(db, key, now_ms) {
+        match self.live_entry(db, key, now_ms, false) {
             Some((id, accessed)) => {
                 self.stats.keyspace_hits += 1;
                 if touch {
@@ -284,7 +294,7 @@ impl Keyspace {
     #[inline]
     pub fn lookup_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
         let clock = self.clock_secs_at(now_ms);
-        let (id, accessed) = self.live_entry(db, key, now_ms)?;
+        let (id, accessed) = self.live_entry(db, key, now_ms, true)?;
         self.touch(db, id, accessed, clock, now_ms);
         Some(self.dbs[db].write(id))
     }
@@ -294,7 +304,7 @@ impl Keyspace {
     #[inline]
     pub fn exists_for_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
         let clock = self.clock_secs_at(now_ms);
-        match self.live_entry(db, key, now_ms) {
+        match self.live_entry(db, key, now_ms, true) {
             Some((id, accessed)) => {
                 self.touch(db, id, accessed, clock, now_ms);
                 true
@@ -326,7 +336,7 @@ impl Keyspace {
         make: impl FnOnce() -> Value,
     ) -> (EntryMut<'_>, bool) {
         let clock = self.clock_secs_at(now_ms);
-        let (id, created) = match self.live_entry(db, key, now_ms) {
+        let (id, created) = match self.live_entry(db, key, now_ms, true) {
             Some((id, accessed)) => {
                 self.touch(db, id, accessed, clock, now_ms);
                 (id, false)
@@ -373,7 +383,7 @@ impl Keyspace {
     /// Looks a key up without touching its access time or the hit statistics (OBJECT,
     /// MEMORY USAGE); a key whose time has come is removed first.
     pub fn peek(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<Entry<'_>> {
-        let (slot, _) = self.live_entry(db, key, now_ms)?;
+        let (slot, _) = self.live_entry(db, key, now_ms, false)?;
         Some(self.dbs[db].read(slot))
     }
 
@@ -466,14 +476,18 @@ impl Keyspace {
         self.signal_modified(from, src);
         self.store(to, dst, removed.value);
         if let Some(at) = removed.expire_at {
-            self.dbs[to].set_expiry(dst, at);
+            self.set_expiry(to, dst, at);
         }
     }
 
     /// Sets or replaces the expiry of an existing key; false when it is absent. Signals
     /// nothing: the caller signals when the change is a write of its own (EXPIRE).
     pub fn set_expiry(&mut self, db: usize, key: &[u8], at_ms: u64) -> bool {
-        self.dbs[db].set_expiry(key, at_ms)
+        let set = self.dbs[db].set_expiry(key, at_ms);
+        if set {
+            self.remember_replica_expiry(db, key);
+        }
+        set
     }
 
     /// Removes the expiry of `key`; true when it had one. Signals nothing (see
@@ -561,6 +575,7 @@ impl Keyspace {
         for db in 0..self.dbs.len() {
             self.flush_db(db);
         }
+        self.forget_replica_expiries();
     }
 
     /// Swaps databases `a` and `b` (SWAPDB): watchers of keys on either side are dirtied,
@@ -572,6 +587,7 @@ impl Keyspace {
         self.signal_swapped(a, b);
         self.signal_swapped(b, a);
         self.dbs.swap(a, b);
+        self.forget_replica_expiries();
         for db in [a, b] {
             for key in self.blocked.keys_of(db) {
                 self.signal_ready(db, &key);
@@ -587,6 +603,7 @@ impl Keyspace {
     /// Replaces every database with `dbs` (a loaded snapshot): watchers of existing keys
     /// are dirtied and the old contents are freed off the loop.
     pub fn replace_all(&mut self, dbs: Vec<Db>) {
+        self.forget_replica_expiries();
         for db in 0..self.dbs.len() {
             self.signal_flushed(db);
         }

@@ -447,6 +447,12 @@ fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Le
     let want_write = conn.pending_output() > 0;
     lease.buffers = conn.buffers();
     if !open || over_limit || done || cx.watch_writable(key, want_write).is_err() {
+        if lease.client.repl_role == crate::clients::ReplRole::Replica {
+            // A diskless sync's child holds the socket too: shut it down for both, so the
+            // replica sees its link end now (as Redis's, whose parent relays the payload).
+            // SAFETY: the fd is this open connection's; shutdown changes no memory.
+            unsafe { libc::shutdown(lease.client.fd, libc::SHUT_RDWR) };
+        }
         cx.close(key);
         let mut client = server.clients.remove(lease);
         commands::client_gone(server, &mut client);
@@ -502,7 +508,7 @@ impl RespLoop<'_> {
             crate::replication::replica::finish_load(server, load);
         } else {
             match server.snapshots().finish_loading(load) {
-                Ok(repl) => crate::replication::persist::restore(server, repl),
+                Ok((repl, expired)) => crate::replication::persist::restore(server, repl, expired),
                 Err(_) => std::process::exit(1),
             }
         }
@@ -520,8 +526,11 @@ impl RespLoop<'_> {
         }
         server.stats.sample_ops(now);
         if !server.is_loading() {
-            // A replica's keys expire by its master's DELs, as in Redis.
-            if !server.replication.is_replica() {
+            // A replica's keys expire by its master's DELs, as in Redis; only those its
+            // own clients gave a time to live are its cron's.
+            if server.replication.is_replica() {
+                server.keyspace.expire_replica_keys();
+            } else {
                 let cycle = Instant::now();
                 server.keyspace.active_expire(Duration::from_millis(
                     25 * 10 / server.config.hz.max(1) as u64,

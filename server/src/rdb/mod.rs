@@ -175,6 +175,7 @@ pub fn load_options(config: &Config, clock_secs: u32) -> read::LoadOptions {
         size: None,
         key_delay_us: config.key_load_delay,
         deep_sanitize: deep_sanitize(&config.sanitize_dump_payload, None),
+        keep_expired_names: false,
     }
 }
 
@@ -323,7 +324,6 @@ impl Snapshots<'_> {
             &self.config.dbfilename,
             self.keyspace.databases(),
             aux,
-            unix_ms(),
         )
     }
 
@@ -595,19 +595,20 @@ impl Snapshots<'_> {
             notice!("Removed {name}, left by a save that did not finish");
         }
         let path = self.config.dir.join(&self.config.dbfilename);
-        loading::Loading::start(path, self.load_options())
+        let mut opts = self.load_options();
+        // A master propagates the deletion of the keys dropped as expired (restore).
+        opts.keep_expired_names = !self.replica;
+        loading::Loading::start(path, opts)
     }
 
     /// Installs what the start-up load read, and returns the replication state the file
-    /// carried. A bad file is an error: the server must exit (and must not overwrite it later).
-    pub fn finish_loading(
-        &mut self,
-        load: loading::Loading,
-    ) -> anyhow::Result<Option<write::ReplAux>> {
+    /// carried with the keys dropped as expired (database, name). A bad file is an error:
+    /// the server must exit (and must not overwrite it later).
+    pub fn finish_loading(&mut self, load: loading::Loading) -> anyhow::Result<StartupLoad> {
         let path = load.path.clone();
         let started = load.started;
         match load.finish() {
-            Ok(None) => Ok(None),
+            Ok(None) => Ok((None, Vec::new())),
             Ok(Some((dbs, report))) => {
                 log_report(&report);
                 if let Err(e) = self.install_functions(&report.functions) {
@@ -624,7 +625,7 @@ impl Snapshots<'_> {
                     "DB loaded from disk: {:.3} seconds",
                     started.elapsed().as_secs_f64()
                 );
-                Ok(write::ReplAux::from_aux(&report.aux))
+                Ok((write::ReplAux::from_aux(&report.aux), report.expired_names))
             }
             Err(e) => {
                 warning!(
@@ -642,6 +643,10 @@ impl Snapshots<'_> {
         }
     }
 }
+
+/// What the start-up load hands to replication: the replication state the file carried and
+/// the keys dropped as expired, by database.
+pub type StartupLoad = (Option<write::ReplAux>, Vec<(usize, Vec<u8>)>);
 
 fn log_report(report: &read::LoadReport) {
     for (name, value) in &report.aux {
@@ -686,6 +691,7 @@ impl read::LoadReport {
             valkey: false,
             keys: 0,
             expired_skipped: 0,
+            expired_names: Vec::new(),
             empty_skipped: 0,
             empty_names: Vec::new(),
             unsupported_skipped: Vec::new(),

@@ -117,6 +117,9 @@ pub struct LoadOptions {
     /// shallow check lets through: the payload is taken, its first occurrence kept (Goblin
     /// stores no collection with duplicates). Every blob is parsed in full either way.
     pub deep_sanitize: bool,
+    /// Keep the database and name of each key dropped as expired (a master's start-up
+    /// load, which propagates their deletion).
+    pub keep_expired_names: bool,
 }
 
 /// How many skipped empty keys a load report names (Redis logs the first ten).
@@ -138,6 +141,7 @@ impl Default for LoadOptions {
             size: None,
             key_delay_us: 0,
             deep_sanitize: false,
+            keep_expired_names: false,
         }
     }
 }
@@ -164,6 +168,8 @@ pub struct LoadReport {
     pub keys: u64,
     /// Keys dropped because their expiry had passed.
     pub expired_skipped: u64,
+    /// Their databases and names, with [`LoadOptions::keep_expired_names`].
+    pub expired_names: Vec<(usize, Vec<u8>)>,
     /// Empty keys dropped (older Redis versions could write them).
     pub empty_skipped: u64,
     /// The names of the first [`EMPTY_KEYS_NAMED`] of them.
@@ -665,7 +671,7 @@ impl<'a, R: Read> Loader<'a, R> {
                     kind: ErrorKind::Corrupt,
                     offset: at + 1,
                     message: format!(
-                        "wrong RDB checksum: the file says {stored:016x}, its contents give {expected:016x}"
+                        "RDB CRC error: wrong RDB checksum expected: ({expected:x}) but got ({stored:x})"
                     ),
                 });
             };
@@ -735,6 +741,9 @@ impl<'a, R: Read> Loader<'a, R> {
         };
         if expire.is_some_and(|t| t < self.opts.now_ms) {
             self.report.expired_skipped += 1;
+            if self.opts.keep_expired_names {
+                self.report.expired_names.push((db, key));
+            }
             return Ok(());
         }
         if !self.dbs[db].insert_new_key(&key, value, self.opts.clock_secs, expire) {
@@ -1427,7 +1436,7 @@ mod tests {
             repl: None,
             key_delay_us: 0,
         };
-        write_snapshot(Vec::new(), dbs, &aux, 1_000_000).unwrap().0
+        write_snapshot(Vec::new(), dbs, &aux).unwrap().0
     }
 
     /// The sample without its 5000-member set: small enough to cut and mutate everywhere.
@@ -1445,9 +1454,11 @@ mod tests {
         let file = sample_file();
         let (dbs, report) = load_bytes(&file, &opts()).unwrap();
         let mut want = contents(&sample_dbs());
+        // The key whose time had passed is in the file (as Redis writes it) and dropped.
         want.retain(|(_, k, _, _)| k != b"expired");
         assert_eq!(contents(&dbs), want);
-        assert_eq!(report.keys, 18);
+        assert_eq!((report.keys, report.expired_skipped), (18, 1));
+        assert!(report.expired_names.is_empty());
         assert_eq!(
             dbs[4].get(b"small-list").unwrap().value.encoding_name(),
             "listpack"
@@ -1477,7 +1488,14 @@ mod tests {
             ..opts()
         };
         let (_, report) = load_bytes(&file, &later).unwrap();
-        assert_eq!((report.keys, report.expired_skipped), (16, 2));
+        assert_eq!((report.keys, report.expired_skipped), (16, 3));
+        // A master's start-up load keeps their names, to propagate their deletion.
+        let named = LoadOptions {
+            keep_expired_names: true,
+            ..opts()
+        };
+        let (_, report) = load_bytes(&file, &named).unwrap();
+        assert_eq!(report.expired_names, vec![(15, b"expired".to_vec())]);
     }
 
     #[test]

@@ -531,14 +531,10 @@ pub fn value_len(value: &Value, compress: bool) -> u64 {
     w.finish().map_or(0, |(_, written)| written - 2 - 9)
 }
 
-/// Writes a whole snapshot of `dbs` to `out`. Keys whose expiry is at or before `now_ms`
-/// are left out, as they would be dropped on load.
-pub fn write_snapshot<W: Write>(
-    out: W,
-    dbs: &[Db],
-    aux: &AuxInfo,
-    now_ms: u64,
-) -> io::Result<(W, SaveStats)> {
+/// Writes a whole snapshot of `dbs` to `out`. Keys whose time has come are written too, as
+/// Redis writes them: a load drops them (counting them in rdb_last_load_keys_expired), a
+/// replica keeps them until its master's DEL.
+pub fn write_snapshot<W: Write>(out: W, dbs: &[Db], aux: &AuxInfo) -> io::Result<(W, SaveStats)> {
     let mut w = RdbWriter::new(out);
     let mut stats = SaveStats::default();
     w.raw(format!("REDIS{WRITE_VERSION:04}").as_bytes())?;
@@ -576,9 +572,6 @@ pub fn write_snapshot<W: Write>(
         w.len(db.volatile_len() as u64)?;
         for entry in db.iter() {
             let expire = entry.expire_at();
-            if expire.is_some_and(|at| at <= now_ms) {
-                continue;
-            }
             if entry.value.is_empty() {
                 continue;
             }

@@ -105,9 +105,8 @@ fn start_sync(server: &mut Server, diskless: bool, filter: RdbFilter) {
         } else {
             server.keyspace.databases()
         };
-        let now = crate::clock::unix_ms();
         match crate::rdb::fork::spawn("redis-rdb-to-slaves", || {
-            sockets::send(targets, mark.as_bytes(), dbs, &aux, now, timeout)
+            sockets::send(targets, mark.as_bytes(), dbs, &aux, timeout)
         }) {
             Ok((child, took)) => {
                 server.rdb.latest_fork_usec = took.as_micros() as u64;

@@ -34,7 +34,10 @@ pub fn save_info(server: &Server) -> Option<ReplAux> {
 }
 
 /// Takes the replication state of the snapshot loaded at start-up (none: nothing to do).
-pub fn restore(server: &mut Server, saved: Option<ReplAux>) {
+/// A master's stream then starts with the deletions of the keys the load dropped as
+/// expired (`expired`), as Redis's RDBFLAGS_FEED_REPL load, so that its replicas, which
+/// still hold them, continue with PSYNC and drop them too.
+pub fn restore(server: &mut Server, saved: Option<ReplAux>, expired: Vec<(usize, Vec<u8>)>) {
     let Some(saved) = saved else { return };
     if saved.stream_db >= server.config.databases {
         return;
@@ -55,6 +58,12 @@ pub fn restore(server: &mut Server, saved: Option<ReplAux>) {
         saved.offset,
     ));
     super::update_propagation(server);
+    let lazy = server.config.lazyfree_lazy_expire;
+    for (db, key) in expired {
+        server.propagation.deletion(db, key, lazy);
+        server.propagation.end_unit(false);
+    }
+    server.drain_propagation();
 }
 
 #[cfg(test)]
@@ -76,7 +85,7 @@ mod tests {
         let saved = save_info(&server).expect("a master with a backlog");
         assert_eq!((saved.offset, saved.stream_db), (10, 0));
         let mut restarted = Server::new(Config::default());
-        restore(&mut restarted, Some(saved.clone()));
+        restore(&mut restarted, Some(saved.clone()), Vec::new());
         let r = &restarted.replication;
         assert_eq!(r.replid2, saved.replid);
         assert_ne!(r.replid, saved.replid);
@@ -96,7 +105,7 @@ mod tests {
             replid: "a".repeat(40),
             offset: 42,
         };
-        restore(&mut server, Some(saved.clone()));
+        restore(&mut server, Some(saved.clone()), Vec::new());
         assert_eq!(server.replication.replid, saved.replid);
         assert_eq!(server.replication.offset(), 42);
         assert_eq!(save_info(&server), Some(saved));
@@ -110,6 +119,7 @@ mod tests {
                 replid: "b".repeat(40),
                 offset: 1,
             }),
+            Vec::new(),
         );
         assert_eq!(other.replication.replid, before);
     }

@@ -110,7 +110,7 @@ mod tests {
         let aux = server.snapshots().aux_info();
         let opts = server.snapshots().load_options();
         let dbs = server.keyspace.databases();
-        let (bytes, _) = crate::rdb::write::write_snapshot(Vec::new(), dbs, &aux, 0).unwrap();
+        let (bytes, _) = crate::rdb::write::write_snapshot(Vec::new(), dbs, &aux).unwrap();
         let (load, feed) = start(bytes.len() as u64, opts.clone());
         for chunk in bytes.chunks(3) {
             feed.send(chunk.to_vec()).unwrap();

@@ -89,7 +89,6 @@ pub fn send(
     mark: &[u8],
     dbs: &[Db],
     aux: &AuxInfo,
-    now_ms: u64,
     timeout: Duration,
 ) -> io::Result<SaveStats> {
     let timeout_ms = timeout.as_millis().min(i32::MAX as u128) as i32;
@@ -102,7 +101,7 @@ pub fn send(
             t.alive = false;
         }
     }
-    let (mut out, stats) = write_snapshot(out, dbs, aux, now_ms)?;
+    let (mut out, stats) = write_snapshot(out, dbs, aux)?;
     out.write_all(mark)?;
     Ok(stats)
 }
@@ -144,7 +143,7 @@ mod tests {
             b_in.read_to_end(&mut b).unwrap();
             (a, b)
         });
-        send(targets, b"MARK", &dbs, &aux, 0, Duration::from_secs(5)).unwrap();
+        send(targets, b"MARK", &dbs, &aux, Duration::from_secs(5)).unwrap();
         drop(a_out);
         drop(b_out);
         let (a, b) = reader.join().unwrap();

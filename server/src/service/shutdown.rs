@@ -75,6 +75,14 @@ pub struct Pending {
     deadline_ms: u64,
 }
 
+impl Pending {
+    /// Milliseconds left before it goes on without the replicas (INFO's
+    /// shutdown_in_milliseconds; negative once the time is up).
+    pub fn remaining_ms(&self, now_ms: u64) -> i64 {
+        self.deadline_ms as i64 - now_ms as i64
+    }
+}
+
 /// What a request to shut down came to.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -97,6 +105,7 @@ extern "C" fn on_shutdown_signal(sig: libc::c_int) {
     if sig == libc::SIGINT && ASAP.load(Ordering::Relaxed) {
         // As Redis: a second Ctrl+C means quit at once, without saving nor waiting.
         crate::log::log_from_handler("You insist... exiting now.");
+        crate::rdb::file::remove_temp_from_handler();
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(1) };
     }
@@ -203,10 +212,9 @@ fn finish(server: &mut Server, flags: u32) -> Result<(), ()> {
         (_, true) => Some(false),
         _ => None,
     };
-    if server
-        .snapshots()
-        .prepare_shutdown(save, flags & FORCE != 0)
-        .is_err()
+    let force = flags & FORCE != 0;
+    if !crate::aof::may_exit(server, force)
+        || server.snapshots().prepare_shutdown(save, force).is_err()
     {
         warning!("Errors trying to shut down the server. Check the logs for more information.");
         cancel(server);

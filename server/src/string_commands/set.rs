@@ -206,6 +206,15 @@ pub fn set(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     set_generic(ctx, args[1], args[2], &o, "set", SET_REPLIES);
+    if o.get && o.expiry.is_none() {
+        // Replayed without its GETs (Redis's setGenericCommand; with an expiry the command
+        // was rewritten whole, or, for PXAT, is replayed as given).
+        let argv: Vec<&[u8]> = (args.iter().enumerate())
+            .filter(|(i, a)| *i < 3 || !a.eq_ignore_ascii_case(b"get"))
+            .map(|(_, a)| *a)
+            .collect();
+        ctx.propagate_instead(&argv);
+    }
 }
 
 /// SETNX key value
@@ -249,6 +258,8 @@ pub fn getset(ctx: &mut Ctx, args: &[&[u8]]) {
     if get::reply_value(ctx, args[1]) {
         store(ctx, args[1], StringValue::from_set(args[2]), false);
         ctx.notify(notify::STRING, "set", args[1]);
+        // Replayed as SET, as Redis rewrites it.
+        ctx.propagate_instead(&[b"SET", args[1], args[2]]);
     }
 }
 
