@@ -14,7 +14,7 @@ each `--peer` (default Debian's redis-server) is measured the same way after Gob
 table shows the ratios.
 
     python3 benchmarks/callgrind_requests.py [--members 1000000] [--requests 20000] [--tests ZADD,ZSCORE]
-        [--servers goblin,redis] [--peer redis-7.2.4=/work/redis-7.2.4 ...]
+        [--servers goblin,redis] [--peer redis-7.2.4=/work/redis-7.2.4 ...] [--keep-dumps DIR]
 """
 
 import argparse
@@ -102,7 +102,7 @@ def control(pid, *flags):
     subprocess.run(["callgrind_control", *flags, str(pid)], check=True, capture_output=True)
 
 
-def measure(kind, args, binary=None):
+def measure(kind, args, binary=None, label=None):
     out_dir = tempfile.mkdtemp(prefix="goblin-callgrind-")
     wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir]
@@ -126,7 +126,11 @@ def measure(kind, args, binary=None):
                     raise RuntimeError("callgrind wrote no dump for " + name)
                 time.sleep(0.1)
             time.sleep(0.5)
-            results[name] = dumped_total(new.pop()) / args.requests
+            dump = new.pop()
+            results[name] = dumped_total(dump) / args.requests
+            if args.keep_dumps:
+                os.makedirs(args.keep_dumps, exist_ok=True)
+                shutil.copy(dump, os.path.join(args.keep_dumps, "%s.%s.callgrind" % (label or kind, name)))
     shutil.rmtree(out_dir, ignore_errors=True)
     return results
 
@@ -137,6 +141,8 @@ def main():
     ap.add_argument("--requests", type=int, default=20_000)
     ap.add_argument("--tests", default="ZADD,ZSCORE", help="comma-separated, of: " + ",".join(TESTS))
     ap.add_argument("--extra", nargs="*", default=[], help="more goblin-server flags")
+    ap.add_argument("--keep-dumps", metavar="DIR",
+                    help="keep each test's callgrind dump as DIR/<server>.<TEST>.callgrind (for callgrind_annotate)")
     ap.add_argument("--servers", default="goblin", help="goblin, or goblin,redis for the peers beside it")
     add_peer_option(ap)
     args = ap.parse_args()
@@ -152,7 +158,7 @@ def main():
         sys.exit("--servers is goblin or goblin,redis")
     others = peers(args) if len(kinds) == 2 else []
     goblin = measure("goblin", args)
-    results = [(peer, measure("redis", args, binary)) for peer, binary in others]
+    results = [(peer, measure("redis", args, binary, peer)) for peer, binary in others]
     print("%d members, %d requests a test, pipeline 16, one connection" % (args.members, args.requests))
     print("| command | Goblin Ir/request |" + "".join(" %s Ir/request | Goblin/%s |" % (p, p) for p, _ in results))
     print("|---|---:|" + "---:|---:|" * len(results))

@@ -67,3 +67,23 @@ def test_reload_and_restore(h):
         assert h.goblin("HGETALL", f"copy:{i}") == h.goblin("HGETALL", f"user:{i}")
         h.redis("RESTORE", f"copy:{i}", 0, h.redis("DUMP", f"user:{i}"))
         h.exact("HGETALL", f"copy:{i}")
+
+
+def test_values_rewritten_under_the_same_field_list(h):
+    """A write to a shaped hash that keeps its field list re-encodes it under its shape;
+    one that keeps the count but renames a field must not."""
+    profiles(h, 40)
+    h.exact("HSET", "user:1", "name", "Grace")  # the same value
+    h.exact("HSET", "user:2", "name", "Grack")  # same length
+    h.exact("HSET", "user:3", "name", "G", "city", "Llanfairpwllgwyngyll")
+    h.exact("HSET", "user:4", "score", "12", "age", "x")  # text <-> integer
+    h.exact("HDEL", "user:5", "city")
+    h.exact("HSET", "user:5", "town", "Oslo")  # five fields, another list
+    h.exact("HDEL", "user:6", "age")
+    h.exact("HSET", "user:6", "age", "9")  # the same names, in another order
+    for _ in range(3):  # consecutive writes to one key
+        h.exact("HINCRBY", "user:7", "age", 100)
+    for i in range(9):
+        h.exact("HGETALL", f"user:{i}")
+        h.exact("HGET", f"user:{i}", "name")
+        h.enc_both(f"user:{i}", "listpack")

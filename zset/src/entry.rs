@@ -46,15 +46,21 @@ fn int_score(score: f64) -> Option<i64> {
 /// Score bytes stored for each kind.
 const WIDTH: [usize; 8] = [8, 0, 1, 2, 3, 4, 4, 7];
 const KIND_F64: u64 = 0;
+const KIND_ZERO: u64 = 1;
 const KIND_U32: u64 = 6;
 
 /// The smallest kind holding `score`.
+#[inline]
 fn kind_of(score: f64) -> u64 {
+    if score.to_bits() == 0 {
+        // +0 (not -0): the unscored entries of hashes, sets and lists, tested first.
+        return KIND_ZERO;
+    }
     let Some(v) = int_score(score) else {
         return KIND_F64;
     };
     match v {
-        0 => 1,
+        0 => KIND_ZERO,
         -0x80..=0x7f => 2,
         -0x8000..=0x7fff => 3,
         -0x80_0000..=0x7f_ffff => 4,
@@ -119,9 +125,45 @@ pub(crate) fn encode(dst: &mut [u8], member: &[u8], score: f64) {
     debug_assert_eq!(pos + member.len(), dst.len());
 }
 
+/// Bytes of the entry of `member` with score 0 (its header and bytes).
+#[inline]
+pub(crate) fn unscored_len(member_len: usize) -> usize {
+    varint_len(((member_len as u64) << 3) | KIND_ZERO) + member_len
+}
+
+/// Appends the entry of `member` with score 0 to `out`: what [`encode`] writes for it.
+#[inline]
+pub(crate) fn put_unscored(out: &mut Vec<u8>, member: &[u8]) {
+    let header = ((member.len() as u64) << 3) | KIND_ZERO;
+    if header < 0x80 {
+        out.push(header as u8);
+    } else {
+        let mut bytes = [0u8; 10];
+        let n = put_varint(&mut bytes, header);
+        out.extend_from_slice(&bytes[..n]);
+    }
+    out.extend_from_slice(member);
+}
+
 /// Decodes the entry starting at `pos`.
 #[inline]
 pub(crate) fn decode(buf: &[u8], pos: usize) -> Entry<'_> {
+    let first = buf[pos];
+    if first < 0x80 && u64::from(first & 7) == KIND_ZERO {
+        // A one-byte header and no score: a short member of a hash, set or list.
+        let end = pos + 1 + (first >> 3) as usize;
+        return Entry {
+            score: 0.0,
+            member: &buf[pos + 1..end],
+            end,
+        };
+    }
+    decode_scored(buf, pos)
+}
+
+/// [`decode`] of an entry with a score or a header of more than one byte.
+#[inline(never)]
+fn decode_scored(buf: &[u8], pos: usize) -> Entry<'_> {
     let (header, pos) = get_varint(buf, pos);
     let kind = header & 7;
     let width = WIDTH[kind as usize];
@@ -154,6 +196,12 @@ mod tests {
         let n = encoded_len(member, score);
         let mut buf = vec![0xAA; n + 3];
         encode(&mut buf[1..n + 1], member, score);
+        if score.to_bits() == 0 {
+            let mut unscored = vec![0xAA];
+            put_unscored(&mut unscored, member);
+            assert_eq!(unscored[1..], buf[1..n + 1]);
+            assert_eq!(unscored_len(member.len()), n);
+        }
         let e = decode(&buf, 1);
         assert_eq!(e.member, member);
         assert_eq!(e.score.to_bits(), score.to_bits(), "score {score}");

@@ -6,7 +6,7 @@ use super::{
     introspection, keys, latency, lolwut, memory, migrate, module_cmd, monitor, multi, pause,
     persistence, pubsub, server_cmds, tracking, Handler,
 };
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 

@@ -46,7 +46,7 @@ use super::string::{Compact, StringValue};
 use super::value::Value;
 use super::{Hash, List, Set, SortedSet};
 use crate::cluster::slot::key_slot;
-use goblin_zset::hash::FieldShapes;
+use goblin_zset::hash::{shape_id, FieldShapes};
 use goblin_zset::keytable::STR_MAX;
 use goblin_zset::keytable::{self as kt, KeyTable};
 use goblin_zset::set::PackedSet;
@@ -190,6 +190,8 @@ pub struct Db {
     table: KeyTable<Value>,
     /// The slot whose record-held string is checked out into `scratch`.
     out: Option<Slot>,
+    /// The shape of the checked-out record when it is a shaped hash.
+    out_shape: Option<u32>,
     /// Whether the checked-out copy was handed out for writing (it is put back).
     dirty: bool,
     scratch: Value,
@@ -206,6 +208,7 @@ impl Default for Db {
         Db {
             table: KeyTable::default(),
             out: None,
+            out_shape: None,
             dirty: false,
             scratch: placeholder(),
             packer: Packer::default(),
@@ -423,38 +426,57 @@ impl Db {
             self.dirty |= write;
             return true;
         }
-        let Some(v) = self.packer.rebuilt(&self.table.entry(slot).value()) else {
+        let stored = self.table.entry(slot).value();
+        let Some(v) = self.packer.rebuilt(&stored) else {
             return false;
+        };
+        let shape = match stored {
+            kt::ValueRef::Packed(tag::HASH_SHAPED, b) => Some(shape_id(b).0),
+            _ => None,
         };
         self.settle();
         self.scratch = v;
         self.out = Some(slot);
+        self.out_shape = shape;
         self.dirty = write;
         true
     }
 
-    /// Puts a checked-out copy that was handed out for writing back into its record.
+    /// Puts a checked-out copy that was handed out for writing back into its record,
+    /// unless it still equals it (a lookup for writing that wrote nothing). Its record form
+    /// is written once: a hash checked out of a shaped record whose field list is still
+    /// that shape's is re-encoded under it without a dictionary lookup.
     #[inline]
     fn settle(&mut self) {
         let Some(slot) = self.out.take() else {
             return;
         };
-        if std::mem::take(&mut self.dirty) && !self.unchanged(slot) {
-            let value = std::mem::replace(&mut self.scratch, placeholder());
-            self.put(slot, value);
+        if !std::mem::take(&mut self.dirty) {
+            return;
         }
-    }
-
-    /// Whether the checked-out copy still equals the record of `slot` (a lookup for
-    /// writing that wrote nothing: the record needs no re-encoding).
-    #[inline]
-    fn unchanged(&mut self, slot: Slot) -> bool {
+        let form = match (&self.scratch, self.out_shape) {
+            (Value::Hash(h), Some(id)) => {
+                let buf = &mut self.packer.buf;
+                (h.reshaped(&self.packer.shapes, id, buf) && buf.len() <= STR_MAX)
+                    .then_some(kt::Value::Packed(tag::HASH_SHAPED, &buf[..]))
+            }
+            _ => plain_record_value(&self.scratch),
+        };
         let stored = self.table.entry(slot).value();
-        match (self.packer.record_value(&self.scratch, false), stored) {
-            (Some(kt::Value::Int(a)), kt::ValueRef::Int(b)) => a == b,
-            (Some(kt::Value::Str(a, ra)), kt::ValueRef::Str(b, rb)) => a == b && ra == rb,
-            (Some(kt::Value::Packed(ta, a)), kt::ValueRef::Packed(tb, b)) => ta == tb && a == b,
+        let unchanged = match (&form, stored) {
+            (Some(kt::Value::Int(a)), kt::ValueRef::Int(b)) => *a == b,
+            (Some(kt::Value::Str(a, ra)), kt::ValueRef::Str(b, rb)) => *a == b && *ra == rb,
+            (Some(kt::Value::Packed(ta, a)), kt::ValueRef::Packed(tb, b)) => *ta == tb && *a == b,
             _ => false,
+        };
+        match form {
+            _ if unchanged => {}
+            // Still its shape: the form is final.
+            Some(f) if self.out_shape.is_some() => drop(self.table.set_value(slot, f)),
+            _ => {
+                let value = std::mem::replace(&mut self.scratch, placeholder());
+                self.put(slot, value);
+            }
         }
     }
 

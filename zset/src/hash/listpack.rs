@@ -12,7 +12,7 @@
 //! at the same time or later), then the fields without one in insertion order.
 
 use crate::entry;
-use crate::set::listpack::{count, edit, HEADER};
+use crate::set::listpack::{count, HEADER};
 
 /// The bit of the count that marks the listpackex form.
 const EX_FLAG: usize = 1 << 31;
@@ -64,15 +64,39 @@ impl PackHash {
     pub(crate) fn make_ex(&mut self) {
         if !self.is_ex() {
             let len = self.len();
-            edit(&mut self.buf, len | EX_FLAG, |_| {});
+            self.splice(HEADER, HEADER, 0, len | EX_FLAG, |_| {});
         }
     }
 
-    /// Applies `f` to the buffer as a vector, then stores it exact-size with count `len`
-    /// (the set listpack's buffer discipline), keeping the listpackex mark.
-    fn edit(&mut self, len: usize, f: impl FnOnce(&mut Vec<u8>)) {
-        let flag = count(&self.buf) & EX_FLAG;
-        edit(&mut self.buf, len | flag, f)
+    /// Replaces bytes `at..end` of the buffer (`at` at least [`HEADER`]) with the `n` bytes
+    /// `write` fills, in place when the length holds, else in one exact-size allocation (no
+    /// vector growth, no shrink), and stores count `len`, keeping the listpackex mark.
+    fn splice(
+        &mut self,
+        at: usize,
+        end: usize,
+        n: usize,
+        len: usize,
+        write: impl FnOnce(&mut [u8]),
+    ) {
+        let len = len | (count(&self.buf) & EX_FLAG);
+        if self.buf.len() >= HEADER && n == end - at {
+            write(&mut self.buf[at..end]);
+        } else {
+            let old: &[u8] = if self.buf.len() < HEADER {
+                &[0; HEADER]
+            } else {
+                &self.buf
+            };
+            let mut buf = Vec::with_capacity(old.len() - (end - at) + n);
+            buf.extend_from_slice(&old[..at]);
+            buf.resize(at + n, 0);
+            write(&mut buf[at..]);
+            buf.extend_from_slice(&old[end..]);
+            self.buf = buf.into_boxed_slice();
+        }
+        let len = u32::try_from(len).expect("listpack count fits u32");
+        self.buf[..HEADER].copy_from_slice(&len.to_le_bytes());
     }
 
     /// Every pair with its byte ranges, in order.
@@ -99,6 +123,12 @@ impl PackHash {
     /// Every pair, in order.
     pub(crate) fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
         self.slots().map(|s| (s.field, s.value))
+    }
+
+    /// Every pair as its field's entry bytes (header and name) and its value, in order.
+    pub(crate) fn field_entries_and_values(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        self.slots()
+            .map(|s| (&self.buf[s.start..s.value_start], s.value))
     }
 
     /// Every pair with its field's expiry time, in order.
@@ -132,11 +162,9 @@ impl PackHash {
                 self.insert(field, value, None);
                 return false;
             }
-            self.edit(self.len(), |buf| {
-                let mut new = vec![0; n];
-                entry::encode(&mut new, value, 0.0);
-                buf.splice(at..end, new);
-            });
+            if s.value != value {
+                self.splice(at, end, n, self.len(), |dst| entry::encode(dst, value, 0.0));
+            }
             return false;
         }
         self.insert(field, value, None);
@@ -154,12 +182,10 @@ impl PackHash {
                 .map(|s| s.start),
         };
         let (nf, nv) = (entry::encoded_len(field, score), encoded_len(value));
-        self.edit(self.len() + 1, |buf| {
-            let at = at.unwrap_or(buf.len());
-            let mut new = vec![0; nf + nv];
-            entry::encode(&mut new[..nf], field, score);
-            entry::encode(&mut new[nf..], value, 0.0);
-            buf.splice(at..at, new);
+        let at = at.unwrap_or(self.buf.len().max(HEADER));
+        self.splice(at, at, nf + nv, self.len() + 1, |dst| {
+            entry::encode(&mut dst[..nf], field, score);
+            entry::encode(&mut dst[nf..], value, 0.0);
         });
     }
 
@@ -178,6 +204,9 @@ impl PackHash {
 
     /// The earliest expiry time of a field (the first field's, in the listpackex order).
     pub(crate) fn min_expiry(&self) -> Option<u64> {
+        if !self.is_ex() {
+            return None;
+        }
         self.slots().next().and_then(|s| s.expire_at)
     }
 
@@ -191,9 +220,7 @@ impl PackHash {
             .map(|s| (s.field.to_vec(), s.end))
             .collect();
         if let Some(&(_, end)) = due.last() {
-            self.edit(self.len() - due.len(), |buf| {
-                buf.drain(HEADER..end);
-            });
+            self.splice(HEADER, end, 0, self.len() - due.len(), |_| {});
         }
         due.into_iter().map(|(f, _)| f).collect()
     }
@@ -203,9 +230,7 @@ impl PackHash {
         let Some((start, end)) = self.find(field).map(|s| (s.start, s.end)) else {
             return false;
         };
-        self.edit(self.len() - 1, |buf| {
-            buf.drain(start..end);
-        });
+        self.splice(start, end, 0, self.len() - 1, |_| {});
         true
     }
 
@@ -222,6 +247,14 @@ impl PackHash {
     /// The listpack whose buffer is `bytes` (from [`PackHash::bytes`]).
     pub(crate) fn from_bytes(bytes: &[u8]) -> PackHash {
         PackHash { buf: bytes.into() }
+    }
+
+    /// The listpack whose buffer `buf` is (written as [`PackHash::bytes`] gives it), taken
+    /// as it is: no reallocation when its capacity is its length.
+    pub(crate) fn from_vec(buf: Vec<u8>) -> PackHash {
+        PackHash {
+            buf: buf.into_boxed_slice(),
+        }
     }
 
     /// Heap bytes held.

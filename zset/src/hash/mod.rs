@@ -58,7 +58,7 @@ mod table;
 pub(crate) use digest::hash;
 
 use listpack::PackHash;
-pub use shape::FieldShapes;
+pub use shape::{shape_id, FieldShapes};
 use table::TableHash;
 
 /// The thresholds of the small form, as Redis's `hash-max-listpack-*` parameters.

@@ -21,7 +21,7 @@
 //! flush); a list that finds the dictionary full stays in the listpack form. Field lists of
 //! listpackex hashes (field times) and values over 247 bytes are not shaped.
 
-use super::listpack::{self, PackHash};
+use super::listpack::PackHash;
 use super::{Hash, Repr};
 use crate::entry;
 use crate::set::listpack::HEADER;
@@ -131,13 +131,31 @@ fn plain(hash: &Hash) -> Option<&PackHash> {
     }
 }
 
-/// Writes the field entries of `p`, in order, into `out` (cleared first).
+/// Writes the field entries of `p`, in order, into `out` (cleared first): a plain
+/// listpack's field entries are the dictionary's encoding as they stand.
 fn field_entries(p: &PackHash, out: &mut Vec<u8>) {
     out.clear();
-    for (field, _) in p.pairs() {
-        let at = out.len();
-        out.resize(at + listpack::encoded_len(field), 0);
-        entry::encode(&mut out[at..], field, 0.0);
+    for (field, _) in p.field_entries_and_values() {
+        out.extend_from_slice(field);
+    }
+}
+
+/// Writes the shape number `id` at the start of a shaped form into `out` (cleared first).
+fn put_id(out: &mut Vec<u8>, id: u32) {
+    out.clear();
+    if id < 0x80 {
+        out.push(id as u8);
+    } else {
+        out.extend_from_slice(&[(id as u8) | 0x80, (id >> 7) as u8]);
+    }
+}
+
+/// The shape number a shaped form starts with, and the offset of its first cell.
+pub fn shape_id(bytes: &[u8]) -> (u32, usize) {
+    if bytes[0] < 0x80 {
+        (u32::from(bytes[0]), 1)
+    } else {
+        (u32::from(bytes[0] & 0x7f) | u32::from(bytes[1]) << 7, 2)
     }
 }
 
@@ -172,27 +190,56 @@ fn put_cell(out: &mut Vec<u8>, value: &[u8]) -> bool {
     true
 }
 
+/// What a cell holds: a text, or the integer whose canonical decimal text the value is.
+enum Cell<'a> {
+    Text(&'a [u8]),
+    Int(i32),
+}
+
+/// The cell at `pos` of `bytes`, and the offset after it.
+#[inline(always)]
+fn cell_at(bytes: &[u8], pos: usize) -> (Cell<'_>, usize) {
+    let b = bytes[pos] as usize;
+    if b <= CELL_STR_MAX {
+        let end = pos + 1 + b;
+        return (Cell::Text(&bytes[pos + 1..end]), end);
+    }
+    let w = b - CELL_STR_MAX;
+    let end = pos + 1 + w;
+    let mut raw = [0u8; 4];
+    raw[..w].copy_from_slice(&bytes[pos + 1..end]);
+    let shift = 32 - 8 * w as u32;
+    (Cell::Int((i32::from_le_bytes(raw) << shift) >> shift), end)
+}
+
+/// Characters of `v`'s decimal text.
+fn decimal_len(v: i32) -> usize {
+    let digits = v
+        .unsigned_abs()
+        .checked_ilog10()
+        .map_or(1, |d| d as usize + 1);
+    digits + usize::from(v < 0)
+}
+
+/// Bytes of the listpack entry of the cell at `pos` of `bytes`, and the offset after it.
+#[inline]
+fn cell_entry_len(bytes: &[u8], pos: usize) -> (usize, usize) {
+    match cell_at(bytes, pos) {
+        (Cell::Int(v), end) => (entry::unscored_len(decimal_len(v)), end),
+        (Cell::Text(t), end) => (entry::unscored_len(t.len()), end),
+    }
+}
+
 /// Appends the listpack entry of the cell at `pos` of `bytes` to `out`; returns the offset
 /// after the cell.
+#[inline]
 fn put_cell_entry(bytes: &[u8], pos: usize, out: &mut Vec<u8>) -> usize {
-    let b = bytes[pos] as usize;
-    let (text, end);
     let mut digits = itoa::Buffer::new();
-    if b <= CELL_STR_MAX {
-        end = pos + 1 + b;
-        text = &bytes[pos + 1..end];
-    } else {
-        let w = b - CELL_STR_MAX;
-        end = pos + 1 + w;
-        let mut raw = [0u8; 4];
-        raw[..w].copy_from_slice(&bytes[pos + 1..end]);
-        let shift = 32 - 8 * w as u32;
-        let v = (i32::from_le_bytes(raw) << shift) >> shift;
-        text = digits.format(v).as_bytes();
-    }
-    let at = out.len();
-    out.resize(at + listpack::encoded_len(text), 0);
-    entry::encode(&mut out[at..], text, 0.0);
+    let (text, end) = match cell_at(bytes, pos) {
+        (Cell::Text(t), end) => (t, end),
+        (Cell::Int(v), end) => (digits.format(v).as_bytes(), end),
+    };
+    entry::put_unscored(out, text);
     end
 }
 
@@ -212,34 +259,61 @@ impl Hash {
         let Some(p) = plain(self) else {
             return false;
         };
-        out.clear();
-        if id < 0x80 {
-            out.push(id as u8);
-        } else {
-            out.extend_from_slice(&[(id as u8) | 0x80, (id >> 7) as u8]);
-        }
+        put_id(out, id);
         p.pairs().all(|(_, value)| put_cell(out, value))
     }
 
-    /// The listpack hash whose shaped form (from [`Hash::shaped`] with `shapes`) is `bytes`.
-    pub fn from_shaped(shapes: &FieldShapes, bytes: &[u8]) -> Hash {
-        let (id, mut pos) = if bytes[0] < 0x80 {
-            (bytes[0] as usize, 1)
-        } else {
-            ((bytes[0] & 0x7f) as usize | (bytes[1] as usize) << 7, 2)
+    /// As [`Hash::shaped_as`] when this hash's field list is still shape `id` of `shapes`
+    /// (a record of that shape, written to): checked by comparing the listpack's field
+    /// entries with the shape's in the same pass, no lookup; false when it is not.
+    pub fn reshaped(&self, shapes: &FieldShapes, id: u32, out: &mut Vec<u8>) -> bool {
+        let (Some(p), Some((fields, count))) = (plain(self), shapes.shapes.get(id as usize)) else {
+            return false;
         };
-        let (fields, count) = &shapes.shapes[id];
-        let mut buf = Vec::with_capacity(HEADER + fields.len() + 2 * bytes.len());
-        buf.extend_from_slice(&(*count as u32).to_le_bytes());
+        if p.len() != *count {
+            return false;
+        }
+        put_id(out, id);
         let mut at = 0;
+        // Entries delimit themselves: a field entry equal to the bytes at `at` is the
+        // shape's entry there.
+        p.field_entries_and_values().all(|(field, value)| {
+            let same = fields[at..].starts_with(field);
+            at += field.len();
+            same && put_cell(out, value)
+        })
+    }
+
+    /// The listpack hash whose shaped form (from [`Hash::shaped`] with `shapes`) is `bytes`,
+    /// written in one exact-size allocation.
+    pub fn from_shaped(shapes: &FieldShapes, bytes: &[u8]) -> Hash {
+        let (id, first) = shape_id(bytes);
+        let (fields, count) = &shapes.shapes[id as usize];
+        let mut len = HEADER + fields.len();
+        let mut pos = first;
+        while pos < bytes.len() {
+            let (n, end) = cell_entry_len(bytes, pos);
+            len += n;
+            pos = end;
+        }
+        let mut buf = Vec::with_capacity(len);
+        buf.extend_from_slice(&(*count as u32).to_le_bytes());
+        let (mut at, mut pos) = (0, first);
         while at < fields.len() {
             let end = entry::decode(fields, at).end;
             buf.extend_from_slice(&fields[at..end]);
             at = end;
             pos = put_cell_entry(bytes, pos, &mut buf);
         }
-        debug_assert_eq!(pos, bytes.len());
-        Hash::from_packed(&buf)
+        debug_assert_eq!((pos, buf.len()), (bytes.len(), len));
+        let hash = Hash {
+            repr: Repr::Pack(PackHash::from_vec(buf)),
+        };
+        debug_assert!({
+            hash.validate();
+            true
+        });
+        hash
     }
 }
 
@@ -287,6 +361,16 @@ mod tests {
         let back = Hash::from_shaped(&shapes, &buf);
         assert_eq!(pairs(&back), pairs(&h));
         assert_eq!(back.packed(), h.packed());
+        let mut again = Vec::new();
+        assert!(h.reshaped(&shapes, 0, &mut again));
+        assert_eq!(again, buf);
+        assert!(!h.reshaped(&shapes, 1, &mut again), "no shape 1");
+        let mut other = h.clone();
+        other.set(b"zip", b"75001", &HashConfig::default());
+        assert!(
+            !other.reshaped(&shapes, 0, &mut again),
+            "the field list changed"
+        );
     }
 
     #[test]
@@ -388,6 +472,18 @@ mod tests {
                     let back = Hash::from_shaped(&shapes, &buf);
                     prop_assert_eq!(back.packed(), h.packed());
                     prop_assert!(buf.len() < h.packed().unwrap().len());
+                }
+                // Re-encoding under each shape: only the hash's own list's gives a form.
+                for id in 0..shapes.len() as u32 {
+                    let mut again = Vec::new();
+                    let own = shapes.lookup(&h, &mut Vec::new()) == Some(id);
+                    prop_assert_eq!(
+                        h.reshaped(&shapes, id, &mut again),
+                        own && h.shaped_as(id, &mut buf)
+                    );
+                    if own {
+                        prop_assert_eq!(&again, &buf);
+                    }
                 }
             }
         }
