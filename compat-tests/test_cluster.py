@@ -321,6 +321,39 @@ def test_redirections_match_redis(goblins, redises):
     assert redirections(goblins) == redirections(redises)
 
 
+def endpoint_views(nodes: list[Node]) -> list:
+    """For each cluster-preferred-endpoint-type of node 0 (no node announces a hostname): a
+    MOVED redirect, the endpoint fields of CLUSTER SLOTS and of CLUSTER SHARDS, ports
+    normalized."""
+    ports = {n.port: f"port{i}" for i, n in enumerate(nodes)}
+    out = []
+    c = nodes[0].client()
+    try:
+        key = next(k for k in ["foo", "bar", "z"] if "MOVED" in error_of(c, "GET", k))
+        for kind in ["unknown-endpoint", "hostname", "ip"]:
+            c.execute_command("CONFIG", "SET", "cluster-preferred-endpoint-type", kind)
+            moved = error_of(c, "GET", key)
+            for port, name in ports.items():
+                moved = moved.replace(f":{port}", f":{name}")
+            slots = sorted(
+                (s[0], s[2][0], ports[s[2][1]], s[2][3]) for s in c.execute_command("CLUSTER", "SLOTS")
+            )
+            shards = sorted(
+                (n[b"endpoint"], ports[n[b"port"]])
+                for sh in c.execute_command("CLUSTER", "SHARDS")
+                for n in (dict(zip(m[::2], m[1::2])) for m in dict(zip(sh[::2], sh[1::2]))[b"nodes"])
+            )
+            out.append((kind, moved, slots, shards))
+    finally:
+        c.execute_command("CONFIG", "SET", "cluster-preferred-endpoint-type", "ip")
+        c.close()
+    return out
+
+
+def test_preferred_endpoint_types_match_redis(goblins, redises):
+    assert endpoint_views(goblins) == endpoint_views(redises)
+
+
 def cluster_replies(node: Node, other_id: str) -> list:
     c = node.client()
     out = []

@@ -141,8 +141,12 @@ pub fn replicas(ctx: &mut Ctx, args: &[&[u8]]) {
 /// One node of a CLUSTER SLOTS range: endpoint, port, id, and the other addresses.
 fn slots_node(ctx: &mut Ctx, endpoint_kind: &str, n: &Node) {
     ctx.out.array(4);
-    ctx.out
-        .bulk(preferred_endpoint(endpoint_kind, n).as_bytes());
+    if endpoint_kind == "unknown-endpoint" {
+        ctx.out.null();
+    } else {
+        ctx.out
+            .bulk(preferred_endpoint(endpoint_kind, n).as_bytes());
+    }
     ctx.out.int(n.port as i64);
     ctx.out.bulk(&n.id);
     let with_ip = endpoint_kind != "ip";

@@ -191,12 +191,14 @@ pub fn message(server: &crate::server::Server, redirect: &Redirect) -> String {
     }
 }
 
-/// The address clients are given for `node` (cluster-preferred-endpoint-type).
+/// The address clients are given for `node` (cluster-preferred-endpoint-type): its IP, its
+/// hostname ("?" when it announces none), or "" for unknown-endpoint.
 pub fn preferred_endpoint(kind: &str, node: &crate::cluster::node::Node) -> String {
     match kind {
         "ip" => node.ip.clone(),
         "hostname" if !node.hostname.is_empty() => node.hostname.clone(),
-        _ => "?".into(),
+        "hostname" => "?".into(),
+        _ => String::new(),
     }
 }
 
