@@ -9,9 +9,11 @@ module-scoped and use a short cluster-node-timeout, so the module takes a few se
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -322,14 +324,15 @@ def test_redirections_match_redis(goblins, redises):
 
 
 def endpoint_views(nodes: list[Node]) -> list:
-    """For each cluster-preferred-endpoint-type of node 0 (no node announces a hostname): a
-    MOVED redirect, the endpoint fields of CLUSTER SLOTS and of CLUSTER SHARDS, ports
-    normalized."""
+    """For each cluster-preferred-endpoint-type of node 0 (which announces a hostname, seen
+    in its own replies at once; the others announce none): a MOVED redirect, the endpoint
+    fields of CLUSTER SLOTS and of CLUSTER SHARDS, ports normalized."""
     ports = {n.port: f"port{i}" for i, n in enumerate(nodes)}
     out = []
     c = nodes[0].client()
     try:
-        key = next(k for k in ["foo", "bar", "z"] if "MOVED" in error_of(c, "GET", k))
+        key = next(k for k in ["foo", "bar", "z"] if "MovedError" in error_of(c, "GET", k))
+        c.execute_command("CONFIG", "SET", "cluster-announce-hostname", "me.example")
         for kind in ["unknown-endpoint", "hostname", "ip"]:
             c.execute_command("CONFIG", "SET", "cluster-preferred-endpoint-type", kind)
             moved = error_of(c, "GET", key)
@@ -339,13 +342,14 @@ def endpoint_views(nodes: list[Node]) -> list:
                 (s[0], s[2][0], ports[s[2][1]], s[2][3]) for s in c.execute_command("CLUSTER", "SLOTS")
             )
             shards = sorted(
-                (n[b"endpoint"], ports[n[b"port"]])
+                (ports[n[b"port"]], n[b"endpoint"], n.get(b"hostname"))
                 for sh in c.execute_command("CLUSTER", "SHARDS")
                 for n in (dict(zip(m[::2], m[1::2])) for m in dict(zip(sh[::2], sh[1::2]))[b"nodes"])
             )
             out.append((kind, moved, slots, shards))
     finally:
         c.execute_command("CONFIG", "SET", "cluster-preferred-endpoint-type", "ip")
+        c.execute_command("CONFIG", "SET", "cluster-announce-hostname", "")
         c.close()
     return out
 
@@ -778,7 +782,12 @@ def test_cluster_config_errors_match_redis(goblins, redises):
             ]:
                 got.append(error_of(c, "CONFIG", "SET", name, value))
             got.append(c.execute_command("CONFIG", "GET", "cluster-node-timeout"))
-            got.append(sorted(c.execute_command("CONFIG", "GET", "cluster-a*")))
+            # Redis 7.0 lacks cluster-announce-human-nodename (7.2; its own test below).
+            names = c.execute_command("CONFIG", "GET", "cluster-a*")
+            got.append(sorted(
+                (k, v) for k, v in zip(names[::2], names[1::2])
+                if k != b"cluster-announce-human-nodename"
+            ))
             out.append(got)
         finally:
             c.close()
@@ -831,4 +840,59 @@ def test_add_node_and_reshard_keys_under_writes(tmp_path_factory):
         finally:
             rc.close()
     finally:
+        stop_all(nodes)
+
+
+REDIS72_BIN = os.environ.get("REDIS72_BIN", "/work/redis-7.2.4/src/redis-server")
+
+
+@pytest.mark.skipif(not os.path.exists(REDIS72_BIN), reason="no Redis 7.2.4 (REDIS72_BIN)")
+def test_human_nodenames_match_redis72(tmp_path_factory):
+    """cluster-announce-human-nodename (Redis 7.2): its CONFIG SET checks, the ping extension
+    that carries it (each side's nodes.conf keeps the other's name as nodename=), and the
+    verbose log line naming reporter and failing node by it. Nodes: Redis 7.2.4, Goblin,
+    Redis 7.2.4; the third is stopped so the other two report it."""
+    nodes = []
+    for i, (kind, binary) in enumerate([("redis", REDIS72_BIN), ("goblin", GOBLIN_BIN),
+                                        ("redis", REDIS72_BIN)]):
+        n = Node(kind, binary, ["--loglevel", "verbose"], tmp_path_factory.mktemp(f"hn{kind}{i}"))
+        n.start()
+        nodes.append(n)
+    clients = [n.client() for n in nodes]
+    try:
+        errors = []
+        for c in clients[:2]:
+            errors.append([
+                error_of(c, "CONFIG", "SET", "cluster-announce-human-nodename", "a:b"),
+                error_of(c, "CONFIG", "SET", "cluster-announce-human-nodename", "a!b"),
+                c.execute_command("CONFIG", "SET", "cluster-announce-human-nodename", "a_b-c.d"),
+                c.execute_command("CONFIG", "GET", "cluster-announce-human-nodename"),
+            ])
+        assert errors[0] == errors[1]
+        for i, c in enumerate(clients):
+            c.execute_command("CONFIG", "SET", "cluster-announce-human-nodename", f"nodename-{i}")
+            if i:
+                c.execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].port)
+        ids = [c.execute_command("CLUSTER", "MYID").decode() for c in clients]
+
+        def knows_names(i: int) -> bool:
+            clients[i].execute_command("CLUSTER", "SAVECONFIG")
+            text = (nodes[i].workdir / "nodes.conf").read_text()
+            return all(f"nodename=nodename-{j}" in text for j in range(3) if j != i)
+
+        wait_for("human nodenames propagated", lambda: knows_names(0) and knows_names(1))
+        nodes[2].proc.send_signal(signal.SIGSTOP)
+        try:
+            line = {
+                i: f"Node {ids[1 - i]} (nodename-{1 - i}) reported node {ids[2]} (nodename-2) "
+                "as not reachable."
+                for i in range(2)
+            }
+            wait_for("failure reports logged",
+                     lambda: all(line[i] in nodes[i].log_path.read_text() for i in range(2)))
+        finally:
+            nodes[2].proc.send_signal(signal.SIGCONT)
+    finally:
+        for c in clients:
+            c.close()
         stop_all(nodes)

@@ -25,6 +25,8 @@ pub struct ClusterConfig {
     pub announce_bus_port: u16,
     /// cluster-announce-hostname ("" none).
     pub announce_hostname: String,
+    /// cluster-announce-human-nodename ("" none): the name log lines give this node.
+    pub announce_human_nodename: String,
     /// cluster-preferred-endpoint-type: ip, hostname or unknown-endpoint.
     pub preferred_endpoint: String,
     /// cluster-require-full-coverage.
@@ -60,6 +62,7 @@ impl Default for ClusterConfig {
             announce_tls_port: 0,
             announce_bus_port: 0,
             announce_hostname: String::new(),
+            announce_human_nodename: String::new(),
             preferred_endpoint: "ip".into(),
             require_full_coverage: true,
             allow_reads_when_down: false,
@@ -85,6 +88,7 @@ pub const PARAMS: &[(&str, Option<&str>, bool)] = &[
     ("cluster-announce-tls-port", None, false),
     ("cluster-announce-bus-port", None, false),
     ("cluster-announce-hostname", None, false),
+    ("cluster-announce-human-nodename", None, false),
     ("cluster-preferred-endpoint-type", None, false),
     ("cluster-require-full-coverage", None, false),
     ("cluster-allow-reads-when-down", None, false),
@@ -114,6 +118,12 @@ pub fn valid_hostname(text: &str) -> bool {
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
 }
 
+/// Whether `text` may be a nodes.conf auxiliary value (Redis's isValidAuxString: no
+/// byte of `!#$%&()*+:;<>?@[]^{|}~`).
+pub fn valid_aux(text: &str) -> bool {
+    !text.bytes().any(|b| b"!#$%&()*+:;<>?@[]^{|}~".contains(&b))
+}
+
 /// Applies canonical directive `name` (one of [`PARAMS`]).
 pub fn apply(c: &mut ClusterConfig, name: &str, text: &str) -> Result<(), ConfigError> {
     use crate::config::{int_in, memory_in, one_of, yes_no};
@@ -139,6 +149,14 @@ pub fn apply(c: &mut ClusterConfig, name: &str, text: &str) -> Result<(), Config
                 ));
             }
             c.announce_hostname = text.into()
+        }
+        "cluster-announce-human-nodename" => {
+            if !valid_aux(text) {
+                return Err(ConfigError::BadValue(
+                    "Announced human node name contained invalid character".into(),
+                ));
+            }
+            c.announce_human_nodename = text.into()
         }
         "cluster-preferred-endpoint-type" => c.preferred_endpoint = one_of(text, &ENDPOINT_TYPES)?,
         "cluster-require-full-coverage" => c.require_full_coverage = yes_no(text)?,
@@ -172,6 +190,7 @@ pub fn value_of(c: &ClusterConfig, name: &str) -> Option<String> {
         "cluster-announce-tls-port" => c.announce_tls_port.to_string(),
         "cluster-announce-bus-port" => c.announce_bus_port.to_string(),
         "cluster-announce-hostname" => c.announce_hostname.clone(),
+        "cluster-announce-human-nodename" => c.announce_human_nodename.clone(),
         "cluster-preferred-endpoint-type" => c.preferred_endpoint.clone(),
         "cluster-require-full-coverage" => yn(c.require_full_coverage),
         "cluster-allow-reads-when-down" => yn(c.allow_reads_when_down),
@@ -218,6 +237,12 @@ mod tests {
         apply(&mut c, "cluster-node-timeout", "5000").unwrap();
         apply(&mut c, "cluster-announce-hostname", "a.b-c").unwrap();
         assert!(apply(&mut c, "cluster-announce-hostname", "a b").is_err());
+        apply(&mut c, "cluster-announce-human-nodename", "node_1.a-b").unwrap();
+        assert!(apply(&mut c, "cluster-announce-human-nodename", "a:b").is_err());
+        assert_eq!(
+            value_of(&c, "cluster-announce-human-nodename").unwrap(),
+            "node_1.a-b"
+        );
         assert!(apply(&mut c, "cluster-port", "70000").is_err());
         assert!(apply(&mut c, "cluster-preferred-endpoint-type", "x").is_err());
         assert_eq!(value_of(&c, "cluster-enabled").unwrap(), "yes");

@@ -165,6 +165,9 @@ pub fn ping(
         .and_then(|id| state.nodes.get(id))
         .is_some_and(|n| n.no_shard_ext);
     if !hostname_only {
+        if !me.human_nodename.is_empty() {
+            exts.push(Ext::HumanNodename(me.human_nodename.clone()));
+        }
         let now_secs = env.now / 1000;
         let mut forgotten: Vec<_> = state.blacklist.iter().collect();
         forgotten.sort();
@@ -459,6 +462,26 @@ fn handle_epoch_collision(state: &mut ClusterState, sender: NodeId, actions: &mu
     );
 }
 
+/// Logs (verbose) that master `sender` reported `node` `what`, naming both by id and
+/// human nodename as Redis does.
+fn log_report(state: &ClusterState, sender: NodeId, node: NodeId, what: &str) {
+    let name = |id: &NodeId| {
+        let human = state
+            .nodes
+            .get(id)
+            .map_or("", |n| n.human_nodename.as_str());
+        format!("{} ({human})", super::node::id_str(id))
+    };
+    crate::log::log(
+        crate::config::LogLevel::Verbose,
+        &format!(
+            "Node {} reported node {} {what}.",
+            name(&sender),
+            name(&node)
+        ),
+    );
+}
+
 /// Reads the gossip section (clusterProcessGossipSection): failure reports from masters,
 /// pong times, new addresses of unreachable nodes, and nodes not yet known.
 fn process_gossip(
@@ -476,10 +499,12 @@ fn process_gossip(
         if state.nodes.contains_key(&g.id) {
             if let Some(s) = sender.filter(|_| sender_is_master && g.id != state.myself) {
                 if g.flags & (flags::FAIL | flags::PFAIL) != 0 {
-                    state.add_failure_report(g.id, s, env.now);
+                    if state.add_failure_report(g.id, s, env.now) {
+                        log_report(state, s, g.id, "as not reachable");
+                    }
                     mark_failing_if_needed(state, env, g.id, actions);
-                } else {
-                    state.del_failure_report(g.id, s);
+                } else if state.del_failure_report(g.id, s) {
+                    log_report(state, s, g.id, "is back online");
                 }
             }
             let node = state.nodes.get_mut(&g.id).expect("known");
@@ -540,9 +565,11 @@ fn process_exts(
         n.no_shard_ext = !has_shard;
     }
     let mut hostname = String::new();
+    let mut human_nodename = String::new();
     for e in exts {
         match e {
             Ext::Hostname(h) => hostname = h.clone(),
+            Ext::HumanNodename(h) => human_nodename = h.clone(),
             Ext::ForgottenNode(id, ttl) => {
                 if *id != state.myself && state.nodes.contains_key(id) {
                     let until = env.now / 1000 + ttl;
@@ -560,12 +587,13 @@ fn process_exts(
                     }
                 }
             }
-            Ext::HumanNodename(_) | Ext::Unknown(_) => {}
+            Ext::Unknown(_) => {}
         }
     }
     if let Some(n) = state.nodes.get_mut(&sender) {
-        if n.hostname != hostname {
+        if n.hostname != hostname || n.human_nodename != human_nodename {
             n.hostname = hostname;
+            n.human_nodename = human_nodename;
             state.todo_save = true;
         }
     }

@@ -157,12 +157,15 @@ impl Cluster {
             c.bus_port(config.port)
         };
         let me = self.state.me_mut();
-        let mut changed =
-            me.port != port || me.cport != cport || me.hostname != c.announce_hostname;
+        let mut changed = me.port != port
+            || me.cport != cport
+            || me.hostname != c.announce_hostname
+            || me.human_nodename != c.announce_human_nodename;
         me.port = port;
         me.cport = cport;
         me.pport = c.announce_tls_port;
         me.hostname = c.announce_hostname.clone();
+        me.human_nodename = c.announce_human_nodename.clone();
         if !c.announce_ip.is_empty() && me.ip != c.announce_ip {
             me.ip = c.announce_ip.clone();
             changed = true;

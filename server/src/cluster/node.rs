@@ -150,6 +150,8 @@ pub struct Node {
     pub pport: u16,
     /// Announced hostname ("" none).
     pub hostname: String,
+    /// Announced human-readable name, for log lines ("" none).
+    pub human_nodename: String,
     /// Its config epoch.
     pub config_epoch: u64,
     /// The master it replicates, if a replica.
@@ -189,6 +191,7 @@ impl Node {
             cport: 0,
             pport: 0,
             hostname: String::new(),
+            human_nodename: String::new(),
             config_epoch: 0,
             replica_of: None,
             slots: SlotBits::default(),

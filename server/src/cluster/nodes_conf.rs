@@ -6,8 +6,8 @@
 //! skips), since on ext4 a rename over the old file flushes the data as an fsync would.
 //!
 //! ```text
-//! <id> <ip>:<port>@<cport>[,<hostname>[,tls-port=N,shard-id=ID]] <flags> <master|-> \
-//!     <ping-sent> <pong-received> <config-epoch> <connected|disconnected> <slot>... \
+//! <id> <ip>:<port>@<cport>[,<hostname>[,tls-port=N,shard-id=ID[,nodename=NAME]]] <flags> \
+//!     <master|-> <ping-sent> <pong-received> <config-epoch> <connected|disconnected> <slot>... \
 //!     [<slot>->-<id>] [<slot>-<-<id>]
 //! vars currentEpoch <n> lastVoteEpoch <n>
 //! ```
@@ -41,6 +41,9 @@ pub fn node_line(state: &ClusterState, node: &Node, connected: bool, for_file: b
             node.pport,
             id_str(&node.shard_id)
         );
+        if !node.human_nodename.is_empty() {
+            let _ = write!(s, ",nodename={}", node.human_nodename);
+        }
     } else if !node.hostname.is_empty() {
         let _ = write!(s, ",{}", node.hostname);
     }
@@ -210,6 +213,8 @@ pub fn parse(text: &str, now: u64) -> Result<ClusterState, String> {
         for aux in words[1].split(',').skip(1) {
             if let Some(v) = aux.strip_prefix("shard-id=") {
                 node.shard_id = parse_id(v.as_bytes()).ok_or("bad shard id")?;
+            } else if let Some(v) = aux.strip_prefix("nodename=") {
+                node.human_nodename = v.to_string();
             } else if let Some(v) = aux.strip_prefix("tls-port=") {
                 node.pport = v.parse().map_err(|_| "bad tls-port")?;
             }
@@ -359,6 +364,11 @@ mod tests {
         );
         let file = file_text(&state);
         assert!(file.starts_with("a6fdb6046b81f5dcee582e7424cd01f76121c810 :23001@33001,foo.example,tls-port=0,shard-id=a6fdb6046b81f5dcee582e7424cd01f76121c810 myself,master"));
+        let named = text.replace("foo.example", "foo.example,nodename=node-a");
+        let state = parse(&named, 0).unwrap();
+        assert_eq!(state.me().human_nodename, "node-a");
+        assert!(file_text(&state)
+            .contains(",shard-id=a6fdb6046b81f5dcee582e7424cd01f76121c810,nodename=node-a "));
         assert!(file.ends_with("vars currentEpoch 0 lastVoteEpoch 0\n"));
         let again = parse(&file, 0).unwrap();
         assert_eq!(file_text(&again), file);

@@ -234,11 +234,14 @@ impl ClusterState {
         true
     }
 
-    /// Forgets `reporter`'s report on `node`.
-    pub fn del_failure_report(&mut self, node: NodeId, reporter: NodeId) {
-        if let Some(n) = self.nodes.get_mut(&node) {
-            n.fail_reports.retain(|r| r.from != reporter);
-        }
+    /// Forgets `reporter`'s report on `node`; true when it had one.
+    pub fn del_failure_report(&mut self, node: NodeId, reporter: NodeId) -> bool {
+        let Some(n) = self.nodes.get_mut(&node) else {
+            return false;
+        };
+        let before = n.fail_reports.len();
+        n.fail_reports.retain(|r| r.from != reporter);
+        n.fail_reports.len() != before
     }
 
     /// Failure reports on `node` still valid at `now` (2 x node timeout), old ones dropped.

@@ -133,6 +133,10 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     let classes = ctx.server.config.notify_keyspace_events;
     ctx.server.keyspace.notifier.set_flags(classes);
     crate::replication::resize_backlog(ctx.server);
+    // As Redis: this node's announced hostname, names and ports show at once.
+    if let Some(cluster) = ctx.server.cluster.as_deref_mut() {
+        cluster.refresh_myself(&ctx.server.config);
+    }
     ctx.out.ok();
 }
 
