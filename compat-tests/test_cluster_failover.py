@@ -176,6 +176,28 @@ def test_replicas_hold_their_masters_data(six):
         assert roles[myid(replica)] == b"replica" and roles[mid] == b"master"
 
 
+def test_slot_taken_by_gossip_deletes_keys_on_replicas_too(six):
+    """As Redis's unit/cluster/slot-ownership: a master that learns by gossip that another
+    node took a slot with keys deletes them and propagates the deletions, so its replica
+    drops them too."""
+    (src, replica), (dst, _) = pairs(six)[:2]
+    sid = myid(src)
+    key = next(f"owned{i}" for i in range(10000)
+               if slot_owner(src, cmd(src, "CLUSTER", "KEYSLOT", f"owned{i}")) == sid)
+    slot = cmd(src, "CLUSTER", "KEYSLOT", key)
+    assert cmd(src, "SET", key, "v")
+
+    def replica_count() -> int:
+        return cmd(replica, "CLUSTER", "COUNTKEYSINSLOT", slot)
+
+    wait_for("the replica to get the key", lambda: replica_count() == 1)
+    cmd(dst, "CLUSTER", "BUMPEPOCH")
+    assert cmd(dst, "CLUSTER", "SETSLOT", slot, "NODE", myid(dst)) == b"OK"
+    wait_for("the old owner to drop the key",
+             lambda: cmd(src, "CLUSTER", "COUNTKEYSINSLOT", slot) == 0)
+    wait_for("its replica to drop the key", lambda: replica_count() == 0)
+
+
 def test_replicaof_refused_as_redis(six, tmp_path_factory):
     [r] = start_nodes(tmp_path_factory, ["redis"])
     try:

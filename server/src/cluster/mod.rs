@@ -285,8 +285,17 @@ pub fn delete_keys_in_slot(server: &mut Server, slot: u16) -> usize {
         .into_iter()
         .map(|k| k.to_vec())
         .collect();
+    let lazy = server.config.lazyfree_lazy_server_del;
     for key in &keys {
         server.keyspace.delete(0, key);
+        server
+            .keyspace
+            .notifier
+            .fire(crate::pubsub::notify::GENERIC, "del", 0, key);
+        // Each deletion reaches the replicas and the AOF on its own, as Redis's delKeysInSlot.
+        server.propagation.deletion(0, key.clone(), lazy);
+        server.propagation.end_unit(false);
     }
+    server.keyspace.add_dirty(keys.len() as u64);
     keys.len()
 }
