@@ -354,6 +354,40 @@ def endpoint_views(nodes: list[Node]) -> list:
     return out
 
 
+def dropped_publishes(nodes: list[Node]) -> list:
+    """DEBUG DROP-CLUSTER-PACKET-FILTER: its error, then node 1 dropping the bus PUBLISH
+    messages (type 4) node 0 sends, until the filter is -1 again: what node 1's subscriber
+    gets."""
+    c0, c1 = nodes[0].client(), nodes[1].client()
+    sub = c1.pubsub()
+    try:
+        out = [error_of(c1, "DEBUG", "DROP-CLUSTER-PACKET-FILTER", "x")]
+        sub.subscribe("dropch")
+        sub.get_message(timeout=1)
+        out.append(c1.execute_command("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "4"))
+        c0.publish("dropch", "dropped")
+        time.sleep(0.3)
+        out.append(c1.execute_command("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "-1"))
+        c0.publish("dropch", "delivered")
+        got = []
+        deadline = time.monotonic() + 10
+        while b"delivered" not in got and time.monotonic() < deadline:
+            m = sub.get_message(timeout=0.5)
+            if m and m["type"] == "message":
+                got.append(m["data"])
+        out.append(got)
+        return out
+    finally:
+        c1.execute_command("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "-1")
+        sub.close()
+        c0.close()
+        c1.close()
+
+
+def test_drop_cluster_packet_filter_matches_redis(goblins, redises):
+    assert dropped_publishes(goblins) == dropped_publishes(redises)
+
+
 def test_preferred_endpoint_types_match_redis(goblins, redises):
     assert endpoint_views(goblins) == endpoint_views(redises)
 

@@ -614,6 +614,13 @@ pub fn process(
     if (mtype as usize) < types::COUNT {
         state.stats.received[mtype as usize] += 1;
     }
+    if i64::from(mtype) == state.drop_filter {
+        crate::log::log(
+            crate::config::LogLevel::Warning,
+            "Dropping packet that matches debug drop filter",
+        );
+        return actions;
+    }
     let sender = state
         .nodes
         .get(&h.sender)

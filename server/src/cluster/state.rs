@@ -56,6 +56,9 @@ pub struct ClusterState {
     pub blacklist: HashMap<NodeId, u64>,
     /// Message counters.
     pub stats: MessageStats,
+    /// Received messages of this type are counted, then dropped (DEBUG
+    /// DROP-CLUSTER-PACKET-FILTER; -1 none).
+    pub drop_filter: i64,
     /// The configuration changed and nodes.conf must be written.
     pub todo_save: bool,
     /// When the cluster last came down (Unix ms), to delay rejoining as Redis does.
@@ -87,6 +90,7 @@ impl ClusterState {
             ok: false,
             blacklist: HashMap::new(),
             stats: MessageStats::default(),
+            drop_filter: -1,
             todo_save: false,
             among_minority_time: 0,
             first_call_time: 0,

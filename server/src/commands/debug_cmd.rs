@@ -30,6 +30,8 @@ const HELP: &[&str] = &[
     "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+    "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
     "POPULATE <count> [<prefix>] [<size>]",
     "    Create <count> string keys named key:<num>. If <prefix> is specified then",
     "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -131,6 +133,15 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
                 ctx.error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
             }
         }
+        (b"drop-cluster-packet-filter", 3) => match crate::numbers::parse_i64(args[2]) {
+            Some(mtype) => {
+                if let Some(cluster) = ctx.server.cluster.as_deref_mut() {
+                    cluster.state.drop_filter = mtype;
+                }
+                ctx.out.ok();
+            }
+            None => ctx.error(errors::NOT_AN_INTEGER),
+        },
         (b"pause-cron", 3) => {
             ctx.server.pause_cron = atoi(args[2]) != 0;
             ctx.out.ok();
