@@ -318,12 +318,6 @@ def test_oom_refusals(both):
     both.config_set("maxmemory", 0)
 
 
-def test_blocking_commands_are_refused_in_scripts(both):
-    both("EVAL", "return redis.call('bzpopmin', 'nokey', 0)", 0)
-    both("ZADD", "z", 1, "a")
-    both("EVAL", "return redis.call('bzpopmin', 'z', 0)", 0)
-
-
 def test_scripts_and_transactions(both):
     both("MULTI")
     both("EVAL", "return redis.call('incr', KEYS[1])", 1, "n")

@@ -115,18 +115,23 @@ def test_a_bad_aof_ends_with_redis_line(procs, tmp_path):
     assert last["goblin"].startswith("# Bad file format reading the append only file")
 
 
-def test_getex_propagates_every_expiry_as_pexpireat(both72):
-    """Redis 7.2 writes GETEX with EX, PX, EXAT or PXAT to the AOF as PEXPIREAT (Debian's
-    7.0 kept PXAT as given): compared with Redis 7.2.4's AOF."""
-    from aof_stream import incr_stream
-
-    both72.ok("CONFIG", "SET", "appendonly", "yes")
-    for server, c in zip(both72.pair, both72.clients()):
+def aof_on(both: Both) -> None:
+    """Turns the AOF on for both servers and waits for the rewrite that starts it."""
+    both.ok("CONFIG", "SET", "appendonly", "yes")
+    for server, c in zip(both.pair, both.clients()):
         deadline = time.monotonic() + 10
         while info_of(c, "persistence")["aof_rewrite_in_progress"] or \
                 info_of(c, "persistence")["aof_rewrite_scheduled"]:
             assert time.monotonic() < deadline, server
             time.sleep(0.05)
+
+
+def test_getex_propagates_every_expiry_as_pexpireat(both72):
+    """Redis 7.2 writes GETEX with EX, PX, EXAT or PXAT to the AOF as PEXPIREAT (Debian's
+    7.0 kept PXAT as given): compared with Redis 7.2.4's AOF."""
+    from aof_stream import incr_stream
+
+    aof_on(both72)
     at = int(time.time() * 1000) + 100_000_000
     both72.ok("SET", "foo", "bar")
     for option, value in (("PXAT", at), ("EXAT", at // 1000), ("PX", 100_000_000)):

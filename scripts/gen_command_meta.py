@@ -5,7 +5,7 @@ has (from REDIS72_BIN, Redis 7.2, for those 7.0 lacks: WAITAOF; from REDIS74_BIN
 7.4 or later, for those 7.2 lacks too: hash-field expiry; from scripts/redis8_meta.py for
 those of Redis 8, as no Redis 8 binary is at hand), then
 brought to Redis 7.2 where 7.2 changed them (ZRANK/ZREVRANK WITHSCORE, CLIENT
-SETINFO, CLIENT NO-TOUCH) and completed with Goblin's own GOBLIN.* commands.
+SETINFO, CLIENT NO-TOUCH, blocking commands allowed in scripts) and completed with Goblin's own GOBLIN.* commands.
 
 Usage: scripts/gen_command_meta.py   (needs target/release/goblin-server and redis-server)
 Redis's command metadata is BSD-3-Clause licensed (Copyright Redis Ltd. and contributors).
@@ -213,6 +213,11 @@ def main():
             d[1].insert(at, (b("history"), arr(entry)))
         else:
             history[1].append(entry)
+
+    # Redis 7.2: the blocking commands and WAIT run in scripts (without blocking).
+    for name in ("blmove", "blpop", "brpop", "brpoplpush", "bzpopmax", "bzpopmin", "wait"):
+        flags = find(info_out, name)[1][2][1]
+        flags[:] = [f for f in flags if f != ("+", "noscript")]
 
     # Redis 7.2: CLUSTER MYSHARDID.
     cluster_info = find(info_out, "cluster")

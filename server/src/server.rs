@@ -118,9 +118,9 @@ impl Server {
         if self.propagation.pending() == 0 {
             return;
         }
-        let stream = self.propagation.take();
+        let (stream, replicas) = self.propagation.take();
         crate::aof::append(self, &stream);
-        crate::replication::feed_own(self, &stream);
+        crate::replication::feed_own(self, replicas.as_deref().unwrap_or(&stream));
     }
 
     /// Whether a start-up load runs (the snapshot's on its thread, or the AOF's replay):

@@ -15,8 +15,8 @@ const FILL_MAX: i64 = (1 << 15) - 1;
 pub fn debug_object(ctx: &mut Ctx, key: &[u8]) {
     let compress = ctx.server.config.rdbcompression;
     let clock = ctx.server.keyspace.clock_secs();
-    let (db, now) = (ctx.client.db, ctx.now_ms);
-    let Some(entry) = ctx.server.keyspace.peek(db, key, now) else {
+    let db = ctx.client.db;
+    let Some(entry) = ctx.server.keyspace.find(db, key) else {
         return ctx.error(errors::NO_SUCH_KEY);
     };
     let fill = ctx.server.config.list.max_listpack_size;

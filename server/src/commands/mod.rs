@@ -53,7 +53,7 @@ pub use table::{all, container, lookup, Command, Flags, StatSlot};
 pub use tracking::after_round as tracking_round;
 
 use crate::clients::{Client, ReplyMode};
-use crate::clock::unix_ms;
+use crate::clock::unix_us;
 use crate::errors;
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
@@ -73,6 +73,11 @@ pub struct Ctx<'a> {
     pub out: ReplyWriter<'a>,
     /// Time of the command, Unix milliseconds (one value for a whole command, as Redis).
     pub now_ms: u64,
+    /// Where the command's changes propagate (a script's redis.set_repl).
+    pub propagate_to: crate::propagate::Targets,
+    /// The same time in microseconds (TIME's; a script's or EXEC's commands keep the
+    /// caller's, as Redis's cached time).
+    pub now_us: u64,
     /// Set when the handler replied with an error.
     failed: bool,
     /// Set when running inside EXEC (blocking commands must not block).
@@ -102,11 +107,14 @@ impl<'a> Ctx<'a> {
     /// A context for one command of `client`, replying into `wbuf` in the client's protocol.
     pub fn new(server: &'a mut Server, client: &'a mut Client, wbuf: &'a mut Vec<u8>) -> Self {
         let resp3 = client.resp3;
+        let now_us = unix_us();
         Ctx {
             server,
             client,
             out: ReplyWriter::new(wbuf, resp3),
-            now_ms: unix_ms(),
+            now_ms: now_us / 1000,
+            now_us,
+            propagate_to: crate::propagate::Targets::ALL,
             failed: false,
             in_exec: false,
             block: None,
@@ -484,14 +492,17 @@ fn propagate(
     }
     let changed = server.keyspace.changes() != changes_before;
     if !cmd.flags.contains(Flags::MULTI_CONTROL) {
-        server.propagation.command(db, args, changed, rewrite);
+        let targets = ctx.propagate_to;
+        server
+            .propagation
+            .command_to(db, args, changed, rewrite, targets);
     }
     if !ctx.in_exec {
-        let before = server.propagation.pending();
+        let before = server.propagation.pending_for_replicas();
         server
             .propagation
             .end_unit(!cmd.flags.contains(Flags::READONLY));
-        let after = server.propagation.pending();
+        let after = server.propagation.pending_for_replicas();
         if after > before {
             // WAIT waits for the stream up to the end of this write.
             ctx.client.woff = server.replication.offset() + after as u64;

@@ -29,7 +29,7 @@ pub static COMMANDS: [Command; 9] = [
         Flags::NOSCRIPT.with(STALE_LOADING).with(Flags::FAST),
         role,
     ),
-    Command::simple("wait", 3, Flags::NOSCRIPT, wait),
+    Command::simple("wait", 3, Flags::NONE, wait),
     Command::simple("waitaof", 4, Flags::NOSCRIPT, waitaof),
     Command::simple("failover", -1, ADMIN.with(Flags::STALE), failover),
 ];

@@ -243,12 +243,10 @@ pub fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 /// TIME
 pub fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let (secs, micros) = (ctx.now_us / 1_000_000, ctx.now_us % 1_000_000);
     ctx.out.array(2);
-    ctx.out.bulk(now.as_secs().to_string().as_bytes());
-    ctx.out.bulk(now.subsec_micros().to_string().as_bytes());
+    ctx.out.bulk(secs.to_string().as_bytes());
+    ctx.out.bulk(micros.to_string().as_bytes());
 }
 
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the caller blocks while the shutdown

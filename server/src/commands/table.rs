@@ -437,6 +437,7 @@ pub static COMMANDS: [Command; 64] = [
         1,
         Flags::NOSCRIPT
             .with(LSF)
+            .with(Flags::ALLOW_BUSY)
             .with(Flags::NO_AUTH)
             .with(MC)
             .with(Flags::SUBSCRIBED_CONTEXT),
@@ -445,13 +446,19 @@ pub static COMMANDS: [Command; 64] = [
     cmd!(
         "auth",
         -2,
-        Flags::NOSCRIPT.with(LSF).with(Flags::NO_AUTH),
+        Flags::NOSCRIPT
+            .with(LSF)
+            .with(Flags::NO_AUTH)
+            .with(Flags::ALLOW_BUSY),
         connection::auth
     ),
     cmd!(
         "hello",
         -1,
-        Flags::NOSCRIPT.with(LSF).with(Flags::NO_AUTH),
+        Flags::NOSCRIPT
+            .with(LSF)
+            .with(Flags::NO_AUTH)
+            .with(Flags::ALLOW_BUSY),
         connection::hello
     ),
     cmd!(

@@ -387,6 +387,13 @@ impl Keyspace {
         Some(self.dbs[db].read(slot))
     }
 
+    /// Looks a key up as it is stored, even past its time (DEBUG OBJECT, as Redis's dbFind):
+    /// nothing is expired, touched or counted.
+    pub fn find(&mut self, db: usize, key: &[u8]) -> Option<Entry<'_>> {
+        let (slot, _, _) = self.dbs[db].probe(key, 0)?;
+        Some(self.dbs[db].read(slot))
+    }
+
     /// Deletes a key whose time has come, counting it and logging it for propagation.
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
         self.stats.expired_keys += 1;

@@ -19,7 +19,7 @@ fn run(s: &mut (Server, Client), cmd: &str) -> String {
     let mut out = Vec::new();
     execute(&mut s.0, &mut s.1, &mut out, &args);
     s.0.propagate_removals();
-    let bytes = s.0.propagation.take();
+    let bytes = s.0.propagation.take().0;
     let mut c = crate::aof::stream::Commands::new(&bytes, 0);
     let mut lines = Vec::new();
     while let Some(argv) = c.next_command().expect("a valid stream") {
@@ -167,7 +167,7 @@ fn run_args(s: &mut (Server, Client), args: &[&[u8]]) -> Vec<Vec<Vec<u8>>> {
     let mut out = Vec::new();
     execute(&mut s.0, &mut s.1, &mut out, args);
     s.0.propagate_removals();
-    let bytes = s.0.propagation.take();
+    let bytes = s.0.propagation.take().0;
     let mut c = crate::aof::stream::Commands::new(&bytes, 0);
     let mut commands = Vec::new();
     while let Some(argv) = c.next_command().expect("a valid stream") {

@@ -22,9 +22,32 @@
 //! The consumers take the stream once per event-loop iteration ([`Propagation::take`]),
 //! before the replies of that iteration go out. Nothing is collected while no consumer
 //! exists ([`Propagation::set_enabled`]).
+//!
+//! A script's redis.set_repl sends its next commands to the AOF only, to the replicas
+//! only, or nowhere ([`Targets`]). Such a unit splits the stream in two (the AOF's and the
+//! replicas', each with its own SELECT state) until the next [`Propagation::take`]; its
+//! MULTI and EXEC go to both, as Redis's propagatePendingCommands sends them.
 
 /// One command's arguments.
 pub type Argv = Vec<Vec<u8>>;
+
+/// Which consumers a propagated command goes to (redis.set_repl's flags): bit 0 the AOF,
+/// bit 1 the replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Targets(pub u8);
+
+impl Targets {
+    /// The AOF only (REPL_AOF).
+    pub const AOF: Targets = Targets(1);
+    /// The replicas only (REPL_REPLICA).
+    pub const REPLICAS: Targets = Targets(2);
+    /// Both (REPL_ALL, every command but a script's after set_repl).
+    pub const ALL: Targets = Targets(3);
+
+    fn has(self, t: Targets) -> bool {
+        self.0 & t.0 != 0
+    }
+}
 
 /// What a handler propagates in place of the command as received.
 #[derive(Debug, Default)]
@@ -59,10 +82,14 @@ impl Rewrite {
 #[derive(Debug, Default)]
 pub struct Propagation {
     enabled: bool,
-    unit: Vec<(usize, Argv)>,
+    unit: Vec<(usize, Argv, Targets)>,
+    /// The stream of both consumers, or the AOF's alone while `replicas` is split off.
     stream: Vec<u8>,
-    /// The database of the last command in the stream (None: SELECT before the next).
-    selected: Option<usize>,
+    /// The replicas' stream, split off by a unit that did not go to both.
+    replicas: Option<Vec<u8>>,
+    /// The database of the last command in the AOF's and in the replicas' stream (None:
+    /// SELECT before the next).
+    selected: [Option<usize>; 2],
 }
 
 impl Propagation {
@@ -77,7 +104,8 @@ impl Propagation {
         self.enabled = on;
         self.unit.clear();
         self.stream.clear();
-        self.selected = None;
+        self.replicas = None;
+        self.selected = [None; 2];
     }
 
     /// Stops collecting while commands run that must not propagate (DEBUG LOADAOF's
@@ -92,28 +120,41 @@ impl Propagation {
         self.enabled = was;
     }
 
-    /// The database the stream is in (None: the next command is preceded by a SELECT).
+    /// The database the replicas' stream is in (None: the next command is preceded by a
+    /// SELECT).
     pub fn selected(&self) -> Option<usize> {
-        self.selected
+        self.selected[1]
     }
 
     /// The next command is preceded by a SELECT, whatever the last one's database (a new
     /// file or a new consumer starts there).
     pub fn reselect(&mut self) {
-        self.selected = None;
+        self.selected = [None; 2];
     }
 
     /// Adds the result of command `argv` (received in database `db`) to the unit: the
     /// command itself when it changed the dataset (`changed`), or what `rewrite` says.
     pub fn command(&mut self, db: usize, argv: &[&[u8]], changed: bool, rewrite: Rewrite) {
-        if !self.enabled || !(changed || rewrite.forced) {
+        self.command_to(db, argv, changed, rewrite, Targets::ALL);
+    }
+
+    /// [`Propagation::command`] for the consumers in `targets` only (none: nothing).
+    pub fn command_to(
+        &mut self,
+        db: usize,
+        argv: &[&[u8]],
+        changed: bool,
+        rewrite: Rewrite,
+        targets: Targets,
+    ) {
+        if !self.enabled || !(changed || rewrite.forced) || targets.0 == 0 {
             return;
         }
         match rewrite.instead {
-            Some(list) => self.unit.extend(list.into_iter().map(|a| (db, a))),
+            Some(list) => self.unit.extend(list.into_iter().map(|a| (db, a, targets))),
             None => self
                 .unit
-                .push((db, argv.iter().map(|a| a.to_vec()).collect())),
+                .push((db, argv.iter().map(|a| a.to_vec()).collect(), targets)),
         }
     }
 
@@ -123,7 +164,7 @@ impl Propagation {
     pub fn deletion(&mut self, db: usize, key: Vec<u8>, lazy: bool) {
         if self.enabled {
             self.unit
-                .push((db, vec![deletion_verb(lazy).to_vec(), key]));
+                .push((db, vec![deletion_verb(lazy).to_vec(), key], Targets::ALL));
         }
     }
 
@@ -136,30 +177,62 @@ impl Propagation {
         }
         let unit = std::mem::take(&mut self.unit);
         let wrap = atomic && unit.len() > 1;
-        if wrap {
-            encode(&mut self.stream, &[b"MULTI"]);
+        let shared = unit.iter().all(|(_, _, t)| *t == Targets::ALL)
+            && self.replicas.is_none()
+            && self.selected[0] == self.selected[1];
+        if shared {
+            write_unit(&mut self.stream, &mut self.selected[0], &unit, None, wrap);
+            self.selected[1] = self.selected[0];
+            return;
         }
-        for (db, argv) in &unit {
-            if self.selected != Some(*db) {
-                encode(&mut self.stream, &[b"SELECT", db.to_string().as_bytes()]);
-                self.selected = Some(*db);
-            }
-            let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-            encode(&mut self.stream, &args);
-        }
-        if wrap {
-            encode(&mut self.stream, &[b"EXEC"]);
-        }
+        let replicas = self.replicas.get_or_insert_with(|| self.stream.clone());
+        let [aof_db, replicas_db] = &mut self.selected;
+        write_unit(&mut self.stream, aof_db, &unit, Some(Targets::AOF), wrap);
+        write_unit(replicas, replicas_db, &unit, Some(Targets::REPLICAS), wrap);
     }
 
-    /// Takes the stream collected since the last call.
-    pub fn take(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.stream)
+    /// Takes the streams collected since the last call: the AOF's, and the replicas' when
+    /// it differs from it.
+    pub fn take(&mut self) -> (Vec<u8>, Option<Vec<u8>>) {
+        (std::mem::take(&mut self.stream), self.replicas.take())
     }
 
-    /// Bytes collected and not yet taken.
+    /// Bytes collected and not yet taken (the longer stream's).
     pub fn pending(&self) -> usize {
-        self.stream.len()
+        self.stream.len().max(self.pending_for_replicas())
+    }
+
+    /// Bytes of the replicas' stream not yet taken (WAIT's offsets count them).
+    pub fn pending_for_replicas(&self) -> usize {
+        self.replicas.as_ref().map_or(self.stream.len(), Vec::len)
+    }
+}
+
+/// Writes the commands of `unit` that go to `only` (all when None) into `out`, with a
+/// SELECT when one's database differs from `selected`'s, in MULTI / EXEC when `wrap`.
+fn write_unit(
+    out: &mut Vec<u8>,
+    selected: &mut Option<usize>,
+    unit: &[(usize, Argv, Targets)],
+    only: Option<Targets>,
+    wrap: bool,
+) {
+    if wrap {
+        encode(out, &[b"MULTI"]);
+    }
+    for (db, argv, _) in unit
+        .iter()
+        .filter(|(_, _, t)| only.is_none_or(|o| t.has(o)))
+    {
+        if *selected != Some(*db) {
+            encode(out, &[b"SELECT", db.to_string().as_bytes()]);
+            *selected = Some(*db);
+        }
+        let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+        encode(out, &args);
+    }
+    if wrap {
+        encode(out, &[b"EXEC"]);
     }
 }
 
@@ -195,7 +268,7 @@ mod tests {
     use super::*;
 
     fn text(p: &mut Propagation) -> String {
-        String::from_utf8(p.take()).unwrap().replace("\r\n", " ")
+        String::from_utf8(p.take().0).unwrap().replace("\r\n", " ")
     }
 
     #[test]
@@ -254,5 +327,39 @@ mod tests {
         p.deletion(1, b"y".to_vec(), true);
         p.end_unit(false);
         assert_eq!(text(&mut p), "*2 $3 DEL $1 x *2 $6 UNLINK $1 y ");
+    }
+
+    #[test]
+    fn set_repl_targets_split_the_stream_until_taken() {
+        let mut p = Propagation::default();
+        p.set_enabled(true);
+        let set = |k: &'static [u8]| [b"SET" as &[u8], k, b"1"];
+        p.command(0, &set(b"a"), true, Rewrite::default());
+        p.command_to(0, &set(b"b"), true, Rewrite::default(), Targets(0));
+        p.command_to(0, &set(b"c"), true, Rewrite::default(), Targets::AOF);
+        p.command_to(2, &set(b"r"), true, Rewrite::default(), Targets::REPLICAS);
+        p.end_unit(true);
+        p.command(0, &set(b"d"), true, Rewrite::default());
+        p.end_unit(true);
+        assert_ne!(p.pending_for_replicas(), p.stream.len());
+        assert_eq!(p.pending(), p.pending_for_replicas().max(p.stream.len()));
+        let (aof, replicas) = p.take();
+        let words = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap().replace("\r\n", " ");
+        assert_eq!(
+            words(&aof),
+            "*1 $5 MULTI *2 $6 SELECT $1 0 *3 $3 SET $1 a $1 1 *3 $3 SET $1 c $1 1 *1 $4 EXEC \
+             *3 $3 SET $1 d $1 1 "
+        );
+        assert_eq!(
+            words(&replicas.unwrap()),
+            "*1 $5 MULTI *2 $6 SELECT $1 0 *3 $3 SET $1 a $1 1 *2 $6 SELECT $1 2 \
+             *3 $3 SET $1 r $1 1 *1 $4 EXEC *2 $6 SELECT $1 0 *3 $3 SET $1 d $1 1 "
+        );
+        p.command(0, &set(b"e"), true, Rewrite::default());
+        p.end_unit(true);
+        assert_eq!(
+            p.take(),
+            (b"*3\r\n$3\r\nSET\r\n$1\r\ne\r\n$1\r\n1\r\n".to_vec(), None)
+        );
     }
 }

@@ -252,18 +252,17 @@ pub fn functions(lua: &Lua, active: &ActiveRun, pending: &Pending) -> mlua::Resu
     t.raw_set(
         "acl_check_cmd",
         lua.create_function(move |lua, args: MultiValue| {
-            if run::current(&acl_active).is_none() {
+            let Some(run) = run::current(&acl_active) else {
                 return Err(p.raise_text(
                     lua,
                     "redis.acl_check_cmd can only be called inside a script invocation",
                 ));
-            }
+            };
             let argv = run::command_args(&args).map_err(|text| p.raise_text(lua, text))?;
-            if run::resolve(&argv).is_none() {
+            let Some(cmd) = run::resolve(&argv) else {
                 return Err(p.raise_text(lua, "Invalid command passed to redis.acl_check_cmd()"));
-            }
-            // Goblin's only user may run every command.
-            Ok(true)
+            };
+            Ok(run.acl_allows(cmd, &argv))
         })?,
     )?;
     let p = pending.clone();

@@ -7,18 +7,10 @@
 //! `{big_number=s}`, verbatim -> `{verbatim_string={format=, string=}}`; attributes are
 //! skipped.
 //!
-//! Lua -> reply (what a script returns): string -> bulk, number -> integer (truncated),
-//! true -> 1 and false -> null (booleans under RESP3), a table with `err`, `ok`,
-//! `double`, `big_number`, `verbatim_string`, `map` or `set` -> that reply, any other
-//! table -> an array of its elements 1, 2, ... up to the first nil, anything else -> null.
+//! Lua -> reply (what a script returns) is [`super::lua_reply`]'s.
 
 use super::api::error_table;
-use crate::commands::Ctx;
-use mlua::{Lua, Table, Value};
-
-/// Nesting past which a returned table is answered "reached lua stack limit", about where
-/// Redis's lua_checkstack gives up (8000 slots, three per level).
-const MAX_DEPTH: usize = 2600;
+use mlua::{Lua, Value};
 
 /// A number as C's `printf("%.*g")` prints it (Redis formats numeric command arguments
 /// with `%.17g`, Lua converts numbers to strings with `%.14g`).
@@ -152,124 +144,10 @@ fn parse(lua: &Lua, reply: &[u8], pos: &mut usize) -> mlua::Result<Value> {
     })
 }
 
-/// Writes what a script returned as the reply of `ctx`'s command; `resp3` is the script's
-/// protocol (redis.setresp), which decides how booleans go out.
-pub fn lua_to_reply(ctx: &mut Ctx, value: &Value, resp3: bool) {
-    write_value(ctx, value, resp3, 0);
-}
-
-fn write_value(ctx: &mut Ctx, value: &Value, resp3: bool, depth: usize) {
-    match value {
-        Value::String(s) => ctx.out.bulk(&s.as_bytes()),
-        Value::Boolean(b) => match (resp3, b) {
-            (false, true) => ctx.out.int(1),
-            (false, false) => ctx.out.null(),
-            (true, b) => ctx.out.boolean(*b),
-        },
-        Value::Integer(n) => ctx.out.int(*n),
-        Value::Number(n) => ctx.out.int(c_long_long(*n)),
-        Value::Table(t) if depth >= MAX_DEPTH => {
-            let _ = t;
-            ctx.error("reached lua stack limit");
-        }
-        Value::Table(t) => write_table(ctx, t, resp3, depth),
-        _ => ctx.out.null(),
-    }
-}
-
-/// A field of `t` read without metamethods, if it is of the kind `pick` accepts.
-fn field<T>(t: &Table, name: &str, pick: impl Fn(Value) -> Option<T>) -> Option<T> {
-    t.raw_get::<Value>(name).ok().and_then(pick)
-}
-
-fn string_of(v: Value) -> Option<mlua::LuaString> {
-    match v {
-        Value::String(s) => Some(s),
-        _ => None,
-    }
-}
-
-/// Spaces for the CR and LF of a status or big number, as Redis maps them.
-fn no_newlines(bytes: &[u8]) -> Vec<u8> {
-    bytes
-        .iter()
-        .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
-        .collect()
-}
-
-fn write_table(ctx: &mut Ctx, t: &Table, resp3: bool, depth: usize) {
-    if let Some(err) = field(t, "err", string_of) {
-        let text = String::from_utf8_lossy(&err.as_bytes()).into_owned();
-        let counted = field(t, "ignore_error_stats_update", |v| match v {
-            Value::Boolean(b) => Some(b),
-            _ => None,
-        })
-        .unwrap_or(false);
-        return if counted {
-            ctx.error_counted(&text)
-        } else {
-            ctx.error(&text)
-        };
-    }
-    if let Some(ok) = field(t, "ok", string_of) {
-        let text = no_newlines(&ok.as_bytes());
-        let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
-        return ctx.out.simple(&String::from_utf8_lossy(&text[..end]));
-    }
-    if let Some(d) = field(t, "double", |v| match v {
-        Value::Number(n) => Some(n),
-        Value::Integer(n) => Some(n as f64),
-        _ => None,
-    }) {
-        return ctx.out.double(d);
-    }
-    if let Some(big) = field(t, "big_number", string_of) {
-        return ctx.out.big_number(&no_newlines(&big.as_bytes()));
-    }
-    if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
-        if let (Some(format), Some(text)) = (
-            field(&v, "format", string_of),
-            field(&v, "string", string_of),
-        ) {
-            return ctx.out.verbatim_as(&format.as_bytes(), &text.as_bytes());
-        }
-    }
-    if let Ok(Value::Table(map)) = t.raw_get::<Value>("map") {
-        let pairs: Vec<(Value, Value)> = map.pairs().filter_map(Result::ok).collect();
-        ctx.out.map(pairs.len());
-        for (k, v) in &pairs {
-            write_value(ctx, k, resp3, depth + 1);
-            write_value(ctx, v, resp3, depth + 1);
-        }
-        return;
-    }
-    if let Ok(Value::Table(set)) = t.raw_get::<Value>("set") {
-        let members: Vec<Value> = set
-            .pairs::<Value, Value>()
-            .filter_map(|p| p.ok().map(|(k, _)| k))
-            .collect();
-        ctx.out.set(members.len());
-        for m in &members {
-            write_value(ctx, m, resp3, depth + 1);
-        }
-        return;
-    }
-    let mut items = Vec::new();
-    for i in 1.. {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
-        }
-    }
-    ctx.out.array(items.len());
-    for v in &items {
-        write_value(ctx, v, resp3, depth + 1);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mlua::Table;
 
     #[test]
     fn numbers_print_as_c_does() {

@@ -6,8 +6,8 @@
 //! - [`cache`]: the scripts by SHA1 (lowercase hex of the body), their shebang flags.
 //! - [`api`]: the `redis` table's functions written in Rust (redis.call, redis.pcall,
 //!   redis.setresp, redis.log, ...).
-//! - [`convert`]: command replies to Lua values and Lua values to replies, RESP2 and RESP3,
-//!   as Redis's script_lua.c converts them.
+//! - [`convert`]: command replies to Lua values, RESP2 and RESP3, as Redis's script_lua.c
+//!   converts them; [`lua_reply`]: what a script returns, as its reply.
 //! - [`run`]: one invocation: the checks before it, the script client, the busy hook
 //!   (BUSY replies to other clients, SCRIPT KILL), the reply.
 //! - [`commands`]: the EVAL family and SCRIPT handlers, and their table.
@@ -30,6 +30,7 @@ pub mod function_commands;
 pub mod functions;
 pub mod library;
 pub mod libs;
+pub mod lua_reply;
 pub mod run;
 
 pub use commands::COMMANDS;

@@ -156,6 +156,11 @@ local function nonexistent(_, name)
 end
 local globals = setmetatable({}, {__index = nonexistent})
 local _, globals_meta = protect(G, globals)
+-- getmetatable(_G) answers a read-only table whose __index is the nonexistent-global error,
+-- as Redis's does.
+local globals_meta_view = {}
+protect(globals_meta_view, {__index = nonexistent})
+globals_meta.__metatable = globals_meta_view
 local set_loading
 if load_api then
   local load_redis = {}

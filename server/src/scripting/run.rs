@@ -95,6 +95,16 @@ pub fn resolve(argv: &[Vec<u8>]) -> Option<&'static Command> {
 }
 
 impl Run<'_, '_> {
+    /// Whether the caller's user may run `cmd` with `argv` (redis.acl_check_cmd).
+    pub fn acl_allows(&self, cmd: &Command, argv: &[Vec<u8>]) -> bool {
+        let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+        self.ctx
+            .server
+            .acl
+            .check(&self.client.user, cmd, &args)
+            .is_ok()
+    }
+
     /// redis.call / redis.pcall: runs one command as the script client and converts its
     /// reply; with `raise_errors`, an error (refusal or error reply) is to be raised.
     pub fn call(
@@ -131,12 +141,14 @@ impl Run<'_, '_> {
         };
         self.client.resp3 = self.resp3;
         self.reply.clear();
-        let now_ms = self.ctx.now_ms;
+        let (now_ms, now_us) = (self.ctx.now_ms, self.ctx.now_us);
         let mut inner = Ctx::new(self.ctx.server, &mut self.client, &mut self.reply);
         // Scripts never block (Redis's CLIENT_DENY_BLOCKING): blocking commands answer
         // at once, as inside EXEC.
         inner.in_exec = true;
         inner.now_ms = now_ms;
+        inner.now_us = now_us;
+        inner.propagate_to = crate::propagate::Targets(self.repl);
         let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
         commands::call(&mut inner, cmd, &args);
         if self.ctx.server.tracking.clients() > 0 {
@@ -459,7 +471,7 @@ pub fn run(
     ctx.server.scripting.running = None;
     ctx.server.scripting.count_run(&engine);
     match outcome {
-        Ok(Ok(value)) => convert::lua_to_reply(ctx, &value, resp3),
+        Ok(Ok(value)) => super::lua_reply::lua_to_reply(ctx, engine.lua(), value, resp3),
         Ok(Err(error)) => reply_error(ctx, callee.name, &error),
         Err(e) => ctx.error(&format!(
             "ERR Error running script {}, {:.100}",

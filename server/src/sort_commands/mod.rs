@@ -14,6 +14,7 @@ use crate::errors;
 use crate::keyspace::{List, Value, WrongType};
 use crate::numbers::parse_f64;
 use crate::pubsub::notify;
+use crate::scripting::run::SCRIPT_CLIENT_ID;
 use std::cmp::Ordering;
 
 /// SORT and SORT_RO.
@@ -154,12 +155,15 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     let (db, now, touch) = (ctx.client.db, ctx.now_ms, !ctx.client.no_touch);
+    let from_script = ctx.client.id == SCRIPT_CLIENT_ID;
     let loaded = match ctx.server.keyspace.lookup_read(db, args[1], now, touch) {
         None => Ok(Vec::new()),
         Some(entry) => {
-            // As Redis: a set stored unsorted is sorted ALPHA, so what STORE writes (and
-            // the AOF replays) does not depend on the set's internal order.
-            if o.dontsort && o.store.is_some() && matches!(entry.value, Value::Set(_)) {
+            // As Redis: a set stored unsorted, or read so by a script, is sorted ALPHA, so
+            // what STORE writes (and the AOF replays) and what a script sees does not
+            // depend on the set's internal order.
+            let stable = o.store.is_some() || from_script;
+            if o.dontsort && stable && matches!(entry.value, Value::Set(_)) {
                 (o.dontsort, o.alpha, o.by) = (false, true, None);
             }
             let native = o.dontsort && matches!(entry.value, Value::ZSet(_) | Value::List(_));

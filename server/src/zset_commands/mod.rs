@@ -28,8 +28,8 @@ const WDF: Flags = Flags::WRITE.with(Flags::DENYOOM).with(Flags::FAST);
 const WF: Flags = Flags::WRITE.with(Flags::FAST);
 const R: Flags = Flags::READONLY;
 const RF: Flags = Flags::READONLY.with(Flags::FAST);
-/// Blocking pops: not allowed in scripts, as in Redis.
-const WB: Flags = Flags::WRITE.with(Flags::BLOCKING).with(Flags::NOSCRIPT);
+/// Blocking pops (a script or MULTI runs them without blocking, as Redis does).
+const WB: Flags = Flags::WRITE.with(Flags::BLOCKING);
 
 /// Every sorted-set command.
 pub static COMMANDS: [Command; 37] = [
