@@ -384,6 +384,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("aof-use-rdb-preamble", None, Mutability::Runtime),
     ("aof-load-truncated", None, Mutability::Runtime),
     ("aof-timestamp-enabled", None, Mutability::Runtime),
+    ("aof-disable-auto-gc", None, Mutability::Runtime),
     ("save", None, Mutability::Runtime),
     ("dir", None, Mutability::Runtime),
     ("dbfilename", None, Mutability::Runtime),
@@ -519,6 +520,7 @@ const HIDDEN: &[&str] = &[
     "key-load-delay",
     "rdb-key-save-delay",
     "cluster-ping-interval",
+    "aof-disable-auto-gc",
 ];
 
 /// The parameters whose value is several words in a file (Redis's MULTI_ARG_CONFIG ones);
@@ -767,6 +769,7 @@ impl Config {
             "aof-use-rdb-preamble" => self.aof.use_rdb_preamble = yes_no(&text)?,
             "aof-load-truncated" => self.aof.load_truncated = yes_no(&text)?,
             "aof-timestamp-enabled" => self.aof.timestamp_enabled = yes_no(&text)?,
+            "aof-disable-auto-gc" => self.aof.disable_auto_gc = yes_no(&text)?,
             "save" => {
                 let points = parse_save_points(&text)?;
                 if at_start && self.save_seen_at_start && !points.is_empty() {
@@ -983,6 +986,7 @@ impl Config {
             "aof-use-rdb-preamble" => yes_no_name(self.aof.use_rdb_preamble),
             "aof-load-truncated" => yes_no_name(self.aof.load_truncated),
             "aof-timestamp-enabled" => yes_no_name(self.aof.timestamp_enabled),
+            "aof-disable-auto-gc" => yes_no_name(self.aof.disable_auto_gc),
             "save" => self
                 .save
                 .iter()

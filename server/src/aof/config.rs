@@ -58,6 +58,9 @@ pub struct AofConfig {
     pub load_truncated: bool,
     /// aof-timestamp-enabled: `#TS:` annotations.
     pub timestamp_enabled: bool,
+    /// aof-disable-auto-gc (hidden): keep the history files a rewrite leaves (listed in the
+    /// manifest) until it is turned off again.
+    pub disable_auto_gc: bool,
 }
 
 impl Default for AofConfig {
@@ -73,6 +76,7 @@ impl Default for AofConfig {
             use_rdb_preamble: true,
             load_truncated: true,
             timestamp_enabled: false,
+            disable_auto_gc: false,
         }
     }
 }

@@ -428,6 +428,12 @@ pub fn poll_loading(server: &mut Server, budget: std::time::Duration) {
     }
 }
 
+/// aof-disable-auto-gc turned off: the history files kept meanwhile go now.
+pub fn collect_history(server: &mut Server) {
+    let filename = server.config.aof.filename.clone();
+    rewrite::delete_history(server, &dir_path(server), &filename);
+}
+
 /// DEBUG LOADAOF (Redis's order): the buffer written, the data and functions emptied, the
 /// files named by the manifest on disk replayed at once (nothing replayed is propagated),
 /// the history files deleted, and the changes not counted as dirty. False when the files

@@ -417,9 +417,9 @@ fn finish(server: &mut Server, pid: libc::pid_t) -> Result<(), ()> {
 }
 
 /// Deletes the history files and writes the manifest without them (Redis's
-/// aofDelHistoryFiles).
+/// aofDelHistoryFiles), unless aof-disable-auto-gc keeps them.
 pub(super) fn delete_history(server: &mut Server, dir: &Path, filename: &str) {
-    if server.aof.manifest.history.is_empty() {
+    if server.config.aof.disable_auto_gc || server.aof.manifest.history.is_empty() {
         return;
     }
     for f in std::mem::take(&mut server.aof.manifest.history) {

@@ -103,6 +103,9 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         ctx.server.config = old;
         return ctx.error("ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.");
     }
+    if old.aof.disable_auto_gc && !ctx.server.config.aof.disable_auto_gc {
+        crate::aof::collect_history(ctx.server);
+    }
     let process = &ctx.server.config.process;
     if (process.oom_mode, process.oom_values) != (old.process.oom_mode, old.process.oom_values) {
         let replica = ctx.server.replication.master_addr.is_some();
