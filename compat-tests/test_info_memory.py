@@ -163,3 +163,33 @@ def test_memory_subcommands(both):
     text = both.goblin.execute_command("MEMORY", "MALLOC-STATS")
     assert b"<malloc" in text
     assert isinstance(both.redis.execute_command("MEMORY", "MALLOC-STATS"), bytes)
+
+
+def test_unlink_of_a_big_set_gives_its_memory_back(both):
+    """Redis's unit/lazyfree: a set of 100,000 members sent in one SADD, then UNLINKed; once
+    the lazy-free thread is done, used_memory is back under twice what it was before, and
+    CONFIG RESETSTAT zeroes lazyfreed_objects. Before, Goblin's connection kept the
+    100,000 argument ranges of the SADD (2 MiB) and RESETSTAT left the count as it was."""
+    for c in both.clients():
+        wait_lazyfree_done(c)
+        c.execute_command("CONFIG", "RESETSTAT")
+        before = info(c)["used_memory"]
+        c.execute_command("SADD", "myset", *range(100_000))
+        peak = info(c)["used_memory"]
+        assert peak > before + 1_000_000
+        assert c.execute_command("UNLINK", "myset") == 1
+        wait_lazyfree_done(c)
+        assert info(c)["lazyfreed_objects"] == 1
+        deadline = time.monotonic() + 5
+        while info(c)["used_memory"] >= before * 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert info(c)["used_memory"] < before * 2, (before, peak, info(c)["used_memory"])
+        c.execute_command("CONFIG", "RESETSTAT")
+        assert info(c)["lazyfreed_objects"] == 0
+
+
+def wait_lazyfree_done(c):
+    deadline = time.monotonic() + 5
+    while info(c)["lazyfree_pending_objects"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert info(c)["lazyfree_pending_objects"] == 0

@@ -74,4 +74,9 @@ impl LazyFree {
     pub(super) fn freed(&self) -> usize {
         self.freed.load(Ordering::Relaxed)
     }
+
+    /// Starts the freed count again (CONFIG RESETSTAT; the pending count stays true).
+    pub(super) fn reset_freed(&self) {
+        self.freed.store(0, Ordering::Relaxed);
+    }
 }

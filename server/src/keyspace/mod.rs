@@ -721,9 +721,10 @@ impl Keyspace {
         &self.stats
     }
 
-    /// Zeroes the counters (CONFIG RESETSTAT).
+    /// Zeroes the counters (CONFIG RESETSTAT), lazyfreed_objects among them.
     pub fn reset_stats(&mut self) {
         self.stats = KeyspaceStats::default();
+        self.lazyfree.reset_freed();
     }
 
     /// Objects queued for the lazy-free thread and not yet freed.
