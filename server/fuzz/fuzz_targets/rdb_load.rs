@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
         repl: None,
         key_delay_us: 0,
     };
-    let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux, 0).expect("writing to memory");
+    let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux).expect("writing to memory");
     let (again, again_report) = match load(&bytes[..], &opts) {
         Ok(loaded) => loaded,
         Err(e) => panic!("Goblin's own snapshot does not load: {e}"),

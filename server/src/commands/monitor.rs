@@ -125,7 +125,7 @@ pub fn repr(s: &mut String, bytes: &[u8]) {
 
 /// The arguments as MONITOR (and the slow log) show them: AUTH's password (and username),
 /// the username and password after HELLO's AUTH, the user names and rules of ACL SETUSER,
-/// DELUSER and GETUSER, the values of CONFIG SET requirepass and MIGRATE's AUTH / AUTH2
+/// DELUSER and GETUSER, the values of CONFIG SET requirepass, masterauth and masteruser and MIGRATE's AUTH / AUTH2
 /// passwords (and user), replaced by `(redacted)`
 /// as Redis's redactClientCommandArgument does while the command parses them (a HELLO whose
 /// protocol version is refused redacts nothing).
@@ -171,8 +171,13 @@ pub fn redact<'a>(args: &[&'a [u8]]) -> Vec<Cow<'a, [u8]>> {
         && args.len() >= 2
         && args[1].eq_ignore_ascii_case(b"set")
     {
+        // Redis's SENSITIVE_CONFIG parameters.
+        const SENSITIVE: [&[u8]; 3] = [b"requirepass", b"masterauth", b"masteruser"];
         for i in (3..args.len()).step_by(2) {
-            if args[i - 1].eq_ignore_ascii_case(b"requirepass") {
+            if SENSITIVE
+                .iter()
+                .any(|p| args[i - 1].eq_ignore_ascii_case(p))
+            {
                 out[i] = Cow::Borrowed(REDACTED);
             }
         }

@@ -29,7 +29,7 @@ pub fn check_rdb_round_trip(server: &Server) {
         repl: None,
         key_delay_us: 0,
     };
-    let (bytes, _) = write_snapshot(Vec::new(), dbs, &aux, 0).expect("writing to memory");
+    let (bytes, _) = write_snapshot(Vec::new(), dbs, &aux).expect("writing to memory");
     let opts = LoadOptions {
         databases: dbs.len(),
         size: Some(bytes.len() as u64),
