@@ -50,6 +50,7 @@ const STRINGS: &[(&str, Option<&str>)] = &[
     ("unixsocket", None),
     ("cluster-announce-ip", None),
     ("cluster-announce-hostname", None),
+    ("cluster-announce-human-nodename", None),
     ("logfile", Some("")),
     ("aclfile", Some("")),
     ("dbfilename", Some("dump.rdb")),
