@@ -510,6 +510,60 @@ def slot_keys_after_writes(nodes: list[Node]) -> list:
 def test_slot_index_follows_writes_as_redis(goblins, redises):
     assert slot_keys_after_writes(goblins) == slot_keys_after_writes(redises)
 
+def del_events_of_a_slot_taken_by_gossip(nodes: list[Node]) -> tuple:
+    """A key of nodes[0]'s slot, the slot then claimed by nodes[1] (higher epoch): the keys
+    nodes[0] deletes as the slot leaves it (Redis's delKeysInSlot), the 'del' keyspace events
+    a client of nodes[0] got meanwhile. The slot is given back to nodes[0] afterwards."""
+    src, dst = nodes[0], nodes[1]
+    ids = node_ids(nodes)
+    c = src.client()
+    watcher = src.client().pubsub()
+    try:
+        key = next(f"gone{i}" for i in range(10000)
+                   if owner_of(src, c.execute_command("CLUSTER", "KEYSLOT", f"gone{i}")) == ids[0])
+        slot = c.execute_command("CLUSTER", "KEYSLOT", key)
+        c.set(key, "v")
+        c.execute_command("CONFIG", "SET", "notify-keyspace-events", "Eg")
+        watcher.subscribe("__keyevent@0__:del")
+        assert watcher.get_message(timeout=5)["type"] == "subscribe"
+        d = dst.client()
+        d.execute_command("CLUSTER", "BUMPEPOCH")
+        d.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[1])
+        d.close()
+        wait_for("the old owner to drop the key",
+                 lambda: c.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0)
+        events = []
+        while (m := watcher.get_message(timeout=1)) is not None:
+            events.append((m["channel"], m["data"]))
+        c.execute_command("CONFIG", "SET", "notify-keyspace-events", "")
+        c.execute_command("CLUSTER", "BUMPEPOCH")
+        c.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[0])
+        wait_for("the slot back home", lambda: all(owner_of(n, slot) == ids[0] for n in nodes))
+        return c.exists(key), events
+    finally:
+        watcher.close()
+        c.close()
+
+
+def owner_of(node: Node, slot: int) -> str | None:
+    """The id of the master serving `slot` as `node` sees it."""
+    c = node.client()
+    try:
+        for s in c.execute_command("CLUSTER", "SLOTS"):
+            if s[0] <= slot <= s[1]:
+                return s[2][2].decode()
+        return None
+    finally:
+        c.close()
+
+
+def test_slot_taken_by_gossip_fires_no_del_event_as_redis(goblins, redises):
+    """The keys of a slot lost to another node moved rather than died: Redis 7.2.4's
+    delKeysInSlot tells modules only, a client subscribed to 'del' events gets none."""
+    assert del_events_of_a_slot_taken_by_gossip(goblins) == \
+        del_events_of_a_slot_taken_by_gossip(redises)
+
+
 def test_publish_reaches_every_node(goblins):
     """PUBLISH on one node reaches the subscribers of the others over the bus."""
     subs = []

@@ -288,11 +288,8 @@ pub fn delete_keys_in_slot(server: &mut Server, slot: u16) -> usize {
     let lazy = server.config.lazyfree_lazy_server_del;
     for key in &keys {
         server.keyspace.delete(0, key);
-        server
-            .keyspace
-            .notifier
-            .fire(crate::pubsub::notify::GENERIC, "del", 0, key);
-        // Each deletion reaches the replicas and the AOF on its own, as Redis's delKeysInSlot.
+        // Each deletion reaches the replicas and the AOF on its own, as Redis's delKeysInSlot
+        // (whose 'del' event goes to modules only: the keys moved, clients get no event).
         server.propagation.deletion(0, key.clone(), lazy);
         server.propagation.end_unit(false);
     }
