@@ -118,7 +118,8 @@ pub struct LoadOptions {
     /// stores no collection with duplicates). Every blob is parsed in full either way.
     pub deep_sanitize: bool,
     /// Keep the database and name of each key dropped as expired (a master's start-up
-    /// load, which propagates their deletion).
+    /// load, which propagates their deletion) when the file carries a replication id:
+    /// without one no stream continues, and no deletion is sent.
     pub keep_expired_names: bool,
 }
 
@@ -495,6 +496,9 @@ struct Loader<'a, R> {
     dbs: Vec<Db>,
     report: LoadReport,
     scratch: Vec<u8>,
+    /// The names of keys dropped as expired are kept: asked for, and a `repl-id` AUX
+    /// field was read (it comes before the keys).
+    name_expired: bool,
 }
 
 impl<'a, R: Read> Loader<'a, R> {
@@ -508,6 +512,7 @@ impl<'a, R: Read> Loader<'a, R> {
                 ..LoadReport::empty()
             },
             scratch: Vec::new(),
+            name_expired: false,
         }
     }
 
@@ -623,6 +628,9 @@ impl<'a, R: Read> Loader<'a, R> {
                     self.input.string(&mut name)?;
                     let mut value = Vec::new();
                     self.input.string(&mut value)?;
+                    if name == b"repl-id" {
+                        self.name_expired = self.opts.keep_expired_names;
+                    }
                     if self.report.aux.len() < 64 {
                         value.truncate(256);
                         self.report.aux.push((
@@ -741,7 +749,7 @@ impl<'a, R: Read> Loader<'a, R> {
         };
         if expire.is_some_and(|t| t < self.opts.now_ms) {
             self.report.expired_skipped += 1;
-            if self.opts.keep_expired_names {
+            if self.name_expired {
                 self.report.expired_names.push((db, key));
             }
             return Ok(());
@@ -1310,7 +1318,7 @@ mod tests {
     use super::*;
     use crate::keyspace::End;
     use crate::rdb::packed::{listpack, ziplist};
-    use crate::rdb::write::{write_snapshot, AuxInfo, RdbWriter};
+    use crate::rdb::write::{write_snapshot, AuxInfo, RdbWriter, ReplAux};
     use crate::rdb::{contents, Content};
 
     fn opts() -> LoadOptions {
@@ -1426,6 +1434,10 @@ mod tests {
     }
 
     fn snapshot(dbs: &[Db]) -> Vec<u8> {
+        snapshot_with_repl(dbs, None)
+    }
+
+    fn snapshot_with_repl(dbs: &[Db], repl: Option<ReplAux>) -> Vec<u8> {
         let aux = AuxInfo {
             redis_version: "7.2.4",
             ctime: 1,
@@ -1433,7 +1445,7 @@ mod tests {
             compress: true,
             aof_base: false,
             functions: Vec::new(),
-            repl: None,
+            repl,
             key_delay_us: 0,
         };
         write_snapshot(Vec::new(), dbs, &aux).unwrap().0
@@ -1489,11 +1501,20 @@ mod tests {
         };
         let (_, report) = load_bytes(&file, &later).unwrap();
         assert_eq!((report.keys, report.expired_skipped), (16, 3));
-        // A master's start-up load keeps their names, to propagate their deletion.
+        // A master's start-up load keeps their names, to propagate their deletion, when the
+        // file carries a replication state (a stream to continue).
         let named = LoadOptions {
             keep_expired_names: true,
             ..opts()
         };
+        let (_, report) = load_bytes(&file, &named).unwrap();
+        assert!(report.expired_names.is_empty());
+        let repl = ReplAux {
+            stream_db: 0,
+            replid: "a".repeat(40),
+            offset: 7,
+        };
+        let file = snapshot_with_repl(&sample_dbs(), Some(repl));
         let (_, report) = load_bytes(&file, &named).unwrap();
         assert_eq!(report.expired_names, vec![(15, b"expired".to_vec())]);
     }
