@@ -7,72 +7,62 @@
 use super::read::{self, LoadError, LoadOptions, LoadReport};
 use super::write::{write_snapshot, AuxInfo, SaveStats};
 use crate::keyspace::Db;
-use std::ffi::{CStr, CString};
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The temp file a process with `pid` writes.
 pub fn temp_path(dir: &Path, pid: u32) -> PathBuf {
     dir.join(format!("temp-{pid}.rdb"))
 }
 
-/// The temp file of the foreground save running now, as a C string for
-/// [`remove_temp_from_handler`]; null when no save runs. Each distinct path is leaked once
-/// (kept while the directory does not change), so the handler never reads freed memory.
-static SAVING: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
-/// The last path [`SAVING`] pointed to, reused while the directory stays the same.
-static LAST_TEMP: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
-
-/// Marks `tmp` as the file a save is writing now (or none).
-fn set_saving(tmp: Option<&Path>) {
-    let Some(tmp) = tmp else {
-        SAVING.store(std::ptr::null_mut(), Ordering::SeqCst);
-        return;
-    };
-    let Ok(c) = CString::new(tmp.as_os_str().as_bytes()) else {
-        return;
-    };
-    let last = LAST_TEMP.load(Ordering::SeqCst);
-    // SAFETY: LAST_TEMP only ever holds null or a leaked, never freed CString.
-    let same = !last.is_null() && unsafe { CStr::from_ptr(last) } == c.as_c_str();
-    let ptr = if same {
-        last
-    } else {
-        let leaked = c.into_raw();
-        LAST_TEMP.store(leaked, Ordering::SeqCst);
-        leaked
-    };
-    SAVING.store(ptr, Ordering::SeqCst);
-}
+/// The directory of the foreground save running now, as an open descriptor for
+/// [`remove_temp_from_handler`] (as the log keeps its file's for its handler); -1 when no
+/// save runs.
+static SAVING_DIR: AtomicI32 = AtomicI32::new(-1);
 
 /// From a signal handler about to exit (a second Ctrl+C): removes the temp file of the
-/// save running, as Redis's rdbRemoveTempFile. Async-signal-safe (one unlink).
+/// save running (`temp-<pid>.rdb` in its directory), as Redis's rdbRemoveTempFile.
+/// Async-signal-safe: no allocation, one unlinkat.
 pub fn remove_temp_from_handler() {
-    let ptr = SAVING.load(Ordering::SeqCst);
-    if !ptr.is_null() {
-        // SAFETY: ptr is a leaked, never freed, NUL-terminated string; unlink is
-        // async-signal-safe.
-        unsafe { libc::unlink(ptr) };
+    let dir = SAVING_DIR.load(Ordering::SeqCst);
+    if dir < 0 {
+        return;
     }
+    // SAFETY: getpid is async-signal-safe.
+    let pid = unsafe { libc::getpid() };
+    let mut name = [0u8; 32];
+    let mut len = 0;
+    for part in [
+        &b"temp-"[..],
+        itoa::Buffer::new().format(pid).as_bytes(),
+        b".rdb",
+    ] {
+        name[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    // SAFETY: `name` is NUL-terminated (at most 20 bytes written); unlinkat is
+    // async-signal-safe and an fd no longer open only makes it fail.
+    unsafe { libc::unlinkat(dir, name.as_ptr().cast(), 0) };
 }
 
 /// Writes a snapshot of `dbs` to `dir/filename`, crash-safely.
 pub fn save(dir: &Path, filename: &str, dbs: &[Db], aux: &AuxInfo) -> io::Result<SaveStats> {
     let tmp = temp_path(dir, std::process::id());
-    set_saving(Some(&tmp));
+    let directory = File::open(dir)?;
+    SAVING_DIR.store(directory.as_raw_fd(), Ordering::SeqCst);
     let result = (|| {
         let file = File::create(&tmp)?;
         let (file, stats) = write_snapshot(file, dbs, aux)?;
         file.sync_all()?;
         drop(file);
         fs::rename(&tmp, dir.join(filename))?;
-        File::open(dir)?.sync_all()?;
+        directory.sync_all()?;
         Ok(stats)
     })();
-    set_saving(None);
+    SAVING_DIR.store(-1, Ordering::SeqCst);
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
