@@ -11,6 +11,7 @@
 
 use super::Keyspace;
 use crate::clock::unix_ms;
+use hashbrown::DefaultHashBuilder;
 use indexmap::IndexMap;
 use std::time::Instant;
 
@@ -26,8 +27,9 @@ const ROUND_MS: u128 = 1;
 /// The tracked names and who runs the command now.
 #[derive(Debug, Default)]
 pub struct ReplicaExpires {
-    /// Key name to the bitmap of the databases where it got an expiry.
-    keys: IndexMap<Vec<u8>, u64>,
+    /// Key name to the bitmap of the databases where it got an expiry (hashed as the
+    /// key table's slot index hashes names, not with SipHash).
+    keys: IndexMap<Vec<u8>, u64, DefaultHashBuilder>,
     /// The command running is a replica's own client's (not its master's): Some(whether
     /// the replica is writable); None on a master, for the master's client, and outside
     /// commands.
@@ -39,7 +41,13 @@ impl ReplicaExpires {
         if self.running != Some(true) || db > MAX_DB {
             return;
         }
-        *self.keys.entry(key.to_vec()).or_insert(0) |= 1 << db;
+        // Looked up by the borrowed name first: a name already tracked costs no copy.
+        match self.keys.get_mut(key) {
+            Some(dbs) => *dbs |= 1 << db,
+            None => {
+                self.keys.insert(key.to_vec(), 1 << db);
+            }
+        }
     }
 }
 
@@ -72,7 +80,7 @@ impl Keyspace {
     /// Forgets every tracked name (Redis's flushSlaveKeysWithExpireList: FLUSHALL, SWAPDB,
     /// a full sync; the master may then send keys of the same names).
     pub fn forget_replica_expiries(&mut self) {
-        self.replica_expires.keys = IndexMap::new();
+        self.replica_expires.keys = IndexMap::default();
     }
 
     /// A replica's cron (Redis's expireSlaveKeys): looks at tracked names picked at random,
