@@ -237,12 +237,12 @@ pub fn cron(server: &mut Server, registry: &mio::Registry) {
     if server.replication.link.is_some() {
         replica::cron(server, registry);
     }
-    resize_backlog(server);
     backlog_ttl::cron(server);
 }
 
-/// Gives the backlog the size repl-backlog-size says (CONFIG SET applies it at once, as
-/// Redis's resizeReplicationBacklog: a smaller one keeps only the newest history).
+/// Gives the backlog the size repl-backlog-size says: CONFIG SET, the only way the size
+/// changes once a backlog exists, applies it at once (Redis's resizeReplicationBacklog: a
+/// smaller one keeps only the newest history).
 pub fn resize_backlog(server: &mut Server) {
     let size = server.config.repl.backlog_size as usize;
     if let Some(b) = server.replication.backlog.as_mut() {
