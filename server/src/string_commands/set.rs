@@ -206,7 +206,7 @@ pub fn set(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     set_generic(ctx, args[1], args[2], &o, "set", SET_REPLIES);
-    if o.get && o.expiry.is_none() {
+    if o.get && o.expiry.is_none() && ctx.propagating() {
         // Replayed without its GETs (Redis's setGenericCommand; with an expiry the command
         // was rewritten whole, or, for PXAT, is replayed as given).
         let argv: Vec<&[u8]> = (args.iter().enumerate())
