@@ -14,7 +14,10 @@
 #   --unit-timeout SECS  a unit still running after this is stopped and counted aborted [3600]
 #   --out DIR            where the logs and the table go [a new directory under /tmp]
 #   --base-port P        first port of job slot 0 (slot n: P + 3100 n), apart from another
-#                        run's on the same machine [21000]
+#                        run's on the same machine [21000]. runtest also takes ports
+#                        P - 32 .. P + 3000 plus 10000, so P + 3100 (N - 1) + 13000 must stay
+#                        under 65536; below the kernel's ephemeral range (32768 up) no
+#                        outgoing connection takes a port the run needs
 #   --report             run nothing: print the table of the logs already in --out
 #
 # Each server gets its own copy of the tree per job slot (runtest cleans tests/tmp when it
@@ -58,6 +61,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+if [ $((BASE_PORT + 3100 * (JOBS - 1) + 13000)) -gt 65535 ] || [ "$BASE_PORT" -lt 1057 ]; then
+    echo "--base-port $BASE_PORT: runtest would need ports past 65535 or under 1025 (see --help)" >&2
+    exit 2
+fi
 if [ "${#UNITS[@]}" -eq 0 ]; then
     mapfile -t UNITS < <(sed -n '/^set ::all_tests {/,/^}/{/^ /s/ //gp}' "$REDIS_SRC/tests/test_helper.tcl")
 fi
