@@ -5,9 +5,14 @@ RDB version 9 or 10, which 7.0 reads): blobs whose integrity check fails in Redi
 settings, and duplicates in a listpack, which Redis's deep check (sanitize-dump-payload yes,
 or clients for a client whose user lacks skip-sanitize-payload) refuses and its shallow
 check lets through. INFO's dump_payload_sanitizations counts the blobs checked in depth.
+The log lines of a refused payload and of a snapshot load (DEBUG RELOAD) are Redis's.
 """
 
 from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -115,6 +120,56 @@ def test_clients_mode_spares_a_user_with_skip_sanitize_payload(both):
         both("ACL", "GETUSER", "default")
     finally:
         both.ok("ACL", "SETUSER", "default", "sanitize-payload")
+
+
+def logged_after(server, marker: str) -> str | None:
+    """What follows `marker` on the last line of `server`'s log holding it (None: no line)."""
+    lines = [ln for ln in server.log_path.read_text(errors="replace").splitlines() if marker in ln]
+    return lines[-1].split(marker, 1)[1] if lines else None
+
+
+def test_refused_payload_logged_at_verbose_as_redis(both):
+    """Redis's rdbReportError in a RESTORE: 'Internal error in RDB reading offset N' (then
+    Redis's own rdb.c line and the reason), at verbose level."""
+    both.config_set("loglevel", "verbose")
+    body, version = ALWAYS_BAD["hash-ziplist-dup-records"]
+    both.err("RESTORE", "k", 0, footer(body, version))
+    marker = "Internal error in RDB reading offset "
+    logged = [logged_after(s, marker) for s in both.pair]
+    assert all(line is not None for line in logged), logged
+
+
+def test_done_loading_line_as_redis(both):
+    """Redis's rdbLoadRio ends with 'Done loading RDB, keys loaded: N, keys expired: N.',
+    naming skipped empty keys only when there were some."""
+    both.ok("SET", "a", "1")
+    both.ok("SET", "b", "2")
+    both.ok("DEBUG", "RELOAD")
+    redis_line, goblin_line = (logged_after(s, "Done loading RDB") for s in both.pair)
+    assert redis_line == ", keys loaded: 2, keys expired: 0."
+    assert goblin_line == redis_line
+
+
+EMPTY_KEYS_RDB = Path(os.environ.get("REDIS_SRC", "/work/redis-7.2.4")) / "tests/assets/corrupt_empty_keys.rdb"
+
+
+@pytest.mark.skipif(not EMPTY_KEYS_RDB.exists(), reason="no Redis source tree (REDIS_SRC)")
+def test_empty_keys_skipped_logged_as_redis(both):
+    """Redis's tests/assets/corrupt_empty_keys.rdb (nine empty keys) loaded by DEBUG RELOAD
+    NOSAVE: each skipped key named by 'rdbLoadObject skipping empty key:', and counted at
+    the end of the 'Done loading RDB' line."""
+    for server in both.pair:
+        shutil.copy(EMPTY_KEYS_RDB, server.workdir / "dump.rdb")
+    both.ok("DEBUG", "RELOAD", "NOSAVE")
+    assert both("DBSIZE") == 0
+    logs = [s.log_path.read_text(errors="replace") for s in both.pair]
+    named = [sorted(ln.split("rdbLoadObject skipping empty key: ", 1)[1]
+                    for ln in log.splitlines() if "rdbLoadObject skipping empty key: " in ln)
+             for log in logs]
+    assert len(named[0]) == 9 and named[1] == named[0]
+    done = [logged_after(s, "Done loading RDB") for s in both.pair]
+    assert done[0] == ", keys loaded: 0, keys expired: 0, empty keys skipped: 9."
+    assert done[1] == done[0]
 
 
 def test_config_values(both):

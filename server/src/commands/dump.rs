@@ -98,11 +98,7 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]]) {
             return ctx.error("ERR DUMP payload version or checksum are wrong")
         }
         Err(RestoreError::Data(e)) => {
-            let why = format!(
-                "Bad data format in a RESTORE payload at byte offset {}: {}",
-                e.offset, e.message
-            );
-            crate::log::log(crate::config::LogLevel::Verbose, &why);
+            crate::log::log(crate::config::LogLevel::Verbose, &e.internal_error_line());
             return ctx.error("ERR Bad data format");
         }
     };

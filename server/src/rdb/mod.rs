@@ -628,11 +628,7 @@ impl Snapshots<'_> {
                 Ok((write::ReplAux::from_aux(&report.aux), report.expired_names))
             }
             Err(e) => {
-                warning!(
-                    "Internal error in RDB reading offset {} -> {}",
-                    e.offset,
-                    e.message
-                );
+                warning!("{}", e.internal_error_line());
                 warning!(
                     "Fatal error loading the DB {}: {e}. Exiting.",
                     path.display()
@@ -665,15 +661,19 @@ fn log_report(report: &read::LoadReport) {
     }
     for name in &report.empty_names {
         notice!(
-            "RDB loading skipping empty key: {}",
+            "rdbLoadObject skipping empty key: {}",
             String::from_utf8_lossy(name)
         );
     }
+    // Redis's line names empty keys only when it skipped some.
+    let empty = match report.empty_skipped {
+        0 => String::new(),
+        n => format!(", empty keys skipped: {n}"),
+    };
     notice!(
-        "Done loading RDB, keys loaded: {}, keys expired: {}, empty keys skipped: {}.",
+        "Done loading RDB, keys loaded: {}, keys expired: {}{empty}.",
         report.keys,
         report.expired_skipped,
-        report.empty_skipped
     );
     for (name, count) in &report.unsupported_skipped {
         warning!("Skipped {count} keys of type {name} (rdb-skip-unsupported-types yes)");

@@ -67,6 +67,17 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+impl LoadError {
+    /// The line Redis logs for a value it could not read (a refused RESTORE payload at
+    /// verbose level, a failed start-up load as a warning).
+    pub fn internal_error_line(&self) -> String {
+        format!(
+            "Internal error in RDB reading offset {} -> {}",
+            self.offset, self.message
+        )
+    }
+}
+
 type Result<T> = std::result::Result<T, LoadError>;
 
 /// A duplicate member or field in a packed blob: an error under deep sanitization (or in
