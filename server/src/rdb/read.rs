@@ -1212,20 +1212,17 @@ impl<'a, R: Read> Loader<'a, R> {
             return Ok(None);
         }
         let mut zset = ZSet::with_expected(pairs.len(), 0, 0, &self.opts.zset);
-        let mut text = Vec::new();
+        let mut text = itoa::Buffer::new();
         for (m, score) in pairs {
             let bytes: &[u8] = match m {
                 Item::Str(s) => s,
-                Item::Int(v) => {
-                    text.clear();
-                    text.extend_from_slice(v.to_string().as_bytes());
-                    &text
-                }
+                Item::Int(v) => text.format(v).as_bytes(),
             };
-            if zset.score(bytes).is_some() {
+            // One lookup a member: a duplicate (corrupt input only) gets its first score
+            // back when it is let through.
+            if let Some(first) = zset.insert(bytes, score, &self.opts.zset) {
                 duplicate(deep, "member", bytes).map_err(blob_error)?;
-            } else {
-                zset.insert(bytes, score, &self.opts.zset);
+                zset.insert(bytes, first, &self.opts.zset);
             }
         }
         Ok(Some(zset))
