@@ -428,7 +428,8 @@ pub fn poll_loading(server: &mut Server, budget: std::time::Duration) {
     }
 }
 
-/// aof-disable-auto-gc turned off: the history files kept meanwhile go now.
+/// The history files deleted (unless aof-disable-auto-gc keeps them): after DEBUG
+/// LOADAOF, and when aof-disable-auto-gc is turned off.
 pub fn collect_history(server: &mut Server) {
     let filename = server.config.aof.filename.clone();
     rewrite::delete_history(server, &dir_path(server), &filename);
@@ -458,8 +459,7 @@ pub fn reload(server: &mut Server) -> bool {
         Err(_) => false,
     };
     server.propagation.resume(propagating);
-    let filename = server.config.aof.filename.clone();
-    rewrite::delete_history(server, &dir_path(server), &filename);
+    collect_history(server);
     let dirty = server.keyspace.dirty();
     server.keyspace.saved(dirty);
     if loaded {

@@ -60,9 +60,9 @@ pub fn skip_checksum() -> bool {
 /// dump_payload_sanitizations; snapshot loads run on a thread, hence process-wide).
 static SANITIZATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Counts one blob checked in depth.
-pub fn count_sanitization() {
-    SANITIZATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+/// Counts `n` blobs checked in depth.
+pub fn count_sanitizations(n: u64) {
+    SANITIZATIONS.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Blobs checked in depth (INFO dump_payload_sanitizations).

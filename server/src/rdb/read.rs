@@ -80,14 +80,30 @@ impl LoadError {
 
 type Result<T> = std::result::Result<T, LoadError>;
 
+/// A corrupt value found at `offset`.
+fn corrupt_at(offset: u64, message: String) -> LoadError {
+    LoadError {
+        kind: ErrorKind::Corrupt,
+        offset,
+        message,
+    }
+}
+
+/// A blob that failed its check, in Redis's words ("Hash listpack integrity check failed").
+fn integrity_error(offset: u64, label: &str, message: impl fmt::Display) -> LoadError {
+    corrupt_at(offset, format!("{label} integrity check failed: {message}"))
+}
+
+/// "duplicate <what> '<name>'".
+fn duplicate_message(what: &str, name: &[u8]) -> String {
+    format!("duplicate {what} '{}'", String::from_utf8_lossy(name))
+}
+
 /// A duplicate member or field in a packed blob: an error under deep sanitization (or in
 /// an encoding Redis always checks in full); else skipped, its first occurrence kept.
 fn duplicate(deep: bool, what: &str, name: &[u8]) -> std::result::Result<(), String> {
     match deep {
-        true => Err(format!(
-            "duplicate {what} '{}'",
-            String::from_utf8_lossy(name)
-        )),
+        true => Err(duplicate_message(what, name)),
         false => Ok(()),
     }
 }
@@ -579,7 +595,7 @@ impl<'a, R: Read> Loader<'a, R> {
     /// Counts one blob checked in depth, as Redis's dump_payload_sanitizations does.
     fn count_sanitization(&self) {
         if self.opts.deep_sanitize {
-            super::count_sanitization();
+            super::count_sanitizations(1);
         }
     }
 
@@ -849,14 +865,8 @@ impl<'a, R: Read> Loader<'a, R> {
                 });
             }
             if zset.insert(&self.scratch, score, &self.opts.zset).is_some() {
-                return Err(LoadError {
-                    kind: ErrorKind::Corrupt,
-                    offset: at,
-                    message: format!(
-                        "duplicate sorted set member '{}'",
-                        String::from_utf8_lossy(&self.scratch)
-                    ),
-                });
+                let message = duplicate_message("sorted set member", &self.scratch);
+                return Err(corrupt_at(at, message));
             }
         }
         Ok(Some(zset))
@@ -880,14 +890,10 @@ impl<'a, R: Read> Loader<'a, R> {
             self.scratch.clear();
             self.input.string(&mut self.scratch)?;
             if !set.add(&self.scratch, &cfg) {
-                return Err(LoadError {
-                    kind: ErrorKind::Corrupt,
-                    offset: at,
-                    message: format!(
-                        "duplicate set member '{}'",
-                        String::from_utf8_lossy(&self.scratch)
-                    ),
-                });
+                return Err(corrupt_at(
+                    at,
+                    duplicate_message("set member", &self.scratch),
+                ));
             }
         }
         Ok(Some(set))
@@ -900,11 +906,7 @@ impl<'a, R: Read> Loader<'a, R> {
         let mut blob = Vec::new();
         self.input.string(&mut blob)?;
         self.count_sanitization();
-        let corrupt = |message: &str| LoadError {
-            kind: ErrorKind::Corrupt,
-            offset: at,
-            message: format!("Intset integrity check failed: {message}"),
-        };
+        let corrupt = |message: &str| integrity_error(at, "Intset", message);
         if blob.len() < 8 {
             return Err(corrupt("shorter than its header"));
         }
@@ -942,11 +944,7 @@ impl<'a, R: Read> Loader<'a, R> {
                 true => Ok(()),
             }
         })
-        .map_err(|message| LoadError {
-            kind: ErrorKind::Corrupt,
-            offset: at,
-            message: format!("Set listpack integrity check failed: {message}"),
-        })?;
+        .map_err(|message| integrity_error(at, "Set listpack", message))?;
         Ok((!set.is_empty()).then_some(set))
     }
 
@@ -987,14 +985,10 @@ impl<'a, R: Read> Loader<'a, R> {
             value.clear();
             self.input.string(&mut value)?;
             if !hash.set(&self.scratch, &value, &cfg) {
-                return Err(LoadError {
-                    kind: ErrorKind::Corrupt,
-                    offset: at,
-                    message: format!(
-                        "duplicate hash field '{}'",
-                        String::from_utf8_lossy(&self.scratch)
-                    ),
-                });
+                return Err(corrupt_at(
+                    at,
+                    duplicate_message("hash field", &self.scratch),
+                ));
             }
             if expire_at.is_some() {
                 hash.set_field_expiry(&self.scratch, expire_at);
@@ -1079,11 +1073,7 @@ impl<'a, R: Read> Loader<'a, R> {
             true if items == 0 && rdb_type == TYPE_HASH_ZIPMAP => Err("no pairs".to_string()),
             true => Ok(()),
         })
-        .map_err(|message| LoadError {
-            kind: ErrorKind::Corrupt,
-            offset: at,
-            message: format!("{label} integrity check failed: {message}"),
-        })?;
+        .map_err(|message| integrity_error(at, label, message))?;
         for (f, v, t) in timed_triples.iter().rev() {
             hash.set(f, v, &cfg);
             hash.set_field_expiry(f, Some(*t));
@@ -1124,11 +1114,7 @@ impl<'a, R: Read> Loader<'a, R> {
                     _ if container == QUICKLIST_NODE_PACKED => "Listpack",
                     _ => "Quicklist",
                 };
-                let corrupt = |message: String| LoadError {
-                    kind: ErrorKind::Corrupt,
-                    offset: at,
-                    message: format!("{label} integrity check failed: {message}"),
-                };
+                let corrupt = |message: String| integrity_error(at, label, message);
                 if container != QUICKLIST_NODE_PLAIN && container != QUICKLIST_NODE_PACKED {
                     return Err(corrupt(format!("unknown container {container}")));
                 }
@@ -1181,11 +1167,7 @@ impl<'a, R: Read> Loader<'a, R> {
         };
         // Duplicates get past Redis's shallow check in a listpack only, as in a hash.
         let deep = self.opts.deep_sanitize || !listpack;
-        let blob_error = |message: String| LoadError {
-            kind: ErrorKind::Corrupt,
-            offset: at,
-            message: format!("{label} integrity check failed: {message}"),
-        };
+        let blob_error = |message: String| integrity_error(at, label, message);
         let mut pairs: Vec<(Item, f64)> = Vec::new();
         let mut member: Option<Item> = None;
         walk(&blob, &mut |item| {

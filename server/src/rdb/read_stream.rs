@@ -64,7 +64,7 @@ pub fn read_stream<R: Read>(input: &mut Input<R>, rdb_type: u8, deep: bool) -> R
         }
     };
     if deep {
-        (0..nodes.len()).for_each(|_| super::count_sanitization());
+        super::count_sanitizations(nodes.len() as u64);
     }
     let mut stream = Stream::from_nodes(nodes, meta)
         .map_err(|e| corrupt(format!("Stream listpack integrity check failed: {e}")))?;
