@@ -2,14 +2,16 @@
 over raw sockets (zset_helpers.Blocked: the same bytes to both servers, waits on INFO's
 blocked_clients, replies compared byte for byte): served at once, FIFO order among
 waiters, several keys, wake-ups by pushes, LMOVE, RENAME, MULTI/EXEC (served after the
-transaction), BLMOVE chains into a key another client waits on, timeouts and their
-errors, no blocking inside MULTI, CLIENT UNBLOCK, disconnects."""
+transaction), a waiter served between a push and a pipelined blocking pop, BLMOVE chains
+into a key another client waits on, timeouts and their errors, no blocking inside MULTI,
+CLIENT UNBLOCK, disconnects."""
 
 import time
 
 import pytest
 
 from list_helpers import L, lst  # noqa: F401  (fixtures)
+import resp
 from test_zset_pop import assert_silent, block
 from zset_helpers import Blocked, settle, unblock, wait_blocked
 
@@ -83,6 +85,24 @@ def test_fifo_among_clients_blocked_on_one_key(lst, raw):
     l.gone("k")
     l("LPUSH", "k", "e", "f")
     c4.same()
+    wait_blocked(l, 0)
+    l.state("k")
+
+
+def test_pipelined_push_then_pop_serves_the_waiter_first(lst, raw):
+    """A push pipelined with a blocking pop behind it: the client already waiting is served
+    between the two (Redis serves ready keys after each command), so the pipelining
+    client's BLPOP blocks and gets the next push."""
+    l = lst
+    c1 = block(raw, l, "BLPOP", "k", 0, n=1)
+    c2 = Blocked(raw, 3 if l.resp3 else 2)
+    c2.p.send(resp.encode("LPUSH", "k", "a") + resp.encode("BLPOP", "k", 0))
+    c1.same()
+    c2.same()  # LPUSH's reply
+    wait_blocked(l, 1)
+    assert_silent(c2)
+    l("LPUSH", "k", "b")
+    c2.same()
     wait_blocked(l, 0)
     l.state("k")
 

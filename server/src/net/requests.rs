@@ -13,7 +13,8 @@ use std::time::Instant;
 const STACK_ARGS: usize = 16;
 
 /// Runs every complete request in the read buffer, until the client blocks, the connection
-/// is to close, or [`PAUSE_OUTPUT`] reply bytes wait. `while_blocked` services the other
+/// is to close, or [`PAUSE_OUTPUT`] reply bytes wait; the clients a request unblocks are
+/// served before the next one runs. `while_blocked` services the other
 /// connections if a command runs long (a busy script).
 pub fn run_requests(
     server: &mut Server,
@@ -79,6 +80,12 @@ pub fn run_requests(
                     .as_mut()
                     .map(|w| &mut **w as &mut dyn WhileBlocked);
                 commands::execute_with(server, client, wbuf, args, events);
+                // Clients blocked on keys this command made ready are served before the
+                // next pipelined command runs, as Redis does after each command (not while
+                // a busy script has this connection serviced).
+                if while_blocked.is_some() && server.keyspace.has_ready_keys() {
+                    commands::serve_ready_keys(server);
+                }
                 if client.close_after_reply {
                     conn.closing = true;
                 }
