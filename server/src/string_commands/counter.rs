@@ -10,7 +10,7 @@ use crate::pubsub::notify;
 
 /// Stores the new value at `key`: in place when the key exists (its expiry kept), else as
 /// a new key.
-fn put(ctx: &mut Ctx, key: &[u8], value: StringValue) {
+pub(super) fn put(ctx: &mut Ctx, key: &[u8], value: StringValue) {
     let db = ctx.db();
     match ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) {
         Some(entry) => {

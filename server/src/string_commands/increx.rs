@@ -12,12 +12,14 @@
 
 use std::cmp::Ordering;
 
+use super::counter::put;
 use super::long_double::{LongDouble, Parsed};
 use super::set::{optional_expire_at, Expiry};
 use super::write_string;
 use crate::commands::Ctx;
 use crate::errors;
-use crate::keyspace::{StringValue, Value};
+use crate::keyspace::StringValue;
+use crate::propagate::deletion_verb;
 use crate::pubsub::notify;
 
 /// The increment, which also picks the mode.
@@ -115,6 +117,23 @@ enum Num {
 }
 
 impl Num {
+    /// Zero in integer or float mode.
+    fn zero(float: bool) -> Num {
+        if float {
+            Num::Float(LongDouble::from_i64(0))
+        } else {
+            Num::Int(0)
+        }
+    }
+
+    /// The keyspace event of a change to it: INCRBY's or INCRBYFLOAT's.
+    fn event(self) -> &'static str {
+        match self {
+            Num::Int(_) => "incrby",
+            Num::Float(_) => "incrbyfloat",
+        }
+    }
+
     /// Replies it: an integer, or a long double as INCRBYFLOAT prints it.
     fn reply(self, ctx: &mut Ctx) {
         match self {
@@ -214,13 +233,7 @@ fn float_bound(ctx: &mut Ctx, text: Option<&[u8]>, default: LongDouble) -> Optio
 fn current(ctx: &mut Ctx, key: &[u8], float: bool) -> Option<Num> {
     let found = match write_string(ctx, key) {
         Err(_) => return None,
-        Ok(None) => {
-            return Some(if float {
-                Num::Float(LongDouble::from_i64(0))
-            } else {
-                Num::Int(0)
-            })
-        }
+        Ok(None) => return Some(Num::zero(float)),
         Ok(Some(s)) => s,
     };
     let parsed = match (found.as_int(), float) {
@@ -288,14 +301,9 @@ pub fn increx(ctx: &mut Ctx, args: &[&[u8]]) {
         // Refused: nothing changes, nothing replays.
         ctx.out.array(2);
         cur.reply(ctx);
-        let zero = if float {
-            Num::Float(LongDouble::from_i64(0))
-        } else {
-            Num::Int(0)
-        };
-        return zero.reply(ctx);
+        return Num::zero(float).reply(ctx);
     };
-    apply(ctx, key, value, at, &o, float);
+    apply(ctx, key, value, at, &o);
     ctx.out.array(2);
     value.reply(ctx);
     delta.reply(ctx);
@@ -303,7 +311,7 @@ pub fn increx(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// Stores `value` and sets the expiry as the options say, with the events and the
 /// replayed command.
-fn apply(ctx: &mut Ctx, key: &[u8], value: Num, at: Option<i64>, o: &Options, float: bool) {
+fn apply(ctx: &mut Ctx, key: &[u8], value: Num, at: Option<i64>, o: &Options) {
     let db = ctx.db();
     let had_ttl = ctx
         .server
@@ -322,27 +330,13 @@ fn apply(ctx: &mut Ctx, key: &[u8], value: Num, at: Option<i64>, o: &Options, fl
         if ctx.server.keyspace.delete(db, key) {
             ctx.server.keyspace.add_dirty(1);
             ctx.notify(notify::GENERIC, "del", key);
-            let unlink = ctx.server.config.lazyfree_lazy_expire;
-            ctx.propagate_instead(&[if unlink { b"UNLINK" } else { b"DEL" }, key]);
+            let verb = deletion_verb(ctx.server.config.lazyfree_lazy_expire);
+            ctx.propagate_instead(&[verb, key]);
         }
         return;
     }
-    ctx.server.keyspace.add_dirty(1);
-    match ctx.server.keyspace.lookup_write(db, key, ctx.now_ms) {
-        Some(entry) => {
-            *entry.value = Value::Str(value.stored());
-            ctx.server.keyspace.signal_modified(db, key);
-        }
-        None => ctx
-            .server
-            .keyspace
-            .store(db, key, Value::Str(value.stored())),
-    }
-    ctx.notify(
-        notify::STRING,
-        if float { "incrbyfloat" } else { "incrby" },
-        key,
-    );
+    put(ctx, key, value.stored());
+    ctx.notify(notify::STRING, value.event(), key);
     let text = value.text();
     if let Some(at) = at {
         ctx.server.keyspace.set_expiry(db, key, at as u64);
