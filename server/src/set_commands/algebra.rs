@@ -290,13 +290,12 @@ pub fn sunioncard(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// The distinct members of `sets`, counted until `limit` (0: all).
 fn exact_union_card(sets: &[&Set], limit: usize) -> usize {
-    let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
+    let mut seen: hashbrown::HashSet<Vec<u8>> = hashbrown::HashSet::new();
     for s in sets {
         for m in s.iter() {
+            // One hash a member; a copy only for a member not seen before.
             m.with_bytes(|b| {
-                if !seen.contains(b) {
-                    seen.insert(b.to_vec());
-                }
+                seen.get_or_insert_with(b, <[u8]>::to_vec);
             });
             if limit > 0 && seen.len() >= limit {
                 return limit;
