@@ -99,15 +99,15 @@ enum Refused {
     Overflow,
 }
 
-/// Sets `field` of the hash at `key` (created when absent) to `step(current value)`, the
-/// body of HINCRBY and HINCRBYFLOAT: the new value's text, or the error to reply. A field
-/// whose time has passed is removed first (counting from 0); a live one keeps its time.
 /// A field's new value after HINCRBY or HINCRBYFLOAT, and whether it has a time to live.
 struct Incremented {
     text: Vec<u8>,
     timed: bool,
 }
 
+/// Sets `field` of the hash at `key` (created when absent) to `step(current value)`, the
+/// body of HINCRBY and HINCRBYFLOAT: the new value's text, or the error to reply. A field
+/// whose time has passed is removed first (counting from 0); a live one keeps its time.
 fn increment(
     ctx: &mut Ctx,
     args: &[&[u8]],
@@ -119,9 +119,11 @@ fn increment(
     let ((result, expired, emptied), created) = with_hash_or_create(ctx, key, |h, cfg| {
         let expired = expire_in_place(h, field, now, removes);
         let emptied = expired && h.is_empty();
-        let result = step(h.get(field)).map(|text| {
+        // One lookup: the value to step from, and the time the write keeps.
+        let found = h.get_with_expiry(field);
+        let timed = found.is_some_and(|(_, at)| at.is_some());
+        let result = step(found.map(|(value, _)| value)).map(|text| {
             h.set_keep_ttl(field, &text, cfg);
-            let timed = h.get_with_expiry(field).is_some_and(|(_, at)| at.is_some());
             Incremented { text, timed }
         });
         (result, expired, emptied)
