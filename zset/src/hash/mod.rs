@@ -362,8 +362,13 @@ impl Hash {
 
     /// The listpack hash whose bytes [`Hash::packed`] gave.
     pub fn from_packed(bytes: &[u8]) -> Hash {
+        Hash::from_pack(PackHash::from_bytes(bytes))
+    }
+
+    /// The hash of listpack `p`, checked in debug builds.
+    fn from_pack(p: PackHash) -> Hash {
         let hash = Hash {
-            repr: Repr::Pack(PackHash::from_bytes(bytes)),
+            repr: Repr::Pack(p),
         };
         debug_assert!({
             hash.validate();

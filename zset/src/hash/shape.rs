@@ -306,14 +306,7 @@ impl Hash {
             pos = put_cell_entry(bytes, pos, &mut buf);
         }
         debug_assert_eq!((pos, buf.len()), (bytes.len(), len));
-        let hash = Hash {
-            repr: Repr::Pack(PackHash::from_vec(buf)),
-        };
-        debug_assert!({
-            hash.validate();
-            true
-        });
-        hash
+        Hash::from_pack(PackHash::from_vec(buf))
     }
 }
 
