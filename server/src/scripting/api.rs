@@ -8,6 +8,7 @@ use super::convert::format_g;
 use super::engine::ActiveRun;
 use super::run::{self, Run};
 use crate::config::LogLevel;
+use crate::propagate::Targets;
 use mlua::{Lua, MultiValue, Table, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -351,7 +352,7 @@ fn setting(run: Option<&mut Run>, what: Setting, args: &MultiValue) -> Result<()
     match what {
         Setting::Resp if value == 2 || value == 3 => run.resp3 = value == 3,
         Setting::Resp => return Err("RESP version must be 2 or 3.".into()),
-        Setting::Repl if value & !3 == 0 => run.repl = value as u8,
+        Setting::Repl if value & !3 == 0 => run.repl = Targets(value as u8),
         Setting::Repl => {
             return Err(
                 "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."

@@ -14,6 +14,7 @@ use super::engine::{ActiveRun, Engine};
 use super::{convert, Running};
 use crate::clients::Client;
 use crate::commands::{self, Command, Ctx, Flags};
+use crate::propagate::Targets;
 use mlua::{HookTriggers, Lua, MultiValue, Value, VmState};
 use std::borrow::Cow;
 use std::time::Instant;
@@ -40,8 +41,8 @@ pub struct Run<'r, 'a> {
     reply: Vec<u8>,
     /// redis.setresp(3) was called.
     pub resp3: bool,
-    /// redis.set_repl flags (REPL_AOF 1, REPL_REPLICA 2), for propagation.
-    pub repl: u8,
+    /// Where the script's commands propagate (redis.set_repl).
+    pub repl: Targets,
     /// Write commands are refused (EVAL_RO, `no-writes`).
     read_only: bool,
     /// `allow-oom`: commands that may grow memory run over maxmemory.
@@ -148,7 +149,7 @@ impl Run<'_, '_> {
         inner.in_exec = true;
         inner.now_ms = now_ms;
         inner.now_us = now_us;
-        inner.propagate_to = crate::propagate::Targets(self.repl);
+        inner.propagate_to = self.repl;
         let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
         commands::call(&mut inner, cmd, &args);
         if self.ctx.server.tracking.clients() > 0 {
@@ -433,7 +434,7 @@ pub fn run(
         client,
         reply: Vec::new(),
         resp3: false,
-        repl: 3,
+        repl: Targets::ALL,
         read_only: ro || (!callee.flags.compat && callee.flags.no_writes),
         allow_oom: !callee.flags.compat && callee.flags.allow_oom,
         script_oom,
