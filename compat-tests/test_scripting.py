@@ -208,7 +208,6 @@ def test_sandbox(both, body):
         "return redis.sha1hex('a', 'b')",
         "return redis.setresp()",
         "return redis.setresp(4)",
-        "return redis.set_repl()",
         "return redis.set_repl(8)",
         "return redis.log(1)",
         "return redis.log('x', 'y')",

@@ -187,3 +187,9 @@ def test_acl_check_cmd_answers_for_the_callers_user(both72):
 ])
 def test_the_globals_metatable_is_read_only(both72, body):
     both72("EVAL", body, 0)
+
+
+@pytest.mark.parametrize("args", ["", "1, 2", "8", "-1", "2.9", "'x'"])
+def test_set_repl_checks_its_argument(both72, args):
+    """Redis 7.2's texts ("requires one argument", where 7.0 said "two arguments")."""
+    both72("EVAL", f"return redis.set_repl({args})", 0)

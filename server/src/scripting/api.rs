@@ -342,11 +342,7 @@ fn setting(run: Option<&mut Run>, what: Setting, args: &MultiValue) -> Result<()
     let run =
         run.ok_or_else(|| format!("redis.{name} can only be called inside a script invocation"))?;
     if args.len() != 1 {
-        return Err(match what {
-            Setting::Resp => "redis.setresp() requires one argument.",
-            Setting::Repl => "redis.set_repl() requires two arguments.",
-        }
-        .into());
+        return Err(format!("redis.{name}() requires one argument."));
     }
     let value = to_number(&args[0]).unwrap_or(0.0) as i64;
     match what {
