@@ -14,6 +14,7 @@ import time
 import pytest
 
 from aof_stream import incr_stream
+from harness import RawPair
 from test_hyperloglog import both72, pair72  # noqa: F401 (the fixtures: Redis 7.2.4 and Goblin)
 from test_suite_fixes import aof_on, read_stream_commands, replication_stream
 
@@ -193,3 +194,20 @@ def test_the_globals_metatable_is_read_only(both72, body):
 def test_set_repl_checks_its_argument(both72, args):
     """Redis 7.2's texts ("requires one argument", where 7.0 said "two arguments")."""
     both72("EVAL", f"return redis.set_repl({args})", 0)
+
+
+@pytest.mark.parametrize("body", [
+    "return {err='a\\0b'}",
+    "return redis.error_reply('ERR a\\0b')",
+    "return {err='x\\r\\ny\\n\\r'}",
+    "return {err='\\r\\nx'}",
+    "return {err=''}",
+    "return {ok='a\\r\\nb\\0c'}",
+])
+def test_error_and_status_tables_are_read_as_c_strings(both72, body):
+    """Up to the first NUL; an error's trailing CR and LF dropped, as Redis 7.2.4 writes them."""
+    raw = RawPair(both72.pair)
+    try:
+        raw.same(encode("EVAL", body, 0))
+    finally:
+        raw.close()

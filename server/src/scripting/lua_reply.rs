@@ -71,6 +71,13 @@ unsafe fn string_field(state: *mut lua_State, name: &str) -> Option<Vec<u8>> {
     s
 }
 
+/// What Redis reads of a Lua string as a C string (the status and error texts): the bytes
+/// up to the first NUL.
+fn c_string(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    &bytes[..end]
+}
+
 /// Spaces for the CR and LF of a status or big number, as Redis maps them.
 fn no_newlines(bytes: &[u8]) -> Vec<u8> {
     bytes
@@ -103,7 +110,13 @@ impl Walk<'_, '_> {
     /// Converts the table on top of the stack (left there).
     unsafe fn table(&mut self, state: *mut lua_State) {
         if let Some(err) = string_field(state, "err") {
-            let text = String::from_utf8_lossy(&err).into_owned();
+            // As Redis's "-%s" reply of it: trailing CR and LF dropped (the others become
+            // spaces as in every error reply).
+            let mut text = c_string(&err);
+            while let [rest @ .., b'\r' | b'\n'] = text {
+                text = rest;
+            }
+            let text = String::from_utf8_lossy(text).into_owned();
             let counted = push_field(state, "ignore_error_stats_update") == ffi::LUA_TBOOLEAN
                 && ffi::lua_toboolean(state, -1) != 0;
             ffi::lua_pop(state, 1);
@@ -113,9 +126,8 @@ impl Walk<'_, '_> {
             };
         }
         if let Some(ok) = string_field(state, "ok") {
-            let text = no_newlines(&ok);
-            let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
-            return self.ctx.out.simple(&String::from_utf8_lossy(&text[..end]));
+            let text = no_newlines(c_string(&ok));
+            return self.ctx.out.simple(&String::from_utf8_lossy(&text));
         }
         if push_field(state, "double") == ffi::LUA_TNUMBER {
             self.ctx.out.double(ffi::lua_tonumber(state, -1));
