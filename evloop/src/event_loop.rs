@@ -146,6 +146,10 @@ pub trait Handler {
         let _ = (cx, n);
     }
 
+    /// Poll returned: a round of events starts (called once per round, before its events;
+    /// Redis's afterSleep).
+    fn polled(&mut self) {}
+
     /// The waker was woken.
     fn woken(&mut self, cx: &mut Ctx<'_, Self::Conn>) {
         let _ = cx;
@@ -232,6 +236,7 @@ impl<H: Handler> EventLoop<H> {
                     return Err(e);
                 }
             }
+            self.handler.polled();
             if !events.is_empty() {
                 last_event = Instant::now();
             }

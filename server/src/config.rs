@@ -175,6 +175,8 @@ pub struct Config {
     pub acl_pubsub_default_all: bool,
     /// The `user` directives of the configuration file, checked, loaded at start.
     pub acl_users: Vec<crate::acl::file::UserDirective>,
+    /// The `rename-command` directives of the configuration file.
+    pub renamed_commands: crate::commands::renamed::Renames,
     /// notify-keyspace-events: the classes as [`crate::pubsub::notify`]'s bits.
     pub notify_keyspace_events: u32,
     /// latency-monitor-threshold, milliseconds (0: the latency monitor is off).
@@ -283,6 +285,7 @@ impl Default for Config {
             acllog_max_len: 128,
             acl_pubsub_default_all: false,
             acl_users: Vec::new(),
+            renamed_commands: Vec::new(),
             notify_keyspace_events: 0,
             latency_monitor_threshold: 0,
             latency_tracking: Default::default(),
@@ -581,6 +584,14 @@ impl Config {
                 let user = crate::acl::file::directive(values, &config.acl_users)
                     .map_err(|why| fatal(&why))?;
                 config.acl_users.push(user);
+                continue;
+            }
+            if name == "rename-command" {
+                let [old, new] = values else {
+                    return Err(fatal(directives::BAD_DIRECTIVE));
+                };
+                crate::commands::renamed::add(&mut config.renamed_commands, old, new)
+                    .map_err(&fatal)?;
                 continue;
             }
             if values.len() != 1

@@ -1,5 +1,8 @@
 //! Counters behind INFO stats, commandstats and errorstats.
 
+pub mod eventloop;
+
+use eventloop::EventLoopStats;
 use std::collections::BTreeMap;
 
 /// A latency histogram in nanoseconds with two significant figures, as Redis keeps one per
@@ -161,6 +164,10 @@ pub struct Sample {
     pub repl_input: u64,
     /// Replication output bytes.
     pub repl_output: u64,
+    /// Event loop rounds.
+    pub cycles: u64,
+    /// Their total time, nanoseconds.
+    pub cycles_ns: u64,
 }
 
 /// Server-wide counters.
@@ -196,6 +203,8 @@ pub struct Stats {
     commands: Vec<CommandStats>,
     /// Samples for the instantaneous_* fields.
     pub ops_samples: std::collections::VecDeque<Sample>,
+    /// The event loop's rounds (eventloop_* and the debug section).
+    pub eventloop: EventLoopStats,
 }
 
 impl Stats {
@@ -215,6 +224,8 @@ impl Stats {
             output: self.net_output_bytes,
             repl_input: self.net_repl_input_bytes,
             repl_output: self.net_repl_output_bytes,
+            cycles: self.eventloop.cycles,
+            cycles_ns: self.eventloop.duration_ns,
         });
         while self.ops_samples.len() > 16 {
             self.ops_samples.pop_front();
@@ -225,6 +236,24 @@ impl Stats {
     pub fn ops_per_sec(&self) -> u64 {
         match (self.ops_samples.front(), self.ops_samples.back()) {
             (Some(a), Some(b)) if b.ms > a.ms => (b.commands - a.commands) * 1000 / (b.ms - a.ms),
+            _ => 0,
+        }
+    }
+
+    /// instantaneous_eventloop_cycles_per_sec over the samples kept.
+    pub fn cycles_per_sec(&self) -> u64 {
+        match (self.ops_samples.front(), self.ops_samples.back()) {
+            (Some(a), Some(b)) if b.ms > a.ms => (b.cycles - a.cycles) * 1000 / (b.ms - a.ms),
+            _ => 0,
+        }
+    }
+
+    /// instantaneous_eventloop_duration_usec: the mean round over the samples kept.
+    pub fn cycle_usec(&self) -> u64 {
+        match (self.ops_samples.front(), self.ops_samples.back()) {
+            (Some(a), Some(b)) if b.cycles > a.cycles => {
+                (b.cycles_ns - a.cycles_ns) / (b.cycles - a.cycles) / 1000
+            }
             _ => 0,
         }
     }

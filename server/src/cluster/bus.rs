@@ -58,6 +58,9 @@ impl Link {
     }
 }
 
+/// A link's send or receive buffer above this is given back once empty.
+const KEEP_SEND_BUFFER: usize = 16 * 1024;
+
 /// The bus: listeners and links.
 #[derive(Default)]
 pub struct Bus {
@@ -119,6 +122,19 @@ impl Bus {
             if self.inbound.get(&node) == Some(&key) {
                 self.inbound.remove(&node);
             }
+        }
+    }
+
+    /// Closes `node`'s outbound link (`to`) and its inbound link (`from`), as DEBUG
+    /// CLUSTERLINK KILL asks; what their send buffers held is lost, and the cron connects
+    /// again.
+    fn kill_links(&mut self, registry: &Registry, node: &NodeId, to: bool, from: bool) {
+        let keys = [
+            to.then(|| self.outbound.get(node).copied()).flatten(),
+            from.then(|| self.inbound.get(node).copied()).flatten(),
+        ];
+        for key in keys.into_iter().flatten() {
+            self.close(registry, key);
         }
     }
 
@@ -194,6 +210,11 @@ impl Bus {
                 Ok(None) => break,
                 Err(_) => return false,
             }
+        }
+        if link.wbuf.is_empty() && link.wbuf.capacity() > KEEP_SEND_BUFFER {
+            // Sent: a buffer grown for big messages goes back, as Redis frees each sent
+            // message's block.
+            link.wbuf = Vec::new();
         }
         true
     }
@@ -290,6 +311,10 @@ fn service(server: &mut Server, cluster: &mut Cluster, registry: &Registry, key:
             break;
         }
         let bytes: Vec<u8> = link.rbuf.drain(..len).collect();
+        if link.rbuf.is_empty() && link.rbuf.capacity() > KEEP_SEND_BUFFER {
+            // As Redis's receive buffer, back to its small size after a big message.
+            link.rbuf = Vec::new();
+        }
         let Ok(msg) = wire::decode(&bytes) else {
             crate::notice!("Closing a cluster bus link: invalid message");
             return cluster.bus.close(registry, key);
@@ -491,6 +516,9 @@ pub fn cron(server: &mut Server, registry: &Registry) -> bool {
         super::verify_data(server);
     }
     with_cluster(server, |server, cluster| {
+        for (node, to, from) in std::mem::take(&mut cluster.link_kills) {
+            cluster.bus.kill_links(registry, &node, to, from);
+        }
         if !cluster.outbox.is_empty() {
             send_publishes(server, cluster, registry);
         }
@@ -680,6 +708,40 @@ fn tick(server: &mut Server, cluster: &mut Cluster, registry: &Registry, now: u6
     if cluster.state.todo_save {
         cluster.save_or_log();
     }
+}
+
+/// Bytes the bus's links take (INFO mem_cluster_links, Redis's links memory): each link's
+/// state and buffers, and the PUBLISH / SPUBLISH messages queued for the bus, counted once
+/// for each link they are bound for (Redis writes them into those send buffers at once).
+pub fn links_memory(cluster: &Cluster) -> usize {
+    let links: usize = cluster
+        .bus
+        .links
+        .iter()
+        .map(|(_, l)| std::mem::size_of::<Link>() + l.rbuf.capacity() + l.wbuf.capacity())
+        .sum();
+    let shard_id = cluster.state.me().shard_id;
+    let shard_links = cluster
+        .state
+        .nodes
+        .values()
+        .filter(|n| n.shard_id == shard_id && !n.has(flags::MYSELF))
+        .filter(|n| cluster.bus.outbound.contains_key(&n.id))
+        .count();
+    let queued: usize = cluster
+        .outbox
+        .iter()
+        .map(|(shard, channel, message)| {
+            // A publish message: the header, the two lengths, then the bytes.
+            let size = super::wire::HEADER_LEN + 8 + channel.len() + message.len();
+            size * if *shard {
+                shard_links
+            } else {
+                cluster.bus.outbound.len()
+            }
+        })
+        .sum();
+    links + queued
 }
 
 /// The CLUSTER LINKS reply's data: for each link, (direction, node, create time, events,

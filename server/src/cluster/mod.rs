@@ -57,6 +57,9 @@ pub struct Cluster {
     pub bus_port: u16,
     /// PUBLISH (false) and SPUBLISH (true) messages to send on the bus: channel, message.
     pub outbox: Vec<(bool, Vec<u8>, Vec<u8>)>,
+    /// Links DEBUG CLUSTERLINK KILL closes before the bus next sends: the node, and
+    /// whether its outbound link (to) and its inbound link (from) go.
+    pub link_kills: Vec<(node::NodeId, bool, bool)>,
     /// The keys loaded at start were checked against the slot map.
     pub verified: bool,
     /// nodes.conf held open with an exclusive lock, so no second node uses it (taken again
@@ -134,6 +137,7 @@ impl Cluster {
             port: config.port,
             bus_port,
             outbox: Vec::new(),
+            link_kills: Vec::new(),
             verified: false,
             lock,
             synced: (0, 0, 0),

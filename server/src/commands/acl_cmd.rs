@@ -464,31 +464,16 @@ fn read_acl_file(
     acl::file::parse(&text, name, server.config.acl_pubsub_default_all)
 }
 
-/// Installs `users`, closing the connections whose user is gone.
+/// Installs `users` (ACL LOAD), closing the connections of every user but the default one.
 fn install_users(
     server: &mut Server,
     client: &mut Client,
     users: std::collections::BTreeMap<Vec<u8>, acl::User>,
 ) {
-    let old: Vec<acl::User> = server.acl.users().cloned().collect();
     server.acl.replace_users(users);
-    for old in &old {
-        let Some(new) = server.acl.user(&old.name).cloned() else {
-            continue;
-        };
-        if let Some(upcoming) = acl::user::narrowed_channels(&new, old) {
-            close_subscribers_beyond(server, client, &old.name, &upcoming);
-        }
-    }
-    let acl = &server.acl;
-    let gone: Vec<Vec<u8>> = server
-        .clients
-        .iter()
-        .map(|(c, _)| c.user.name.to_vec())
-        .chain(std::iter::once(client.user.name.to_vec()))
-        .filter(|n| acl.user(n).is_none())
-        .collect();
-    close_clients_of(server, client, |n| gone.iter().any(|g| g == n));
+    // As Redis 7.2's ACLLoadFromFile: every old user but the default one (updated in
+    // place) is freed with its clients, whether or not the file changed its rules.
+    close_clients_of(server, client, |n| n != b"default");
 }
 
 /// ACL LOAD

@@ -21,8 +21,10 @@ pub fn refusal(
     cmd: &Command,
     args: &[&[u8]],
 ) -> Option<Cow<'static, str>> {
-    if client.repl_role == ReplRole::Master {
-        // The master's stream is applied whatever this server's state.
+    if client.repl_role == ReplRole::Master || client.id == crate::aof::load::AOF_CLIENT_ID {
+        // The master's stream and the AOF being loaded are applied whatever this server's
+        // state (Redis runs the AOF's commands without processCommand's checks: a read-only
+        // replica's DEBUG LOADAOF applies its writes).
         return None;
     }
     if server.config.memory.maxmemory != 0

@@ -181,6 +181,19 @@ fn rerun(server: &mut Server, lease: &mut Lease) -> bool {
     };
     let mut ctx = Ctx::new(server, client, out);
     ctx.reprocessing = true;
+    // The user's rules may have changed while it waited: checked again, as Redis runs a
+    // reprocessed command through processCommand (a refusal ends the wait, as a rejected
+    // call).
+    let refused = match ctx.server.acl.unrestricted(&mut ctx.client.user) {
+        true => None,
+        false => super::acl_cmd::permit(&mut ctx, cmd, &args).err(),
+    };
+    if let Some(noperm) = refused {
+        super::reject(&mut ctx, Some(cmd), &noperm);
+        let Ctx { server, client, .. } = ctx;
+        unblock(server, client);
+        return true;
+    }
     let mark = ctx.out.position();
     call(&mut ctx, cmd, &args);
     if ctx.block.is_some() {

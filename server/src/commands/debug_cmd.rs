@@ -75,6 +75,8 @@ const HELP: &[&str] = &[
     "    In case RESET is provided the peak reset time will be restored to the default value",
     "REPLYBUFFER RESIZING <0|1>",
     "    Enable or disable the reply buffer resize cron job",
+    "CLUSTERLINK KILL <to|from|all> <node-id>",
+    "    Kills the link based on the direction to/from (both) with the provided node.",
 ];
 
 /// DEBUG subcommand ... (allowed as enable-debug-command says: the dispatcher checks it
@@ -142,6 +144,7 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             }
             None => ctx.error(errors::NOT_AN_INTEGER),
         },
+        (b"clusterlink", 5) if args[2].eq_ignore_ascii_case(b"kill") => clusterlink_kill(ctx, args),
         (b"pause-cron", 3) => {
             ctx.server.pause_cron = atoi(args[2]) != 0;
             ctx.out.ok();
@@ -348,6 +351,32 @@ fn strtod(arg: &[u8]) -> f64 {
             prefix.parse::<f64>().ok()
         })
         .unwrap_or(0.0)
+}
+
+/// DEBUG CLUSTERLINK KILL <to|from|all> <node-id>: the links with the node are closed
+/// before the bus next sends (a PUBLISH after it in the same EXEC does not reach the node
+/// on the killed link), then connected again by the cron.
+fn clusterlink_kill(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(cluster) = ctx.server.cluster.as_deref_mut() else {
+        return ctx.error("ERR Debug option only available for cluster mode enabled setup!");
+    };
+    let Some(node) =
+        crate::cluster::node::parse_id(args[4]).filter(|id| cluster.state.nodes.contains_key(id))
+    else {
+        let name = String::from_utf8_lossy(args[4]);
+        return ctx.error(&format!("ERR Unknown node {name}"));
+    };
+    let (to, from) = match args[3].to_ascii_lowercase().as_slice() {
+        b"to" => (true, false),
+        b"from" => (false, true),
+        b"all" => (true, true),
+        _ => {
+            let direction = String::from_utf8_lossy(args[3]);
+            return ctx.error(&format!("ERR Unknown direction {direction}"));
+        }
+    };
+    cluster.link_kills.push((node, to, from));
+    ctx.out.ok();
 }
 
 #[cfg(test)]

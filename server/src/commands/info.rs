@@ -9,6 +9,8 @@ use std::fmt::Write;
 
 /// Sections only `INFO all` / `INFO everything` (or naming them) prints.
 const ALL_EXTRA: &[&str] = &["commandstats", "latencystats"];
+/// Sections printed only when named: not by `INFO all` / `INFO everything`.
+const NAMED_ONLY: &[&str] = &["debug"];
 /// The order Redis prints sections in (Goblin's objcache last).
 const ORDER: &[&str] = &[
     "server",
@@ -24,6 +26,7 @@ const ORDER: &[&str] = &[
     "latencystats",
     "cluster",
     "keyspace",
+    "debug",
     "objcache",
 ];
 
@@ -32,7 +35,7 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
     let defaults = || {
         ORDER
             .iter()
-            .filter(|s| !ALL_EXTRA.contains(s))
+            .filter(|s| !ALL_EXTRA.contains(s) && !NAMED_ONLY.contains(s))
             .map(|s| s.to_string())
     };
     let mut wanted: Vec<String> = Vec::new();
@@ -40,7 +43,12 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
         let s = String::from_utf8_lossy(arg).to_ascii_lowercase();
         match s.as_str() {
             "default" => wanted.extend(defaults()),
-            "all" | "everything" => wanted.extend(ORDER.iter().map(|s| s.to_string())),
+            "all" | "everything" => wanted.extend(
+                ORDER
+                    .iter()
+                    .filter(|s| !NAMED_ONLY.contains(s))
+                    .map(|s| s.to_string()),
+            ),
             _ => wanted.push(s),
         }
     }
@@ -142,8 +150,8 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
             let sanitizations = crate::rdb::sanitizations();
             let _ = write!(
                 w,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:{}\r\ntotal_net_repl_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:{:.2}\r\ninstantaneous_output_repl_kbps:{:.2}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:{}\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{tracking_keys}\r\ntracking_total_items:{tracking_items}\r\ntracking_total_prefixes:{tracking_prefixes}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:{sanitizations}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:{}\r\nreply_buffer_expands:{}\r\nacl_access_denied_auth:{}\r\nacl_access_denied_cmd:{}\r\nacl_access_denied_key:{}\r\nacl_access_denied_channel:{}\r\n",
-                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes + st.net_repl_input_bytes, st.net_output_bytes + st.net_repl_output_bytes, st.net_repl_input_bytes, st.net_repl_output_bytes, st.input_kbps(), st.output_kbps(), st.input_repl_kbps(), st.output_repl_kbps(), st.rejected_connections, server.replication.sync_full, server.replication.sync_partial_ok, server.replication.sync_partial_err, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, server.memory.evicted_keys, server.memory.evicted_clients, ks.keyspace_hits, ks.keyspace_misses, server.pubsub.len(crate::pubsub::Kind::Channel), server.pubsub.len(crate::pubsub::Kind::Pattern), server.pubsub.len(crate::pubsub::Kind::Shard), server.rdb.latest_fork_usec, server.rdb.total_forks, server.keyspace.replica_expires_tracked(), st.error_replies, st.reads_processed, st.writes_processed, st.reply_buffer_shrinks, st.reply_buffer_expands, server.acl.log.denied_auth, server.acl.log.denied_cmd, server.acl.log.denied_key, server.acl.log.denied_channel,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:{}\r\ntotal_net_repl_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:{:.2}\r\ninstantaneous_output_repl_kbps:{:.2}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:{}\r\ntotal_forks:{}\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:{}\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{tracking_keys}\r\ntracking_total_items:{tracking_items}\r\ntracking_total_prefixes:{tracking_prefixes}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:{sanitizations}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:{}\r\nreply_buffer_expands:{}\r\neventloop_cycles:{}\r\neventloop_duration_sum:{}\r\neventloop_duration_cmd_sum:{}\r\ninstantaneous_eventloop_cycles_per_sec:{}\r\ninstantaneous_eventloop_duration_usec:{}\r\nacl_access_denied_auth:{}\r\nacl_access_denied_cmd:{}\r\nacl_access_denied_key:{}\r\nacl_access_denied_channel:{}\r\n",
+                st.connections_received, st.commands_processed, st.ops_per_sec(), st.net_input_bytes + st.net_repl_input_bytes, st.net_output_bytes + st.net_repl_output_bytes, st.net_repl_input_bytes, st.net_repl_output_bytes, st.input_kbps(), st.output_kbps(), st.input_repl_kbps(), st.output_repl_kbps(), st.rejected_connections, server.replication.sync_full, server.replication.sync_partial_ok, server.replication.sync_partial_err, ks.expired_keys, ks.expire_time_cap_reached, ks.expire_cycle_micros / 1000, server.memory.evicted_keys, server.memory.evicted_clients, ks.keyspace_hits, ks.keyspace_misses, server.pubsub.len(crate::pubsub::Kind::Channel), server.pubsub.len(crate::pubsub::Kind::Pattern), server.pubsub.len(crate::pubsub::Kind::Shard), server.rdb.latest_fork_usec, server.rdb.total_forks, server.keyspace.replica_expires_tracked(), st.error_replies, st.reads_processed, st.writes_processed, st.reply_buffer_shrinks, st.reply_buffer_expands, st.eventloop.cycles, st.eventloop.duration_ns / 1000, st.eventloop.command_ns / 1000, st.cycles_per_sec(), st.cycle_usec(), server.acl.log.denied_auth, server.acl.log.denied_cmd, server.acl.log.denied_key, server.acl.log.denied_channel,
             );
         }
         "replication" => w.push_str(&crate::replication::info_section(server)),
@@ -209,6 +217,17 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
                 w.push_str("\r\n");
             }
         }
+        "debug" => {
+            let el = &server.stats.eventloop;
+            let _ = write!(
+                w,
+                "# Debug\r\neventloop_duration_aof_sum:{}\r\neventloop_duration_cron_sum:{}\r\neventloop_duration_max:{}\r\neventloop_cmd_per_cycle_max:{}\r\n",
+                el.aof_ns / 1000,
+                el.cron_ns / 1000,
+                el.duration_max_ns / 1000,
+                el.commands_per_cycle_max,
+            );
+        }
         "objcache" => w.push_str(&server.store.as_ref()?.info_section()),
         _ => return None,
     }
@@ -237,9 +256,13 @@ fn memory_section(server: &Server, f: &Figures, w: &mut String) {
     let scripts_human = human(scripts);
     let cached = server.scripting.cache.len();
     let aof_buffer = server.aof.buffer_memory();
+    let cluster_links = server
+        .cluster
+        .as_deref()
+        .map_or(0, crate::cluster::bus::links_memory);
     let _ = write!(
         w,
-        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{lua_human}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{cached}\r\nnumber_of_functions:{nfunctions}\r\nnumber_of_libraries:{nlibraries}\r\nused_memory_vm_functions:{vm_functions}\r\nused_memory_vm_total:{vm_total}\r\nused_memory_vm_total_human:{vm_total_human}\r\nused_memory_functions:{functions_memory}\r\nused_memory_scripts:{scripts}\r\nused_memory_scripts_human:{scripts_human}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:{}\r\nmem_total_replication_buffers:{}\r\nmem_clients_slaves:{}\r\nmem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:{aof_buffer}\r\nmem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{lua_human}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{cached}\r\nnumber_of_functions:{nfunctions}\r\nnumber_of_libraries:{nlibraries}\r\nused_memory_vm_functions:{vm_functions}\r\nused_memory_vm_total:{vm_total}\r\nused_memory_vm_total_human:{vm_total_human}\r\nused_memory_functions:{functions_memory}\r\nused_memory_scripts:{scripts}\r\nused_memory_scripts_human:{scripts_human}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:{}\r\nmem_total_replication_buffers:{}\r\nmem_clients_slaves:{}\r\nmem_clients_normal:{}\r\nmem_cluster_links:{cluster_links}\r\nmem_aof_buffer:{aof_buffer}\r\nmem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
         f.used,
         human(f.used),
         f.rss,

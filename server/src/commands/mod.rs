@@ -32,6 +32,7 @@ mod multi;
 pub mod pause;
 mod persistence;
 mod pubsub;
+pub mod renamed;
 pub mod replication;
 mod server_cmds;
 mod table;
@@ -339,7 +340,12 @@ fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>)
 /// Finds the command (or subcommand) and checks arity and authentication. Replies with the
 /// error and returns None when the request is refused.
 fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
-    let Some(mut cmd) = lookup(args[0]) else {
+    let renames = &ctx.server.config.renamed_commands;
+    let found = match renames.is_empty() {
+        true => lookup(args[0]),
+        false => renamed::lookup_renamed(renames, args[0]),
+    };
+    let Some(mut cmd) = found else {
         // Redis formats these with %s, so each name or argument ends at its first NUL.
         let mut shown: Vec<u8> = Vec::new();
         for arg in &args[1..] {
@@ -570,6 +576,10 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let elapsed = started.elapsed();
     let micros = elapsed.as_micros() as u64;
     ctx.client.last_command = cmd.name;
+    if !ctx.in_exec && ctx.server.scripting.running.is_none() {
+        // Only a top-level command's time (Redis's execution_nesting 0).
+        ctx.server.stats.eventloop.command(elapsed);
+    }
     if ctx.block.as_ref().is_some_and(|(keys, _)| !keys.is_empty()) {
         // As Redis: a call that blocks on keys is counted when the wait ends (the run that
         // serves it, or blocking::count_unblocked for a timeout or an error).

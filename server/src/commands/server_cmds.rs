@@ -124,6 +124,14 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     if ctx.server.config.process.title_template != old.process.title_template {
         crate::service::process::set_title(&ctx.server.config);
     }
+    let maxmemory = ctx.server.config.memory.maxmemory;
+    if maxmemory != 0 && maxmemory != old.memory.maxmemory {
+        let used = ctx.server.memory.gauge.read(&ctx.server.keyspace);
+        if maxmemory < used {
+            crate::warning!("WARNING: the new maxmemory value set via CONFIG SET ({maxmemory}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.");
+        }
+        ctx.server.memory.eviction_running = true;
+    }
     let access = ctx.server.config.memory.access_policy();
     ctx.server.keyspace.set_access_policy(access);
     if old.requirepass != ctx.server.config.requirepass {

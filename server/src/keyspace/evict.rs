@@ -95,6 +95,8 @@ pub struct Evicted {
     /// Whether the figure is (estimated) back under the limit; false when no candidate was
     /// left (Redis's EVICT_FAIL).
     pub enough: bool,
+    /// The request's deadline stopped it before it freed enough (Redis's EVICT_RUNNING).
+    pub timed_out: bool,
 }
 
 /// What eviction is asked for: the policy, its sample size, and the bytes to free.
@@ -245,6 +247,7 @@ impl Evictor {
             return Evicted {
                 keys,
                 enough: false,
+                timed_out: false,
             };
         }
         while freed < request.to_free {
@@ -252,6 +255,7 @@ impl Evictor {
                 return Evicted {
                     keys,
                     enough: false,
+                    timed_out: false,
                 };
             };
             freed += ks.db(db).memory_usage(&key).unwrap_or(0) as u64;
@@ -271,11 +275,19 @@ impl Evictor {
                     .deadline
                     .is_some_and(|d| std::time::Instant::now() >= d)
                 {
-                    break;
+                    return Evicted {
+                        keys,
+                        enough: true,
+                        timed_out: true,
+                    };
                 }
             }
         }
-        Evicted { keys, enough: true }
+        Evicted {
+            keys,
+            enough: true,
+            timed_out: false,
+        }
     }
 }
 
@@ -338,7 +350,8 @@ mod tests {
             ev.evict(&mut ks, request, |_| true),
             Evicted {
                 keys: 1,
-                enough: true
+                enough: true,
+                timed_out: false
             }
         );
         assert!(ks.db(0).get(b"k4").is_none());
@@ -350,7 +363,8 @@ mod tests {
             left,
             Evicted {
                 keys: 0,
-                enough: false
+                enough: false,
+                timed_out: false
             },
             "no volatile key left"
         );

@@ -58,6 +58,9 @@ pub struct MemoryState {
     pub evicted_keys: u64,
     /// Clients evicted by maxmemory-clients (INFO evicted_clients).
     pub evicted_clients: u64,
+    /// Eviction goes on between rounds of events (Redis's eviction time event): set by
+    /// CONFIG SET maxmemory and by an eviction its time limit cut short.
+    pub eviction_running: bool,
     /// Allocated bytes once the server had started (INFO used_memory_startup).
     pub startup: u64,
 }
@@ -70,6 +73,18 @@ pub fn cron(server: &Server) {
     if limit != 0 && allocator::rss_bytes() > limit + limit / 10 {
         allocator::purge();
     }
+}
+
+/// One step of the eviction that goes on between rounds of events, if one is running:
+/// the keys it evicts are propagated and notified at once, as Redis's eviction time event
+/// evicts without waiting for a command (a lowered maxmemory evicts right away).
+pub fn eviction_round(server: &mut Server) {
+    if !std::mem::take(&mut server.memory.eviction_running) || server.config.memory.maxmemory == 0 {
+        return;
+    }
+    perform_evictions(server);
+    server.propagate_removals();
+    crate::commands::publish_notifications(server, None);
 }
 
 /// Evicts until the figure is under maxmemory (called before each command when a limit
@@ -111,6 +126,11 @@ pub fn perform_evictions(server: &mut Server) -> bool {
     crate::latency::sample("eviction-cycle", cycle.elapsed());
     *evicted_keys += done.keys;
     if done.enough {
+        // Stopped by its time limit: the rest goes on between rounds (a figure still over
+        // the limit for memory the lazy-free thread has yet to give back does not count).
+        if done.timed_out {
+            server.memory.eviction_running = true;
+        }
         return true;
     }
     // Out of candidates: the lazy-free thread may still be freeing what went before.

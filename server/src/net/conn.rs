@@ -10,6 +10,13 @@ use std::time::Instant;
 pub const READ_CHUNK: usize = 16 * 1024;
 /// A write buffer with more capacity than this is given back once empty.
 const KEEP_OUTPUT: usize = 1024 * 1024;
+/// The cron trims a read buffer only when it wastes more than this (Redis's 4 KiB).
+const QUERY_SLACK: usize = 4 * 1024;
+/// A read buffer larger than this is trimmed to its recent peak while the client is active
+/// (Redis's PROTO_RESIZE_THRESHOLD).
+const QUERY_RESIZE_THRESHOLD: usize = 32 * 1024;
+/// Seconds without a read or write after which the cron frees a read buffer's spare room.
+const QUERY_IDLE_SECS: u64 = 2;
 
 /// The state of one connection on the loop.
 pub struct Conn {
@@ -17,6 +24,9 @@ pub struct Conn {
     pub rbuf: Vec<u8>,
     /// Start of the first request not yet run.
     pub rpos: usize,
+    /// The most the read buffer held (or was sized for, for a big argument) since the
+    /// cron last looked (Redis's querybuf_peak).
+    pub query_peak: usize,
     /// The request being parsed.
     pub parser: RequestParser,
     /// Replies not yet written start at `wpos`.
@@ -36,6 +46,7 @@ impl Conn {
         Conn {
             rbuf: Vec::new(),
             rpos: 0,
+            query_peak: 0,
             parser: RequestParser::default(),
             wbuf: Vec::new(),
             wpos: 0,
@@ -90,10 +101,37 @@ impl Conn {
             self.rbuf.drain(..n);
             self.parser.shift(n);
             self.rpos = 0;
-            if self.rbuf.is_empty() && self.rbuf.capacity() > 4 * READ_CHUNK {
-                self.rbuf = Vec::new();
+        }
+    }
+
+    /// Notes what the read buffer holds, or is sized for when a big argument is arriving,
+    /// for the cron's next look ([`Conn::resize_input`]).
+    pub fn note_query_peak(&mut self) {
+        let wanted = self.parser.big_arg_end(&self.rbuf).unwrap_or(0);
+        self.query_peak = self.query_peak.max(self.rbuf.len()).max(wanted);
+    }
+
+    /// The cron's trim of the read buffer, as Redis's clientsCronResizeQueryBuffer: when it
+    /// wastes more than 4 KiB, a client idle for more than 2 s keeps only what it holds,
+    /// and an active one whose buffer is over 32 KiB and twice its recent peak keeps that
+    /// peak (or what it holds, or the big argument being received, if more). The peak then
+    /// starts again from what the buffer holds. Returns whether the buffer changed.
+    pub fn resize_input(&mut self, idle_secs: u64) -> bool {
+        let held = self.rbuf.len();
+        let capacity = self.rbuf.capacity();
+        let arriving = self.parser.big_arg_end(&self.rbuf).unwrap_or(0);
+        let mut changed = false;
+        if capacity - held > QUERY_SLACK {
+            if idle_secs > QUERY_IDLE_SECS {
+                self.rbuf.shrink_to_fit();
+                changed = true;
+            } else if capacity > QUERY_RESIZE_THRESHOLD && capacity / 2 > self.query_peak {
+                self.rbuf.shrink_to(held.max(self.query_peak).max(arriving));
+                changed = true;
             }
         }
+        self.query_peak = held.max(arriving);
+        changed
     }
 
     /// Writes what the socket takes. Returns false when the connection broke.
@@ -164,5 +202,46 @@ mod tests {
         );
         run_one(&mut c);
         assert_eq!((c.rbuf.len(), c.rpos), (0, 0));
+    }
+
+    #[test]
+    fn the_cron_trims_the_read_buffer_to_its_peak_then_frees_it_when_idle() {
+        let mut c = Conn::new(1);
+        c.rbuf.reserve_exact(400_000);
+        c.query_peak = 400_000;
+        assert!(
+            !c.resize_input(0),
+            "a request that filled it was just read: kept"
+        );
+        c.rbuf.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        c.note_query_peak();
+        assert!(c.resize_input(0), "over 32 KiB and twice the peak: trimmed");
+        assert!(c.rbuf.capacity() >= 14 && c.rbuf.capacity() < 400_000);
+        c.rbuf.reserve(READ_CHUNK);
+        assert!(!c.resize_input(2), "idle for 2 s only, under 32 KiB: kept");
+        assert!(c.resize_input(3), "idle for more than 2 s: freed");
+        assert_eq!(c.rbuf.capacity(), c.rbuf.len());
+    }
+
+    #[test]
+    fn a_big_argument_arriving_keeps_its_room_while_active() {
+        let mut c = Conn::new(1);
+        c.rbuf
+            .extend_from_slice(b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1000000\r\n");
+        let limits = Limits {
+            max_bulk: 512 << 20,
+            authenticated: true,
+        };
+        assert_eq!(
+            c.parser.parse(&c.rbuf, 0, limits).unwrap(),
+            Parsed::Incomplete
+        );
+        c.rbuf.reserve_exact(3_000_000);
+        c.note_query_peak();
+        assert!(c.resize_input(0), "twice the big argument: trimmed to it");
+        assert!(c.rbuf.capacity() >= 1_000_002 + 30);
+        assert!(!c.resize_input(1));
+        assert!(c.resize_input(3), "idle: freed all the same");
+        assert!(c.rbuf.capacity() < 1_000_000);
     }
 }

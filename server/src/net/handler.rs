@@ -74,13 +74,36 @@ impl Handler for RespLoop<'_> {
         self.serve_woken(cx);
     }
 
+    fn polled(&mut self) {
+        let stats = &mut self.server.stats;
+        stats.eventloop.round_started(stats.commands_processed);
+    }
+
     fn after_events(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
         self.service_unread(cx);
+        // What follows is the round's periodic work (Redis's beforeSleep and serverCron),
+        // but for the AOF writes, counted apart.
+        let started = Instant::now();
+        let aof_before = self.server.stats.eventloop.aof_ns;
+        let next = self.after_round(cx);
+        let stats = &mut self.server.stats;
+        let aof = Duration::from_nanos(stats.eventloop.aof_ns.saturating_sub(aof_before));
+        stats.eventloop.cron(started.elapsed().saturating_sub(aof));
+        stats.eventloop.round_ended(stats.commands_processed);
+        next
+    }
+}
+
+impl RespLoop<'_> {
+    /// [`Handler::after_events`] after the connections left with input were serviced:
+    /// writes, timeouts, the cron, replication; when to wake next.
+    fn after_round(&mut self, cx: &mut Ctx<'_, Conn>) -> Next {
         self.release_held(cx);
         if commands::pause::release(self.server) {
             self.serve_woken(cx);
         }
         super::evict::between_events(self.server);
+        crate::memory::eviction_round(self.server);
         self.serve_woken(cx);
         if self.server.loading.is_some() {
             self.poll_loading();
@@ -140,6 +163,9 @@ impl Handler for RespLoop<'_> {
         if crate::replication::busy(server) {
             deadline = deadline.min(Instant::now() + Duration::from_millis(1));
         }
+        if server.memory.eviction_running {
+            deadline = Instant::now();
+        }
         if !self.unread.is_empty() {
             // Input waits in sockets: poll for the other connections' events, no more.
             deadline = Instant::now();
@@ -187,7 +213,9 @@ impl RespLoop<'_> {
     /// propagated, then sends the replies that waited for it: one write and one fsync for
     /// every write of the iteration (Redis does it in beforeSleep).
     fn release_held(&mut self, cx: &mut Ctx<'_, Conn>) {
+        let started = Instant::now();
         crate::aof::flush(self.server, false);
+        self.server.stats.eventloop.aof(started.elapsed());
         if self.server.aof.write_postponed() {
             // everysec with a background fsync of the file running: the replies wait for
             // the write (retried every millisecond, done within 2 s), never sent before it.
@@ -389,6 +417,7 @@ fn read_and_run(
         return false;
     }
     let conn = &mut cx.conn(key).expect("open").state;
+    conn.note_query_peak();
     if input_over_limit(&server.config, conn, &lease.client) {
         return false;
     }
@@ -408,6 +437,9 @@ fn read_and_run(
     // Replies past the output limits close the connection before any is written, as Redis
     // checks them as replies are added.
     let conn = &mut cx.conn(key).expect("open").state;
+    // Room for a big argument as soon as its header is parsed, as Redis makes it.
+    reserve_for_big_arg(conn);
+    conn.note_query_peak();
     if output_over_limit(&server.config, conn, &lease.client) {
         return false;
     }
@@ -474,6 +506,23 @@ fn close_over_output_limit(server: &mut Server, cx: &mut Ctx<'_, Conn>) {
         if let Some(lease) = server.clients.lease(key) {
             finish(server, cx, key, lease, true);
         }
+    }
+}
+
+/// Trims the read buffers that waste room (see [`Conn::resize_input`]); the clients whose
+/// buffer changed get its new size for CLIENT LIST and the memory figures.
+fn resize_query_buffers(server: &mut Server, cx: &mut Ctx<'_, Conn>) {
+    let keys: Vec<usize> = cx.conns().map(|(key, _)| key).collect();
+    for key in keys {
+        let Some(mut lease) = server.clients.lease(key) else {
+            continue;
+        };
+        let idle = lease.client.last_interaction.elapsed().as_secs();
+        let conn = &mut cx.conn(key).expect("listed").state;
+        if conn.resize_input(idle) {
+            lease.buffers = conn.buffers();
+        }
+        server.clients.restore(lease, false);
     }
 }
 
@@ -550,6 +599,7 @@ impl RespLoop<'_> {
         server.stats.reply_buffer_expands += expands;
         commands::expire_blocked(server, now);
         close_over_output_limit(server, cx);
+        resize_query_buffers(server, cx);
         server.migrate.close_idle();
         let idle_limit = server.config.timeout;
         if idle_limit > 0 {

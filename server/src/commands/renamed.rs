@@ -1,0 +1,78 @@
+//! `rename-command OLD NEW` of the configuration file (Redis's file-only directive): the
+//! command answers to NEW instead of OLD for clients; an empty NEW removes it. Internal
+//! callers (propagation, the AOF, replication) keep the command's own name.
+
+use super::{lookup, Command};
+
+/// The renames in the order the file gives them: (old name, new name), both lowercase.
+pub type Renames = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// The command a client's `name` runs under `renames`: walking the renames back from the
+/// last, a rename to the name gives the name it had before, and a rename from it (with no
+/// later one back to it) means it is gone.
+pub fn lookup_renamed(renames: &Renames, name: &[u8]) -> Option<&'static Command> {
+    let mut current = name.to_ascii_lowercase();
+    for (old, new) in renames.iter().rev() {
+        if *new == current {
+            current.clone_from(old);
+        } else if *old == current {
+            return None;
+        }
+    }
+    lookup(&current)
+}
+
+/// Adds `rename-command old new`, with Redis's errors: OLD must be a command clients can
+/// call now, NEW (unless empty) a name none answers to.
+pub fn add(renames: &mut Renames, old: &[u8], new: &[u8]) -> Result<(), &'static str> {
+    let (old, new) = (old.to_ascii_lowercase(), new.to_ascii_lowercase());
+    if lookup_renamed(renames, &old).is_none() {
+        return Err("No such command in rename-command");
+    }
+    if !new.is_empty() && lookup_renamed(renames, &new).is_some() {
+        return Err("Target command name already exists");
+    }
+    renames.push((old, new));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(c: Option<&'static Command>) -> Option<&'static str> {
+        c.map(|c| c.name)
+    }
+
+    #[test]
+    fn renamed_and_removed_commands() {
+        let mut r = Renames::new();
+        add(&mut r, b"FLUSHDB", b"badger").unwrap();
+        add(&mut r, b"config", b"").unwrap();
+        assert_eq!(name(lookup_renamed(&r, b"BADGER")), Some("flushdb"));
+        assert_eq!(name(lookup_renamed(&r, b"flushdb")), None);
+        assert_eq!(name(lookup_renamed(&r, b"config")), None);
+        assert_eq!(name(lookup_renamed(&r, b"get")), Some("get"));
+        assert_eq!(
+            add(&mut r, b"flushdb", b"x"),
+            Err("No such command in rename-command")
+        );
+        assert_eq!(
+            add(&mut r, b"nosuch", b"x"),
+            Err("No such command in rename-command")
+        );
+        assert_eq!(
+            add(&mut r, b"get", b"set"),
+            Err("Target command name already exists")
+        );
+        assert_eq!(
+            add(&mut r, b"get", b"badger"),
+            Err("Target command name already exists")
+        );
+        add(&mut r, b"badger", b"mole").unwrap();
+        assert_eq!(name(lookup_renamed(&r, b"mole")), Some("flushdb"));
+        assert_eq!(name(lookup_renamed(&r, b"badger")), None);
+        add(&mut r, b"get", b"flushdb").unwrap();
+        assert_eq!(name(lookup_renamed(&r, b"flushdb")), Some("get"));
+    }
+}
