@@ -46,6 +46,13 @@ TESTS = {
     # record): HSET_PROFILE writes two fields of "user:<n>", HGET_PROFILE reads one.
     "HSET_PROFILE": ["HSET", "user:__rand_int__", "name", "ada", "city", "Rome"],
     "HGET_PROFILE": ["HGET", "user:__rand_int__", "name"],
+    # Small collections, one per key (W4a's, T3's and L2's shapes, kept in the key's record):
+    # each write adds to "zs:<n>", "ss:<n>" or "ls:<n>" (about --requests / --members
+    # members a key), ZSCORE_SMALL reads a sorted set.
+    "ZADD_SMALL": ["ZADD", "zs:__rand_int__", "__rand_int__", "m:__rand_int__"],
+    "ZSCORE_SMALL": ["ZSCORE", "zs:__rand_int__", "m:__rand_int__"],
+    "SADD_SMALL": ["SADD", "ss:__rand_int__", "m__rand_int__"],
+    "LPUSH_SMALL": ["LPUSH", "ls:__rand_int__", "e:__rand_int__"],
     # redis-benchmark's own SET, GET, INCR, SADD, SPOP and MSET tests (3-byte values).
     "SET": ["SET", "key:__rand_int__", "xxx"],
     "GET": ["GET", "key:__rand_int__"],
