@@ -287,6 +287,9 @@ def test_read_only_scripts(both):
         "#!lua flags=nope\nreturn 1",
         "#!lua name=x\nreturn 1",
         "#! \nreturn 1",
+        "#!lua flags=\nreturn 4",
+        "#!lua flags=no-writes,\nreturn 5",
+        "#!lua flags=,\nreturn 6",
     ],
 )
 def test_shebang(both, body):

@@ -114,8 +114,11 @@ pub struct Client {
     /// The connection's buffers as the running command sees them (set before each
     /// command: what CLIENT LIST and CLIENT INFO show for the client running them).
     pub io: super::Buffers,
-    /// Evicted by `maxmemory-clients`: its connection closes without writing more.
+    /// Evicted by `maxmemory-clients` (or handed to a forked Lua debugging session): its
+    /// connection closes without writing more.
     pub evicted: bool,
+    /// SCRIPT DEBUG YES or SYNC: its next EVAL runs under the Lua debugger.
+    pub lua_debug: Option<crate::scripting::ldb::Mode>,
 }
 
 impl Client {
@@ -169,6 +172,7 @@ impl Client {
             reply_buffer: Default::default(),
             io: Default::default(),
             evicted: false,
+            lua_debug: None,
         }
     }
 

@@ -594,6 +594,7 @@ impl RespLoop<'_> {
             crate::aof::cron(server);
         }
         crate::replication::cron(server, cx.registry());
+        crate::scripting::ldb::fork::reap(server);
         let (shrinks, expands) = server.clients.resize_reply_buffers(now);
         server.stats.reply_buffer_shrinks += shrinks;
         server.stats.reply_buffer_expands += expands;

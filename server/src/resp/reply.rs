@@ -33,6 +33,11 @@ impl<'a> ReplyWriter<'a> {
         self.out.len()
     }
 
+    /// What the underlying buffer holds from `start` on.
+    pub fn since(&self, start: usize) -> &[u8] {
+        &self.out[start.min(self.out.len())..]
+    }
+
     /// Drops everything written after `len` (used to replace a partial reply).
     pub fn truncate(&mut self, len: usize) {
         self.out.truncate(len);

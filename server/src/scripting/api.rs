@@ -38,6 +38,11 @@ impl Pending {
         self.0.borrow_mut().take().unwrap_or(fallback)
     }
 
+    /// The value kept, if any (taken).
+    pub fn take_raised(&self) -> Option<Value> {
+        self.0.borrow_mut().take()
+    }
+
     /// Drops a value a script's own error handler left behind.
     pub fn clear(&self) {
         self.0.borrow_mut().take();
@@ -46,7 +51,9 @@ impl Pending {
 
 /// The error table Redis pushes for an error text (luaPushErrorBuff): `-CODE message`
 /// keeps its code, a text without the dash gets `ERR`; CR and LF at the ends are trimmed.
+/// A debugging session that steps logs the text as it came.
 pub fn error_table(lua: &Lua, text: &[u8]) -> mlua::Result<Table> {
+    super::ldb::log_error(lua, text);
     let (code, message): (&[u8], &[u8]) = match text.strip_prefix(b"-") {
         Some(rest) => match rest.iter().position(|&b| b == b' ') {
             Some(sp) => (&rest[..sp], &rest[sp + 1..]),
@@ -264,6 +271,17 @@ pub fn functions(lua: &Lua, active: &ActiveRun, pending: &Pending) -> mlua::Resu
                 return Err(p.raise_text(lua, "Invalid command passed to redis.acl_check_cmd()"));
             };
             Ok(run.acl_allows(cmd, &argv))
+        })?,
+    )?;
+    t.raw_set(
+        "breakpoint",
+        lua.create_function(|lua, ()| Ok(super::ldb::breakpoint(lua)))?,
+    )?;
+    t.raw_set(
+        "debug",
+        lua.create_function(|lua, args: MultiValue| {
+            super::ldb::debug(lua, &args);
+            Ok(())
         })?,
     )?;
     let p = pending.clone();

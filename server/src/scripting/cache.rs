@@ -61,7 +61,8 @@ pub fn shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
         let Some(list) = part.strip_prefix("flags=") else {
             return Err(format!("Unknown lua shebang option: {part}"));
         };
-        for flag in list.split(',') {
+        // `flags=` alone declares no flags (Redis splits an empty list into none).
+        for flag in list.split(',').filter(|_| !list.is_empty()) {
             let slot = match flag {
                 "no-writes" => &mut flags.no_writes,
                 "allow-oom" => &mut flags.allow_oom,
@@ -157,6 +158,8 @@ mod tests {
         assert_eq!(len, 31);
         let (flags, _) = shebang(b"#!lua\nreturn 1").unwrap();
         assert_eq!(flags, ScriptFlags::default());
+        let (flags, _) = shebang(b"#!lua flags=\nreturn 1").unwrap();
+        assert_eq!(flags, ScriptFlags::default());
         for (body, error) in [
             (&b"#!lua"[..], "Invalid script shebang"),
             (
@@ -168,6 +171,10 @@ mod tests {
                 "Unexpected flag in script shebang: nope",
             ),
             (b"#!lua name=x\n", "Unknown lua shebang option: name=x"),
+            (
+                b"#!lua flags=no-writes,\n",
+                "Unexpected flag in script shebang: ",
+            ),
             (b"#! \n", "Unexpected engine in script shebang: #!"),
         ] {
             assert_eq!(shebang(body).unwrap_err(), error);

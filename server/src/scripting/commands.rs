@@ -1,8 +1,9 @@
 //! EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD / EXISTS / FLUSH / KILL / HELP.
 
 use super::cache::{self, Script};
-use super::run;
+use super::{ldb, run};
 use crate::commands::{container, help_reply, Command, Ctx, Flags, StatSlot};
+use crate::notice;
 use std::rc::Rc;
 
 /// NOSCRIPT's reply to an unknown SHA1.
@@ -40,11 +41,68 @@ fn create(ctx: &mut Ctx, body: &[u8]) -> Option<Rc<Script>> {
     }))
 }
 
-/// The EVAL family: `evalsha` names the script by SHA1, `ro` refuses writes.
+/// The EVAL family: `evalsha` names the script by SHA1, `ro` refuses writes. A client in
+/// SCRIPT DEBUG mode debugs its EVAL (and may not use EVALSHA).
 fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) {
     // As Redis 7: a script replicates its effects (the write commands it ran, in one
     // MULTI / EXEC when there are several), never itself.
     ctx.propagate_nothing();
+    match ctx.client.lua_debug {
+        None => eval_script(ctx, args, evalsha, ro, None),
+        Some(_) if evalsha && args[1].len() != 40 => ctx.error(NOSCRIPT),
+        Some(_) if evalsha => ctx.error("ERR Please use EVAL instead of EVALSHA for debugging"),
+        Some(mode) => debug_eval(ctx, args, ro, mode),
+    }
+}
+
+/// EVAL under the Lua debugger: the session starts before the script is even compiled,
+/// as Redis's. In a forked session the parent closes the connection without a reply and
+/// the child answers and exits; a synchronous one closes it after the reply.
+fn debug_eval(ctx: &mut Ctx, args: &[&[u8]], ro: bool, mode: ldb::Mode) {
+    let forked = match mode {
+        ldb::Mode::Sync => {
+            notice!("Redis synchronous debugging eval session started");
+            false
+        }
+        ldb::Mode::Fork => match ldb::fork::fork(ctx.server) {
+            Ok(ldb::fork::Side::Child) => true,
+            Ok(ldb::fork::Side::Parent) => {
+                ctx.client.lua_debug = None;
+                ctx.client.evicted = true;
+                ctx.client.close_after_reply = true;
+                return;
+            }
+            Err(e) => {
+                ctx.client.lua_debug = None;
+                return ctx.error(&format!(
+                    "ERR Fork() failed: can't run EVAL in debugging mode: {}",
+                    crate::errors::os_error_text(&e)
+                ));
+            }
+        },
+    };
+    let start = ctx.out.position();
+    let session = ldb::Session::start(ctx.client.fd, args[1]);
+    eval_script(ctx, args, false, ro, Some(session.clone()));
+    ldb::end(&session);
+    if forked {
+        // All the client has not been sent yet: the replies before this command's too.
+        let unsent = start.saturating_sub(ctx.client.io.pending_output);
+        ldb::send(&session, ctx.out.since(unsent));
+        ldb::fork::exit_child();
+    }
+    notice!("Redis synchronous debugging eval session ended");
+    ctx.client.close_after_reply = true;
+}
+
+/// Runs an EVAL-family command's script, under the debugger's `session` if given.
+fn eval_script(
+    ctx: &mut Ctx,
+    args: &[&[u8]],
+    evalsha: bool,
+    ro: bool,
+    session: Option<ldb::Shared>,
+) {
     let Some(numkeys) = ctx.int_arg(args[2]) else {
         return;
     };
@@ -78,6 +136,7 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], evalsha: bool, ro: bool) {
         flags: script.flags,
         name: &script.sha,
         fcall: None,
+        debug: session,
     };
     run::run(ctx, callee, keys, argv, ro, caller);
 }
@@ -147,6 +206,26 @@ fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) {
     }
 }
 
+/// SCRIPT DEBUG YES|SYNC|NO: the client's next EVAL runs under the Lua debugger, forked
+/// (YES) or blocking the server (SYNC). As Redis's, YES after SYNC leaves SYNC on.
+fn script_debug(ctx: &mut Ctx, args: &[&[u8]]) {
+    // Inside EXEC, EXEC's own reply is already pending, as in Redis.
+    if ctx.client.io.pending_output > 0 || ctx.client.exec_queued.is_some() {
+        return ctx.error("ERR SCRIPT DEBUG must be called outside a pipeline");
+    }
+    let mode = args[2];
+    ctx.client.lua_debug = if mode.eq_ignore_ascii_case(b"no") {
+        None
+    } else if mode.eq_ignore_ascii_case(b"yes") {
+        Some(ctx.client.lua_debug.unwrap_or(ldb::Mode::Fork))
+    } else if mode.eq_ignore_ascii_case(b"sync") {
+        Some(ldb::Mode::Sync)
+    } else {
+        return ctx.error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+    };
+    ctx.out.ok();
+}
+
 /// SCRIPT HELP
 fn script_help(ctx: &mut Ctx, _args: &[&[u8]]) {
     help_reply(
@@ -178,7 +257,8 @@ const EVAL_FLAGS: Flags = Flags::NOSCRIPT
 /// SCRIPT's subcommands: not inside scripts.
 const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT;
 
-static SCRIPT_SUBS: [Command; 5] = [
+static SCRIPT_SUBS: [Command; 6] = [
+    Command::simple("script|debug", 3, SCRIPT_FLAGS, script_debug),
     Command::simple(
         "script|load",
         3,

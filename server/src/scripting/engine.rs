@@ -11,6 +11,8 @@ use std::rc::Rc;
 
 /// The sandbox, run once per interpreter.
 const PRELUDE: &str = include_str!("prelude.lua");
+/// The Lua debugger's view of the stack, built before the sandbox hides the debug library.
+const INSPECT: &str = include_str!("ldb/inspect.lua");
 
 /// Redis's REDIS_VERSION_NUM for the version Goblin follows (0x00MMmmpp).
 fn version_num() -> u32 {
@@ -37,6 +39,19 @@ fn as_text(code: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// Compiles `code` as text in `lua` under the chunk name `name`; the parser's message when
+/// it does not compile.
+pub fn compile_in(lua: &Lua, code: &[u8], name: &str) -> Result<Function, String> {
+    lua.load(&*as_text(code))
+        .set_name(name)
+        .set_mode(ChunkMode::Text)
+        .into_function()
+        .map_err(|e| match e {
+            mlua::Error::SyntaxError { message, .. } => message,
+            other => other.to_string(),
+        })
+}
+
 /// Where the `redis` functions find the invocation running now: a pointer to its
 /// [`Run`](super::run::Run), set only while [`Engine::call`] runs the script.
 pub type ActiveRun = Rc<Cell<*mut ()>>;
@@ -58,6 +73,8 @@ pub struct Engine {
     set_loading: Option<Function>,
     /// The functions engine's runner of a library's code.
     load_library: Option<Function>,
+    /// `frame` and `run` of `ldb/inspect.lua`, for the Lua debugger.
+    pub inspect: (Function, Function),
 }
 
 impl Default for Engine {
@@ -92,6 +109,11 @@ impl Engine {
         let pending = Pending::default();
         let functions =
             api::functions(&lua, &active, &pending).expect("the redis functions are created");
+        let inspect: (Function, Function) = lua
+            .load(INSPECT)
+            .set_name("=ldb")
+            .call(())
+            .expect("the debugger's stack view builds");
         super::libs::install(&lua, &pending).expect("the libraries are installed");
         let load_api = register.map(|make| {
             let t = lua.create_table().expect("a table");
@@ -117,21 +139,14 @@ impl Engine {
             pending,
             set_loading,
             load_library,
+            inspect,
         }
     }
 
     /// Compiles a library's code (chunk `@user_function`, so errors say
     /// `user_function:N:`).
     pub fn compile_library(&self, code: &[u8]) -> Result<Function, String> {
-        self.lua
-            .load(&*as_text(code))
-            .set_name("@user_function")
-            .set_mode(ChunkMode::Text)
-            .into_function()
-            .map_err(|e| match e {
-                mlua::Error::SyntaxError { message, .. } => message,
-                other => other.to_string(),
-            })
+        compile_in(&self.lua, code, "@user_function")
     }
 
     /// Runs a compiled library with the load-time globals (functions engine only):
@@ -174,15 +189,7 @@ impl Engine {
 
     /// Compiles a script body (chunk `@user_script`, so errors say `user_script:N:`).
     pub fn compile(&self, body: &[u8]) -> Result<Function, String> {
-        self.lua
-            .load(&*as_text(body))
-            .set_name("@user_script")
-            .set_mode(ChunkMode::Text)
-            .into_function()
-            .map_err(|e| match e {
-                mlua::Error::SyntaxError { message, .. } => message,
-                other => other.to_string(),
-            })
+        compile_in(&self.lua, body, "@user_script")
     }
 
     /// The interpreter.

@@ -38,6 +38,7 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) {
         flags: function.flags,
         name: &name,
         fcall: Some(args),
+        debug: None,
     };
     let caller = if ro { "fcall_ro" } else { "fcall" };
     run::run(ctx, callee, keys, argv, ro, caller);

@@ -16,6 +16,7 @@
 //! - [`functions`]: the function libraries and their interpreter (FUNCTION LOAD's work).
 //! - [`function_commands`]: FCALL, FCALL_RO and FUNCTION, and their table.
 //! - [`libs`]: the cjson, cmsgpack, bit and struct libraries Redis embeds.
+//! - [`ldb`]: the Lua debugger (SCRIPT DEBUG) and its sessions.
 //!
 //! A script's commands run through [`crate::commands::call`] with a client of their own
 //! (the caller's database at the start; SELECT inside moves only that client), so they
@@ -28,6 +29,7 @@ pub mod convert;
 pub mod engine;
 pub mod function_commands;
 pub mod functions;
+pub mod ldb;
 pub mod library;
 pub mod libs;
 pub mod lua_reply;
@@ -80,6 +82,8 @@ pub struct Scripting {
     /// Scripts may run commands flagged noscript (DEBUG SET-DISABLE-DENY-SCRIPTS, for tests
     /// that need one inside a script; SCRIPT FLUSH keeps it, as Redis).
     pub deny_script_disabled: bool,
+    /// The children running forked debugging sessions (SCRIPT DEBUG YES), until reaped.
+    pub forked_sessions: Vec<libc::pid_t>,
 }
 
 impl Default for Scripting {
@@ -92,6 +96,7 @@ impl Default for Scripting {
             running: None,
             runs_since_gc: 0,
             deny_script_disabled: false,
+            forked_sessions: Vec::new(),
         }
     }
 }

@@ -123,6 +123,7 @@ impl Run<'_, '_> {
             Ok(argv) => argv,
             Err(text) => return fail(Value::Table(api::error_table(lua, text.as_bytes())?)),
         };
+        super::ldb::log_command(lua, &argv);
         let cmd = match self.admit(&argv) {
             Ok(cmd) => cmd,
             Err((cmd, text)) => {
@@ -155,9 +156,33 @@ impl Run<'_, '_> {
         if self.ctx.server.tracking.clients() > 0 {
             commands::tracking::remember_reads(self.ctx.server, self.ctx.client, cmd, &args);
         }
-        match convert::reply_to_lua(lua, &self.reply)? {
+        let converted = convert::reply_to_lua(lua, &self.reply)?;
+        super::ldb::log_reply(lua, &self.reply);
+        match converted {
             (value, true) => fail(value),
             (value, false) => Ok(value),
+        }
+    }
+
+    /// Under the debugger: whether the script ran past busy-reply-threshold (5 s when it
+    /// is 0) since it started or last stopped.
+    pub fn debug_time_up(&self) -> bool {
+        let limit = match self.ctx.server.config.busy_reply_threshold {
+            0 => 5000,
+            ms => ms,
+        };
+        self.ctx
+            .server
+            .scripting
+            .running
+            .as_ref()
+            .is_some_and(|r| r.started.elapsed().as_millis() as u64 >= limit)
+    }
+
+    /// Under the debugger: the script's clock restarts after a stop.
+    pub fn restart_clock(&mut self) {
+        if let Some(running) = self.ctx.server.scripting.running.as_mut() {
+            running.started = Instant::now();
         }
     }
 
@@ -333,6 +358,8 @@ pub struct Callee<'s> {
     /// For a function, the caller's command (FUNCTION STATS shows it); a function gets
     /// its keys and arguments as arguments, a script as the KEYS and ARGV globals.
     pub fcall: Option<&'s [&'s [u8]]>,
+    /// The Lua debugger's session it runs under (SCRIPT DEBUG), if any.
+    pub debug: Option<super::ldb::Shared>,
 }
 
 /// Refuses a script whose flags do not let it run now (Redis's scriptPrepareForRun);
@@ -445,7 +472,17 @@ pub fn run(
     };
     engine.pending.clear();
     engine.active.set(&mut run as *mut Run as *mut ());
-    if with_hook {
+    if let Some(session) = &callee.debug {
+        // The debugger's hook replaces the busy one: nothing else is served meanwhile.
+        super::ldb::attach(engine.lua(), session);
+        let hook = super::ldb::repl::Hook {
+            active: engine.active.clone(),
+            pending: engine.pending.clone(),
+            inspect: engine.inspect.clone(),
+        };
+        let set = super::ldb::repl::install(engine.lua(), hook);
+        debug_assert!(set.is_ok());
+    } else if with_hook {
         let hooked = Hooked {
             active: engine.active.clone(),
             pending: engine.pending.clone(),
@@ -461,7 +498,10 @@ pub fn run(
         None => engine.call(callee.function),
         Some(_) => engine.call_function(callee.function, keys, args),
     };
-    if with_hook {
+    if callee.debug.is_some() {
+        engine.lua().remove_hook();
+        super::ldb::detach(engine.lua());
+    } else if with_hook {
         engine.lua().remove_hook();
     }
     engine.active.set(std::ptr::null_mut());

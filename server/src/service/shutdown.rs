@@ -114,6 +114,12 @@ extern "C" fn on_shutdown_signal(sig: libc::c_int) {
     ASAP.store(true, Ordering::Relaxed);
 }
 
+/// Whether a shutdown signal came and its shutdown is still to do (a Lua debugging session
+/// that waits for its client ends then, as Redis's read is interrupted by the signal).
+pub fn signal_pending() -> bool {
+    ASAP.load(Ordering::Relaxed)
+}
+
 /// SIGTERM and SIGINT ask for a shutdown, as shutdown-on-sigterm / shutdown-on-sigint say.
 pub fn install_signal_handlers() {
     let handler = on_shutdown_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
@@ -207,6 +213,7 @@ fn replicas_caught_up(server: &Server) -> bool {
 /// cancelled and the server goes on.
 fn finish(server: &mut Server, flags: u32) -> Result<(), ()> {
     log_lagging_replicas(server);
+    crate::scripting::ldb::fork::kill_sessions(server);
     let save = match (flags & SAVE != 0, flags & NOSAVE != 0) {
         (true, _) => Some(true),
         (_, true) => Some(false),
