@@ -188,14 +188,6 @@ fn decode_scored(buf: &[u8], pos: usize) -> Entry<'_> {
     }
 }
 
-/// Where the member of the entry at `pos` starts and how long it is, read from the header
-/// alone (the member bytes need not be there: `squeeze` stores them otherwise).
-#[inline]
-pub(crate) fn member_span(buf: &[u8], pos: usize) -> (usize, usize) {
-    let (header, pos) = get_varint(buf, pos);
-    (pos + WIDTH[(header & 7) as usize], (header >> 3) as usize)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

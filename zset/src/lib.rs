@@ -88,7 +88,6 @@ mod order;
 pub mod packed;
 pub mod set;
 mod small;
-pub mod squeeze;
 pub mod stream;
 mod swiss;
 
@@ -472,16 +471,8 @@ impl ZSet {
 
     /// The small set whose entries [`ZSet::packed`] gave.
     pub fn from_packed(bytes: &[u8]) -> ZSet {
-        ZSet::from_packed_with(|out| out.extend_from_slice(bytes))
-    }
-
-    /// The small set whose entries (what [`ZSet::packed`] gave) `fill` appends to an empty
-    /// buffer: a caller that keeps them in another form writes them in place.
-    pub fn from_packed_with(fill: impl FnOnce(&mut Vec<u8>)) -> ZSet {
-        let mut buf = Vec::new();
-        fill(&mut buf);
         let set = ZSet {
-            repr: Repr::Small(SmallSet::from_bytes(buf)),
+            repr: Repr::Small(SmallSet::from_bytes(bytes)),
         };
         debug_assert!({
             set.validate();

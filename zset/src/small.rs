@@ -186,9 +186,12 @@ impl SmallSet {
         &self.buf
     }
 
-    /// The set whose [`SmallSet::bytes`] are `buf`.
-    pub(crate) fn from_bytes(buf: Vec<u8>) -> SmallSet {
-        let mut set = SmallSet { buf, len: 0 };
+    /// The set whose [`SmallSet::bytes`] are `bytes`.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> SmallSet {
+        let mut set = SmallSet {
+            buf: bytes.to_vec(),
+            len: 0,
+        };
         set.len = set.walk().count() as u32;
         set
     }

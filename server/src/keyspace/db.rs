@@ -12,9 +12,7 @@
 //!                             pairs) or its shaped form (a shape number and the values,
 //!                             the field names in `packer`'s dictionary), an intset (width
 //!                             and integers), a listpack set's, list's or sorted set's
-//!                             entries (no count: they give it), squeezed: the members'
-//!                             shared prefix once, hex digits two a byte
-//!                             (`goblin_zset::squeeze`);
+//!                             entries (no count: they give it);
 //!                             any other value: a 4-byte index into the table's slab of
 //!                             `Value`s (32 B each)
 //!  out + scratch            a record-held value handed out as a `Value` (`&Value` for a
@@ -31,8 +29,7 @@
 //! rebuilding the listpack in `scratch` (one allocation), and a string costs no allocation.
 //! Small sets, lists and sorted sets live in their records the same way: a key of 10
 //! 16-byte list elements is a ~190-byte record where it was a 28-byte record, a 32-byte
-//! slab slot and a 192-byte malloc chunk (about 60 bytes less a key); squeezed, when the
-//! elements are "e:" and 14 hex digits, ~100 bytes.
+//! slab slot and a 192-byte malloc chunk (about 60 bytes less a key).
 //!
 //! A key with an expiry carries it in its record (12 bytes) and is listed for the sampling
 //! of active expiry and of the volatile eviction policies; the 24-bit access clock is
@@ -53,7 +50,6 @@ use goblin_zset::hash::{shape_id, FieldShapes};
 use goblin_zset::keytable::STR_MAX;
 use goblin_zset::keytable::{self as kt, KeyTable};
 use goblin_zset::set::PackedSet;
-use goblin_zset::squeeze::{expand, squeeze, Layout};
 use goblin_zset::ZSet;
 use std::ops::Deref;
 
@@ -269,13 +265,13 @@ impl Packer {
                 return Some(kt::Value::Packed(tag::HASH_SHAPED, &self.buf));
             }
         }
-        plain_record_value(value, &mut self.buf)
+        plain_record_value(value)
     }
 
     /// Whether `value` fits inside a record.
     fn fits(&self, value: &Value) -> bool {
         let mut buf = Vec::new();
-        plain_record_value(value, &mut buf).is_some()
+        plain_record_value(value).is_some()
             || matches!(value, Value::Hash(h) if h.shaped(&self.shapes, &mut buf) && buf.len() <= STR_MAX)
     }
 
@@ -284,16 +280,10 @@ impl Packer {
         match tag {
             tag::HASH => Value::Hash(Hash::from_packed(bytes)),
             tag::HASH_SHAPED => Value::Hash(Hash::from_shaped(&self.shapes, bytes)),
-            tag::SET_LISTPACK => Value::Set(Set::from_listpack_with(|out| {
-                expand(Layout::Entries, bytes, out)
-            })),
+            tag::SET_LISTPACK => Value::Set(Set::from_packed(PackedSet::Listpack, bytes)),
             tag::SET_INTSET => Value::Set(Set::from_packed(PackedSet::Intset, bytes)),
-            tag::LIST => Value::List(List::from_packed_with(|out| {
-                expand(Layout::ListNode, bytes, out)
-            })),
-            tag::ZSET => Value::ZSet(SortedSet::from(ZSet::from_packed_with(|out| {
-                expand(Layout::Entries, bytes, out)
-            }))),
+            tag::LIST => Value::List(List::from_packed(bytes)),
+            tag::ZSET => Value::ZSet(SortedSet::from(ZSet::from_packed(bytes))),
             _ => unreachable!("packed tag {tag} is never written"),
         }
     }
@@ -323,11 +313,9 @@ impl Packer {
 }
 
 /// The record form of `value` without field shapes: an `int` or inline string, or a small
-/// collection's packed form of up to [`STR_MAX`] bytes: a hash's listpack or an intset as
-/// they are, a listpack set's, list's or sorted set's entries squeezed into `buf` (their
-/// shared member prefix once, hex digits two a byte: `goblin_zset::squeeze`).
+/// collection's packed form of up to [`STR_MAX`] bytes.
 #[inline]
-fn plain_record_value<'a>(value: &'a Value, buf: &'a mut Vec<u8>) -> Option<kt::Value<'a, Value>> {
+fn plain_record_value(value: &Value) -> Option<kt::Value<'_, Value>> {
     let (tag, bytes) = match value {
         Value::Str(s) => {
             return s.compact().map(|c| match c {
@@ -337,25 +325,14 @@ fn plain_record_value<'a>(value: &'a Value, buf: &'a mut Vec<u8>) -> Option<kt::
         }
         Value::Hash(h) => (tag::HASH, h.packed()?),
         Value::Set(s) => match s.packed()? {
-            (PackedSet::Listpack, b) => (tag::SET_LISTPACK, squeezed(Layout::Entries, b, buf)?),
+            (PackedSet::Listpack, b) => (tag::SET_LISTPACK, b),
             (PackedSet::Intset, b) => (tag::SET_INTSET, b),
         },
-        Value::List(l) => (tag::LIST, squeezed(Layout::ListNode, l.packed()?, buf)?),
-        Value::ZSet(z) => (tag::ZSET, squeezed(Layout::Entries, z.packed()?, buf)?),
+        Value::List(l) => (tag::LIST, l.packed()?),
+        Value::ZSet(z) => (tag::ZSET, z.packed()?),
         Value::Stream(_) => return None,
     };
     (bytes.len() <= STR_MAX).then_some(kt::Value::Packed(tag, bytes))
-}
-
-/// `packed` squeezed into `buf`; None, without trying, when it is too long to come down to
-/// a record's [`STR_MAX`] bytes in any likely case (halved, less a prefix).
-#[inline]
-fn squeezed<'a>(layout: Layout, packed: &[u8], buf: &'a mut Vec<u8>) -> Option<&'a [u8]> {
-    if packed.len() > 4 * STR_MAX {
-        return None;
-    }
-    squeeze(layout, packed, buf);
-    Some(buf)
 }
 
 impl Db {
@@ -483,7 +460,7 @@ impl Db {
                 (h.reshaped(&self.packer.shapes, id, buf) && buf.len() <= STR_MAX)
                     .then_some(kt::Value::Packed(tag::HASH_SHAPED, &buf[..]))
             }
-            _ => plain_record_value(&self.scratch, &mut self.packer.buf),
+            _ => plain_record_value(&self.scratch),
         };
         let stored = self.table.entry(slot).value();
         let unchanged = match (&form, stored) {

@@ -40,8 +40,6 @@ mod quick;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use node::string_span;
-
 use std::ops::ControlFlow;
 
 use crate::set::Member;
@@ -251,14 +249,8 @@ impl List {
 
     /// The listpack whose entries [`List::packed`] gave.
     pub fn from_packed(entries: &[u8]) -> List {
-        List::from_packed_with(|out| out.extend_from_slice(entries))
-    }
-
-    /// The listpack whose entries (what [`List::packed`] gave) `fill` appends: a caller
-    /// that keeps them in another form writes them in place.
-    pub fn from_packed_with(fill: impl FnOnce(&mut Vec<u8>)) -> List {
         List {
-            repr: Repr::Pack(Node::from_entries_with(fill)),
+            repr: Repr::Pack(Node::from_entry_bytes(entries)),
         }
     }
 

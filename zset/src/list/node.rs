@@ -158,27 +158,18 @@ fn decode(buf: &[u8], pos: usize) -> (Member<'_>, usize) {
     }
 }
 
-/// Where the string bytes of the element at `pos` start and how many there are, read from
-/// its code alone (the bytes need not follow: `squeeze` stores them otherwise); for an
-/// integer, the offset after it and None.
-#[inline]
-pub(crate) fn string_span(buf: &[u8], pos: usize) -> (usize, Option<usize>) {
-    let code = buf[pos];
-    match code {
-        0..=0xEF => (pos + 1, Some(code as usize)),
-        LONG => {
-            let len = u32::from_le_bytes(buf[pos + 1..pos + 5].try_into().expect("4 bytes"));
-            (pos + 5, Some(len as usize))
-        }
-        _ => (pos + 1 + (code & 0x0F) as usize, None),
-    }
-}
-
 /// The offset after the element at `pos`, without decoding it.
 #[inline]
 fn skip(buf: &[u8], pos: usize) -> usize {
-    let (start, len) = string_span(buf, pos);
-    start + len.unwrap_or(0)
+    let code = buf[pos];
+    match code {
+        0..=0xEF => pos + 1 + code as usize,
+        LONG => {
+            pos + 5
+                + u32::from_le_bytes(buf[pos + 1..pos + 5].try_into().expect("4 bytes")) as usize
+        }
+        _ => pos + 1 + (code & 0x0F) as usize,
+    }
 }
 
 /// Whether `m` reads as the bytes `s` (encoded as `e`).
@@ -483,10 +474,11 @@ impl Node {
         (!self.plain() && !self.compressed()).then(|| &self.buf[HEADER..])
     }
 
-    /// The packed node whose [`Node::entry_bytes`] `fill` appends (the header is theirs).
-    pub(super) fn from_entries_with(fill: impl FnOnce(&mut Vec<u8>)) -> Node {
-        let mut buf = vec![0; HEADER];
-        fill(&mut buf);
+    /// The packed node whose [`Node::entry_bytes`] are `entries` (the header is theirs).
+    pub(super) fn from_entry_bytes(entries: &[u8]) -> Node {
+        let mut buf = Vec::with_capacity(HEADER + entries.len());
+        buf.extend_from_slice(&[0; HEADER]);
+        buf.extend_from_slice(entries);
         let mut node = Node { buf };
         let (count, lp_bytes, _) = node.walk();
         node.set_header(count, lp_bytes);

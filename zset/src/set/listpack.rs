@@ -54,10 +54,11 @@ impl PackSet {
         self.buf.get(HEADER..).unwrap_or_default()
     }
 
-    /// The set whose [`PackSet::entry_bytes`] `fill` appends (the count is theirs).
-    pub(crate) fn from_entries_with(fill: impl FnOnce(&mut Vec<u8>)) -> PackSet {
-        let mut buf = vec![0; HEADER];
-        fill(&mut buf);
+    /// The set whose [`PackSet::entry_bytes`] are `entries` (the count is theirs).
+    pub(crate) fn from_entry_bytes(entries: &[u8]) -> PackSet {
+        let mut buf = Vec::with_capacity(HEADER + entries.len());
+        buf.extend_from_slice(&[0; HEADER]);
+        buf.extend_from_slice(entries);
         let mut pos = HEADER;
         let mut n: u32 = 0;
         while pos < buf.len() {

@@ -418,20 +418,10 @@ impl Set {
 
     /// The set whose bytes [`Set::packed`] gave.
     pub fn from_packed(form: PackedSet, bytes: &[u8]) -> Set {
-        match form {
-            PackedSet::Intset => Set::checked(Repr::Int(IntSet::from_bytes(bytes))),
-            PackedSet::Listpack => Set::from_listpack_with(|out| out.extend_from_slice(bytes)),
-        }
-    }
-
-    /// The listpack set whose entries (what [`Set::packed`] gave) `fill` appends: a caller
-    /// that keeps them in another form writes them in place.
-    pub fn from_listpack_with(fill: impl FnOnce(&mut Vec<u8>)) -> Set {
-        Set::checked(Repr::Pack(PackSet::from_entries_with(fill)))
-    }
-
-    /// The set of `repr`, validated in debug builds.
-    fn checked(repr: Repr) -> Set {
+        let repr = match form {
+            PackedSet::Intset => Repr::Int(IntSet::from_bytes(bytes)),
+            PackedSet::Listpack => Repr::Pack(PackSet::from_entry_bytes(bytes)),
+        };
         let set = Set { repr };
         debug_assert!({
             set.validate();
