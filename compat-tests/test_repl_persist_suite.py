@@ -28,6 +28,7 @@ import redis
 
 from resp import RawConnection, encode
 from test_persistence import Proc, procs  # noqa: F401 (the fixture)
+from test_repl_async_loading import cut_off_replicas
 from test_replication import repl, replicaof, start, sync_stats, wait_for, wait_synced
 from test_replication_persist import restart
 from test_shutdown_wait import master_and_replica, stopped, wait_until_waiting, write_pending
@@ -236,12 +237,7 @@ def test_a_smaller_backlog_applies_at_once(procs, tmp_path, kind):
     mc = m.client()
     wait_synced(mc, r.client())
     assert sync_stats(mc) == (1, 0)
-    tx = mc.pipeline(transaction=True)
-    tx.execute_command("CLIENT", "KILL", "TYPE", "replica")
-    tx.config_set("repl-backlog-size", 16384)
-    for i in range(10):
-        tx.set(f"k{i}", "A" * 16384)
-    tx.execute()
+    cut_off_replicas(mc)
     wait_for(lambda: sync_stats(mc)[0] == 2, what="the full sync")
     assert sync_stats(mc) == (2, 0)
     wait_synced(mc, r.client())

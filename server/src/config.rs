@@ -225,6 +225,12 @@ pub struct Config {
     pub key_load_delay: i64,
     /// rdb-key-save-delay (hidden): the same after each key a snapshot writes.
     pub rdb_key_save_delay: i64,
+    /// dynamic-hz: the cron's frequency doubles (up to 500) with the clients, see
+    /// [`crate::server::Server::hz`].
+    pub dynamic_hz: bool,
+    /// loading-process-events-interval-bytes (hidden): the bytes of a master's snapshot the
+    /// replica link reads between two rounds of serving the other clients.
+    pub loading_events_interval: u64,
 }
 
 impl Default for Config {
@@ -309,6 +315,8 @@ impl Default for Config {
             use_exit_on_panic: false,
             key_load_delay: 0,
             rdb_key_save_delay: 0,
+            dynamic_hz: true,
+            loading_events_interval: 2 << 20,
         }
     }
 }
@@ -431,6 +439,12 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("use-exit-on-panic", None, Mutability::Runtime),
     ("key-load-delay", None, Mutability::Runtime),
     ("rdb-key-save-delay", None, Mutability::Runtime),
+    ("dynamic-hz", None, Mutability::Runtime),
+    (
+        "loading-process-events-interval-bytes",
+        None,
+        Mutability::Runtime,
+    ),
     ("repl-backlog-size", None, Mutability::Runtime),
     ("repl-diskless-sync", None, Mutability::Runtime),
     ("repl-diskless-sync-delay", None, Mutability::Runtime),
@@ -522,6 +536,7 @@ const HIDDEN: &[&str] = &[
     "use-exit-on-panic",
     "key-load-delay",
     "rdb-key-save-delay",
+    "loading-process-events-interval-bytes",
     "cluster-ping-interval",
     "aof-disable-auto-gc",
 ];
@@ -873,6 +888,10 @@ impl Config {
             "rdb-key-save-delay" => {
                 self.rdb_key_save_delay = int_in(&text, i32::MIN as i64, i32::MAX as i64)?
             }
+            "dynamic-hz" => self.dynamic_hz = yes_no(&text)?,
+            "loading-process-events-interval-bytes" => {
+                self.loading_events_interval = int_in(&text, 1024, i32::MAX as i64)? as u64
+            }
             "syslog-enabled" => self.syslog_enabled = yes_no(&text)?,
             "syslog-ident" => self.syslog_ident = text,
             "syslog-facility" => self.syslog_facility = one_of(&text, &crate::syslog::FACILITIES)?,
@@ -1048,6 +1067,8 @@ impl Config {
             "use-exit-on-panic" => yes_no_name(self.use_exit_on_panic),
             "key-load-delay" => self.key_load_delay.to_string(),
             "rdb-key-save-delay" => self.rdb_key_save_delay.to_string(),
+            "dynamic-hz" => yes_no_name(self.dynamic_hz),
+            "loading-process-events-interval-bytes" => self.loading_events_interval.to_string(),
             "syslog-enabled" => yes_no_name(self.syslog_enabled),
             "syslog-ident" => self.syslog_ident.clone(),
             "syslog-facility" => self.syslog_facility.clone(),

@@ -129,6 +129,20 @@ impl Server {
         self.loading.is_some() || self.aof.loading.is_some()
     }
 
+    /// The cron's frequency: hz, doubled while more than 200 clients a round would be
+    /// looked at (up to 500), when dynamic-hz is on (Redis's serverCron).
+    pub fn hz(&self) -> u32 {
+        const CLIENTS_PER_ROUND: usize = 200;
+        const MAX_HZ: u32 = 500;
+        let mut hz = self.config.hz.max(1);
+        if self.config.dynamic_hz {
+            while self.clients.len() / hz as usize > CLIENTS_PER_ROUND && hz < MAX_HZ {
+                hz = (hz * 2).min(MAX_HZ);
+            }
+        }
+        hz
+    }
+
     /// Whether a snapshot child runs: a BGSAVE's, or a diskless replication sync's.
     pub fn snapshot_child(&self) -> bool {
         self.rdb.child.is_some() || self.replication.has_child()

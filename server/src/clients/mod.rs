@@ -419,6 +419,15 @@ impl Clients {
         killed
     }
 
+    /// Closes client `id`'s connection when it is next serviced, without writing what
+    /// waits for it (Redis's freeClient of a replica whose sync failed or stalled).
+    pub fn close_now(&mut self, id: u64) {
+        if let Some(mut lease) = self.lease_id(id) {
+            lease.overflowed = true;
+            self.restore(lease, true);
+        }
+    }
+
     /// The connections woken since the last call, to be serviced.
     pub fn take_woken(&mut self) -> Vec<usize> {
         std::mem::take(&mut self.woken)

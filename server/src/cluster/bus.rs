@@ -4,7 +4,7 @@
 //! 100 ms): connecting, pinging, timeouts, PFAIL, the state update and nodes.conf saves.
 //!
 //! Tokens: the listeners are the loop's sources [`LISTENER_BASE`]..[`LINK_BASE`] (the
-//! sources below are the replication link's), link `k` is source `LINK_BASE + k`. What a message means is [`super::gossip`]'s business.
+//! sources below are replication's), link `k` is source `LINK_BASE + k`. What a message means is [`super::gossip`]'s business.
 
 use super::gossip::{self, Action, Env, LinkView};
 use super::node::{flags, id_str, NodeId};
@@ -19,7 +19,7 @@ use std::io::Read;
 use std::net::SocketAddr;
 
 /// The first bus listener's source: the one after the replica's link to its master.
-pub const LISTENER_BASE: usize = crate::replication::LINK_SOURCE + 1;
+pub const LISTENER_BASE: usize = crate::replication::PIPE_SOURCE + 1;
 /// Sources from [`LISTENER_BASE`] below this are bus listeners.
 pub const LINK_BASE: usize = LISTENER_BASE + 16;
 /// The cron's period, milliseconds.

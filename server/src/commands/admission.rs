@@ -2,7 +2,7 @@
 //! the cheap test in the dispatcher saw that one may apply: eviction and OOM under
 //! maxmemory, MISCONF after a failed BGSAVE or AOF write, NOREPLICAS under
 //! min-replicas-to-write, READONLY and MASTERDOWN on a replica, LOADING during the start-up
-//! load. A script or function that declared its flags is judged by them (Redis's
+//! load (and, for the commands that must not run then, during a replica's async load). A script or function that declared its flags is judged by them (Redis's
 //! getCommandFlags), so a write script is refused before it runs.
 
 use super::{Command, Flags};
@@ -64,7 +64,58 @@ pub fn refusal(
     {
         return Some(errors::LOADING.into());
     }
+    if crate::replication::replica::async_loading(server) && denied_while_async_loading(client, cmd)
+    {
+        return Some(errors::LOADING.into());
+    }
+    // A replica's link is not a way round CLIENT PAUSE, from which replicas are exempt.
+    if client.repl_role == ReplRole::Replica
+        && (has_flag(server, client, cmd, args, Flags::WRITE)
+            || has_flag(server, client, cmd, args, Flags::READONLY))
+    {
+        return Some("ERR Replica can't interact with the keyspace".into());
+    }
     None
+}
+
+/// The commands refused while a replica loads its master's snapshot with the old data
+/// serving (Redis's CMD_NO_ASYNC_LOADING): those that would save, rewrite, resync or change
+/// the role or the cluster's slots meanwhile.
+const NO_ASYNC_LOADING: &[&str] = &[
+    "bgrewriteaof",
+    "bgsave",
+    "psync",
+    "replicaof",
+    "save",
+    "slaveof",
+    "sync",
+    "cluster|addslots",
+    "cluster|addslotsrange",
+    "cluster|bumpepoch",
+    "cluster|delslots",
+    "cluster|delslotsrange",
+    "cluster|failover",
+    "cluster|flushslots",
+    "cluster|forget",
+    "cluster|meet",
+    "cluster|replicate",
+    "cluster|saveconfig",
+    "cluster|set-config-epoch",
+    "cluster|setslot",
+    "module|load",
+    "module|loadex",
+    "module|unload",
+];
+
+/// Whether `cmd` (or, for EXEC, a command it queued) is one of [`NO_ASYNC_LOADING`].
+fn denied_while_async_loading(client: &Client, cmd: &Command) -> bool {
+    let denied = |c: &Command| NO_ASYNC_LOADING.contains(&c.name);
+    denied(cmd)
+        || (cmd.name == "exec"
+            && client
+                .multi
+                .as_ref()
+                .is_some_and(|q| q.iter().any(|(c, _)| denied(c))))
 }
 
 /// Whether the command has `flag` (a script's by its declared flags), or is an EXEC whose

@@ -110,7 +110,7 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
                 now_ms * 1000,
                 uptime,
                 uptime / 86400,
-                server.config.hz,
+                server.hz(),
                 server.config.hz,
                 (now_ms / 1000) & ((1 << 24) - 1),
                 std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),

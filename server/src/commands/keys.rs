@@ -334,6 +334,8 @@ pub fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
     if flush_mode_ok(ctx, args) {
         ctx.server.keyspace.flush_all();
         ctx.force_propagation();
+        // A diskless sync's snapshot is of the old data too: its replicas sync again.
+        crate::replication::fullsync::kill_sockets_child(ctx.server);
         let mut snapshots = ctx.server.snapshots();
         snapshots.kill_child();
         if !snapshots.config.save.is_empty() {

@@ -286,7 +286,7 @@ pub fn execute_with<'a>(
     if ctx.client.cluster.asking {
         cluster_route::after_command(&mut ctx, args[0]);
     }
-    apply_reply_mode(&mut ctx, reply_start, called);
+    apply_reply_mode(&mut ctx, reply_start, called, args);
     // Keyspace notifications follow the reply (and a whole EXEC's or script's), as Redis
     // 7.2's pending push messages; not while a busy script lets this client in.
     if ctx.server.scripting.running.is_none() {
@@ -311,13 +311,43 @@ pub fn execute_with<'a>(
     }
 }
 
+/// A replica's command `args` wrote a reply (from `reply_start`): Redis's warnings (the
+/// error one too when it is an error), naming the command even when it was refused, and
+/// the replica is closed.
+fn replica_replied(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>, args: &[&[u8]]) {
+    let named = called.or_else(|| {
+        let cmd = lookup(args[0])?;
+        Some(
+            args.get(1)
+                .and_then(|sub| cmd.subcommand(sub))
+                .unwrap_or(cmd),
+        )
+    });
+    let name = named.map_or("<unknown>", |c| c.name);
+    let reply = ctx.out.since(reply_start);
+    if let Some(error) = reply.strip_prefix(b"-") {
+        let line = error.split(|&b| b == b'\r').next().unwrap_or_default();
+        let text = String::from_utf8_lossy(line.strip_prefix(b"ERR ").unwrap_or(line));
+        crate::warning!(
+            "== CRITICAL == This master is sending an error to its replica: '{text}' after processing the command '{name}'"
+        );
+    }
+    let info = client_cmd::describe(ctx.client, ctx.client.io, Some(name));
+    crate::warning!("Replica generated a reply to command '{name}', disconnecting it: {info}");
+    ctx.client.close_after_reply = true;
+}
+
 /// CLIENT REPLY OFF / SKIP: drop what this command wrote, unless it ran and its replies are
 /// pub/sub confirmations, which Redis 7.2 pushes regardless.
-fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>) {
+fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>, args: &[&[u8]]) {
     if ctx.client.repl_role == crate::clients::ReplRole::Replica
         && !called.is_some_and(|c| c.name == "sync" || c.name == "psync")
     {
-        // A replica's connection carries the stream: its commands are not answered.
+        // A replica's connection carries the stream: a command that answered it is logged
+        // and the replica dropped, as Redis's _addReplyToBufferOrList does.
+        if ctx.out.position() > reply_start {
+            replica_replied(ctx, reply_start, called, args);
+        }
         ctx.out.truncate(reply_start);
         return;
     }
@@ -430,6 +460,7 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             .replication
             .may_refuse(ctx.server.config.repl.min_replicas_to_write)
         || ctx.server.is_loading()
+        || ctx.client.repl_role == crate::clients::ReplRole::Replica
         || !ctx.server.rdb.last_bgsave_ok
         || ctx.server.aof.write_error().is_some()
     {

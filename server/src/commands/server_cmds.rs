@@ -181,7 +181,11 @@ fn refused_name(ctx: &Ctx, pairs: &[&[u8]]) -> Option<String> {
         let why = match Config::settable(&lower) {
             Err(e) => return Some(config_set_failure(&typed, e)),
             Ok(name) if PROTECTED.contains(&name) && !protected_ok => "can't set protected config",
-            Ok(name) if DENY_LOADING.contains(&name) && ctx.server.is_loading() => {
+            Ok(name)
+                if DENY_LOADING.contains(&name)
+                    && (ctx.server.is_loading()
+                        || crate::replication::replica::async_loading(ctx.server)) =>
+            {
                 return Some(errors::LOADING.to_string());
             }
             Ok(_) if seen.contains(&lower) => "duplicate parameter",

@@ -68,6 +68,8 @@ impl Handler for RespLoop<'_> {
     fn source(&mut self, cx: &mut Ctx<'_, Conn>, n: usize) {
         if n == crate::replication::LINK_SOURCE {
             crate::replication::replica::drive(self.server);
+        } else if n == crate::replication::PIPE_SOURCE {
+            crate::replication::rdb_pipe::relay(self.server, cx.registry());
         } else {
             crate::cluster::bus::ready(self.server, cx.registry(), n);
         }
@@ -133,7 +135,7 @@ impl RespLoop<'_> {
         }
         if Instant::now() >= self.next_cron {
             self.cron(cx);
-            let period = Duration::from_millis(1000 / self.server.config.hz.max(1) as u64);
+            let period = Duration::from_millis(1000 / self.server.hz() as u64);
             self.next_cron = Instant::now() + period;
         }
         self.release_held(cx);
@@ -581,9 +583,9 @@ impl RespLoop<'_> {
                 server.keyspace.expire_replica_keys();
             } else {
                 let cycle = Instant::now();
-                server.keyspace.active_expire(Duration::from_millis(
-                    25 * 10 / server.config.hz.max(1) as u64,
-                ));
+                server
+                    .keyspace
+                    .active_expire(Duration::from_millis(25 * 10 / server.hz() as u64));
                 crate::latency::sample("expire-cycle", cycle.elapsed());
             }
             server.keyspace.rehash_step(Duration::from_millis(1));

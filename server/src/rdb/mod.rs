@@ -310,7 +310,7 @@ impl Snapshots<'_> {
 
     /// Installs the function libraries a load read in place of the current ones; Redis's
     /// error text when one does not load (the load then fails).
-    fn install_functions(&mut self, codes: &[Vec<u8>]) -> Result<(), String> {
+    pub fn install_functions(&mut self, codes: &[Vec<u8>]) -> Result<(), String> {
         let timeout = crate::scripting::functions::FILE_LOAD_TIMEOUT;
         let libraries = self.functions.create_all(codes, timeout)?;
         self.functions.libraries = libraries;

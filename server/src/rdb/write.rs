@@ -99,6 +99,8 @@ pub struct RdbWriter<W: Write> {
     buf: Vec<u8>,
     crc: u64,
     written: u64,
+    /// Buffered bytes at which they go to `out`.
+    spill_at: usize,
 }
 
 impl<W: Write> RdbWriter<W> {
@@ -115,6 +117,7 @@ impl<W: Write> RdbWriter<W> {
             buf: Vec::with_capacity(capacity),
             crc: 0,
             written: 0,
+            spill_at: CHUNK,
         }
     }
 
@@ -128,7 +131,7 @@ impl<W: Write> RdbWriter<W> {
 
     #[inline]
     fn maybe_spill(&mut self) -> io::Result<()> {
-        if self.buf.len() >= CHUNK {
+        if self.buf.len() >= self.spill_at {
             self.spill()?;
         }
         Ok(())
@@ -535,7 +538,19 @@ pub fn value_len(value: &Value, compress: bool) -> u64 {
 /// Redis writes them: a load drops them (counting them in rdb_last_load_keys_expired), a
 /// replica keeps them until its master's DEL.
 pub fn write_snapshot<W: Write>(out: W, dbs: &[Db], aux: &AuxInfo) -> io::Result<(W, SaveStats)> {
+    write_snapshot_spilling(out, dbs, aux, CHUNK)
+}
+
+/// [`write_snapshot`], handing the bytes to `out` each time `spill_at` of them gathered (a
+/// diskless sync's pipe: its readers see a slow save progress as Redis's 16 KB writes).
+pub fn write_snapshot_spilling<W: Write>(
+    out: W,
+    dbs: &[Db],
+    aux: &AuxInfo,
+    spill_at: usize,
+) -> io::Result<(W, SaveStats)> {
     let mut w = RdbWriter::new(out);
+    w.spill_at = spill_at;
     let mut stats = SaveStats::default();
     w.raw(format!("REDIS{WRITE_VERSION:04}").as_bytes())?;
     // In Redis's order (rdbSaveInfoAuxFields), Goblin's own field last.

@@ -3,7 +3,8 @@
 //! sent by chunks as each replica's output drains. The states are drawn in [`super::master`].
 
 use super::master::{push, Bulk, RdbFilter, Replica, State};
-use super::sockets;
+use super::rdb_pipe;
+use crate::rdb::fork::Exit;
 use crate::server::Server;
 use crate::{notice, warning};
 use std::fs::File;
@@ -17,7 +18,7 @@ const BULK_CHUNK: usize = 256 << 10;
 
 /// Starts the fork of a full sync when replicas wait and no child runs. The sync serves
 /// the first waiting replica and those that asked for the same snapshot filter.
-pub fn maybe_start_sync(server: &mut Server) {
+pub fn maybe_start_sync(server: &mut Server, registry: &mio::Registry) {
     let m = &server.replication.master;
     let first = m
         .replicas
@@ -33,6 +34,7 @@ pub fn maybe_start_sync(server: &mut Server) {
         || server.rdb.child.is_some()
         || server.aof.rewriting()
         || m.child.is_some()
+        || m.pipe.is_some()
         || server.is_loading()
     {
         return;
@@ -46,18 +48,11 @@ pub fn maybe_start_sync(server: &mut Server) {
         if since < Duration::from_secs(server.config.repl.diskless_sync_delay) && !enough {
             return;
         }
-        // The child writes first on these sockets: nothing may wait in their buffers.
-        let quiet = waiting
-            .iter()
-            .all(|r| server.clients.pending_output(r.id) == Some(0));
-        if !quiet {
-            return;
-        }
     }
-    start_sync(server, diskless, filter);
+    start_sync(server, registry, diskless, filter);
 }
 
-fn start_sync(server: &mut Server, diskless: bool, filter: RdbFilter) {
+fn start_sync(server: &mut Server, registry: &mio::Registry, diskless: bool, filter: RdbFilter) {
     // Everything the fork's snapshot holds is in the stream before the offset it reports,
     // and what follows starts with a SELECT.
     server.drain_propagation();
@@ -77,49 +72,9 @@ fn start_sync(server: &mut Server, diskless: bool, filter: RdbFilter) {
         .map(|r| r.id)
         .collect();
     let fullresync = format!("+FULLRESYNC {replid} {offset}\r\n");
+    let mark = super::random_id(server);
     let started = if diskless {
-        let mark = super::random_id(server);
-        let targets: Vec<sockets::Target> = server
-            .replication
-            .master
-            .replicas
-            .iter()
-            .filter(|r| ids.contains(&r.id))
-            .map(|r| {
-                let mut preamble = Vec::new();
-                if !r.pre_psync {
-                    preamble.extend_from_slice(fullresync.as_bytes());
-                }
-                preamble.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
-                sockets::Target::new(r.fd, preamble)
-            })
-            .collect();
-        let timeout = Duration::from_secs(server.config.repl.timeout);
-        // The replication state is in it (persist::save_info), as Redis's rdbSaveInfo.
-        let mut aux = server.snapshots().aux_info();
-        if filter.exclude_functions {
-            aux.functions.clear();
-        }
-        let dbs = if filter.exclude_data {
-            &[]
-        } else {
-            server.keyspace.databases()
-        };
-        match crate::rdb::fork::spawn("redis-rdb-to-slaves", || {
-            sockets::send(targets, mark.as_bytes(), dbs, &aux, timeout)
-        }) {
-            Ok((child, took)) => {
-                server.rdb.latest_fork_usec = took.as_micros() as u64;
-                server.rdb.total_forks += 1;
-                notice!("Background RDB transfer started by pid {}", child.pid);
-                server.replication.master.child = Some(child);
-                true
-            }
-            Err(e) => {
-                warning!("Can't save in background: fork: {e}");
-                false
-            }
-        }
+        start_sockets_child(server, registry, &mark, filter)
     } else {
         match server.snapshots().bgsave() {
             Ok(()) => {
@@ -152,8 +107,12 @@ fn start_sync(server: &mut Server, diskless: bool, filter: RdbFilter) {
         r.diskless = diskless;
         r.acked = false;
         r.held.clear();
-        if !diskless && !r.pre_psync {
+        r.watch_output(0);
+        if !r.pre_psync {
             push(clients, r.id, hard, fullresync.as_bytes());
+        }
+        if diskless {
+            push(clients, r.id, hard, format!("$EOF:{mark}\r\n").as_bytes());
         }
     }
     if !started {
@@ -162,15 +121,102 @@ fn start_sync(server: &mut Server, diskless: bool, filter: RdbFilter) {
     }
 }
 
-/// The diskless child ended: its replicas are online (the stream waits for their first
-/// ACK), or dropped when it failed. `sent`: the snapshot's size when it succeeded (each
-/// replica was sent it and the end mark, counted as replication output).
-pub fn finish_sockets(server: &mut Server, sent: Option<u64>) {
-    let ok = sent.is_some();
+/// Forks the diskless sync's child, which writes the snapshot (with the parts `filter`
+/// leaves out) and `mark` into the pipe that [`rdb_pipe::relay`] reads. Whether it started.
+fn start_sockets_child(
+    server: &mut Server,
+    registry: &mio::Registry,
+    mark: &str,
+    filter: RdbFilter,
+) -> bool {
+    let (relay, tx) = match rdb_pipe::open(registry) {
+        Ok(pipe) => pipe,
+        Err(e) => {
+            warning!("Can't setup the RDB pipe for the replicas: {e}");
+            return false;
+        }
+    };
+    let parent_end = rdb_pipe::parent_fd(&relay);
+    // The replication state is in it (persist::save_info), as Redis's rdbSaveInfo.
+    let mut aux = server.snapshots().aux_info();
+    if filter.exclude_functions {
+        aux.functions.clear();
+    }
+    let dbs = if filter.exclude_data {
+        &[]
+    } else {
+        server.keyspace.databases()
+    };
+    match crate::rdb::fork::spawn("redis-rdb-to-slaves", || {
+        rdb_pipe::write_child(tx, parent_end, mark.as_bytes(), dbs, &aux)
+    }) {
+        Ok((child, took)) => {
+            server.rdb.latest_fork_usec = took.as_micros() as u64;
+            server.rdb.total_forks += 1;
+            notice!("Background RDB transfer started by pid {}", child.pid);
+            server.replication.master.child = Some(child);
+            server.replication.master.pipe = Some(relay);
+            true
+        }
+        Err(e) => {
+            warning!("Can't save in background: fork: {e}");
+            let mut relay = relay;
+            relay.deregister(registry);
+            false
+        }
+    }
+}
+
+/// Kills the diskless sync's child (no replica left to send to, FLUSHALL); its replicas
+/// are dropped.
+pub fn kill_sockets_child(server: &mut Server) {
+    let m = &mut server.replication.master;
+    let Some(child) = m.child.take() else {
+        return;
+    };
+    if m.child_exit.take().is_none() {
+        child.kill();
+    }
+    notice!("Background transfer terminated by signal 9");
+    finish_sockets(server, false);
+}
+
+/// Reaps the diskless sync's child, and ends the sync: at once when the child failed (its
+/// pipe is closed, the replicas dropped), once its payload was relayed to the end of the
+/// pipe when it succeeded.
+pub fn reap_sockets_child(server: &mut Server, registry: &mio::Registry) {
+    let m = &mut server.replication.master;
+    if m.child_exit.is_none() {
+        m.child_exit = m.child.as_ref().and_then(crate::rdb::Child::try_reap);
+    }
+    let ok = match &m.child_exit {
+        None => return,
+        Some(Exit::Code(0, _)) if m.pipe.is_some() => return,
+        Some(Exit::Code(0, _)) => {
+            notice!("Background RDB transfer terminated with success");
+            true
+        }
+        Some(Exit::Signal(sig)) => {
+            warning!("Background transfer terminated by signal {sig}");
+            false
+        }
+        Some(_) => {
+            warning!("Background transfer error");
+            false
+        }
+    };
+    m.child = None;
+    m.child_exit = None;
+    rdb_pipe::close(server, registry);
+    finish_sockets(server, ok);
+}
+
+/// The diskless child ended, and the pipe was read to its end: its replicas are online
+/// (the stream waits for their first ACK), or dropped when it failed (`ok` false).
+pub fn finish_sockets(server: &mut Server, ok: bool) {
     let Server {
         replication,
         clients,
-        stats,
         ..
     } = server;
     for r in replication
@@ -180,11 +226,10 @@ pub fn finish_sockets(server: &mut Server, sent: Option<u64>) {
         .filter(|r| r.state == State::WaitBgsaveEnd && r.diskless)
     {
         if !ok {
-            warning!("Diskless rdb transfer to replica {} failed", r.name());
-            clients.kill(|c| c.id == r.id);
+            warning!("SYNC failed. BGSAVE child returned an error");
+            clients.close_now(r.id);
             continue;
         }
-        stats.net_repl_output_bytes += sent.unwrap_or(0) + super::payload::MARK_LEN as u64;
         if r.conf.rdb_only {
             notice!(
                 "Close the connection with replica {} as RDB transfer is complete",

@@ -3,9 +3,8 @@
 //!
 //! A replica is a client connection like any other (its socket is the loop's); this module
 //! keeps, by CLIENT ID, what replication needs to know of it, and writes to it only through
-//! the client registry ([`crate::clients::Clients::push_to`]), never to the socket, except
-//! for the diskless child, which owns the sockets of the replicas it sends to until it exits
-//! (nothing else is written to them meanwhile).
+//! the client registry ([`crate::clients::Clients::push_to`]), never to the socket; a
+//! diskless sync's payload too, relayed from the child's pipe ([`super::rdb_pipe`]).
 //!
 //! # A full sync
 //!
@@ -13,12 +12,13 @@
 //! PSYNC ? -1 / SYNC      -> WaitBgsaveStart  (the stream is not kept for it yet)
 //! tick: no child runs    -> drain the stream, offset O, fork:
 //!   disk:     BGSAVE (the snapshot file); +FULLRESYNC <id> O pushed   -> WaitBgsaveEnd
-//!   diskless: the child writes +FULLRESYNC <id> O, $EOF:<mark>, the RDB,
-//!             <mark> to every waiting replica's socket                -> WaitBgsaveEnd
+//!   diskless: +FULLRESYNC <id> O and $EOF:<mark> pushed; the child writes
+//!             the RDB and <mark> into a pipe the loop relays to them  -> WaitBgsaveEnd
 //!   (from O on, the stream is held in the replica's `held` buffer)
 //! disk: BGSAVE done      -> $<size>, then the file by chunks          -> SendBulk
 //!        file sent       -> the held stream, then the live stream     -> Online
-//! diskless: child done   -> Online, the held stream waits for the replica's first
+//! diskless: pipe read to its end, child done
+//!                        -> Online, the held stream waits for the replica's first
 //!                           REPLCONF ACK (it reads the RDB up to the mark, not further)
 //! ```
 //!
@@ -128,8 +128,6 @@ pub(super) struct Bulk {
 pub struct Replica {
     /// Its CLIENT ID.
     pub id: u64,
-    /// Its socket (the diskless child writes to it).
-    pub(super) fd: i32,
     /// The address INFO and ROLE show.
     pub ip: String,
     /// What it said with REPLCONF.
@@ -148,6 +146,11 @@ pub struct Replica {
     pub(super) held: Vec<u8>,
     /// Dropped (its connection closes): nothing more is kept for it.
     pub(super) dropped: bool,
+    /// Output waiting for it when a diskless sync's relay last looked.
+    pub(super) relay_pending: usize,
+    /// When its output last went down during a diskless sync: repl-timeout counts from it
+    /// (Redis's repl_last_partial_write).
+    pub(super) relay_progress: Instant,
     /// The offset it acknowledged (REPLCONF ACK).
     pub ack_off: u64,
     /// The offset it acknowledged as fsynced to its AOF (REPLCONF ACK ... FACK; Redis's
@@ -163,6 +166,20 @@ impl Replica {
     pub fn name(&self) -> String {
         format!("{}:{}", self.ip, self.conf.listening_port)
     }
+
+    /// Notes that `pending` output bytes wait for it: progress when fewer than last seen,
+    /// or none.
+    pub(super) fn watch_output(&mut self, pending: usize) {
+        if pending == 0 || pending < self.relay_pending {
+            self.relay_progress = Instant::now();
+        }
+        self.relay_pending = pending;
+    }
+
+    /// Whether a diskless sync's payload waits for it without progress for `timeout`.
+    fn relay_stalled(&self, timeout: Duration) -> bool {
+        self.relay_pending > 0 && self.relay_progress.elapsed() > timeout
+    }
 }
 
 /// The master side's state.
@@ -174,6 +191,11 @@ pub struct MasterSide {
     pub handshakes: hashbrown::HashMap<u64, Handshake>,
     /// The diskless sync's child.
     pub child: Option<Child>,
+    /// The pipe its payload comes through (open until read to its end).
+    pub(super) pipe: Option<super::rdb_pipe::Relay>,
+    /// How the child ended, once reaped (a child that wrote all counts once its payload
+    /// was relayed).
+    pub(super) child_exit: Option<crate::rdb::fork::Exit>,
     /// The BGSAVE a disk-based sync waits for (its pid).
     pub(super) disk_job: Option<libc::pid_t>,
     /// Since when replicas wait for a sync to start (the diskless delay counts from it).
@@ -191,12 +213,18 @@ pub struct MasterSide {
 impl MasterSide {
     /// Whether per-iteration work may be due.
     pub fn active(&self) -> bool {
-        !self.replicas.is_empty() || self.child.is_some() || self.ask_acks || self.acks_changed
+        !self.replicas.is_empty()
+            || self.child.is_some()
+            || self.pipe.is_some()
+            || self.ask_acks
+            || self.acks_changed
     }
 
-    /// Whether a transfer needs the loop to come back soon (a file being sent).
+    /// Whether a transfer needs the loop to come back soon (a file being sent, a payload
+    /// relayed).
     pub fn busy(&self) -> bool {
         self.replicas.iter().any(|r| r.state == State::SendBulk)
+            || self.pipe.as_ref().is_some_and(super::rdb_pipe::Relay::more)
     }
 
     fn get(&mut self, id: u64) -> Option<&mut Replica> {
@@ -307,7 +335,6 @@ pub fn sync(
     let ip = conf.ip.clone().unwrap_or_else(|| client.addr.ip_text());
     let mut replica = Replica {
         id: client.id,
-        fd: client.fd,
         ip,
         conf,
         pre_psync: psync.is_none(),
@@ -317,6 +344,8 @@ pub fn sync(
         acked: false,
         held: Vec::new(),
         dropped: false,
+        relay_pending: 0,
+        relay_progress: Instant::now(),
         ack_off: 0,
         aof_off: 0,
         ack_time: Instant::now(),
@@ -444,32 +473,21 @@ pub(super) fn push(
     clients.push_to(id, hard, |w, _| w.raw(bytes))
 }
 
-/// Per-iteration work: start a sync, notice its end, send files, release held streams,
-/// GETACK for WAIT, answer the clients in WAIT.
-pub fn tick(server: &mut Server) {
-    fullsync::maybe_start_sync(server);
-    if let Some(exit) = server
-        .replication
-        .master
-        .child
-        .as_ref()
-        .and_then(Child::try_reap)
-    {
-        server.replication.master.child = None;
-        let sent = match &exit {
-            crate::rdb::fork::Exit::Code(0, Some(crate::rdb::fork::ChildReport::Saved(s, _))) => {
-                Some(s.bytes)
-            }
-            _ => None,
-        };
-        fullsync::finish_sockets(server, sent);
-    }
+/// Per-iteration work: notice a disk sync's end, start a sync, relay a diskless one's
+/// payload and notice its end, send files, release held streams, GETACK for WAIT, answer
+/// the clients in WAIT.
+pub fn tick(server: &mut Server, registry: &mio::Registry) {
+    // A BGSAVE that ended is sent to its replicas before another may start: the next one
+    // would replace the file (and its offset) under them.
     if let Some(pid) = server.replication.master.disk_job {
         if server.rdb.child.as_ref().map(|c| c.pid) != Some(pid) {
             server.replication.master.disk_job = None;
             fullsync::finish_disk(server);
         }
     }
+    fullsync::maybe_start_sync(server, registry);
+    super::rdb_pipe::relay(server, registry);
+    fullsync::reap_sockets_child(server, registry);
     fullsync::pump_files(server);
     release_held(server);
     if std::mem::take(&mut server.replication.master.ask_acks) {
@@ -549,11 +567,19 @@ pub fn cron(server: &mut Server) {
     if newline {
         m.last_newline = Some(now);
     }
-    for r in &m.replicas {
+    for r in &mut m.replicas {
         let waiting =
             r.state == State::WaitBgsaveStart || (r.state == State::WaitBgsaveEnd && !r.diskless);
         if newline && waiting {
             push(clients, r.id, 0, b"\n");
+        }
+        if r.state == State::WaitBgsaveEnd && r.diskless && !r.dropped {
+            r.watch_output(clients.pending_output(r.id).unwrap_or(0));
+            if r.relay_stalled(timeout) {
+                warning!("Disconnecting timedout replica (full sync): {}", r.name());
+                r.dropped = true;
+                clients.close_now(r.id);
+            }
         }
         if r.state == State::Online && !r.pre_psync && now.duration_since(r.ack_time) > timeout {
             warning!(
@@ -565,13 +591,25 @@ pub fn cron(server: &mut Server) {
     }
 }
 
-/// A client's connection closed.
+/// A client's connection closed. A BGSAVE made for replicas is killed when the replica
+/// was the last one waiting for it and no save point asks for snapshots (Redis's
+/// freeClient: the child's work is of no use, and a new sync can start sooner).
 pub fn client_gone(server: &mut Server, id: u64) {
     let m = &mut server.replication.master;
     m.handshakes.remove(&id);
-    if let Some(i) = m.replicas.iter().position(|r| r.id == id) {
-        let r = m.replicas.remove(i);
-        notice!("Connection with replica {} lost.", r.name());
+    let Some(i) = m.replicas.iter().position(|r| r.id == id) else {
+        return;
+    };
+    let r = m.replicas.remove(i);
+    notice!("Connection with replica {} lost.", r.name());
+    let waited_disk = r.state == State::WaitBgsaveEnd && !r.diskless;
+    let others = m
+        .replicas
+        .iter()
+        .any(|o| o.state == State::WaitBgsaveEnd && !o.diskless);
+    if waited_disk && !others && m.disk_job.is_some() && server.config.save.is_empty() {
+        m.disk_job = None;
+        server.snapshots().kill_child();
     }
 }
 
@@ -695,7 +733,6 @@ mod tests {
     fn replica(psync2: bool) -> Replica {
         Replica {
             id: 1,
-            fd: -1,
             ip: "127.0.0.1".into(),
             conf: Handshake {
                 capa_psync2: psync2,
@@ -708,11 +745,33 @@ mod tests {
             acked: false,
             held: Vec::new(),
             dropped: false,
+            relay_pending: 0,
+            relay_progress: Instant::now(),
             ack_off: 0,
             aof_off: 0,
             ack_time: Instant::now(),
             bulk: None,
         }
+    }
+
+    #[test]
+    fn a_relayed_sync_stalls_only_without_progress() {
+        let timeout = Duration::from_secs(5);
+        let long_ago = Instant::now() - Duration::from_secs(10);
+        let mut r = replica(true);
+        r.relay_progress = long_ago;
+        r.watch_output(100);
+        assert!(
+            r.relay_stalled(timeout),
+            "output waiting, none written for 10 s"
+        );
+        r.watch_output(60);
+        assert!(!r.relay_stalled(timeout), "some was written");
+        r.relay_progress = long_ago;
+        r.watch_output(60);
+        assert!(r.relay_stalled(timeout));
+        r.watch_output(0);
+        assert!(!r.relay_stalled(timeout), "nothing waits");
     }
 
     #[test]

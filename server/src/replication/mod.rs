@@ -9,7 +9,8 @@
 //! - [`memory`]: the backlog's and the replicas' buffers, for INFO memory.
 //! - [`fullsync`]: a full sync's fork (to the snapshot file or to the sockets), its end, and
 //!   the file sent by chunks.
-//! - [`sockets`]: the diskless child's writer (every waiting replica's socket at once).
+//! - [`rdb_pipe`]: the diskless sync's pipe: the child writes the payload into it, the
+//!   loop relays it to the replicas.
 //! - [`payload`]: what a replica reads before the stream: the master's handshake replies and
 //!   the RDB payload in both of its forms (`$<len>` and `$EOF:<mark>`).
 //! - [`persist`]: the ids and offset a snapshot keeps, so that a restart continues with
@@ -44,9 +45,9 @@ pub mod master;
 pub mod memory;
 pub mod payload;
 pub mod persist;
+pub mod rdb_pipe;
 pub mod replica;
 pub mod socket_load;
-pub mod sockets;
 
 use crate::server::Server;
 use backlog::Backlog;
@@ -54,6 +55,8 @@ use std::fmt::Write as _;
 
 /// The event-loop source number of the link to the master.
 pub const LINK_SOURCE: usize = 0;
+/// The event-loop source number of the diskless sync's pipe ([`rdb_pipe`]).
+pub const PIPE_SOURCE: usize = 1;
 
 /// A new random replication id (40 hex digits).
 pub fn random_id(server: &mut Server) -> String {
@@ -210,7 +213,7 @@ pub fn feed(server: &mut Server, bytes: &[u8]) {
 /// master, the clients in WAIT.
 pub fn tick(server: &mut Server, registry: &mio::Registry) {
     if server.replication.master.active() {
-        master::tick(server);
+        master::tick(server, registry);
     }
     if server.replication.link.is_some() {
         replica::tick(server, registry);
@@ -220,9 +223,15 @@ pub fn tick(server: &mut Server, registry: &mio::Registry) {
     }
 }
 
-/// Whether the loop should come back at once (a snapshot file being sent).
+/// Whether the loop should come back at once (a snapshot being sent, or read from the
+/// master).
 pub fn busy(server: &Server) -> bool {
     server.replication.master.busy()
+        || server
+            .replication
+            .link
+            .as_ref()
+            .is_some_and(replica::Link::wants_drive)
 }
 
 /// Periodic work (each cron): PINGs and newlines to the replicas, their timeouts, ACKs to

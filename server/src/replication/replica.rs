@@ -210,6 +210,11 @@ impl Link {
         self.state == State::Loading
     }
 
+    /// Whether the link has more to read now (the loop should come back at once).
+    pub fn wants_drive(&self) -> bool {
+        self.pending_drive
+    }
+
     /// Whether a swapdb load runs (INFO async_loading).
     pub fn async_loading(&self) -> bool {
         self.async_load.is_some()
@@ -515,6 +520,14 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
     if renamed.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
+    // The master's function libraries replace this server's with its data (a library
+    // that does not load fails the load: the old data and libraries stay).
+    if let Ok(Some((_, report))) = &result {
+        if let Err(e) = server.snapshots().install_functions(&report.functions) {
+            warning!("Failed loading library: {e}");
+            result = Ok(None);
+        }
+    }
     let Some(mut link) = server.replication.link.take() else {
         // REPLICAOF NO ONE came during the load: the data is kept.
         if let Ok(Some((dbs, _))) = result {
@@ -535,6 +548,15 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
             return;
         }
         Err(e) => {
+            use crate::rdb::read::ErrorKind;
+            if socket && matches!(e.kind, ErrorKind::Io | ErrorKind::Truncated) {
+                // Redis's words for a payload cut short: the link failed, not the data.
+                warning!(
+                    "Internal error in RDB reading offset {}: {}. Failure loading rdb format from socket, assuming connection error, resuming operation.",
+                    e.offset,
+                    e.message
+                );
+            }
             warning!("Failed trying to load the MASTER synchronization DB from {from}: {e}");
             if link.state == State::Loading {
                 link.fail(server);
@@ -543,6 +565,7 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
             return;
         }
     };
+    Link::attach_to_new_master(&mut link.cached, server);
     server.keyspace.replace_all(dbs);
     server.rdb.last_load_keys = report.keys;
     server.rdb.last_load_expired = report.expired_skipped;
@@ -580,6 +603,14 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
 impl Link {
     /// Closes the connection; a link that was streaming keeps its master cached for PSYNC.
     fn fail(&mut self, server: &mut Server) {
+        if matches!(self.state, State::Transfer | State::Loading) {
+            // A sync cut short is tried again at once, as Redis's
+            // cancelReplicationHandshake(reconnect) does.
+            self.last_attempt = None;
+            if let Some((host, port)) = &server.replication.master_addr {
+                notice!("Reconnecting to MASTER {host}:{port} after failure");
+            }
+        }
         if self.state == State::Connected {
             // A link lost while streaming is tried again at once (the backlog may not keep
             // the missing part for long); a failed attempt waits for the next second.
@@ -722,10 +753,15 @@ impl Link {
                     self.handshake(server, step, &text)?;
                 }
                 State::Transfer => {
-                    let (_, drained) = self.read_some(16 << 20)?;
-                    if !self.transfer_step(server)? && drained {
-                        return Ok(());
+                    let interval = server.config.loading_events_interval as usize;
+                    let (_, drained) = self.read_some(interval)?;
+                    if self.transfer_step(server)? {
+                        continue;
                     }
+                    // loading-process-events-interval-bytes read: the other clients are
+                    // served before the rest is (the loop comes back at once).
+                    self.pending_drive = !drained;
+                    return Ok(());
                 }
                 State::Connected => {
                     let (_, drained) = self.read_some(READ_CHUNK * 16)?;
@@ -857,12 +893,8 @@ impl Link {
         match answer {
             PsyncReply::Full { replid, offset } => {
                 notice!("Full resync from master: {replid}:{offset}");
-                self.cached = None;
                 let diskless = super::socket_load::mode(server, &replid);
                 self.initial = Some((replid, offset));
-                // A new history: this server's replicas must sync again, from it.
-                super::master::disconnect_replicas(server);
-                server.replication.backlog = None;
                 let (file, path) = if diskless.is_some() {
                     (None, PathBuf::new())
                 } else {
@@ -945,6 +977,10 @@ impl Link {
                     Header::Len(n) => n,
                     Header::Eof(_) => 0,
                 };
+                if server.config.repl.diskless_load == super::config::DisklessLoad::OnEmptyDb {
+                    // swapdb keeps the old data, and this history, until its load succeeded.
+                    Link::attach_to_new_master(&mut self.cached, server);
+                }
                 // No child may write over what is loaded, nor save the old data afterwards.
                 server.snapshots().kill_child();
                 crate::aof::rewrite::kill_child(server);
@@ -1006,6 +1042,7 @@ impl Link {
         // payload this server cannot load does not replace its dump.rdb.
         let target = t.path.clone();
         self.transfer = None;
+        Link::attach_to_new_master(&mut self.cached, server);
         // No child may write over what is loaded, nor save the old data afterwards.
         server.snapshots().kill_child();
         crate::aof::rewrite::kill_child(server);
@@ -1020,6 +1057,17 @@ impl Link {
             }
             None => Err("Failed trying to load the MASTER synchronization DB from disk".into()),
         }
+    }
+
+    /// A full sync's data is about to replace this server's (its payload arrived, or is
+    /// loaded as it arrives into the emptied keyspace, or its swapdb load succeeded): the
+    /// cached master is of no more use, and this server's replicas must sync again from
+    /// the new history (Redis's replicationAttachToNewMaster). Until then a sync that fails
+    /// leaves both, so that the replicas stay and PSYNC with the old master still works.
+    fn attach_to_new_master(cached: &mut Option<Cached>, server: &mut Server) {
+        *cached = None;
+        super::master::disconnect_replicas(server);
+        server.replication.backlog = None;
     }
 
     /// The stream starts (after a load or a +CONTINUE) at `offset`, in database `db`.
