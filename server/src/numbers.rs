@@ -215,6 +215,37 @@ pub fn parse_cursor(s: &[u8]) -> Option<u64> {
     Some(if negative { v.wrapping_neg() } else { v })
 }
 
+/// C's strtol in base 10 as Redis's callers use it (and atoi, where it fits): leading white
+/// space, a sign, then the digits up to the first other byte (0 without any), saturating at
+/// `i64`'s ends.
+pub fn strtol(text: &[u8]) -> i64 {
+    let start = text
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && *b != b'\x0b')
+        .unwrap_or(text.len());
+    let rest = &text[start..];
+    let (negative, digits) = match rest.first() {
+        Some(b'-') => (true, &rest[1..]),
+        Some(b'+') => (false, &rest[1..]),
+        _ => (false, rest),
+    };
+    // Accumulated towards the sign's end, so "-9223372036854775808" reads as i64::MIN.
+    let digit_values = digits
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .map(|d| i64::from(d - b'0'));
+    if negative {
+        digit_values.fold(0, |v, d| v.saturating_mul(10).saturating_sub(d))
+    } else {
+        digit_values.fold(0, |v, d| v.saturating_mul(10).saturating_add(d))
+    }
+}
+
+/// C's atoi: [`strtol`] saturated to an `int`.
+pub fn atoi(text: &[u8]) -> i32 {
+    strtol(text).clamp(i32::MIN.into(), i32::MAX.into()) as i32
+}
+
 /// A double printed into a fresh byte vector.
 pub fn double_to_bytes(value: f64) -> Vec<u8> {
     let mut v = Vec::with_capacity(24);
@@ -225,6 +256,19 @@ pub fn double_to_bytes(value: f64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strtol_and_atoi_read_as_c_does() {
+        assert_eq!(strtol(b" \t-12abc"), -12);
+        assert_eq!(strtol(b"+7"), 7);
+        assert_eq!(strtol(b"x1"), 0);
+        assert_eq!(strtol(b""), 0);
+        assert_eq!(strtol(b"99999999999999999999"), i64::MAX);
+        assert_eq!(strtol(b"-99999999999999999999"), i64::MIN);
+        assert_eq!(atoi(b"99999999999"), i32::MAX);
+        assert_eq!(atoi(b"-99999999999"), i32::MIN);
+        assert_eq!(atoi(b"-17\n"), -17);
+    }
 
     fn fmt(v: f64) -> String {
         String::from_utf8(double_to_bytes(v)).unwrap()

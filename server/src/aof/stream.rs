@@ -10,6 +10,8 @@
 //! The file ending inside a command is a truncation (loadable up to the last whole
 //! command under aof-load-truncated); anything else malformed is a format error.
 
+use crate::numbers::strtol;
+
 /// The longest line read at once (AOF_ANNOTATION_LINE_MAX_LEN).
 const LINE_MAX: usize = 1024;
 
@@ -69,7 +71,7 @@ impl<'a> Commands<'a> {
         if header.len() == 1 {
             return Err(Bad::Truncated);
         }
-        let argc = atoi(&header[1..]);
+        let argc = strtol(&header[1..]);
         if argc < 1 {
             return Err(Bad::Format);
         }
@@ -81,7 +83,7 @@ impl<'a> Commands<'a> {
             if line[0] != b'$' {
                 return Err(Bad::Format);
             }
-            let len = atoi(&line[1..]).max(0) as usize;
+            let len = strtol(&line[1..]).max(0) as usize;
             let rest = self.data.len() - self.pos;
             if len > rest {
                 return Err(Bad::Truncated);
@@ -174,29 +176,6 @@ impl FileWindow {
             .read_to_end(&mut self.buf)?;
         self.eof = got < room;
         Ok(())
-    }
-}
-
-/// C's atoi / strtol: optional spaces and sign, then the digits up to the first other
-/// byte (saturating).
-fn atoi(bytes: &[u8]) -> i64 {
-    let mut i = 0;
-    while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    let neg = bytes.get(i) == Some(&b'-');
-    if matches!(bytes.get(i), Some(b'-' | b'+')) {
-        i += 1;
-    }
-    let mut v: i64 = 0;
-    while let Some(d) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
-        v = v.saturating_mul(10).saturating_add((d - b'0') as i64);
-        i += 1;
-    }
-    if neg {
-        -v
-    } else {
-        v
     }
 }
 

@@ -5,6 +5,7 @@ use super::server_cmds::help_reply;
 use super::Ctx;
 use crate::errors;
 use crate::keyspace::{StringValue, Value};
+use crate::numbers::atoi;
 
 /// DEBUG HELP's lines, in Redis 7.2's words and order, for the subcommands Goblin has
 /// (Redis's crash, leak, allocator, hash-table and cluster-link hooks are not among them).
@@ -319,21 +320,6 @@ fn positive_arg(ctx: &mut Ctx, arg: &[u8]) -> Option<i64> {
     v
 }
 
-/// C's atoi: an optional sign and the digits that follow, 0 when there are none.
-fn atoi(arg: &[u8]) -> i64 {
-    let text = std::str::from_utf8(arg).unwrap_or("").trim_start();
-    let (sign, digits) = match text.as_bytes().first() {
-        Some(b'-') => (-1, &text[1..]),
-        Some(b'+') => (1, &text[1..]),
-        _ => (1, text),
-    };
-    let end = digits
-        .bytes()
-        .position(|b| !b.is_ascii_digit())
-        .unwrap_or(digits.len());
-    sign * digits[..end].parse::<i64>().unwrap_or(0)
-}
-
 /// Reads a number as C's strtod() with no error check: the longest prefix (after leading
 /// white space) that is a number, and 0 when there is none.
 fn strtod(arg: &[u8]) -> f64 {
@@ -377,17 +363,4 @@ fn clusterlink_kill(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     cluster.link_kills.push((node, to, from));
     ctx.out.ok();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn atoi_reads_as_c_does() {
-        assert_eq!(atoi(b"1"), 1);
-        assert_eq!(atoi(b" -12abc"), -12);
-        assert_eq!(atoi(b"x"), 0);
-        assert_eq!(atoi(b""), 0);
-    }
 }

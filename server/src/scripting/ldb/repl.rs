@@ -4,8 +4,9 @@
 //! with the lines it logged.
 
 use super::show;
-use super::wire::{self, atoi, Parse};
+use super::wire::{self, Parse};
 use super::{session, Shared, MAX_BREAKPOINTS};
+use crate::numbers::atoi;
 use crate::scripting::api::Pending;
 use crate::scripting::engine::{self, ActiveRun};
 use crate::scripting::run;
@@ -159,10 +160,10 @@ fn commands(lua: &Lua, hook: &Hook, shared: &Shared) -> mlua::Result<Resume> {
             b"l" | b"list" => {
                 let mut s = shared.borrow_mut();
                 let mut around = s.current_line;
-                if let Some(n) = argv.get(1).map(|a| atoi(a)).filter(|&n| n > 0) {
+                if let Some(n) = argv.get(1).map(|a| i64::from(atoi(a))).filter(|&n| n > 0) {
                     around = n;
                 }
-                let context = argv.get(2).map_or(5, |a| atoi(a));
+                let context = argv.get(2).map_or(5, |a| i64::from(atoi(a)));
                 s.list(around, context);
             }
             b"w" | b"whole" => shared.borrow_mut().list(1, 1_000_000),

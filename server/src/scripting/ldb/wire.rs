@@ -3,6 +3,7 @@
 //! meanwhile), as Redis's LDB does; and the parser of the commands it reads (Redis's
 //! ldbReplParseCommand, a forgiving reader of multi-bulk requests only).
 
+use crate::numbers::atoi;
 use std::time::{Duration, Instant};
 
 /// How long one write may wait for the socket (Redis's connSendTimeout of 5 s).
@@ -158,25 +159,6 @@ pub fn parse(buf: &[u8]) -> Result<Vec<Vec<u8>>, Parse> {
     Ok(argv)
 }
 
-/// C's atoi: leading blanks, a sign, then digits up to the first other byte (0 without
-/// any), saturated to an `i32`.
-pub fn atoi(text: &[u8]) -> i64 {
-    let mut rest = text;
-    while let [b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c', tail @ ..] = rest {
-        rest = tail;
-    }
-    let negative = rest.first() == Some(&b'-');
-    if let [b'-' | b'+', tail @ ..] = rest {
-        rest = tail;
-    }
-    let mut n: i64 = 0;
-    for &b in rest.iter().take_while(|b| b.is_ascii_digit()) {
-        n = (n * 10 + (b - b'0') as i64).min(i32::MAX as i64 + 1);
-    }
-    let n = if negative { -n } else { n };
-    n.clamp(i32::MIN as i64, i32::MAX as i64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,13 +199,5 @@ mod tests {
         ] {
             assert_eq!(parse(bad), Err(Parse::ProtocolError), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn numbers_read_as_atoi_reads_them() {
-        assert_eq!(atoi(b" 42x"), 42);
-        assert_eq!(atoi(b"-7"), -7);
-        assert_eq!(atoi(b"abc"), 0);
-        assert_eq!(atoi(b"99999999999"), i32::MAX as i64);
     }
 }

@@ -5,6 +5,7 @@
 //! clamped to -1000..=1000); turning it off restores the score it had then.
 
 use crate::config::ConfigError;
+use crate::numbers::atoi;
 use crate::warning;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -122,7 +123,7 @@ fn write_for(class: Class) -> bool {
     let value = if mode != Mode::No {
         if !ADJUSTED.swap(true, Ordering::Relaxed) {
             match std::fs::read_to_string(PATH) {
-                Ok(text) => BASE.store(atoi(&text), Ordering::Relaxed),
+                Ok(text) => BASE.store(atoi(text.as_bytes()), Ordering::Relaxed),
                 Err(e) => {
                     warning!(
                         "Unable to read oom_score_adj: {}",
@@ -155,16 +156,6 @@ fn write_for(class: Class) -> bool {
     }
 }
 
-/// C's atoi on the file's text.
-fn atoi(text: &str) -> i32 {
-    let t = text.trim();
-    let end = t
-        .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
-        .map_or(t.len(), |(i, _)| i);
-    t[..end].parse().unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,11 +173,5 @@ mod tests {
         assert_eq!(Mode::named("yes"), Some(Mode::Relative));
         assert_eq!(Mode::Relative.name(), "yes");
         assert_eq!(Mode::Absolute.name(), "absolute");
-    }
-
-    #[test]
-    fn atoi_reads_a_score() {
-        assert_eq!(atoi("-17\n"), -17);
-        assert_eq!(atoi("300"), 300);
     }
 }
