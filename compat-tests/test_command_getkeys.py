@@ -78,3 +78,12 @@ def test_getkeys_arity_and_help(both):
 def test_getkeysandflags_in_resp3(both3):
     both3.ok("COMMAND", "GETKEYSANDFLAGS", "SMOVE", "a", "b", "m")
     both3.ok("COMMAND", "GETKEYSANDFLAGS", "SET", "k", "v", "GET")
+
+
+@pytest.mark.parametrize("names", [["script|debug"], ["SCRIPT|FLUSH", "config|get"],
+                                   ["script|nosuch", "get", "nosuch|x"]])
+def test_command_info_and_docs_of_subcommands(both, names):
+    """COMMAND INFO and COMMAND DOCS take "container|sub" names as Redis does (DOCS listed
+    nothing for them)."""
+    both("COMMAND", "INFO", *names)
+    both("COMMAND", "DOCS", *names)

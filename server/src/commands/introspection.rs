@@ -64,6 +64,28 @@ pub(crate) fn info_of(name: &[u8]) -> Option<&'static Value> {
     }
 }
 
+/// The COMMAND DOCS entry of a command or "container|sub" (from its container's
+/// subcommands map), with the name it is listed under.
+fn docs_of(name: &[u8]) -> Option<(&'static [u8], &'static Value)> {
+    let lower = name.to_ascii_lowercase();
+    let Some(bar) = lower.iter().position(|&c| c == b'|') else {
+        let (key, docs) = meta().docs.iter().find(|(n, _)| *n == lower)?;
+        return Some((key, docs));
+    };
+    let Value::Map(fields) = find(&meta().docs, &lower[..bar])? else {
+        return None;
+    };
+    let (_, Value::Map(subs)) = fields
+        .iter()
+        .find(|(k, _)| k.as_bytes() == Some(&b"subcommands"[..]))?
+    else {
+        return None;
+    };
+    subs.iter()
+        .find(|(k, _)| k.as_bytes() == Some(&lower[..]))
+        .and_then(|(k, docs)| Some((k.as_bytes()?, docs)))
+}
+
 /// COMMAND GETKEYS command [arg ...]
 pub fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) {
     getkeys(ctx, &args[2..], false);
@@ -138,14 +160,10 @@ pub fn command_info(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// COMMAND DOCS [name ...]
 pub fn command_docs(ctx: &mut Ctx, args: &[&[u8]]) {
-    let entries = &meta().docs;
-    let chosen: Vec<&(Vec<u8>, Value)> = if args.len() == 2 {
-        entries.iter().collect()
+    let chosen: Vec<(&[u8], &Value)> = if args.len() == 2 {
+        meta().docs.iter().map(|(k, v)| (&k[..], v)).collect()
     } else {
-        args[2..]
-            .iter()
-            .filter_map(|n| entries.iter().find(|(k, _)| k.eq_ignore_ascii_case(n)))
-            .collect()
+        args[2..].iter().filter_map(|n| docs_of(n)).collect()
     };
     ctx.out.map(chosen.len());
     for (name, v) in chosen {
