@@ -15,6 +15,7 @@ pub mod figures;
 use crate::keyspace::evict::{Evictor, Policy, Request};
 use crate::keyspace::Keyspace;
 use crate::server::Server;
+use config::MemoryConfig;
 use std::time::{Duration, Instant};
 
 /// The memory figure (INFO used_memory, what maxmemory limits) and its peak: the
@@ -113,6 +114,12 @@ pub fn perform_evictions(server: &mut Server) -> bool {
     if config.policy == Policy::NoEviction {
         return false;
     }
+    // Values the lazy-free thread still holds left the keyspace already (Redis frees an
+    // evicted value at once by default): they get the time a round may take before more
+    // keys are evicted for memory on its way back.
+    if lazyfree_brings_under(&server.keyspace, gauge, config) {
+        return true;
+    }
     let request = Request {
         policy: config.policy,
         samples: config.samples as usize,
@@ -134,12 +141,18 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         return true;
     }
     // Out of candidates: the lazy-free thread may still be freeing what went before.
+    lazyfree_brings_under(&server.keyspace, &mut server.memory.gauge, config)
+}
+
+/// Waits while the lazy-free thread has values in hand, up to a round's time limit, until
+/// the figure is under maxmemory; true when it got there.
+fn lazyfree_brings_under(keyspace: &Keyspace, gauge: &mut Gauge, config: MemoryConfig) -> bool {
     let wait = config
         .eviction_time_limit()
         .unwrap_or(Duration::from_millis(100));
     let started = Instant::now();
-    while server.keyspace.lazyfree_pending() > 0 && started.elapsed() < wait {
-        if gauge.read(&server.keyspace) <= config.maxmemory {
+    while keyspace.lazyfree_pending() > 0 && started.elapsed() < wait {
+        if gauge.read(keyspace) <= config.maxmemory {
             return true;
         }
         std::thread::sleep(Duration::from_micros(100));
