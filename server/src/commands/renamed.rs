@@ -11,15 +11,16 @@ pub type Renames = Vec<(Vec<u8>, Vec<u8>)>;
 /// last, a rename to the name gives the name it had before, and a rename from it (with no
 /// later one back to it) means it is gone.
 pub fn lookup_renamed(renames: &Renames, name: &[u8]) -> Option<&'static Command> {
-    let mut current = name.to_ascii_lowercase();
+    // Compared without case, so a client's name is not copied on each command.
+    let mut current = name;
     for (old, new) in renames.iter().rev() {
-        if *new == current {
-            current.clone_from(old);
-        } else if *old == current {
+        if new.eq_ignore_ascii_case(current) {
+            current = old;
+        } else if old.eq_ignore_ascii_case(current) {
             return None;
         }
     }
-    lookup(&current)
+    lookup(current)
 }
 
 /// Adds `rename-command old new`, with Redis's errors: OLD must be a command clients can
