@@ -241,7 +241,7 @@ def test_a_key_that_expired_does_not_serve_and_stays_until_read(lst, raw):
     The count is checked on Goblin against 7.2.4's, the rest on both."""
     l = lst
     l("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-    c1 = block(raw, l, "BRPOP", "k", 1, n=1)
+    c1 = block(raw, l, "BRPOP", "k", 3, n=1)
     l("SELECT", 1)
     l("RPUSH", "k", "hello")
     l("PEXPIRE", "k", 100)
