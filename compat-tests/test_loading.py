@@ -45,6 +45,42 @@ def first_reply(port, timeout=20.0):
     raise RuntimeError("never accepted")
 
 
+def small_rdb(workdir):
+    """A snapshot of 3,000 keys of 100 bytes (about 330 KB), written by Redis."""
+    src = workdir / "src"
+    src.mkdir()
+    writer = Proc(REDIS_BIN, src, "--save", "", "--dir", str(src), name="writer").start()
+    c = writer.client()
+    for k in range(0, 3000, 500):
+        c.mset({f"key:{i}": "v" * 100 for i in range(k, k + 500)})
+    c.save()
+    c.shutdown(nosave=True)
+    writer.wait()
+    return src / "dump.rdb"
+
+
+@pytest.mark.parametrize("kind", ["redis", "goblin"])
+def test_clients_of_a_load_under_the_events_interval_wait_for_its_end(tmp_path, kind):
+    """Redis serves its clients during a load only each time another
+    loading-process-events-interval-bytes (2 MB by default) were read: a client of a
+    330 KB snapshot, slowed to about 1.5 s by key-load-delay, gets its reply after the load,
+    never -LOADING (Goblin answered -LOADING from its loading thread)."""
+    work = tmp_path / kind
+    work.mkdir()
+    shutil.copy(small_rdb(tmp_path), work / "dump.rdb")
+    binary = REDIS_BIN if kind == "redis" else GOBLIN_BIN
+    p = Proc(binary, work, "--save", "", "--dir", str(work), "--key-load-delay", "500",
+             name=kind)
+    p.start(expect_up=False)
+    try:
+        reply = first_reply(p.port)
+        assert reply.startswith(b"+PONG\r\n"), reply[:200]
+        assert p.client().info("persistence")["loading"] == 0
+        assert p.client().dbsize() == 3000
+    finally:
+        p.kill9()
+
+
 @pytest.mark.parametrize("kind", ["redis", "goblin"])
 def test_clients_get_loading_while_a_big_rdb_loads(tmp_path, kind):
     rdb = big_rdb(tmp_path)
@@ -134,20 +170,12 @@ def test_misconf_after_a_failed_bgsave(tmp_path):
 def test_config_set_during_loading(tmp_path):
     """unit/introspection: while a snapshot loads (slowed by key-load-delay), CONFIG SET
     changes loglevel but refuses dir, appendonly and repl-diskless-load with -LOADING."""
-    src = tmp_path / "src"
-    src.mkdir()
-    writer = Proc(REDIS_BIN, src, "--save", "", "--dir", str(src), name="writer").start()
-    c = writer.client()
-    for k in range(0, 3000, 500):
-        c.mset({f"key:{i}": "v" * 100 for i in range(k, k + 500)})
-    c.save()
-    c.shutdown(nosave=True)
-    writer.wait()
+    rdb = small_rdb(tmp_path)
     replies = {}
     for kind, binary in (("redis", REDIS_BIN), ("goblin", GOBLIN_BIN)):
         work = tmp_path / kind
         work.mkdir()
-        shutil.copy(src / "dump.rdb", work / "dump.rdb")
+        shutil.copy(rdb, work / "dump.rdb")
         p = Proc(binary, work, "--save", "", "--dir", str(work), "--key-load-delay", "2000", "--enable-protected-configs", "yes",
                  "--loading-process-events-interval-bytes", "1024", name=kind)
         p.start(expect_up=False)

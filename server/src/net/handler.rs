@@ -30,6 +30,11 @@ pub struct RespLoop<'s> {
     /// Connections left with input in their sockets after one read (edge-triggered: no
     /// event comes for it), serviced again after this round of events.
     unread: Vec<usize>,
+    /// Connections with input while a snapshot load holds the clients back, serviced
+    /// when it lets them go ([`RespLoop::load_holds_clients`]).
+    waiting_load: Vec<usize>,
+    /// The running load's [`load_rounds`] when its clients were last served.
+    load_rounds: u64,
     next_cron: Instant,
     /// Called once the server serves commands (the start-up load done).
     ready: Option<&'s mut dyn FnMut()>,
@@ -43,6 +48,8 @@ impl<'s> RespLoop<'s> {
             server,
             held: Vec::new(),
             unread: Vec::new(),
+            waiting_load: Vec::new(),
+            load_rounds: 0,
             next_cron: Instant::now(),
             ready: Some(ready),
         }
@@ -110,6 +117,7 @@ impl RespLoop<'_> {
         if self.server.loading.is_some() {
             self.poll_loading();
         }
+        self.serve_waiting_load(cx);
         if self.server.aof.loading.is_some() {
             crate::aof::poll_loading(self.server, AOF_LOAD_SLICE);
         }
@@ -190,6 +198,15 @@ impl RespLoop<'_> {
     /// Reads, runs and writes for connection `key` (its client leased from the registry
     /// meanwhile), then puts it back or closes it.
     fn service(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
+        if self.load_holds_clients() {
+            self.waiting_load.push(key);
+        } else {
+            self.service_now(cx, key);
+        }
+    }
+
+    /// [`RespLoop::service`] whatever a load holds.
+    fn service_now(&mut self, cx: &mut Ctx<'_, Conn>, key: usize) {
         let served = service(self.server, cx, key, true);
         if served.held {
             self.held.push(key);
@@ -197,6 +214,43 @@ impl RespLoop<'_> {
         if served.unread {
             self.unread.push(key);
         }
+    }
+
+    /// Whether a snapshot load (at start-up or from a master) keeps the clients waiting
+    /// now. Redis loads on its event loop and serves the other events only each time
+    /// another loading-process-events-interval-bytes were read, so a client of a small
+    /// load waits for its end where a client of a big one gets -LOADING between steps;
+    /// Goblin's load runs on a thread and its clients are served at the same steps (and
+    /// after the load, once the loop has taken its result).
+    fn load_holds_clients(&self) -> bool {
+        let interval = self.server.config.loading_events_interval;
+        self.server
+            .loading
+            .as_ref()
+            .is_some_and(|l| load_rounds(l, interval) == self.load_rounds)
+    }
+
+    /// Services the connections a load held back once it lets them go: at its end, or
+    /// when it has read the next loading-process-events-interval-bytes.
+    fn serve_waiting_load(&mut self, cx: &mut Ctx<'_, Conn>) {
+        let interval = self.server.config.loading_events_interval;
+        let rounds = self
+            .server
+            .loading
+            .as_ref()
+            .map(|l| load_rounds(l, interval));
+        let lets_go = rounds != Some(self.load_rounds);
+        self.load_rounds = rounds.unwrap_or(0);
+        if !lets_go || self.waiting_load.is_empty() {
+            return;
+        }
+        let mut keys = std::mem::take(&mut self.waiting_load);
+        keys.sort_unstable();
+        keys.dedup();
+        for key in keys {
+            self.service_now(cx, key);
+        }
+        self.serve_woken(cx);
     }
 
     /// Services once more each connection that had input left after its last read, so a
@@ -393,6 +447,12 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
     finish(server, cx, key, lease, open);
     served.unread &= open;
     served
+}
+
+/// How many times `load` has read another `interval` bytes: Redis serves its clients each
+/// time this grows.
+fn load_rounds(load: &crate::rdb::loading::Loading, interval: u64) -> u64 {
+    load.loaded_bytes() / interval.max(1)
 }
 
 /// Whether replies wait for the AOF: only where the caller can send them after it, not for

@@ -107,15 +107,6 @@ pub fn remove_stale_temp_files(dir: &Path) -> Vec<String> {
 
 /// Loads `path`; `Ok(None)` when there is no such file.
 pub fn load(path: &Path, opts: &LoadOptions) -> Result<Option<(Vec<Db>, LoadReport)>, LoadError> {
-    load_with(path, opts, |f| f)
-}
-
-/// Loads `path` through the reader `wrap` makes of the file (to count its progress).
-pub fn load_with<R: std::io::Read>(
-    path: &Path,
-    opts: &LoadOptions,
-    wrap: impl FnOnce(File) -> R,
-) -> Result<Option<(Vec<Db>, LoadReport)>, LoadError> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -132,7 +123,7 @@ pub fn load_with<R: std::io::Read>(
         size,
         ..opts.clone()
     };
-    read::load(wrap(file), &opts).map(Some)
+    read::load(file, &opts).map(Some)
 }
 
 /// Resident memory this process wrote to since the fork (copy-on-write cost of a child),

@@ -1,7 +1,7 @@
 //! Loading the snapshot at start-up on a thread while the event loop runs, as Redis keeps
-//! its port open during a load: commands without the `loading` flag get `-LOADING`, INFO
-//! shows the progress (the loading_* fields), and the loop installs the databases when the
-//! thread is done.
+//! its port open during a load: commands without the `loading` flag get `-LOADING` (at the
+//! steps Redis serves its clients, see `net::handler`), INFO shows the progress (the
+//! loading_* fields), and the loop installs the databases when the thread is done.
 
 use super::file;
 use super::read::{LoadError, LoadOptions, LoadReport};
@@ -33,30 +33,15 @@ pub struct Loading {
     thread: JoinHandle<Loaded>,
 }
 
-/// A reader that counts the bytes read through it.
-struct Counting<R> {
-    inner: R,
-    count: Arc<AtomicU64>,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
 impl Loading {
     /// Starts loading `path` on a thread, or None when there is no such file.
     pub fn start(path: PathBuf, opts: LoadOptions) -> Option<Loading> {
         let total_bytes = std::fs::metadata(&path).ok()?.len();
-        let loaded = Arc::new(AtomicU64::new(0));
-        let count = loaded.clone();
+        let (loaded, opts) = reporting(opts);
         let thread_path = path.clone();
         let thread = std::thread::Builder::new()
             .name("rdb-load".into())
-            .spawn(move || file::load_with(&thread_path, &opts, |f| Counting { inner: f, count }))
+            .spawn(move || file::load(&thread_path, &opts))
             .expect("spawn the loading thread");
         Some(Loading {
             path,
@@ -76,17 +61,10 @@ impl Loading {
         total_bytes: u64,
         opts: LoadOptions,
     ) -> Loading {
-        let loaded = Arc::new(AtomicU64::new(0));
-        let count = loaded.clone();
+        let (loaded, opts) = reporting(opts);
         let thread = std::thread::Builder::new()
             .name("rdb-load".into())
-            .spawn(move || {
-                let reader = Counting {
-                    inner: reader,
-                    count,
-                };
-                super::read::load(reader, &opts).map(Some)
-            })
+            .spawn(move || super::read::load(reader, &opts).map(Some))
             .expect("spawn the loading thread");
         Loading {
             path: PathBuf::new(),
@@ -99,7 +77,7 @@ impl Loading {
         }
     }
 
-    /// Bytes read so far (INFO loading_loaded_bytes).
+    /// Bytes parsed so far (INFO loading_loaded_bytes).
     pub fn loaded_bytes(&self) -> u64 {
         self.loaded.load(Ordering::Relaxed)
     }
@@ -130,6 +108,13 @@ impl Loading {
             self.loaded_bytes(),
         );
     }
+}
+
+/// `opts` with a progress counter, and that counter.
+fn reporting(opts: LoadOptions) -> (Arc<AtomicU64>, LoadOptions) {
+    let loaded = Arc::new(AtomicU64::new(0));
+    let progress = Some(loaded.clone());
+    (loaded, LoadOptions { progress, ..opts })
 }
 
 /// The loading_* fields of INFO persistence for a load (this snapshot's, or the AOF's)

@@ -176,6 +176,7 @@ pub fn load_options(config: &Config, clock_secs: u32) -> read::LoadOptions {
         key_delay_us: config.key_load_delay,
         deep_sanitize: deep_sanitize(&config.sanitize_dump_payload, None),
         keep_expired_names: false,
+        progress: None,
     }
 }
 

@@ -148,6 +148,9 @@ pub struct LoadOptions {
     /// load, which propagates their deletion) when the file carries a replication id:
     /// without one no stream continues, and no deletion is sent.
     pub keep_expired_names: bool,
+    /// Where the load reports the bytes it has parsed, before each record (Redis's
+    /// processed bytes: INFO loading_loaded_bytes, and when the clients are served).
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// How many skipped empty keys a load report names (Redis logs the first ten).
@@ -170,6 +173,7 @@ impl Default for LoadOptions {
             key_delay_us: 0,
             deep_sanitize: false,
             keep_expired_names: false,
+            progress: None,
         }
     }
 }
@@ -607,6 +611,9 @@ impl<'a, R: Read> Loader<'a, R> {
         let mut expire: Option<u64> = None;
         loop {
             let at = self.input.offset();
+            if let Some(progress) = &self.opts.progress {
+                progress.store(at, std::sync::atomic::Ordering::Relaxed);
+            }
             let op = self.input.u8()?;
             match op {
                 OP_EOF => break,
