@@ -6,18 +6,35 @@ peer's figure) marked on Goblin's bar.
 
 It reads the JSON that zset_memory.py, string_memory.py, set_memory.py, hash_memory.py and
 list_memory.py write with --json (rows of {"case", "goblin": {"rss"}, "peers": {name:
-{"rss"}}}, most with a "shape"), so the chart shows exactly the figures of those runs, each
-measured beside its peers in the same run.
+{"rss"}}}, most with a "shape"), and the memory cases of stream_bench.py's --json, so the
+chart shows exactly the figures of those runs, each measured beside its peers in the same run.
 
 Usage: benchmarks/plot_memory.py out.png zsets.json strings.json sets.json hashes.json lists.json
+           [streams.json]
 """
 
 import argparse
 import json
 
-# Issue 35's targets: Goblin's RSS at most this fraction of the first peer's (Redis 7.2.4).
-TARGETS = {"W4a": 0.6, "T3": 0.6, "H1": 0.55, "L2": 0.75}
+# Issue 35's and issue 32's (M1, M2) targets: Goblin's RSS at most this fraction of the first
+# peer's (Redis 7.2.4).
+TARGETS = {"W4a": 0.6, "T3": 0.6, "H1": 0.55, "L2": 0.75, "M1": 0.75, "M2": 0.5}
 COLOURS = ["#b0413e", "#e0a030", "#6a994e", "#8e6c8a"]
+
+
+def load_rows(path):
+    """The rows of one results file: a memory benchmark's list of rows as they are, or
+    stream_bench.py's {"memory": {case: {server: {"shape", "rss", ...}}}} turned into such
+    rows."""
+    results = json.load(open(path))
+    if isinstance(results, list):
+        return results
+    rows = []
+    for case, servers in results["memory"].items():
+        goblin = servers["goblin"]
+        peers = {name: r for name, r in servers.items() if name != "goblin"}
+        rows.append({"case": case, "shape": goblin["shape"], "goblin": goblin, "peers": peers})
+    return rows
 
 
 def main():
@@ -25,7 +42,7 @@ def main():
     ap.add_argument("out", help="PNG to write")
     ap.add_argument("results", nargs="+", help="JSON files written by the *_memory.py --json")
     args = ap.parse_args()
-    rows = [row for path in args.results for row in json.load(open(path))]
+    rows = [row for path in args.results for row in load_rows(path)]
     peers = list(rows[0]["peers"])
 
     import matplotlib

@@ -23,7 +23,8 @@ Rounds alternate the servers; the table shows medians. The machine is shared wit
 builds: CPU time per request is less disturbed by them than throughput, not immune.
 
 Usage: benchmarks/stream_bench.py [--quick] [--rounds 5] [--requests 200000] [--peer NAME=PATH]...
-                                  [--cpu 0] [--client-cpu 1] [--json out.json]
+                                  [--cpu 0] [--client-cpu 1] [--memory-only] [--json out.json]
+(plot_memory.py draws the memory cases of --json beside the other types'.)
 """
 
 import argparse
@@ -116,6 +117,28 @@ def speed_round(binary, args):
         return out
 
 
+def speed(args, binaries):
+    """The speed rounds, alternating the servers; prints the medians and returns them with
+    every round's figures."""
+    servers = list(binaries)
+    others = servers[1:]
+    rounds = {s: [] for s in servers}
+    for r in range(args.rounds):
+        order = servers[r % len(servers):] + servers[:r % len(servers)]
+        for s in order:
+            rounds[s].append(speed_round(binaries[s], args))
+    print("\nserver CPU per request, microseconds (median of %d rounds of %d requests, pipeline 16)"
+          % (args.rounds, args.requests))
+    print("%-10s " % "test" + " ".join("%12s" % s for s in servers) + "".join("  G/%-10s" % s for s in others))
+    out = {}
+    for test in SPEED_TESTS:
+        med = {s: statistics.median(x[test] for x in rounds[s]) for s in servers}
+        out[test] = {"median_us": med, "rounds": {s: [x[test] for x in rounds[s]] for s in servers}}
+        ratios = "".join("  %12.2f" % (med["goblin"] / med[s]) if med[s] else "  %12s" % "-" for s in others)
+        print("%-10s " % test + " ".join("%12.2f" % med[s] for s in servers) + ratios, flush=True)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="tiny sizes, for the CI smoke run")
@@ -124,6 +147,7 @@ def main():
     ap.add_argument("--client-cpu", type=int, default=1, help="CPU redis-benchmark is pinned to")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--requests", type=int, default=200_000)
+    ap.add_argument("--memory-only", action="store_true", help="the memory cases alone, no speed rounds")
     ap.add_argument("--json", help="write the raw results as JSON")
     args = ap.parse_args()
     args.peer = args.peer or [p for p in DEFAULT_PEERS if os.path.exists(p.partition("=")[2])]
@@ -144,19 +168,8 @@ def main():
         ratios = "".join("  %12.2f" % (row["goblin"]["rss"] / row[s]["rss"]) for s in others)
         print("%-4s %-28s %s%s %6.2f" % (name, row["goblin"]["shape"], cells, ratios, TARGETS[name]), flush=True)
 
-    rounds = {s: [] for s in servers}
-    for r in range(args.rounds):
-        order = servers[r % len(servers):] + servers[:r % len(servers)]
-        for s in order:
-            rounds[s].append(speed_round(binaries[s], args))
-    print("\nserver CPU per request, microseconds (median of %d rounds of %d requests, pipeline 16)"
-          % (args.rounds, args.requests))
-    print("%-10s " % "test" + " ".join("%12s" % s for s in servers) + "".join("  G/%-10s" % s for s in others))
-    for test in SPEED_TESTS:
-        med = {s: statistics.median(x[test] for x in rounds[s]) for s in servers}
-        results["speed"][test] = {"median_us": med, "rounds": {s: [x[test] for x in rounds[s]] for s in servers}}
-        ratios = "".join("  %12.2f" % (med["goblin"] / med[s]) if med[s] else "  %12s" % "-" for s in others)
-        print("%-10s " % test + " ".join("%12.2f" % med[s] for s in servers) + ratios, flush=True)
+    if not args.memory_only:
+        results["speed"] = speed(args, binaries)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
