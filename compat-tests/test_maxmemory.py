@@ -162,6 +162,29 @@ def test_volatile_ttl_takes_the_soonest_expiries_in_order(both):
         c.config_set("maxmemory-samples", 5)
 
 
+@pytest.mark.parametrize("lazy", ["no", "yes"])
+def test_evicted_values_go_to_the_lazyfree_thread_only_under_lazy_eviction(both, lazy):
+    # Redis frees an evicted value at once unless lazyfree-lazy-eviction is on: only then
+    # does a big one (more than 64 members) reach the lazy-free thread and lazyfreed_objects.
+    for name, c in each_server(both):
+        c.execute_command("CONFIG", "RESETSTAT")
+        c.config_set("lazyfree-lazy-eviction", lazy)
+        big(c, "victim")
+        c.config_set("maxmemory-policy", "allkeys-random")
+        c.config_set("maxmemory", 1)
+        c.ping()
+        c.config_set("maxmemory", 0)
+        c.config_set("maxmemory-policy", "noeviction")
+        c.config_set("lazyfree-lazy-eviction", "no")
+        assert not c.exists("victim"), name
+        deadline = time.time() + 5
+        while info_of(c, "memory")["lazyfree_pending_objects"] and time.time() < deadline:
+            time.sleep(0.01)
+        memory = info_of(c, "memory")
+        assert (memory["lazyfree_pending_objects"], memory["lazyfreed_objects"]) == (
+            0, 1 if lazy == "yes" else 0), (name, lazy)
+
+
 @pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu", "volatile-lru", "volatile-lfu"])
 def test_sampled_policies_keep_the_hot_keys(both, policy):
     for name, c in each_server(both):
@@ -220,19 +243,3 @@ def test_a_limit_a_tenth_under_the_data_takes_about_a_tenth_of_the_keys(both, po
         c.execute_command("FLUSHALL")
         c.config_set("maxmemory-policy", "noeviction")
         c.execute_command("CONFIG", "RESETSTAT")
-
-
-def test_big_values_are_evicted_through_the_lazy_free_thread(both):
-    c = both.goblin
-    big(c, "huge", 20000)
-    before = info_of(c, "memory")["lazyfreed_objects"]
-    c.config_set("maxmemory-policy", "allkeys-random")
-    c.config_set("maxmemory", 1)
-    with pytest.raises(redis.exceptions.ResponseError):
-        c.execute_command("ZADD", "x", 1, "y")
-    c.config_set("maxmemory", 0)
-    c.config_set("maxmemory-policy", "noeviction")
-    deadline = time.time() + 5
-    while info_of(c, "memory")["lazyfreed_objects"] == before and time.time() < deadline:
-        time.sleep(0.01)
-    assert info_of(c, "memory")["lazyfreed_objects"] == before + 1

@@ -51,6 +51,16 @@ pub use string::StringValue;
 pub use value::{Value, WrongType};
 pub use zset::SortedSet;
 
+/// How a deleted key's value is freed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Free {
+    /// On the lazy-free thread when it is large, so the loop does not stall on it.
+    Lazily,
+    /// At once, whatever its size: the memory figure drops before the next reading (an
+    /// evicted value under lazyfree-lazy-eviction no, as Redis frees it).
+    Now,
+}
+
 /// Why the server removed a key on its own: which lazyfree-lazy-* directive says whether
 /// the removal propagates as DEL or UNLINK (Redis's propagateDeletion).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,7 +408,7 @@ impl Keyspace {
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
         self.stats.expired_keys += 1;
         let deleting = (crate::latency::threshold() != 0).then(std::time::Instant::now);
-        self.delete_by_server(db, key, Cause::Expired);
+        self.delete_by_server(db, key, Cause::Expired, Free::Lazily);
         if let Some(started) = deleting {
             crate::latency::sample("expire-del", started.elapsed());
         }
@@ -408,8 +418,9 @@ impl Keyspace {
     /// Deletes a key the server removes on its own (expiry, eviction): logged for
     /// propagation (as the DEL or UNLINK that replays it) while [`Keyspace::log_removals`]
     /// is on.
-    pub fn delete_by_server(&mut self, db: usize, key: &[u8], cause: Cause) {
-        if self.delete(db, key) {
+    /// `free` says how its value goes.
+    pub fn delete_by_server(&mut self, db: usize, key: &[u8], cause: Cause, free: Free) {
+        if self.delete_freeing(db, key, free) {
             if let Some(log) = &mut self.removed {
                 log.push(Removal {
                     db,
@@ -436,10 +447,16 @@ impl Keyspace {
 
     /// Deletes a key (freeing a large value off the loop). Returns true when it existed.
     pub fn delete(&mut self, db: usize, key: &[u8]) -> bool {
+        self.delete_freeing(db, key, Free::Lazily)
+    }
+
+    /// Deletes a key, its value freed as `free` says. Returns true when it existed.
+    fn delete_freeing(&mut self, db: usize, key: &[u8], free: Free) -> bool {
         match self.dbs[db].discard(key) {
             Some(heap) => {
-                if let Some(value) = heap {
-                    self.lazyfree.dispose(Garbage::Value(value));
+                match (heap, free) {
+                    (Some(value), Free::Lazily) => self.lazyfree.dispose(Garbage::Value(value)),
+                    (value, _) => drop(value),
                 }
                 self.signal_modified(db, key);
                 // Clients that wait for the key's deletion too (XREADGROUP) run again.

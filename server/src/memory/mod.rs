@@ -13,9 +13,8 @@ pub mod config;
 pub mod figures;
 
 use crate::keyspace::evict::{Evictor, Policy, Request};
-use crate::keyspace::Keyspace;
+use crate::keyspace::{Free, Keyspace};
 use crate::server::Server;
-use config::MemoryConfig;
 use std::time::{Duration, Instant};
 
 /// The memory figure (INFO used_memory, what maxmemory limits) and its peak: the
@@ -114,17 +113,19 @@ pub fn perform_evictions(server: &mut Server) -> bool {
     if config.policy == Policy::NoEviction {
         return false;
     }
-    // Values the lazy-free thread still holds left the keyspace already (Redis frees an
-    // evicted value at once by default): they get the time a round may take before more
-    // keys are evicted for memory on its way back.
-    if lazyfree_brings_under(&server.keyspace, gauge, config) {
-        return true;
-    }
     let request = Request {
         policy: config.policy,
         samples: config.samples as usize,
         to_free: used - config.maxmemory,
         deadline: config.eviction_time_limit().map(|d| Instant::now() + d),
+        // As Redis, an evicted value is freed at once unless lazyfree-lazy-eviction says
+        // otherwise, so the figure drops by it before the next reading and no more keys go
+        // for memory still on its way back from the lazy-free thread.
+        free: if server.config.lazyfree_lazy_eviction {
+            Free::Lazily
+        } else {
+            Free::Now
+        },
     };
     let cycle = Instant::now();
     let done = evictor.evict(&mut server.keyspace, request, |ks| {
@@ -140,19 +141,15 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         }
         return true;
     }
-    // Out of candidates: the lazy-free thread may still be freeing what went before.
-    lazyfree_brings_under(&server.keyspace, &mut server.memory.gauge, config)
-}
-
-/// Waits while the lazy-free thread has values in hand, up to a round's time limit, until
-/// the figure is under maxmemory; true when it got there.
-fn lazyfree_brings_under(keyspace: &Keyspace, gauge: &mut Gauge, config: MemoryConfig) -> bool {
+    // Out of candidates: the lazy-free thread may still be freeing what went before
+    // (values of deleted keys, or evicted ones under lazyfree-lazy-eviction): wait for it,
+    // up to a round's time limit, until the figure is under maxmemory.
     let wait = config
         .eviction_time_limit()
         .unwrap_or(Duration::from_millis(100));
     let started = Instant::now();
-    while keyspace.lazyfree_pending() > 0 && started.elapsed() < wait {
-        if gauge.read(keyspace) <= config.maxmemory {
+    while server.keyspace.lazyfree_pending() > 0 && started.elapsed() < wait {
+        if gauge.read(&server.keyspace) <= config.maxmemory {
             return true;
         }
         std::thread::sleep(Duration::from_micros(100));
