@@ -10,6 +10,7 @@ keys among them (the sampled LRU and LFU policies).
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -243,3 +244,31 @@ def test_a_limit_a_tenth_under_the_data_takes_about_a_tenth_of_the_keys(both, po
         c.execute_command("FLUSHALL")
         c.config_set("maxmemory-policy", "noeviction")
         c.execute_command("CONFIG", "RESETSTAT")
+
+
+def test_object_refcount_of_shared_integers(both):
+    """Redis keeps the integers 0..9999 as shared objects (refcount 2147483647) unless a
+    limit is set with an LRU or LFU policy, which needs each key's own access clock."""
+    settings = [("0", "noeviction"), ("1gb", "allkeys-random"), ("1gb", "volatile-ttl"),
+                ("1gb", "allkeys-lru"), ("1gb", "volatile-lfu"), ("0", "allkeys-lru")]
+    for limit, policy in settings:
+        both.config_set("maxmemory-policy", policy)
+        both.config_set("maxmemory", limit)
+        both("SET", "zero", "0")
+        both("SET", "small", "9999")
+        both("SET", "past", "10000")
+        both("SET", "negative", "-1")
+        both("SET", "padded", "01")
+        both("SET", "text", "abc")
+        both("DEL", "counter")
+        both("INCR", "counter")
+        both("RPUSH", "list", "1")
+        for key in ["zero", "small", "past", "negative", "padded", "text", "counter", "list"]:
+            both("OBJECT", "REFCOUNT", key)
+        both("OBJECT", "REFCOUNT", "missing")
+        for key in ["zero", "past"]:
+            r, g = both.run("DEBUG", "OBJECT", key)
+            assert re.search(rb"refcount:(\d+)", r)[1] == re.search(rb"refcount:(\d+)", g)[1]
+        both("FLUSHALL")
+    both.config_set("maxmemory", "0")
+    both.config_set("maxmemory-policy", "noeviction")

@@ -7,7 +7,7 @@ use crate::rdb::write::value_len;
 /// Redis's `FILL_MAX`: the largest fill a quicklist keeps.
 const FILL_MAX: i64 = (1 << 15) - 1;
 
-/// DEBUG OBJECT key: "Value at:<address> refcount:1 encoding:<name> serializedlength:<n>
+/// DEBUG OBJECT key: "Value at:<address> refcount:<n> encoding:<name> serializedlength:<n>
 /// lru:<clock> lru_seconds_idle:<n>", where serializedlength is what the RDB writer writes
 /// for the value and lru the key's last access on the keyspace's access clock; a quicklist
 /// adds Redis's " ql_nodes:<n> ql_avg_node:<%.2f> ql_listpack_max:<fill> ql_compressed:<0|1>
@@ -15,14 +15,16 @@ const FILL_MAX: i64 = (1 << 15) - 1;
 pub fn debug_object(ctx: &mut Ctx, key: &[u8]) {
     let compress = ctx.server.config.rdbcompression;
     let clock = ctx.server.keyspace.clock_secs();
+    let sharing = ctx.server.config.memory.shares_integers();
     let db = ctx.client.db;
     let Some(entry) = ctx.server.keyspace.find(db, key) else {
         return ctx.error(errors::NO_SUCH_KEY);
     };
     let fill = ctx.server.config.list.max_listpack_size;
     let mut line = format!(
-        "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
         entry.value,
+        entry.value.refcount(sharing),
         entry.value.encoding_name(),
         value_len(entry.value, compress),
         entry.accessed(),

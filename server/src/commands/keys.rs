@@ -382,12 +382,12 @@ pub fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.bulk(encoding.as_bytes());
 }
 
-/// OBJECT REFCOUNT key (values are never shared: 1)
+/// OBJECT REFCOUNT key (see [`crate::keyspace::Value::refcount`])
 pub fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) {
-    if peek(ctx, args[2]).is_some() {
-        ctx.out.int(1)
-    } else {
-        ctx.out.null()
+    let sharing = ctx.server.config.memory.shares_integers();
+    match peek(ctx, args[2]).map(|entry| entry.value.refcount(sharing)) {
+        Some(count) => ctx.out.int(count),
+        None => ctx.out.null(),
     }
 }
 

@@ -60,6 +60,26 @@ impl Value {
         }
     }
 
+    /// The reference count Redis reports for the value (OBJECT REFCOUNT, DEBUG OBJECT): its
+    /// shared object's 2147483647 for an `int` string of 0 to 9999 while `sharing` (Redis
+    /// stores those as references to shared integer objects, see
+    /// [`crate::memory::config::MemoryConfig::shares_integers`]), else 1. Goblin shares no
+    /// values: the count follows the configuration of now, where Redis keeps what a value
+    /// got when it was written.
+    pub fn refcount(&self, sharing: bool) -> i64 {
+        /// Redis's OBJ_SHARED_INTEGERS and OBJ_SHARED_REFCOUNT.
+        const SHARED_INTEGERS: std::ops::Range<i64> = 0..10_000;
+        const SHARED_REFCOUNT: i64 = i32::MAX as i64;
+        match self {
+            Value::Str(s)
+                if sharing && s.as_int().is_some_and(|v| SHARED_INTEGERS.contains(&v)) =>
+            {
+                SHARED_REFCOUNT
+            }
+            _ => 1,
+        }
+    }
+
     /// Bytes the engine holds for the value.
     pub fn memory_bytes(&self) -> usize {
         match self {

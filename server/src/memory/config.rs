@@ -47,6 +47,17 @@ impl MemoryConfig {
         }
     }
 
+    /// Whether Redis would share its small integer objects under this configuration: not
+    /// when a limit is set with an LRU or LFU policy, which needs each key's own access
+    /// clock (Redis's MAXMEMORY_FLAG_NO_SHARED_INTEGERS).
+    pub fn shares_integers(&self) -> bool {
+        self.maxmemory == 0
+            || !matches!(
+                self.policy,
+                Policy::AllKeysLru | Policy::VolatileLru | Policy::AllKeysLfu | Policy::VolatileLfu
+            )
+    }
+
     /// How long one round of eviction may run before the command goes on (the rest is
     /// evicted before the next commands), as Redis's evictionTimeLimitUs: 50 us a step up
     /// to 10, then 15% more a step; None (no limit) at 100.
