@@ -19,6 +19,8 @@ pub struct Server {
     pub clients: Clients,
     /// Who is subscribed to which channel, pattern and shard channel.
     pub pubsub: crate::pubsub::Registry,
+    /// The running client's own pub/sub messages, held until its reply is written.
+    pub pushes: crate::pubsub::PendingPushes,
     /// The object cache, when enabled (INFO objcache).
     pub store: Option<goblin_objcache::StoreHandle>,
     /// SLOWLOG entries.
@@ -84,6 +86,7 @@ impl Server {
             stats: Stats::default(),
             clients: Clients::default(),
             pubsub: Default::default(),
+            pushes: Default::default(),
             store: None,
             slowlog: Default::default(),
             started: Instant::now(),

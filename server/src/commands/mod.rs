@@ -255,6 +255,7 @@ pub fn execute_with<'a>(
     let mut ctx = Ctx::new(server, client, wbuf);
     ctx.while_blocked = while_blocked;
     let mut called = None;
+    let mut own_pushes = Vec::new();
     match resolve(&mut ctx, args) {
         Some(cmd) if pause::postpone_if_paused(&mut ctx, cmd, args) => return,
         Some(cmd) => {
@@ -265,7 +266,9 @@ pub fn execute_with<'a>(
                 queue.push((cmd, args.iter().map(|a| a.to_vec()).collect()));
                 ctx.out.simple("QUEUED");
             } else {
+                let outer = ctx.server.pushes.start(ctx.client.id, ctx.client.resp3);
                 call(&mut ctx, cmd, args);
+                own_pushes = ctx.server.pushes.finish(outer);
                 called = Some(cmd);
                 if let Some((keys, deadline)) = ctx.block.take() {
                     let stored = ctx.blocked_command.take();
@@ -287,6 +290,9 @@ pub fn execute_with<'a>(
         cluster_route::after_command(&mut ctx, args[0]);
     }
     apply_reply_mode(&mut ctx, reply_start, called, args);
+    // The messages the command published to this client follow its whole reply (Redis
+    // 7.2's pending push messages), whatever CLIENT REPLY says.
+    ctx.out.raw(&own_pushes);
     // Keyspace notifications follow the reply (and a whole EXEC's or script's), as Redis
     // 7.2's pending push messages; not while a busy script lets this client in.
     if ctx.server.scripting.running.is_none() {

@@ -10,7 +10,7 @@ use super::server_cmds::subcommand_syntax_error;
 use super::table::StatSlot;
 use super::{Command, Ctx, Flags};
 use crate::clients::{Client, Clients};
-use crate::pubsub::{frame, Kind};
+use crate::pubsub::{frame, Kind, PendingPushes};
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
 
@@ -189,13 +189,7 @@ fn spublish(ctx: &mut Ctx, args: &[&[u8]]) {
 /// the patterns matching it), as Redis does: channel subscribers first. Returns how many
 /// received it.
 fn deliver(ctx: &mut Ctx, kind: Kind, channel: &[u8], payload: &[u8]) -> usize {
-    let Ctx {
-        server,
-        client,
-        out,
-        ..
-    } = ctx;
-    deliver_to(server, Some((client, out)), kind, channel, payload)
+    deliver_to(ctx.server, None, kind, channel, payload)
 }
 
 /// Delivers a message another cluster node received (a PUBLISH or PUBLISHSHARD of the
@@ -205,7 +199,8 @@ pub fn deliver_from_bus(server: &mut Server, shard: bool, channel: &[u8], payloa
     deliver_to(server, None, kind, channel, payload)
 }
 
-/// The running client (and its replies), if a command publishes.
+/// The client whose command fired keyspace notifications (and its replies), once the
+/// command replied.
 type Running<'c, 'w> = Option<(&'c Client, &'c mut ReplyWriter<'w>)>;
 
 /// The body of [`deliver`] and [`deliver_from_bus`].
@@ -219,13 +214,14 @@ fn deliver_to(
     let Server {
         pubsub,
         clients,
+        pushes,
         config,
         ..
     } = server;
     let hard = config.pubsub_output_limit.hard;
     let mut receivers = 0;
     for &id in pubsub.subscribers(kind, channel) {
-        send(clients, hard, &mut me, id, |w| {
+        send(clients, pushes, hard, &mut me, id, |w| {
             frame::message(w, kind, None, channel, payload)
         });
         receivers += 1;
@@ -233,7 +229,7 @@ fn deliver_to(
     if kind == Kind::Channel {
         for (pattern, ids) in pubsub.matching_patterns(channel) {
             for &id in ids {
-                send(clients, hard, &mut me, id, |w| {
+                send(clients, pushes, hard, &mut me, id, |w| {
                     frame::message(w, kind, Some(pattern), channel, payload)
                 });
                 receivers += 1;
@@ -258,11 +254,12 @@ pub fn publish_notifications(server: &mut Server, mut me: Option<(&Client, &mut 
     }
 }
 
-/// Writes one frame for client `id`: into the running client's own replies, or through the
-/// registry to another client ([`Clients::push_to`], with `hard_limit` as
-/// client-output-buffer-limit pubsub's).
+/// Writes one frame for client `id`: into `me`'s replies (after its command), held for the
+/// client whose command runs (to follow its reply), or through the registry to another
+/// client ([`Clients::push_to`], with `hard_limit` as client-output-buffer-limit pubsub's).
 fn send(
     clients: &mut Clients,
+    pushes: &mut PendingPushes,
     hard_limit: u64,
     me: &mut Running,
     id: u64,
@@ -273,7 +270,9 @@ fn send(
             return write(out);
         }
     }
-    clients.push_to(id, hard_limit, |out, _| write(out));
+    if !pushes.hold(id, &write) {
+        clients.push_to(id, hard_limit, |out, _| write(out));
+    }
 }
 
 /// PUBSUB CHANNELS [pattern]

@@ -9,9 +9,11 @@
 
 pub mod frame;
 pub mod notify;
+mod pending;
 mod registry;
 mod subscriptions;
 
+pub use pending::PendingPushes;
 pub use registry::Registry;
 pub use subscriptions::Subscriptions;
 
