@@ -3,13 +3,18 @@
 
 - A message a client publishes to a channel it listens to follows the command's whole
   reply (EXEC's, a script's), as 7.2's pending push messages (7.0 pushed it at once).
+- A paused replica reads its master's stream on but applies none of it until the pause
+  lifts (slave_read_repl_offset grows, slave_repl_offset stays).
 """
 
 from __future__ import annotations
 
 import socket
+import time
 
 from test_hyperloglog import pair72  # noqa: F401 (the fixture: Redis 7.2.4 and Goblin)
+from test_persistence import procs  # noqa: F401 (the fixture)
+from test_replication import repl, start, wait_for, wait_synced
 
 
 def exchange(port: int, request: bytes, until: bytes) -> bytes:
@@ -46,3 +51,28 @@ def test_publish_to_self_follows_the_reply(pair72):
     replies = [exchange(server.port, request, until) for server in (pair72.redis, pair72.goblin)]
     assert replies[0] == replies[1]
     assert replies[0].endswith(b":1\r\n>3\r\n$7\r\nmessage\r\n$3\r\nfoo\r\n$4\r\nlast\r\n")
+
+
+def test_paused_replica_holds_its_masters_writes(procs, tmp_path):
+    """unit/pause's "Test when replica paused, offset would not grow": CLIENT PAUSE WRITE
+    on a replica holds its master's writes (read, not applied) until CLIENT UNPAUSE."""
+    seen = []
+    for kind in ("redis", "goblin"):
+        master = start(procs, kind, tmp_path / kind / "m", "--repl-ping-replica-period", "3600")
+        replica = start(procs, kind, tmp_path / kind / "r")
+        m, r = master.client(), replica.client()
+        r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+        m.set("foo", "bar")
+        wait_synced(m, r)
+        before = repl(m)["master_repl_offset"]
+        r.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+        m.set("foo2", "bar2")
+        target = repl(m)["master_repl_offset"]
+        wait_for(lambda: repl(r)["slave_read_repl_offset"] == target, what="the stream read")
+        time.sleep(0.2)
+        held = (repl(r)["slave_repl_offset"] == before, r.get("foo2"))
+        r.execute_command("CLIENT", "UNPAUSE")
+        wait_for(lambda: repl(r)["slave_repl_offset"] == target, what="the stream applied")
+        seen.append((held, r.get("foo2")))
+    assert seen[0] == seen[1] == ((True, None), b"bar2")
+

@@ -6,8 +6,9 @@
 //! effect is the union of the actions of the purposes whose end is still ahead. A paused
 //! client's command is postponed (Redis's blockPostponeClient): it stays with the client,
 //! which reads nothing more, and runs again from the start of the dispatcher once the
-//! pause becomes less restrictive (where it may be postponed again). Replicas are never
-//! paused; a write pause also holds expiry (keys whose time came look missing but stay)
+//! pause becomes less restrictive (where it may be postponed again). The master's stream
+//! on a replica is held the same way, where it stands ([`holds_master_command`]).
+//! Replicas are never paused; a write pause also holds expiry (keys whose time came look missing but stay)
 //! and eviction.
 
 use super::{Command, Ctx, Flags};
@@ -153,12 +154,10 @@ fn sync_expiry(server: &mut Server) {
 /// pause holds `cmd` for this client, the command is kept to run again once the pause
 /// lifts, and true is returned (nothing is replied now).
 pub fn postpone_if_paused(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) -> bool {
-    let actions = ctx.server.pauses.actions;
-    if actions & (CLIENT_WRITE | CLIENT_ALL) == 0 || ctx.client.repl_role != ReplRole::Normal {
+    if ctx.client.repl_role != ReplRole::Normal {
         return false;
     }
-    let held = paused(ctx.server, CLIENT_ALL)
-        || (paused(ctx.server, CLIENT_WRITE) && may_replicate(ctx.server, ctx.client, cmd, args));
+    let held = holds(ctx.server, ctx.client, cmd, args);
     if held {
         // As Redis's blockPostponeClient: the client counts among the blocked ones.
         ctx.client.postponed = Some(args.iter().map(|a| a.to_vec()).collect());
@@ -167,6 +166,33 @@ pub fn postpone_if_paused(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) 
         ctx.server.clients.count_blocked(true);
     }
     held
+}
+
+/// Whether the pause in effect holds `cmd` from `client`.
+fn holds(server: &mut Server, client: &Client, cmd: &Command, args: &[&[u8]]) -> bool {
+    if server.pauses.actions & (CLIENT_WRITE | CLIENT_ALL) == 0 {
+        return false;
+    }
+    paused(server, CLIENT_ALL)
+        || (paused(server, CLIENT_WRITE) && may_replicate(server, client, cmd, args))
+}
+
+/// Whether the pause in effect holds the command `args` of this replica's master (Redis
+/// pauses the master's client as any other: its stream is read on, slave_read_repl_offset
+/// grows, but nothing more is applied, and slave_repl_offset stays, until the pause
+/// lifts).
+pub fn holds_master_command(server: &mut Server, master: &Client, args: &[&[u8]]) -> bool {
+    if server.pauses.actions & (CLIENT_WRITE | CLIENT_ALL) == 0 {
+        return false;
+    }
+    let Some(cmd) = super::lookup(args[0]) else {
+        return false;
+    };
+    let cmd = args
+        .get(1)
+        .and_then(|sub| cmd.subcommand(sub))
+        .unwrap_or(cmd);
+    holds(server, master, cmd, args)
 }
 
 /// Whether a command writes or may add to the replication stream (Redis's
@@ -196,7 +222,11 @@ pub fn release(server: &mut Server) -> bool {
         server.pauses.update(unix_ms());
         sync_expiry(server);
     }
-    if !std::mem::take(&mut server.pauses.release) || server.pauses.postponed.is_empty() {
+    if !std::mem::take(&mut server.pauses.release) {
+        return false;
+    }
+    crate::replication::replica::pause_lighter(server);
+    if server.pauses.postponed.is_empty() {
         return false;
     }
     for id in std::mem::take(&mut server.pauses.postponed) {

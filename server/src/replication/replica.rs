@@ -100,6 +100,8 @@ pub struct Link {
     last_ack: Option<Instant>,
     /// Drive it from the loop's next round (edge-triggered readiness may not come again).
     pending_drive: bool,
+    /// A client pause holds the master's next command (see [`pause_lighter`]).
+    held: bool,
     /// Bytes read from the master not yet counted in the server's statistics.
     uncounted: u64,
     /// A swapdb load: the master's snapshot loading while the old data serves.
@@ -127,6 +129,7 @@ impl Link {
             reploff: 0,
             last_ack: None,
             pending_drive: false,
+            held: false,
             uncounted: 0,
             async_load: None,
         }
@@ -331,6 +334,14 @@ impl Link {
             }),
             _ => self.cached.clone(),
         }
+    }
+}
+
+/// A client pause became lighter: the master's stream it held is applied again at the
+/// next round (where it may be held again).
+pub fn pause_lighter(server: &mut Server) {
+    if let Some(link) = server.replication.link.as_mut() {
+        link.pending_drive |= std::mem::take(&mut link.held);
     }
 }
 
@@ -1109,7 +1120,6 @@ impl Link {
             match self.parser.parse(&self.rbuf, self.rpos, limits) {
                 Ok(Parsed::Incomplete) => break,
                 Ok(Parsed::Request { end }) => {
-                    self.rpos = end;
                     let args: Vec<&[u8]> = match self.parser.inline_args() {
                         Some(inline) => inline.iter().map(Vec::as_slice).collect(),
                         None => self
@@ -1119,6 +1129,14 @@ impl Link {
                             .map(|r| &self.rbuf[r.clone()])
                             .collect(),
                     };
+                    if !args.is_empty()
+                        && crate::commands::pause::holds_master_command(server, &client, &args)
+                    {
+                        // Parsed again when the pause lifts ([`pause_lighter`]).
+                        self.held = true;
+                        break;
+                    }
+                    self.rpos = end;
                     if !args.is_empty() {
                         // As Redis's replicas: the master's commands see its keys as it
                         // does, expired or not here; its DELs remove them.
