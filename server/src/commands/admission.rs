@@ -64,7 +64,8 @@ pub fn refusal(
     {
         return Some(errors::LOADING.into());
     }
-    if crate::replication::replica::async_loading(server) && denied_while_async_loading(client, cmd)
+    if crate::replication::replica::async_loading(server)
+        && has_flag(server, client, cmd, args, Flags::NO_ASYNC_LOADING)
     {
         return Some(errors::LOADING.into());
     }
@@ -76,46 +77,6 @@ pub fn refusal(
         return Some("ERR Replica can't interact with the keyspace".into());
     }
     None
-}
-
-/// The commands refused while a replica loads its master's snapshot with the old data
-/// serving (Redis's CMD_NO_ASYNC_LOADING): those that would save, rewrite, resync or change
-/// the role or the cluster's slots meanwhile.
-const NO_ASYNC_LOADING: &[&str] = &[
-    "bgrewriteaof",
-    "bgsave",
-    "psync",
-    "replicaof",
-    "save",
-    "slaveof",
-    "sync",
-    "cluster|addslots",
-    "cluster|addslotsrange",
-    "cluster|bumpepoch",
-    "cluster|delslots",
-    "cluster|delslotsrange",
-    "cluster|failover",
-    "cluster|flushslots",
-    "cluster|forget",
-    "cluster|meet",
-    "cluster|replicate",
-    "cluster|saveconfig",
-    "cluster|set-config-epoch",
-    "cluster|setslot",
-    "module|load",
-    "module|loadex",
-    "module|unload",
-];
-
-/// Whether `cmd` (or, for EXEC, a command it queued) is one of [`NO_ASYNC_LOADING`].
-fn denied_while_async_loading(client: &Client, cmd: &Command) -> bool {
-    let denied = |c: &Command| NO_ASYNC_LOADING.contains(&c.name);
-    denied(cmd)
-        || (cmd.name == "exec"
-            && client
-                .multi
-                .as_ref()
-                .is_some_and(|q| q.iter().any(|(c, _)| denied(c))))
 }
 
 /// Whether the command has `flag` (a script's by its declared flags), or is an EXEC whose

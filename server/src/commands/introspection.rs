@@ -251,9 +251,10 @@ pub fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::Command;
+    use crate::commands::{Command, Flags};
 
-    /// Every command in the table is described, with the arity the dispatcher enforces.
+    /// Every command in the table is described, with the arity the dispatcher enforces and
+    /// the no_async_loading flag admission checks.
     #[test]
     fn metadata_matches_the_table() {
         let check = |cmd: &Command| {
@@ -264,6 +265,18 @@ mod tests {
                 fields[1],
                 Value::Int(cmd.arity as i64),
                 "arity of {}",
+                cmd.name
+            );
+            let Value::Set(flags) = &fields[2] else {
+                panic!("no flags for {}", cmd.name)
+            };
+            let described = flags
+                .iter()
+                .any(|f| f.as_bytes() == Some(&b"no_async_loading"[..]));
+            assert_eq!(
+                described,
+                cmd.flags.contains(Flags::NO_ASYNC_LOADING),
+                "no_async_loading of {}",
                 cmd.name
             );
         };

@@ -10,19 +10,21 @@ use crate::server::Server;
 
 const ADMIN: Flags = Flags::ADMIN.with(Flags::NOSCRIPT);
 const STALE_LOADING: Flags = Flags::STALE.with(Flags::LOADING);
+/// Administrative, refused during a replica's async load.
+const ADMIN_NO_ASYNC: Flags = ADMIN.with(Flags::NO_ASYNC_LOADING);
 
 /// The replication commands.
 pub static COMMANDS: [Command; 9] = [
-    Command::simple("sync", 1, ADMIN.with(Flags::NO_MULTI), sync),
-    Command::simple("psync", -3, ADMIN.with(Flags::NO_MULTI), sync),
+    Command::simple("sync", 1, ADMIN_NO_ASYNC.with(Flags::NO_MULTI), sync),
+    Command::simple("psync", -3, ADMIN_NO_ASYNC.with(Flags::NO_MULTI), sync),
     Command::simple(
         "replconf",
         -1,
         ADMIN.with(STALE_LOADING).with(Flags::ALLOW_BUSY),
         replconf,
     ),
-    Command::simple("replicaof", 3, ADMIN.with(Flags::STALE), replicaof),
-    Command::simple("slaveof", 3, ADMIN.with(Flags::STALE), replicaof),
+    Command::simple("replicaof", 3, ADMIN_NO_ASYNC.with(Flags::STALE), replicaof),
+    Command::simple("slaveof", 3, ADMIN_NO_ASYNC.with(Flags::STALE), replicaof),
     Command::simple(
         "role",
         1,

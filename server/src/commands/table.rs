@@ -52,6 +52,10 @@ impl Flags {
     pub const MONITOR_BEFORE: Flags = Flags(1 << 15);
     /// Runs only as its enable-*-command parameter allows (DEBUG, MODULE LOAD/UNLOAD).
     pub const PROTECTED: Flags = Flags(1 << 16);
+    /// Refused while a replica loads its master's snapshot with the old data serving
+    /// (Redis's no-async-loading): it would save, rewrite, resync or change the role or
+    /// the cluster's slots meanwhile.
+    pub const NO_ASYNC_LOADING: Flags = Flags(1 << 17);
 
     /// Whether every flag of `other` is set.
     pub const fn contains(self, other: Flags) -> bool {
@@ -168,8 +172,15 @@ const ADMIN: Flags = Flags::ADMIN
     .with(Flags::LOADING)
     .with(Flags::STALE);
 const MC: Flags = Flags::MULTI_CONTROL;
-/// Administrative, refused during the start-up load (SAVE, BGSAVE).
-const ADMIN_NOT_LOADING: Flags = Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::STALE);
+/// Administrative, refused during the start-up load and a replica's async load (SAVE,
+/// BGSAVE, BGREWRITEAOF).
+const ADMIN_NOT_LOADING: Flags = Flags::ADMIN
+    .with(Flags::NOSCRIPT)
+    .with(Flags::STALE)
+    .with(Flags::NO_ASYNC_LOADING);
+/// Administrative, refused during a replica's async load (CLUSTER's slot and membership
+/// changes).
+const ADMIN_NO_ASYNC: Flags = ADMIN.with(Flags::NO_ASYNC_LOADING);
 
 macro_rules! cmd {
     ($name:literal, $arity:expr, $flags:expr, subs: $subs:expr) => {
@@ -257,14 +268,24 @@ static CLIENT_SUBS: [Command; 18] = [
 
 /// CLUSTER's subcommands (cluster mode; see `cluster_cmd`).
 static CLUSTER_SUBS: [Command; 28] = [
-    cmd!("cluster|addslots", -3, ADMIN, cluster_cmd::addslots),
+    cmd!(
+        "cluster|addslots",
+        -3,
+        ADMIN_NO_ASYNC,
+        cluster_cmd::addslots
+    ),
     cmd!(
         "cluster|addslotsrange",
         -4,
-        ADMIN,
+        ADMIN_NO_ASYNC,
         cluster_cmd::addslotsrange
     ),
-    cmd!("cluster|bumpepoch", 2, ADMIN, cluster_cmd::bumpepoch),
+    cmd!(
+        "cluster|bumpepoch",
+        2,
+        ADMIN_NO_ASYNC,
+        cluster_cmd::bumpepoch
+    ),
     cmd!(
         "cluster|count-failure-reports",
         3,
@@ -277,16 +298,31 @@ static CLUSTER_SUBS: [Command; 28] = [
         Flags::STALE,
         cluster_cmd::countkeysinslot
     ),
-    cmd!("cluster|delslots", -3, ADMIN, cluster_cmd::delslots),
+    cmd!(
+        "cluster|delslots",
+        -3,
+        ADMIN_NO_ASYNC,
+        cluster_cmd::delslots
+    ),
     cmd!(
         "cluster|delslotsrange",
         -4,
-        ADMIN,
+        ADMIN_NO_ASYNC,
         cluster_cmd::delslotsrange
     ),
-    cmd!("cluster|failover", -2, ADMIN, cluster_cmd::failover),
-    cmd!("cluster|flushslots", 2, ADMIN, cluster_cmd::flushslots),
-    cmd!("cluster|forget", 3, ADMIN, cluster_cmd::forget),
+    cmd!(
+        "cluster|failover",
+        -2,
+        ADMIN_NO_ASYNC,
+        cluster_cmd::failover
+    ),
+    cmd!(
+        "cluster|flushslots",
+        2,
+        ADMIN_NO_ASYNC,
+        cluster_cmd::flushslots
+    ),
+    cmd!("cluster|forget", 3, ADMIN_NO_ASYNC, cluster_cmd::forget),
     cmd!(
         "cluster|getkeysinslot",
         4,
@@ -297,21 +333,31 @@ static CLUSTER_SUBS: [Command; 28] = [
     cmd!("cluster|info", 2, Flags::STALE, cluster_cmd::info),
     cmd!("cluster|keyslot", 3, Flags::STALE, cluster_cmd::keyslot),
     cmd!("cluster|links", 2, Flags::STALE, cluster_cmd::links),
-    cmd!("cluster|meet", -4, ADMIN, cluster_cmd::meet),
+    cmd!("cluster|meet", -4, ADMIN_NO_ASYNC, cluster_cmd::meet),
     cmd!("cluster|myid", 2, Flags::STALE, cluster_cmd::myid),
     cmd!("cluster|myshardid", 2, Flags::STALE, cluster_cmd::myshardid),
     cmd!("cluster|nodes", 2, Flags::STALE, cluster_cmd::nodes),
     cmd!("cluster|replicas", 3, ADMIN, cluster_cmd::replicas),
-    cmd!("cluster|replicate", 3, ADMIN, cluster_cmd::replicate),
+    cmd!(
+        "cluster|replicate",
+        3,
+        ADMIN_NO_ASYNC,
+        cluster_cmd::replicate
+    ),
     cmd!("cluster|reset", -2, ADMIN, cluster_cmd::reset),
-    cmd!("cluster|saveconfig", 2, ADMIN, cluster_cmd::saveconfig),
+    cmd!(
+        "cluster|saveconfig",
+        2,
+        ADMIN_NO_ASYNC,
+        cluster_cmd::saveconfig
+    ),
     cmd!(
         "cluster|set-config-epoch",
         3,
-        ADMIN,
+        ADMIN_NO_ASYNC,
         cluster_cmd::set_config_epoch
     ),
-    cmd!("cluster|setslot", -4, ADMIN, cluster_cmd::setslot),
+    cmd!("cluster|setslot", -4, ADMIN_NO_ASYNC, cluster_cmd::setslot),
     cmd!("cluster|shards", 2, Flags::STALE, cluster_cmd::shards),
     cmd!("cluster|slaves", 3, ADMIN, cluster_cmd::replicas),
     cmd!("cluster|slots", 2, LS, cluster_cmd::slots),
@@ -358,7 +404,10 @@ static MEMORY_SUBS: [Command; 6] = [
 ];
 
 /// Administrative, run only as enable-module-command allows.
-const MODULE_LOADING: Flags = Flags::ADMIN.with(Flags::NOSCRIPT).with(Flags::PROTECTED);
+const MODULE_LOADING: Flags = Flags::ADMIN
+    .with(Flags::NOSCRIPT)
+    .with(Flags::PROTECTED)
+    .with(Flags::NO_ASYNC_LOADING);
 
 static MODULE_SUBS: [Command; 5] = [
     cmd!(
