@@ -5,6 +5,8 @@
   reply (EXEC's, a script's), as 7.2's pending push messages (7.0 pushed it at once).
 - A paused replica reads its master's stream on but applies none of it until the pause
   lifts (slave_read_repl_offset grows, slave_repl_offset stays).
+- A script without flags answers MASTERDOWN on a stale replica; ECHO runs there, SAVE,
+  BGSAVE and BGREWRITEAOF do not (Redis's `stale` flags).
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from __future__ import annotations
 import socket
 import time
 
+import redis
+
+from harness import free_port
 from test_hyperloglog import pair72  # noqa: F401 (the fixture: Redis 7.2.4 and Goblin)
 from test_persistence import procs  # noqa: F401 (the fixture)
 from test_replication import repl, start, wait_for, wait_synced
@@ -75,4 +80,35 @@ def test_paused_replica_holds_its_masters_writes(procs, tmp_path):
         wait_for(lambda: repl(r)["slave_repl_offset"] == target, what="the stream applied")
         seen.append((held, r.get("foo2")))
     assert seen[0] == seen[1] == ((True, None), b"bar2")
+
+
+def test_script_without_flags_on_a_stale_replica(procs, tmp_path):
+    """unit/scripting's "allow-stale shebang flag": with replica-serve-stale-data no and
+    the link down, a script without flags gets MASTERDOWN (EVAL itself is flagged stale);
+    a command it calls runs only if flagged stale (ECHO is)."""
+    scripts = [
+        ("return redis.call('get','x')", 1, "x"),
+        ("return 1", 0),
+        ("#!lua flags=no-writes\nreturn 1", 0),
+        ("#!lua flags=allow-stale,no-writes\nreturn 1", 0),
+        ("#!lua flags=allow-stale,no-writes\nreturn redis.call('get','x')", 1, "x"),
+        ("#!lua flags=allow-stale,no-writes\nreturn redis.call('echo','foobar')", 0),
+    ]
+    outs = []
+    for kind in ("redis", "goblin"):
+        c = start(procs, kind, tmp_path / kind, "--replica-serve-stale-data", "no").client()
+        c.execute_command("REPLICAOF", "127.0.0.1", free_port())
+        got = []
+        # Beside the scripts, the commands whose `stale` flag differed: ECHO runs, the
+        # saves do not.
+        for cmd in [("EVAL", *script) for script in scripts] + [
+            ("ECHO", "x"), ("SAVE",), ("BGSAVE",), ("BGREWRITEAOF",)
+        ]:
+            try:
+                got.append(c.execute_command(*cmd))
+            except redis.ResponseError as e:
+                got.append(str(e))
+        outs.append(got)
+    assert outs[0] == outs[1]
+    assert outs[1][0].startswith("Link with MASTER is down")
 

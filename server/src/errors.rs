@@ -41,6 +41,9 @@ pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 /// A command without the `loading` flag during the start-up load.
 pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
+/// A replica whose link is down refusing a command (replica-serve-stale-data no).
+pub const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 
 /// The arity error of command `name` (lower case, as typed in the table).
 pub fn wrong_arity(name: &str) -> String {

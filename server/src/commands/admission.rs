@@ -53,10 +53,7 @@ pub fn refusal(
         return Some("READONLY You can't write against a read only replica.".into());
     }
     if serving_stale(server) && !stale_allowed(server, client, cmd, args) {
-        return Some(
-            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
-                .into(),
-        );
+        return Some(errors::MASTERDOWN.into());
     }
     if server.is_loading()
         && client.id != crate::aof::load::AOF_CLIENT_ID

@@ -172,11 +172,10 @@ const ADMIN: Flags = Flags::ADMIN
     .with(Flags::LOADING)
     .with(Flags::STALE);
 const MC: Flags = Flags::MULTI_CONTROL;
-/// Administrative, refused during the start-up load and a replica's async load (SAVE,
-/// BGSAVE, BGREWRITEAOF).
+/// Administrative, refused during the start-up load, a replica's async load and on a
+/// stale replica (SAVE, BGSAVE, BGREWRITEAOF).
 const ADMIN_NOT_LOADING: Flags = Flags::ADMIN
     .with(Flags::NOSCRIPT)
-    .with(Flags::STALE)
     .with(Flags::NO_ASYNC_LOADING);
 /// Administrative, refused during a replica's async load (CLUSTER's slot and membership
 /// changes).
@@ -469,7 +468,7 @@ pub static COMMANDS: [Command; 64] = [
         F.with(Flags::SUBSCRIBED_CONTEXT),
         connection::ping
     ),
-    cmd!("echo", 2, F, connection::echo),
+    cmd!("echo", 2, LSF, connection::echo),
     cmd!(
         "quit",
         -1,

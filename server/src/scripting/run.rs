@@ -370,6 +370,12 @@ fn prepare(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Option<bool> {
     let script_oom =
         server.config.memory.maxmemory != 0 && !crate::memory::perform_evictions(server);
     if flags.compat {
+        // A script without flags runs nothing on a stale replica (EVAL itself is flagged
+        // `stale`, so it got this far; one with flags was judged by them before).
+        if crate::commands::admission::serving_stale(server) {
+            ctx.error(crate::errors::MASTERDOWN);
+            return None;
+        }
         return Some(script_oom);
     }
     if flags.no_cluster && server.cluster.is_some() {
