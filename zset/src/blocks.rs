@@ -418,8 +418,16 @@ impl<I: Id> Blocks<I> {
     }
 
     /// Refills every block to `BLOCK_MAX` with exactly the capacity used.
+    ///
+    /// The old blocks are freed before the new ones are allocated: new blocks made while
+    /// the old ones lived took the heap's holes between them, and the old ones then left
+    /// block-sized holes between the new ones that no trim can give back (W2 at 1M: 5 MB
+    /// of the heap free in 1,500 chunks, RSS 31.7 -> 32.4 B a member after OPTIMIZE).
     pub(crate) fn repack(&mut self, arena: &Arena) {
-        let ids: Vec<I> = self.blocks.iter().flatten().copied().collect();
+        let mut ids: Vec<I> = Vec::with_capacity(self.len);
+        ids.extend(self.blocks.iter().flatten());
+        self.blocks = Vec::new();
+        self.maxes = Vec::new();
         self.blocks = ids.chunks(BLOCK_MAX).map(<[I]>::to_vec).collect();
         self.maxes = self
             .blocks
