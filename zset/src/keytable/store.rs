@@ -5,11 +5,18 @@
 //!   class 0..=62  slots of 8 + 4 * class bytes (8, 12, 16, ... 256)
 //!   class 63      records over 256 bytes, one exact-size allocation each
 //!
-//! a class: pages of 1024 slots, each page one Vec<u8> (the last one grows by doubling up
-//!   to 1024 slots; untouched capacity costs address space, not RSS)
-//!   slot s -> page s >> 10, byte (s & 1023) * size
+//! a class: pages of 1024 slot numbers, each page one Vec<u8> (the last one grows by
+//!   doubling up to 1023 slots; untouched capacity costs address space, not RSS)
+//!   slot s -> page s >> 10, byte (s & 1023) * size; slot 1023 of a page is never used
 //!   free slots: an intrusive stack, the next free slot + 1 in a freed slot's first 4 bytes
 //! ```
+//!
+//! Why 1023: a page of 1024 slots is a whole number of 4 KiB pages (1024 x a multiple of
+//! 4), and one over glibc's mmap threshold is mapped with its 16-byte chunk header in
+//! front, so its last 16 bytes spilled into one more page, written and resident: 4 KiB
+//! a page of records, about 4 bytes a key in every class of records over 64 bytes (100K
+//! lists of 10: 19.8 -> 19.4 RSS bytes an element). 1023 slots and the header fit the
+//! whole pages exactly.
 //!
 //! A record takes the smallest class that holds it: at most 3 bytes of padding. 26 bits of
 //! slot number give a class 2^26 slots (67M); an allocation in a full class takes the next
@@ -23,9 +30,12 @@ const BOXED: u32 = 63;
 const MIN_SLOT: usize = 8;
 /// Largest paged slot.
 pub(super) const MAX_SLOT: usize = MIN_SLOT + 4 * (PAGED - 1);
-/// Slots per page, as a shift.
+/// Slot numbers per page, as a shift.
 const PAGE_SHIFT: u32 = 10;
 const PAGE_SLOTS: usize = 1 << PAGE_SHIFT;
+/// Slots a page holds: the last slot number of each page is skipped (see the module
+/// comment).
+const PAGE_USED: usize = PAGE_SLOTS - 1;
 /// Slots a class may hold (26 bits of handle).
 const CLASS_SLOTS: u32 = 1 << 26;
 
@@ -48,7 +58,8 @@ fn slot_size(class: u32) -> usize {
 #[derive(Default)]
 struct Class {
     pages: Vec<Vec<u8>>,
-    /// Slots handed out so far (live or free).
+    /// The next slot number never handed out (slots below it are live, free, or a
+    /// page's skipped last one).
     slots: u32,
     /// First free slot + 1, or 0.
     free: u32,
@@ -157,18 +168,21 @@ impl Store {
             self.free_bytes -= size;
             return Some(slot << 6 | class);
         }
-        if c.slots == CLASS_SLOTS {
+        let mut slot = c.slots;
+        if slot as usize & (PAGE_SLOTS - 1) == PAGE_USED {
+            slot += 1;
+        }
+        if slot >= CLASS_SLOTS {
             return None;
         }
-        let slot = c.slots;
-        c.slots += 1;
+        c.slots = slot + 1;
         if slot as usize & (PAGE_SLOTS - 1) == 0 {
             c.pages.push(Vec::with_capacity(size * 4));
         }
         let page = c.pages.last_mut().expect("a page");
         if page.len() == page.capacity() {
             // Grow the last page by doubling, to exactly one page's bytes at most.
-            let want = (page.capacity() * 2).min(size * PAGE_SLOTS);
+            let want = (page.capacity() * 2).min(size * PAGE_USED);
             page.reserve_exact(want - page.len());
         }
         page.resize(page.len() + size, 0);
@@ -232,6 +246,26 @@ mod tests {
             assert!(size >= len && size - len.max(MIN_SLOT) <= 3, "len {len}");
         }
         assert_eq!(class_for(MAX_SLOT + 1), BOXED);
+    }
+
+    #[test]
+    fn a_page_holds_1023_slots_and_its_mapping_ends_on_a_page_boundary() {
+        let mut store = Store::default();
+        let record = [7u8; 200];
+        let handles: Vec<u32> = (0..3000).map(|_| store.alloc(&record)).collect();
+        let class = class_for(record.len());
+        let size = slot_size(class);
+        let pages = &store.classes[class as usize].pages;
+        assert_eq!(pages.len(), 3);
+        for page in pages {
+            assert!(page.capacity() <= PAGE_USED * size);
+            // glibc's 16-byte header and the page's bytes fit 4 KiB pages exactly.
+            assert!(page.capacity() + 16 <= (PAGE_SLOTS * size).next_multiple_of(4096));
+        }
+        for h in &handles {
+            assert_ne!((h >> 6) as usize & (PAGE_SLOTS - 1), PAGE_USED);
+            assert_eq!(&store.get(*h)[..record.len()], &record[..]);
+        }
     }
 
     #[test]
