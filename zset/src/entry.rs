@@ -145,6 +145,20 @@ pub(crate) fn put_unscored(out: &mut Vec<u8>, member: &[u8]) {
     out.extend_from_slice(member);
 }
 
+/// Where the member of the entry at `pos` starts and ends, read from the header alone (the
+/// score is skipped, not decoded): the walks that only count entries or look for a member.
+#[inline]
+pub(crate) fn member_span(buf: &[u8], pos: usize) -> (usize, usize) {
+    let first = buf[pos];
+    let (header, at) = if first < 0x80 {
+        (u64::from(first), pos + 1)
+    } else {
+        get_varint(buf, pos)
+    };
+    let start = at + WIDTH[(header & 7) as usize];
+    (start, start + (header >> 3) as usize)
+}
+
 /// Decodes the entry starting at `pos`.
 #[inline]
 pub(crate) fn decode(buf: &[u8], pos: usize) -> Entry<'_> {
@@ -206,6 +220,7 @@ mod tests {
         assert_eq!(e.member, member);
         assert_eq!(e.score.to_bits(), score.to_bits(), "score {score}");
         assert_eq!(e.end, n + 1);
+        assert_eq!(member_span(&buf, 1), (e.end - member.len(), e.end));
         n
     }
 

@@ -86,6 +86,7 @@ pub mod list;
 pub mod lzf;
 mod order;
 pub mod packed;
+mod prefixed;
 pub mod set;
 mod small;
 pub mod stream;
@@ -473,6 +474,29 @@ impl ZSet {
     pub fn from_packed(bytes: &[u8]) -> ZSet {
         let set = ZSet {
             repr: Repr::Small(SmallSet::from_bytes(bytes)),
+        };
+        debug_assert!({
+            set.validate();
+            true
+        });
+        set
+    }
+
+    /// Writes the small set's entries with their members' shared prefix stored once into
+    /// `out` (the smaller record form, see `prefixed`) and returns true; false when the set
+    /// is not small or that form would not be smaller than [`ZSet::packed`]'s.
+    pub fn prefixed_into(&self, out: &mut Vec<u8>) -> bool {
+        match &self.repr {
+            Repr::Small(s) => prefixed::strip(s.bytes(), out),
+            _ => false,
+        }
+    }
+
+    /// The small set whose [`ZSet::prefixed_into`] wrote `bytes`.
+    pub fn from_prefixed(bytes: &[u8]) -> ZSet {
+        let (buf, len) = prefixed::expand(bytes);
+        let set = ZSet {
+            repr: Repr::Small(SmallSet::from_parts(buf, len)),
         };
         debug_assert!({
             set.validate();

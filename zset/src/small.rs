@@ -54,12 +54,30 @@ impl SmallSet {
         self.walk().map(|(_, e)| e)
     }
 
-    /// Offset, rank and entry of `member`.
+    /// Offset, rank and entry of `member`. The walk reads headers and members only: the
+    /// score is decoded for the entry found.
     fn find(&self, member: &[u8]) -> Option<(usize, usize, Entry<'_>)> {
-        self.walk()
-            .enumerate()
-            .find(|(_, (_, e))| e.member == member)
-            .map(|(rank, (at, e))| (at, rank, e))
+        let buf = &self.buf[..];
+        let (mut at, mut rank) = (0, 0);
+        while at < buf.len() {
+            let (start, end) = entry::member_span(buf, at);
+            if &buf[start..end] == member {
+                return Some((at, rank, entry::decode(buf, at)));
+            }
+            at = end;
+            rank += 1;
+        }
+        None
+    }
+
+    /// Number of entries in `buf`, from their headers.
+    fn count(buf: &[u8]) -> usize {
+        let (mut at, mut n) = (0, 0);
+        while at < buf.len() {
+            at = entry::member_span(buf, at).1;
+            n += 1;
+        }
+        n
     }
 
     /// The score of `member`.
@@ -188,12 +206,18 @@ impl SmallSet {
 
     /// The set whose [`SmallSet::bytes`] are `bytes`.
     pub(crate) fn from_bytes(bytes: &[u8]) -> SmallSet {
-        let mut set = SmallSet {
+        SmallSet {
             buf: bytes.to_vec(),
-            len: 0,
-        };
-        set.len = set.walk().count() as u32;
-        set
+            len: SmallSet::count(bytes) as u32,
+        }
+    }
+
+    /// The set of the `len` entries in `buf`.
+    pub(crate) fn from_parts(buf: Vec<u8>, len: usize) -> SmallSet {
+        SmallSet {
+            buf,
+            len: len as u32,
+        }
     }
 
     /// Releases spare capacity.

@@ -451,6 +451,15 @@ fn run(cfg: Config, space: u16, steps: Vec<(Op, Probe)>) {
             back.validate();
             assert_eq!(back.encoding(), Encoding::Listpack);
             assert!(back.iter().eq(z.iter()));
+            // And as its prefixed form when that is smaller.
+            let mut prefixed = Vec::new();
+            if z.prefixed_into(&mut prefixed) {
+                assert!(prefixed.len() < bytes.len());
+                let expanded = ZSet::from_prefixed(&prefixed);
+                expanded.validate();
+                assert!(expanded.iter().eq(z.iter()));
+                assert_eq!(expanded.packed(), Some(bytes));
+            }
             z = back;
         }
     }

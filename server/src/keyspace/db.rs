@@ -12,7 +12,8 @@
 //!                             pairs) or its shaped form (a shape number and the values,
 //!                             the field names in `packer`'s dictionary), an intset (width
 //!                             and integers), a listpack set's, list's or sorted set's
-//!                             entries (no count: they give it);
+//!                             entries (no count: they give it; a sorted set's with its
+//!                             members' shared prefix once when that is smaller);
 //!                             any other value: a 4-byte index into the table's slab of
 //!                             `Value`s (32 B each)
 //!  out + scratch            a record-held value handed out as a `Value` (`&Value` for a
@@ -232,6 +233,7 @@ mod tag {
     pub const LIST: u8 = 3;
     pub const ZSET: u8 = 4;
     pub const HASH_SHAPED: u8 = 5;
+    pub const ZSET_PREFIXED: u8 = 6;
 }
 
 /// How values go into records and back: the dictionary of hash field shapes (see
@@ -265,7 +267,7 @@ impl Packer {
                 return Some(kt::Value::Packed(tag::HASH_SHAPED, &self.buf));
             }
         }
-        plain_record_value(value)
+        unshaped_record_value(value, &mut self.buf)
     }
 
     /// Whether `value` fits inside a record.
@@ -284,6 +286,7 @@ impl Packer {
             tag::SET_INTSET => Value::Set(Set::from_packed(PackedSet::Intset, bytes)),
             tag::LIST => Value::List(List::from_packed(bytes)),
             tag::ZSET => Value::ZSet(SortedSet::from(ZSet::from_packed(bytes))),
+            tag::ZSET_PREFIXED => Value::ZSet(SortedSet::from(ZSet::from_prefixed(bytes))),
             _ => unreachable!("packed tag {tag} is never written"),
         }
     }
@@ -333,6 +336,20 @@ fn plain_record_value(value: &Value) -> Option<kt::Value<'_, Value>> {
         Value::Stream(_) => return None,
     };
     (bytes.len() <= STR_MAX).then_some(kt::Value::Packed(tag, bytes))
+}
+
+/// [`plain_record_value`], except that a small sorted set the record holds is kept with
+/// its members' shared prefix once (written into `buf`) when that is smaller.
+#[inline]
+fn unshaped_record_value<'a>(
+    value: &'a Value,
+    buf: &'a mut Vec<u8>,
+) -> Option<kt::Value<'a, Value>> {
+    let form = plain_record_value(value)?;
+    match value {
+        Value::ZSet(z) if z.prefixed_into(buf) => Some(kt::Value::Packed(tag::ZSET_PREFIXED, buf)),
+        _ => Some(form),
+    }
 }
 
 impl Db {
@@ -460,7 +477,7 @@ impl Db {
                 (h.reshaped(&self.packer.shapes, id, buf) && buf.len() <= STR_MAX)
                     .then_some(kt::Value::Packed(tag::HASH_SHAPED, &buf[..]))
             }
-            _ => plain_record_value(&self.scratch),
+            _ => unshaped_record_value(&self.scratch, &mut self.packer.buf),
         };
         let stored = self.table.entry(slot).value();
         let unchanged = match (&form, stored) {
@@ -471,8 +488,11 @@ impl Db {
         };
         match form {
             _ if unchanged => {}
-            // Still its shape: the form is final.
-            Some(f) if self.out_shape.is_some() => drop(self.table.set_value(slot, f)),
+            // Still its shape, or no hash (whose field list may become a shape): the form
+            // is final.
+            Some(f) if self.out_shape.is_some() || !matches!(self.scratch, Value::Hash(_)) => {
+                drop(self.table.set_value(slot, f))
+            }
             _ => {
                 let value = std::mem::replace(&mut self.scratch, placeholder());
                 self.put(slot, value);
