@@ -931,6 +931,46 @@ mod tests {
     }
 
     #[test]
+    fn small_sorted_sets_keep_a_shared_prefix_once_in_their_records() {
+        let cfg = goblin_zset::Config::default();
+        let members = |v: &Value| -> Vec<(Vec<u8>, f64)> {
+            let z = v.as_zset().unwrap();
+            z.iter().map(|(m, s)| (m.to_vec(), s)).collect()
+        };
+        let set = |prefix: &str| {
+            let mut z = SortedSet::from(ZSet::new());
+            for i in 0..10u32 {
+                z.insert(format!("{prefix}{i:04}").as_bytes(), f64::from(i), &cfg);
+            }
+            Value::ZSet(z)
+        };
+        let (shared, apart) = (set("member:"), set(""));
+        let mut db = Db::default();
+        db.insert(b"z", shared.clone(), 0);
+        db.insert(b"a", apart, 0);
+        let usage = |db: &Db, k: &[u8]| db.memory_usage(k).unwrap();
+        // Ten members' "member:" (70 bytes) is stored once (8 bytes with its length).
+        assert!(usage(&db, b"z") < usage(&db, b"a") + 10);
+        assert_eq!(members(&db.get(b"z").unwrap().value), members(&shared));
+        // Writes that keep and that break the prefix, put back and read again.
+        let mut want = members(&shared);
+        for (member, score) in [(&b"member:0100"[..], 3.5), (b"other", 20.0)] {
+            let slot = db.find(b"z").unwrap();
+            let e = db.write(slot);
+            e.value.as_zset_mut().unwrap().insert(member, score, &cfg);
+            want.push((member.to_vec(), score));
+            want.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            // A new key settles the copy into the record.
+            db.insert(member, int(1), 0);
+            let slot = db.find(b"z").unwrap();
+            assert_eq!(members(db.read(slot).value), want);
+            assert_eq!(db.read(slot).value.encoding_name(), "listpack");
+        }
+        // "other" shares nothing: the plain form again.
+        assert!(usage(&db, b"z") > usage(&db, b"a") + 50);
+    }
+
+    #[test]
     fn hashes_sharing_a_field_list_keep_their_values_alone() {
         let cfg = super::super::HashConfig::default();
         let mut db = Db::default();
