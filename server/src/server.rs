@@ -151,6 +151,26 @@ impl Server {
         self.rdb.child.is_some() || self.replication.has_child()
     }
 
+    /// The running fork child (a BGSAVE's, an AOF rewrite's or a diskless sync's), if any.
+    pub fn child(&self) -> Option<&crate::rdb::Child> {
+        let children = [
+            &self.rdb.child,
+            &self.aof.rewrite.child,
+            &self.replication.master.child,
+        ];
+        children.into_iter().find_map(Option::as_ref)
+    }
+
+    /// [`Server::child`], to read what it reported.
+    pub fn child_mut(&mut self) -> Option<&mut crate::rdb::Child> {
+        let children = [
+            &mut self.rdb.child,
+            &mut self.aof.rewrite.child,
+            &mut self.replication.master.child,
+        ];
+        children.into_iter().find_map(Option::as_mut)
+    }
+
     /// Propagates the keys expiry and eviction removed outside commands, each deletion on
     /// its own (as Redis's active expiry and eviction do).
     pub fn propagate_removals(&mut self) {

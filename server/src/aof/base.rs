@@ -145,6 +145,7 @@ fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, 
                 encode(&mut cmd, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
             }
             stats.keys += 1;
+            crate::rdb::fork::key_written(stats.keys);
             out.write_all(&cmd)?;
             stats.bytes += cmd.len() as u64;
             cmd.clear();

@@ -223,11 +223,12 @@ pub fn start(server: &mut Server) -> bool {
     let o = base_options(server);
     let workdir = server.config.dir.clone();
     let dbs = server.keyspace.databases();
+    let keys_total = server.keyspace.key_count();
     let job = || {
         let pid = std::process::id() as libc::pid_t;
         base::write_base(&workdir, &temp_base(&workdir, pid), dbs, &o)
     };
-    match fork::spawn("redis-aof-rewrite", job) {
+    match fork::spawn("redis-aof-rewrite", keys_total, job) {
         Ok((child, took)) => {
             server.rdb.latest_fork_usec = took.as_micros() as u64;
             server.rdb.total_forks += 1;
@@ -294,7 +295,7 @@ pub fn cron(server: &mut Server) {
 }
 
 fn reap(server: &mut Server) {
-    let Some(exit) = server.aof.rewrite.child.as_ref().and_then(Child::try_reap) else {
+    let Some(exit) = server.aof.rewrite.child.as_mut().and_then(Child::try_reap) else {
         return;
     };
     let child = server.aof.rewrite.child.take().expect("checked");

@@ -101,9 +101,19 @@ pub fn info_section(server: &Server, w: &mut String) {
     } else if let Some(load) = &server.aof.loading {
         load.info_fields(w);
     }
+    let (progress, keys_total, cow_age) = server.child().map_or(Default::default(), |c| {
+        (c.progress, c.keys_total, c.cow_age_secs())
+    });
+    let fork_perc = match keys_total {
+        0 => 0.0,
+        total => progress.keys as f64 * 100.0 / total as f64,
+    };
     let _ = write!(
         w,
-        "current_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\n",
+        "current_cow_peak:{}\r\ncurrent_cow_size:{}\r\ncurrent_cow_size_age:{cow_age}\r\ncurrent_fork_perc:{fork_perc:.2}\r\ncurrent_save_keys_processed:{}\r\ncurrent_save_keys_total:{keys_total}\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{current}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\n",
+        progress.cow_peak,
+        progress.cow,
+        progress.keys,
         server.keyspace.dirty(),
         // A diskless sync's child writes a snapshot too (Redis counts it here).
         server.snapshot_child() as u8,

@@ -172,6 +172,11 @@ impl Keyspace {
         &self.dbs
     }
 
+    /// Keys in every database (a fork's current_save_keys_total).
+    pub fn key_count(&self) -> u64 {
+        self.dbs.iter().map(|db| db.len() as u64).sum()
+    }
+
     /// A pseudo-random number (xorshift64*), for RANDOMKEY, ZRANDMEMBER and sampling.
     pub fn random(&mut self) -> u64 {
         let mut x = self.rng_state;

@@ -655,6 +655,9 @@ impl RespLoop<'_> {
             crate::memory::cron(server);
             crate::aof::cron(server);
         }
+        if let Some(child) = server.child_mut() {
+            child.receive_info();
+        }
         crate::replication::cron(server, cx.registry());
         crate::scripting::ldb::fork::reap(server);
         let (shrinks, expands) = server.clients.resize_reply_buffers(now);

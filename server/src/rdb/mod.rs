@@ -368,7 +368,9 @@ impl Snapshots<'_> {
         self.state.dirty_before_bgsave = self.keyspace.dirty();
         self.state.last_bgsave_try = unix_ms() / 1000;
         let this = &*self;
-        match fork::spawn("redis-rdb-bgsave", || this.write_file(&aux)) {
+        match fork::spawn("redis-rdb-bgsave", self.keyspace.key_count(), || {
+            this.write_file(&aux)
+        }) {
             Ok((child, took)) => {
                 self.state.latest_fork_usec = took.as_micros() as u64;
                 self.state.total_forks += 1;
@@ -386,7 +388,7 @@ impl Snapshots<'_> {
 
     /// Collects a finished BGSAVE child, if any.
     fn reap(&mut self) {
-        let Some(exit) = self.state.child.as_ref().and_then(Child::try_reap) else {
+        let Some(exit) = self.state.child.as_mut().and_then(Child::try_reap) else {
             return;
         };
         let child = self.state.child.take().expect("checked");

@@ -596,6 +596,7 @@ pub fn write_snapshot_spilling<W: Write>(
             }
             write_value(&mut w, entry.key(), &entry.value, Form::file(aux.compress))?;
             stats.keys += 1;
+            super::fork::key_written(stats.keys);
             if aux.key_delay_us != 0 {
                 crate::clock::debug_delay(aux.key_delay_us);
             }

@@ -147,7 +147,12 @@ fn start_sockets_child(
     } else {
         server.keyspace.databases()
     };
-    match crate::rdb::fork::spawn("redis-rdb-to-slaves", || {
+    let keys_total = if filter.exclude_data {
+        0
+    } else {
+        server.keyspace.key_count()
+    };
+    match crate::rdb::fork::spawn("redis-rdb-to-slaves", keys_total, || {
         rdb_pipe::write_child(tx, parent_end, mark.as_bytes(), dbs, &aux)
     }) {
         Ok((child, took)) => {
@@ -187,7 +192,7 @@ pub fn kill_sockets_child(server: &mut Server) {
 pub fn reap_sockets_child(server: &mut Server, registry: &mio::Registry) {
     let m = &mut server.replication.master;
     if m.child_exit.is_none() {
-        m.child_exit = m.child.as_ref().and_then(crate::rdb::Child::try_reap);
+        m.child_exit = m.child.as_mut().and_then(crate::rdb::Child::try_reap);
     }
     let ok = match &m.child_exit {
         None => return,
