@@ -15,6 +15,12 @@ table shows the ratios.
 
     python3 benchmarks/callgrind_requests.py [--members 1000000] [--requests 20000] [--tests ZADD,ZSCORE]
         [--servers goblin,redis] [--peer redis-7.2.4=/work/redis-7.2.4 ...] [--keep-dumps DIR]
+        [--cache-sim] [--stream-entries 500000]
+
+With --cache-sim callgrind also simulates the caches (its model of a first-level data cache
+and a last-level cache, not the machine's), and the table adds D1 and last-level misses per
+request: what a hardware counter would show where the VM has none (perf's cache events are
+not supported here).
 """
 
 import argparse
@@ -29,9 +35,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import Client, Server, add_peer_option, encode, peers  # noqa: E402
-from redis_benchmark_speed import KEY, preload  # noqa: E402
+from redis_benchmark_speed import KEY, preload, redis_benchmark  # noqa: E402
 
 GEO_KEY = "bench:geo"
+STREAM_KEY = "bench:g"
 
 TESTS = {
     "ZADD": ["ZADD", KEY, "__rand_int__", "element:__rand_int__"],
@@ -73,7 +80,12 @@ TESTS = {
     "PFADD": ["PFADD", "myhll", "element:__rand_int__"],
     "PFCOUNT": ["PFCOUNT", "myhll"],
     "PFCOUNT_UNION": ["PFCOUNT", "myhll", "myhll2"],
+    # Streams (stream_bench.py's XACK): a stream of --stream-entries entries, ids 1-0,
+    # 2-0, ..., all delivered to consumer c of group g (so all pending); each XACK
+    # acknowledges a random id, --requests of them.
+    "XACK": ["XACK", STREAM_KEY, "g", "__rand_int__-0"],
 }
+STREAM_TESTS = ("XACK",)
 
 
 def preload_geo(port, points):
@@ -95,13 +107,30 @@ def preload_geo(port, points):
     c.close()
 
 
-def dumped_total(path):
-    """The `totals:` Ir figure of one callgrind dump (its `summary:` line can be garbage after
-    a dump has reset the counters)."""
+def preload_stream_group(port, entries):
+    """XADDs `entries` two-field entries (stream_bench.py's) with ids 1-0 .. entries-0 to
+    STREAM_KEY, creates group g at 0 and reads them all as consumer c, so all are pending."""
+    c = Client(port)
+    c.pipeline(encode("XADD", STREAM_KEY, "%d-0" % i, "user", "u%08d" % i, "amount", i % 65536)
+               for i in range(1, entries + 1))
+    assert c.call("XGROUP", "CREATE", STREAM_KEY, "g", "0") == b"OK"
+    c.close()
+    # redis-benchmark reads the replies (this client's buffer handling is too slow for them).
+    redis_benchmark(port, None, -(-entries // 10), 1,
+                    ["XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", STREAM_KEY, ">"])
+
+
+def dumped_totals(path):
+    """The `totals:` figures of one callgrind dump by event name (Ir; with the cache
+    simulation also D1mr, D1mw, DLmr, DLmw, ...); its `summary:` line can be garbage after a
+    dump has reset the counters."""
+    events = None
     with open(path) as f:
         for line in f:
-            if line.startswith("totals:"):
-                return int(line.split()[1])
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("totals:"):
+                return dict(zip(events, map(int, line.split()[1:])))
     raise RuntimeError("no totals in %s" % path)
 
 
@@ -113,16 +142,21 @@ def measure(kind, args, binary=None, label=None):
     out_dir = tempfile.mkdtemp(prefix="goblin-callgrind-")
     wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir]
+    if args.cache_sim:
+        wrapper.append("--cache-sim=yes")
     results = {}
     extra = args.extra if kind == "goblin" else []
     with Server(kind, extra=extra, wrapper=wrapper, start_timeout=120, binary=binary) as server:
         preload(server.port, args.members)
         if "GEOSEARCH" in args.tests:
             preload_geo(server.port, args.members)
+        if any(t in STREAM_TESTS for t in args.tests):
+            preload_stream_group(server.port, args.stream_entries)
         for name in args.tests:
+            keys = args.stream_entries if name in STREAM_TESTS else args.members
             control(server.pid, "--instr=on")
             subprocess.run(["redis-benchmark", "-p", str(server.port), "-c", "1", "-P", "16",
-                            "-n", str(args.requests), "-r", str(args.members), "-q"] + TESTS[name],
+                            "-n", str(args.requests), "-r", str(keys), "-q"] + TESTS[name],
                            check=True, capture_output=True)
             before = set(glob.glob(out_dir + "/callgrind.out.*"))
             control(server.pid, "--dump=" + name)
@@ -134,7 +168,12 @@ def measure(kind, args, binary=None, label=None):
                 time.sleep(0.1)
             time.sleep(0.5)
             dump = new.pop()
-            results[name] = dumped_total(dump) / args.requests
+            totals = dumped_totals(dump)
+            results[name] = {
+                "Ir": totals["Ir"] / args.requests,
+                "D1miss": (totals.get("D1mr", 0) + totals.get("D1mw", 0)) / args.requests,
+                "LLmiss": sum(totals.get(e, 0) for e in ("ILmr", "DLmr", "DLmw")) / args.requests,
+            }
             if args.keep_dumps:
                 os.makedirs(args.keep_dumps, exist_ok=True)
                 shutil.copy(dump, os.path.join(args.keep_dumps, "%s.%s.callgrind" % (label or kind, name)))
@@ -146,6 +185,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--members", type=int, default=1_000_000)
     ap.add_argument("--requests", type=int, default=20_000)
+    ap.add_argument("--stream-entries", type=int, default=500_000, help="pending entries of the XACK test")
+    ap.add_argument("--cache-sim", action="store_true",
+                    help="simulate the caches too: D1 and last-level misses per request beside Ir")
     ap.add_argument("--tests", default="ZADD,ZSCORE", help="comma-separated, of: " + ",".join(TESTS))
     ap.add_argument("--extra", nargs="*", default=[], help="more goblin-server flags")
     ap.add_argument("--keep-dumps", metavar="DIR",
@@ -167,11 +209,15 @@ def main():
     goblin = measure("goblin", args)
     results = [(peer, measure("redis", args, binary, peer)) for peer, binary in others]
     print("%d members, %d requests a test, pipeline 16, one connection" % (args.members, args.requests))
-    print("| command | Goblin Ir/request |" + "".join(" %s Ir/request | Goblin/%s |" % (p, p) for p, _ in results))
-    print("|---|---:|" + "---:|---:|" * len(results))
+    figures = ["Ir", "D1miss", "LLmiss"] if args.cache_sim else ["Ir"]
+    print("| command | figure | Goblin/request |" + "".join(" %s/request | Goblin/%s |" % (p, p) for p, _ in results))
+    print("|---|---|---:|" + "---:|---:|" * len(results))
     for name in args.tests:
-        g = goblin[name]
-        print("| %s | %.0f |" % (name, g) + "".join(" %.0f | %.2f |" % (r[name], g / r[name]) for _, r in results))
+        for fig in figures:
+            g = goblin[name][fig]
+            print("| %s | %s | %.1f |" % (name, fig, g)
+                  + "".join(" %.1f | %s |" % (r[name][fig], "%.2f" % (g / r[name][fig]) if r[name][fig] else "-")
+                            for _, r in results))
 
 
 if __name__ == "__main__":

@@ -136,6 +136,47 @@ def test_xreadgroup_and_xpending(x):
     x("COMMAND", "GETKEYS", "XCLAIM", "s", "g", "c", "0", "1-0")
 
 
+def consumer_counts(x, key, group):
+    """XINFO CONSUMERS' names and pending counts (its idle times differ by timing)."""
+    timing = {"idle", "inactive", b"idle", b"inactive"}
+
+    def counts(consumer):
+        pairs = consumer.items() if isinstance(consumer, dict) else zip(consumer[::2], consumer[1::2])
+        return [(k, v) for k, v in pairs if k not in timing]
+
+    r, g = x.run("XINFO", "CONSUMERS", key, group)
+    assert [counts(c) for c in r] == [counts(c) for c in g], (r, g)
+
+
+def test_many_acks_and_moves_keep_each_consumer_pel(x):
+    """Hundreds of acknowledgements and claims out of two consumers' PELs (past the point
+    where Goblin compacts a consumer's set of ids), then every reply that lists a consumer's
+    pending entries, before and after a reload."""
+    for i in range(1, 401):
+        x("XADD", "s", f"{i}-0", "f", f"v{i}")
+    x("XGROUP", "CREATE", "s", "g", "0")
+    x("XREADGROUP", "GROUP", "g", "alice", "COUNT", "300", "STREAMS", "s", ">")
+    x("XREADGROUP", "GROUP", "g", "bob", "COUNT", "100", "STREAMS", "s", ">")
+    x("XACK", "s", "g", *[f"{i}-0" for i in range(1, 300, 2)])
+    x("XACK", "s", "g", *[f"{i}-0" for i in range(2, 120, 2)], "999-0", "301-0")
+    x("XCLAIM", "s", "g", "bob", "0", *[f"{i}-0" for i in range(120, 200, 2)], "JUSTID")
+    x("XCLAIM", "s", "g", "alice", "0", *[f"{i}-0" for i in range(302, 340, 2)], "JUSTID")
+    x("XACK", "s", "g", *[f"{i}-0" for i in range(1, 8)])
+    for _ in range(2):
+        pending(x, "s", "g")
+        for consumer in ("alice", "bob"):
+            pending(x, "s", "g", "-", "+", "500", consumer)
+            pending(x, "s", "g", "(150-0", "+", "7", consumer)
+            x("XREADGROUP", "GROUP", "g", consumer, "COUNT", "5", "STREAMS", "s", "0")
+            x("XREADGROUP", "GROUP", "g", consumer, "COUNT", "5", "STREAMS", "s", "250-0")
+        pending(x, "s", "g", "-", "+", "500")
+        consumer_counts(x, "s", "g")
+        x("XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", "0")
+        x("XGROUP", "DELCONSUMER", "s", "g", "alice")
+        x("XCLAIM", "s", "g", "alice", "0", "390-0", "FORCE", "JUSTID")
+        x("DEBUG", "RELOAD")
+
+
 def test_command_docs_as_the_other_commands(both):
     """COMMAND DOCS as Goblin's other commands give it: Redis 7.0's text (the reference)."""
     for cmd in ("XREADGROUP", "XPENDING", "XCLAIM", "XAUTOCLAIM"):

@@ -205,12 +205,12 @@ fn rewrite_stream(cmd: &mut Vec<u8>, key: &[u8], s: &Stream) {
             read.as_bytes(),
         ];
         encode(cmd, &argv);
-        for (consumer, c) in g.consumers() {
-            if c.pending.is_empty() {
+        for c in g.consumers() {
+            let consumer = c.name();
+            if c.pending_len() == 0 {
                 encode(cmd, &[b"XGROUP", b"CREATECONSUMER", key, group, consumer]);
             }
-            for id in &c.pending {
-                let nack = &g.pending()[id];
+            for (id, nack) in g.consumer_pending(c, StreamId::MIN) {
                 let (id, time, count) = (
                     id.to_string(),
                     nack.delivery_time.to_string(),

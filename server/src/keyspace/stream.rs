@@ -3,8 +3,8 @@
 //! consumer groups). Boxed in [`super::Value`], which stays 32 bytes.
 
 pub use goblin_zset::stream::{
-    AppendError, Claim, ClaimHow, Consumer, EntryRef, Group, Item, Nack, NewId, SetIdError, Stream,
-    StreamConfig, StreamId, StreamMeta, Trim, ID_TEXT_LEN, NEVER,
+    AppendError, Claim, ClaimHow, Consumer, EntryRef, Group, Item, Nack, NackRef, NewId,
+    SetIdError, Stream, StreamConfig, StreamId, StreamMeta, Trim, ID_TEXT_LEN, NEVER,
 };
 
 /// Calls `f` with the bytes of a stream item (an integer in decimal, formatted on the stack).

@@ -212,8 +212,8 @@ mod tests {
             }
             assert_eq!((s.len(), s.node_count()), (11, 5));
             let g1 = s.group(b"g1").unwrap();
-            assert_eq!(g1.pending().len(), 5);
-            assert_eq!(g1.consumer(b"alice").unwrap().pending.len(), 3);
+            assert_eq!(g1.pending_len(), 5);
+            assert_eq!(g1.consumer(b"alice").unwrap().pending_len(), 3);
             assert_eq!(g1.entries_read, None, "XINFO GROUPS shows no entries-read");
             assert!(s.group(b"g2").unwrap().consumer(b"carol").is_some());
             if rdb_type == 21 {

@@ -23,7 +23,7 @@ use super::crc64;
 use super::format::*;
 use super::lzf;
 use super::packed::{self, Item};
-use crate::keyspace::{Db, Member, SetEncoding, Stream, Value};
+use crate::keyspace::{Db, Member, SetEncoding, Stream, StreamId, Value};
 use crate::numbers::double_to_bytes;
 use goblin_zset::list::StoredNode;
 use goblin_zset::Encoding as ZSetEncoding;
@@ -477,21 +477,21 @@ fn write_stream<W: Write>(w: &mut RdbWriter<W>, s: &Stream, form: Form) -> io::R
         w.len(g.last_id.ms)?;
         w.len(g.last_id.seq)?;
         w.len(g.entries_read.unwrap_or(u64::MAX))?;
-        w.len(g.pending().len() as u64)?;
-        for (id, nack) in g.pending() {
+        w.len(g.pending_len() as u64)?;
+        for (id, nack) in g.pending_from(StreamId::MIN) {
             w.raw(&id.to_be_bytes())?;
             w.raw(&nack.delivery_time.to_le_bytes())?;
             w.len(nack.delivery_count)?;
         }
-        w.len(g.consumers().len() as u64)?;
-        for (name, c) in g.consumers() {
-            w.string_value(name, compress)?;
+        w.len(g.consumers_len() as u64)?;
+        for c in g.consumers() {
+            w.string_value(c.name(), compress)?;
             w.raw(&c.seen_time.to_le_bytes())?;
             if form.exact {
                 w.raw(&c.active_time.to_le_bytes())?;
             }
-            w.len(c.pending.len() as u64)?;
-            for id in &c.pending {
+            w.len(c.pending_len() as u64)?;
+            for (id, _) in g.consumer_pending(c, StreamId::MIN) {
                 w.raw(&id.to_be_bytes())?;
             }
         }

@@ -229,7 +229,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) {
         let mut pel = g.pending_from(start);
         let (mut looked, mut tried, mut budget, mut ended) = (Vec::new(), 0, count, false);
         while tried < attempts && budget > 0 {
-            let Some((&id, nack)) = pel.next() else {
+            let Some((id, nack)) = pel.next() else {
                 ended = true;
                 break;
             };
@@ -242,7 +242,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         let next = match ended {
             true => StreamId::MIN,
-            false => pel.next().map_or(StreamId::MIN, |(id, _)| *id),
+            false => pel.next().map_or(StreamId::MIN, |(id, _)| id),
         };
         (looked, next)
     };

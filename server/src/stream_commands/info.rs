@@ -151,40 +151,39 @@ fn write_full_group(out: &mut ReplyWriter, s: &Stream, name: &[u8], g: &Group, l
     out.bulk(name);
     write_counters(out, s, g);
     out.bulk(b"pel-count");
-    out.int(g.pending().len() as i64);
+    out.int(g.pending_len() as i64);
     out.bulk(b"pending");
-    let shown = g.pending().len().min(limit);
+    let shown = g.pending_len().min(limit);
     out.array(shown);
-    for (id, nack) in g.pending().iter().take(shown) {
+    for (id, nack) in g.pending_from(StreamId::MIN).take(shown) {
         out.array(4);
         out.bulk(id.to_string().as_bytes());
-        out.bulk(&nack.consumer);
+        out.bulk(nack.consumer);
         out.int(nack.delivery_time as i64);
         out.int(nack.delivery_count as i64);
     }
     out.bulk(b"consumers");
-    out.array(g.consumers().len());
-    for (name, c) in g.consumers() {
-        write_full_consumer(out, g, name, c, limit);
+    out.array(g.consumers_len());
+    for c in g.consumers() {
+        write_full_consumer(out, g, c, limit);
     }
 }
 
 /// One consumer of XINFO STREAM FULL, with its PEL (ids, delivery times and counts).
-fn write_full_consumer(out: &mut ReplyWriter, g: &Group, name: &[u8], c: &Consumer, limit: usize) {
+fn write_full_consumer(out: &mut ReplyWriter, g: &Group, c: &Consumer, limit: usize) {
     out.map(5);
     out.bulk(b"name");
-    out.bulk(name);
+    out.bulk(c.name());
     out.bulk(b"seen-time");
     out.int(c.seen_time as i64);
     out.bulk(b"active-time");
     out.int(c.active_time as i64);
     out.bulk(b"pel-count");
-    out.int(c.pending.len() as i64);
+    out.int(c.pending_len() as i64);
     out.bulk(b"pending");
-    let shown = c.pending.len().min(limit);
+    let shown = c.pending_len().min(limit);
     out.array(shown);
-    for id in c.pending.iter().take(shown) {
-        let nack = &g.pending()[id];
+    for (id, nack) in g.consumer_pending(c, StreamId::MIN).take(shown) {
         out.array(3);
         out.bulk(id.to_string().as_bytes());
         out.int(nack.delivery_time as i64);
@@ -208,9 +207,9 @@ fn write_groups(out: &mut ReplyWriter, s: &Stream) {
         out.bulk(b"name");
         out.bulk(name);
         out.bulk(b"consumers");
-        out.int(g.consumers().len() as i64);
+        out.int(g.consumers_len() as i64);
         out.bulk(b"pending");
-        out.int(g.pending().len() as i64);
+        out.int(g.pending_len() as i64);
         write_counters(out, s, g);
     }
 }
@@ -228,17 +227,17 @@ pub fn consumers(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// The reply of XINFO CONSUMERS at Unix time `now` (milliseconds).
 fn write_consumers(out: &mut ReplyWriter, g: &Group, now: i64) {
-    out.array(g.consumers().len());
-    for (name, c) in g.consumers() {
+    out.array(g.consumers_len());
+    for c in g.consumers() {
         let inactive = match c.active_time {
             NEVER => -1,
             t => now - t as i64,
         };
         out.map(4);
         out.bulk(b"name");
-        out.bulk(name);
+        out.bulk(c.name());
         out.bulk(b"pending");
-        out.int(c.pending.len() as i64);
+        out.int(c.pending_len() as i64);
         out.bulk(b"idle");
         out.int((now - c.seen_time as i64).max(0));
         out.bulk(b"inactive");

@@ -10,7 +10,7 @@
 use super::id;
 use super::no_key_or_group;
 use crate::commands::Ctx;
-use crate::keyspace::stream::{Group, Nack};
+use crate::keyspace::stream::{Group, NackRef};
 use crate::keyspace::{StreamId, Value};
 
 /// The extended form's arguments.
@@ -85,21 +85,16 @@ pub fn xpending(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(e) = extended else {
         return summary(out, g);
     };
-    let pel: Vec<(&StreamId, &Nack)> = match e.consumer {
-        None => g.pending_from(e.start).collect(),
+    let pel: Box<dyn Iterator<Item = (StreamId, NackRef)>> = match e.consumer {
+        None => Box::new(g.pending_from(e.start)),
         Some(name) => match g.consumer(name) {
             None => return out.array(0),
-            Some(c) => c
-                .pending
-                .range(e.start..)
-                .map(|id| (id, &g.pending()[id]))
-                .collect(),
+            Some(c) => Box::new(g.consumer_pending(c, e.start)),
         },
     };
-    let idle = |n: &Nack| (now as i64).wrapping_sub(n.delivery_time as i64);
+    let idle = |n: &NackRef| (now as i64).wrapping_sub(n.delivery_time as i64);
     let rows: Vec<_> = pel
-        .into_iter()
-        .take_while(|(id, _)| **id <= e.end)
+        .take_while(|(id, _)| *id <= e.end)
         .filter(|(_, n)| e.min_idle == 0 || idle(n) >= e.min_idle)
         .take(e.count)
         .collect();
@@ -107,8 +102,8 @@ pub fn xpending(ctx: &mut Ctx, args: &[&[u8]]) {
     for (id, n) in rows {
         out.array(4);
         out.bulk(id.to_string().as_bytes());
-        out.bulk(&n.consumer);
-        out.int(idle(n).max(0));
+        out.bulk(n.consumer);
+        out.int(idle(&n).max(0));
         out.int(n.delivery_count as i64);
     }
 }
@@ -116,25 +111,19 @@ pub fn xpending(ctx: &mut Ctx, args: &[&[u8]]) {
 /// The summary form's reply.
 fn summary(out: &mut crate::resp::reply::ReplyWriter, g: &Group) {
     out.array(4);
-    out.int(g.pending().len() as i64);
-    let (Some((first, _)), Some((last, _))) =
-        (g.pending().first_key_value(), g.pending().last_key_value())
-    else {
+    out.int(g.pending_len() as i64);
+    let Some((first, last)) = g.pending_bounds() else {
         out.null();
         out.null();
         return out.null_array();
     };
     out.bulk(first.to_string().as_bytes());
     out.bulk(last.to_string().as_bytes());
-    let owners: Vec<_> = g
-        .consumers()
-        .iter()
-        .filter(|(_, c)| !c.pending.is_empty())
-        .collect();
+    let owners: Vec<_> = g.consumers().filter(|c| c.pending_len() > 0).collect();
     out.array(owners.len());
-    for (name, c) in owners {
+    for c in owners {
         out.array(2);
-        out.bulk(name);
-        out.bulk(c.pending.len().to_string().as_bytes());
+        out.bulk(c.name());
+        out.bulk(c.pending_len().to_string().as_bytes());
     }
 }

@@ -136,7 +136,7 @@ fn serve(
         true => Vec::new(),
         false => delivered
             .iter()
-            .filter_map(|id| Some((*id, g.pending().get(id)?.clone())))
+            .filter_map(|id| Some((*id, g.nack(*id)?.to_nack())))
             .collect(),
     };
     for (id, nack) in &claims {

@@ -1,16 +1,40 @@
 //! Consumer groups: the last delivered id, the read counter, the pending entries list
 //! (PEL: delivered, not yet acknowledged) and the consumers, each with its own PEL.
 //!
-//! The group's PEL owns each pending entry's delivery record and names its consumer; a
-//! consumer's PEL is the set of ids it owns, so every id in a consumer's set is in the
-//! group's PEL with that consumer's name, and the other way round.
+//! # Layout of the pending entries
+//!
+//! ```text
+//! pending: BTreeMap<StreamId, Pending>   the group's PEL: 16 B id -> 24 B record (delivery
+//!                                        time 8, delivery count 8, consumer slot 4 + 4
+//!                                        padding), ~64 B of tree per entry at 7 a leaf
+//! slots: Vec<Option<Consumer>>           the consumers, by slot (a record names its
+//!                                        consumer by slot, not by a copy of its name);
+//!                                        freed slots listed in `free` for reuse
+//! by_name: BTreeMap<Box<[u8]>, u32>      name -> slot, in name order
+//! Consumer::ids: BTreeSet<StreamId>      the ids delivered to the consumer, in id order,
+//!                                        stale ones included (below), ~23 B per id
+//! ```
+//!
+//! A consumer's set is lazy: acknowledging an id, or moving it to another consumer, takes it
+//! out of the group's map and lowers its consumer's count (`owned`) but leaves it in the
+//! consumer's set, so XACK walks one tree of the two. An id of a consumer's set is the
+//! consumer's while the group's map names the consumer's slot for it; readers of the set
+//! (XREADGROUP's history, XPENDING of a consumer, XINFO FULL, RDB and AOF writers) skip the
+//! others. When a consumer's stale ids outnumber both its own and [`COMPACT_SLACK`], the set
+//! drops them in one id-order pass; each stale id was left by one acknowledgement or move
+//! since the last pass, so the pass costs at most two lookups per such operation.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::info::btree_bytes;
 use super::StreamId;
 
-/// A delivered, unacknowledged entry (Redis's streamNACK).
+/// Stale ids a consumer's set may hold beyond as many as it owns before it is compacted
+/// (a few under test, so that the proptests compact often).
+const COMPACT_SLACK: usize = if cfg!(test) { 2 } else { 64 };
+
+/// A delivered, unacknowledged entry with its consumer's name, as handed out of a group
+/// (Redis's streamNACK).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Nack {
     /// When it was last delivered, Unix milliseconds.
@@ -19,6 +43,36 @@ pub struct Nack {
     pub delivery_count: u64,
     /// The consumer it was last delivered to.
     pub consumer: Box<[u8]>,
+}
+
+/// A pending entry as read in place: its record and its consumer's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NackRef<'a> {
+    /// When it was last delivered, Unix milliseconds.
+    pub delivery_time: u64,
+    /// How many times it was delivered.
+    pub delivery_count: u64,
+    /// The consumer it was last delivered to.
+    pub consumer: &'a [u8],
+}
+
+impl NackRef<'_> {
+    /// The same record, owning a copy of the consumer's name.
+    pub fn to_nack(&self) -> Nack {
+        Nack {
+            delivery_time: self.delivery_time,
+            delivery_count: self.delivery_count,
+            consumer: self.consumer.into(),
+        }
+    }
+}
+
+/// A pending entry's record in the group's map: its consumer is a slot of the group.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    delivery_time: u64,
+    delivery_count: u64,
+    owner: u32,
 }
 
 /// The active time of a consumer that never read or claimed (Redis's -1, as its 8 bytes).
@@ -53,26 +107,44 @@ pub enum Claim {
 }
 
 /// A consumer of a group.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Consumer {
     /// Last time it tried to read or claim, Unix milliseconds.
     pub seen_time: u64,
     /// Last time it read or claimed something, Unix milliseconds ([`NEVER`]: never).
     pub active_time: u64,
-    /// The ids pending for it.
-    pub pending: BTreeSet<StreamId>,
+    name: Box<[u8]>,
+    slot: u32,
+    /// How many ids are pending for it.
+    owned: usize,
+    /// Its ids and stale ones (see the module's comment).
+    ids: BTreeSet<StreamId>,
+}
+
+impl Consumer {
+    /// Its name.
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// How many entries are pending for it.
+    pub fn pending_len(&self) -> usize {
+        self.owned
+    }
 }
 
 /// A consumer group.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Group {
     /// The last id delivered to the group.
     pub last_id: StreamId,
     /// Entries the group read, counted from the stream's first ever entry; None when it
     /// cannot be known (Redis's SCG_INVALID_ENTRIES_READ).
     pub entries_read: Option<u64>,
-    pending: BTreeMap<StreamId, Nack>,
-    consumers: BTreeMap<Box<[u8]>, Consumer>,
+    pending: BTreeMap<StreamId, Pending>,
+    slots: Vec<Option<Consumer>>,
+    free: Vec<u32>,
+    by_name: BTreeMap<Box<[u8]>, u32>,
 }
 
 impl Group {
@@ -82,51 +154,126 @@ impl Group {
             last_id,
             entries_read,
             pending: BTreeMap::new(),
-            consumers: BTreeMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_name: BTreeMap::new(),
         }
     }
 
-    /// The group's PEL, in id order.
-    pub fn pending(&self) -> &BTreeMap<StreamId, Nack> {
-        &self.pending
+    /// The consumer in `slot` (which a record or the name map names, so it is taken).
+    fn slot(&self, slot: u32) -> &Consumer {
+        self.slots[slot as usize].as_ref().expect("a taken slot")
+    }
+
+    /// The consumer in `slot`, for writing.
+    fn slot_mut(&mut self, slot: u32) -> &mut Consumer {
+        self.slots[slot as usize].as_mut().expect("a taken slot")
+    }
+
+    /// A record as handed out, with its consumer's name.
+    fn view(&self, p: &Pending) -> NackRef<'_> {
+        NackRef {
+            delivery_time: p.delivery_time,
+            delivery_count: p.delivery_count,
+            consumer: &self.slot(p.owner).name,
+        }
+    }
+
+    /// How many entries are pending.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The smallest and largest pending ids; None when nothing is pending.
+    pub fn pending_bounds(&self) -> Option<(StreamId, StreamId)> {
+        let first = self.pending.first_key_value()?.0;
+        let last = self.pending.last_key_value()?.0;
+        Some((*first, *last))
+    }
+
+    /// The record of pending entry `id`.
+    pub fn nack(&self, id: StreamId) -> Option<NackRef<'_>> {
+        self.pending.get(&id).map(|p| self.view(p))
+    }
+
+    /// The pending entries from `start` on, in id order.
+    pub fn pending_from(&self, start: StreamId) -> impl Iterator<Item = (StreamId, NackRef<'_>)> {
+        self.pending
+            .range(start..)
+            .map(|(id, p)| (*id, self.view(p)))
+    }
+
+    /// The entries pending for consumer `c` (one of this group's) from `start` on, in id
+    /// order.
+    pub fn consumer_pending<'a>(
+        &'a self,
+        c: &'a Consumer,
+        start: StreamId,
+    ) -> impl Iterator<Item = (StreamId, NackRef<'a>)> {
+        c.ids
+            .range(start..)
+            .filter_map(move |id| match self.pending.get(id) {
+                Some(p) if p.owner == c.slot => Some((*id, self.view(p))),
+                _ => None,
+            })
+    }
+
+    /// How many consumers the group has.
+    pub fn consumers_len(&self) -> usize {
+        self.by_name.len()
     }
 
     /// The consumers, in name order.
-    pub fn consumers(&self) -> &BTreeMap<Box<[u8]>, Consumer> {
-        &self.consumers
+    pub fn consumers(&self) -> impl Iterator<Item = &Consumer> {
+        self.by_name.values().map(|&slot| self.slot(slot))
     }
 
     /// The consumer `name`.
     pub fn consumer(&self, name: &[u8]) -> Option<&Consumer> {
-        self.consumers.get(name)
+        self.by_name.get(name).map(|&slot| self.slot(slot))
     }
 
     /// Adds consumer `name` seen and active at the given times; false when it exists.
     pub fn create_consumer(&mut self, name: &[u8], seen_time: u64, active_time: u64) -> bool {
-        if self.consumers.contains_key(name) {
+        if self.by_name.contains_key(name) {
             return false;
         }
-        let consumer = Consumer {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(None);
+                u32::try_from(self.slots.len() - 1).expect("under 2^32 consumers")
+            }
+        };
+        self.slots[slot as usize] = Some(Consumer {
             seen_time,
             active_time,
-            pending: BTreeSet::new(),
-        };
-        self.consumers.insert(name.into(), consumer);
+            name: name.into(),
+            slot,
+            owned: 0,
+            ids: BTreeSet::new(),
+        });
+        self.by_name.insert(name.into(), slot);
         true
     }
 
     /// Removes consumer `name` and its pending entries; returns how many were pending, None
     /// when there is no such consumer.
     pub fn delete_consumer(&mut self, name: &[u8]) -> Option<usize> {
-        let consumer = self.consumers.remove(name)?;
-        for id in &consumer.pending {
-            self.pending.remove(id);
+        let slot = self.by_name.remove(name)?;
+        let consumer = self.slots[slot as usize].take().expect("a taken slot");
+        self.free.push(slot);
+        for id in &consumer.ids {
+            if self.pending.get(id).is_some_and(|p| p.owner == slot) {
+                self.pending.remove(id);
+            }
         }
-        Some(consumer.pending.len())
+        Some(consumer.owned)
     }
 
-    /// Records `id` as delivered to `consumer` (which must exist) with `nack`'s time and
-    /// count, taking it from the consumer that had it, if another.
+    /// Records `id` as delivered to `consumer` (which must exist; nothing happens
+    /// otherwise) with the given time and count, taking it from the consumer that had it,
+    /// if another.
     pub fn set_pending(
         &mut self,
         id: StreamId,
@@ -134,18 +281,41 @@ impl Group {
         delivery_count: u64,
         consumer: &[u8],
     ) {
-        let nack = Nack {
+        if let Some(&owner) = self.by_name.get(consumer) {
+            self.put(id, delivery_time, delivery_count, owner);
+        }
+    }
+
+    /// Records `id` as delivered to the consumer in slot `owner`.
+    fn put(&mut self, id: StreamId, delivery_time: u64, delivery_count: u64, owner: u32) {
+        let record = Pending {
             delivery_time,
             delivery_count,
-            consumer: consumer.into(),
+            owner,
         };
-        if let Some(old) = self.pending.insert(id, nack) {
-            if let Some(c) = self.consumers.get_mut(&old.consumer) {
-                c.pending.remove(&id);
+        match self.pending.insert(id, record) {
+            Some(old) if old.owner == owner => {}
+            old => {
+                if let Some(old) = old {
+                    self.disown(old.owner);
+                }
+                let c = self.slot_mut(owner);
+                c.owned += 1;
+                c.ids.insert(id);
             }
         }
-        if let Some(c) = self.consumers.get_mut(consumer) {
-            c.pending.insert(id);
+    }
+
+    /// One of the ids of the consumer in `slot` went (acknowledged, moved or dropped; its
+    /// id stays in the consumer's set, stale): lowers its count, and compacts its set when
+    /// the stale ids are too many.
+    fn disown(&mut self, slot: u32) {
+        let Group { pending, slots, .. } = self;
+        let c = slots[slot as usize].as_mut().expect("a taken slot");
+        c.owned -= 1;
+        if c.ids.len() - c.owned > c.owned.max(COMPACT_SLACK) {
+            c.ids
+                .retain(|id| pending.get(id).is_some_and(|p| p.owner == slot));
         }
     }
 
@@ -153,63 +323,72 @@ impl Group {
     /// never active), its seen time set. Returns whether it was created.
     pub fn see_consumer(&mut self, name: &[u8], now: u64) -> bool {
         let created = self.create_consumer(name, now, NEVER);
-        if let Some(c) = self.consumers.get_mut(name) {
-            c.seen_time = now;
-        }
+        let slot = self.by_name[name];
+        self.slot_mut(slot).seen_time = now;
         created
     }
 
     /// Delivers `id` for the first time to `consumer` (which exists) at `now`, as
     /// XREADGROUP `>` does: delivered once, taken from the consumer that had it pending
     /// (after XGROUP SETID moved the last id back), the consumer active now.
-    pub fn deliver(&mut self, id: StreamId, now: u64, consumer: &[u8]) -> &Nack {
-        self.set_pending(id, now, 1, consumer);
-        if let Some(c) = self.consumers.get_mut(consumer) {
-            c.active_time = now;
-        }
-        &self.pending[&id]
+    pub fn deliver(&mut self, id: StreamId, now: u64, consumer: &[u8]) {
+        let Some(&owner) = self.by_name.get(consumer) else {
+            return;
+        };
+        self.put(id, now, 1, owner);
+        self.slot_mut(owner).active_time = now;
     }
 
     /// Up to `count` (0: all) ids pending for `consumer` from `start` on, in id order (the
     /// history XREADGROUP serves); none for a missing consumer.
     pub fn history(&self, consumer: &[u8], start: StreamId, count: usize) -> Vec<StreamId> {
-        let Some(c) = self.consumers.get(consumer) else {
+        let Some(c) = self.consumer(consumer) else {
             return Vec::new();
         };
         let limit = if count == 0 { usize::MAX } else { count };
-        c.pending.range(start..).take(limit).copied().collect()
+        self.consumer_pending(c, start)
+            .take(limit)
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// Delivers pending `id` again at `now` (history read of an entry that still exists):
     /// its time is now, its count one more.
     pub fn redeliver(&mut self, id: StreamId, now: u64) {
-        if let Some(n) = self.pending.get_mut(&id) {
-            n.delivery_time = now;
-            n.delivery_count += 1;
+        if let Some(p) = self.pending.get_mut(&id) {
+            p.delivery_time = now;
+            p.delivery_count += 1;
         }
+    }
+
+    /// Removes pending `id`, returning its record with its consumer's name.
+    fn remove(&mut self, id: StreamId) -> Option<Nack> {
+        let p = self.pending.remove(&id)?;
+        let nack = Nack {
+            delivery_time: p.delivery_time,
+            delivery_count: p.delivery_count,
+            consumer: self.slot(p.owner).name.clone(),
+        };
+        self.disown(p.owner);
+        Some(nack)
     }
 
     /// Claims `id` for `consumer` (which exists) as XCLAIM and XAUTOCLAIM do, `exists`
     /// telling whether the stream still holds the entry. See [`Claim`].
     pub fn claim(&mut self, id: StreamId, consumer: &[u8], exists: bool, how: &ClaimHow) -> Claim {
         if !exists {
-            return match self.pending.remove(&id) {
-                Some(old) => {
-                    if let Some(c) = self.consumers.get_mut(&old.consumer) {
-                        c.pending.remove(&id);
-                    }
-                    Claim::Dropped(old)
-                }
-                None => Claim::Skipped,
-            };
+            return self.remove(id).map_or(Claim::Skipped, Claim::Dropped);
         }
+        let Some(&owner) = self.by_name.get(consumer) else {
+            return Claim::Skipped;
+        };
         let count = match self.pending.get(&id) {
-            Some(n) => {
-                let idle = (how.now as i64).wrapping_sub(n.delivery_time as i64);
+            Some(p) => {
+                let idle = (how.now as i64).wrapping_sub(p.delivery_time as i64);
                 if how.min_idle != 0 && idle < how.min_idle {
                     return Claim::Skipped;
                 }
-                n.delivery_count
+                p.delivery_count
             }
             // FORCE makes it pending as a first delivery, then claims it.
             None if how.force => 1,
@@ -220,69 +399,98 @@ impl Group {
             None if how.justid => count,
             None => count + 1,
         };
-        self.set_pending(id, how.delivery_time, count, consumer);
-        if let Some(c) = self.consumers.get_mut(consumer) {
-            c.active_time = how.now;
-        }
-        Claim::Claimed(self.pending[&id].clone())
+        self.put(id, how.delivery_time, count, owner);
+        let c = self.slot_mut(owner);
+        c.active_time = how.now;
+        Claim::Claimed(Nack {
+            delivery_time: how.delivery_time,
+            delivery_count: count,
+            consumer: c.name.clone(),
+        })
     }
 
-    /// The pending entries from `start` on, in id order.
-    pub fn pending_from(&self, start: StreamId) -> impl Iterator<Item = (&StreamId, &Nack)> {
-        self.pending.range(start..)
-    }
-
-    /// Acknowledges `id`: removes it from the PEL; false when it was not pending.
+    /// Acknowledges `id`: removes it from the PEL; false when it was not pending. Only the
+    /// group's map is searched: the id goes stale in its consumer's set.
     pub fn ack(&mut self, id: StreamId) -> bool {
-        let Some(nack) = self.pending.remove(&id) else {
+        let Some(p) = self.pending.remove(&id) else {
             return false;
         };
-        if let Some(c) = self.consumers.get_mut(&nack.consumer) {
-            c.pending.remove(&id);
-        }
+        self.disown(p.owner);
         true
     }
 
     /// Sets every consumer's active time to its seen time, as a load of a format without
     /// active times (RDB types 15 and 19) does.
     pub fn use_seen_as_active(&mut self) {
-        for c in self.consumers.values_mut() {
+        for c in self.slots.iter_mut().flatten() {
             c.active_time = c.seen_time;
         }
     }
 
-    /// Heap bytes held: the PEL and consumer maps, names, and each consumer's PEL.
+    /// Heap bytes held: the PEL map, the consumer table and name map, names, and each
+    /// consumer's set.
     pub fn memory_bytes(&self) -> usize {
-        let names: usize = self.pending.values().map(|n| n.consumer.len()).sum();
         let consumers: usize = self
-            .consumers
-            .iter()
-            .map(|(name, c)| name.len() + btree_bytes::<StreamId, ()>(c.pending.len()))
+            .consumers()
+            .map(|c| 2 * c.name.len() + btree_bytes::<StreamId, ()>(c.ids.len()))
             .sum();
-        btree_bytes::<StreamId, Nack>(self.pending.len())
-            + names
-            + btree_bytes::<Box<[u8]>, Consumer>(self.consumers.len())
+        btree_bytes::<StreamId, Pending>(self.pending.len())
+            + self.slots.capacity() * std::mem::size_of::<Option<Consumer>>()
+            + self.free.capacity() * std::mem::size_of::<u32>()
+            + btree_bytes::<Box<[u8]>, u32>(self.by_name.len())
             + consumers
     }
 
-    /// Checks that the group's PEL and the consumers' sets agree (every pending entry owned
-    /// by exactly the consumer it names).
+    /// Checks that the group's PEL and the consumers agree: every record names a consumer
+    /// whose set holds its id, each consumer's count is the number of records naming it,
+    /// the name map and the slots match, and no set is past its compaction bound.
     pub fn check(&self) -> Result<(), String> {
-        let owned: usize = self.consumers.values().map(|c| c.pending.len()).sum();
-        if owned != self.pending.len() {
-            return Err("consumer group PEL entries without a consumer".into());
+        let mut owned = vec![0usize; self.slots.len()];
+        for (id, p) in &self.pending {
+            match self.slots.get(p.owner as usize) {
+                Some(Some(c)) if c.ids.contains(id) => owned[p.owner as usize] += 1,
+                _ => return Err(format!("PEL entry {id} not in its consumer's set")),
+            }
         }
-        for (name, c) in &self.consumers {
-            for id in &c.pending {
-                match self.pending.get(id) {
-                    Some(n) if n.consumer == *name => {}
-                    _ => return Err(format!("consumer PEL entry {id} not in the group PEL")),
-                }
+        let taken = self.slots.iter().flatten().count();
+        if taken != self.by_name.len() || taken + self.free.len() != self.slots.len() {
+            return Err("consumer slots and names disagree".into());
+        }
+        for (name, &slot) in &self.by_name {
+            let c = self.slot(slot);
+            if c.name != *name || c.slot != slot {
+                return Err("consumer slots and names disagree".into());
+            }
+            if c.owned != owned[slot as usize] {
+                return Err(format!("consumer {:?} counts {} pending", name, c.owned));
+            }
+            if c.ids.len() - c.owned > c.owned.max(COMPACT_SLACK) {
+                return Err("consumer set not compacted".into());
             }
         }
         Ok(())
     }
 }
+
+/// Groups are equal when they hold the same counters, pending records and consumers, however
+/// their slots are numbered and whatever stale ids their consumers' sets hold.
+impl PartialEq for Group {
+    fn eq(&self, other: &Group) -> bool {
+        let consumers = |g: &Group| -> Vec<(Vec<u8>, u64, u64)> {
+            g.consumers()
+                .map(|c| (c.name.to_vec(), c.seen_time, c.active_time))
+                .collect()
+        };
+        self.last_id == other.last_id
+            && self.entries_read == other.entries_read
+            && self
+                .pending_from(StreamId::MIN)
+                .eq(other.pending_from(StreamId::MIN))
+            && consumers(self) == consumers(other)
+    }
+}
+
+impl Eq for Group {}
 
 #[cfg(test)]
 mod tests {
@@ -408,21 +616,31 @@ mod tests {
                 apply(&mut m, &mut g, op);
                 g.check().unwrap();
                 let pending: BTreeMap<u64, (u64, u64, u8)> = g
-                    .pending()
-                    .iter()
+                    .pending_from(StreamId::MIN)
                     .map(|(id, n)| (id.ms, (n.delivery_time, n.delivery_count, n.consumer[0])))
                     .collect();
+                prop_assert_eq!(g.pending_len(), m.pending.len());
                 prop_assert_eq!(&pending, &m.pending);
                 let consumers: BTreeMap<u8, (u64, u64)> = g
                     .consumers()
-                    .iter()
-                    .map(|(name, c)| (name[0], (c.seen_time, c.active_time)))
+                    .map(|c| (c.name()[0], (c.seen_time, c.active_time)))
                     .collect();
+                prop_assert_eq!(g.consumers_len(), m.consumers.len());
                 prop_assert_eq!(&consumers, &m.consumers);
                 for c in m.consumers.keys() {
                     let mine: Vec<u64> = m.pending.iter().filter(|p| p.1 .2 == *c).map(|p| *p.0).collect();
                     let hist: Vec<u64> = g.history(&[*c], StreamId::MIN, 0).iter().map(|i| i.ms).collect();
-                    prop_assert_eq!(hist, mine);
+                    prop_assert_eq!(&hist, &mine);
+                    let consumer = g.consumer(&[*c]).unwrap();
+                    prop_assert_eq!(consumer.pending_len(), mine.len());
+                    let from_5: Vec<u64> = g
+                        .consumer_pending(consumer, StreamId::new(5, 0))
+                        .map(|(id, n)| {
+                            assert_eq!(n.consumer, &[*c]);
+                            id.ms
+                        })
+                        .collect();
+                    prop_assert_eq!(from_5, mine.iter().copied().filter(|&i| i >= 5).collect::<Vec<u64>>());
                 }
             }
         }
@@ -438,13 +656,60 @@ mod tests {
         g.set_pending(StreamId::new(2, 0), 10, 1, b"a");
         g.set_pending(StreamId::new(2, 0), 20, 2, b"b");
         g.check().unwrap();
-        assert_eq!(g.consumer(b"a").unwrap().pending.len(), 1);
-        assert_eq!(&*g.pending()[&StreamId::new(2, 0)].consumer, b"b");
+        assert_eq!(g.consumer(b"a").unwrap().pending_len(), 1);
+        assert_eq!(g.nack(StreamId::new(2, 0)).unwrap().consumer, b"b");
         assert!(g.ack(StreamId::new(1, 0)));
         assert!(!g.ack(StreamId::new(1, 0)));
         assert_eq!(g.delete_consumer(b"b"), Some(1));
         assert_eq!(g.delete_consumer(b"b"), None);
-        assert!(g.pending().is_empty());
+        assert_eq!(g.pending_len(), 0);
+        g.check().unwrap();
+    }
+
+    #[test]
+    fn groups_compare_by_content_not_by_slots_or_stale_ids() {
+        let mut a = Group::new(StreamId::MIN, None);
+        a.create_consumer(b"x", 1, 1);
+        a.create_consumer(b"y", 1, 1);
+        a.set_pending(StreamId::new(1, 0), 5, 1, b"y");
+        a.set_pending(StreamId::new(2, 0), 5, 1, b"y");
+        assert!(a.ack(StreamId::new(2, 0)));
+        let mut b = Group::new(StreamId::MIN, None);
+        b.create_consumer(b"y", 1, 1);
+        b.create_consumer(b"x", 1, 1);
+        b.set_pending(StreamId::new(1, 0), 5, 1, b"y");
+        assert_eq!(a, b);
+        b.redeliver(StreamId::new(1, 0), 6);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn the_layout_comment_sizes_hold() {
+        assert_eq!(std::mem::size_of::<StreamId>(), 16);
+        assert_eq!(std::mem::size_of::<Pending>(), 24);
+    }
+
+    #[test]
+    fn acknowledged_ids_leave_the_consumer_set_by_compaction() {
+        let mut g = Group::new(StreamId::MIN, None);
+        g.create_consumer(b"a", 0, 0);
+        for i in 0..100 {
+            g.deliver(StreamId::new(i, 0), 5, b"a");
+        }
+        for i in 0..90 {
+            assert!(g.ack(StreamId::new(i, 0)));
+            g.check().unwrap();
+        }
+        let a = g.consumer(b"a").unwrap();
+        assert_eq!(a.pending_len(), 10);
+        assert!(a.ids.len() <= 10 + 10.max(COMPACT_SLACK));
+        assert_eq!(
+            g.history(b"a", StreamId::MIN, 3),
+            [90, 91, 92].map(|i| StreamId::new(i, 0))
+        );
+        // An acknowledged id delivered again is the consumer's once more.
+        g.deliver(StreamId::new(89, 0), 6, b"a");
+        assert_eq!(g.history(b"a", StreamId::MIN, 1), [StreamId::new(89, 0)]);
         g.check().unwrap();
     }
 }

@@ -46,7 +46,7 @@ use std::collections::BTreeMap;
 
 use index::{NodeIndex, NodeRange};
 
-pub use group::{Claim, ClaimHow, Consumer, Group, Nack, NEVER};
+pub use group::{Claim, ClaimHow, Consumer, Group, Nack, NackRef, NEVER};
 pub use id::{StreamId, ID_TEXT_LEN};
 pub use node::Pairs;
 
