@@ -2,6 +2,7 @@
 
 use super::{after_write, parse, write_zset};
 use crate::commands::Ctx;
+use crate::errors;
 use crate::keyspace::{SortedSet, Value};
 use crate::pubsub::notify;
 
@@ -75,15 +76,18 @@ fn add_one(
 fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) {
     let db = ctx.client.db;
     let cfg = ctx.server.config.zset;
-    let Ok(found) = write_zset(ctx, key) else {
-        return;
-    };
-    if f.xx && found.is_none() {
-        return if f.incr {
-            ctx.out.null()
-        } else {
-            ctx.out.int(0)
+    if f.xx {
+        // XX never creates: an absent key (or another type) is answered here.
+        let Ok(found) = write_zset(ctx, key) else {
+            return;
         };
+        if found.is_none() {
+            return if f.incr {
+                ctx.out.null()
+            } else {
+                ctx.out.int(0)
+            };
+        }
     }
     // One keyspace lookup finds the set or creates it, its encoding chosen from the member
     // count and the first member, as Redis 7.2 does, and its room from all the members.
@@ -94,7 +98,8 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
             Value::ZSet(SortedSet::for_zadd(pairs, &cfg))
         });
     let Ok(set) = entry.value.as_zset_mut() else {
-        unreachable!("the lookup above found a sorted set or nothing")
+        // Another type: found, so nothing was created.
+        return ctx.error(errors::WRONGTYPE);
     };
     set.maybe_convert(pairs.len(), &cfg);
     let (mut added, mut updated) = (0i64, 0i64);
@@ -179,6 +184,13 @@ pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     if f.incr && elements > 2 {
         return ctx.error("ERR INCR option supports a single increment-element pair");
+    }
+    if elements == 2 {
+        // The usual single pair, without a vector.
+        if let Some(score) = parse::score(ctx, args[i]) {
+            add_generic(ctx, args[1], &[(score, args[i + 1])], &f);
+        }
+        return;
     }
     let mut pairs = Vec::with_capacity(elements / 2);
     for pair in args[i..].chunks(2) {
