@@ -8,6 +8,9 @@ use crate::errors;
 use crate::keyspace::{StringValue, Value};
 use crate::pubsub::notify;
 
+/// INCR's error when the sum does not fit 64 bits.
+const OVERFLOW: &str = "ERR increment or decrement would overflow";
+
 /// Stores the new value at `key`: in place when the key exists (its expiry kept), else as
 /// a new key.
 pub(super) fn put(ctx: &mut Ctx, key: &[u8], value: StringValue) {
@@ -22,20 +25,33 @@ pub(super) fn put(ctx: &mut Ctx, key: &[u8], value: StringValue) {
     ctx.server.keyspace.add_dirty(1);
 }
 
-/// Adds `by` to the integer at `key` (0 when missing) and replies with the result.
+/// Adds `by` to the integer at `key` (0 when missing) and replies with the result. One
+/// lookup finds the key (changed in place, its expiry kept) or creates it.
 fn incr_by(ctx: &mut Ctx, key: &[u8], by: i64) {
-    let current = match write_string(ctx, key) {
-        Err(_) => return,
-        Ok(None) => 0,
-        Ok(Some(s)) => match s.as_int() {
-            Some(v) => v,
-            None => return ctx.error(errors::NOT_AN_INTEGER),
-        },
+    let db = ctx.db();
+    let (entry, created) = ctx
+        .server
+        .keyspace
+        .lookup_write_or_create(db, key, ctx.now_ms, || {
+            Value::Str(StringValue::from_int(by))
+        });
+    let value = if created {
+        by
+    } else {
+        let Ok(s) = entry.value.as_string_mut() else {
+            return ctx.error(errors::WRONGTYPE);
+        };
+        let Some(value) = s.as_int().map(|v| v.checked_add(by)) else {
+            return ctx.error(errors::NOT_AN_INTEGER);
+        };
+        let Some(value) = value else {
+            return ctx.error(OVERFLOW);
+        };
+        *s = StringValue::from_int(value);
+        ctx.server.keyspace.signal_modified(db, key);
+        value
     };
-    let Some(value) = current.checked_add(by) else {
-        return ctx.error("ERR increment or decrement would overflow");
-    };
-    put(ctx, key, StringValue::from_int(value));
+    ctx.server.keyspace.add_dirty(1);
     ctx.notify(notify::STRING, "incrby", key);
     ctx.out.int(value);
 }
