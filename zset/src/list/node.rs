@@ -385,10 +385,10 @@ impl Node {
         if i == count {
             e.write(&mut self.buf);
         } else {
+            // Appended, then turned into place: no buffer for the entry.
             let at = self.offset(i);
-            let mut entry = Vec::with_capacity(len);
-            e.write(&mut entry);
-            self.buf.splice(at..at, entry);
+            e.write(&mut self.buf);
+            self.buf[at..].rotate_right(len);
         }
         self.set_header(count + 1, lp + e.lp_len());
     }
