@@ -8,13 +8,17 @@
 //!   searched first, so locating a block touches neither the blocks nor
 //!   (unless scores tie) the arena.
 //! * `sizes`: a Fenwick tree over block lengths, so the rank of a position
-//!   and the position of a rank are O(log blocks).
+//!   and the position of a rank are O(log blocks). It is built when a rank
+//!   is first asked for and dropped when blocks split, merge or go: a split
+//!   shifts every later block, so keeping it would cost a rebuild (O(blocks))
+//!   per split, which writes that never ask a rank (ZADD, ZREM) need not pay.
 //!
 //! A full block splits in two before an insert; a block that drops below
 //! `BLOCK_MIN` merges into a neighbour. `repack` fills every block to
 //! `BLOCK_MAX` with no spare capacity (the optimized layout).
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use crate::arena::Arena;
 use crate::fenwick::Fenwick;
@@ -31,7 +35,8 @@ const BLOCK_MIN: usize = BLOCK_MAX / 8;
 pub(crate) struct Blocks<I> {
     blocks: Vec<Vec<I>>,
     maxes: Vec<Max<I>>,
-    sizes: Fenwick,
+    /// Empty until a rank is asked for after the last change of the block list.
+    sizes: OnceLock<Fenwick>,
     len: usize,
 }
 
@@ -89,7 +94,7 @@ impl<I> Default for Blocks<I> {
         Blocks {
             blocks: Vec::new(),
             maxes: Vec::new(),
-            sizes: Fenwick::default(),
+            sizes: OnceLock::new(),
             len: 0,
         }
     }
@@ -173,7 +178,7 @@ impl<I: Id> Blocks<I> {
         if block == self.blocks.len() {
             self.len
         } else {
-            self.sizes.prefix(block) + offset
+            self.sizes().prefix(block) + offset
         }
     }
 
@@ -193,10 +198,11 @@ impl<I: Id> Blocks<I> {
         if b == self.blocks.len() {
             return (b, 0);
         }
-        // Inside the block, decode each probed entry once.
+        // Inside the block, each probe reads the entry's score, and its member only on a tie.
         let p = search_block(arena, &self.blocks[b], |id| {
-            let e = arena.get(id);
-            cmp_key(e.score, e.member, score, member).is_lt()
+            cmp_score(arena.score(id), score)
+                .then_with(|| arena.member(id).cmp(member))
+                .is_lt()
         });
         (b, p)
     }
@@ -211,7 +217,7 @@ impl<I: Id> Blocks<I> {
         if rank >= self.len {
             return None;
         }
-        let (b, p) = self.sizes.select(rank);
+        let (b, p) = self.sizes().select(rank);
         Some(self.blocks[b][p].get())
     }
 
@@ -265,7 +271,7 @@ impl<I: Id> Blocks<I> {
         if structural {
             self.reindex();
         } else {
-            self.sizes.add(b, 1);
+            self.add_size(b, 1);
         }
     }
 
@@ -282,7 +288,7 @@ impl<I: Id> Blocks<I> {
             self.set_max(arena, b);
         }
         trim(&mut self.blocks[b]);
-        self.sizes.add(b, -1);
+        self.add_size(b, -1);
     }
 
     /// Removes the entries at `ranks`, returning their ids in order.
@@ -292,7 +298,7 @@ impl<I: Id> Blocks<I> {
             return Vec::new();
         }
         let mut removed = Vec::with_capacity(end - ranks.start);
-        let (first, mut p) = self.sizes.select(ranks.start);
+        let (first, mut p) = self.sizes().select(ranks.start);
         let mut b = first;
         while removed.len() < end - ranks.start {
             let block = &mut self.blocks[b];
@@ -376,7 +382,22 @@ impl<I: Id> Blocks<I> {
     }
 
     fn reindex(&mut self) {
-        self.sizes.rebuild(self.blocks.iter().map(Vec::len));
+        self.sizes.take();
+    }
+
+    /// The positional index, built first if a change dropped it.
+    #[inline]
+    fn sizes(&self) -> &Fenwick {
+        self.sizes
+            .get_or_init(|| Fenwick::over(self.blocks.iter().map(Vec::len)))
+    }
+
+    /// Adds `delta` to the length of block `b` in the positional index, if built.
+    #[inline]
+    fn add_size(&mut self, b: usize, delta: i32) {
+        if let Some(sizes) = self.sizes.get_mut() {
+            sizes.add(b, delta);
+        }
     }
 
     /// Replaces every id, in order, by `f(id)` (after compaction).
@@ -440,8 +461,8 @@ impl<I: Id> Blocks<I> {
                 }
             })
             .collect();
-        self.reindex();
-        self.sizes.shrink_to_fit();
+        // Built now, with exactly its capacity (the optimized layout).
+        self.sizes = OnceLock::from(Fenwick::over(self.blocks.iter().map(Vec::len)));
     }
 
     /// Ids at `ranks` (clamped), front to back.
@@ -450,8 +471,8 @@ impl<I: Id> Blocks<I> {
         let start = ranks.start.min(end);
         BlockIter {
             index: self,
-            front: self.sizes.select(start),
-            back: self.sizes.select(end),
+            front: self.sizes().select(start),
+            back: self.sizes().select(end),
             front_rank: start,
             back_rank: end,
         }
@@ -466,7 +487,7 @@ impl<I: Id> Blocks<I> {
                 .map(|b| b.capacity() * std::mem::size_of::<I>())
                 .sum::<usize>()
             + self.maxes.capacity() * std::mem::size_of::<Max<I>>()
-            + self.sizes.memory_bytes()
+            + self.sizes.get().map_or(0, Fenwick::memory_bytes)
     }
 
     /// Checks order, block sizes, maxima and the positional index.
@@ -488,7 +509,7 @@ impl<I: Id> Blocks<I> {
             );
             assert_eq!(self.rank_at((b, 0)), total, "Fenwick prefix at block {b}");
             assert_eq!(
-                self.sizes.select(total),
+                self.sizes().select(total),
                 (b, 0),
                 "Fenwick select at block {b}"
             );
@@ -543,7 +564,7 @@ impl<I: Id> Iterator for BlockIter<'_, I> {
     fn nth(&mut self, n: usize) -> Option<u32> {
         if n > 0 {
             self.front_rank = (self.front_rank + n).min(self.back_rank);
-            self.front = self.index.sizes.select(self.front_rank);
+            self.front = self.index.sizes().select(self.front_rank);
         }
         self.next()
     }
@@ -572,10 +593,47 @@ impl<I: Id> DoubleEndedIterator for BlockIter<'_, I> {
     fn nth_back(&mut self, n: usize) -> Option<u32> {
         if n > 0 {
             self.back_rank = self.back_rank.saturating_sub(n).max(self.front_rank);
-            self.back = self.index.sizes.select(self.back_rank);
+            self.back = self.index.sizes().select(self.back_rank);
         }
         self.next_back()
     }
 }
 
 impl<I: Id> ExactSizeIterator for BlockIter<'_, I> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_drops_the_positional_index_until_a_rank_is_asked() {
+        let mut arena = Arena::with_capacity(0);
+        let mut blocks: Blocks<u32> = Blocks::default();
+        // Ascending inserts fill whole blocks (a new one starts at the full one's edge).
+        let ids: Vec<u32> = (0..2 * BLOCK_MAX as u32)
+            .map(|i| {
+                let id = arena.push(format!("m{i:05}").as_bytes(), f64::from(i * 2));
+                blocks.insert(&arena, id);
+                id
+            })
+            .collect();
+        assert_eq!(blocks.rank_of(&arena, ids[10]), 10);
+        assert!(blocks.sizes.get().is_some(), "built by the rank query");
+        let mid = arena.push(b"mid", 11.0);
+        blocks.insert(&arena, mid);
+        assert!(blocks.sizes.get().is_none(), "the split dropped it");
+        assert_eq!(blocks.rank_of(&arena, mid), 6);
+        assert_eq!(blocks.rank_of(&arena, ids[6]), 7);
+        assert!(blocks.sizes.get().is_some(), "rebuilt");
+        // An insert that splits nothing keeps it up to date.
+        let more = arena.push(b"more", 13.0);
+        blocks.insert(&arena, more);
+        assert!(blocks.sizes.get().is_some());
+        assert_eq!(blocks.rank_of(&arena, ids[7]), 9);
+        assert_eq!(
+            blocks.id_at(2 * BLOCK_MAX + 1),
+            Some(ids[2 * BLOCK_MAX - 1])
+        );
+        blocks.validate(&arena);
+    }
+}

@@ -9,17 +9,18 @@ pub(crate) struct Fenwick {
 }
 
 impl Fenwick {
-    /// Rebuilds the tree over `sizes` in O(n).
-    pub(crate) fn rebuild(&mut self, sizes: impl Iterator<Item = usize>) {
-        self.tree.clear();
-        self.tree.extend(sizes.map(|s| s as u32));
-        let n = self.tree.len();
+    /// The tree over `sizes`, built in O(n) with exactly the room it needs.
+    pub(crate) fn over(sizes: impl ExactSizeIterator<Item = usize>) -> Fenwick {
+        let mut tree = Vec::with_capacity(sizes.len());
+        tree.extend(sizes.map(|s| s as u32));
+        let n = tree.len();
         for i in 0..n {
             let parent = i | (i + 1);
             if parent < n {
-                self.tree[parent] += self.tree[i];
+                tree[parent] += tree[i];
             }
         }
+        Fenwick { tree }
     }
 
     /// Adds `delta` to size `i`.
@@ -63,11 +64,6 @@ impl Fenwick {
     pub(crate) fn memory_bytes(&self) -> usize {
         self.tree.capacity() * std::mem::size_of::<u32>()
     }
-
-    /// Releases spare capacity.
-    pub(crate) fn shrink_to_fit(&mut self) {
-        self.tree.shrink_to_fit();
-    }
 }
 
 #[cfg(test)]
@@ -77,8 +73,7 @@ mod tests {
     #[test]
     fn prefix_and_select_match_a_scan() {
         let sizes: Vec<usize> = (0..37).map(|i| (i * 7) % 11 + 1).collect();
-        let mut f = Fenwick::default();
-        f.rebuild(sizes.iter().copied());
+        let mut f = Fenwick::over(sizes.iter().copied());
         let total: usize = sizes.iter().sum();
         for b in 0..=sizes.len() {
             assert_eq!(f.prefix(b), sizes[..b].iter().sum::<usize>());
