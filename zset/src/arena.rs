@@ -92,7 +92,7 @@ impl Arena {
     /// The score of entry `id`.
     #[inline]
     pub(crate) fn score(&self, id: u32) -> f64 {
-        self.get(id).score
+        entry::score_at(&self.bytes, id as usize)
     }
 
     /// The member bytes of entry `id`.

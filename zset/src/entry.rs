@@ -175,30 +175,62 @@ pub(crate) fn decode(buf: &[u8], pos: usize) -> Entry<'_> {
     decode_scored(buf, pos)
 }
 
+/// The bits of each kind's stored width.
+const MASK: [u64; 8] = [
+    u64::MAX,
+    0,
+    0xff,
+    0xffff,
+    0xff_ffff,
+    0xffff_ffff,
+    0xffff_ffff,
+    0xff_ffff_ffff_ffff,
+];
+/// The shift that brings each signed kind's top stored bit to bit 63 (0 for the kinds
+/// with no sign to extend).
+const SIGN_SHIFT: [u32; 8] = [0, 0, 56, 48, 40, 32, 0, 8];
+
 /// [`decode`] of an entry with a score or a header of more than one byte.
 #[inline(never)]
 fn decode_scored(buf: &[u8], pos: usize) -> Entry<'_> {
     let (header, pos) = get_varint(buf, pos);
-    let kind = header & 7;
-    let width = WIDTH[kind as usize];
-    let mut bytes = [0u8; 8];
-    bytes[..width].copy_from_slice(&buf[pos..pos + width]);
-    let raw = u64::from_le_bytes(bytes);
-    let score = match kind {
-        KIND_F64 => f64::from_bits(raw),
-        KIND_U32 => raw as f64,
-        _ => {
-            // Sign-extend the stored width (0 bytes decodes to 0).
-            let shift = 64 - 8 * width as u32;
-            raw.checked_shl(shift).map_or(0, |v| (v as i64) >> shift) as f64
-        }
-    };
-    let start = pos + width;
+    let kind = (header & 7) as usize;
+    let start = pos + WIDTH[kind];
     let end = start + (header >> 3) as usize;
     Entry {
-        score,
+        score: score_of(buf, pos, kind),
         member: &buf[start..end],
         end,
+    }
+}
+
+/// The score of the entry at `pos`, its member not sliced: what a search by score reads
+/// of each entry it probes.
+#[inline]
+pub(crate) fn score_at(buf: &[u8], pos: usize) -> f64 {
+    let (header, pos) = get_varint(buf, pos);
+    score_of(buf, pos, (header & 7) as usize)
+}
+
+/// The score of `kind` stored at `at`: one 8-byte load masked to its width (the member's
+/// bytes follow it) and sign-extended by shifts, with no copy of a variable length.
+#[inline]
+fn score_of(buf: &[u8], at: usize, kind: usize) -> f64 {
+    let raw = match buf.get(at..at + 8) {
+        Some(word) => u64::from_le_bytes(word.try_into().expect("8 bytes")) & MASK[kind],
+        None => {
+            // Too near the end of the buffer for the 8-byte load.
+            let width = WIDTH[kind];
+            let mut bytes = [0u8; 8];
+            bytes[..width].copy_from_slice(&buf[at..at + width]);
+            u64::from_le_bytes(bytes)
+        }
+    };
+    if kind as u64 == KIND_F64 {
+        f64::from_bits(raw)
+    } else {
+        let shift = SIGN_SHIFT[kind];
+        (((raw << shift) as i64) >> shift) as f64
     }
 }
 
@@ -221,6 +253,17 @@ mod tests {
         assert_eq!(e.score.to_bits(), score.to_bits(), "score {score}");
         assert_eq!(e.end, n + 1);
         assert_eq!(member_span(&buf, 1), (e.end - member.len(), e.end));
+        assert_eq!(
+            score_at(&buf, 1).to_bits(),
+            score.to_bits(),
+            "score_at {score}"
+        );
+        // Alone in an exact buffer: no 8-byte load fits past a short entry's score.
+        let exact = &buf[1..n + 1];
+        let e = decode(exact, 0);
+        assert_eq!((e.member, e.end), (member, n));
+        assert_eq!(e.score.to_bits(), score.to_bits(), "exact {score}");
+        assert_eq!(score_at(exact, 0).to_bits(), score.to_bits());
         n
     }
 
