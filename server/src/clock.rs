@@ -1,7 +1,5 @@
 //! Wall-clock time: Unix milliseconds, the time base of expiry, saves and INFO.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 /// The test hook of key-load-delay and rdb-key-save-delay (Redis's debugDelay): sleeps
 /// `us` microseconds; a negative -n sleeps one microsecond with probability 1/n, so short
 /// delays cost less than a sleep each.
@@ -20,16 +18,29 @@ pub fn debug_delay(us: i64) {
 
 /// Current Unix time in milliseconds.
 pub fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    unix_us() / 1000
 }
 
-/// Unix time in microseconds (MONITOR's timestamps).
+/// Unix time in microseconds (MONITOR's timestamps), 0 before 1970 (as `SystemTime` gave).
 pub fn unix_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
+    clock_ns(libc::CLOCK_REALTIME) / 1000
+}
+
+/// Nanoseconds of the monotonic clock (`Instant`'s), for timing a command without the
+/// checked arithmetic of `Instant::elapsed`.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// `clock`'s time in nanoseconds (a vDSO call, no system call); 0 before its epoch.
+#[inline]
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write, and both clocks exist on every Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    u64::try_from(ts.tv_sec).map_or(0, |s| s * 1_000_000_000 + ts.tv_nsec as u64)
 }

@@ -59,7 +59,7 @@ use crate::errors;
 use crate::resp::reply::ReplyWriter;
 use crate::server::Server;
 use crate::stats::Stats;
-use std::time::Instant;
+use std::time::Duration;
 
 /// A handler: runs one command whose arity was checked.
 pub type Handler = fn(&mut Ctx, &[&[u8]]);
@@ -583,7 +583,7 @@ fn reject(ctx: &mut Ctx, cmd: Option<&'static Command>, message: &str) {
 
 /// Runs a resolved command and keeps its statistics and slowlog entry.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
-    let started = Instant::now();
+    let started = crate::clock::monotonic_ns();
     ctx.failed = false;
     let changes = ctx.server.keyspace.changes();
     let db = ctx.client.db;
@@ -610,7 +610,7 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     if ctx.server.tracking.clients() > 0 {
         tracking::remember_reads(ctx.server, ctx.client, cmd, args);
     }
-    let elapsed = started.elapsed();
+    let elapsed = Duration::from_nanos(crate::clock::monotonic_ns().saturating_sub(started));
     let micros = elapsed.as_micros() as u64;
     ctx.client.last_command = cmd.name;
     if !ctx.in_exec && ctx.server.scripting.running.is_none() {

@@ -622,11 +622,20 @@ pub static COMMANDS: [Command; 64] = [
     cmd!("lolwut", -1, RF, lolwut::lolwut),
 ];
 
-/// Finds a command by name, ignoring ASCII case.
+/// The command table's name index.
+struct NameIndex {
+    /// Each command's place in `commands`, by its lower-case name.
+    by_name: HashMap<Vec<u8>, usize>,
+    commands: Vec<&'static Command>,
+}
+
+/// Finds a command by name, ignoring ASCII case. The command found last is tried first
+/// (a pipeline mostly repeats one command), by one comparison instead of a hash lookup.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
-    static INDEX: OnceLock<HashMap<Vec<u8>, &'static Command>> = OnceLock::new();
+    static INDEX: OnceLock<NameIndex> = OnceLock::new();
+    static LAST: AtomicUsize = AtomicUsize::new(usize::MAX);
     let index = INDEX.get_or_init(|| {
-        COMMANDS
+        let commands: Vec<&'static Command> = COMMANDS
             .iter()
             .chain(&crate::zset_commands::COMMANDS)
             .chain(&crate::string_commands::COMMANDS)
@@ -641,9 +650,19 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::scripting::COMMANDS)
             .chain(&crate::scripting::FUNCTION_COMMANDS)
             .chain(&super::replication::COMMANDS)
-            .map(|c| (c.name.as_bytes().to_vec(), c))
-            .collect()
+            .collect();
+        let by_name = commands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.as_bytes().to_vec(), i))
+            .collect();
+        NameIndex { by_name, commands }
     });
+    if let Some(&cmd) = index.commands.get(LAST.load(Ordering::Relaxed)) {
+        if cmd.name.as_bytes().eq_ignore_ascii_case(name) {
+            return Some(cmd);
+        }
+    }
     if name.len() > 32 {
         return None;
     }
@@ -651,7 +670,9 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     for (dst, src) in lower.iter_mut().zip(name) {
         *dst = src.to_ascii_lowercase();
     }
-    index.get(&lower[..name.len()]).copied()
+    let &i = index.by_name.get(&lower[..name.len()])?;
+    LAST.store(i, Ordering::Relaxed);
+    Some(index.commands[i])
 }
 
 /// Every top-level command, the sorted-set, string and set commands included.
@@ -671,4 +692,25 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::scripting::COMMANDS)
         .chain(&crate::scripting::FUNCTION_COMMANDS)
         .chain(&super::replication::COMMANDS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lookup;
+
+    #[test]
+    fn lookup_finds_each_name_in_any_case_whatever_came_before() {
+        let names: [&[u8]; 7] = [b"get", b"GET", b"zadd", b"ZaDd", b"get", b"nosuch", b"get"];
+        for name in names.into_iter().chain(names.into_iter().rev()) {
+            let found = lookup(name).map(|c| c.name);
+            let expected = std::str::from_utf8(name)
+                .expect("ascii")
+                .to_ascii_lowercase();
+            match found {
+                Some(n) => assert_eq!(n, expected),
+                None => assert_eq!(expected, "nosuch"),
+            }
+        }
+        assert!(lookup(b"ge").is_none() && lookup(b"gett").is_none());
+    }
 }

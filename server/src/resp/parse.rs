@@ -235,15 +235,48 @@ fn expected_dollar(got: u8) -> &'static str {
     })[got as usize]
 }
 
+/// Digits (and the `\r`) a header's one-pass read looks at: past it the number could
+/// overflow, and the general path reads it.
+const SHORT_DIGITS: usize = 18;
+
 /// Reads a `*N\r\n` or `$N\r\n` header at `at`. Returns `None` when the line is incomplete,
-/// `Some((None, _))` when the number does not parse.
-#[inline]
+/// `Some((None, _))` when the number does not parse. The usual header, a short number with
+/// no leading zero ("$3\r\n", "*12\r\n"), is read here in one pass; anything else (and a
+/// line still arriving) takes [`read_header_slow`].
+#[inline(always)]
 fn read_header(
     buf: &[u8],
     at: usize,
     too_big: &'static str,
 ) -> Result<Option<(Option<i64>, usize)>, ProtocolError> {
     let rest = &buf[at + 1..];
+    if let Some(&first @ b'1'..=b'9') = rest.first() {
+        let mut v = u64::from(first - b'0');
+        let mut i = 1;
+        let digits_end = rest.len().min(SHORT_DIGITS);
+        while i < digits_end {
+            let d = rest[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v * 10 + u64::from(d);
+            i += 1;
+        }
+        if i < digits_end && rest[i] == b'\r' && i + 1 < rest.len() {
+            return Ok(Some((Some(v as i64), at + 1 + i + 2)));
+        }
+    }
+    read_header_slow(rest, at, too_big)
+}
+
+/// [`read_header`] of any other line: found by its `\r`, its number read as Redis's
+/// string2ll reads it.
+#[inline(never)]
+fn read_header_slow(
+    rest: &[u8],
+    at: usize,
+    too_big: &'static str,
+) -> Result<Option<(Option<i64>, usize)>, ProtocolError> {
     let Some(cr) = memchr(b'\r', rest) else {
         if rest.len() > MAX_INLINE {
             return Err(ProtocolError(too_big));
@@ -463,6 +496,33 @@ mod tests {
         assert_eq!(split_args(b"\"unbalanced"), None);
         assert_eq!(split_args(b"\"a\"b"), None);
         assert_eq!(split_args(b"   "), Some(vec![]));
+    }
+
+    #[test]
+    fn headers_read_in_one_pass_match_the_general_reading() {
+        let cases: [&[u8]; 9] = [
+            b"$3\r\n",
+            b"$12\r\n",
+            b"$0\r\n",
+            b"$007\r\n",
+            b"$+7\r\n",
+            b"$7 \r\n",
+            b"$12345678901234567\r\n",
+            b"$123456789012345678901\r\n",
+            b"$99999999999999999999\r\n",
+        ];
+        for case in cases {
+            let cr = memchr(b'\r', case).expect("a line");
+            let general = crate::numbers::parse_i64(&case[1..cr]);
+            assert_eq!(
+                read_header(case, 0, "too big"),
+                Ok(Some((general, case.len()))),
+                "{}",
+                String::from_utf8_lossy(case)
+            );
+        }
+        assert_eq!(read_header(b"$12\r", 0, "too big"), Ok(None), "no \\n yet");
+        assert_eq!(read_header(b"$12", 0, "too big"), Ok(None));
     }
 
     #[test]
