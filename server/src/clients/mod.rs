@@ -428,6 +428,14 @@ impl Clients {
         }
     }
 
+    /// Queues client `id`'s connection to be serviced (output to write for it that is not
+    /// in its lease, such as a replica's stream).
+    pub fn wake(&mut self, id: u64) {
+        if let Some(&key) = self.ids.get(&id) {
+            self.woken.push(key);
+        }
+    }
+
     /// The connections woken since the last call, to be serviced.
     pub fn take_woken(&mut self) -> Vec<usize> {
         std::mem::take(&mut self.woken)

@@ -9,6 +9,7 @@ use crate::memory::figures::Figures;
 pub fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     let f = Figures::of(ctx.server);
     let r = f.ratios();
+    let repl = crate::replication::memory::figures(ctx.server);
     let dbs: Vec<(usize, (usize, usize))> = ctx
         .server
         .keyspace
@@ -31,8 +32,8 @@ pub fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     int(out, "peak.allocated", f.peak as i64);
     int(out, "total.allocated", f.used as i64);
     int(out, "startup.allocated", f.startup as i64);
-    int(out, "replication.backlog", 0);
-    int(out, "clients.slaves", 0);
+    int(out, "replication.backlog", repl.backlog as i64);
+    int(out, "clients.slaves", repl.replicas as i64);
     int(out, "clients.normal", f.clients as i64);
     int(out, "cluster.links", 0);
     int(out, "aof.buffer", 0);

@@ -286,7 +286,7 @@ impl RespLoop<'_> {
                 server.clients.restore(lease, false);
                 continue;
             };
-            let open = flush_counted(&mut c.state, &mut c.stream, server, &lease.client);
+            let open = flush_counted(&mut c.state, &mut c.stream, server, &lease);
             finish(server, cx, key, lease, open);
         }
     }
@@ -431,7 +431,7 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
     // writing more.
     let mut open = !lease.overflowed
         && !lease.client.evicted
-        && (served.held || flush_counted(conn, &mut c.stream, server, &lease.client));
+        && (served.held || flush_counted(conn, &mut c.stream, server, &lease));
     loop {
         let conn = &cx.conn(key).expect("open").state;
         if !open || conn.closing || conn.pending_output() >= PAUSE_OUTPUT {
@@ -502,7 +502,7 @@ fn read_and_run(
     // Room for a big argument as soon as its header is parsed, as Redis makes it.
     reserve_for_big_arg(conn);
     conn.note_query_peak();
-    if output_over_limit(&server.config, conn, &lease.client) {
+    if output_over_limit(server, conn, &lease.client) {
         return false;
     }
     let c = cx.conn(key).expect("open");
@@ -510,7 +510,7 @@ fn read_and_run(
     // What the commands replied, before the write: Redis's reply buffer peak.
     lease.client.reply_buffer.note(conn.pending_output());
     served.held = holds(server, may_block);
-    let open = served.held || flush_counted(conn, &mut c.stream, server, &lease.client);
+    let open = served.held || flush_counted(conn, &mut c.stream, server, lease);
     if read.eof {
         return open && conn.pending_output() > 0;
     }
@@ -536,9 +536,10 @@ fn reserve_for_big_arg(conn: &mut Conn) {
 /// back into the registry or the connection closed.
 fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Lease, open: bool) {
     let conn = &mut cx.conn(key).expect("open").state;
-    let over_limit = open && output_over_limit(&server.config, conn, &lease.client);
+    let over_limit = open && output_over_limit(server, conn, &lease.client);
     let done = conn.closing && conn.pending_output() == 0;
-    let want_write = conn.pending_output() > 0;
+    let want_write = conn.pending_output() > 0
+        || crate::replication::replica_out::pending(server, lease.client.id);
     lease.buffers = conn.buffers();
     if !open || over_limit || done || cx.watch_writable(key, want_write).is_err() {
         if lease.client.repl_role == crate::clients::ReplRole::Replica {
@@ -561,7 +562,10 @@ fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Le
 fn close_over_output_limit(server: &mut Server, cx: &mut Ctx<'_, Conn>) {
     let waiting: Vec<usize> = cx
         .conns()
-        .filter(|(_, c)| c.state.pending_output() > 0)
+        .filter(|(_, c)| {
+            c.state.pending_output() > 0
+                || crate::replication::replica_out::usage(server, c.state.id) > 0
+        })
         .map(|(key, _)| key)
         .collect();
     for key in waiting {
@@ -588,18 +592,20 @@ fn resize_query_buffers(server: &mut Server, cx: &mut Ctx<'_, Conn>) {
     }
 }
 
-/// Writes what the socket takes of a connection's output; what goes to a replica counts as
-/// replication traffic (total_net_repl_output_bytes), as in Redis.
+/// Writes what the socket takes of a connection's output, and of a replica's stream after
+/// it; what goes to a replica counts as replication traffic (total_net_repl_output_bytes),
+/// as in Redis.
 #[inline]
-fn flush_counted(
-    conn: &mut Conn,
-    stream: &mut Stream,
-    server: &mut Server,
-    client: &crate::clients::Client,
-) -> bool {
+fn flush_counted(conn: &mut Conn, stream: &mut Stream, server: &mut Server, lease: &Lease) -> bool {
     let before = server.stats.net_output_bytes;
-    let open = conn.flush(stream, &mut server.stats);
+    let mut open = conn.flush(stream, &mut server.stats);
+    let client = &lease.client;
     if client.repl_role == crate::clients::ReplRole::Replica {
+        // The stream follows the replica's own output (the snapshot's last chunks may still
+        // wait in the lease), from the shared buffer.
+        if open && conn.pending_output() == 0 && lease.out.is_empty() {
+            open = crate::replication::replica_out::write(server, client.id, stream);
+        }
         server.stats.output_was_replication(before);
     }
     open

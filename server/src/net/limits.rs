@@ -4,6 +4,8 @@
 use super::conn::Conn;
 use crate::clients::Client;
 use crate::config::{Config, OutputLimit};
+use crate::replication::replica_out;
+use crate::server::Server;
 use crate::warning;
 use std::time::Instant;
 
@@ -39,10 +41,15 @@ pub fn output_limit_of(config: &Config, client: &Client) -> OutputLimit {
 
 /// Whether the pending replies passed the hard output limit, or the soft one for longer
 /// than allowed (logged: the connection is then closed). A client with a subscription is
-/// held to the pubsub class's limits, as in Redis.
-pub fn output_over_limit(config: &Config, conn: &mut Conn, client: &Client) -> bool {
-    let limit = output_limit_of(config, client);
-    let pending = conn.pending_output() as u64;
+/// held to the pubsub class's limits, as in Redis; a replica's output is also its share
+/// of the replication buffer, and its hard limit at least repl-backlog-size.
+pub fn output_over_limit(server: &Server, conn: &mut Conn, client: &Client) -> bool {
+    let mut limit = output_limit_of(&server.config, client);
+    let mut pending = conn.pending_output() as u64;
+    if client.repl_role == crate::clients::ReplRole::Replica {
+        pending += replica_out::usage(server, client.id);
+        limit.hard = replica_out::hard_limit(server);
+    }
     let over = if limit.hard > 0 && pending > limit.hard {
         true
     } else if limit.soft > 0 && pending > limit.soft {

@@ -1,41 +1,94 @@
-//! The replication backlog: the last `repl-backlog-size` bytes of the replication stream in
-//! a ring, with the offsets that say which part of the stream it holds, so that a replica
-//! that lost its link can continue from where it was (PSYNC) instead of a full sync.
+//! The replication buffer: the stream's recent bytes in one list of blocks that the backlog
+//! and every replica share (Redis 7's shared replication buffer), so that a stream byte is
+//! held once however many replicas still have to receive it.
 //!
 //! Offsets count stream bytes from 1: after `n` bytes were fed, the offset of the last byte
-//! is `n` (Redis's master_repl_offset). The backlog holds the bytes from
+//! is `n` (Redis's master_repl_offset). The blocks hold the bytes from
 //! [`first_offset`](Backlog::first_offset) to [`offset`](Backlog::offset); a replica whose
 //! processed offset is `o` asks for `o + 1`.
+//!
+//! # Layout
+//!
+//! ```text
+//! blocks: [start=s0, len=cap0] [start=s1=s0+cap0, len=cap1] ... [start=sn, len<=capn]  <- tail
+//!          ^ trimmed from the head           a replica's position: the offset of the
+//!                                            next byte it gets (a block and a place in it)
+//! ```
+//!
+//! Every block but the tail is full. A block's capacity is the bytes appended when it was
+//! made, at least 16 KiB and at most max(repl-backlog-size / 16, 16 KiB) (Redis's sizes:
+//! big enough to append to, small enough to trim). A block costs its capacity and
+//! [`BLOCK_OVERHEAD`] (Redis's block header and list node), which is what
+//! [`memory`](Backlog::memory) sums (mem_total_replication_buffers).
+//!
+//! A replica refers to the block holding its position (the tail when it has everything).
+//! The head block is dropped only when the history without it still passes
+//! repl-backlog-size and no replica refers to it or an earlier byte
+//! ([`trim`](Backlog::trim)): a slow replica makes the backlog outgrow its size, and a
+//! partial resync may use that longer history.
 
-/// A ring of the stream's last bytes.
+use std::collections::VecDeque;
+
+/// The smallest block (Redis's PROTO_REPLY_CHUNK_BYTES).
+pub const MIN_BLOCK: usize = 16 * 1024;
+
+/// What a block costs beyond its bytes: Redis's replBufBlock header (40 bytes) and list
+/// node (24 bytes).
+pub const BLOCK_OVERHEAD: usize = 64;
+
+/// One block: the stream bytes from offset `start` on.
+#[derive(Debug, Clone)]
+struct Block {
+    start: u64,
+    /// Its bytes; the capacity is fixed when the block is made.
+    data: Vec<u8>,
+}
+
+impl Block {
+    /// Offset one past its last byte.
+    fn end(&self) -> u64 {
+        self.start + self.data.len() as u64
+    }
+
+    fn room(&self) -> usize {
+        self.data.capacity() - self.data.len()
+    }
+}
+
+/// The shared replication buffer.
 #[derive(Debug, Clone)]
 pub struct Backlog {
-    ring: Vec<u8>,
-    /// Where the next byte goes in `ring`.
-    idx: usize,
-    /// Bytes of history held (at most `ring.len()`).
+    blocks: VecDeque<Block>,
+    /// repl-backlog-size: the history kept when no replica holds more.
+    size: usize,
+    /// Bytes held in the blocks (repl_backlog_histlen).
     histlen: usize,
     /// Offset of the last byte fed.
     offset: u64,
+    /// Bytes the blocks cost (Redis's repl_buffer_mem).
+    memory: usize,
 }
 
 impl Backlog {
-    /// An empty backlog of `size` bytes (at least 1) whose stream so far ends at `offset`.
+    /// An empty buffer keeping `size` bytes of history (at least 1), whose stream so far
+    /// ends at `offset`.
     pub fn new(size: usize, offset: u64) -> Backlog {
         Backlog {
-            ring: vec![0; size.max(1)],
-            idx: 0,
+            blocks: VecDeque::new(),
+            size: size.max(1),
             histlen: 0,
             offset,
+            memory: 0,
         }
     }
 
-    /// Capacity in bytes (repl_backlog_size).
+    /// repl-backlog-size (repl_backlog_size).
     pub fn size(&self) -> usize {
-        self.ring.len()
+        self.size
     }
 
-    /// Bytes of history held (repl_backlog_histlen).
+    /// Bytes of history held (repl_backlog_histlen); more than the size while a replica
+    /// holds older blocks.
     pub fn histlen(&self) -> usize {
         self.histlen
     }
@@ -51,57 +104,110 @@ impl Backlog {
         self.offset + 1 - self.histlen as u64
     }
 
-    /// Appends stream bytes, dropping the oldest ones past the capacity.
-    pub fn feed(&mut self, mut data: &[u8]) {
-        self.offset += data.len() as u64;
-        let size = self.ring.len();
-        if data.len() > size {
-            data = &data[data.len() - size..];
-        }
+    /// What the blocks cost in bytes (mem_total_replication_buffers).
+    pub fn memory(&self) -> usize {
+        self.memory
+    }
+
+    /// Whether a replica may continue from offset `from`: the buffer holds every byte
+    /// from it on (`from == offset() + 1`, nothing to send, is valid).
+    pub fn covers(&self, from: u64) -> bool {
+        from >= self.first_offset() && from <= self.offset + 1
+    }
+
+    /// Appends stream bytes; true when a new block was made (the moment Redis checks the
+    /// replicas' output limits and trims).
+    pub fn feed(&mut self, mut data: &[u8]) -> bool {
+        let mut added = false;
         while !data.is_empty() {
-            let n = (size - self.idx).min(data.len());
-            self.ring[self.idx..self.idx + n].copy_from_slice(&data[..n]);
-            self.idx = (self.idx + n) % size;
-            self.histlen = (self.histlen + n).min(size);
+            let n = match self.blocks.back_mut().filter(|b| b.room() > 0) {
+                Some(tail) => {
+                    let n = tail.room().min(data.len());
+                    tail.data.extend_from_slice(&data[..n]);
+                    n
+                }
+                None => {
+                    let largest = (self.size / 16).max(MIN_BLOCK);
+                    let capacity = data.len().clamp(MIN_BLOCK, largest);
+                    let mut bytes = Vec::with_capacity(capacity);
+                    let n = capacity.min(data.len());
+                    bytes.extend_from_slice(&data[..n]);
+                    self.memory += bytes.capacity() + BLOCK_OVERHEAD;
+                    self.blocks.push_back(Block {
+                        start: self.offset + 1,
+                        data: bytes,
+                    });
+                    added = true;
+                    n
+                }
+            };
+            self.offset += n as u64;
+            self.histlen += n;
             data = &data[n..];
         }
+        added
     }
 
-    /// The bytes from offset `from` to the end, if the backlog holds them all
-    /// (`from == offset() + 1` gives nothing, and is valid).
-    pub fn since(&self, from: u64) -> Option<Vec<u8>> {
-        if from < self.first_offset() || from > self.offset + 1 {
+    /// Index of the block a replica at position `pos` refers to: the one holding `pos`, or
+    /// the tail when it has everything. None when `pos` is not in the buffer (or it holds
+    /// no block).
+    fn block_of(&self, pos: u64) -> Option<usize> {
+        if !self.covers(pos) || self.blocks.is_empty() {
             return None;
         }
-        let len = (self.offset + 1 - from) as usize;
-        let size = self.ring.len();
-        let start = (self.idx + size - len % size) % size;
-        let mut out = Vec::with_capacity(len);
-        if len == 0 {
-            return Some(out);
-        }
-        if start + len <= size {
-            out.extend_from_slice(&self.ring[start..start + len]);
-        } else {
-            out.extend_from_slice(&self.ring[start..]);
-            out.extend_from_slice(&self.ring[..len - (size - start)]);
-        }
-        Some(out)
+        let i = self.blocks.partition_point(|b| b.end() <= pos);
+        Some(i.min(self.blocks.len() - 1))
     }
 
-    /// Changes the capacity, keeping the newest history that fits.
-    pub fn resize(&mut self, size: usize) {
-        let size = size.max(1);
-        if size == self.ring.len() {
-            return;
+    /// The bytes a replica at position `pos` gets next: the rest of its block (empty when
+    /// it has everything, or `pos` is not in the buffer).
+    pub fn pending_from(&self, pos: u64) -> &[u8] {
+        match self.block_of(pos) {
+            Some(i) => {
+                let b = &self.blocks[i];
+                &b.data[(pos - b.start) as usize..]
+            }
+            None => &[],
         }
-        let keep = self.histlen.min(size);
-        let tail = self
-            .since(self.offset + 1 - keep as u64)
-            .expect("held history");
-        let offset = self.offset;
-        *self = Backlog::new(size, offset - keep as u64);
-        self.feed(&tail);
+    }
+
+    /// Whether bytes wait for a replica at position `pos`.
+    pub fn has_pending(&self, pos: u64) -> bool {
+        self.covers(pos) && pos <= self.offset
+    }
+
+    /// A replica's output memory as Redis counts it: from the start of the block it
+    /// refers to, every block's capacity and overhead to the tail's.
+    pub fn usage_from(&self, pos: u64) -> usize {
+        let Some(i) = self.block_of(pos) else {
+            return 0;
+        };
+        self.blocks
+            .range(i..)
+            .map(|b| b.data.capacity() + BLOCK_OVERHEAD)
+            .sum()
+    }
+
+    /// Drops head blocks while the history without them is still longer than the size,
+    /// none is the tail, and no replica refers to them: `oldest` is the smallest position
+    /// of the replicas (None: no replica reads the buffer).
+    pub fn trim(&mut self, oldest: Option<u64>) {
+        while self.blocks.len() > 1 {
+            let head = &self.blocks[0];
+            let len = head.data.len();
+            if self.histlen - len <= self.size || oldest.is_some_and(|p| p < head.end()) {
+                break;
+            }
+            self.memory -= head.data.capacity() + BLOCK_OVERHEAD;
+            self.histlen -= len;
+            self.blocks.pop_front();
+        }
+    }
+
+    /// Changes repl-backlog-size; a smaller one trims at once what no replica holds.
+    pub fn resize(&mut self, size: usize, oldest: Option<u64>) {
+        self.size = size.max(1);
+        self.trim(oldest);
     }
 }
 
@@ -110,55 +216,101 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// What a replica at `pos` reads until it has everything.
+    fn read_all(b: &Backlog, mut pos: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        while b.has_pending(pos) {
+            let chunk = b.pending_from(pos);
+            assert!(!chunk.is_empty());
+            out.extend_from_slice(chunk);
+            pos += chunk.len() as u64;
+        }
+        out
+    }
+
     #[test]
     fn offsets_as_redis_reports_them() {
         let mut b = Backlog::new(8, 0);
         assert_eq!((b.first_offset(), b.histlen(), b.offset()), (1, 0, 0));
-        assert_eq!(b.since(1), Some(vec![]));
-        assert_eq!(b.since(2), None);
-        b.feed(b"abcde");
-        assert_eq!((b.first_offset(), b.histlen(), b.offset()), (1, 5, 5));
-        assert_eq!(b.since(3).unwrap(), b"cde");
-        b.feed(b"fghij");
-        assert_eq!((b.first_offset(), b.histlen(), b.offset()), (3, 8, 10));
-        assert_eq!(b.since(3).unwrap(), b"cdefghij");
-        assert_eq!(b.since(2), None);
-        assert_eq!(b.since(11).unwrap(), b"");
-        b.resize(4);
-        assert_eq!(b.since(7).unwrap(), b"ghij");
-        assert_eq!(b.first_offset(), 7);
+        assert!(b.covers(1) && !b.covers(2));
+        assert_eq!((b.memory(), b.usage_from(1)), (0, 0));
+        assert!(b.feed(b"abcde"), "the first block");
+        assert!(!b.feed(b"fghij"), "room in it");
+        assert_eq!((b.first_offset(), b.histlen(), b.offset()), (1, 10, 10));
+        assert_eq!(read_all(&b, 3), b"cdefghij");
+        assert_eq!(b.memory(), MIN_BLOCK + BLOCK_OVERHEAD);
+        assert_eq!(
+            b.usage_from(11),
+            b.memory(),
+            "an idle replica refers to the tail"
+        );
+    }
+
+    #[test]
+    fn a_replica_holds_blocks_past_the_size() {
+        let mut b = Backlog::new(MIN_BLOCK, 0);
+        let chunk = vec![b'x'; MIN_BLOCK];
+        for _ in 0..4 {
+            b.feed(&chunk);
+            b.trim(Some(1));
+        }
+        assert_eq!(
+            b.histlen(),
+            4 * MIN_BLOCK,
+            "the replica at 1 holds everything"
+        );
+        assert_eq!(b.usage_from(1), 4 * (MIN_BLOCK + BLOCK_OVERHEAD));
+        assert_eq!(
+            b.usage_from(3 * MIN_BLOCK as u64 + 1),
+            MIN_BLOCK + BLOCK_OVERHEAD
+        );
+        b.trim(Some(2 * MIN_BLOCK as u64 + 1));
+        assert_eq!(b.histlen(), 2 * MIN_BLOCK, "two blocks the replica passed");
+        b.trim(None);
+        assert_eq!(b.histlen(), 2 * MIN_BLOCK, "never under the size");
+        assert_eq!(b.first_offset(), 2 * MIN_BLOCK as u64 + 1);
+        b.resize(1, None);
+        assert_eq!(b.histlen(), MIN_BLOCK, "the tail stays");
+        assert_eq!(b.memory(), MIN_BLOCK + BLOCK_OVERHEAD);
+    }
+
+    #[test]
+    fn blocks_are_sized_by_the_backlog_size() {
+        let mut b = Backlog::new(1 << 20, 0);
+        b.feed(&vec![0; 200 * 1024]);
+        // 64 KiB blocks (1 MiB / 16).
+        assert_eq!(b.memory(), 4 * BLOCK_OVERHEAD + 4 * 64 * 1024);
     }
 
     proptest! {
-        /// The backlog always answers what the last `size` bytes of the whole stream are.
+        /// The buffer always answers the stream's bytes from any offset it covers, holds
+        /// at least the last `size` bytes, and everything from the oldest replica on.
         #[test]
         fn holds_the_streams_last_bytes(
-            size in 1usize..64,
+            size in 1usize..40_000,
             start in 0u64..1000,
-            feeds in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..100), 0..20),
-            resize_to in proptest::option::of(1usize..64),
+            feeds in proptest::collection::vec(0usize..30_000, 0..20),
+            reader in proptest::option::of(0usize..100_000),
         ) {
             let mut b = Backlog::new(size, start);
             let mut all: Vec<u8> = Vec::new();
-            let mut cap = size;
-            for (i, f) in feeds.iter().enumerate() {
-                b.feed(f);
-                all.extend_from_slice(f);
-                if i == feeds.len() / 2 {
-                    if let Some(n) = resize_to {
-                        b.resize(n);
-                        cap = n;
-                    }
-                }
+            for (i, n) in feeds.iter().enumerate() {
+                let bytes: Vec<u8> = (0..*n).map(|j| (i * 7 + j) as u8).collect();
+                b.feed(&bytes);
+                all.extend_from_slice(&bytes);
                 let end = start + all.len() as u64;
+                let oldest = reader.map(|r| start + 1 + (r as u64).min(all.len() as u64));
+                b.trim(oldest);
                 prop_assert_eq!(b.offset(), end);
-                prop_assert!(b.histlen() <= cap);
-                for from in b.first_offset()..=end + 1 {
-                    let expect = &all[(from - start - 1) as usize..];
-                    prop_assert_eq!(b.since(from).unwrap(), expect);
+                prop_assert!(b.histlen() >= size.min(all.len()));
+                if let Some(p) = oldest {
+                    prop_assert!(b.covers(p));
                 }
-                prop_assert!(b.since(b.first_offset().saturating_sub(1)).is_none() || b.first_offset() == 0);
-                prop_assert!(b.since(end + 2).is_none());
+                for from in [b.first_offset(), (b.first_offset() + end).div_ceil(2), end + 1] {
+                    let expect = &all[(from - start - 1) as usize..];
+                    prop_assert_eq!(read_all(&b, from), expect);
+                }
+                prop_assert!(!b.covers(end + 2));
             }
         }
     }

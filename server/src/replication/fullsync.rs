@@ -79,6 +79,7 @@ fn start_sync(server: &mut Server, registry: &mio::Registry, diskless: bool, fil
         match server.snapshots().bgsave() {
             Ok(()) => {
                 server.replication.master.disk_job = server.rdb.child.as_ref().map(|c| c.pid);
+                server.replication.master.disk_offset = offset;
                 true
             }
             Err(_) => false,
@@ -106,7 +107,7 @@ fn start_sync(server: &mut Server, registry: &mio::Registry, diskless: bool, fil
         r.state = State::WaitBgsaveEnd;
         r.diskless = diskless;
         r.acked = false;
-        r.held.clear();
+        r.pos = (!r.conf.rdb_only).then_some(offset + 1);
         r.watch_output(0);
         if !r.pre_psync {
             push(clients, r.id, hard, fullresync.as_bytes());
@@ -119,6 +120,40 @@ fn start_sync(server: &mut Server, registry: &mio::Registry, diskless: bool, fil
         warning!("BGSAVE for replication failed");
         m.replicas.retain(|r| !ids.contains(&r.id));
     }
+}
+
+/// A replica asking for a full sync while a BGSAVE for replicas runs to the snapshot file
+/// joins it when the first replica waiting for it keeps the stream and asked for no more
+/// than this one (Redis's syncCommand, a disk BGSAVE in progress): the same snapshot and
+/// offset, the stream from the same position. Returns the reply (+FULLRESYNC then, nothing
+/// when it waits for the next sync).
+pub(super) fn join_disk_sync(server: &Server, replica: &mut Replica) -> Vec<u8> {
+    let m = &server.replication.master;
+    if m.disk_job.is_none() {
+        return Vec::new();
+    }
+    let other = m.replicas.iter().find(|o| {
+        o.state == State::WaitBgsaveEnd
+            && !o.diskless
+            && (!o.conf.rdb_only || replica.conf.rdb_only)
+    });
+    let Some(other) = other else {
+        return Vec::new();
+    };
+    let (mine, theirs) = (&replica.conf, &other.conf);
+    let capable = (mine.capa_eof || !theirs.capa_eof) && (mine.capa_psync2 || !theirs.capa_psync2);
+    if !capable || mine.filter != theirs.filter {
+        notice!("Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
+        return Vec::new();
+    }
+    let offset = m.disk_offset;
+    replica.state = State::WaitBgsaveEnd;
+    replica.pos = (!mine.rdb_only).then_some(offset + 1);
+    notice!("Waiting for end of BGSAVE for SYNC");
+    if replica.pre_psync {
+        return Vec::new();
+    }
+    format!("+FULLRESYNC {} {offset}\r\n", server.replication.replid).into_bytes()
 }
 
 /// Forks the diskless sync's child, which writes the snapshot (with the parts `filter`
@@ -246,6 +281,8 @@ pub fn finish_sockets(server: &mut Server, ok: bool) {
         r.state = State::Online;
         r.wait_ack = !r.acked;
         r.ack_time = Instant::now();
+        // The stream kept for it goes out at once when it acknowledged already.
+        clients.wake(r.id);
         notice!("Synchronization with replica {} succeeded", r.name());
     }
     if !ok {

@@ -14,16 +14,17 @@
 //!   disk:     BGSAVE (the snapshot file); +FULLRESYNC <id> O pushed   -> WaitBgsaveEnd
 //!   diskless: +FULLRESYNC <id> O and $EOF:<mark> pushed; the child writes
 //!             the RDB and <mark> into a pipe the loop relays to them  -> WaitBgsaveEnd
-//!   (from O on, the stream is held in the replica's `held` buffer)
+//!   (from O + 1 on, the shared buffer keeps the stream for it: its position)
 //! disk: BGSAVE done      -> $<size>, then the file by chunks          -> SendBulk
-//!        file sent       -> the held stream, then the live stream     -> Online
+//!        file sent       -> the stream from its position              -> Online
 //! diskless: pipe read to its end, child done
-//!                        -> Online, the held stream waits for the replica's first
+//!                        -> Online, the stream waits for the replica's first
 //!                           REPLCONF ACK (it reads the RDB up to the mark, not further)
 //! ```
 //!
 //! A partial resync (PSYNC <id> <offset> that the backlog can serve) answers `+CONTINUE`
-//! and the backlog from that offset at once: the replica is online.
+//! and the replica is online at that offset: its connection writes the stream from the
+//! shared buffer from there ([`super::replica_out`]).
 
 use super::fullsync;
 use crate::clients::{Client, ReplRole};
@@ -142,8 +143,10 @@ pub struct Replica {
     pub(super) wait_ack: bool,
     /// An ACK came since its full sync started.
     pub(super) acked: bool,
-    /// The stream kept for it until it can be sent.
-    pub(super) held: Vec<u8>,
+    /// Its place in the shared replication buffer: the offset of the next stream byte it
+    /// gets, from its sync's snapshot (or partial resync) on; None before (and for a
+    /// replica that wants only the snapshot).
+    pub(super) pos: Option<u64>,
     /// Dropped (its connection closes): nothing more is kept for it.
     pub(super) dropped: bool,
     /// Output waiting for it when a diskless sync's relay last looked.
@@ -198,6 +201,9 @@ pub struct MasterSide {
     pub(super) child_exit: Option<crate::rdb::fork::Exit>,
     /// The BGSAVE a disk-based sync waits for (its pid).
     pub(super) disk_job: Option<libc::pid_t>,
+    /// The stream's offset when that BGSAVE forked (the +FULLRESYNC offset of the replicas
+    /// it serves).
+    pub(super) disk_offset: u64,
     /// Since when replicas wait for a sync to start (the diskless delay counts from it).
     pub(super) waiting_since: Option<Instant>,
     /// When the last PING went to the replicas.
@@ -342,7 +348,7 @@ pub fn sync(
         diskless: false,
         wait_ack: false,
         acked: false,
-        held: Vec::new(),
+        pos: None,
         dropped: false,
         relay_pending: 0,
         relay_progress: Instant::now(),
@@ -360,9 +366,10 @@ pub fn sync(
             );
             return Err(crate::errors::NOT_AN_INTEGER.into());
         };
-        if let Some(reply) = try_partial(server, &replica, replid, offset) {
+        if let Some((reply, from)) = try_partial(server, &replica, replid, offset) {
             server.replication.sync_partial_ok += 1;
             replica.state = State::Online;
+            replica.pos = Some(from);
             client.repl_role = ReplRole::Replica;
             server.replication.master.replicas.push(replica);
             return Ok(reply);
@@ -376,14 +383,23 @@ pub fn sync(
     if server.replication.backlog.is_none() {
         super::create_backlog(server);
     }
+    let reply = fullsync::join_disk_sync(server, &mut replica);
     let m = &mut server.replication.master;
-    m.waiting_since.get_or_insert_with(Instant::now);
+    if replica.state == State::WaitBgsaveStart {
+        m.waiting_since.get_or_insert_with(Instant::now);
+    }
     m.replicas.push(replica);
-    Ok(Vec::new())
+    Ok(reply)
 }
 
-/// The +CONTINUE reply and the backlog from `offset`, when the backlog can serve it.
-fn try_partial(server: &Server, replica: &Replica, replid: &[u8], offset: i64) -> Option<Vec<u8>> {
+/// The +CONTINUE reply and the position to stream from, when the backlog holds the
+/// stream from `offset` on.
+fn try_partial(
+    server: &Server,
+    replica: &Replica,
+    replid: &[u8],
+    offset: i64,
+) -> Option<(Vec<u8>, u64)> {
     let r = &server.replication;
     let id = String::from_utf8_lossy(replid);
     let same = id.eq_ignore_ascii_case(&r.replid)
@@ -405,14 +421,14 @@ fn try_partial(server: &Server, replica: &Replica, replid: &[u8], offset: i64) -
         return None;
     }
     let backlog = r.backlog.as_ref()?;
-    let Some(data) = u64::try_from(offset).ok().and_then(|o| backlog.since(o)) else {
+    let Some(from) = u64::try_from(offset).ok().filter(|&o| backlog.covers(o)) else {
         notice!(
             "Unable to partial resync with replica {} for lack of backlog (Replica request was: {offset}).",
             replica.name()
         );
         return None;
     };
-    let mut reply = if replica.conf.capa_psync2 {
+    let reply = if replica.conf.capa_psync2 {
         format!("+CONTINUE {}\r\n", r.replid).into_bytes()
     } else {
         b"+CONTINUE\r\n".to_vec()
@@ -420,47 +436,9 @@ fn try_partial(server: &Server, replica: &Replica, replid: &[u8], offset: i64) -
     notice!(
         "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from offset {offset}.",
         replica.name(),
-        data.len()
+        backlog.offset() + 1 - from
     );
-    reply.extend_from_slice(&data);
-    Some(reply)
-}
-
-/// Sends (or holds) stream bytes for every replica past its snapshot's offset.
-pub fn feed_replicas(server: &mut Server, bytes: &[u8]) {
-    let hard = server.config.replica_output_limit.hard;
-    let Server {
-        replication,
-        clients,
-        ..
-    } = server;
-    for r in replication
-        .master
-        .replicas
-        .iter_mut()
-        .filter(|r| !r.dropped)
-    {
-        match r.state {
-            State::WaitBgsaveStart => {}
-            State::WaitBgsaveEnd | State::SendBulk => r.held.extend_from_slice(bytes),
-            State::Online => {
-                if r.wait_ack || !r.held.is_empty() || !push(clients, r.id, hard, bytes) {
-                    r.held.extend_from_slice(bytes);
-                }
-            }
-        }
-        // What is held for a replica counts against its output limit, as in Redis.
-        if hard > 0 && r.held.len() as u64 > hard {
-            warning!(
-                "Client id={} addr={} closed for overcoming of output buffer limits.",
-                r.id,
-                r.ip
-            );
-            r.dropped = true;
-            r.held = Vec::new();
-            clients.kill(|c| c.id == r.id);
-        }
-    }
+    Some((reply, from))
 }
 
 /// Writes raw bytes for client `id`; false when it is not reachable now.
@@ -474,7 +452,7 @@ pub(super) fn push(
 }
 
 /// Per-iteration work: notice a disk sync's end, start a sync, relay a diskless one's
-/// payload and notice its end, send files, release held streams, GETACK for WAIT, answer
+/// payload and notice its end, send files, GETACK for WAIT, answer
 /// the clients in WAIT.
 pub fn tick(server: &mut Server, registry: &mio::Registry) {
     // A BGSAVE that ended is sent to its replicas before another may start: the next one
@@ -489,7 +467,6 @@ pub fn tick(server: &mut Server, registry: &mio::Registry) {
     super::rdb_pipe::relay(server, registry);
     fullsync::reap_sockets_child(server, registry);
     fullsync::pump_files(server);
-    release_held(server);
     if std::mem::take(&mut server.replication.master.ask_acks) {
         send_getack(server);
     }
@@ -506,26 +483,6 @@ pub fn send_getack(server: &mut Server) {
         server,
         b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n",
     );
-}
-
-/// Sends the stream held for online replicas (after their sync, or when they were busy).
-fn release_held(server: &mut Server) {
-    let hard = server.config.replica_output_limit.hard;
-    let Server {
-        replication,
-        clients,
-        ..
-    } = server;
-    for r in replication
-        .master
-        .replicas
-        .iter_mut()
-        .filter(|r| r.state == State::Online && !r.wait_ack && !r.held.is_empty())
-    {
-        if push(clients, r.id, hard, &r.held) {
-            r.held = Vec::new();
-        }
-    }
 }
 
 /// Periodic work: PING every repl-ping-replica-period, a newline each second to replicas
@@ -591,7 +548,8 @@ pub fn cron(server: &mut Server) {
     }
 }
 
-/// A client's connection closed. A BGSAVE made for replicas is killed when the replica
+/// A client's connection closed: a replica leaves the list (and the shared buffer what
+/// only it held). A BGSAVE made for replicas is killed when the replica
 /// was the last one waiting for it and no save point asks for snapshots (Redis's
 /// freeClient: the child's work is of no use, and a new sync can start sooner).
 pub fn client_gone(server: &mut Server, id: u64) {
@@ -602,6 +560,9 @@ pub fn client_gone(server: &mut Server, id: u64) {
     };
     let r = m.replicas.remove(i);
     notice!("Connection with replica {} lost.", r.name());
+    // The blocks only it still referred to go.
+    super::replica_out::trim(server);
+    let m = &mut server.replication.master;
     let waited_disk = r.state == State::WaitBgsaveEnd && !r.diskless;
     let others = m
         .replicas
@@ -743,7 +704,7 @@ mod tests {
             diskless: false,
             wait_ack: false,
             acked: false,
-            held: Vec::new(),
+            pos: None,
             dropped: false,
             relay_pending: 0,
             relay_progress: Instant::now(),
@@ -782,12 +743,9 @@ mod tests {
         let id = server.replication.replid.clone();
         let r = replica(true);
         let cont = |s: &Server, id: &str, off: i64| try_partial(s, &r, id.as_bytes(), off);
-        let reply = cont(&server, &id, 4).expect("in the backlog");
-        assert_eq!(reply, format!("+CONTINUE {id}\r\n3456789").into_bytes());
-        assert_eq!(
-            cont(&server, &id, 11).unwrap(),
-            format!("+CONTINUE {id}\r\n").into_bytes()
-        );
+        let continued = format!("+CONTINUE {id}\r\n").into_bytes();
+        assert_eq!(cont(&server, &id, 4), Some((continued.clone(), 4)));
+        assert_eq!(cont(&server, &id, 11), Some((continued, 11)));
         assert!(cont(&server, &id, 12).is_none(), "past the end");
         assert!(cont(&server, &id, 0).is_none(), "before the start");
         assert!(cont(&server, "?", -1).is_none());
@@ -804,6 +762,6 @@ mod tests {
         let new = server.replication.replid.clone();
         assert!(cont(&server, &new, 12).is_some());
         let old_style = try_partial(&server, &replica(false), new.as_bytes(), 14).unwrap();
-        assert_eq!(old_style, b"+CONTINUE\r\n");
+        assert_eq!(old_style, (b"+CONTINUE\r\n".to_vec(), 14));
     }
 }

@@ -6,35 +6,36 @@ use crate::server::Server;
 /// The replication's memory figures, in bytes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Figures {
-    /// The backlog's ring (mem_replication_backlog).
+    /// The backlog's share of the shared replication buffer (mem_replication_backlog).
     pub backlog: u64,
-    /// The replicas' buffers: output waiting for their sockets and the stream held for
-    /// them during their sync (mem_clients_slaves).
+    /// The replicas' share: what the buffer holds past repl-backlog-size while replicas
+    /// are attached (mem_clients_slaves).
     pub replicas: u64,
 }
 
 impl Figures {
-    /// mem_total_replication_buffers: the backlog and the replicas' buffers.
+    /// mem_total_replication_buffers: the whole shared buffer, counted once.
     pub fn total(&self) -> u64 {
         self.backlog + self.replicas
     }
 }
 
-/// The figures now.
+/// The figures now, split as Redis splits them: the buffer is the backlog's up to
+/// repl-backlog-size, the rest the replicas' when there are any.
 pub fn figures(server: &Server) -> Figures {
     let r = &server.replication;
-    let replicas = r
-        .master
-        .replicas
-        .iter()
-        .map(|rep| {
-            let pending = server.clients.pending_output(rep.id).unwrap_or(0);
-            (pending + rep.held.len()) as u64
-        })
-        .sum();
-    Figures {
-        backlog: r.backlog.as_ref().map_or(0, |b| b.size() as u64),
-        replicas,
+    let total = r.backlog.as_ref().map_or(0, |b| b.memory() as u64);
+    let size = server.config.repl.backlog_size;
+    if !r.master.replicas.is_empty() && total > size {
+        Figures {
+            backlog: size,
+            replicas: total - size,
+        }
+    } else {
+        Figures {
+            backlog: total,
+            replicas: 0,
+        }
     }
 }
 
@@ -44,11 +45,20 @@ mod tests {
     use crate::config::Config;
 
     #[test]
-    fn the_backlog_counts_once_created() {
+    fn the_buffer_is_the_backlogs_up_to_its_size() {
         let mut server = Server::new(Config::default());
+        server.config.repl.backlog_size = 16 * 1024;
         assert_eq!(figures(&server), Figures::default());
         super::super::create_backlog(&mut server);
+        assert_eq!(figures(&server), Figures::default(), "no block yet");
+        super::super::feed(&mut server, &[b'x'; 40_000]);
+        let held = server.replication.backlog.as_ref().unwrap().memory() as u64;
+        assert!(held > 40_000);
         let f = figures(&server);
-        assert_eq!((f.backlog, f.replicas, f.total()), (1 << 20, 0, 1 << 20));
+        assert_eq!(
+            (f.backlog, f.replicas, f.total()),
+            (held, 0, held),
+            "no replica"
+        );
     }
 }

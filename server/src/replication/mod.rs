@@ -1,7 +1,10 @@
 //! Replication, speaking Redis's protocol both ways.
 //!
 //! - [`config`]: the directives (repl-backlog-size, repl-diskless-sync, min-replicas-*, ...).
-//! - [`backlog`]: the ring of the stream's last bytes that partial resyncs continue from.
+//! - [`backlog`]: the shared replication buffer: the stream's recent bytes in blocks, held
+//!   once for the backlog that partial resyncs continue from and for every replica.
+//! - [`replica_out`]: each replica's place in that buffer, its output written from it, its
+//!   output limit on its share, the trimming of what no replica needs.
 //! - [`backlog_ttl`]: repl-backlog-ttl, the backlog of a master left without replicas freed.
 //! - [`master`]: Goblin as a master: the replicas (REPLCONF, SYNC / PSYNC), the full sync
 //!   (an RDB by fork, to disk or straight to the sockets), the stream, acknowledgements,
@@ -24,15 +27,15 @@
 //! # The stream and its offsets
 //!
 //! On a master, the commands' propagation stream ([`crate::propagate`]) is drained once per
-//! event-loop iteration (with the AOF's share) into [`feed`]: into the backlog, whose
-//! offset is master_repl_offset, and to every replica, each holding it in its own buffer
-//! until its full sync is done. On a replica, the stream is the master's bytes, fed as they
+//! event-loop iteration (with the AOF's share) into [`feed`]: into the shared replication
+//! buffer, whose offset is master_repl_offset, from which every replica's connection writes
+//! from its own position once its full sync is done. On a replica, the stream is the master's bytes, fed as they
 //! are applied (so sub-replicas see the same ids and offsets, as in Redis's PSYNC2); the
 //! replica's own propagation feeds only its AOF.
 //!
 //! ```text
 //! master: commands -> propagate -> drain -> aof::append
-//!                                        -> feed -> backlog, replicas (push_to / held)
+//!                                        -> feed -> backlog (shared blocks) <- replicas' positions
 //! replica: master link -> apply (commands, as the master client) -> feed (same bytes)
 //! ```
 
@@ -47,6 +50,7 @@ pub mod payload;
 pub mod persist;
 pub mod rdb_pipe;
 pub mod replica;
+pub mod replica_out;
 pub mod socket_load;
 
 use crate::server::Server;
@@ -205,8 +209,9 @@ pub fn feed(server: &mut Server, bytes: &[u8]) {
         server.replication.offset_without_backlog += bytes.len() as u64;
         return;
     };
-    backlog.feed(bytes);
-    master::feed_replicas(server, bytes);
+    let old_end = backlog.offset();
+    let new_block = backlog.feed(bytes);
+    replica_out::fed(server, old_end, new_block);
 }
 
 /// Work of every event-loop iteration: the full syncs, the bulk transfers, the link to the
@@ -251,12 +256,9 @@ pub fn cron(server: &mut Server, registry: &mio::Registry) {
 
 /// Gives the backlog the size repl-backlog-size says: CONFIG SET, the only way the size
 /// changes once a backlog exists, applies it at once (Redis's resizeReplicationBacklog: a
-/// smaller one keeps only the newest history).
+/// smaller one keeps only the newest history that no replica holds more of).
 pub fn resize_backlog(server: &mut Server) {
-    let size = server.config.repl.backlog_size as usize;
-    if let Some(b) = server.replication.backlog.as_mut() {
-        b.resize(size);
-    }
+    replica_out::resize(server);
 }
 
 /// A client's connection closed: a replica leaves the list.
