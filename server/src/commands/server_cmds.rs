@@ -126,7 +126,12 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let maxmemory = ctx.server.config.memory.maxmemory;
     if maxmemory != 0 && maxmemory != old.memory.maxmemory {
-        let used = ctx.server.memory.gauge.read(&ctx.server.keyspace);
+        let used = ctx
+            .server
+            .memory
+            .gauge
+            .read(&ctx.server.keyspace)
+            .saturating_sub(crate::memory::not_counted_for_evict(ctx.server));
         if maxmemory < used {
             crate::warning!("WARNING: the new maxmemory value set via CONFIG SET ({maxmemory}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.");
         }

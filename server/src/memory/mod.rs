@@ -75,6 +75,13 @@ pub fn cron(server: &Server) {
     }
 }
 
+/// Memory the eviction leaves out of the figure (INFO mem_not_counted_for_evict): the
+/// replicas' share of the replication buffer and the AOF buffer, which the DELs of an
+/// eviction would make grow.
+pub fn not_counted_for_evict(server: &Server) -> u64 {
+    crate::replication::memory::not_counted_for_evict(server) + server.aof.buffer_memory() as u64
+}
+
 /// One step of the eviction that goes on between rounds of events, if one is running:
 /// the keys it evicts are propagated and notified at once, as Redis's eviction time event
 /// evicts without waiting for a command (a lowered maxmemory evicts right away).
@@ -99,7 +106,12 @@ pub fn perform_evictions(server: &mut Server) -> bool {
     {
         return true;
     }
-    let config = server.config.memory;
+    // The figure is held to maxmemory less what eviction does not count (Redis's
+    // freeMemoryGetNotCountedMemory): the limit is raised by it instead.
+    let mut config = server.config.memory;
+    config.maxmemory = config
+        .maxmemory
+        .saturating_add(not_counted_for_evict(server));
     let MemoryState {
         gauge,
         evictor,

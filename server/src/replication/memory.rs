@@ -1,6 +1,7 @@
 //! What replication holds in memory, for INFO memory's mem_replication_backlog,
 //! mem_total_replication_buffers and mem_clients_slaves.
 
+use super::backlog::{BLOCK_OVERHEAD, MIN_BLOCK};
 use crate::server::Server;
 
 /// The replication's memory figures, in bytes.
@@ -39,6 +40,22 @@ pub fn figures(server: &Server) -> Figures {
     }
 }
 
+/// The replicas' share of the buffer that eviction leaves out of the memory figure (part
+/// of mem_not_counted_for_evict): what passes repl-backlog-size and an estimate of its
+/// blocks' overhead, as Redis's freeMemoryGetNotCountedMemory (evicting for it would feed
+/// it the DELs it propagates). Counted with or without replicas: a buffer a slow replica
+/// grew is trimmed over time, not at once.
+pub fn not_counted_for_evict(server: &Server) -> u64 {
+    let total = server
+        .replication
+        .backlog
+        .as_ref()
+        .map_or(0, |b| b.memory() as u64);
+    let size = server.config.repl.backlog_size;
+    let blocks = size / MIN_BLOCK as u64 + 1;
+    total.saturating_sub(size + blocks * BLOCK_OVERHEAD as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +77,7 @@ mod tests {
             (held, 0, held),
             "no replica"
         );
+        let estimate = 16 * 1024 + 2 * BLOCK_OVERHEAD as u64;
+        assert_eq!(not_counted_for_evict(&server), held - estimate);
     }
 }
