@@ -51,7 +51,7 @@ def start(binary: str, workdir: str, *args: str) -> tuple[subprocess.Popen, redi
     port = free_port()
     p = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", workdir,
                           "--save", "", "--appendonly", "no", "--repl-diskless-sync", "no",
-                          "--repl-diskless-sync-delay", "0", *args],
+                          "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes", *args],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     c = redis.Redis(port=port)
     deadline = time.monotonic() + 30
