@@ -7,6 +7,7 @@
   lifts (slave_read_repl_offset grows, slave_repl_offset stays).
 - A script without flags answers MASTERDOWN on a stale replica; ECHO runs there, SAVE,
   BGSAVE and BGREWRITEAOF do not (Redis's `stale` flags).
+- New users carry `sanitize-payload`, as 7.2's ACLCreateUser sets it (7.0 showed nothing).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 import redis
 
 from harness import free_port
-from test_hyperloglog import pair72  # noqa: F401 (the fixture: Redis 7.2.4 and Goblin)
+from test_hyperloglog import both72, pair72  # noqa: F401 (the fixtures: Redis 7.2.4 and Goblin)
 from test_persistence import procs  # noqa: F401 (the fixture)
 from test_replication import repl, start, wait_for, wait_synced
 
@@ -112,3 +113,18 @@ def test_script_without_flags_on_a_stale_replica(procs, tmp_path):
     assert outs[0] == outs[1]
     assert outs[1][0].startswith("Link with MASTER is down")
 
+
+def test_new_users_carry_sanitize_payload(both72):
+    """unit/acl's "Validate subset of channels is prefixed with resetchannels flag" and
+    "ACL SETUSER RESET reverting to default newly created user" (7.2.4)."""
+    both72.ok("ACL", "SETUSER", "hpuser", "on", "nopass", "resetchannels", "&foo", "+@all")
+    both72.ok("ACL", "SETUSER", "example")
+    both72("ACL", "LIST")
+    both72("ACL", "GETUSER", "example")
+    both72.ok("ACL", "SETUSER", "example", "reset")
+    both72("ACL", "LIST")
+    both72.ok("ACL", "SETUSER", "example", "skip-sanitize-payload")
+    both72("ACL", "GETUSER", "example")
+    both72("ACL", "GETUSER", "default")
+    for user in ("hpuser", "example"):
+        both72("ACL", "DELUSER", user)

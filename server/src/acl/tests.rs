@@ -27,9 +27,15 @@ fn run(acl: &Acl, name: &str, args: &[&str]) -> Result<(), Denial> {
 #[test]
 fn default_and_new_users_describe_as_redis() {
     let acl = Acl::default();
-    assert_eq!(describe(&acl, "default"), "on nopass ~* &* +@all");
+    assert_eq!(
+        describe(&acl, "default"),
+        "on nopass sanitize-payload ~* &* +@all"
+    );
     let acl = acl_with("u", &[]);
-    assert_eq!(describe(&acl, "u"), "off resetchannels -@all");
+    assert_eq!(
+        describe(&acl, "u"),
+        "off sanitize-payload resetchannels -@all"
+    );
     let acl = acl_with(
         "u",
         &[
@@ -39,7 +45,7 @@ fn default_and_new_users_describe_as_redis() {
     assert_eq!(
         describe(&acl, "u"),
         format!(
-            "on #{} ~a* %R~b* %W~c* resetchannels &ch -@all +get +@hash",
+            "on sanitize-payload #{} ~a* %R~b* %W~c* resetchannels &ch -@all +get +@hash",
             String::from_utf8(user::hash_password(b"p1")).unwrap()
         )
     );
@@ -48,17 +54,23 @@ fn default_and_new_users_describe_as_redis() {
 #[test]
 fn command_rules_keep_their_order_and_drop_what_they_override() {
     let acl = acl_with("u", &["+@all", "-get", "+config|get", "-config", "+get"]);
-    assert_eq!(describe(&acl, "u"), "off resetchannels +@all -config +get");
+    assert_eq!(
+        describe(&acl, "u"),
+        "off sanitize-payload resetchannels +@all -config +get"
+    );
     let acl = acl_with(
         "u",
         &["+config|get", "+config|set", "-config|get", "+select|0"],
     );
     assert_eq!(
         describe(&acl, "u"),
-        "off resetchannels -@all +config|set -config|get +select|0"
+        "off sanitize-payload resetchannels -@all +config|set -config|get +select|0"
     );
     let acl = acl_with("u", &["+@READ", "-@read", "nocommands", "+GET"]);
-    assert_eq!(describe(&acl, "u"), "off resetchannels -@all +get");
+    assert_eq!(
+        describe(&acl, "u"),
+        "off sanitize-payload resetchannels -@all +get"
+    );
 }
 
 #[test]
@@ -173,10 +185,13 @@ fn channels_and_selectors() {
     assert_eq!(run(&acl, "u", &["set", "sel1", "v"]), Err(Denial::Key(1)));
     assert_eq!(
         describe(&acl, "u"),
-        "off resetchannels &news.* +@all (~sel* resetchannels -@all +get)"
+        "off sanitize-payload resetchannels &news.* +@all (~sel* resetchannels -@all +get)"
     );
     let acl = acl_with("u", &["+@all", "(+get ~sel*)", "clearselectors"]);
-    assert_eq!(describe(&acl, "u"), "off resetchannels +@all");
+    assert_eq!(
+        describe(&acl, "u"),
+        "off sanitize-payload resetchannels +@all"
+    );
     let acl = acl_with("u", &["+@all", "~a", "(+get", "~sel*)", "reset"]);
     assert_eq!(
         describe(&acl, "u"),
@@ -192,7 +207,10 @@ fn default_password_mirrors_requirepass() {
     assert!(acl.auth_required());
     assert!(acl.default_user().password_ok(b"pw"));
     acl.set_default_password(None);
-    assert_eq!(describe(&acl, "default"), "on nopass ~* &* +@all");
+    assert_eq!(
+        describe(&acl, "default"),
+        "on nopass sanitize-payload ~* &* +@all"
+    );
 }
 
 #[test]
@@ -213,7 +231,7 @@ fn acl_file_round_trip_and_errors() {
     let rendered = file::render(users.values());
     assert_eq!(
         String::from_utf8(rendered.clone()).unwrap(),
-        "user a on #c3ab8ff13720e8ad9047dd39466b3c8974e592c2fa383d4a3960714caef0c4f2 ~k* resetchannels &c -@all +@read (~w* resetchannels -@all +set)\nuser default on nopass ~* &* +@all\n"
+        "user a on sanitize-payload #c3ab8ff13720e8ad9047dd39466b3c8974e592c2fa383d4a3960714caef0c4f2 ~k* resetchannels &c -@all +@read (~w* resetchannels -@all +set)\nuser default on nopass sanitize-payload ~* &* +@all\n"
     );
     assert_eq!(file::parse(&rendered, "users.acl", false).unwrap(), users);
     let err = file::parse(b"usr a\nuser b +nosuch foo\nuser b on\n", "f.acl", false).unwrap_err();

@@ -17,8 +17,9 @@ pub struct User {
     pub enabled: bool,
     /// `nopass`: any password is accepted.
     pub nopass: bool,
-    /// `sanitize-payload` (Some(true)) or `skip-sanitize-payload` (Some(false)), if given.
-    pub sanitize_payload: Option<bool>,
+    /// `sanitize-payload` (true, what a new user has, as Redis 7.2 creates it) or
+    /// `skip-sanitize-payload` (false).
+    pub sanitize_payload: bool,
     /// Password hashes (lowercase hex), in the order added.
     pub passwords: Vec<Vec<u8>>,
     /// The root selector first, then the `(...)` ones.
@@ -41,13 +42,14 @@ fn valid_hash(hash: &[u8]) -> bool {
 }
 
 impl User {
-    /// A new user as Redis creates one: off, no passwords, no permissions.
+    /// A new user as Redis 7.2 creates one: off, no passwords, no permissions, payloads
+    /// sanitized.
     pub fn new(name: &[u8], all_channels: bool) -> User {
         User {
             name: name.to_vec(),
             enabled: false,
             nopass: false,
-            sanitize_payload: None,
+            sanitize_payload: true,
             passwords: Vec::new(),
             selectors: vec![Selector::new(true, all_channels)],
         }
@@ -87,9 +89,9 @@ impl User {
         } else if is("off") {
             self.enabled = false;
         } else if is("skip-sanitize-payload") {
-            self.sanitize_payload = Some(false);
+            self.sanitize_payload = false;
         } else if is("sanitize-payload") {
-            self.sanitize_payload = Some(true);
+            self.sanitize_payload = true;
         } else if is("nopass") {
             self.nopass = true;
             self.passwords.clear();
@@ -156,11 +158,8 @@ impl User {
             (self.enabled, "on"),
             (!self.enabled, "off"),
             (self.nopass, "nopass"),
-            (
-                self.sanitize_payload == Some(false),
-                "skip-sanitize-payload",
-            ),
-            (self.sanitize_payload == Some(true), "sanitize-payload"),
+            (!self.sanitize_payload, "skip-sanitize-payload"),
+            (self.sanitize_payload, "sanitize-payload"),
         ];
         for (set, name) in flags {
             if set {
@@ -191,11 +190,8 @@ impl User {
             (self.enabled, "on"),
             (!self.enabled, "off"),
             (self.nopass, "nopass"),
-            (
-                self.sanitize_payload == Some(false),
-                "skip-sanitize-payload",
-            ),
-            (self.sanitize_payload == Some(true), "sanitize-payload"),
+            (!self.sanitize_payload, "skip-sanitize-payload"),
+            (self.sanitize_payload, "sanitize-payload"),
         ];
         flags.iter().filter(|(s, _)| *s).map(|(_, n)| *n).collect()
     }

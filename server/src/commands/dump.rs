@@ -86,8 +86,8 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let mut load = crate::rdb::load_options(&ctx.server.config, ctx.server.keyspace.clock_secs());
     let master = ctx.client.repl_role == crate::clients::ReplRole::Master;
-    let skip_user = (ctx.server.acl.user(&ctx.client.user.name))
-        .is_some_and(|u| u.sanitize_payload == Some(false));
+    let skip_user =
+        (ctx.server.acl.user(&ctx.client.user.name)).is_some_and(|u| !u.sanitize_payload);
     load.deep_sanitize = crate::rdb::deep_sanitize(
         &ctx.server.config.sanitize_dump_payload,
         Some((master, skip_user)),
