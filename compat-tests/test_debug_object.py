@@ -1,7 +1,8 @@
 """DEBUG OBJECT against Redis: the same fields in the same order, the same encoding, the
 error for a missing key, and the serializedlength, which is the length of what DUMP writes for
-the value (LZF-compressed strings included: Goblin's compressor is Redis's). A shared small
-integer's refcount (Redis's 2147483647) is not compared: Goblin shares no values."""
+the value (LZF-compressed strings included: Goblin's compressor is Redis's). The refcount
+(Redis's 2147483647 for a shared small integer) is compared in
+test_maxmemory.py::test_object_refcount_of_shared_integers."""
 
 import re
 
