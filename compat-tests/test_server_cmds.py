@@ -323,7 +323,8 @@ ADDED_IN_74 = {b"hexpire", b"hpexpire", b"hexpireat", b"hpexpireat", b"httl", b"
 # Commands of Redis 8 (pinned in their own tests: no Redis 8 is at hand); counted with 7.4's
 # wherever a comparison with Redis 7.0 must leave out what it lacks.
 ADDED_IN_8 = {b"hgetex", b"hsetex", b"hgetdel", b"digest", b"delex", b"msetex", b"sdiffcard", b"sunioncard",
-              b"lmovem", b"blmovem", b"increx"}
+              b"lmovem", b"blmovem", b"increx", b"hotkeys", b"hotkeys|start", b"hotkeys|stop",
+              b"hotkeys|get", b"hotkeys|reset", b"hotkeys|help"}
 ADDED_IN_74 |= ADDED_IN_8
 # WAITAOF (Redis 7.2; compared with Redis 7.2.4 in test_waitaof.py), counted with 7.4's for
 # the same reason.

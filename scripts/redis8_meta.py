@@ -79,7 +79,15 @@ def info_entry(c):
                 last += 1
     return arr(b(c["name"]), (":", c["arity"]), sset(*ordered(flags, FLAG_ORDER)), (":", first),
                (":", last), (":", step), sset(*["@" + a for a in ordered(acl, ACL_ORDER)]),
-               ("~", []), ("~", specs), arr())
+               ("~", []), ("~", specs), _subcommand_infos(c))
+
+
+def _subcommand_infos(c):
+    """The subcommands of a container's COMMAND INFO entry; a subcommand's own is an empty
+    set, as stored for Redis's (an empty array for the other commands)."""
+    if "|" in c["name"]:
+        return ("~", [])
+    return arr(*[info_entry(s) for s in c.get("subcommands", [])])
 
 
 def doc_argument(a):
@@ -106,7 +114,10 @@ def docs_entry(c):
              ("complexity", b(c["complexity"]))]
     if c.get("history"):
         pairs.append(("history", ("~", [arr(b(v), b(t)) for v, t in c["history"]])))
-    pairs.append(("arguments", arr(*[doc_argument(a) for a in c["arguments"]])))
+    if c["arguments"]:
+        pairs.append(("arguments", arr(*[doc_argument(a) for a in c["arguments"]])))
+    if c.get("subcommands"):
+        pairs.append(("subcommands", m(*[(s["name"], docs_entry(s)) for s in c["subcommands"]])))
     return m(*pairs)
 
 
@@ -144,6 +155,36 @@ def _lmovem(name, arity, flags, summary, timeout=False):
                 arguments=[arg("source", "key", key=0), arg("destination", "key", key=1),
                            end("wherefrom"), end("whereto"),
                            *([arg("timeout", "double")] if timeout else []), how_many])
+
+def _hotkeys_sub(name, arity, summary, complexity, arguments=(), flags=("admin", "noscript"), since="8.6.0"):
+    """A HOTKEYS subcommand (no keys; admin and noscript but HELP's)."""
+    return dict(name="hotkeys|" + name, arity=arity, flags=list(flags), acl=[], group="server",
+                since=since, summary=summary, complexity=complexity, key_specs=[],
+                arguments=list(arguments))
+
+
+HOTKEYS = dict(
+    name="hotkeys", arity=-2, flags=[], acl=[], group="server", since="8.6.0",
+    summary="A container for hotkeys tracking commands.", complexity="Depends on subcommand.",
+    key_specs=[], arguments=[],
+    subcommands=[
+        _hotkeys_sub("start", -2, "Starts hotkeys tracking.", "O(1)", [
+            arg("metrics", "block", token="METRICS", args=[
+                arg("count", "integer"),
+                arg("cpu", "pure-token", token="CPU", optional=True),
+                arg("net", "pure-token", token="NET", optional=True)]),
+            arg("k", "integer", token="COUNT", optional=True),
+            arg("seconds", "integer", token="DURATION", optional=True),
+            arg("ratio", "integer", token="SAMPLE", optional=True),
+            arg("slots", "block", token="SLOTS", optional=True, args=[
+                arg("count", "integer"), arg("slot", "integer", multiple=True)])]),
+        _hotkeys_sub("stop", 2, "Stops hotkeys tracking.", "O(1)"),
+        _hotkeys_sub("get", 2, "Returns lists of top K hotkeys depending on metrics chosen in HOTKEYS START command.",
+                     "O(K) where K is the number of hotkeys returned."),
+        _hotkeys_sub("reset", 2, "Release the resources used for hotkey tracking.", "O(1)"),
+        _hotkeys_sub("help", 2, "Return helpful text about HOTKEYS command parameters.", "O(1)",
+                     flags=("loading", "stale"), since="8.6.1"),
+    ])
 
 COMMANDS = [
     dict(name="hgetex", arity=-5, flags=["write", "fast"], acl=["hash"], group="hash", since="8.0.0",
@@ -220,6 +261,7 @@ COMMANDS = [
          arguments=[KEY, arg("condition", "oneof", optional=True, args=[
              arg("ifeq-value", "string", token="IFEQ"), arg("ifne-value", "string", token="IFNE"),
              arg("ifdeq-digest", "string", token="IFDEQ"), arg("ifdne-digest", "string", token="IFDNE")])]),
+    HOTKEYS,
 ]
 
 

@@ -88,6 +88,7 @@ pub mod geo_commands;
 pub mod glob;
 pub mod hash_commands;
 pub mod hll_commands;
+pub mod hotkeys;
 pub mod keyspace;
 pub mod latency;
 pub mod list_commands;

@@ -66,6 +66,8 @@ pub struct Server {
     pub cluster: Option<Box<crate::cluster::Cluster>>,
     /// Client pauses (CLIENT PAUSE, shutdown, failover) and the clients they hold.
     pub pauses: crate::commands::pause::Pauses,
+    /// HOTKEYS's tracking session.
+    pub hotkeys: crate::hotkeys::Hotkeys,
 }
 
 impl Server {
@@ -109,6 +111,7 @@ impl Server {
             replication: Default::default(),
             cluster: None,
             pauses: Default::default(),
+            hotkeys: Default::default(),
         };
         crate::replication::init(&mut server);
         server

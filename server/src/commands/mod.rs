@@ -594,6 +594,7 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
         .then_some(!ctx.server.config.repl.read_only);
     let outer_client = ctx.server.keyspace.set_replica_client(replica_client);
     let monitored = !ctx.server.monitors.is_empty() && !ctx.reprocessing;
+    let reply_start = ctx.out.position();
     if monitored && cmd.flags.contains(Flags::MONITOR_BEFORE) {
         monitor::feed(ctx, db, args);
     }
@@ -613,6 +614,9 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     let elapsed = Duration::from_nanos(crate::clock::monotonic_ns().saturating_sub(started));
     let micros = elapsed.as_micros() as u64;
     ctx.client.last_command = cmd.name;
+    if ctx.server.hotkeys.active {
+        crate::hotkeys::record(ctx, cmd, args, micros, reply_start);
+    }
     if !ctx.in_exec && ctx.server.scripting.running.is_none() {
         // Only a top-level command's time (Redis's execution_nesting 0).
         ctx.server.stats.eventloop.command(elapsed);

@@ -650,6 +650,7 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .chain(&crate::scripting::COMMANDS)
             .chain(&crate::scripting::FUNCTION_COMMANDS)
             .chain(&super::replication::COMMANDS)
+            .chain(&crate::hotkeys::COMMANDS)
             .collect();
         let by_name = commands
             .iter()
@@ -692,6 +693,7 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
         .chain(&crate::scripting::COMMANDS)
         .chain(&crate::scripting::FUNCTION_COMMANDS)
         .chain(&super::replication::COMMANDS)
+        .chain(&crate::hotkeys::COMMANDS)
 }
 
 #[cfg(test)]
