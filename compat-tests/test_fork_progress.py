@@ -9,11 +9,10 @@ server is checked against the same conditions.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from test_persistence import goblin, info, procs, redis_server, wait_bgsave  # noqa: F401
+from test_replication import wait_for
 
 KEYS = 10_000
 VALUE = "A" * 500
@@ -33,16 +32,6 @@ def start(procs, tmp_path, kind):
     pipe.execute()
     c.config_set("rdb-key-save-delay", 200)
     return c
-
-
-def wait_for(cond, what, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.mark.parametrize("kind", ["redis", "goblin"])
@@ -71,13 +60,13 @@ def test_the_child_reports_its_progress(procs, tmp_path, kind, command, in_progr
                     and now["current_save_keys_processed"] > before["current_save_keys_processed"]
                     and now["current_fork_perc"] > 0) and now
 
-        now = wait_for(moved, "the child's report")
+        now = wait_for(moved, what="the child's report")
         assert now[in_progress] == 1, "the child ended before it reported twice"
         assert now["current_cow_peak"] >= now["current_cow_size"]
         assert now["current_save_keys_processed"] <= KEYS
         assert now["current_fork_perc"] <= 100
     c.config_set("rdb-key-save-delay", 0)
-    wait_for(lambda: info(c)[in_progress] == 0, "the child's end")
+    wait_for(lambda: info(c)[in_progress] == 0, what="the child's end")
     if command == "BGSAVE":
         done = wait_bgsave(c)
         assert done["rdb_last_cow_size"] > 0

@@ -244,23 +244,29 @@ impl RespLoop<'_> {
         if !lets_go || self.waiting_load.is_empty() {
             return;
         }
-        let mut keys = std::mem::take(&mut self.waiting_load);
-        keys.sort_unstable();
-        keys.dedup();
-        for key in keys {
-            self.service_now(cx, key);
-        }
-        self.serve_woken(cx);
+        let keys = std::mem::take(&mut self.waiting_load);
+        self.service_each(cx, keys, Self::service_now);
     }
 
     /// Services once more each connection that had input left after its last read, so a
     /// client pipelining without pause gets a read per round as every other does.
     fn service_unread(&mut self, cx: &mut Ctx<'_, Conn>) {
-        let mut keys = std::mem::take(&mut self.unread);
+        let keys = std::mem::take(&mut self.unread);
+        self.service_each(cx, keys, Self::service);
+    }
+
+    /// Services each of `keys` once (in order, duplicates dropped) with `serve`, then the
+    /// connections their commands woke.
+    fn service_each(
+        &mut self,
+        cx: &mut Ctx<'_, Conn>,
+        mut keys: Vec<usize>,
+        serve: fn(&mut Self, &mut Ctx<'_, Conn>, usize),
+    ) {
         keys.sort_unstable();
         keys.dedup();
         for key in keys {
-            self.service(cx, key);
+            serve(self, cx, key);
         }
         self.serve_woken(cx);
     }
