@@ -333,20 +333,23 @@ def same_raw(r: bytes, g: bytes) -> bool:
 SANITIZE_FLAGS = (b"sanitize-payload", b"skip-sanitize-payload")
 
 
+def acl_line_as_72(line: bytes) -> bytes:
+    """One `user ...` line of Redis 7.0 (ACL LIST, CONFIG REWRITE) as 7.2 writes it: with
+    `sanitize-payload` after on/off and nopass when it has neither sanitize flag."""
+    words = line.split(b" ")
+    if not any(w in SANITIZE_FLAGS for w in words):
+        at = 4 if words[3:4] == [b"nopass"] else 3
+        words.insert(at, b"sanitize-payload")
+    return b" ".join(words)
+
+
 def acl_users_as_72(cmd, reply):
     """Redis 7.0's ACL LIST / ACL GETUSER reply as 7.2 gives it: 7.2 creates every user
     with `sanitize-payload` (ACLCreateUser), 7.0 only set it on ACL SETUSER reset and the
     ACL file's users. A 7.2 reply comes back as it is (its users have one of the flags)."""
     name = [c.upper() if isinstance(c, bytes) else str(c).upper().encode() for c in cmd[:2]]
     if name == [b"ACL", b"LIST"] and isinstance(reply, list):
-        out = []
-        for line in reply:
-            words = line.split(b" ")
-            if not any(w in SANITIZE_FLAGS for w in words):
-                at = 4 if words[3:4] == [b"nopass"] else 3
-                words.insert(at, b"sanitize-payload")
-            out.append(b" ".join(words))
-        return out
+        return [acl_line_as_72(line) for line in reply]
     if name == [b"ACL", b"GETUSER"]:
         fields = reply if isinstance(reply, dict) else None
         if isinstance(reply, list):
