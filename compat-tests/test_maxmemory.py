@@ -263,7 +263,15 @@ def test_object_refcount_of_shared_integers(both):
         both("DEL", "counter")
         both("INCR", "counter")
         both("RPUSH", "list", "1")
-        for key in ["zero", "small", "past", "negative", "padded", "text", "counter", "list"]:
+        # Digits that are not int-encoded are not shared.
+        both("SET", "appended", "1")
+        both("APPEND", "appended", "2")
+        both("DEL", "float")
+        both("INCRBYFLOAT", "float", "5")
+        both("DEL", "ranged")
+        both("SETRANGE", "ranged", "0", "7")
+        for key in ["zero", "small", "past", "negative", "padded", "text", "counter", "list",
+                    "appended", "float", "ranged"]:
             both("OBJECT", "REFCOUNT", key)
         both("OBJECT", "REFCOUNT", "missing")
         for key in ["zero", "past"]:

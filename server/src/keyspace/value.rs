@@ -61,7 +61,7 @@ impl Value {
     }
 
     /// The reference count Redis reports for the value (OBJECT REFCOUNT, DEBUG OBJECT): its
-    /// shared object's 2147483647 for an `int` string of 0 to 9999 while `sharing` (Redis
+    /// shared object's 2147483647 for an `int`-encoded string of 0 to 9999 while `sharing` (Redis
     /// stores those as references to shared integer objects, see
     /// [`crate::memory::config::MemoryConfig::shares_integers`]), else 1. Goblin shares no
     /// values: the count follows the configuration of now, where Redis keeps what a value
@@ -72,7 +72,9 @@ impl Value {
         const SHARED_REFCOUNT: i64 = i32::MAX as i64;
         match self {
             Value::Str(s)
-                if sharing && s.as_int().is_some_and(|v| SHARED_INTEGERS.contains(&v)) =>
+                if sharing
+                    && s.encoding() == super::string::Encoding::Int
+                    && s.as_int().is_some_and(|v| SHARED_INTEGERS.contains(&v)) =>
             {
                 SHARED_REFCOUNT
             }
