@@ -20,9 +20,12 @@
 //! consumer's set, so XACK walks one tree of the two. An id of a consumer's set is the
 //! consumer's while the group's map names the consumer's slot for it; readers of the set
 //! (XREADGROUP's history, XPENDING of a consumer, XINFO FULL, RDB and AOF writers) skip the
-//! others. When a consumer's stale ids outnumber both its own and [`COMPACT_SLACK`], the set
-//! drops them in one id-order pass; each stale id was left by one acknowledgement or move
-//! since the last pass, so the pass costs at most two lookups per such operation.
+//! others. An id leaving from the front of the set goes at once, with the stale ids behind
+//! it, so acknowledgements in id order (the common case) leave no stale id, and a read from
+//! the set's start never walks past stale ones. When a consumer's stale ids outnumber both
+//! its own and [`COMPACT_SLACK`], the set drops them in one id-order pass; each stale id was
+//! left by one acknowledgement or move since the last pass, so the pass costs at most two
+//! lookups per such operation.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -130,6 +133,12 @@ impl Consumer {
     /// How many entries are pending for it.
     pub fn pending_len(&self) -> usize {
         self.owned
+    }
+
+    /// Whether its set holds more stale ids than live ones (and than the slack): then it
+    /// is compacted.
+    fn too_stale(&self) -> bool {
+        self.ids.len() - self.owned > self.owned.max(COMPACT_SLACK)
     }
 }
 
@@ -297,7 +306,7 @@ impl Group {
             Some(old) if old.owner == owner => {}
             old => {
                 if let Some(old) = old {
-                    self.disown(old.owner);
+                    self.disown(old.owner, id);
                 }
                 let c = self.slot_mut(owner);
                 c.owned += 1;
@@ -306,16 +315,24 @@ impl Group {
         }
     }
 
-    /// One of the ids of the consumer in `slot` went (acknowledged, moved or dropped; its
-    /// id stays in the consumer's set, stale): lowers its count, and compacts its set when
-    /// the stale ids are too many.
-    fn disown(&mut self, slot: u32) {
+    /// Pending `id` of the consumer in `slot` went (acknowledged, moved or dropped): lowers
+    /// its count. The id stays in the consumer's set, stale, unless it is the set's first:
+    /// then it goes with the stale ids after it, so ids acknowledged in order leave none
+    /// and a read of the consumer's list from its start never walks past stale ones. The
+    /// set is compacted when the stale ids are too many.
+    fn disown(&mut self, slot: u32, id: StreamId) {
         let Group { pending, slots, .. } = self;
         let c = slots[slot as usize].as_mut().expect("a taken slot");
         c.owned -= 1;
-        if c.ids.len() - c.owned > c.owned.max(COMPACT_SLACK) {
-            c.ids
-                .retain(|id| pending.get(id).is_some_and(|p| p.owner == slot));
+        let live = |id: &StreamId| pending.get(id).is_some_and(|p| p.owner == slot);
+        if c.ids.first() == Some(&id) {
+            c.ids.pop_first();
+            while c.ids.first().is_some_and(|first| !live(first)) {
+                c.ids.pop_first();
+            }
+        }
+        if c.too_stale() {
+            c.ids.retain(live);
         }
     }
 
@@ -369,7 +386,7 @@ impl Group {
             delivery_count: p.delivery_count,
             consumer: self.slot(p.owner).name.clone(),
         };
-        self.disown(p.owner);
+        self.disown(p.owner, id);
         Some(nack)
     }
 
@@ -415,7 +432,7 @@ impl Group {
         let Some(p) = self.pending.remove(&id) else {
             return false;
         };
-        self.disown(p.owner);
+        self.disown(p.owner, id);
         true
     }
 
@@ -464,7 +481,7 @@ impl Group {
             if c.owned != owned[slot as usize] {
                 return Err(format!("consumer {:?} counts {} pending", name, c.owned));
             }
-            if c.ids.len() - c.owned > c.owned.max(COMPACT_SLACK) {
+            if c.too_stale() {
                 return Err("consumer set not compacted".into());
             }
         }
@@ -663,6 +680,27 @@ mod tests {
         assert_eq!(g.delete_consumer(b"b"), Some(1));
         assert_eq!(g.delete_consumer(b"b"), None);
         assert_eq!(g.pending_len(), 0);
+        g.check().unwrap();
+    }
+
+    #[test]
+    fn ids_leaving_from_the_front_leave_no_stale_ids_before_the_live_ones() {
+        let mut g = Group::new(StreamId::MIN, None);
+        g.create_consumer(b"c", 1, 1);
+        for ms in 1..=200 {
+            g.set_pending(StreamId::new(ms, 0), 5, 1, b"c");
+        }
+        // Out of order: 3 goes stale behind the live 1 and 2; acking 1 and 2 then takes it.
+        assert!(g.ack(StreamId::new(3, 0)));
+        for ms in [1, 2] {
+            assert!(g.ack(StreamId::new(ms, 0)));
+        }
+        for ms in 4..=150 {
+            assert!(g.ack(StreamId::new(ms, 0)));
+        }
+        let c = g.consumer(b"c").unwrap();
+        assert_eq!((c.pending_len(), c.ids.len()), (50, 50));
+        assert_eq!(c.ids.first(), Some(&StreamId::new(151, 0)));
         g.check().unwrap();
     }
 
