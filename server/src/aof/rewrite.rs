@@ -302,9 +302,8 @@ fn reap(server: &mut Server) {
     match exit {
         Exit::Code(0, report) => {
             notice!("Background AOF rewrite terminated with success");
-            if let Some(ChildReport::Saved(_, cow)) = report {
-                notice!("Fork CoW for AOF rewrite: current {} MB", cow >> 20);
-                server.aof.rewrite.last_cow = cow;
+            if let Some(ChildReport::Saved(..)) = report {
+                server.aof.rewrite.last_cow = child.log_cow("AOF rewrite");
             }
             if finish(server, child.pid).is_err() {
                 server.aof.rewrite.last_ok = false;

@@ -56,7 +56,8 @@ pub struct Progress {
     pub keys: u64,
     /// Copy-on-write bytes at its last measure.
     pub cow: u64,
-    /// The highest of those measures.
+    /// The highest of those measures, the child's last one included (Redis's
+    /// stat_current_cow_peak, which becomes rdb_last_cow_size / aof_last_cow_size).
     pub cow_peak: u64,
     /// When the copy-on-write bytes were measured, in monotonic milliseconds (0: never).
     pub cow_measured_ms: u64,
@@ -269,10 +270,28 @@ impl Child {
                         cow_measured_ms,
                     }
                 }
-                Record::Final(report) => self.report = Some(report),
+                Record::Final(report) => {
+                    if let ChildReport::Saved(_, cow) = report {
+                        self.progress.cow = cow;
+                        self.progress.cow_peak = self.progress.cow_peak.max(cow);
+                    }
+                    self.report = Some(report);
+                }
             }
         }
         self.received.drain(..used);
+    }
+
+    /// Logs the finished child's copy-on-write (Redis's "Fork CoW for ..." line) and returns
+    /// its peak, the last_cow_size INFO shows.
+    pub fn log_cow(&self, job: &str) -> u64 {
+        let p = self.progress;
+        crate::notice!(
+            "Fork CoW for {job}: current {} MB, peak {} MB",
+            p.cow >> 20,
+            p.cow_peak >> 20
+        );
+        p.cow_peak
     }
 
     /// Seconds since the child last measured its copy-on-write bytes (INFO

@@ -396,14 +396,13 @@ impl Snapshots<'_> {
         match exit {
             fork::Exit::Code(code, report) => {
                 match report {
-                    Some(fork::ChildReport::Saved(stats, cow)) => {
+                    Some(fork::ChildReport::Saved(stats, _)) => {
                         notice!(
                             "DB saved on disk ({} keys, {} bytes)",
                             stats.keys,
                             stats.bytes
                         );
-                        notice!("Fork CoW for RDB: current {} MB", cow >> 20);
-                        self.state.last_cow_bytes = cow;
+                        self.state.last_cow_bytes = child.log_cow("RDB");
                     }
                     Some(fork::ChildReport::Failed(e)) => {
                         warning!("Write error saving DB on disk: {e}")

@@ -229,6 +229,8 @@ pub struct Input<R> {
     crc: u64,
     /// Bytes `buf[..crc_pos]` are in `crc`.
     crc_pos: usize,
+    /// Where the offset parsed so far is reported ([`LoadOptions::progress`]).
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 const BUF_SIZE: usize = 256 * 1024;
@@ -249,6 +251,15 @@ impl<R: Read> Input<R> {
             base: 0,
             crc: 0,
             crc_pos: 0,
+            progress: None,
+        }
+    }
+
+    /// Reports the offset parsed so far, when asked to (before each record, and as each
+    /// buffer is refilled, so a long record advances it too, as Redis's rio callback).
+    fn report_progress(&self) {
+        if let Some(progress) = &self.progress {
+            progress.store(self.offset(), std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -284,6 +295,7 @@ impl<R: Read> Input<R> {
         self.pos = 0;
         self.end = 0;
         self.crc_pos = 0;
+        self.report_progress();
         loop {
             match self.inner.read(&mut self.buf) {
                 Ok(n) => {
@@ -533,7 +545,8 @@ struct Loader<'a, R> {
 }
 
 impl<'a, R: Read> Loader<'a, R> {
-    fn new(input: Input<R>, opts: &'a LoadOptions) -> Self {
+    fn new(mut input: Input<R>, opts: &'a LoadOptions) -> Self {
+        input.progress = opts.progress.clone();
         Loader {
             input,
             opts,
@@ -611,9 +624,7 @@ impl<'a, R: Read> Loader<'a, R> {
         let mut expire: Option<u64> = None;
         loop {
             let at = self.input.offset();
-            if let Some(progress) = &self.opts.progress {
-                progress.store(at, std::sync::atomic::Ordering::Relaxed);
-            }
+            self.input.report_progress();
             let op = self.input.u8()?;
             match op {
                 OP_EOF => break,
@@ -1323,6 +1334,29 @@ mod tests {
             now_ms: 1_000_000,
             ..LoadOptions::default()
         }
+    }
+
+    #[test]
+    fn a_long_record_reports_progress_as_its_buffers_are_refilled() {
+        let mut bytes = vec![0x40, 100];
+        bytes.extend([b'x'; 100]);
+        let progress = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut input = Input::with_buffer(&bytes[..], 16);
+        input.progress = Some(progress.clone());
+        let mut seen = Vec::new();
+        input.append(2, &mut Vec::new()).unwrap();
+        let mut out = Vec::new();
+        while out.len() < 100 {
+            let left = 100 - out.len() as u64;
+            input.append(left.min(8), &mut out).unwrap();
+            seen.push(progress.load(std::sync::atomic::Ordering::Relaxed));
+        }
+        assert_eq!(
+            seen.iter().max(),
+            Some(&96),
+            "the last refill starts at byte 96"
+        );
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen.contains(&48));
     }
 
     fn load_bytes(bytes: &[u8], o: &LoadOptions) -> Result<(Vec<Db>, LoadReport)> {
