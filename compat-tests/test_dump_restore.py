@@ -512,6 +512,28 @@ def test_migrate_reuses_the_connection(both, targets):
     c.close()
 
 
+def test_info_counts_the_cached_migrate_connections(tmp_path_factory):
+    """INFO's migrate_cached_sockets is the cache's size: one more for each new target,
+    none more for another MIGRATE to a cached one (fresh servers, so nothing is cached
+    before and nothing times out meanwhile)."""
+    pairs = [start_pair(tmp_path_factory) for _ in range(3)]
+    source, first, second = pairs
+    try:
+        counts = []
+        for i, target in enumerate((first, first, second)):
+            for src, dst in ((source.redis, target.redis), (source.goblin, target.goblin)):
+                c = client(src)
+                c.execute_command("SET", f"k{i}", i)
+                assert c.execute_command("MIGRATE", "127.0.0.1", dst.port, f"k{i}", 0, 1000) == b"OK"
+                stats = c.execute_command("INFO", "stats").decode()
+                counts.append(int(stats.split("migrate_cached_sockets:")[1].split()[0]))
+                c.close()
+        assert counts == [1, 1, 1, 1, 2, 2], counts
+    finally:
+        for p in pairs:
+            p.stop()
+
+
 def test_command_info_and_getkeys(both):
     for name in ("dump", "restore", "restore-asking", "migrate"):
         both("COMMAND", "INFO", name)
