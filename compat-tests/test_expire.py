@@ -240,6 +240,35 @@ def test_expired_keys_counted_in_info(both):
         assert int(fields["expired_keys"]) == 1, (c, fields["expired_keys"])
 
 
+def test_expired_stale_perc_estimates_the_due_keys(both):
+    """INFO's expired_stale_perc follows the share of due keys the active cycle samples:
+    above zero once it finds 400 of 500 volatile keys due, back to 0.00 at CONFIG
+    RESETSTAT."""
+
+    def stale(c):
+        info = c.execute_command("INFO", "stats").decode()
+        return float(info.split("expired_stale_perc:")[1].split()[0])
+
+    for c in both.clients():
+        c.execute_command("CONFIG", "RESETSTAT")
+        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        p = c.pipeline(transaction=False)
+        for i in range(500):
+            p.execute_command("SET", f"v{i}", i, "PX", 20 if i < 400 else 100000)
+        p.execute()
+        assert stale(c) == 0.0
+    time.sleep(0.1)
+    for c in both.clients():
+        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and not all(stale(c) > 0 for c in both.clients()):
+        time.sleep(0.05)
+    assert all(0 < stale(c) <= 100 for c in both.clients()), [stale(c) for c in both.clients()]
+    for c in both.clients():
+        c.execute_command("CONFIG", "RESETSTAT")
+        assert "expired_stale_perc:0.00\r\n" in c.execute_command("INFO", "stats").decode()
+
+
 def test_info_keyspace_expires(both, keys):
     keys("a", "b", "c")
     both("EXPIRE", "a", 100)

@@ -23,6 +23,9 @@ pub struct KeyspaceStats {
     pub expire_time_cap_reached: u64,
     /// Microseconds spent in active expiry (expire_cycle_cpu_milliseconds).
     pub expire_cycle_micros: u64,
+    /// Estimated share of keys with an expiry that are due but not removed yet
+    /// (expired_stale_perc / 100): each cycle's due / sampled, averaged at 5% a cycle.
+    pub expired_stale: f64,
 }
 
 impl Keyspace {
@@ -35,6 +38,7 @@ impl Keyspace {
         }
         let start = Instant::now();
         let now = unix_ms();
+        let (mut sampled, mut stale) = (0, 0);
         for db in 0..self.dbs.len() {
             self.expire_fields_actively(db, now, FIELDS_PER_CYCLE);
             loop {
@@ -54,6 +58,8 @@ impl Keyspace {
                     }
                 }
                 let expired = due.len();
+                sampled += sample;
+                stale += expired;
                 for key in due {
                     self.expire_if_needed(db, &key, now);
                 }
@@ -67,6 +73,12 @@ impl Keyspace {
             }
         }
         self.stats.expire_cycle_micros += start.elapsed().as_micros() as u64;
+        let this_cycle = if sampled == 0 {
+            0.0
+        } else {
+            stale as f64 / sampled as f64
+        };
+        self.stats.expired_stale = this_cycle * 0.05 + self.stats.expired_stale * 0.95;
     }
 
     /// Active rehashing, as Redis's incrementallyRehash: moves keys of the key-table
@@ -102,5 +114,15 @@ mod tests {
         ks.active_expire(Duration::from_secs(10));
         assert_eq!(ks.db(0).len(), 50);
         assert_eq!(ks.stats().expired_keys, 150);
+        let stale = ks.stats().expired_stale;
+        assert!(
+            stale > 0.0 && stale <= 0.05,
+            "5% of the cycle's due share: {stale}"
+        );
+        ks.active_expire(Duration::from_secs(10));
+        assert!(
+            ks.stats().expired_stale < stale,
+            "nothing due: the estimate decays"
+        );
     }
 }
