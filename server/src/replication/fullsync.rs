@@ -101,13 +101,13 @@ fn start_sync(server: &mut Server, registry: &mio::Registry, diskless: bool, fil
                 0,
                 b"-ERR BGSAVE failed, replication can't continue\r\n",
             );
-            clients.kill(|c| c.id == r.id);
+            r.close(clients);
             continue;
         }
         r.state = State::WaitBgsaveEnd;
         r.diskless = diskless;
         r.acked = false;
-        r.pos = (!r.conf.rdb_only).then_some(offset + 1);
+        r.keep_stream_from((!r.conf.rdb_only).then_some(offset + 1));
         r.watch_output(0);
         if !r.pre_psync {
             push(clients, r.id, hard, fullresync.as_bytes());
@@ -135,6 +135,7 @@ pub(super) fn join_disk_sync(server: &Server, replica: &mut Replica) -> Vec<u8> 
     let other = m.replicas.iter().find(|o| {
         o.state == State::WaitBgsaveEnd
             && !o.diskless
+            && !o.dropped()
             && (!o.conf.rdb_only || replica.conf.rdb_only)
     });
     let Some(other) = other else {
@@ -148,7 +149,7 @@ pub(super) fn join_disk_sync(server: &Server, replica: &mut Replica) -> Vec<u8> 
     }
     let offset = m.disk_offset;
     replica.state = State::WaitBgsaveEnd;
-    replica.pos = (!mine.rdb_only).then_some(offset + 1);
+    replica.keep_stream_from((!mine.rdb_only).then_some(offset + 1));
     notice!("Waiting for end of BGSAVE for SYNC");
     if replica.pre_psync {
         return Vec::new();
@@ -267,7 +268,7 @@ pub fn finish_sockets(server: &mut Server, ok: bool) {
     {
         if !ok {
             warning!("SYNC failed. BGSAVE child returned an error");
-            clients.close_now(r.id);
+            r.close_now(clients);
             continue;
         }
         if r.conf.rdb_only {
@@ -275,7 +276,7 @@ pub fn finish_sockets(server: &mut Server, ok: bool) {
                 "Close the connection with replica {} as RDB transfer is complete",
                 r.name()
             );
-            clients.kill(|c| c.id == r.id);
+            r.close(clients);
             continue;
         }
         r.state = State::Online;
@@ -325,7 +326,7 @@ pub fn finish_disk(server: &mut Server) {
             }
             Err(e) => {
                 warning!("SYNC failed. Can't open/stat DB after BGSAVE: {e}");
-                clients.kill(|c| c.id == r.id);
+                r.close(clients);
             }
         }
     }
@@ -363,12 +364,16 @@ pub fn pump_files(server: &mut Server) {
             buf.resize(n, 0);
             if let Err(e) = bulk.file.read_exact_at(&mut buf, bulk.sent) {
                 warning!("Read error sending DB to replica: {e}");
-                clients.kill(|c| c.id == r.id);
+                r.bulk = None;
+                r.close(clients);
                 break;
             }
             push(clients, r.id, 0, &buf);
             bulk.sent += n as u64;
         }
+        let Some(bulk) = r.bulk.as_ref() else {
+            continue;
+        };
         if bulk.sent == bulk.size {
             r.bulk = None;
             if r.conf.rdb_only {
@@ -376,12 +381,44 @@ pub fn pump_files(server: &mut Server) {
                     "Close the connection with replica {} as RDB transfer is complete",
                     r.name()
                 );
-                clients.kill(|c| c.id == r.id);
+                r.close(clients);
                 continue;
             }
             r.state = State::Online;
             r.ack_time = Instant::now();
             notice!("Synchronization with replica {} succeeded", r.name());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::replication::master::Handshake;
+
+    fn waiting(id: u64) -> Replica {
+        let mut r = Replica::new(id, "127.0.0.1".into(), Handshake::default(), false);
+        r.state = State::WaitBgsaveEnd;
+        r.keep_stream_from(Some(1));
+        r
+    }
+
+    #[test]
+    fn a_sync_joins_no_stopped_replica() {
+        let mut server = Server::new(Config::default());
+        super::super::create_backlog(&mut server);
+        server.replication.master.disk_job = Some(1);
+        server.replication.master.replicas.push(waiting(2));
+        let mut mine = Replica::new(3, "127.0.0.1".into(), Handshake::default(), false);
+        assert!(!join_disk_sync(&server, &mut mine).is_empty(), "a live one");
+        assert_eq!(mine.pos(), Some(1));
+        server.replication.master.replicas[0].stop_stream();
+        let mut mine = Replica::new(3, "127.0.0.1".into(), Handshake::default(), false);
+        assert!(
+            join_disk_sync(&server, &mut mine).is_empty(),
+            "a stopped one"
+        );
+        assert_eq!((mine.pos(), mine.state), (None, State::WaitBgsaveStart));
     }
 }

@@ -27,7 +27,7 @@
 //! shared buffer from there ([`super::replica_out`]).
 
 use super::fullsync;
-use crate::clients::{Client, ReplRole};
+use crate::clients::{Client, Clients, ReplRole};
 use crate::rdb::Child;
 use crate::server::Server;
 use crate::{notice, warning};
@@ -124,6 +124,18 @@ pub(super) struct Bulk {
     pub(super) sent: u64,
 }
 
+/// A replica's part in the shared replication buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    /// Nothing kept yet: before its sync's snapshot (or partial resync), or it wants only
+    /// the snapshot.
+    NotKept,
+    /// Its place: the offset of the next stream byte it gets.
+    At(u64),
+    /// Stopped: its connection closes, nothing more is kept for it or written to it.
+    Stopped,
+}
+
 /// One replica.
 #[derive(Debug)]
 pub struct Replica {
@@ -143,12 +155,8 @@ pub struct Replica {
     pub(super) wait_ack: bool,
     /// An ACK came since its full sync started.
     pub(super) acked: bool,
-    /// Its place in the shared replication buffer: the offset of the next stream byte it
-    /// gets, from its sync's snapshot (or partial resync) on; None before (and for a
-    /// replica that wants only the snapshot).
-    pub(super) pos: Option<u64>,
-    /// Dropped (its connection closes): nothing more is kept for it.
-    pub(super) dropped: bool,
+    /// What the shared replication buffer keeps for it.
+    stream: Stream,
     /// Output waiting for it when a diskless sync's relay last looked.
     pub(super) relay_pending: usize,
     /// When its output last went down during a diskless sync: repl-timeout counts from it
@@ -165,6 +173,68 @@ pub struct Replica {
 }
 
 impl Replica {
+    /// A replica just asking for a sync: waiting for a fork, nothing kept for it.
+    pub(super) fn new(id: u64, ip: String, conf: Handshake, pre_psync: bool) -> Replica {
+        Replica {
+            id,
+            ip,
+            conf,
+            pre_psync,
+            state: State::WaitBgsaveStart,
+            diskless: false,
+            wait_ack: false,
+            acked: false,
+            stream: Stream::NotKept,
+            relay_pending: 0,
+            relay_progress: Instant::now(),
+            ack_off: 0,
+            aof_off: 0,
+            ack_time: Instant::now(),
+            bulk: None,
+        }
+    }
+
+    /// Its place in the shared buffer: the offset of the next stream byte it gets; None
+    /// when nothing is kept for it.
+    pub(super) fn pos(&self) -> Option<u64> {
+        match self.stream {
+            Stream::At(pos) => Some(pos),
+            Stream::NotKept | Stream::Stopped => None,
+        }
+    }
+
+    /// Whether its stream was stopped (its connection closes).
+    pub(super) fn dropped(&self) -> bool {
+        self.stream == Stream::Stopped
+    }
+
+    /// The stream is kept for it from offset `from` on (None: not kept, it wants only the
+    /// snapshot). A stopped stream stays stopped.
+    pub(super) fn keep_stream_from(&mut self, from: Option<u64>) {
+        if !self.dropped() {
+            self.stream = from.map_or(Stream::NotKept, Stream::At);
+        }
+    }
+
+    /// Stops its stream for good, on every path that closes it: its position no longer
+    /// holds the buffer's blocks, nothing more is written to it, no sync joins it.
+    pub(super) fn stop_stream(&mut self) {
+        self.stream = Stream::Stopped;
+    }
+
+    /// Stops its stream and closes its connection once serviced, after what waits for it
+    /// was written.
+    pub(super) fn close(&mut self, clients: &mut Clients) {
+        self.stop_stream();
+        clients.kill(|c| c.id == self.id);
+    }
+
+    /// Stops its stream and closes its connection without writing what waits for it.
+    pub(super) fn close_now(&mut self, clients: &mut Clients) {
+        self.stop_stream();
+        clients.close_now(self.id);
+    }
+
     /// `ip:port` as Redis names a replica in its log lines.
     pub fn name(&self) -> String {
         format!("{}:{}", self.ip, self.conf.listening_port)
@@ -233,7 +303,13 @@ impl MasterSide {
             || self.pipe.as_ref().is_some_and(super::rdb_pipe::Relay::more)
     }
 
-    fn get(&mut self, id: u64) -> Option<&mut Replica> {
+    /// Replica `id`.
+    pub(super) fn get(&self, id: u64) -> Option<&Replica> {
+        self.replicas.iter().find(|r| r.id == id)
+    }
+
+    /// Replica `id`, to change.
+    pub(super) fn get_mut(&mut self, id: u64) -> Option<&mut Replica> {
         self.replicas.iter_mut().find(|r| r.id == id)
     }
 }
@@ -294,7 +370,7 @@ pub fn replconf(
 /// REPLCONF ACK <offset> [FACK <aofoffset>] from replica `id`.
 pub fn ack(server: &mut Server, id: u64, offset: u64, fsynced: Option<u64>) {
     let m = &mut server.replication.master;
-    let Some(r) = m.get(id) else { return };
+    let Some(r) = m.get_mut(id) else { return };
     r.ack_off = r.ack_off.max(offset);
     r.aof_off = r.aof_off.max(fsynced.unwrap_or(0));
     r.ack_time = Instant::now();
@@ -339,24 +415,7 @@ pub fn sync(
         return Err("ERR Filtered replica requires EOF capability".into());
     }
     let ip = conf.ip.clone().unwrap_or_else(|| client.addr.ip_text());
-    let mut replica = Replica {
-        id: client.id,
-        ip,
-        conf,
-        pre_psync: psync.is_none(),
-        state: State::WaitBgsaveStart,
-        diskless: false,
-        wait_ack: false,
-        acked: false,
-        pos: None,
-        dropped: false,
-        relay_pending: 0,
-        relay_progress: Instant::now(),
-        ack_off: 0,
-        aof_off: 0,
-        ack_time: Instant::now(),
-        bulk: None,
-    };
+    let mut replica = Replica::new(client.id, ip, conf, psync.is_none());
     notice!("Replica {} asks for synchronization", replica.name());
     if let Some((replid, offset)) = psync {
         let Some(offset) = crate::numbers::parse_i64(offset) else {
@@ -369,7 +428,7 @@ pub fn sync(
         if let Some((reply, from)) = try_partial(server, &replica, replid, offset) {
             server.replication.sync_partial_ok += 1;
             replica.state = State::Online;
-            replica.pos = Some(from);
+            replica.keep_stream_from(Some(from));
             client.repl_role = ReplRole::Replica;
             server.replication.master.replicas.push(replica);
             return Ok(reply);
@@ -530,12 +589,11 @@ pub fn cron(server: &mut Server) {
         if newline && waiting {
             push(clients, r.id, 0, b"\n");
         }
-        if r.state == State::WaitBgsaveEnd && r.diskless && !r.dropped {
+        if r.state == State::WaitBgsaveEnd && r.diskless && !r.dropped() {
             r.watch_output(clients.pending_output(r.id).unwrap_or(0));
             if r.relay_stalled(timeout) {
                 warning!("Disconnecting timedout replica (full sync): {}", r.name());
-                r.dropped = true;
-                clients.close_now(r.id);
+                r.close_now(clients);
             }
         }
         if r.state == State::Online && !r.pre_psync && now.duration_since(r.ack_time) > timeout {
@@ -543,7 +601,7 @@ pub fn cron(server: &mut Server) {
                 "Disconnecting timedout replica (streaming sync): {}",
                 r.name()
             );
-            clients.kill(|c| c.id == r.id);
+            r.close(clients);
         }
     }
 }
@@ -674,15 +732,14 @@ pub fn info_fields(server: &Server, w: &mut String) {
 }
 
 /// The replicas to drop when this server's history changes (REPLICAOF NO ONE, a new
-/// master's full sync): they reconnect and resync.
+/// master's full sync): they reconnect and resync. Their streams stop at once, as their
+/// positions are in the history being replaced.
 pub fn disconnect_replicas(server: &mut Server) {
-    let ids: Vec<u64> = server
-        .replication
-        .master
-        .replicas
-        .iter()
-        .map(|r| r.id)
-        .collect();
+    let mut ids = Vec::new();
+    for r in &mut server.replication.master.replicas {
+        r.stop_stream();
+        ids.push(r.id);
+    }
     server.clients.kill(|c| ids.contains(&c.id));
 }
 
@@ -692,27 +749,11 @@ mod tests {
     use crate::config::Config;
 
     fn replica(psync2: bool) -> Replica {
-        Replica {
-            id: 1,
-            ip: "127.0.0.1".into(),
-            conf: Handshake {
-                capa_psync2: psync2,
-                ..Default::default()
-            },
-            pre_psync: false,
-            state: State::WaitBgsaveStart,
-            diskless: false,
-            wait_ack: false,
-            acked: false,
-            pos: None,
-            dropped: false,
-            relay_pending: 0,
-            relay_progress: Instant::now(),
-            ack_off: 0,
-            aof_off: 0,
-            ack_time: Instant::now(),
-            bulk: None,
-        }
+        let conf = Handshake {
+            capa_psync2: psync2,
+            ..Default::default()
+        };
+        Replica::new(1, "127.0.0.1".into(), conf, false)
     }
 
     #[test]

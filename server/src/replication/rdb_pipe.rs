@@ -95,7 +95,7 @@ fn targets(server: &Server) -> Vec<u64> {
         .master
         .replicas
         .iter()
-        .filter(|r| r.state == State::WaitBgsaveEnd && r.diskless && !r.dropped)
+        .filter(|r| r.state == State::WaitBgsaveEnd && r.diskless && !r.dropped())
         .map(|r| r.id)
         .collect()
 }

@@ -13,7 +13,7 @@ use crate::warning;
 /// Whether the stream goes out to `r` now: online, not waiting for the first ACK of a
 /// diskless sync, not dropped.
 fn streaming(r: &Replica) -> bool {
-    r.state == State::Online && !r.wait_ack && !r.dropped
+    r.state == State::Online && !r.wait_ack && !r.dropped()
 }
 
 /// The hard output limit of the replica class: repl-backlog-size when the configured one
@@ -30,31 +30,26 @@ pub fn hard_limit(server: &Server) -> u64 {
 /// Replica `id`'s share of the buffer in bytes (0 for other clients).
 pub fn usage(server: &Server, id: u64) -> u64 {
     let r = &server.replication;
-    let (Some(backlog), Some(pos)) = (r.backlog.as_ref(), replica(server, id).and_then(|r| r.pos))
+    let (Some(backlog), Some(pos)) = (r.backlog.as_ref(), r.master.get(id).and_then(|r| r.pos()))
     else {
         return 0;
     };
     backlog.usage_from(pos) as u64
 }
 
-/// Whether stream bytes wait to be written to replica `id`.
+/// Whether replica `id` is to be serviced for its stream: bytes wait for it, or its
+/// position is one the buffer no longer holds (its connection is then closed).
 pub fn pending(server: &Server, id: u64) -> bool {
     let Some(backlog) = server.replication.backlog.as_ref() else {
         return false;
     };
-    replica(server, id)
-        .filter(|r| streaming(r))
-        .and_then(|r| r.pos)
-        .is_some_and(|pos| backlog.has_pending(pos))
-}
-
-fn replica(server: &Server, id: u64) -> Option<&Replica> {
     server
         .replication
         .master
-        .replicas
-        .iter()
-        .find(|r| r.id == id)
+        .get(id)
+        .filter(|r| streaming(r))
+        .and_then(|r| r.pos())
+        .is_some_and(|pos| !backlog.covers(pos) || backlog.has_pending(pos))
 }
 
 /// Writes what the socket takes of the stream waiting for replica `id` (after its own
@@ -66,16 +61,20 @@ pub fn write(server: &mut Server, id: u64, stream: &mut goblin_evloop::Stream) -
     let Some(backlog) = replication.backlog.as_ref() else {
         return true;
     };
-    let Some(r) = replication
-        .master
-        .replicas
-        .iter_mut()
-        .find(|r| r.id == id)
-        .filter(|r| streaming(r))
-    else {
+    let Some(r) = replication.master.get_mut(id).filter(|r| streaming(r)) else {
         return true;
     };
-    let Some(mut pos) = r.pos else { return true };
+    let Some(mut pos) = r.pos() else { return true };
+    if !backlog.covers(pos) {
+        // Its next byte is gone from the buffer: it cannot continue the stream, and
+        // writing it nothing would leave it silently behind. It resyncs.
+        warning!(
+            "Disconnecting replica {}: its offset {pos} is no longer in the replication buffer",
+            r.name()
+        );
+        r.stop_stream();
+        return false;
+    }
     let start = pos;
     let mut open = true;
     loop {
@@ -92,7 +91,7 @@ pub fn write(server: &mut Server, id: u64, stream: &mut goblin_evloop::Stream) -
             }
         }
     }
-    r.pos = Some(pos);
+    r.keep_stream_from(Some(pos));
     if pos > start {
         stats.writes_processed += 1;
         stats.net_output_bytes += pos - start;
@@ -115,7 +114,7 @@ pub fn fed(server: &mut Server, old_end: u64, new_block: bool) {
         return;
     };
     for r in replication.master.replicas.iter_mut() {
-        let Some(pos) = r.pos.filter(|_| !r.dropped) else {
+        let Some(pos) = r.pos() else {
             continue;
         };
         if pos == old_end + 1 && streaming(r) {
@@ -129,9 +128,7 @@ pub fn fed(server: &mut Server, old_end: u64, new_block: bool) {
                     c.addr
                 );
             }
-            r.dropped = true;
-            r.pos = None;
-            clients.close_now(r.id);
+            r.close_now(clients);
         }
     }
     if new_block {
@@ -146,8 +143,7 @@ fn oldest(server: &Server) -> Option<u64> {
         .master
         .replicas
         .iter()
-        .filter(|r| !r.dropped)
-        .filter_map(|r| r.pos)
+        .filter_map(Replica::pos)
         .min()
 }
 
@@ -166,5 +162,64 @@ pub fn resize(server: &mut Server) {
     let size = server.config.repl.backlog_size as usize;
     if let Some(b) = server.replication.backlog.as_mut() {
         b.resize(size, oldest);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::replication::backlog::{Backlog, MIN_BLOCK};
+    use crate::replication::master::Handshake;
+
+    fn online(id: u64, pos: u64) -> Replica {
+        let mut r = Replica::new(id, "127.0.0.1".into(), Handshake::default(), false);
+        r.state = State::Online;
+        r.keep_stream_from(Some(pos));
+        r
+    }
+
+    fn server_with(replicas: Vec<Replica>) -> Server {
+        let mut server = Server::new(Config::default());
+        crate::replication::create_backlog(&mut server);
+        server.replication.master.replicas = replicas;
+        server
+    }
+
+    #[test]
+    fn a_replica_over_the_limit_holds_nothing() {
+        let mut server = server_with(vec![online(1, 1), online(2, 1)]);
+        server.config.repl.backlog_size = MIN_BLOCK as u64;
+        server.config.replica_output_limit.hard = MIN_BLOCK as u64;
+        server.replication.backlog = Some(Backlog::new(MIN_BLOCK, 0));
+        server.replication.master.replicas[1].stop_stream();
+        crate::replication::feed(&mut server, &vec![b'x'; MIN_BLOCK]);
+        let r = &server.replication.master.replicas;
+        assert!(r[0].dropped() && r[0].pos().is_none(), "over the limit");
+        assert_eq!(oldest(&server), None, "none holds the buffer");
+        assert!(!pending(&server, 1) && !pending(&server, 2));
+    }
+
+    #[test]
+    fn a_position_out_of_the_buffer_is_serviced_to_close() {
+        let mut server = server_with(vec![online(1, 1)]);
+        crate::replication::feed(&mut server, b"0123456789");
+        assert!(pending(&server, 1));
+        // A new history replaces the buffer: position 1 is not in it.
+        server.replication.backlog = Some(Backlog::new(1024, 100));
+        assert!(pending(&server, 1), "serviced, to be closed");
+    }
+
+    #[test]
+    fn disconnected_replicas_stop_their_streams() {
+        let mut server = server_with(vec![online(1, 1), online(2, 1)]);
+        crate::replication::master::disconnect_replicas(&mut server);
+        assert!(server
+            .replication
+            .master
+            .replicas
+            .iter()
+            .all(Replica::dropped));
+        assert_eq!(oldest(&server), None);
     }
 }
