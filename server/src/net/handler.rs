@@ -428,7 +428,11 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
         lease.out.clear();
         lease.client.reply_buffer.note(conn.pending_output());
     }
-    conn.closing |= std::mem::take(&mut lease.doomed);
+    if std::mem::take(&mut lease.doomed) {
+        // CLIENT KILL, a deleted ACL user: a replica gets no more of the stream.
+        crate::replication::master::stop_stream(server, lease.client.id);
+        conn.closing = true;
+    }
     let mut served = Serviced {
         held: holds(server, may_block),
         unread: false,

@@ -731,6 +731,14 @@ pub fn info_fields(server: &Server, w: &mut String) {
     }
 }
 
+/// Client `id`'s connection is closing: when it is a replica, nothing more of the stream
+/// is kept for it or written to it, and no sync joins it.
+pub fn stop_stream(server: &mut Server, id: u64) {
+    if let Some(r) = server.replication.master.get_mut(id) {
+        r.stop_stream();
+    }
+}
+
 /// The replicas to drop when this server's history changes (REPLICAOF NO ONE, a new
 /// master's full sync): they reconnect and resync. Their streams stop at once, as their
 /// positions are in the history being replaced.
@@ -754,6 +762,25 @@ mod tests {
             ..Default::default()
         };
         Replica::new(1, "127.0.0.1".into(), conf, false)
+    }
+
+    #[test]
+    fn a_closing_replica_keeps_no_stream() {
+        let mut server = Server::new(Config::default());
+        let mut r = replica(true);
+        r.keep_stream_from(Some(1));
+        server.replication.master.replicas.push(r);
+        stop_stream(&mut server, 2);
+        assert_eq!(
+            server.replication.master.replicas[0].pos(),
+            Some(1),
+            "another"
+        );
+        stop_stream(&mut server, 1);
+        let r = &mut server.replication.master.replicas[0];
+        assert!(r.dropped() && r.pos().is_none());
+        r.keep_stream_from(Some(5));
+        assert!(r.dropped(), "stopped for good");
     }
 
     #[test]
