@@ -150,13 +150,17 @@ impl Backlog {
 
     /// Index of the block a replica at position `pos` refers to: the one holding `pos`, or
     /// the tail when it has everything. None when `pos` is not in the buffer (or it holds
-    /// no block).
+    /// no block). The tail, where a streaming replica is, is tried first; other positions
+    /// are found by a binary search of the blocks' starts.
     fn block_of(&self, pos: u64) -> Option<usize> {
-        if !self.covers(pos) || self.blocks.is_empty() {
+        if !self.covers(pos) {
             return None;
         }
-        let i = self.blocks.partition_point(|b| b.end() <= pos);
-        Some(i.min(self.blocks.len() - 1))
+        let last = self.blocks.len().checked_sub(1)?;
+        if pos >= self.blocks[last].start {
+            return Some(last);
+        }
+        Some(self.blocks.partition_point(|b| b.end() <= pos))
     }
 
     /// The bytes a replica at position `pos` gets next: the rest of its block (empty when
@@ -176,26 +180,39 @@ impl Backlog {
         self.covers(pos) && pos <= self.offset
     }
 
-    /// A replica's output memory as Redis counts it: from the start of the block it
-    /// refers to, every block's capacity and overhead to the tail's.
+    /// A replica's output memory as Redis counts it (getClientOutputBufferMemoryUsage):
+    /// from the start of the block it refers to, every block's capacity and overhead to
+    /// the tail's. Every block but the tail is full, so the capacities add up to the
+    /// offsets between that block's start and the tail's end of capacity: no walk of the
+    /// blocks.
     pub fn usage_from(&self, pos: u64) -> usize {
-        let Some(i) = self.block_of(pos) else {
+        let (Some(i), Some(tail)) = (self.block_of(pos), self.blocks.back()) else {
             return 0;
         };
-        self.blocks
-            .range(i..)
-            .map(|b| b.data.capacity() + BLOCK_OVERHEAD)
-            .sum()
+        let bytes = (tail.start - self.blocks[i].start) as usize + tail.data.capacity();
+        bytes + (self.blocks.len() - i) * BLOCK_OVERHEAD
+    }
+
+    /// Whether a replica that moved from position `from` to `to` left the head block:
+    /// the only move after which [`trim`](Backlog::trim) may drop a block.
+    pub fn leaves_head(&self, from: u64, to: u64) -> bool {
+        self.blocks.len() > 1 && from < self.blocks[0].end() && to >= self.blocks[0].end()
+    }
+
+    /// Whether the head block is past what repl-backlog-size keeps: [`trim`](Backlog::trim)
+    /// would drop it if no replica referred to it.
+    pub fn trimmable(&self) -> bool {
+        self.blocks.len() > 1 && self.histlen - self.blocks[0].data.len() > self.size
     }
 
     /// Drops head blocks while the history without them is still longer than the size,
     /// none is the tail, and no replica refers to them: `oldest` is the smallest position
     /// of the replicas (None: no replica reads the buffer).
     pub fn trim(&mut self, oldest: Option<u64>) {
-        while self.blocks.len() > 1 {
+        while self.trimmable() {
             let head = &self.blocks[0];
             let len = head.data.len();
-            if self.histlen - len <= self.size || oldest.is_some_and(|p| p < head.end()) {
+            if oldest.is_some_and(|p| p < head.end()) {
                 break;
             }
             self.memory -= head.data.capacity() + BLOCK_OVERHEAD;
@@ -226,6 +243,31 @@ mod tests {
             pos += chunk.len() as u64;
         }
         out
+    }
+
+    /// A replica's usage by summing the blocks from the one it refers to (the tail when it
+    /// has everything).
+    fn usage_by_walk(b: &Backlog, pos: u64) -> usize {
+        let last = b.blocks.len().saturating_sub(1);
+        b.blocks
+            .iter()
+            .enumerate()
+            .filter(|&(i, block)| block.end() > pos || i == last)
+            .map(|(_, block)| block.data.capacity() + BLOCK_OVERHEAD)
+            .sum()
+    }
+
+    #[test]
+    fn trimmed_only_past_the_size_when_the_head_is_left() {
+        let mut b = Backlog::new(1, 0);
+        b.feed(&vec![b'x'; MIN_BLOCK]);
+        assert!(!b.trimmable(), "one block");
+        b.feed(b"0123456789");
+        assert!(b.trimmable());
+        let head_end = MIN_BLOCK as u64 + 1;
+        assert!(b.leaves_head(1, head_end) && b.leaves_head(5, head_end + 3));
+        assert!(!b.leaves_head(1, head_end - 1), "still in it");
+        assert!(!b.leaves_head(head_end, head_end + 5), "never in it");
     }
 
     #[test]
@@ -309,6 +351,7 @@ mod tests {
                 for from in [b.first_offset(), (b.first_offset() + end).div_ceil(2), end + 1] {
                     let expect = &all[(from - start - 1) as usize..];
                     prop_assert_eq!(read_all(&b, from), expect);
+                    prop_assert_eq!(b.usage_from(from), usage_by_walk(&b, from));
                 }
                 prop_assert!(!b.covers(end + 2));
             }

@@ -6,6 +6,7 @@
 //! replica is dropped on the shared usage, and the head blocks no replica refers to any
 //! more are trimmed.
 
+use super::backlog::Backlog;
 use super::master::{Replica, State};
 use crate::server::Server;
 use crate::warning;
@@ -92,9 +93,12 @@ pub fn write(server: &mut Server, id: u64, stream: &mut goblin_evloop::Stream) -
         }
     }
     r.keep_stream_from(Some(pos));
+    let left_head = backlog.leaves_head(start, pos);
     if pos > start {
         stats.writes_processed += 1;
         stats.net_output_bytes += pos - start;
+    }
+    if left_head {
         trim(server);
     }
     open
@@ -147,8 +151,17 @@ fn oldest(server: &Server) -> Option<u64> {
         .min()
 }
 
-/// Drops the head blocks no replica refers to, past repl-backlog-size.
+/// Drops the head blocks no replica refers to, past repl-backlog-size (the replicas'
+/// positions are looked at only when the head block is past it).
 pub fn trim(server: &mut Server) {
+    if !server
+        .replication
+        .backlog
+        .as_ref()
+        .is_some_and(Backlog::trimmable)
+    {
+        return;
+    }
     let oldest = oldest(server);
     if let Some(b) = server.replication.backlog.as_mut() {
         b.trim(oldest);
@@ -169,7 +182,7 @@ pub fn resize(server: &mut Server) {
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::replication::backlog::{Backlog, MIN_BLOCK};
+    use crate::replication::backlog::MIN_BLOCK;
     use crate::replication::master::Handshake;
 
     fn online(id: u64, pos: u64) -> Replica {
@@ -208,6 +221,34 @@ mod tests {
         // A new history replaces the buffer: position 1 is not in it.
         server.replication.backlog = Some(Backlog::new(1024, 100));
         assert!(pending(&server, 1), "serviced, to be closed");
+    }
+
+    /// Replica `id` writes what waits for it to a socket that takes it all.
+    fn write_all(server: &mut Server, id: u64) {
+        let (socket, _peer) = mio::net::UnixStream::pair().expect("a socket pair");
+        let mut stream = goblin_evloop::Stream::Unix(socket);
+        assert!(write(server, id, &mut stream));
+    }
+
+    #[test]
+    fn the_head_is_trimmed_when_a_write_leaves_it() {
+        let mut server = server_with(vec![online(1, 1), online(2, 1)]);
+        server.config.repl.backlog_size = 1;
+        server.replication.backlog = Some(Backlog::new(1, 0));
+        crate::replication::feed(&mut server, &vec![b'x'; MIN_BLOCK]);
+        crate::replication::feed(&mut server, b"0123456789");
+        let histlen = |s: &Server| s.replication.backlog.as_ref().unwrap().histlen();
+        write_all(&mut server, 2);
+        assert_eq!(histlen(&server), MIN_BLOCK + 10, "replica 1 holds the head");
+        // Replica 1 stops (its connection not yet gone): a write in the tail leaves the
+        // head where it is; the next block or a write leaving the head trims it.
+        server.replication.master.replicas[0].stop_stream();
+        crate::replication::feed(&mut server, b"abc");
+        write_all(&mut server, 2);
+        assert_eq!(histlen(&server), MIN_BLOCK + 13, "no trim without a move");
+        server.replication.master.replicas[1].keep_stream_from(Some(1));
+        write_all(&mut server, 2);
+        assert_eq!(histlen(&server), 13, "the head left");
     }
 
     #[test]
