@@ -71,18 +71,24 @@ impl Lease {
     /// Marks the client's output as over its hard limit (logged once, as Redis logs it).
     pub fn overflow(&mut self) {
         if !self.overflowed {
-            warn_output_limit(&self.client);
+            warn_output_limit(&self.client, true);
             self.overflowed = true;
         }
     }
 }
 
-/// Logs the closing of a client whose output passed its limits.
-pub fn warn_output_limit(client: &Client) {
+/// Logs the closing of a client whose output reached its limits: `asap` when it is
+/// closed once serviced (Redis's "scheduled to be closed ASAP"), else at once.
+pub fn warn_output_limit(client: &Client, asap: bool) {
     crate::warning!(
-        "Client id={} addr={} closed for overcoming of output buffer limits.",
+        "Client id={} addr={} {} for overcoming of output buffer limits.",
         client.id,
-        client.addr
+        client.addr,
+        if asap {
+            "scheduled to be closed ASAP"
+        } else {
+            "closed"
+        }
     );
 }
 

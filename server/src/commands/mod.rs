@@ -170,7 +170,7 @@ impl<'a> Ctx<'a> {
     /// Closes the client whose reply was cut short past its output limit (logged as Redis
     /// logs it): the partial reply is never followed by another one.
     pub fn close_for_output_limit(&mut self) {
-        crate::clients::warn_output_limit(self.client);
+        crate::clients::warn_output_limit(self.client, true);
         self.client.close_after_reply = true;
     }
 

@@ -50,9 +50,9 @@ pub fn output_over_limit(server: &Server, conn: &mut Conn, client: &Client) -> b
         pending += replica_out::usage(server, client.id);
         limit.hard = replica_out::hard_limit(server);
     }
-    let over = if limit.hard > 0 && pending > limit.hard {
+    let over = if reached(pending, limit.hard) {
         true
-    } else if limit.soft > 0 && pending > limit.soft {
+    } else if reached(pending, limit.soft) {
         let since = *conn.soft_limit_since.get_or_insert_with(Instant::now);
         since.elapsed().as_secs() >= limit.soft_seconds
     } else {
@@ -60,7 +60,32 @@ pub fn output_over_limit(server: &Server, conn: &mut Conn, client: &Client) -> b
         false
     };
     if over {
-        crate::clients::warn_output_limit(client);
+        crate::clients::warn_output_limit(client, false);
     }
     over
+}
+
+/// Whether `used` output bytes reach an output limit (0: none): at the limit, as Redis's
+/// checkClientOutputBufferLimits.
+pub fn reached(used: u64, limit: u64) -> bool {
+    limit > 0 && used >= limit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    #[test]
+    fn a_hard_limit_is_reached_at_its_size() {
+        let mut server = Server::new(Config::default());
+        server.config.output_limit.hard = 100;
+        let client = Client::internal(1);
+        let mut conn = Conn::new(1);
+        conn.wbuf.extend_from_slice(&[b'x'; 99]);
+        assert!(!output_over_limit(&server, &mut conn, &client));
+        conn.wbuf.push(b'x');
+        assert!(output_over_limit(&server, &mut conn, &client), "100 of 100");
+        assert!(!reached(u64::MAX, 0), "no limit");
+    }
 }

@@ -124,13 +124,9 @@ pub fn fed(server: &mut Server, old_end: u64, new_block: bool) {
         if pos == old_end + 1 && streaming(r) {
             clients.wake(r.id);
         }
-        if new_block && hard > 0 && backlog.usage_from(pos) as u64 >= hard {
+        if new_block && crate::net::limits::reached(backlog.usage_from(pos) as u64, hard) {
             if let Some(c) = clients.get(r.id) {
-                warning!(
-                    "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                    c.id,
-                    c.addr
-                );
+                crate::clients::warn_output_limit(c, true);
             }
             r.close_now(clients);
         }
