@@ -10,7 +10,8 @@ skipped without it): the master under test is Redis 7.2.4 or Goblin, its replica
   holds it and freed once none does;
 - a partial resync served from that longer history;
 - `client-output-buffer-limit replica` applied to a replica's share of the buffer, at
-  least repl-backlog-size.
+  least repl-backlog-size;
+- a replica's omem (CLIENT LIST) is its share: the blocks from the one it refers to on.
 
 The memory figures are allocator-dependent (Redis counts jemalloc's size classes), so what
 is compared is how they relate, the same on both.
@@ -90,12 +91,19 @@ def write_mb(c: redis.Redis, prefix: str = "k") -> None:
     pipe.execute()
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_replicas_waiting_for_a_snapshot_share_one_buffer(procs, tmp_path, kind):
+def replicas_holding_1mb(procs, tmp_path: Path, kind: str):  # noqa: F811
+    """A slow master's client and its two replicas waiting for its snapshot, once 1 MB
+    went through the stream kept for them."""
     m = slow_master(procs, tmp_path, kind)
     mc = m.client()
     r1, r2 = waiting_replicas(procs, tmp_path, m, 2)
     write_mb(mc)
+    return mc, r1, r2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_replicas_waiting_for_a_snapshot_share_one_buffer(procs, tmp_path, kind):
+    mc, r1, r2 = replicas_holding_1mb(procs, tmp_path, kind)
     mem, rep = memory(mc), repl(mc)
     total = mem["mem_total_replication_buffers"]
     # Held once for both replicas: over the 1 MB written, under twice it.
@@ -196,4 +204,22 @@ def test_a_limit_under_the_backlog_size_keeps_a_replica(procs, tmp_path, kind):
     assert repl(mc)["connected_slaves"] == 1
     assert mc.info("stats")["sync_full"] == 1, "never dropped"
     assert "for overcoming of output buffer limits" not in m.output()
+    mc.config_set("rdb-key-save-delay", 0)
+
+
+def omems(c: redis.Redis) -> list[int]:
+    """The replicas' omem, in CLIENT LIST's order."""
+    return [int(x["omem"]) for x in c.client_list(_type="replica")]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_replicas_omem_is_its_share_of_the_buffer(procs, tmp_path, kind):
+    mc, r1, _ = replicas_holding_1mb(procs, tmp_path, kind)
+    total = memory(mc)["mem_total_replication_buffers"]
+    # Both refer to the first block (where the stream kept for them starts): their
+    # share is the whole buffer.
+    assert omems(mc) == [total, total]
+    r1.kill9()
+    wait_for(lambda: repl(mc)["connected_slaves"] == 1, what="one replica gone")
+    assert omems(mc) == [memory(mc)["mem_total_replication_buffers"]]
     mc.config_set("rdb-key-save-delay", 0)

@@ -4,10 +4,17 @@ use super::Ctx;
 use crate::clients::{Buffers, Client, ReplRole, ReplyMode};
 use crate::errors;
 use crate::pubsub::Kind;
+use crate::replication::replica_out;
 
 /// Whether a client or library name is acceptable: printable ASCII without spaces.
 pub fn valid_name(name: &[u8]) -> bool {
     name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+/// The running client's buffer sizes, with its share of the replication buffer when it
+/// is a replica.
+fn with_share(ctx: &Ctx, buffers: Buffers) -> Buffers {
+    replica_out::with_share(ctx.server, ctx.client, buffers)
 }
 
 /// One CLIENT LIST line (without the newline).
@@ -161,11 +168,16 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
     if of_type.matches(ctx.client) {
         lines.push((
             ctx.client.id,
-            describe(ctx.client, ctx.client.io, Some("client|list")),
+            describe(
+                ctx.client,
+                with_share(ctx, ctx.client.io),
+                Some("client|list"),
+            ),
         ));
     }
     for (c, buffers) in ctx.server.clients.iter() {
         if of_type.matches(c) {
+            let buffers = replica_out::with_share(ctx.server, c, buffers);
             lines.push((c.id, describe(c, buffers, None)));
         }
     }
@@ -188,7 +200,11 @@ pub fn list(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// CLIENT INFO
 pub fn info(ctx: &mut Ctx, _args: &[&[u8]]) {
-    let mut line = describe(ctx.client, ctx.client.io, Some("client|info"));
+    let mut line = describe(
+        ctx.client,
+        with_share(ctx, ctx.client.io),
+        Some("client|info"),
+    );
     line.push('\n');
     ctx.out.verbatim(line.as_bytes());
 }

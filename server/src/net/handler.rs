@@ -548,11 +548,12 @@ fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Le
     let conn = &mut cx.conn(key).expect("open").state;
     let over_limit = open && output_over_limit(server, conn, &lease.client);
     let done = conn.closing && conn.pending_output() == 0;
+    let replica = lease.client.repl_role == crate::clients::ReplRole::Replica;
     let want_write = conn.pending_output() > 0
-        || crate::replication::replica_out::pending(server, lease.client.id);
+        || (replica && crate::replication::replica_out::pending(server, lease.client.id));
     lease.buffers = conn.buffers();
     if !open || over_limit || done || cx.watch_writable(key, want_write).is_err() {
-        if lease.client.repl_role == crate::clients::ReplRole::Replica {
+        if replica {
             // A diskless sync's child holds the socket too: shut it down for both, so the
             // replica sees its link end now (as Redis's, whose parent relays the payload).
             // SAFETY: the fd is this open connection's; shutdown changes no memory.
@@ -570,12 +571,10 @@ fn finish(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, mut lease: Le
 /// when serviced, but one that neither reads nor sends is not serviced): a limit lowered by
 /// CONFIG SET closes a client already over it, as Redis's clientsCron does.
 fn close_over_output_limit(server: &mut Server, cx: &mut Ctx<'_, Conn>) {
+    let holding = crate::replication::replica_out::holding(server);
     let waiting: Vec<usize> = cx
         .conns()
-        .filter(|(_, c)| {
-            c.state.pending_output() > 0
-                || crate::replication::replica_out::usage(server, c.state.id) > 0
-        })
+        .filter(|(_, c)| c.state.pending_output() > 0 || holding.contains(&c.state.id))
         .map(|(key, _)| key)
         .collect();
     for key in waiting {

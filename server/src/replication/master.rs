@@ -312,6 +312,12 @@ impl MasterSide {
     pub(super) fn get_mut(&mut self, id: u64) -> Option<&mut Replica> {
         self.replicas.iter_mut().find(|r| r.id == id)
     }
+
+    /// Takes replica `id` out of the list.
+    fn remove(&mut self, id: u64) -> Option<Replica> {
+        let i = self.replicas.iter().position(|r| r.id == id)?;
+        Some(self.replicas.remove(i))
+    }
 }
 
 /// REPLCONF option `name` with `value` from client `client` (not the ACK / GETACK ones).
@@ -613,10 +619,9 @@ pub fn cron(server: &mut Server) {
 pub fn client_gone(server: &mut Server, id: u64) {
     let m = &mut server.replication.master;
     m.handshakes.remove(&id);
-    let Some(i) = m.replicas.iter().position(|r| r.id == id) else {
+    let Some(r) = m.remove(id) else {
         return;
     };
-    let r = m.replicas.remove(i);
     notice!("Connection with replica {} lost.", r.name());
     // The blocks only it still referred to go.
     super::replica_out::trim(server);

@@ -8,6 +8,7 @@
 
 use super::backlog::Backlog;
 use super::master::{Replica, State};
+use crate::clients::{Buffers, Client, ReplRole};
 use crate::server::Server;
 use crate::warning;
 
@@ -36,6 +37,31 @@ pub fn usage(server: &Server, id: u64) -> u64 {
         return 0;
     };
     backlog.usage_from(pos) as u64
+}
+
+/// The replicas holding part of the buffer (their output limits to check), by CLIENT ID.
+pub fn holding(server: &Server) -> Vec<u64> {
+    let Some(backlog) = server.replication.backlog.as_ref() else {
+        return Vec::new();
+    };
+    server
+        .replication
+        .master
+        .replicas
+        .iter()
+        .filter(|r| r.pos().is_some_and(|pos| backlog.usage_from(pos) > 0))
+        .map(|r| r.id)
+        .collect()
+}
+
+/// A client's buffer sizes with, for a replica, its share of the buffer in its output
+/// (CLIENT LIST omem and tot-mem, as Redis's getClientOutputBufferMemoryUsage counts a
+/// replica's referenced blocks).
+pub fn with_share(server: &Server, client: &Client, mut buffers: Buffers) -> Buffers {
+    if client.repl_role == ReplRole::Replica {
+        buffers.pending_output += usage(server, client.id) as usize;
+    }
+    buffers
 }
 
 /// Whether replica `id` is to be serviced for its stream: bytes wait for it, or its
@@ -245,6 +271,33 @@ mod tests {
         server.replication.master.replicas[1].keep_stream_from(Some(1));
         write_all(&mut server, 2);
         assert_eq!(histlen(&server), 13, "the head left");
+    }
+
+    #[test]
+    fn a_replicas_output_is_its_share_of_the_buffer() {
+        let mut server = server_with(vec![online(1, 1), online(2, 1)]);
+        for _ in 0..3 {
+            crate::replication::feed(&mut server, &vec![b'x'; MIN_BLOCK]);
+        }
+        write_all(&mut server, 2);
+        let backlog = server.replication.backlog.as_ref().unwrap();
+        let (all, tail) = (backlog.memory(), backlog.usage_from(backlog.offset() + 1));
+        assert!(tail < all);
+        assert_eq!(holding(&server), vec![1, 2]);
+        let mut replica = Client::internal(1);
+        replica.repl_role = ReplRole::Replica;
+        let buffers = Buffers {
+            pending_output: 7,
+            ..Buffers::default()
+        };
+        let omem = |s: &Server, c: &Client| with_share(s, c, buffers).pending_output;
+        assert_eq!(omem(&server, &replica), 7 + all, "it holds every block");
+        replica.id = 2;
+        assert_eq!(omem(&server, &replica), 7 + tail, "it has everything");
+        replica.repl_role = ReplRole::Normal;
+        assert_eq!(omem(&server, &replica), 7, "not a replica");
+        server.replication.master.replicas[0].stop_stream();
+        assert_eq!(holding(&server), vec![2]);
     }
 
     #[test]
