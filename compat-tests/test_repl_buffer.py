@@ -11,7 +11,9 @@ skipped without it): the master under test is Redis 7.2.4 or Goblin, its replica
 - a partial resync served from that longer history;
 - `client-output-buffer-limit replica` applied to a replica's share of the buffer, at
   least repl-backlog-size;
-- a replica's omem (CLIENT LIST) is its share: the blocks from the one it refers to on.
+- a replica's omem (CLIENT LIST) is its share: the blocks from the one it refers to on;
+- MEMORY STATS counts the buffer once in overhead.total, as replication.backlog and
+  clients.slaves (INFO's split).
 
 The memory figures are allocator-dependent (Redis counts jemalloc's size classes), so what
 is compared is how they relate, the same on both.
@@ -222,4 +224,19 @@ def test_a_replicas_omem_is_its_share_of_the_buffer(procs, tmp_path, kind):
     r1.kill9()
     wait_for(lambda: repl(mc)["connected_slaves"] == 1, what="one replica gone")
     assert omems(mc) == [memory(mc)["mem_total_replication_buffers"]]
+    mc.config_set("rdb-key-save-delay", 0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_memory_stats_count_the_buffer_once_in_the_overhead(procs, tmp_path, kind):
+    mc, _, _ = replicas_holding_1mb(procs, tmp_path, kind)
+    stats, mem = mc.memory_stats(), memory(mc)
+    assert stats["replication.backlog"] == mem["mem_replication_backlog"]
+    assert stats["clients.slaves"] == mem["mem_clients_slaves"] > MB - BACKLOG
+    assert stats["keys.count"] == 100 + 1024
+    parts = ("startup.allocated", "replication.backlog", "clients.slaves", "clients.normal",
+             "cluster.links", "aof.buffer", "lua.caches", "functions.caches")
+    dbs = sum(v for k, db in stats.items() if k.startswith("db.") for v in db.values())
+    assert stats["overhead.total"] == sum(stats[p] for p in parts) + dbs
+    assert stats["dataset.bytes"] == stats["total.allocated"] - stats["overhead.total"]
     mc.config_set("rdb-key-save-delay", 0)

@@ -237,7 +237,7 @@ fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Opti
 /// The `# Memory` section: the allocator's figures with Redis's meanings.
 fn memory_section(server: &Server, f: &Figures, w: &mut String) {
     let r = f.ratios();
-    let repl = crate::replication::memory::figures(server);
+    let repl = f.replication;
     let not_counted = crate::memory::not_counted_for_evict(server);
     let total = allocator::total_system_memory();
     let maxmemory = server.config.memory.maxmemory;
@@ -249,18 +249,14 @@ fn memory_section(server: &Server, f: &Figures, w: &mut String) {
         functions.libraries.len(),
     );
     let vm_functions = functions.vm_memory() as u64;
-    let functions_memory = functions.memory() as u64;
+    let functions_memory = f.functions_caches;
     let vm_total = lua + vm_functions;
     let vm_total_human = human(vm_total);
-    let scripts_eval = server.scripting.cache.memory() as u64;
+    let scripts_eval = f.lua_caches;
     let scripts = scripts_eval + functions_memory;
     let scripts_human = human(scripts);
     let cached = server.scripting.cache.len();
-    let aof_buffer = server.aof.buffer_memory();
-    let cluster_links = server
-        .cluster
-        .as_deref()
-        .map_or(0, crate::cluster::bus::links_memory);
+    let (aof_buffer, cluster_links) = (f.aof_buffer, f.cluster_links);
     let _ = write!(
         w,
         "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:{lua}\r\nused_memory_vm_eval:{lua}\r\nused_memory_lua_human:{lua_human}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{cached}\r\nnumber_of_functions:{nfunctions}\r\nnumber_of_libraries:{nlibraries}\r\nused_memory_vm_functions:{vm_functions}\r\nused_memory_vm_total:{vm_total}\r\nused_memory_vm_total_human:{vm_total_human}\r\nused_memory_functions:{functions_memory}\r\nused_memory_scripts:{scripts}\r\nused_memory_scripts_human:{scripts_human}\r\nmaxmemory:{maxmemory}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:{not_counted}\r\nmem_replication_backlog:{}\r\nmem_total_replication_buffers:{}\r\nmem_clients_slaves:{}\r\nmem_clients_normal:{}\r\nmem_cluster_links:{cluster_links}\r\nmem_aof_buffer:{aof_buffer}\r\nmem_allocator:libc\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
@@ -292,7 +288,7 @@ fn memory_section(server: &Server, f: &Figures, w: &mut String) {
         repl.backlog,
         repl.total(),
         repl.replicas,
-        f.clients.saturating_sub(repl.replicas),
+        f.clients,
         server.keyspace.lazyfree_pending(),
         server.keyspace.lazyfreed(),
     );

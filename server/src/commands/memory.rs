@@ -9,7 +9,6 @@ use crate::memory::figures::Figures;
 pub fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     let f = Figures::of(ctx.server);
     let r = f.ratios();
-    let repl = crate::replication::memory::figures(ctx.server);
     let dbs: Vec<(usize, (usize, usize))> = ctx
         .server
         .keyspace
@@ -32,13 +31,13 @@ pub fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     int(out, "peak.allocated", f.peak as i64);
     int(out, "total.allocated", f.used as i64);
     int(out, "startup.allocated", f.startup as i64);
-    int(out, "replication.backlog", repl.backlog as i64);
-    int(out, "clients.slaves", repl.replicas as i64);
+    int(out, "replication.backlog", f.replication.backlog as i64);
+    int(out, "clients.slaves", f.replication.replicas as i64);
     int(out, "clients.normal", f.clients as i64);
-    int(out, "cluster.links", 0);
-    int(out, "aof.buffer", 0);
-    int(out, "lua.caches", 0);
-    int(out, "functions.caches", 0);
+    int(out, "cluster.links", f.cluster_links as i64);
+    int(out, "aof.buffer", f.aof_buffer as i64);
+    int(out, "lua.caches", f.lua_caches as i64);
+    int(out, "functions.caches", f.functions_caches as i64);
     for (i, (main, expires)) in dbs {
         out.bulk(format!("db.{i}").as_bytes());
         out.map(3);

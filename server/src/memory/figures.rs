@@ -21,9 +21,22 @@ pub struct Figures {
     /// What the allocator holds from the system: as Redis built with libc malloc reports
     /// it (allocator_active and allocator_resident), the resident set less the Lua VM's.
     pub resident: u64,
-    /// Bytes of the normal clients' buffers.
+    /// Bytes of the clients that are not replicas (clients.normal, mem_clients_normal).
     pub clients: u64,
-    /// Bytes beside the values: start-up, clients, keys and entries (used_memory_overhead).
+    /// The shared replication buffer, split between the backlog and the replicas.
+    pub replication: crate::replication::memory::Figures,
+    /// The AOF's buffer (aof.buffer, mem_aof_buffer).
+    pub aof_buffer: u64,
+    /// The cluster bus links (cluster.links, mem_cluster_links).
+    pub cluster_links: u64,
+    /// The EVAL scripts' cache (lua.caches, used_memory_scripts_eval).
+    pub lua_caches: u64,
+    /// The function libraries (functions.caches, used_memory_functions).
+    pub functions_caches: u64,
+    /// Bytes beside the values (used_memory_overhead, overhead.total), as Redis's
+    /// getMemoryOverheadData adds them: start-up, the replication buffer (counted once),
+    /// the clients, the cluster links, the AOF buffer, the scripts' and functions' caches,
+    /// the key tables.
     pub overhead: u64,
     /// used - overhead (used_memory_dataset).
     pub dataset: u64,
@@ -40,11 +53,28 @@ impl Figures {
         let clients: u64 = server
             .clients
             .iter()
+            .filter(|(c, _)| c.repl_role != crate::clients::ReplRole::Replica)
             .map(|(c, buffers)| crate::clients::memory::usage(c, buffers) as u64)
             .sum();
+        let replication = crate::replication::memory::figures(server);
+        let aof_buffer = server.aof.buffer_memory() as u64;
+        let cluster_links = server
+            .cluster
+            .as_deref()
+            .map_or(0, crate::cluster::bus::links_memory) as u64;
+        let lua_caches = server.scripting.cache.memory() as u64;
+        let functions_caches = server.scripting.functions.memory() as u64;
         let ks = &server.keyspace;
         let key_overhead = ks.tables_memory() as u64;
-        let overhead = (startup + clients + key_overhead).min(used);
+        let overhead = (startup
+            + replication.total()
+            + clients
+            + cluster_links
+            + aof_buffer
+            + lua_caches
+            + functions_caches
+            + key_overhead)
+            .min(used);
         Figures {
             used,
             peak: server.memory.gauge.peak(),
@@ -52,6 +82,11 @@ impl Figures {
             rss,
             resident: rss.saturating_sub(server.scripting.vm_memory() as u64),
             clients,
+            replication,
+            aof_buffer,
+            cluster_links,
+            lua_caches,
+            functions_caches,
             overhead,
             dataset: used - overhead,
             keys: ks.databases().iter().map(|db| db.len() as u64).sum(),
@@ -134,6 +169,28 @@ pub fn human(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_overhead_counts_the_replication_buffer_once() {
+        let mut server = Server::new(crate::config::Config::default());
+        server.config.repl.backlog_size = 16 * 1024;
+        crate::replication::create_backlog(&mut server);
+        crate::replication::feed(&mut server, &[b'x'; 100_000]);
+        let f = Figures::of(&mut server);
+        let buffer = server.replication.backlog.as_ref().unwrap().memory() as u64;
+        assert_eq!(f.replication.total(), buffer);
+        assert!(f.used > f.overhead, "not clamped to the allocated figure");
+        let parts = f.startup
+            + f.replication.total()
+            + f.clients
+            + f.cluster_links
+            + f.aof_buffer
+            + f.lua_caches
+            + f.functions_caches
+            + server.keyspace.tables_memory() as u64;
+        assert_eq!(f.overhead, parts);
+        assert!(f.overhead >= buffer);
+    }
 
     #[test]
     fn human_bytes_as_redis() {
