@@ -104,20 +104,26 @@ impl PackHash {
         let mut pos = HEADER;
         std::iter::from_fn(move || {
             (pos < self.buf.len()).then(|| {
-                let f = entry::decode(&self.buf, pos);
-                let v = entry::decode(&self.buf, f.end);
-                let slot = Slot {
-                    start: pos,
-                    expire_at: score_ttl(f.score),
-                    value_start: f.end,
-                    end: v.end,
-                    field: f.member,
-                    value: v.member,
-                };
-                pos = v.end;
+                let slot = self.slot_at(pos);
+                pos = slot.end;
                 slot
             })
         })
+    }
+
+    /// The pair whose field entry starts at `pos`, decoded.
+    #[inline]
+    fn slot_at(&self, pos: usize) -> Slot<'_> {
+        let f = entry::decode(&self.buf, pos);
+        let v = entry::decode(&self.buf, f.end);
+        Slot {
+            start: pos,
+            expire_at: score_ttl(f.score),
+            value_start: f.end,
+            end: v.end,
+            field: f.member,
+            value: v.member,
+        }
     }
 
     /// Every pair, in order.
@@ -136,8 +142,21 @@ impl PackHash {
         self.slots().map(|s| (s.field, s.value, s.expire_at))
     }
 
+    /// The pair of `field`. The walk reads each entry's header alone (its span, the score
+    /// skipped) and compares lengths before bytes; only the pair found is decoded in full:
+    /// a miss on a 512-pair listpack was two out-of-line decodes a pair.
     fn find(&self, field: &[u8]) -> Option<Slot<'_>> {
-        self.slots().find(|s| s.field == field)
+        let buf = &self.buf[..];
+        let mut pos = HEADER;
+        while pos < buf.len() {
+            let (start, end) = entry::member_span(buf, pos);
+            let (_, next) = entry::member_span(buf, end);
+            if end - start == field.len() && buf[start..end] == *field {
+                return Some(self.slot_at(pos));
+            }
+            pos = next;
+        }
+        None
     }
 
     /// The value of `field`.
