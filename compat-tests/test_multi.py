@@ -185,6 +185,21 @@ def test_watch_missing_key_created(both):
     o.close()
 
 
+@pytest.mark.parametrize("before", [None, 41, "x"], ids=["created", "in its record", "not an integer"])
+def test_watch_incr(both, before):
+    """INCR signals a watched key whether it creates it, adds to the integer in its record
+    or fails on text (which changes nothing: EXEC runs)."""
+    if before is not None:
+        both("SET", "n", before)
+    watch_pair(both, "n")
+    o = other(both)
+    o("INCR", "n")
+    both("MULTI")
+    both("GET", "n")
+    both("EXEC")
+    o.close()
+
+
 def test_watch_missing_key_flushall(both):
     """FLUSHALL of a database where the watched key does not exist."""
     watch_pair(both, "absent")

@@ -530,6 +530,24 @@ impl Db {
         }
     }
 
+    /// Adds `by` to the `int` string the record in `slot` holds, in place: Some(the sum),
+    /// Some(None) when it does not fit 64 bits (nothing changed); None when the record
+    /// holds anything else or its value is checked out (the copy is the truth then).
+    #[inline]
+    pub(super) fn add_to_int(&mut self, slot: Slot, by: i64) -> Option<Option<i64>> {
+        if self.out == Some(slot) {
+            return None;
+        }
+        let kt::ValueRef::Int(v) = self.table.entry(slot).value() else {
+            return None;
+        };
+        let sum = v.checked_add(by);
+        if let Some(sum) = sum {
+            drop(self.table.set_value(slot, kt::Value::Int(sum)));
+        }
+        Some(sum)
+    }
+
     /// The key in `slot` for writing (from [`Db::find`], with no removal since).
     #[inline]
     pub(super) fn write(&mut self, slot: Slot) -> EntryMut<'_> {

@@ -90,6 +90,16 @@ use blocking::BlockedKeys;
 use lazyfree::{Garbage, LazyFree};
 use watch::Watches;
 
+/// What [`Keyspace::add_to_int`] did.
+pub enum IntSum<'a> {
+    /// The key holds this sum now (or was created holding the increment).
+    Sum(i64),
+    /// The sum does not fit 64 bits; nothing changed.
+    Overflow,
+    /// The key holds no `int` string in its record: its value, to handle in full.
+    Other(EntryMut<'a>),
+}
+
 /// The databases and their key-level state.
 pub struct Keyspace {
     dbs: Vec<Db>,
@@ -350,8 +360,22 @@ impl Keyspace {
         now_ms: u64,
         make: impl FnOnce() -> Value,
     ) -> (EntryMut<'_>, bool) {
+        let (id, created) = self.slot_for_write(db, key, now_ms, make);
+        (self.dbs[db].write(id), created)
+    }
+
+    /// The slot of `key` looked up for writing (access recorded), or of the key created
+    /// with `make()` when absent (signalled); true when created.
+    #[inline]
+    fn slot_for_write(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        make: impl FnOnce() -> Value,
+    ) -> (db::Slot, bool) {
         let clock = self.clock_secs_at(now_ms);
-        let (id, created) = match self.live_entry(db, key, now_ms, true) {
+        match self.live_entry(db, key, now_ms, true) {
             Some((id, accessed)) => {
                 self.touch(db, id, accessed, clock, now_ms);
                 (id, false)
@@ -364,8 +388,27 @@ impl Keyspace {
                 self.signal_ready(db, key);
                 (id, true)
             }
-        };
-        (self.dbs[db].write(id), created)
+        }
+    }
+
+    /// INCRBY's lookup: adds `by` to the `int` string `key` holds, inside its record (no
+    /// copy of the value checked out and put back), or creates the key holding `by`; the
+    /// change is signalled. A key holding anything else is handed out for writing, as
+    /// [`Keyspace::lookup_write`] does, for the caller's general path.
+    pub fn add_to_int(&mut self, db: usize, key: &[u8], now_ms: u64, by: i64) -> IntSum<'_> {
+        let make = || Value::Str(StringValue::from_int(by));
+        let (id, created) = self.slot_for_write(db, key, now_ms, make);
+        if created {
+            return IntSum::Sum(by);
+        }
+        match self.dbs[db].add_to_int(id, by) {
+            Some(Some(sum)) => {
+                self.signal_modified(db, key);
+                IntSum::Sum(sum)
+            }
+            Some(None) => IntSum::Overflow,
+            None => IntSum::Other(self.dbs[db].write(id)),
+        }
     }
 
     /// Sets the access record of an existing key as RESTORE's FREQ and IDLETIME do (Redis's

@@ -5,7 +5,7 @@ use super::long_double::{LongDouble, Parsed};
 use super::write_string;
 use crate::commands::Ctx;
 use crate::errors;
-use crate::keyspace::{StringValue, Value};
+use crate::keyspace::{IntSum, StringValue, Value};
 use crate::pubsub::notify;
 
 /// INCR's error when the sum does not fit 64 bits.
@@ -26,30 +26,27 @@ pub(super) fn put(ctx: &mut Ctx, key: &[u8], value: StringValue) {
 }
 
 /// Adds `by` to the integer at `key` (0 when missing) and replies with the result. One
-/// lookup finds the key (changed in place, its expiry kept) or creates it.
+/// lookup finds the key (changed in place, its expiry kept) or creates it; an `int` in the
+/// key's record is added to where it lies.
 fn incr_by(ctx: &mut Ctx, key: &[u8], by: i64) {
     let db = ctx.db();
-    let (entry, created) = ctx
-        .server
-        .keyspace
-        .lookup_write_or_create(db, key, ctx.now_ms, || {
-            Value::Str(StringValue::from_int(by))
-        });
-    let value = if created {
-        by
-    } else {
-        let Ok(s) = entry.value.as_string_mut() else {
-            return ctx.error(errors::WRONGTYPE);
-        };
-        let Some(value) = s.as_int().map(|v| v.checked_add(by)) else {
-            return ctx.error(errors::NOT_AN_INTEGER);
-        };
-        let Some(value) = value else {
-            return ctx.error(OVERFLOW);
-        };
-        *s = StringValue::from_int(value);
-        ctx.server.keyspace.signal_modified(db, key);
-        value
+    let value = match ctx.server.keyspace.add_to_int(db, key, ctx.now_ms, by) {
+        IntSum::Sum(value) => value,
+        IntSum::Overflow => return ctx.error(OVERFLOW),
+        IntSum::Other(entry) => {
+            let Ok(s) = entry.value.as_string_mut() else {
+                return ctx.error(errors::WRONGTYPE);
+            };
+            let Some(value) = s.as_int().map(|v| v.checked_add(by)) else {
+                return ctx.error(errors::NOT_AN_INTEGER);
+            };
+            let Some(value) = value else {
+                return ctx.error(OVERFLOW);
+            };
+            *s = StringValue::from_int(value);
+            ctx.server.keyspace.signal_modified(db, key);
+            value
+        }
     };
     ctx.server.keyspace.add_dirty(1);
     ctx.notify(notify::STRING, "incrby", key);
