@@ -7,6 +7,7 @@ use super::{
     persistence, pubsub, server_cmds, tracking, Handler,
 };
 use hashbrown::HashMap;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -629,11 +630,21 @@ struct NameIndex {
     commands: Vec<&'static Command>,
 }
 
-/// Finds a command by name, ignoring ASCII case. The command found last is tried first
-/// (a pipeline mostly repeats one command), by one comparison instead of a hash lookup.
+/// The longest name [`lookup`]'s last-found cache keeps as sent.
+const CACHED_NAME: usize = 16;
+
+thread_local! {
+    /// The command found last: its place in the name index, and its name as the client
+    /// sent it (length and bytes).
+    static LAST: Cell<(usize, usize, [u8; CACHED_NAME])> =
+        const { Cell::new((usize::MAX, 0, [0; CACHED_NAME])) };
+}
+
+/// Finds a command by name, ignoring ASCII case. The command found last is tried first (a
+/// pipeline mostly repeats one command, spelled one way): its name as it was sent is
+/// compared byte for byte, with no case folding and no hash lookup.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     static INDEX: OnceLock<NameIndex> = OnceLock::new();
-    static LAST: AtomicUsize = AtomicUsize::new(usize::MAX);
     let index = INDEX.get_or_init(|| {
         let commands: Vec<&'static Command> = COMMANDS
             .iter()
@@ -659,8 +670,9 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .collect();
         NameIndex { by_name, commands }
     });
-    if let Some(&cmd) = index.commands.get(LAST.load(Ordering::Relaxed)) {
-        if cmd.name.as_bytes().eq_ignore_ascii_case(name) {
+    let (last, len, sent) = LAST.get();
+    if len == name.len() && sent[..len] == *name {
+        if let Some(&cmd) = index.commands.get(last) {
             return Some(cmd);
         }
     }
@@ -672,7 +684,11 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
         *dst = src.to_ascii_lowercase();
     }
     let &i = index.by_name.get(&lower[..name.len()])?;
-    LAST.store(i, Ordering::Relaxed);
+    if name.len() <= CACHED_NAME {
+        let mut sent = [0u8; CACHED_NAME];
+        sent[..name.len()].copy_from_slice(name);
+        LAST.set((i, name.len(), sent));
+    }
     Some(index.commands[i])
 }
 
