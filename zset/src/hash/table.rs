@@ -59,8 +59,14 @@ impl TableHash {
     }
 
     fn find(&self, field: &[u8]) -> Option<usize> {
+        self.find_hashed(field, hash(field))
+    }
+
+    /// [`TableHash::find`] of a field whose hash `h` is known.
+    #[inline]
+    fn find_hashed(&self, field: &[u8], h: u64) -> Option<usize> {
         let arena = &self.arena;
-        self.index.find(hash(field), |id| arena.member(id) == field)
+        self.index.find(h, |id| arena.member(id) == field)
     }
 
     /// The value of `field`.
@@ -93,11 +99,12 @@ impl TableHash {
         expire_at: Option<u64>,
         keep_ttl: bool,
     ) -> bool {
-        let Some(slot) = self.find(field) else {
+        // Hashed once: for the lookup and, when new, the insert.
+        let h = hash(field);
+        let Some(slot) = self.find_hashed(field, h) else {
             let id = self.push_pair(field, value, expire_at);
             let arena = &self.arena;
-            self.index
-                .insert(hash(field), id, |x| hash(arena.member(x)));
+            self.index.insert(h, id, |x| hash(arena.member(x)));
             self.index_ttl(expire_at, field);
             return true;
         };
