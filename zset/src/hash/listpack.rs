@@ -143,15 +143,20 @@ impl PackHash {
     }
 
     /// The pair of `field`. The walk reads each entry's header alone (its span, the score
-    /// skipped) and compares lengths before bytes; only the pair found is decoded in full:
-    /// a miss on a 512-pair listpack was two out-of-line decodes a pair.
+    /// skipped) and compares lengths, then last bytes (fields often share a prefix, as
+    /// "user:1", "user:2"), before all bytes; only the pair found is decoded in full: a miss
+    /// on a 512-pair listpack was two out-of-line decodes and a memcmp a pair.
     fn find(&self, field: &[u8]) -> Option<Slot<'_>> {
         let buf = &self.buf[..];
+        let last = field.last().copied();
         let mut pos = HEADER;
         while pos < buf.len() {
             let (start, end) = entry::member_span(buf, pos);
             let (_, next) = entry::member_span(buf, end);
-            if end - start == field.len() && buf[start..end] == *field {
+            if end - start == field.len()
+                && last.is_none_or(|b| buf[end - 1] == b)
+                && buf[start..end] == *field
+            {
                 return Some(self.slot_at(pos));
             }
             pos = next;
