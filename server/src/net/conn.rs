@@ -8,8 +8,11 @@ use std::time::Instant;
 
 /// Bytes reserved before each read call.
 pub const READ_CHUNK: usize = 16 * 1024;
-/// A write buffer with more capacity than this is given back once empty.
-const KEEP_OUTPUT: usize = 1024 * 1024;
+/// A write buffer with more capacity than this is given back once empty, and the bytes
+/// written are dropped from its front once they are this many and at least half of it: the
+/// room the replies took goes back as they are sent, as Redis frees its reply blocks (this
+/// is the most its per-client reply buffer holds).
+const KEEP_OUTPUT: usize = crate::clients::reply_buffer::CHUNK;
 /// The cron trims a read buffer only when it wastes more than this (Redis's 4 KiB).
 const QUERY_SLACK: usize = 4 * 1024;
 /// A read buffer larger than this is trimmed to its recent peak while the client is active
@@ -151,16 +154,25 @@ impl Conn {
             }
         }
         if self.wpos == self.wbuf.len() {
-            self.wbuf.clear();
             self.wpos = 0;
-            if self.wbuf.capacity() > KEEP_OUTPUT {
-                self.wbuf = Vec::new();
-            }
+            release_output(&mut self.wbuf);
         } else if self.wpos > KEEP_OUTPUT && self.wpos * 2 > self.wbuf.len() {
             self.wbuf.drain(..self.wpos);
             self.wpos = 0;
+            // What waits keeps room to grow by as much again.
+            self.wbuf.shrink_to(2 * self.wbuf.len());
         }
         true
+    }
+}
+
+/// Empties an output buffer whose bytes were sent or moved on, giving its room back when
+/// it outgrew a reply buffer (a burst of output leaves nothing allocated behind it).
+pub fn release_output(buf: &mut Vec<u8>) {
+    if buf.capacity() > KEEP_OUTPUT {
+        *buf = Vec::new();
+    } else {
+        buf.clear();
     }
 }
 
@@ -202,6 +214,17 @@ mod tests {
         );
         run_one(&mut c);
         assert_eq!((c.rbuf.len(), c.rpos), (0, 0));
+    }
+
+    #[test]
+    fn output_room_past_a_reply_buffer_goes_once_sent() {
+        let mut small = Vec::with_capacity(100);
+        small.extend_from_slice(b"+OK\r\n");
+        release_output(&mut small);
+        assert_eq!((small.len(), small.capacity()), (0, 100));
+        let mut burst = vec![b'x'; KEEP_OUTPUT + 1];
+        release_output(&mut burst);
+        assert_eq!(burst.capacity(), 0);
     }
 
     #[test]

@@ -425,7 +425,7 @@ fn service(server: &mut Server, cx: &mut Ctx<'_, Conn>, key: usize, may_block: b
     if !lease.out.is_empty() {
         // Replies written for the client while it was not being serviced.
         conn.wbuf.extend_from_slice(&lease.out);
-        lease.out.clear();
+        super::conn::release_output(&mut lease.out);
         lease.client.reply_buffer.note(conn.pending_output());
     }
     if std::mem::take(&mut lease.doomed) {
