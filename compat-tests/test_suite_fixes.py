@@ -345,3 +345,26 @@ def test_scan_deletes_the_expired_keys_it_meets(own_pair):
     finally:
         both.ok("DEBUG", "SET-ACTIVE-EXPIRE", 1)
         both.restore_config()
+
+
+def test_publish_goes_down_the_replication_stream(own_pair):
+    """unit/multi: PUBLISH and SPUBLISH go to the replicas (so a replica's subscribers get
+    the master's messages), inside MULTI too, as the command itself."""
+    both = Both(own_pair)
+    both.config_set("repl-ping-replica-period", 3600)
+    streams = []
+    try:
+        for server, c in zip(own_pair, both.clients()):
+            s, f = replication_stream(server.port)
+            c.execute_command("PUBLISH", "bla", "bla")
+            p = c.pipeline(transaction=True)
+            p.execute_command("PUBLISH", "ch", "in multi")
+            p.execute()
+            c.execute_command("SPUBLISH", "sh", "x")
+            c.execute_command("SET", "done", 1)
+            streams.append(read_stream_commands(s, f, 5))
+            s.close()
+    finally:
+        both.restore_config()
+    assert streams[0] == streams[1], streams
+    assert [cmd[0].upper() for cmd in streams[1]] == [b"SELECT", b"PUBLISH", b"PUBLISH", b"SPUBLISH", b"SET"]

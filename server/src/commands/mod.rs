@@ -152,6 +152,12 @@ impl<'a> Ctx<'a> {
         self.rewrite.force();
     }
 
+    /// The running command goes to the replicas, and not to the AOF, whatever it changed
+    /// (PUBLISH and SPUBLISH outside cluster mode, as Redis's PROPAGATE_REPL).
+    pub fn force_propagation_to_replicas(&mut self) {
+        self.rewrite.force_to(crate::propagate::Targets::REPLICAS);
+    }
+
     /// How many bytes the reply buffer may hold before the client passes its hard output
     /// limit (`usize::MAX` when it has none, or is a script's or the AOF's client). A
     /// command writing a reply of a client-chosen length (SRANDMEMBER, HRANDFIELD,

@@ -169,18 +169,21 @@ pub fn drop_subscriptions(server: &mut Server, client: &mut Client) {
 
 /// PUBLISH channel message (in cluster mode also sent to every node over the bus).
 fn publish(ctx: &mut Ctx, args: &[&[u8]]) {
-    let receivers = deliver(ctx, Kind::Channel, args[1], args[2]);
-    if let Some(cluster) = ctx.server.cluster.as_deref_mut() {
-        cluster.queue_publish(args[1], args[2], false);
-    }
-    ctx.out.int(receivers as i64);
+    publish_to(ctx, Kind::Channel, args);
 }
 
 /// SPUBLISH shardchannel message (in cluster mode also sent to the shard's other nodes).
 fn spublish(ctx: &mut Ctx, args: &[&[u8]]) {
-    let receivers = deliver(ctx, Kind::Shard, args[1], args[2]);
-    if let Some(cluster) = ctx.server.cluster.as_deref_mut() {
-        cluster.queue_publish(args[1], args[2], true);
+    publish_to(ctx, Kind::Shard, args);
+}
+
+/// Delivers a PUBLISH / SPUBLISH here, and sends it on: over the cluster bus in cluster
+/// mode, else down the replication stream (not into the AOF), as Redis.
+fn publish_to(ctx: &mut Ctx, kind: Kind, args: &[&[u8]]) {
+    let receivers = deliver(ctx, kind, args[1], args[2]);
+    match ctx.server.cluster.as_deref_mut() {
+        Some(cluster) => cluster.queue_publish(args[1], args[2], kind == Kind::Shard),
+        None => ctx.force_propagation_to_replicas(),
     }
     ctx.out.int(receivers as i64);
 }

@@ -248,3 +248,26 @@ fn migrate_propagates_a_del_of_the_keys_the_target_acknowledged() {
     drop(s);
     target.join().unwrap();
 }
+
+#[test]
+fn publish_goes_to_the_replicas_and_not_to_the_aof() {
+    let mut s = server();
+    for args in [
+        &[b"PUBLISH" as &[u8], b"ch", b"m"],
+        &[b"SPUBLISH", b"sh", b"m"],
+    ] {
+        execute(&mut s.0, &mut s.1, &mut Vec::new(), args);
+        let (aof, replicas) = s.0.propagation.take();
+        assert!(aof.is_empty(), "{}", String::from_utf8_lossy(&aof));
+        let replicas = String::from_utf8(replicas.expect("a stream of their own")).unwrap();
+        let verb = String::from_utf8_lossy(args[0]);
+        assert!(
+            replicas.ends_with(&format!(
+                "${}\r\n{verb}\r\n$2\r\n{}\r\n$1\r\nm\r\n",
+                verb.len(),
+                String::from_utf8_lossy(args[1])
+            )),
+            "{replicas}"
+        );
+    }
+}

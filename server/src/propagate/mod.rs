@@ -56,6 +56,8 @@ pub struct Rewrite {
     instead: Option<Vec<Argv>>,
     /// Propagate even when the dataset did not change (FLUSHALL on empty databases).
     forced: bool,
+    /// `Some`: to these consumers only (PUBLISH: the replicas).
+    only: Option<Targets>,
 }
 
 impl Rewrite {
@@ -75,6 +77,13 @@ impl Rewrite {
     /// The command propagates even if it changed nothing.
     pub fn force(&mut self) {
         self.forced = true;
+    }
+
+    /// The command propagates, changed or not, to the consumers in `targets` only (Redis's
+    /// forceCommandPropagation with PROPAGATE_REPL or PROPAGATE_AOF).
+    pub fn force_to(&mut self, targets: Targets) {
+        self.forced = true;
+        self.only = Some(targets);
     }
 }
 
@@ -147,6 +156,9 @@ impl Propagation {
         rewrite: Rewrite,
         targets: Targets,
     ) {
+        let targets = rewrite
+            .only
+            .map_or(targets, |only| Targets(targets.0 & only.0));
         if !self.enabled || !(changed || rewrite.forced) || targets.0 == 0 {
             return;
         }
