@@ -69,8 +69,9 @@ impl PackHash {
     }
 
     /// Replaces bytes `at..end` of the buffer (`at` at least [`HEADER`]) with the `n` bytes
-    /// `write` fills, in place when the length holds, else in one exact-size allocation (no
-    /// vector growth, no shrink), and stores count `len`, keeping the listpackex mark.
+    /// `write` fills, in place when the length holds, by a reallocation to the exact size
+    /// when it grows, else in one exact-size allocation (no vector slack, no shrink), and
+    /// stores count `len`, keeping the listpackex mark.
     fn splice(
         &mut self,
         at: usize,
@@ -82,6 +83,17 @@ impl PackHash {
         let len = len | (count(&self.buf) & EX_FLAG);
         if self.buf.len() >= HEADER && n == end - at {
             write(&mut self.buf[at..end]);
+        } else if self.buf.len() >= HEADER && n > end - at {
+            // Growing: the buffer is reallocated (often extended where it lies, no copy)
+            // and its tail moved up, where a fresh buffer took two copies of all of it.
+            let grow = n - (end - at);
+            let mut buf = std::mem::take(&mut self.buf).into_vec();
+            let old_len = buf.len();
+            buf.reserve_exact(grow);
+            buf.resize(old_len + grow, 0);
+            buf.copy_within(end..old_len, end + grow);
+            write(&mut buf[at..at + n]);
+            self.buf = buf.into_boxed_slice();
         } else {
             let old: &[u8] = if self.buf.len() < HEADER {
                 &[0; HEADER]
