@@ -538,14 +538,7 @@ impl Db {
         if self.out == Some(slot) {
             return None;
         }
-        let kt::ValueRef::Int(v) = self.table.entry(slot).value() else {
-            return None;
-        };
-        let sum = v.checked_add(by);
-        if let Some(sum) = sum {
-            drop(self.table.set_value(slot, kt::Value::Int(sum)));
-        }
-        Some(sum)
+        self.table.add_to_int(slot, by)
     }
 
     /// The key in `slot` for writing (from [`Db::find`], with no removal since).

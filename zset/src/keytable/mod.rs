@@ -353,6 +353,23 @@ impl<T> KeyTable<T> {
         self.assign(slot, value, Some(None), Some(clock))
     }
 
+    /// Adds `by` to the `int` value in `slot` (INCRBY), rewritten where it lies when the
+    /// sum keeps its width: Some(the sum), Some(None) when it does not fit 64 bits (nothing
+    /// changed), None when the value is no `int`. The record is read once.
+    pub fn add_to_int(&mut self, slot: Slot, by: i64) -> Option<Option<i64>> {
+        let handle = self.handle(slot);
+        let Stored::Int(v) = self.record(handle).value() else {
+            return None;
+        };
+        let Some(sum) = v.checked_add(by) else {
+            return Some(None);
+        };
+        if !record::overwrite_value(self.store.get_mut(handle), &Stored::Int(sum)) {
+            self.assign(slot, Value::Int(sum), None, None);
+        }
+        Some(Some(sum))
+    }
+
     /// Replaces the value in `slot`, keeping its clock and expiry; returns the old heap
     /// value when there was one.
     pub fn set_value(&mut self, slot: Slot, value: Value<'_, T>) -> Option<T> {

@@ -112,6 +112,8 @@ enum Op {
     Insert(u16, MV, u32),
     SetValue(u16, MV),
     AddToHeap(u16, u64),
+    /// INCRBY on the record's int.
+    AddToInt(u16, i64),
     Remove(u16),
     Discard(u16),
     SetExpiry(u16, u64),
@@ -130,6 +132,7 @@ fn op_strategy(keys: u16) -> impl Strategy<Value = Op> {
         4 => (0..keys, value_strategy(), any::<u32>()).prop_map(|(k, v, c)| Op::Insert(k, v, c)),
         2 => (0..keys, value_strategy()).prop_map(|(k, v)| Op::SetValue(k, v)),
         1 => (0..keys, any::<u64>()).prop_map(|(k, n)| Op::AddToHeap(k, n)),
+        2 => (0..keys, prop_oneof![-300i64..300, any::<i64>()]).prop_map(|(k, n)| Op::AddToInt(k, n)),
         2 => (0..keys).prop_map(Op::Remove),
         1 => (0..keys).prop_map(Op::Discard),
         2 => (0..keys, 1..u64::MAX).prop_map(|(k, at)| Op::SetExpiry(k, at)),
@@ -170,6 +173,21 @@ fn apply(t: &mut KeyTable<u64>, m: &mut Model, op: &Op) {
                     (None, MV::Int(_) | MV::Str(..) | MV::Packed(..)) => {}
                     (got, want) => panic!("heap_mut {got:?} for {want:?}"),
                 }
+            }
+        }
+        Op::AddToInt(k, n) => {
+            let k = key(*k);
+            if let Some(slot) = t.find(&k) {
+                let e = m.get_mut(&k).expect("model has it");
+                let want = match &mut e.0 {
+                    MV::Int(v) => {
+                        let sum = v.checked_add(*n);
+                        *v = sum.unwrap_or(*v);
+                        Some(sum)
+                    }
+                    _ => None,
+                };
+                assert_eq!(t.add_to_int(slot, *n), want);
             }
         }
         Op::Remove(k) => {
