@@ -2,8 +2,9 @@
 compared with Redis: the parameter's values and errors, CLIENT LIST's qbuf / argv-mem /
 multi-mem for the running client, a client evicted for its query buffer, its arguments, its
 watched keys or its output, a CLIENT NO-EVICT client kept, eviction down to the limit only
-(largest first) when the limit is lowered, INFO evicted_clients, and CONFIG GET of
-replicaof / slaveof."""
+(largest first) when the limit is lowered, INFO evicted_clients, CONFIG GET of
+replicaof / slaveof, and clients whose output piles up (MGET replies, pubsub messages)
+evicted before any key (Redis's unit/maxmemory cases)."""
 
 from __future__ import annotations
 
@@ -158,3 +159,74 @@ def test_lowered_limit_evicts_largest_first_down_to_it(servers, both):
         c.execute_command("CLIENT", "NO-EVICT", "OFF")
         for s in socks:
             s.close()
+
+
+def evicts_clients_before_keys(server, c, grow, prepare=None) -> tuple[int, int, int]:
+    """Redis's unit/maxmemory case: 50 keys of 100 kB under maxmemory 11mb, clients' memory
+    limited to 3mb, 20 clients that never read (given to `prepare` first); `grow()` adds
+    their output until something is evicted. Returns evicted_clients, evicted_keys and the
+    keys left."""
+    c.execute_command("CONFIG", "SET", "maxmemory", "11mb")
+    c.execute_command("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+    c.execute_command("CONFIG", "SET", "maxmemory-clients", "3mb")
+    c.execute_command("CLIENT", "NO-EVICT", "ON")
+    c.execute_command("CONFIG", "RESETSTAT")
+    for j in range(50):
+        c.execute_command("SETRANGE", j, 100_000, "x")
+    socks = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(20)]
+    for s in socks:
+        s.setblocking(False)
+    if prepare:
+        prepare(socks)
+
+    def evicted() -> tuple[int, int, int]:
+        stats = info_of(c, "stats")
+        return stats["evicted_clients"], stats["evicted_keys"], c.dbsize()
+
+    deadline = time.monotonic() + 20
+    try:
+        while evicted()[:2] == (0, 0) and time.monotonic() < deadline:
+            grow()
+        return evicted()
+    finally:
+        for s in socks:
+            s.close()
+        c.execute_command("CLIENT", "NO-EVICT", "OFF")
+        c.execute_command("FLUSHALL")
+        for name, value in (("maxmemory", 0), ("maxmemory-policy", "noeviction"),
+                            ("maxmemory-clients", 0)):
+            c.execute_command("CONFIG", "SET", name, value)
+
+
+def send_all(socks, data: bytes) -> None:
+    """Sends `data` on each socket that takes it (an evicted client's fails)."""
+    for s in socks:
+        try:
+            s.send(data)
+        except OSError:
+            pass
+
+
+def test_clients_go_before_keys_for_mget_output(servers, both):
+    """Replies piling up for clients that do not read are client memory: past
+    maxmemory-clients those clients are evicted before maxmemory takes any key (Goblin took
+    keys first: the room its output buffers kept once their bytes were sent or moved stayed
+    in used memory, and in no client's)."""
+    for server, c in zip(servers, both.clients()):
+        socks = []
+        clients, keys, left = evicts_clients_before_keys(
+            server, c, lambda: send_all(socks, b"MGET 1\r\n"), socks.extend)
+        assert clients > 0 and keys == 0 and left == 50, (server, clients, keys, left)
+
+
+def test_clients_go_before_keys_for_pubsub_output(servers, both):
+    big = "x" * 100_000
+
+    def subscribe(socks) -> None:
+        send_all(socks, b"SUBSCRIBE bla\r\n")
+        assert wait_until(lambda: c.execute_command("PUBSUB", "NUMSUB", "bla")[1] == 20)
+
+    for server, c in zip(servers, both.clients()):
+        clients, keys, left = evicts_clients_before_keys(
+            server, c, lambda: c.execute_command("PUBLISH", "bla", big), subscribe)
+        assert clients > 0 and keys == 0 and left == 50, (server, clients, keys, left)
