@@ -90,6 +90,27 @@ def test_expired_keys_propagate_per_lazyfree_lazy_expire(procs, tmp_path, lazy):
 
 
 @pytest.mark.parametrize("lazy", ["no", "yes"])
+def test_times_in_the_past_propagate_per_lazyfree_lazy_expire(procs, tmp_path, lazy):
+    # EXPIRE and GETEX PXAT with a time already past delete the key and replay as UNLINK
+    # under lazyfree-lazy-expire (set at run time), DEL otherwise; Goblin always wrote DEL.
+    got = {}
+    for kind in KINDS:
+        w = tmp_path / kind
+        c = start(procs, kind, w, "--appendfsync", "always").client()
+        c.config_set("lazyfree-lazy-expire", lazy)
+        c.set("by:expire", "v")
+        c.set("by:getex", "v")
+        assert c.expire("by:expire", -1)
+        assert c.execute_command("GETEX", "by:getex", "PXAT", 1) == b"v"
+        c.set("fence", "1")
+        got[kind] = deletions(w)
+    verb = b"UNLINK" if lazy == "yes" else b"DEL"
+    expected = [(0, verb, b"by:expire"), (0, verb, b"by:getex")]
+    assert got["redis"] == expected
+    assert got["goblin"] == expected
+
+
+@pytest.mark.parametrize("lazy", ["no", "yes"])
 def test_evicted_keys_propagate_per_lazyfree_lazy_eviction(procs, tmp_path, lazy):
     got = {}
     for kind in KINDS:

@@ -186,6 +186,31 @@ def test_evicted_values_go_to_the_lazyfree_thread_only_under_lazy_eviction(both,
             0, 1 if lazy == "yes" else 0), (name, lazy)
 
 
+@pytest.mark.parametrize("how", ["timed", "past"])
+@pytest.mark.parametrize("lazy", ["no", "yes"])
+def test_expired_values_go_to_the_lazyfree_thread_only_under_lazy_expire(both, lazy, how):
+    # The same for expiry: a big value whose time ran out (found by a lookup or the active
+    # cycle) or that EXPIRE gave a time in the past is freed at once unless
+    # lazyfree-lazy-expire is on, set just before. Goblin freed it lazily whatever it said.
+    for name, c in each_server(both):
+        c.execute_command("CONFIG", "RESETSTAT")
+        big(c, "victim")
+        c.config_set("lazyfree-lazy-expire", lazy)
+        if how == "timed":
+            c.pexpire("victim", 20)
+            time.sleep(0.1)
+        else:
+            c.expire("victim", -1)
+        assert not c.exists("victim"), name
+        c.config_set("lazyfree-lazy-expire", "no")
+        deadline = time.time() + 5
+        while info_of(c, "memory")["lazyfree_pending_objects"] and time.time() < deadline:
+            time.sleep(0.01)
+        memory = info_of(c, "memory")
+        assert (memory["lazyfree_pending_objects"], memory["lazyfreed_objects"]) == (
+            0, 1 if lazy == "yes" else 0), (name, lazy, how)
+
+
 @pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu", "volatile-lru", "volatile-lfu"])
 def test_sampled_policies_keep_the_hot_keys(both, policy):
     for name, c in each_server(both):

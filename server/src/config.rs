@@ -565,6 +565,14 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// Which of the server's own removals are lazy (lazyfree-lazy-expire and -eviction).
+    pub fn lazy_removals(&self) -> crate::keyspace::LazyRemovals {
+        crate::keyspace::LazyRemovals {
+            expired: self.lazyfree_lazy_expire,
+            evicted: self.lazyfree_lazy_eviction,
+        }
+    }
+
     /// Builds the configuration from the command line and the optional file. Returns the
     /// configuration and the file's directives that Goblin does not have (to be logged).
     pub fn from_args(args: &Args) -> anyhow::Result<(Config, Vec<String>)> {

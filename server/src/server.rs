@@ -75,6 +75,7 @@ impl Server {
     pub fn new(config: Config) -> Server {
         let mut keyspace = Keyspace::new(config.databases);
         keyspace.set_access_policy(config.memory.access_policy());
+        keyspace.set_lazy_removals(config.lazy_removals());
         keyspace.notifier.set_flags(config.notify_keyspace_events);
         crate::latency::set_threshold(config.latency_monitor_threshold);
         let run_id = (0..40)
@@ -193,10 +194,7 @@ impl Server {
             let rewrite = crate::propagate::Rewrite::default();
             return self.propagation.command(removal.db, &argv, true, rewrite);
         }
-        let lazy = match removal.cause {
-            crate::keyspace::Cause::Expired => self.config.lazyfree_lazy_expire,
-            crate::keyspace::Cause::Evicted => self.config.lazyfree_lazy_eviction,
-        };
+        let lazy = self.keyspace.removal_is_lazy(removal.cause);
         self.propagation.deletion(removal.db, removal.key, lazy);
     }
 

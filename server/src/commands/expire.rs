@@ -2,6 +2,8 @@
 //! EXPIRETIME, PEXPIRETIME, PERSIST.
 
 use super::Ctx;
+use crate::keyspace::Cause;
+use crate::propagate::deletion_verb;
 use crate::pubsub::notify;
 
 /// How an expire command gives its time (the key's and the hash fields' commands).
@@ -88,9 +90,7 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool, nam
         && !ctx.server.keyspace.expiry_paused()
         && !ctx.server.replication.is_replica();
     if already_expired {
-        ctx.server.keyspace.delete(db, key);
-        ctx.notify(notify::GENERIC, "del", key);
-        ctx.propagate_instead(&[b"DEL", key]);
+        delete_already_expired(ctx, key);
     } else {
         ctx.server.keyspace.set_expiry(db, key, when.max(1) as u64);
         ctx.server.keyspace.signal_modified(db, key);
@@ -103,6 +103,20 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], unit: Unit, relative: bool, nam
     }
     ctx.server.keyspace.add_dirty(1);
     ctx.out.int(1);
+}
+
+/// Deletes a key a command gave a time already past (Redis's checkAlreadyExpired case of
+/// EXPIRE, GETEX, ...): its value freed, and the command replayed, as UNLINK under
+/// lazyfree-lazy-expire and as DEL otherwise; fires "del". Returns true when it existed.
+pub(crate) fn delete_already_expired(ctx: &mut Ctx, key: &[u8]) -> bool {
+    let db = ctx.db();
+    if !ctx.server.keyspace.delete_as_expired(db, key) {
+        return false;
+    }
+    ctx.notify(notify::GENERIC, "del", key);
+    let lazy = ctx.server.keyspace.removal_is_lazy(Cause::Expired);
+    ctx.propagate_instead(&[deletion_verb(lazy), key]);
+    true
 }
 
 /// EXPIRE key seconds [NX|XX|GT|LT]

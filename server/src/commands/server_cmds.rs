@@ -139,6 +139,8 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let access = ctx.server.config.memory.access_policy();
     ctx.server.keyspace.set_access_policy(access);
+    let lazy = ctx.server.config.lazy_removals();
+    ctx.server.keyspace.set_lazy_removals(lazy);
     if old.requirepass != ctx.server.config.requirepass {
         let password = ctx.server.config.requirepass.clone();
         ctx.server.acl.set_default_password(password.as_deref());

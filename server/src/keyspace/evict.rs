@@ -110,8 +110,6 @@ pub struct Request {
     pub to_free: u64,
     /// When to stop and let the command run (the next command evicts the rest).
     pub deadline: Option<std::time::Instant>,
-    /// How the evicted values are freed (lazyfree-lazy-eviction).
-    pub free: super::Free,
 }
 
 impl Evictor {
@@ -262,7 +260,7 @@ impl Evictor {
             };
             freed += ks.db(db).memory_usage(&key).unwrap_or(0) as u64;
             let deleting = (crate::latency::threshold() != 0).then(std::time::Instant::now);
-            ks.delete_by_server(db, &key, super::Cause::Evicted, request.free);
+            ks.delete_by_server(db, &key, super::Cause::Evicted);
             if let Some(started) = deleting {
                 crate::latency::sample("eviction-del", started.elapsed());
             }
@@ -296,7 +294,7 @@ impl Evictor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keyspace::{Free, Value};
+    use crate::keyspace::Value;
 
     fn keyspace(n: usize) -> Keyspace {
         let mut ks = Keyspace::new(2);
@@ -347,7 +345,6 @@ mod tests {
             samples: 10,
             to_free: 1,
             deadline: None,
-            free: Free::Lazily,
         };
         assert_eq!(
             ev.evict(&mut ks, request, |_| true),
@@ -397,7 +394,6 @@ mod tests {
             samples: 40,
             to_free: 1,
             deadline: None,
-            free: Free::Lazily,
         };
         for _ in 0..20 {
             ev.evict(&mut ks, request, |_| true);
@@ -418,7 +414,6 @@ mod tests {
             samples: 5,
             to_free: 1,
             deadline: None,
-            free: Free::Lazily,
         };
         assert!(!ev.evict(&mut ks, req(Policy::NoEviction), |_| true).enough);
         assert!(

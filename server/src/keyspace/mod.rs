@@ -53,11 +53,11 @@ pub use zset::SortedSet;
 
 /// How a deleted key's value is freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Free {
+enum Free {
     /// On the lazy-free thread when it is large, so the loop does not stall on it.
     Lazily,
     /// At once, whatever its size: the memory figure drops before the next reading (an
-    /// evicted value under lazyfree-lazy-eviction no, as Redis frees it).
+    /// expired or evicted value while its lazyfree-lazy-* directive is no, as Redis frees it).
     Now,
 }
 
@@ -69,6 +69,27 @@ pub enum Cause {
     Expired,
     /// maxmemory evicted it (lazyfree-lazy-eviction).
     Evicted,
+}
+
+/// Which of the server's own removals are lazy: their value goes to the lazy-free thread
+/// and they propagate as UNLINK rather than DEL (lazyfree-lazy-expire,
+/// lazyfree-lazy-eviction; Redis's dbGenericDelete and propagateDeletion read the same flag).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LazyRemovals {
+    /// lazyfree-lazy-expire.
+    pub expired: bool,
+    /// lazyfree-lazy-eviction.
+    pub evicted: bool,
+}
+
+impl LazyRemovals {
+    /// Whether a removal for `cause` is lazy.
+    pub fn of(self, cause: Cause) -> bool {
+        match cause {
+            Cause::Expired => self.expired,
+            Cause::Evicted => self.evicted,
+        }
+    }
 }
 
 /// A key the server removed on its own, waiting to be propagated.
@@ -106,6 +127,8 @@ pub struct Keyspace {
     watches: Watches,
     blocked: BlockedKeys,
     lazyfree: LazyFree,
+    /// Which removals by expiry and eviction free their value lazily.
+    lazy_removals: LazyRemovals,
     /// Elements changed since the last save (INFO rdb_changes_since_last_save).
     dirty: u64,
     /// Elements changed since start (never lowered by saves).
@@ -147,6 +170,7 @@ impl Keyspace {
             watches: Watches::default(),
             blocked: BlockedKeys::default(),
             lazyfree: LazyFree::start(),
+            lazy_removals: LazyRemovals::default(),
             dirty: 0,
             changes: 0,
             removed: None,
@@ -212,6 +236,12 @@ impl Keyspace {
     /// How accesses are recorded (maxmemory-policy, lfu-log-factor, lfu-decay-time).
     pub fn set_access_policy(&mut self, policy: lfu::AccessPolicy) {
         self.access.set_policy(policy);
+    }
+
+    /// Which removals by expiry and eviction free their value lazily (the lazyfree-lazy-*
+    /// directives).
+    pub fn set_lazy_removals(&mut self, lazy: LazyRemovals) {
+        self.lazy_removals = lazy;
     }
 
     /// The access field a key loaded or created now starts with.
@@ -456,7 +486,7 @@ impl Keyspace {
     fn delete_expired(&mut self, db: usize, key: &[u8]) {
         self.stats.expired_keys += 1;
         let deleting = (crate::latency::threshold() != 0).then(std::time::Instant::now);
-        self.delete_by_server(db, key, Cause::Expired, Free::Lazily);
+        self.delete_by_server(db, key, Cause::Expired);
         if let Some(started) = deleting {
             crate::latency::sample("expire-del", started.elapsed());
         }
@@ -465,10 +495,10 @@ impl Keyspace {
 
     /// Deletes a key the server removes on its own (expiry, eviction): logged for
     /// propagation (as the DEL or UNLINK that replays it) while [`Keyspace::log_removals`]
+    /// is on. Its value is freed at once unless the lazyfree-lazy-* directive of its cause
     /// is on.
-    /// `free` says how its value goes.
-    pub fn delete_by_server(&mut self, db: usize, key: &[u8], cause: Cause, free: Free) {
-        if self.delete_freeing(db, key, free) {
+    pub fn delete_by_server(&mut self, db: usize, key: &[u8], cause: Cause) {
+        if self.delete_freeing(db, key, self.free_for(cause)) {
             if let Some(log) = &mut self.removed {
                 log.push(Removal {
                     db,
@@ -477,6 +507,28 @@ impl Keyspace {
                     field: None,
                 });
             }
+        }
+    }
+
+    /// Deletes a key a command found expired or gave a time in the past (EXPIRE, GETEX
+    /// EXAT / PXAT), its value freed as lazyfree-lazy-expire says. Returns true when it
+    /// existed; the command replays it by [`Keyspace::removal_is_lazy`]'s verb.
+    pub fn delete_as_expired(&mut self, db: usize, key: &[u8]) -> bool {
+        self.delete_freeing(db, key, self.free_for(Cause::Expired))
+    }
+
+    /// Whether a removal for `cause` frees its value lazily and replays as UNLINK rather
+    /// than DEL.
+    pub fn removal_is_lazy(&self, cause: Cause) -> bool {
+        self.lazy_removals.of(cause)
+    }
+
+    /// How a removal for `cause` frees its value.
+    fn free_for(&self, cause: Cause) -> Free {
+        if self.removal_is_lazy(cause) {
+            Free::Lazily
+        } else {
+            Free::Now
         }
     }
 

@@ -13,7 +13,7 @@ pub mod config;
 pub mod figures;
 
 use crate::keyspace::evict::{Evictor, Policy, Request};
-use crate::keyspace::{Free, Keyspace};
+use crate::keyspace::Keyspace;
 use crate::server::Server;
 use std::time::{Duration, Instant};
 
@@ -129,15 +129,11 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         policy: config.policy,
         samples: config.samples as usize,
         to_free: used - config.maxmemory,
-        deadline: config.eviction_time_limit().map(|d| Instant::now() + d),
         // As Redis, an evicted value is freed at once unless lazyfree-lazy-eviction says
-        // otherwise, so the figure drops by it before the next reading and no more keys go
-        // for memory still on its way back from the lazy-free thread.
-        free: if server.config.lazyfree_lazy_eviction {
-            Free::Lazily
-        } else {
-            Free::Now
-        },
+        // otherwise (Keyspace::delete_by_server), so the figure drops by it before the next
+        // reading and no more keys go for memory still on its way back from the lazy-free
+        // thread.
+        deadline: config.eviction_time_limit().map(|d| Instant::now() + d),
     };
     let cycle = Instant::now();
     let done = evictor.evict(&mut server.keyspace, request, |ks| {

@@ -58,7 +58,9 @@ pub fn restore(server: &mut Server, saved: Option<ReplAux>, expired: Vec<(usize,
         saved.offset,
     ));
     super::update_propagation(server);
-    let lazy = server.config.lazyfree_lazy_expire;
+    let lazy = server
+        .keyspace
+        .removal_is_lazy(crate::keyspace::Cause::Expired);
     for (db, key) in expired {
         server.propagation.deletion(db, key, lazy);
         server.propagation.end_unit(false);

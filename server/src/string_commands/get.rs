@@ -2,6 +2,7 @@
 
 use super::read_string;
 use super::set::{expire_at, Family, Options};
+use crate::commands::expire::delete_already_expired;
 use crate::commands::Ctx;
 use crate::keyspace::{Value, WrongType};
 use crate::pubsub::notify;
@@ -67,10 +68,8 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
     match at {
         Some((at, false)) if at <= ctx.now_ms as i64 => {
-            ctx.server.keyspace.delete(db, key);
-            ctx.notify(notify::GENERIC, "del", key);
+            delete_already_expired(ctx, key);
             ctx.server.keyspace.add_dirty(1);
-            ctx.propagate_instead(&[b"DEL", key]);
         }
         Some((at, _)) => {
             ctx.server.keyspace.set_expiry(db, key, at as u64);

@@ -16,10 +16,10 @@ use super::counter::put;
 use super::long_double::{LongDouble, Parsed};
 use super::set::{optional_expire_at, Expiry};
 use super::write_string;
+use crate::commands::expire::delete_already_expired;
 use crate::commands::Ctx;
 use crate::errors;
 use crate::keyspace::StringValue;
-use crate::propagate::deletion_verb;
 use crate::pubsub::notify;
 
 /// The increment, which also picks the mode.
@@ -327,11 +327,8 @@ fn apply(ctx: &mut Ctx, key: &[u8], value: Num, at: Option<i64>, o: &Options) {
         && !ctx.server.replication.is_replica();
     if already_expired {
         // A missing key stays missing: nothing changed, nothing replays.
-        if ctx.server.keyspace.delete(db, key) {
+        if delete_already_expired(ctx, key) {
             ctx.server.keyspace.add_dirty(1);
-            ctx.notify(notify::GENERIC, "del", key);
-            let verb = deletion_verb(ctx.server.config.lazyfree_lazy_expire);
-            ctx.propagate_instead(&[verb, key]);
         }
         return;
     }
