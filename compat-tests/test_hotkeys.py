@@ -300,6 +300,9 @@ def test_slots_in_cluster_mode(cluster_node):
             (("SLOTS", "1", "abc"), "Invalid or out of range slot"),
             (("SLOTS", "0", "1"), "SLOTS count must be between 1 and 16384"),
             (("SLOTS", "16385", "1"), "SLOTS count must be between 1 and 16384"),
+            # Every slot's range is checked before any duplicate (Redis sorts, then looks).
+            (("SLOTS", "3", "0", "0", "16384"), "Invalid or out of range slot"),
+            (("SLOTS", "3", "7", "7", "x"), "Invalid or out of range slot"),
         ]:
             assert raw(c, "HOTKEYS", "START", "METRICS", "1", "CPU", *cmd) == err(expected), cmd
         # Unordered slots come back as sorted ranges.
@@ -330,6 +333,8 @@ def test_slots_in_cluster_mode(cluster_node):
         # Without SLOTS, the node's own slots; a slot it does not serve is refused.
         assert value(c, "CLUSTER", "DELSLOTS", 16383) == b"OK"
         assert raw(c, "HOTKEYS", "START", "METRICS", "1", "CPU", "SLOTS", "1", "16383") == err(
+            "slot 16383 not handled by this node")
+        assert raw(c, "HOTKEYS", "START", "METRICS", "1", "CPU", "SLOTS", "3", "4", "4", "16383") == err(
             "slot 16383 not handled by this node")
         assert raw(c, "HOTKEYS", "START", "METRICS", "1", "CPU") == b"+OK\r\n"
         assert report(c)["selected-slots"] == [[0, 16382]]

@@ -66,8 +66,8 @@ pub struct Options {
     pub duration_ms: u64,
     /// A command is sampled with probability 1/ratio (SAMPLE, 1 by default).
     pub sample_ratio: u32,
-    /// The slots whose keys are tracked (SLOTS), in the order given; empty: all.
-    pub slots: Vec<u16>,
+    /// The slots whose keys are tracked (SLOTS); None: all.
+    pub slots: Option<SlotBits>,
 }
 
 /// Totals of time (microseconds) or bytes over the commands recorded.
@@ -125,17 +125,10 @@ impl Session {
                 )
             })
         };
-        let slots = (!options.slots.is_empty()).then(|| {
-            let mut bits = SlotBits::default();
-            for &s in &options.slots {
-                bits.set(s as usize, true);
-            }
-            bits
-        });
         Session {
             count: options.count,
             sample_ratio: options.sample_ratio,
-            slots,
+            slots: options.slots.clone(),
             duration_ms: options.duration_ms,
             start_ms: now_ms,
             rusage_start: process_cpu_us(),
@@ -320,6 +313,11 @@ mod tests {
     use super::*;
 
     fn options(cpu: bool, net: bool, sample_ratio: u32, slots: Vec<u16>) -> Options {
+        let slots = (!slots.is_empty()).then(|| {
+            let mut bits = SlotBits::default();
+            slots.iter().for_each(|&s| bits.set(s as usize, true));
+            bits
+        });
         Options {
             metrics: Metrics { cpu, net },
             count: 10,

@@ -1,6 +1,7 @@
 //! HOTKEYS START: its arguments, checked in Redis 8.6's order with its error texts.
 
 use super::{Metrics, Options, Session};
+use crate::cluster::node::SlotBits;
 use crate::cluster::slot::SLOTS;
 use crate::commands::Ctx;
 use crate::numbers::parse_i64;
@@ -74,9 +75,8 @@ fn parse(ctx: &Ctx, args: &[&[u8]]) -> Result<Options, String> {
         count: 10,
         duration_ms: 0,
         sample_ratio: 1,
-        slots: Vec::new(),
+        slots: None,
     };
-    let mut slots_given = false;
     while j < args.len() {
         let more = j + 1 < args.len();
         let token = args[j];
@@ -102,9 +102,9 @@ fn parse(ctx: &Ctx, args: &[&[u8]]) -> Result<Options, String> {
             options.sample_ratio = ratio as u32;
             j += 2;
         } else if more && token.eq_ignore_ascii_case(b"SLOTS") {
-            options.slots = slots(ctx, &args[j + 1..], slots_given)?;
-            slots_given = true;
-            j += 2 + options.slots.len();
+            let (bits, count) = slots(ctx, &args[j + 1..], options.slots.is_some())?;
+            options.slots = Some(bits);
+            j += 2 + count;
         } else {
             return Err(crate::errors::SYNTAX.into());
         }
@@ -112,9 +112,10 @@ fn parse(ctx: &Ctx, args: &[&[u8]]) -> Result<Options, String> {
     Ok(options)
 }
 
-/// SLOTS count slot...: `rest` starts at the count. Cluster mode only; each slot served
-/// by this node, none twice.
-fn slots(ctx: &Ctx, rest: &[&[u8]], already: bool) -> Result<Vec<u16>, String> {
+/// SLOTS count slot...: `rest` starts at the count; returns the slots and their count.
+/// Cluster mode only; each slot served by this node, none twice. As Redis, every slot is
+/// checked for its range and its node before any for a duplicate (a bitmap tells them).
+fn slots(ctx: &Ctx, rest: &[&[u8]], already: bool) -> Result<(SlotBits, usize), String> {
     let Some(cluster) = ctx.server.cluster.as_deref() else {
         return Err("ERR SLOTS parameter cannot be used in non-cluster mode".into());
     };
@@ -132,18 +133,20 @@ fn slots(ctx: &Ctx, rest: &[&[u8]], already: bool) -> Result<Vec<u16>, String> {
         return Err("ERR not enough slot numbers provided".into());
     }
     let mine = &cluster.state.me().slots;
-    let mut out: Vec<u16> = Vec::with_capacity(count);
+    let mut out = SlotBits::default();
+    let mut duplicate = false;
     for arg in &rest[1..=count] {
         let slot = parse_i64(arg)
             .filter(|s| (0..max).contains(s))
-            .ok_or("ERR Invalid or out of range slot")? as u16;
-        if !mine.get(slot as usize) {
+            .ok_or("ERR Invalid or out of range slot")? as usize;
+        if !mine.get(slot) {
             return Err(format!("ERR slot {slot} not handled by this node"));
         }
-        if out.contains(&slot) {
-            return Err("ERR duplicate slot number".into());
-        }
-        out.push(slot);
+        duplicate |= out.get(slot);
+        out.set(slot, true);
     }
-    Ok(out)
+    if duplicate {
+        return Err("ERR duplicate slot number".into());
+    }
+    Ok((out, count))
 }
