@@ -46,7 +46,8 @@
 //! - [`lolwut`]: LOLWUT's computer art (versions 5 and 6).
 //! - [`memory`]: maxmemory: the allocator's figure, eviction before commands, OOM.
 //! - [`service`]: daemonize, pidfile, supervised, protected-mode, `--version`.
-//! - [`clock`], [`numbers`], [`glob`]: Unix time, Redis's number texts, glob patterns.
+//! - [`clock`], [`numbers`], [`glob`], [`rng`]: Unix time, Redis's number texts, glob
+//!   patterns, the pseudo-random generator.
 //!
 //! # The path of a request
 //!
@@ -103,6 +104,7 @@ pub mod pubsub;
 pub mod rdb;
 pub mod replication;
 pub mod resp;
+pub mod rng;
 pub mod scripting;
 pub mod server;
 pub mod service;

@@ -5,7 +5,6 @@ use super::{read_hash, write_pair};
 use crate::commands::Ctx;
 use crate::keyspace::Hash;
 use crate::resp::reply::ReplyWriter;
-use crate::set_commands::Rng;
 use crate::zset_commands::parse;
 use hashbrown::HashSet;
 
@@ -16,9 +15,9 @@ const HRANDFIELD_SUB_STRATEGY_MUL: usize = 3;
 /// HRANDFIELD key [count [WITHVALUES]]
 pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() == 2 {
-        let mut rng = Rng::new(ctx);
+        let mut rng = ctx.server.keyspace.command_rng();
         if let Some((hash, out)) = lookup(ctx, args[1], ReplyWriter::null) {
-            out.bulk(hash.random(rng.next()).0);
+            out.bulk(hash.random(rng.next_u64()).0);
         }
         return;
     }
@@ -77,7 +76,7 @@ fn header(out: &mut ReplyWriter, n: usize, with_values: bool) {
 /// draws until it has that many distinct fields.
 fn with_count(ctx: &mut Ctx, key: &[u8], l: i64, with_values: bool) {
     let (count, unique) = (l.unsigned_abs() as usize, l >= 0);
-    let mut rng = Rng::new(ctx);
+    let mut rng = ctx.server.keyspace.command_rng();
     let cap = ctx.reply_cap();
     let Some((hash, out)) = lookup(ctx, key, |out| out.array(0)) else {
         return;
@@ -98,7 +97,7 @@ fn with_count(ctx: &mut Ctx, key: &[u8], l: i64, with_values: bool) {
             let (f, v) = if listpack {
                 all[rng.below(size)]
             } else {
-                hash.random(rng.next())
+                hash.random(rng.next_u64())
             };
             write_pair(out, f, v, with_values);
             if out.position() > cap {
@@ -126,7 +125,7 @@ fn with_count(ctx: &mut Ctx, key: &[u8], l: i64, with_values: bool) {
         let mut seen = HashSet::with_capacity(count);
         let mut picks = Vec::with_capacity(count);
         while picks.len() < count {
-            let p = hash.random(rng.next());
+            let p = hash.random(rng.next_u64());
             if seen.insert(p.0) {
                 picks.push(p);
             }

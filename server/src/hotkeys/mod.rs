@@ -15,6 +15,7 @@ mod start;
 
 use crate::cluster::node::SlotBits;
 use crate::commands::{container, help_reply, keyspecs, Command, Ctx, Flags, StatSlot};
+use crate::rng::Rng;
 use sketch::TopK;
 
 /// The HOTKEYS container and its subcommands.
@@ -105,7 +106,7 @@ struct Session {
     net: Option<TopK>,
     time: Totals,
     bytes: Totals,
-    rng: u64,
+    rng: Rng,
 }
 
 /// Cuckoo Heavy Keeper's decay, the paper's and Redis's.
@@ -136,7 +137,7 @@ impl Session {
             net: sketch(options.metrics.net),
             time: Totals::default(),
             bytes: Totals::default(),
-            rng: seed.rotate_left(17) | 1,
+            rng: Rng::seeded(seed.rotate_left(17)),
         }
     }
 
@@ -145,12 +146,7 @@ impl Session {
         if self.sample_ratio <= 1 {
             return true;
         }
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let unit =
-            (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64;
-        unit < 1.0 / self.sample_ratio as f64
+        self.rng.unit() < 1.0 / self.sample_ratio as f64
     }
 
     /// Adds a command that took `micros` and moved `bytes`, naming `keys` in `slot`.

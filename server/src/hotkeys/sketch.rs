@@ -18,6 +18,7 @@
 //! once it reaches 0. The heap keeps the names of the `k` items with the largest heavy
 //! counts seen; [`TopK::list`] sorts it.
 
+use crate::rng::Rng;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// Lobby count from which an item tries to become heavy.
@@ -69,7 +70,7 @@ pub struct TopK {
     /// Probability that one step decays a count (decay^-count).
     lut_decay_prob: [f64; LUT_SIZE + 1],
     total: u64,
-    rng: u64,
+    rng: Rng,
 }
 
 impl TopK {
@@ -92,7 +93,7 @@ impl TopK {
             lut_decay_exp,
             lut_decay_prob,
             total: 0,
-            rng: seed | 1,
+            rng: Rng::seeded(seed),
         }
     }
 
@@ -131,13 +132,6 @@ impl TopK {
             let count = self.tables[table][place.idx[table]].heavy_count[pos];
             self.name(item, count);
         }
-    }
-
-    fn next_unit(&mut self) -> f64 {
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
     }
 
     fn place(&self, item: &[u8]) -> Place {
@@ -262,7 +256,7 @@ impl TopK {
         if min > count {
             let chance = (count - LOBBY_PROMOTION_THRESHOLD) as f64
                 / (min - LOBBY_PROMOTION_THRESHOLD) as f64;
-            if self.next_unit() >= chance {
+            if self.rng.unit() >= chance {
                 return None;
             }
         }
@@ -304,7 +298,7 @@ impl TopK {
     fn decay(&mut self, count: u8, weight: u64) -> u8 {
         if weight == 1 {
             let p = self.lut_decay_prob[count as usize];
-            return if self.next_unit() < p {
+            return if self.rng.unit() < p {
                 count - 1
             } else {
                 count
@@ -319,7 +313,7 @@ impl TopK {
         };
         if weight < min_steps as u64 {
             let p = weight as f64 / min_steps;
-            return if self.next_unit() < p {
+            return if self.rng.unit() < p {
                 count - 1
             } else {
                 count

@@ -3,6 +3,8 @@
 //! an LFU policy a Morris counter in the low 8 bits and the last decrement time in minutes
 //! (16 bits) above it (Redis's evict.c: LFULogIncr, LFUDecrAndReturn).
 
+use crate::rng::Rng;
+
 /// The counter a new key starts with, so it is not evicted before it had a chance to be
 /// used again (Redis's LFU_INIT_VAL).
 pub const LFU_INIT_VAL: u32 = 5;
@@ -46,7 +48,7 @@ fn minutes(now_ms: u64) -> u32 {
 #[derive(Debug)]
 pub struct AccessClock {
     policy: AccessPolicy,
-    rng: u64,
+    rng: Rng,
 }
 
 impl AccessClock {
@@ -54,7 +56,7 @@ impl AccessClock {
     pub fn new(seed: u64) -> AccessClock {
         AccessClock {
             policy: AccessPolicy::default(),
-            rng: seed | 1,
+            rng: Rng::seeded(seed),
         }
     }
 
@@ -97,7 +99,7 @@ impl AccessClock {
     #[inline(never)]
     fn lfu_touch(&mut self, field: &mut u32, now_ms: u64) {
         let counter = self.decayed(*field, now_ms);
-        let r = self.uniform();
+        let r = self.rng.unit();
         let counter = log_incr(counter, self.policy.log_factor, r);
         *field = (minutes(now_ms) << 8) | counter;
     }
@@ -105,16 +107,6 @@ impl AccessClock {
     /// The LFU counter of `field` after the decay due by `now_ms` (OBJECT FREQ).
     pub fn decayed(&self, field: u32, now_ms: u64) -> u32 {
         decr_and_return(field, self.policy.decay_time, minutes(now_ms))
-    }
-
-    /// A uniform number in [0, 1).
-    fn uniform(&mut self) -> f64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

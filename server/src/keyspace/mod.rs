@@ -107,6 +107,7 @@ pub struct Removal {
 
 use crate::clock::unix_ms;
 use crate::pubsub::notify::{self, Notifier};
+use crate::rng::Rng;
 use blocking::BlockedKeys;
 use lazyfree::{Garbage, LazyFree};
 use watch::Watches;
@@ -137,7 +138,7 @@ pub struct Keyspace {
     removed: Option<Vec<Removal>>,
     /// Start time, Unix milliseconds: the base of the access clock.
     started_ms: u64,
-    rng_state: u64,
+    rng: Rng,
     stats: KeyspaceStats,
     /// How accesses are recorded in the entries (LRU clock or LFU counter).
     access: lfu::AccessClock,
@@ -175,7 +176,7 @@ impl Keyspace {
             changes: 0,
             removed: None,
             started_ms: now,
-            rng_state: now ^ ((std::process::id() as u64) << 32) | 1,
+            rng: Rng::seeded(now ^ ((std::process::id() as u64) << 32)),
             stats: KeyspaceStats::default(),
             access: lfu::AccessClock::new(now),
             collect_modified: false,
@@ -211,14 +212,15 @@ impl Keyspace {
         self.dbs.iter().map(|db| db.len() as u64).sum()
     }
 
-    /// A pseudo-random number (xorshift64*), for RANDOMKEY, ZRANDMEMBER and sampling.
+    /// A pseudo-random number (the server's [`Rng`]), for RANDOMKEY, ZRANDMEMBER and sampling.
     pub fn random(&mut self) -> u64 {
-        let mut x = self.rng_state;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng_state = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.rng.next_u64()
+    }
+
+    /// A generator of its own for one command, seeded from the keyspace's (so the command
+    /// can draw while it holds a value).
+    pub fn command_rng(&mut self) -> Rng {
+        Rng::seeded(self.random())
     }
 
     /// The access clock in seconds (OBJECT IDLETIME, access times of loaded keys).

@@ -58,28 +58,6 @@ fn read_set_and_out<'c, 'a>(
     ctx.read_typed_and_out(key, Value::as_set)
 }
 
-/// Random draws for one command, seeded once from the keyspace's generator (so a command
-/// can draw while it holds the set): xorshift64*.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(ctx: &mut Ctx) -> Rng {
-        Rng(ctx.server.keyspace.random() | 1)
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// A number below `n` (n > 0).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// The set at `key` for writing: None when absent, `Err` after the WRONGTYPE reply.
 fn write_set<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c mut Set>, WrongType> {
     ctx.write_typed(key, Value::as_set_mut)

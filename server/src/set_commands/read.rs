@@ -1,6 +1,6 @@
 //! SCARD, SISMEMBER, SMISMEMBER, SRANDMEMBER, SSCAN.
 
-use super::{bulk, read_set, read_set_and_out, Rng};
+use super::{bulk, read_set, read_set_and_out};
 use crate::commands::{write_scan_reply, Ctx, ScanOptions};
 use crate::errors;
 use crate::glob::glob_match;
@@ -44,9 +44,9 @@ const SRANDMEMBER_SUB_STRATEGY_MUL: usize = 3;
 pub fn srandmember(ctx: &mut Ctx, args: &[&[u8]]) {
     match args.len() {
         2 => {
-            let mut rng = Rng::new(ctx);
+            let mut rng = ctx.server.keyspace.command_rng();
             match read_set_and_out(ctx, args[1]) {
-                (Ok(Some(set)), out) => bulk(out, set.random(rng.next())),
+                (Ok(Some(set)), out) => bulk(out, set.random(rng.next_u64())),
                 (Ok(None), out) => out.null(),
                 (Err(WrongType), _) => {}
             }
@@ -65,7 +65,7 @@ fn srandmember_count(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     let (count, unique) = (l.unsigned_abs() as usize, l >= 0);
-    let mut rng = Rng::new(ctx);
+    let mut rng = ctx.server.keyspace.command_rng();
     let cap = ctx.reply_cap();
     let (Ok(found), out) = read_set_and_out(ctx, args[1]) else {
         return;
@@ -80,7 +80,7 @@ fn srandmember_count(ctx: &mut Ctx, args: &[&[u8]]) {
     if !unique || count == 1 {
         out.array(count);
         for _ in 0..count {
-            bulk(out, set.random(rng.next()));
+            bulk(out, set.random(rng.next_u64()));
             if out.position() > cap {
                 return ctx.close_for_output_limit();
             }

@@ -1,6 +1,6 @@
 //! SADD, SREM, SMOVE, SPOP.
 
-use super::{write_set, write_set_reply, Rng};
+use super::{write_set, write_set_reply};
 use crate::commands::Ctx;
 use crate::errors;
 use crate::keyspace::{Set, SetEncoding, Value};
@@ -161,7 +161,7 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     let count = count as usize;
-    let mut rng = Rng::new(ctx);
+    let mut rng = ctx.server.keyspace.command_rng();
     let Ok(found) = write_set(ctx, key) else {
         return;
     };
@@ -186,7 +186,7 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let remaining = size - count;
     if remaining * SPOP_MOVE_STRATEGY_MUL > count {
-        let popped: Vec<Vec<u8>> = (0..count).map(|_| set.pop_random(rng.next())).collect();
+        let popped: Vec<Vec<u8>> = (0..count).map(|_| set.pop_random(rng.next_u64())).collect();
         ctx.out.set(popped.len());
         for m in &popped {
             ctx.out.bulk(m);
@@ -199,7 +199,7 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
             SetEncoding::Listpack | SetEncoding::Hashtable => Set::new_listpack(),
         };
         for _ in 0..remaining {
-            kept.add(&set.pop_random(rng.next()), &cfg);
+            kept.add(&set.pop_random(rng.next_u64()), &cfg);
         }
         let old = std::mem::replace(set, kept);
         write_set_reply(&mut ctx.out, &old);

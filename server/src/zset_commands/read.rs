@@ -4,7 +4,6 @@ use super::{parse, read_zset, read_zset_and_out, write_members};
 use crate::commands::Ctx;
 use crate::errors;
 use crate::glob::glob_match;
-use crate::set_commands::Rng;
 
 /// ZCARD key
 pub fn zcard(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -186,7 +185,7 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
 /// they are drawn (the count may be far beyond what can be sent), stopping once past the
 /// client's output limit, as Redis does.
 fn zrandmember_repeating(ctx: &mut Ctx, key: &[u8], count: usize, withscores: bool) {
-    let mut rng = Rng::new(ctx);
+    let mut rng = ctx.server.keyspace.command_rng();
     let cap = ctx.reply_cap();
     let (Ok(Some(set)), out) = read_zset_and_out(ctx, key) else {
         return;
