@@ -1,4 +1,5 @@
-//! Wall-clock time: Unix milliseconds, the time base of expiry, saves and INFO.
+//! Time: wall-clock Unix milliseconds (the time base of expiry, saves and INFO), the
+//! monotonic clock, and the CPU time the process used.
 
 /// The test hook of key-load-delay and rdb-key-save-delay (Redis's debugDelay): sleeps
 /// `us` microseconds; a negative -n sleeps one microsecond with probability 1/n, so short
@@ -31,6 +32,24 @@ pub fn unix_us() -> u64 {
 #[inline]
 pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// Milliseconds of the monotonic clock: the same clock in a forked child and its parent.
+pub fn monotonic_ms() -> u64 {
+    monotonic_ns() / 1_000_000
+}
+
+/// The user and system CPU time, in microseconds, of `who` (`libc::RUSAGE_SELF`,
+/// `RUSAGE_CHILDREN` or `RUSAGE_THREAD`: getrusage's).
+pub fn cpu_us(who: libc::c_int) -> (u64, u64) {
+    // SAFETY: getrusage writes the zeroed struct it is given and reads nothing else.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut usage);
+        usage
+    };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    (us(usage.ru_utime), us(usage.ru_stime))
 }
 
 /// `clock`'s time in nanoseconds (a vDSO call, no system call); 0 before its epoch.

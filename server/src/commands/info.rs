@@ -76,12 +76,10 @@ pub fn info(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.verbatim(text.as_bytes());
 }
 
+/// The system and user CPU time of `who` in seconds, as INFO cpu prints them.
 fn cpu_times(who: libc::c_int) -> (f64, f64) {
-    // SAFETY: getrusage writes into the zeroed struct we pass and reads nothing else.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(who, &mut usage) };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (secs(usage.ru_stime), secs(usage.ru_utime))
+    let (user, sys) = crate::clock::cpu_us(who);
+    (sys as f64 / 1e6, user as f64 / 1e6)
 }
 
 fn section_text(ctx: &mut Ctx, section: &str, figures: Option<&Figures>) -> Option<String> {

@@ -132,7 +132,7 @@ impl Session {
             slots: options.slots.clone(),
             duration_ms: options.duration_ms,
             start_ms: now_ms,
-            rusage_start: process_cpu_us(),
+            rusage_start: crate::clock::cpu_us(libc::RUSAGE_SELF),
             cpu: sketch(options.metrics.cpu),
             net: sketch(options.metrics.net),
             time: Totals::default(),
@@ -187,18 +187,6 @@ impl Hotkeys {
             self.active = false;
         }
     }
-}
-
-/// The process's user and system CPU time, microseconds (getrusage RUSAGE_SELF).
-fn process_cpu_us() -> (u64, u64) {
-    // SAFETY: getrusage writes the struct it is given and nothing else.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    (us(usage.ru_utime), us(usage.ru_stime))
 }
 
 /// The size of a request as RESP multibulk: `*argc`, then `$len`, the bytes, CRLF each.

@@ -2,7 +2,8 @@
 //! names and values), in Redis 8.6's field order; null when no session was started (or
 //! after RESET).
 
-use super::{process_cpu_us, Session};
+use super::Session;
+use crate::clock::cpu_us;
 use crate::cluster::slot::SLOTS;
 use crate::commands::Ctx;
 use crate::resp::reply::ReplyWriter;
@@ -102,7 +103,7 @@ fn write(out: &mut ReplyWriter, s: &Session, active: bool, duration: u64, slots:
         out.int(*v as i64);
     }
     if s.cpu.is_some() {
-        let (user, sys) = process_cpu_us();
+        let (user, sys) = cpu_us(libc::RUSAGE_SELF);
         out.bulk(b"total-cpu-time-user-ms");
         out.int(cpu_ms(user, s.rusage_start.0));
         out.bulk(b"total-cpu-time-sys-ms");

@@ -179,17 +179,6 @@ fn send(record: &Record) {
     }
 }
 
-/// CLOCK_MONOTONIC in milliseconds: the same clock in the child and the parent.
-fn monotonic_ms() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
-}
-
 /// A child's writer calls this after each key, with the keys written so far: on the first
 /// key and every 1,024 after it, when a second has passed since the last report, the child
 /// sends its progress (Redis's rdbSaveDb / rewriteAppendOnlyFileRio). Measuring the
@@ -204,7 +193,7 @@ pub fn key_written(keys: u64) {
     if keys & 1023 != 1 || CHILD_INFO_FD.load(Ordering::Relaxed) < 0 {
         return;
     }
-    let now = monotonic_ms();
+    let now = crate::clock::monotonic_ms();
     let last = LAST_REPORT_MS.load(Ordering::Relaxed);
     if last != 0 && now - last < 1000 {
         return;
@@ -213,7 +202,7 @@ pub fn key_written(keys: u64) {
     let measured = COW_MEASURED_MS.load(Ordering::Relaxed);
     if measured == 0 || now - measured > COW_COST_MS.load(Ordering::Relaxed) * DUTY_CYCLE {
         COW.store(super::file::private_dirty_bytes(), Ordering::Relaxed);
-        let done = monotonic_ms();
+        let done = crate::clock::monotonic_ms();
         COW_MEASURED_MS.store(done, Ordering::Relaxed);
         COW_COST_MS.store(done - now, Ordering::Relaxed);
     }
@@ -299,7 +288,7 @@ impl Child {
     pub fn cow_age_secs(&self) -> u64 {
         match self.progress.cow_measured_ms {
             0 => 0,
-            at => monotonic_ms().saturating_sub(at) / 1000,
+            at => crate::clock::monotonic_ms().saturating_sub(at) / 1000,
         }
     }
 
