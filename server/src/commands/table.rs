@@ -646,23 +646,7 @@ thread_local! {
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     static INDEX: OnceLock<NameIndex> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
-        let commands: Vec<&'static Command> = COMMANDS
-            .iter()
-            .chain(&crate::zset_commands::COMMANDS)
-            .chain(&crate::string_commands::COMMANDS)
-            .chain(&crate::set_commands::COMMANDS)
-            .chain(&crate::hash_commands::COMMANDS)
-            .chain(&crate::geo_commands::COMMANDS)
-            .chain(&crate::hll_commands::COMMANDS)
-            .chain(&crate::sort_commands::COMMANDS)
-            .chain(&crate::list_commands::COMMANDS)
-            .chain(&crate::stream_commands::COMMANDS)
-            .chain(&pubsub::COMMANDS)
-            .chain(&crate::scripting::COMMANDS)
-            .chain(&crate::scripting::FUNCTION_COMMANDS)
-            .chain(&super::replication::COMMANDS)
-            .chain(&crate::hotkeys::COMMANDS)
-            .collect();
+        let commands: Vec<&'static Command> = all().collect();
         let by_name = commands
             .iter()
             .enumerate()
