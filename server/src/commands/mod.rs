@@ -327,14 +327,13 @@ pub fn execute_with<'a>(
 /// error one too when it is an error), naming the command even when it was refused, and
 /// the replica is closed.
 fn replica_replied(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>, args: &[&[u8]]) {
-    let named = called.or_else(|| {
-        let cmd = lookup(args[0])?;
-        Some(
-            args.get(1)
-                .and_then(|sub| cmd.subcommand(sub))
-                .unwrap_or(cmd),
-        )
-    });
+    let named =
+        called.or_else(
+            || match renamed::find_request(&ctx.server.config.renamed_commands, args) {
+                Ok(cmd) | Err(renamed::Unknown::Subcommand(cmd)) => Some(cmd),
+                Err(renamed::Unknown::Command) => None,
+            },
+        );
     let name = named.map_or("<unknown>", |c| c.name);
     let reply = ctx.out.since(reply_start);
     if let Some(error) = reply.strip_prefix(b"-") {
@@ -382,54 +381,47 @@ fn apply_reply_mode(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>,
 /// Finds the command (or subcommand) and checks arity and authentication. Replies with the
 /// error and returns None when the request is refused.
 fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
-    let renames = &ctx.server.config.renamed_commands;
-    let found = match renames.is_empty() {
-        true => lookup(args[0]),
-        false => renamed::lookup_renamed(renames, args[0]),
-    };
-    let Some(mut cmd) = found else {
-        // Redis formats these with %s, so each name or argument ends at its first NUL.
-        let mut shown: Vec<u8> = Vec::new();
-        for arg in &args[1..] {
-            if shown.len() >= 128 {
-                break;
+    let cmd = match renamed::find_request(&ctx.server.config.renamed_commands, args) {
+        Ok(cmd) => cmd,
+        Err(renamed::Unknown::Command) => {
+            // Redis formats these with %s, so each name or argument ends at its first NUL.
+            let mut shown: Vec<u8> = Vec::new();
+            for arg in &args[1..] {
+                if shown.len() >= 128 {
+                    break;
+                }
+                let room = 128 - shown.len();
+                let text = until_nul(arg);
+                shown.push(b'\'');
+                shown.extend_from_slice(&text[..text.len().min(room)]);
+                shown.extend_from_slice(b"' ");
             }
-            let room = 128 - shown.len();
-            let text = until_nul(arg);
-            shown.push(b'\'');
-            shown.extend_from_slice(&text[..text.len().min(room)]);
-            shown.extend_from_slice(b"' ");
+            let name = until_nul(args[0]);
+            let name = String::from_utf8_lossy(&name[..name.len().min(128)]);
+            reject(
+                ctx,
+                None,
+                &format!(
+                    "ERR unknown command '{name}', with args beginning with: {}",
+                    String::from_utf8_lossy(&shown)
+                ),
+            );
+            return None;
         }
-        let name = until_nul(args[0]);
-        let name = String::from_utf8_lossy(&name[..name.len().min(128)]);
-        reject(
-            ctx,
-            None,
-            &format!(
-                "ERR unknown command '{name}', with args beginning with: {}",
-                String::from_utf8_lossy(&shown)
-            ),
-        );
-        return None;
+        Err(renamed::Unknown::Subcommand(cmd)) => {
+            let sub = until_nul(args[1]);
+            let sub = String::from_utf8_lossy(&sub[..sub.len().min(128)]);
+            reject(
+                ctx,
+                None,
+                &format!(
+                    "ERR unknown subcommand '{sub}'. Try {} HELP.",
+                    cmd.name.to_ascii_uppercase()
+                ),
+            );
+            return None;
+        }
     };
-    if !cmd.subcommands.is_empty() && args.len() >= 2 {
-        match cmd.subcommand(args[1]) {
-            Some(sub) => cmd = sub,
-            None => {
-                let sub = until_nul(args[1]);
-                let sub = String::from_utf8_lossy(&sub[..sub.len().min(128)]);
-                reject(
-                    ctx,
-                    None,
-                    &format!(
-                        "ERR unknown subcommand '{sub}'. Try {} HELP.",
-                        cmd.name.to_ascii_uppercase()
-                    ),
-                );
-                return None;
-            }
-        }
-    }
     if !cmd.arity_ok(args.len()) {
         reject(ctx, Some(cmd), &errors::wrong_arity(cmd.name));
         return None;

@@ -200,14 +200,11 @@ pub fn holds_master_command(server: &mut Server, master: &Client, args: &[&[u8]]
     if !pausing_clients(server) {
         return false;
     }
-    let Some(cmd) = super::lookup(args[0]) else {
-        return false;
-    };
-    let cmd = args
-        .get(1)
-        .and_then(|sub| cmd.subcommand(sub))
-        .unwrap_or(cmd);
-    holds(server, master, cmd, args)
+    // As the dispatcher finds it; a request it refuses is not held.
+    match super::renamed::find_request(&server.config.renamed_commands, args) {
+        Ok(cmd) => holds(server, master, cmd, args),
+        Err(_) => false,
+    }
 }
 
 /// Whether a command writes or may add to the replication stream (Redis's

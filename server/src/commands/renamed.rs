@@ -23,6 +23,31 @@ pub fn lookup_renamed(renames: &Renames, name: &[u8]) -> Option<&'static Command
     lookup(current)
 }
 
+/// Which part of a request names nothing.
+pub enum Unknown {
+    /// Its first argument under the renames.
+    Command,
+    /// Its second argument, among the subcommands of this container.
+    Subcommand(&'static Command),
+}
+
+/// The command (or subcommand) a client's request `args` runs under `renames`, as Redis's
+/// lookupCommand: the first argument's command and, for a container given a second
+/// argument, its subcommand. The dispatcher and the pause of a master's stream read it.
+pub fn find_request(renames: &Renames, args: &[&[u8]]) -> Result<&'static Command, Unknown> {
+    let found = match renames.is_empty() {
+        true => lookup(args[0]),
+        false => lookup_renamed(renames, args[0]),
+    };
+    let cmd = found.ok_or(Unknown::Command)?;
+    match args.get(1) {
+        Some(sub) if !cmd.subcommands.is_empty() => {
+            cmd.subcommand(sub).ok_or(Unknown::Subcommand(cmd))
+        }
+        _ => Ok(cmd),
+    }
+}
+
 /// Adds `rename-command old new`, with Redis's errors: OLD must be a command clients can
 /// call now, NEW (unless empty) a name none answers to.
 pub fn add(renames: &mut Renames, old: &[u8], new: &[u8]) -> Result<(), &'static str> {
@@ -75,5 +100,24 @@ mod tests {
         assert_eq!(name(lookup_renamed(&r, b"badger")), None);
         add(&mut r, b"get", b"flushdb").unwrap();
         assert_eq!(name(lookup_renamed(&r, b"flushdb")), Some("get"));
+    }
+
+    #[test]
+    fn a_request_names_its_subcommand_under_the_renames() {
+        // Ok(name), or Err(the container whose subcommand is unknown, None: no command).
+        let find = |r: &Renames, args: &[&[u8]]| match find_request(r, args) {
+            Ok(c) => Ok(c.name),
+            Err(Unknown::Subcommand(c)) => Err(Some(c.name)),
+            Err(Unknown::Command) => Err(None),
+        };
+        let mut r = Renames::new();
+        assert_eq!(find(&r, &[b"CLIENT", b"Pause", b"10"]), Ok("client|pause"));
+        assert_eq!(find(&r, &[b"client"]), Ok("client"));
+        assert_eq!(find(&r, &[b"get", b"k"]), Ok("get"));
+        assert_eq!(find(&r, &[b"nosuch"]), Err(None));
+        assert_eq!(find(&r, &[b"client", b"nosuch"]), Err(Some("client")));
+        add(&mut r, b"client", b"customer").unwrap();
+        assert_eq!(find(&r, &[b"client", b"pause"]), Err(None));
+        assert_eq!(find(&r, &[b"customer", b"PAUSE"]), Ok("client|pause"));
     }
 }
