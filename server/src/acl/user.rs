@@ -154,18 +154,9 @@ impl User {
     /// The rules that make this user, as ACL LIST shows them after `user <name> `.
     pub fn describe(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        let flags = [
-            (self.enabled, "on"),
-            (!self.enabled, "off"),
-            (self.nopass, "nopass"),
-            (!self.sanitize_payload, "skip-sanitize-payload"),
-            (self.sanitize_payload, "sanitize-payload"),
-        ];
-        for (set, name) in flags {
-            if set {
-                out.extend_from_slice(name.as_bytes());
-                out.push(b' ');
-            }
+        for name in self.flag_names() {
+            out.extend_from_slice(name.as_bytes());
+            out.push(b' ');
         }
         for p in &self.passwords {
             out.push(b'#');
@@ -184,7 +175,7 @@ impl User {
         out
     }
 
-    /// The flags GETUSER lists, in Redis's order.
+    /// The flags GETUSER lists and ACL LIST starts with, in Redis's order.
     pub fn flag_names(&self) -> Vec<&'static str> {
         let flags = [
             (self.enabled, "on"),
