@@ -271,6 +271,19 @@ def test_incrbyfloat_errors(s):
     s("SET", "f", "1", "EX", 100)
     s("INCRBYFLOAT", "f", "1")
     s("TTL", "f")
+    # A missing key: a bad or infinite increment creates nothing; -0 makes "0".
+    for bad in ("x", "inf"):
+        s("INCRBYFLOAT", "missing", bad)
+        s("EXISTS", "missing")
+    s("INCRBYFLOAT", "zero", "-0")
+    s("GET", "zero")
+    # The key's type is told before the numbers, the value before the increment.
+    s("RPUSH", "l", "a")
+    for bad in ("x", "inf", "1"):
+        s("INCRBYFLOAT", "l", bad)
+    s("SET", "f", "abc")
+    s("INCRBYFLOAT", "f", "inf")
+    s("INCRBYFLOAT", "f", "x")
 
 
 def test_encodings_and_conversions(s):
