@@ -500,6 +500,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         Mutability::Runtime,
     ),
     ("replica-announced", None, Mutability::Runtime),
+    ("propagation-error-behavior", None, Mutability::Runtime),
     ("bind-source-addr", None, Mutability::Runtime),
     ("tcp-keepalive", None, Mutability::Runtime),
     ("tcp-backlog", None, Mutability::StartOnly),

@@ -189,6 +189,8 @@ pub struct Stats {
     pub net_repl_output_bytes: u64,
     /// total_error_replies
     pub error_replies: u64,
+    /// unexpected_error_replies: errors replied to a master, a replica or the AOF's replay.
+    pub unexpected_error_replies: u64,
     /// total_reads_processed: read calls on client sockets.
     pub reads_processed: u64,
     /// total_writes_processed: write calls on client sockets.

@@ -444,7 +444,7 @@ impl Replay {
                     // As Redis while loading: nothing expires (an EXPIRE in the past sets
                     // the time, a later write keeps the key); expiry comes after the load.
                     server.keyspace.pause_expiry(true);
-                    commands::execute(server, &mut self.client, &mut replies, &args);
+                    commands::unreplied::execute(server, &mut self.client, &mut replies, &args);
                     server.keyspace.pause_expiry(false);
                     replies.clear();
                     if server.config.key_load_delay != 0 {

@@ -29,6 +29,8 @@ const HELP: &[&str] = &[
     "    Write <message> to the server log.",
     "LOADAOF",
     "    Flush the AOF buffers on disk and reload the AOF in memory.",
+    "REPLICATE <string>",
+    "    Replicates the provided string to replicas, allowing data divergence.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
     "DROP-CLUSTER-PACKET-FILTER <packet-type>",
@@ -116,6 +118,7 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
             line.extend_from_slice(b"\r\n");
             ctx.out.raw(&line);
         }
+        (b"replicate", 3..) => super::unreplied::debug_replicate(ctx, &args[2..]),
         (b"log", 3) => {
             crate::warning!("DEBUG LOG: {}", String::from_utf8_lossy(args[2]));
             ctx.out.ok();

@@ -37,6 +37,7 @@ pub mod replication;
 mod server_cmds;
 mod table;
 pub(crate) mod tracking;
+pub mod unreplied;
 
 pub(crate) use acl_cmd::check_and_log as check_acl_and_log;
 pub use acl_cmd::{load_at_start as load_acl_at_start, starts_authenticated};
@@ -338,10 +339,8 @@ fn replica_replied(ctx: &mut Ctx, reply_start: usize, called: Option<&Command>, 
     let reply = ctx.out.since(reply_start);
     if let Some(error) = reply.strip_prefix(b"-") {
         let line = error.split(|&b| b == b'\r').next().unwrap_or_default();
-        let text = String::from_utf8_lossy(line.strip_prefix(b"ERR ").unwrap_or(line));
-        crate::warning!(
-            "== CRITICAL == This master is sending an error to its replica: '{text}' after processing the command '{name}'"
-        );
+        let text = unreplied::error_text(line);
+        unreplied::report(ctx.server, unreplied::Source::Replica, &text, Some(name));
     }
     let info = client_cmd::describe(ctx.client, ctx.client.io, Some(name));
     crate::warning!("Replica generated a reply to command '{name}', disconnecting it: {info}");

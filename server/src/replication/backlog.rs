@@ -175,6 +175,22 @@ impl Backlog {
         }
     }
 
+    /// The last `n` bytes of history (fewer when less is held), oldest first: what Redis's
+    /// showLatestBacklog logs.
+    pub fn latest(&self, n: usize) -> Vec<u8> {
+        let mut parts = Vec::new();
+        let mut left = n.min(self.histlen);
+        for b in self.blocks.iter().rev() {
+            if left == 0 {
+                break;
+            }
+            let take = left.min(b.data.len());
+            parts.push(&b.data[b.data.len() - take..]);
+            left -= take;
+        }
+        parts.into_iter().rev().flatten().copied().collect()
+    }
+
     /// Whether bytes wait for a replica at position `pos`.
     pub fn has_pending(&self, pos: u64) -> bool {
         self.covers(pos) && pos <= self.offset
@@ -268,6 +284,23 @@ mod tests {
         assert!(b.leaves_head(1, head_end) && b.leaves_head(5, head_end + 3));
         assert!(!b.leaves_head(1, head_end - 1), "still in it");
         assert!(!b.leaves_head(head_end, head_end + 5), "never in it");
+    }
+
+    #[test]
+    fn the_latest_bytes_span_blocks() {
+        let mut b = Backlog::new(1, 0);
+        assert!(b.latest(256).is_empty());
+        b.feed(&vec![b'x'; MIN_BLOCK]);
+        b.feed(b"0123456789");
+        assert_eq!(b.latest(4), b"6789");
+        let mut expected = vec![b'x'; 6];
+        expected.extend_from_slice(b"0123456789");
+        assert_eq!(
+            b.latest(16),
+            expected,
+            "the head block's end, then the tail"
+        );
+        assert_eq!(b.latest(usize::MAX).len(), MIN_BLOCK + 10);
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub const NAMES: &[&str] = &[
     "replica-announce-port",
     "replica-announced",
     "bind-source-addr",
+    "propagation-error-behavior",
 ];
 
 /// How a replica loads its master's snapshot (repl-diskless-load).
@@ -43,6 +44,27 @@ impl DisklessLoad {
     const NAMES: [&'static str; 3] = ["disabled", "on-empty-db", "swapdb"];
 
     /// The mode's name in CONFIG GET.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// What a replica does when a command of its master's stream (or of the AOF it replays)
+/// replies an error (propagation-error-behavior).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PropagationError {
+    /// Logs it and goes on (the data may diverge).
+    Ignore,
+    /// Panics, on a read-only replica and while replaying the AOF.
+    Panic,
+    /// Panics on a read-only replica only.
+    PanicOnReplicas,
+}
+
+impl PropagationError {
+    const NAMES: [&'static str; 3] = ["ignore", "panic", "panic-on-replicas"];
+
+    /// The behaviour's name in CONFIG GET.
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
@@ -82,6 +104,8 @@ pub struct ReplConfig {
     pub backlog_ttl: u64,
     /// repl-diskless-load
     pub diskless_load: DisklessLoad,
+    /// propagation-error-behavior.
+    pub propagation_error: PropagationError,
     /// replica-ignore-maxmemory: a replica does not evict (its master's DELs do).
     pub ignore_maxmemory: bool,
     /// replica-priority: Sentinel promotes the lowest non-zero priority first (0: never).
@@ -117,6 +141,7 @@ impl Default for ReplConfig {
             replicaof: None,
             backlog_ttl: 3600,
             diskless_load: DisklessLoad::Disabled,
+            propagation_error: PropagationError::Ignore,
             ignore_maxmemory: true,
             priority: 100,
             announce_ip: String::new(),
@@ -156,6 +181,14 @@ impl ReplConfig {
                     _ => DisklessLoad::Swapdb,
                 };
             }
+            "propagation-error-behavior" => {
+                let name = one_of(&text, &PropagationError::NAMES)?;
+                self.propagation_error = match name.as_str() {
+                    "ignore" => PropagationError::Ignore,
+                    "panic" => PropagationError::Panic,
+                    _ => PropagationError::PanicOnReplicas,
+                };
+            }
             "replica-ignore-maxmemory" => self.ignore_maxmemory = yes_no(&text)?,
             "replica-priority" => self.priority = int(0)?,
             "replica-announce-ip" => self.announce_ip = text,
@@ -184,6 +217,7 @@ impl ReplConfig {
             "masteruser" => String::from_utf8_lossy(&self.masteruser).into_owned(),
             "repl-backlog-ttl" => self.backlog_ttl.to_string(),
             "repl-diskless-load" => self.diskless_load.name().into(),
+            "propagation-error-behavior" => self.propagation_error.name().into(),
             "replica-ignore-maxmemory" => yes_no_name(self.ignore_maxmemory),
             "replica-priority" => self.priority.to_string(),
             "replica-announce-ip" => self.announce_ip.clone(),
@@ -239,6 +273,7 @@ mod tests {
             ("replica-announce-port", "7000"),
             ("replica-announced", "no"),
             ("bind-source-addr", "127.0.0.2"),
+            ("propagation-error-behavior", "panic"),
         ] {
             c.apply(name, value.as_bytes()).unwrap();
             let expect = if name == "repl-backlog-size" {
@@ -248,10 +283,17 @@ mod tests {
             };
             assert_eq!(c.value_of(name), expect, "{name}");
         }
-        assert_eq!(NAMES.len(), 20);
+        assert_eq!(NAMES.len(), 21);
         assert!(c.apply("repl-diskless-load", b"sometimes").is_err());
         c.apply("repl-diskless-load", b"ON-EMPTY-DB").unwrap();
         assert_eq!(c.value_of("repl-diskless-load"), "on-empty-db");
+        assert!(c.apply("propagation-error-behavior", b"crash").is_err());
+        c.apply("propagation-error-behavior", b"Panic-On-Replicas")
+            .unwrap();
+        assert_eq!(
+            c.value_of("propagation-error-behavior"),
+            "panic-on-replicas"
+        );
         assert!(c.apply("repl-timeout", b"0").is_err());
         assert!(c.apply("repl-backlog-size", b"0").is_err());
         c.set_replicaof("127.0.0.1 6380").unwrap();

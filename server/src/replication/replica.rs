@@ -1141,7 +1141,12 @@ impl Link {
                         // As Redis's replicas: the master's commands see its keys as it
                         // does, expired or not here; its DELs remove them.
                         server.keyspace.pause_expiry(true);
-                        crate::commands::execute(server, &mut client, &mut scratch, &args);
+                        crate::commands::unreplied::execute(
+                            server,
+                            &mut client,
+                            &mut scratch,
+                            &args,
+                        );
                         server.keyspace.pause_expiry(false);
                         scratch.clear();
                     }

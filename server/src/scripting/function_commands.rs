@@ -11,9 +11,6 @@ use crate::commands::{
 const BUSY_EVAL: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
-/// The client that replays the AOF (its commands obey without a time budget).
-const AOF_CLIENT_ID: u64 = u64::MAX;
-
 /// FCALL and FCALL_RO: `ro` refuses functions that may write.
 fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) {
     // As Redis 7: a function replicates its effects, never itself.
@@ -81,7 +78,7 @@ fn function_load(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     // Redis gives the AOF's commands no budget; here a long one, so a crafted file
     // cannot hang the server.
-    let timeout = match ctx.client.id == AOF_CLIENT_ID {
+    let timeout = match ctx.client.id == crate::aof::load::AOF_CLIENT_ID {
         true => FILE_LOAD_TIMEOUT,
         false => LOAD_TIMEOUT,
     };
