@@ -269,6 +269,35 @@ def test_expired_stale_perc_estimates_the_due_keys(both):
         assert "expired_stale_perc:0.00\r\n" in c.execute_command("INFO", "stats").decode()
 
 
+def test_a_long_active_expiry_cycle_is_a_latency_event(both):
+    """unit/latency-monitor: an active expiry cycle that took at least the threshold shows
+    in LATENCY LATEST as expire-cycle (100,000 due keys keep each cycle at its time limit)."""
+    for c in both.clients():
+        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        c.execute_command("LATENCY", "RESET")
+        p = c.pipeline(transaction=False)
+        for i in range(100000):
+            p.execute_command("SET", f"due{i}", i, "PX", 1)
+        p.execute()
+    time.sleep(0.05)
+    try:
+        for c in both.clients():
+            c.execute_command("CONFIG", "SET", "latency-monitor-threshold", 5)
+            c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+
+        def events(c):
+            return [e[0] for e in c.execute_command("LATENCY", "LATEST")]
+
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not all(b"expire-cycle" in events(c) for c in both.clients()):
+            time.sleep(0.05)
+        assert [b"expire-cycle" in events(c) for c in both.clients()] == [True, True]
+    finally:
+        for c in both.clients():
+            c.execute_command("CONFIG", "SET", "latency-monitor-threshold", 0)
+            c.execute_command("FLUSHALL")
+
+
 def test_info_keyspace_expires(both, keys):
     keys("a", "b", "c")
     both("EXPIRE", "a", 100)
