@@ -76,6 +76,12 @@ impl Arena {
         true
     }
 
+    /// Rewrites the score of entry `id` in place when the new score is stored in as many
+    /// bytes as the old one; returns false (and changes nothing) otherwise.
+    pub(crate) fn rewrite_score(&mut self, id: u32, score: f64) -> bool {
+        entry::rewrite_score(&mut self.bytes, id as usize, score)
+    }
+
     /// The entry with id `id`.
     #[inline]
     pub(crate) fn get(&self, id: u32) -> Entry<'_> {
@@ -169,6 +175,31 @@ mod tests {
         assert_eq!(a.score(x), 7.0);
         assert!(!a.overwrite_score(x, b"m", 0.25));
         assert_eq!(a.score(x), 7.0);
+    }
+
+    #[test]
+    fn rewrite_score_only_when_same_width() {
+        let mut a = Arena::with_capacity(0);
+        let x = a.push(b"member", 300.0);
+        let y = a.push(b"next", 1.0);
+        assert!(a.rewrite_score(x, -200.0), "i16 to i16");
+        assert_eq!(a.score(x), -200.0);
+        assert!(a.rewrite_score(x, 1000.0), "back to i16");
+        assert!(
+            !a.rewrite_score(x, 70_000.0),
+            "i16 to i24 changes the width"
+        );
+        assert_eq!(a.score(x), 1000.0);
+        assert!(!a.rewrite_score(y, 0.0), "i8 to zero changes the width");
+        assert_eq!(a.score(y), 1.0);
+        let z = a.push(b"z", 0.5);
+        assert!(a.rewrite_score(z, -0.0), "f64 to f64 (-0 stays a f64)");
+        assert!(a.score(z).is_sign_negative() && a.score(z) == 0.0);
+        assert!(a.rewrite_score(z, 2.5e300));
+        assert_eq!(a.score(z), 2.5e300);
+        assert_eq!(a.member(x), b"member");
+        assert_eq!(a.member(z), b"z");
+        assert_eq!(a.get(x).end, y as usize);
     }
 
     #[test]

@@ -139,16 +139,16 @@ impl<I: Id> Blocks<I> {
         (b, p)
     }
 
-    /// The position of `id`, which must be present. The block comes from
+    /// The position of `id`, which must be present with key `(score, member)` (the
+    /// caller's copy, so the entry is not decoded again). The block comes from
     /// the maxima; inside it the id is found by comparing ids, 16 at a time,
     /// which reads one contiguous block instead of the arena entries a
     /// binary search by key would.
-    fn position_of(&self, arena: &Arena, id: u32) -> (usize, usize) {
-        let e = arena.get(id);
+    fn position_of(&self, arena: &Arena, id: u32, score: f64, member: &[u8]) -> (usize, usize) {
         // Scores first; a block maximum's member is read (an arena miss) only on a tie.
         let b = self.block_where(&|s, x| {
-            cmp_score(s, e.score)
-                .then_with(|| arena.member(x).cmp(e.member))
+            cmp_score(s, score)
+                .then_with(|| arena.member(x).cmp(member))
                 .is_lt()
         });
         let id = I::new(id);
@@ -207,9 +207,9 @@ impl<I: Id> Blocks<I> {
         (b, p)
     }
 
-    /// Rank of the entry `id`, which must be present.
-    pub(crate) fn rank_of(&self, arena: &Arena, id: u32) -> usize {
-        self.rank_at(self.position_of(arena, id))
+    /// Rank of the entry `id`, which must be present with key `(score, member)`.
+    pub(crate) fn rank_of(&self, arena: &Arena, id: u32, score: f64, member: &[u8]) -> usize {
+        self.rank_at(self.position_of(arena, id, score, member))
     }
 
     /// The id at `rank`.
@@ -221,18 +221,18 @@ impl<I: Id> Blocks<I> {
         Some(self.blocks[b][p].get())
     }
 
-    /// Inserts `id`, whose key is read from the arena and must be absent.
-    pub(crate) fn insert(&mut self, arena: &Arena, id: u32) {
-        let e = arena.get(id);
+    /// Inserts `id`, whose arena entry holds `(score, member)` (the caller's copy of its
+    /// key, so the entry is not decoded again), which must be absent.
+    pub(crate) fn insert(&mut self, arena: &Arena, id: u32, score: f64, member: &[u8]) {
         let id = I::new(id);
         if self.blocks.is_empty() {
             self.blocks.push(vec![id]);
-            self.maxes.push(Max { score: e.score, id });
+            self.maxes.push(Max { score, id });
             self.len = 1;
             self.reindex();
             return;
         }
-        let (mut b, mut p) = self.locate(arena, e.score, e.member);
+        let (mut b, mut p) = self.locate(arena, score, member);
         if b == self.blocks.len() {
             b -= 1;
             p = self.blocks[b].len();
@@ -244,7 +244,7 @@ impl<I: Id> Blocks<I> {
                 // start a new block there and keep this one full.
                 let at = if p == 0 { b } else { b + 1 };
                 self.blocks.insert(at, vec![id]);
-                self.maxes.insert(at, Max { score: e.score, id });
+                self.maxes.insert(at, Max { score, id });
                 self.len += 1;
                 self.reindex();
                 return;
@@ -265,7 +265,7 @@ impl<I: Id> Blocks<I> {
         reserve_one(block);
         block.insert(p, id);
         if p + 1 == block.len() {
-            self.maxes[b] = Max { score: e.score, id };
+            self.maxes[b] = Max { score, id };
         }
         self.len += 1;
         if structural {
@@ -275,9 +275,9 @@ impl<I: Id> Blocks<I> {
         }
     }
 
-    /// Removes `id`, whose key is read from the arena and must be present.
-    pub(crate) fn remove(&mut self, arena: &Arena, id: u32) {
-        let (b, p) = self.position_of(arena, id);
+    /// Removes `id`, which must be present with key `(score, member)`.
+    pub(crate) fn remove(&mut self, arena: &Arena, id: u32, score: f64, member: &[u8]) {
+        let (b, p) = self.position_of(arena, id, score, member);
         self.blocks[b].remove(p);
         self.len -= 1;
         if self.blocks[b].len() < BLOCK_MIN {
@@ -612,24 +612,29 @@ mod tests {
         // Ascending inserts fill whole blocks (a new one starts at the full one's edge).
         let ids: Vec<u32> = (0..2 * BLOCK_MAX as u32)
             .map(|i| {
-                let id = arena.push(format!("m{i:05}").as_bytes(), f64::from(i * 2));
-                blocks.insert(&arena, id);
+                let member = format!("m{i:05}");
+                let id = arena.push(member.as_bytes(), f64::from(i * 2));
+                blocks.insert(&arena, id, f64::from(i * 2), member.as_bytes());
                 id
             })
             .collect();
-        assert_eq!(blocks.rank_of(&arena, ids[10]), 10);
+        let rank = |blocks: &Blocks<u32>, arena: &Arena, id: u32| {
+            let e = arena.get(id);
+            blocks.rank_of(arena, id, e.score, e.member)
+        };
+        assert_eq!(rank(&blocks, &arena, ids[10]), 10);
         assert!(blocks.sizes.get().is_some(), "built by the rank query");
         let mid = arena.push(b"mid", 11.0);
-        blocks.insert(&arena, mid);
+        blocks.insert(&arena, mid, 11.0, b"mid");
         assert!(blocks.sizes.get().is_none(), "the split dropped it");
-        assert_eq!(blocks.rank_of(&arena, mid), 6);
-        assert_eq!(blocks.rank_of(&arena, ids[6]), 7);
+        assert_eq!(rank(&blocks, &arena, mid), 6);
+        assert_eq!(rank(&blocks, &arena, ids[6]), 7);
         assert!(blocks.sizes.get().is_some(), "rebuilt");
         // An insert that splits nothing keeps it up to date.
         let more = arena.push(b"more", 13.0);
-        blocks.insert(&arena, more);
+        blocks.insert(&arena, more, 13.0, b"more");
         assert!(blocks.sizes.get().is_some());
-        assert_eq!(blocks.rank_of(&arena, ids[7]), 9);
+        assert_eq!(rank(&blocks, &arena, ids[7]), 9);
         assert_eq!(
             blocks.id_at(2 * BLOCK_MAX + 1),
             Some(ids[2 * BLOCK_MAX - 1])

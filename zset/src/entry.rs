@@ -125,6 +125,27 @@ pub(crate) fn encode(dst: &mut [u8], member: &[u8], score: f64) {
     debug_assert_eq!(pos + member.len(), dst.len());
 }
 
+/// Replaces the score of the entry at `pos` with `score` in place when its stored width
+/// stays the same (the header's kind bits and the score bytes change; the member does not
+/// move) and returns true; returns false, changing nothing, when the width would differ.
+pub(crate) fn rewrite_score(buf: &mut [u8], pos: usize, score: f64) -> bool {
+    let (header, at) = get_varint(buf, pos);
+    let kind = kind_of(score);
+    let width = WIDTH[kind as usize];
+    if WIDTH[(header & 7) as usize] != width {
+        return false;
+    }
+    // The kind is in the low 3 bits of the header's first byte.
+    buf[pos] = (buf[pos] & !7) | kind as u8;
+    let bits = if kind == KIND_F64 {
+        score.to_bits()
+    } else {
+        score as i64 as u64
+    };
+    buf[at..at + width].copy_from_slice(&bits.to_le_bytes()[..width]);
+    true
+}
+
 /// Bytes of the entry of `member` with score 0 (its header and bytes).
 #[inline]
 pub(crate) fn unscored_len(member_len: usize) -> usize {

@@ -64,8 +64,8 @@ impl<I: Id> LargeSet<I> {
         if let Some((slot, id)) = self.find(member) {
             let old = self.arena.score(id);
             if cmp_score(old, score).is_ne() {
-                self.order.remove(&self.arena, id);
-                let id = if self.arena.overwrite_score(id, member, score) {
+                self.order.remove(&self.arena, id, old, member);
+                let id = if self.arena.rewrite_score(id, score) {
                     id
                 } else {
                     let moved = self.arena.push(member, score);
@@ -73,7 +73,7 @@ impl<I: Id> LargeSet<I> {
                     self.index.set_id(slot, moved);
                     moved
                 };
-                self.order.insert(&self.arena, id);
+                self.order.insert(&self.arena, id, score, member);
                 self.maybe_compact();
             }
             return Some(old);
@@ -82,7 +82,7 @@ impl<I: Id> LargeSet<I> {
         let arena = &self.arena;
         self.index
             .insert(hash(member), id, |x| hash(arena.member(x)));
-        self.order.insert(&self.arena, id);
+        self.order.insert(&self.arena, id, score, member);
         // Growth can carry a small, mostly dead arena past the threshold.
         self.maybe_compact();
         None
@@ -92,7 +92,7 @@ impl<I: Id> LargeSet<I> {
     pub(crate) fn remove(&mut self, member: &[u8]) -> Option<f64> {
         let (slot, id) = self.find(member)?;
         let score = self.arena.score(id);
-        self.order.remove(&self.arena, id);
+        self.order.remove(&self.arena, id, score, member);
         self.index.remove_slot(slot);
         self.arena.free(id);
         self.after_removal();
@@ -102,7 +102,8 @@ impl<I: Id> LargeSet<I> {
     /// The rank of `member`.
     pub(crate) fn rank(&self, member: &[u8]) -> Option<usize> {
         let (_, id) = self.find(member)?;
-        Some(self.order.rank_of(&self.arena, id))
+        let score = self.arena.score(id);
+        Some(self.order.rank_of(&self.arena, id, score, member))
     }
 
     /// The entry at `rank`.
