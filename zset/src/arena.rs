@@ -101,10 +101,11 @@ impl Arena {
         entry::score_at(&self.bytes, id as usize)
     }
 
-    /// The member bytes of entry `id`.
+    /// The member bytes of entry `id`, found from the header alone (the score is skipped).
     #[inline]
     pub(crate) fn member(&self, id: u32) -> &[u8] {
-        self.get(id).member
+        let (start, end) = entry::member_span(&self.bytes, id as usize);
+        &self.bytes[start..end]
     }
 
     /// Marks entry `id` as dead; its bytes become garbage.

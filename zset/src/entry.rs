@@ -87,9 +87,24 @@ fn put_varint(dst: &mut [u8], mut v: u64) -> usize {
     i + 1
 }
 
-/// Reads a varint at `pos`, returning it and the offset after it.
+/// Reads a varint at `pos`, returning it and the offset after it. Headers of one and two
+/// bytes (members under 2 KiB) take no loop.
 #[inline]
-fn get_varint(buf: &[u8], mut pos: usize) -> (u64, usize) {
+fn get_varint(buf: &[u8], pos: usize) -> (u64, usize) {
+    let first = buf[pos];
+    if first < 0x80 {
+        return (u64::from(first), pos + 1);
+    }
+    let second = buf[pos + 1];
+    if second < 0x80 {
+        return (u64::from(first & 0x7f) | u64::from(second) << 7, pos + 2);
+    }
+    get_long_varint(buf, pos)
+}
+
+/// [`get_varint`] of three bytes or more.
+#[inline(never)]
+fn get_long_varint(buf: &[u8], mut pos: usize) -> (u64, usize) {
     let mut v = 0u64;
     let mut shift = 0;
     loop {
@@ -170,12 +185,7 @@ pub(crate) fn put_unscored(out: &mut Vec<u8>, member: &[u8]) {
 /// score is skipped, not decoded): the walks that only count entries or look for a member.
 #[inline]
 pub(crate) fn member_span(buf: &[u8], pos: usize) -> (usize, usize) {
-    let first = buf[pos];
-    let (header, at) = if first < 0x80 {
-        (u64::from(first), pos + 1)
-    } else {
-        get_varint(buf, pos)
-    };
+    let (header, at) = get_varint(buf, pos);
     let start = at + WIDTH[(header & 7) as usize];
     (start, start + (header >> 3) as usize)
 }
