@@ -27,6 +27,8 @@ use crate::order::{cmp_key, cmp_score};
 
 /// Most ids in one block.
 pub(crate) const BLOCK_MAX: usize = 512;
+/// Ids compared at a time by the scan that finds an id in its block.
+const SCAN: usize = 32;
 /// Blocks shorter than this merge into a neighbour.
 const BLOCK_MIN: usize = BLOCK_MAX / 8;
 
@@ -141,7 +143,7 @@ impl<I: Id> Blocks<I> {
 
     /// The position of `id`, which must be present with key `(score, member)` (the
     /// caller's copy, so the entry is not decoded again). The block comes from
-    /// the maxima; inside it the id is found by comparing ids, 16 at a time,
+    /// the maxima; inside it the id is found by comparing ids, `SCAN` at a time,
     /// which reads one contiguous block instead of the arena entries a
     /// binary search by key would.
     fn position_of(&self, arena: &Arena, id: u32, score: f64, member: &[u8]) -> (usize, usize) {
@@ -153,21 +155,18 @@ impl<I: Id> Blocks<I> {
         });
         let id = I::new(id);
         let block = &self.blocks[b];
-        let mut chunks = block.chunks_exact(16);
+        let mut chunks = block.chunks_exact(SCAN);
         let mut base = 0;
         for chunk in &mut chunks {
-            // A fixed-size chunk compiles to a few vector compares and one mask.
-            let chunk: &[I; 16] = chunk.try_into().expect("chunks of 16");
-            let mut mask = 0u32;
-            for (i, &x) in chunk.iter().enumerate() {
-                mask |= u32::from(x == id) << i;
+            // A fixed-size chunk compiles to vector compares ORed together and one test;
+            // only the chunk that holds the id is looked into.
+            let chunk: &[I; SCAN] = chunk.try_into().expect("chunks of SCAN");
+            if chunk.iter().fold(false, |hit, &x| hit | (x == id)) {
+                break;
             }
-            if mask != 0 {
-                return (b, base + mask.trailing_zeros() as usize);
-            }
-            base += 16;
+            base += SCAN;
         }
-        match chunks.remainder().iter().position(|&x| x == id) {
+        match block[base..].iter().position(|&x| x == id) {
             Some(i) => (b, base + i),
             None => unreachable!("id {id:?} is not in the block its key selects"),
         }
