@@ -128,14 +128,20 @@ pub fn usage(client: &Client, buffers: Buffers) -> usize {
         .map(|p| p.len() + ENTRY_OVERHEAD)
         .sum();
     std::mem::size_of::<Client>()
-        + client.reply_buffer.size
+        + output(client, buffers)
         + buffers.input_capacity
-        + buffers.pending_output
         + buffers.argv
         + multi_bytes(client)
         + transaction_overhead(client)
         + subscriptions
         + prefixes
+}
+
+/// The memory of the client's output: what Redis counts (its reply buffer and the replies
+/// waiting past it), or what the output buffers hold allocated if more (room grown for a
+/// burst), so that what eviction sees of a client is never less than what it holds.
+fn output(client: &Client, buffers: Buffers) -> usize {
+    (client.reply_buffer.size + buffers.pending_output).max(buffers.output_capacity)
 }
 
 /// Whether the client's memory counts toward `maxmemory-clients`: normal and pubsub
@@ -207,8 +213,15 @@ mod tests {
             input_capacity: 100,
             pending_output: 1000,
             argv: 7,
+            output_capacity: 2000,
         };
         assert_eq!(usage(&c, buffers), base + 1107);
+        // Allocated output past the reply buffer and what waits counts instead.
+        let grown = Buffers {
+            output_capacity: c.reply_buffer.size + 5000,
+            ..buffers
+        };
+        assert_eq!(usage(&c, grown), base + 5000 + 107);
         c.watched.push((0, b"key".to_vec(), true));
         c.subscriptions
             .names_mut(crate::pubsub::Kind::Pattern)

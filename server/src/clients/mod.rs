@@ -42,6 +42,20 @@ pub struct Buffers {
     /// Bytes of the arguments parsed so far: the running command's, or those of an
     /// unfinished request (argv-mem).
     pub argv: usize,
+    /// Allocated size of the output buffers: more than what waits once a burst grew them
+    /// (counted in the client's memory when it is more, as Redis counts its reply blocks'
+    /// sizes).
+    pub output_capacity: usize,
+}
+
+impl Buffers {
+    /// These sizes with `out`, the output written for the client while its connection was
+    /// not serviced, added to its output.
+    pub fn with_out(mut self, out: &Vec<u8>) -> Buffers {
+        self.pending_output += out.len();
+        self.output_capacity += out.capacity();
+        self
+    }
 }
 
 /// A client taken out of the registry while something runs on its behalf; give it back with
@@ -114,6 +128,9 @@ struct Slot {
     /// The client's memory as of its last restore, counted in `Clients::counted_memory`
     /// when [`memory::counted`].
     memory: usize,
+    /// An evicted client's memory, counted in `Clients::freeing_memory` until `net`
+    /// closes its connection.
+    freeing: usize,
 }
 
 /// Every connected client, by connection key, with the id -> key mapping.
@@ -125,6 +142,8 @@ pub struct Clients {
     blocked: usize,
     /// The memory of the normal and pubsub clients, as of their last restores.
     counted_memory: usize,
+    /// The memory of the evicted clients whose connections are not closed yet.
+    freeing_memory: usize,
     /// DEBUG REPLYBUFFER's settings.
     pub reply_buffer_policy: reply_buffer::Policy,
 }
@@ -138,6 +157,7 @@ impl Default for Clients {
             woken: Vec::new(),
             blocked: 0,
             counted_memory: 0,
+            freeing_memory: 0,
             reply_buffer_policy: Default::default(),
         }
     }
@@ -166,6 +186,7 @@ impl Clients {
             buffers: Buffers::default(),
             overflowed: false,
             memory: 0,
+            freeing: 0,
         });
         self.ids.insert(id, key);
         id
@@ -194,6 +215,7 @@ impl Clients {
         if let Some(slot) = self.slots.get_mut(lease.key) {
             if let Some(old) = slot.take() {
                 self.counted_memory -= old.memory;
+                self.freeing_memory -= old.freeing;
             }
         }
         self.ids.remove(&lease.client.id);
@@ -204,6 +226,13 @@ impl Clients {
     /// mem_clients_normal).
     pub fn counted_memory(&self) -> usize {
         self.counted_memory
+    }
+
+    /// The memory of the evicted clients whose connections `net` has yet to close: about to
+    /// be freed, so key eviction leaves it out (Redis frees an evicted client at once,
+    /// before it evicts keys).
+    pub fn freeing_memory(&self) -> usize {
+        self.freeing_memory
     }
 
     /// Number of connected clients (leased ones included).
@@ -252,11 +281,7 @@ impl Clients {
         };
         let memory = match lease.client.evicted || !memory::counted(&lease.client) {
             true => 0,
-            false => {
-                let mut buffers = lease.buffers;
-                buffers.pending_output += lease.out.len();
-                memory::usage(&lease.client, buffers)
-            }
+            false => memory::usage(&lease.client, lease.buffers.with_out(&lease.out)),
         };
         self.counted_memory = self.counted_memory - slot.memory + memory;
         slot.memory = memory;
@@ -317,9 +342,7 @@ impl Clients {
         self.slots.iter().filter_map(|s| {
             let s = s.as_ref()?;
             let client = s.client.as_deref().filter(|c| !c.evicted)?;
-            let mut buffers = s.buffers;
-            buffers.pending_output += s.out.len();
-            Some((client, buffers))
+            Some((client, s.buffers.with_out(&s.out)))
         })
     }
 
@@ -369,11 +392,11 @@ impl Clients {
             }
             let slot = self.slots[key].as_mut().expect("a candidate");
             let client = slot.client.as_mut().expect("not leased");
-            let mut buffers = slot.buffers;
-            buffers.pending_output += slot.out.len();
-            log(client, buffers);
+            log(client, slot.buffers.with_out(&slot.out));
             client.evicted = true;
             self.counted_memory -= slot.memory;
+            self.freeing_memory += slot.memory;
+            slot.freeing = slot.memory;
             slot.memory = 0;
             self.woken.push(key);
         }
@@ -519,6 +542,7 @@ mod tests {
             input_capacity: 16,
             pending_output: 5,
             argv: 0,
+            output_capacity: 64,
         };
         clients.restore(lease, false);
         let (_, buffers) = clients.iter().find(|(c, _)| c.id == 2).expect("listed");

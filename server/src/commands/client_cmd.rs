@@ -29,6 +29,7 @@ pub(crate) fn describe(client: &Client, buffers: Buffers, now_cmd: Option<&str>)
         input_capacity: qbuf_cap,
         pending_output: omem,
         argv,
+        ..
     } = buffers;
     let multi = match (&client.multi, client.exec_queued) {
         (Some(queue), _) => queue.len() as i64,

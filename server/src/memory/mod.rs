@@ -107,11 +107,14 @@ pub fn perform_evictions(server: &mut Server) -> bool {
         return true;
     }
     // The figure is held to maxmemory less what eviction does not count (Redis's
-    // freeMemoryGetNotCountedMemory): the limit is raised by it instead.
+    // freeMemoryGetNotCountedMemory), and less the memory of the clients just evicted,
+    // which goes when their connections close after this command (Redis frees an evicted
+    // client at once, before its key eviction): the limit is raised by them instead.
     let mut config = server.config.memory;
     config.maxmemory = config
         .maxmemory
-        .saturating_add(not_counted_for_evict(server));
+        .saturating_add(not_counted_for_evict(server))
+        .saturating_add(server.clients.freeing_memory() as u64);
     let MemoryState {
         gauge,
         evictor,

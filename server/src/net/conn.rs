@@ -81,6 +81,7 @@ impl Conn {
             input_capacity: self.rbuf.capacity(),
             pending_output: self.pending_output(),
             argv,
+            output_capacity: self.wbuf.capacity(),
         }
     }
 
@@ -93,6 +94,7 @@ impl Conn {
             input_capacity: self.rbuf.capacity(),
             pending_output: self.pending_output(),
             argv,
+            output_capacity: self.wbuf.capacity(),
         }
     }
 
@@ -210,6 +212,7 @@ mod tests {
                 input_capacity: c.rbuf.capacity(),
                 pending_output: 7,
                 argv: 0,
+                output_capacity: c.wbuf.capacity(),
             }
         );
         run_one(&mut c);
