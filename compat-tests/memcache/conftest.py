@@ -10,6 +10,7 @@ import contextlib
 import os
 import shutil
 import socket
+import signal
 import subprocess
 import tempfile
 import time
@@ -133,6 +134,11 @@ def fresh_pair():
         yield pair
 
 
+def ignore_sigint():
+    """In a child before exec: SIGINT ignored, as a shell's background job has it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.fixture
 def launch():
     """launch(kind, *args) starts a server of its own with extra flags on a free port:
@@ -149,7 +155,9 @@ def launch():
             argv = [GOBLIN_BIN, "--listen-address", "127.0.0.1", "--memcache-port", str(port), "--cores", "1"]
             if "--small-memory" not in args:
                 argv += ["--small-memory", "8M"]
-        proc = subprocess.Popen(argv + list(args))
+        # Started with SIGINT ignored, as a shell's background job or nohup starts it: the
+        # `shutdown` command must stop the server all the same.
+        proc = subprocess.Popen(argv + list(args), preexec_fn=ignore_sigint)
         procs.append(proc)
         wait_port(port, proc, kind)
         return port, proc

@@ -153,8 +153,13 @@ fn shutdown(store: &Store, mode_ok: bool, out: &mut Output) -> Flow {
         return Flow::Continue;
     }
     crate::store_log!(Notice, "memcache shutdown command: stopping as on SIGINT");
-    // SAFETY: raise(2) sends a signal to this process; its handler (or default) runs.
-    unsafe { libc::raise(libc::SIGINT) };
+    // SAFETY: signal(2) restores SIGINT's default action, which the parent may have left
+    // ignored (a shell's background job, nohup): goblin-store installs no handler of its
+    // own, so the default is what stops it. raise(2) then sends the signal to this process.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::raise(libc::SIGINT);
+    }
     Flow::Close
 }
 
