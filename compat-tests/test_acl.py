@@ -372,6 +372,9 @@ def test_requirepass_mirrors_into_the_default_user(both):
 def test_cat(both):
     both("ACL", "CAT")
     both("ACL", "CAT", "nosuch")
+    # The name shows as %.128s prints it: to its first NUL, at most 128 bytes (not characters).
+    both("ACL", "CAT", "\u00e9" * 100)
+    both("ACL", "CAT", "ab\x00cd" * 40)
     both("ACL", "CAT", "a", "b")
     goblin_commands = {c.lower() for c in both.goblin.execute_command("COMMAND", "LIST")}
     for top in list(goblin_commands):

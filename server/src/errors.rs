@@ -66,3 +66,18 @@ pub fn os_error_text(e: &std::io::Error) -> String {
         None => e.to_string(),
     }
 }
+
+/// The bytes before the first NUL: what Redis's `%s` prints of an argument.
+pub fn until_nul(arg: &[u8]) -> &[u8] {
+    match arg.iter().position(|&b| b == 0) {
+        Some(end) => &arg[..end],
+        None => arg,
+    }
+}
+
+/// An argument as Redis's `%.128s` prints it: up to its first NUL, at most 128 bytes, bytes
+/// that are not UTF-8 replaced.
+pub fn shown_128(arg: &[u8]) -> std::borrow::Cow<'_, str> {
+    let text = until_nul(arg);
+    String::from_utf8_lossy(&text[..text.len().min(128)])
+}

@@ -2,9 +2,10 @@
 //! nothing, with Redis's error texts (ACLLoadFromFile, ACLAppendUserForLoading), and the
 //! text ACL SAVE writes.
 
-use super::selector::{has_spaces, until_nul};
+use super::selector::has_spaces;
 use super::user::{merge_selector_args, User};
 use super::RuleError;
+use crate::errors::until_nul;
 use std::collections::BTreeMap;
 
 /// Parses an ACL file's text (`filename` as configured, for the messages). Every line is

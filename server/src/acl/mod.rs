@@ -179,7 +179,7 @@ impl Acl {
         let merged = user::merge_selector_args(rules).map_err(|at| {
             format!(
                 "Unmatched parenthesis in acl selector starting at '{}'.",
-                String::from_utf8_lossy(selector::until_nul(rules[at]))
+                String::from_utf8_lossy(crate::errors::until_nul(rules[at]))
             )
         })?;
         let mut staged = match self.users.get(name) {
@@ -190,7 +190,7 @@ impl Acl {
             staged.apply(op, self.pubsub_default_all).map_err(|e| {
                 format!(
                     "Error in ACL SETUSER modifier '{}': {}",
-                    String::from_utf8_lossy(selector::until_nul(op)),
+                    String::from_utf8_lossy(crate::errors::until_nul(op)),
                     e.message()
                 )
             })?;

@@ -5,6 +5,7 @@
 use super::catalog::{catalog, category, FUTURE};
 use super::RuleError;
 use crate::commands::Command;
+use crate::errors::until_nul;
 use crate::glob::glob_match;
 
 /// A key pattern with the access it grants (`~p` both, `%R~p` reads, `%W~p` writes).
@@ -370,12 +371,4 @@ impl Selector {
 pub fn has_spaces(s: &[u8]) -> bool {
     s.iter()
         .any(|&c| c == 0 || c == b' ' || (b'\t'..=b'\r').contains(&c))
-}
-
-/// The bytes before the first NUL (what Redis's C string functions see).
-pub fn until_nul(s: &[u8]) -> &[u8] {
-    match s.iter().position(|&b| b == 0) {
-        Some(end) => &s[..end],
-        None => s,
-    }
 }

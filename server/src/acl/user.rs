@@ -217,7 +217,7 @@ pub fn merge_selector_args(args: &[&[u8]]) -> Result<Vec<Vec<u8>>, usize> {
             None => out.push(op.to_vec()),
             Some((_, selector)) => {
                 selector.push(b' ');
-                selector.extend_from_slice(super::selector::until_nul(op));
+                selector.extend_from_slice(crate::errors::until_nul(op));
                 if closes {
                     out.push(open.take().expect("open").1);
                 }

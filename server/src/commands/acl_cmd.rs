@@ -295,9 +295,8 @@ pub fn cat(ctx: &mut Ctx, args: &[&[u8]]) {
             }
         }
         [_, _, name] => {
-            let Some(bit) = acl::catalog::category(acl::selector::until_nul(name)) else {
-                let name = String::from_utf8_lossy(acl::selector::until_nul(name));
-                let name: String = name.chars().take(128).collect();
+            let Some(bit) = acl::catalog::category(crate::errors::until_nul(name)) else {
+                let name = crate::errors::shown_128(name);
                 return ctx.error(&format!("ERR Unknown category '{name}'"));
             };
             let names: Vec<&str> = acl::catalog::catalog()
@@ -411,7 +410,7 @@ pub fn log(ctx: &mut Ctx, args: &[&[u8]]) {
 /// ACL DRYRUN username command [arg ...]
 pub fn dryrun(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(user) = ctx.server.acl.user(args[2]) else {
-        let name = String::from_utf8_lossy(acl::selector::until_nul(args[2])).into_owned();
+        let name = String::from_utf8_lossy(crate::errors::until_nul(args[2])).into_owned();
         return ctx.error(&format!("ERR User '{name}' not found"));
     };
     let target = &args[3..];
@@ -420,7 +419,7 @@ pub fn dryrun(ctx: &mut Ctx, args: &[&[u8]]) {
         (_, Some(sub)) => c.subcommand(sub),
     });
     let Some(cmd) = cmd else {
-        let name = String::from_utf8_lossy(acl::selector::until_nul(target[0])).into_owned();
+        let name = String::from_utf8_lossy(crate::errors::until_nul(target[0])).into_owned();
         return ctx.error(&format!("ERR Command '{name}' not found"));
     };
     if !cmd.arity_ok(target.len()) {

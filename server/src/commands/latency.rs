@@ -46,7 +46,7 @@ pub fn graph(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(text) => ctx.out.verbatim(text.as_bytes()),
         None => ctx.error(&format!(
             "ERR No samples available for event '{}'",
-            String::from_utf8_lossy(super::until_nul(args[2]))
+            String::from_utf8_lossy(crate::errors::until_nul(args[2]))
         )),
     }
 }

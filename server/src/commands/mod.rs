@@ -390,13 +390,12 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
                     break;
                 }
                 let room = 128 - shown.len();
-                let text = until_nul(arg);
+                let text = errors::until_nul(arg);
                 shown.push(b'\'');
                 shown.extend_from_slice(&text[..text.len().min(room)]);
                 shown.extend_from_slice(b"' ");
             }
-            let name = until_nul(args[0]);
-            let name = String::from_utf8_lossy(&name[..name.len().min(128)]);
+            let name = errors::shown_128(args[0]);
             reject(
                 ctx,
                 None,
@@ -408,8 +407,7 @@ fn resolve(ctx: &mut Ctx, args: &[&[u8]]) -> Option<&'static Command> {
             return None;
         }
         Err(renamed::Unknown::Subcommand(cmd)) => {
-            let sub = until_nul(args[1]);
-            let sub = String::from_utf8_lossy(&sub[..sub.len().min(128)]);
+            let sub = errors::shown_128(args[1]);
             reject(
                 ctx,
                 None,
@@ -547,14 +545,6 @@ fn propagate(
             // WAIT waits for the stream up to the end of this write.
             ctx.client.woff = server.replication.offset() + after as u64;
         }
-    }
-}
-
-/// The bytes before the first NUL (what C's %s prints).
-pub(crate) fn until_nul(arg: &[u8]) -> &[u8] {
-    match arg.iter().position(|&b| b == 0) {
-        Some(end) => &arg[..end],
-        None => arg,
     }
 }
 

@@ -22,8 +22,7 @@ pub fn help_reply(ctx: &mut Ctx, command: &str, lines: &[&str]) {
 /// The reply Redis gives when a subcommand gets arguments it does not take
 /// (addReplySubcommandSyntaxError): the subcommand as typed, the command in capitals.
 pub fn subcommand_syntax_error(ctx: &mut Ctx, args: &[&[u8]]) {
-    let sub = String::from_utf8_lossy(args[1]);
-    let sub: String = sub.chars().take(128).collect();
+    let sub = errors::shown_128(args[1]);
     let command = String::from_utf8_lossy(args[0]).to_ascii_uppercase();
     ctx.error(&errors::subcommand_syntax(&sub, &command));
 }

@@ -1,7 +1,8 @@
 //! PFDEBUG and PFSELFTEST: Redis's debugging and self-test commands for HLLs.
 
 use super::{edit_hll, Found, CORRUPT};
-use crate::commands::{until_nul, Ctx};
+use crate::commands::Ctx;
+use crate::errors::until_nul;
 use goblin_zset::hll::{self, sparse, Corrupt, Encoding, HEADER_LEN};
 
 /// What a PFDEBUG subcommand found, to reply once the value is put back.

@@ -76,7 +76,7 @@ fn parse_claim(
                 }
             }
         } else {
-            let text = String::from_utf8_lossy(crate::commands::until_nul(opt));
+            let text = String::from_utf8_lossy(crate::errors::until_nul(opt));
             ctx.error(&format!("ERR Unrecognized XCLAIM option '{text}'"));
             return None;
         }

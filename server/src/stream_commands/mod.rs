@@ -30,8 +30,8 @@ mod trim;
 mod xread;
 
 use crate::clients::ReplRole;
-use crate::commands::until_nul;
 use crate::commands::{container, Command, Ctx, Flags, StatSlot};
+use crate::errors::until_nul;
 use crate::keyspace::stream::{with_item_bytes, EntryRef, Nack, ID_TEXT_LEN};
 use crate::keyspace::{StreamId, Value};
 use crate::resp::reply::ReplyWriter;

@@ -18,7 +18,8 @@ use super::{
     no_key_or_group, propagate_claim, propagate_group_id, see_consumer, write_entry,
     write_served_header, write_served_key,
 };
-use crate::commands::{until_nul, Ctx};
+use crate::commands::Ctx;
+use crate::errors::until_nul;
 use crate::keyspace::stream::{Nack, ID_TEXT_LEN};
 use crate::keyspace::{StreamId, Value};
 use crate::resp::reply::ReplyWriter;
