@@ -352,6 +352,41 @@ def test_rename_command(renamed_pair):
     assert outcomes[1][3:] == [b"OK", 0]
 
 
+def test_renamed_commands_in_scripts_and_command(renamed_pair):
+    """Scripts and COMMAND look names up in the renamed table, as Redis's lookupCommand: a
+    script calls FLUSHDB as `badger`, COMMAND INFO / DOCS / GETKEYS answer to the new name
+    and show the command's own, COMMAND / COUNT / LIST leave a removed command out."""
+    outcomes = []
+    for server in renamed_pair:
+        c = make_client(server)
+        c.set_response_callback("COMMAND", lambda r, **_: r)  # the replies as sent
+        seen = []
+        for cmd in (
+            ["EVAL", "return redis.call('flushdb')", 0],
+            ["EVAL", "return redis.call('badger')", 0],
+            ["EVAL", "return redis.pcall('config', 'get', 'port')", 0],
+            ["EVAL", "return redis.acl_check_cmd('flushdb')", 0],
+            ["EVAL", "return redis.acl_check_cmd('badger')", 0],
+            ["COMMAND", "INFO", "flushdb", "badger", "config|get", "BADGER"],
+            ["COMMAND", "DOCS", "flushdb", "badger", "config"],
+            ["COMMAND", "GETKEYS", "flushdb"],
+            ["COMMAND", "GETKEYS", "badger"],
+        ):
+            try:
+                seen.append(c.execute_command(*cmd))
+            except Exception as e:
+                seen.append(str(e))
+        names = c.execute_command("COMMAND", "LIST")
+        seen.append([n in names for n in (b"flushdb", b"badger", b"config", b"config|get")])
+        entries = c.execute_command("COMMAND")
+        seen.append(len(entries) == c.execute_command("COMMAND", "COUNT"))
+        seen.append(any(e[0] == b"config" for e in entries))
+        outcomes.append(seen)
+        c.close()
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[1][1] == b"OK" and outcomes[1][-3:] == [[True, False, False, False], True, False]
+
+
 @pytest.mark.parametrize("args, why", [
     (["--rename-command", "nosuch", "x"], "No such command in rename-command"),
     (["--rename-command", "get", "set"], "Target command name already exists"),

@@ -4,7 +4,8 @@
 //! commands; it lives in meta/*.resp3 and is served as stored.
 
 use super::keyspecs;
-use super::table::{all, lookup};
+use super::renamed::{self, Renames};
+use super::table::all;
 use super::Ctx;
 use crate::glob::glob_match;
 use crate::resp::value::Value;
@@ -99,11 +100,7 @@ pub fn command_getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) {
 /// The keys of the command `target` (name first), with their flags when asked, or Redis's
 /// error for a command it cannot take apart.
 fn getkeys(ctx: &mut Ctx, target: &[&[u8]], with_flags: bool) {
-    let cmd = lookup(target[0]).and_then(|cmd| match (cmd.subcommands, target.get(1)) {
-        ([], _) | (_, None) => Some(cmd),
-        (_, Some(sub)) => cmd.subcommand(sub),
-    });
-    let Some(cmd) = cmd else {
+    let Ok(cmd) = renamed::find_request(&ctx.server.config.renamed_commands, target) else {
         return ctx.error("ERR Invalid command specified");
     };
     if !keyspecs::has_keys(cmd) {
@@ -130,18 +127,27 @@ fn getkeys(ctx: &mut Ctx, target: &[&[u8]], with_flags: bool) {
     }
 }
 
+/// The COMMAND INFO entries of the commands clients can call (none renamed to "").
+fn present(renames: &Renames) -> impl Iterator<Item = &'static Value> + '_ {
+    meta().info.iter().filter_map(move |(name, v)| {
+        let name = std::str::from_utf8(name).ok()?;
+        (renames.is_empty() || renamed::is_present(renames, name)).then_some(v)
+    })
+}
+
 /// COMMAND: every command's info.
 pub fn command(ctx: &mut Ctx, _args: &[&[u8]]) {
-    let entries = &meta().info;
+    let entries: Vec<&Value> = present(&ctx.server.config.renamed_commands).collect();
     ctx.out.array(entries.len());
-    for (_, v) in entries {
+    for v in entries {
         v.write(&mut ctx.out);
     }
 }
 
 /// COMMAND COUNT: the number of entries COMMAND returns.
 pub fn command_count(ctx: &mut Ctx, _args: &[&[u8]]) {
-    ctx.out.int(meta().info.len() as i64);
+    let count = present(&ctx.server.config.renamed_commands).count();
+    ctx.out.int(count as i64);
 }
 
 /// COMMAND INFO [name ...]
@@ -150,8 +156,9 @@ pub fn command_info(ctx: &mut Ctx, args: &[&[u8]]) {
         return command(ctx, args);
     }
     ctx.out.array(args.len() - 2);
+    let renames = &ctx.server.config.renamed_commands;
     for name in &args[2..] {
-        match info_of(name) {
+        match renamed::own_name(renames, name).and_then(|n| info_of(&n)) {
             Some(v) => v.write(&mut ctx.out),
             None => ctx.out.null_array(),
         }
@@ -163,7 +170,11 @@ pub fn command_docs(ctx: &mut Ctx, args: &[&[u8]]) {
     let chosen: Vec<(&[u8], &Value)> = if args.len() == 2 {
         meta().docs.iter().map(|(k, v)| (&k[..], v)).collect()
     } else {
-        args[2..].iter().filter_map(|n| docs_of(n)).collect()
+        let renames = &ctx.server.config.renamed_commands;
+        args[2..]
+            .iter()
+            .filter_map(|n| docs_of(&renamed::own_name(renames, n)?))
+            .collect()
     };
     ctx.out.map(chosen.len());
     for (name, v) in chosen {
@@ -191,7 +202,8 @@ fn in_category(name: &str, category: &[u8]) -> bool {
 /// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
 pub fn command_list(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut names: Vec<&str> = Vec::new();
-    for cmd in all() {
+    let renames = &ctx.server.config.renamed_commands;
+    for cmd in all().filter(|cmd| renamed::is_present(renames, cmd.name)) {
         names.push(cmd.name);
         names.extend(cmd.subcommands.iter().map(|s| s.name));
     }

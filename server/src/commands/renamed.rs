@@ -3,6 +3,7 @@
 //! callers (propagation, the AOF, replication) keep the command's own name.
 
 use super::{lookup, Command};
+use std::borrow::Cow;
 
 /// The renames in the order the file gives them: (old name, new name), both lowercase.
 pub type Renames = Vec<(Vec<u8>, Vec<u8>)>;
@@ -21,6 +22,33 @@ pub fn lookup_renamed(renames: &Renames, name: &[u8]) -> Option<&'static Command
         }
     }
     lookup(current)
+}
+
+/// Whether the command named `name` in the table (a top-level command) still answers to some
+/// name under `renames`: false once it was renamed to "" (COMMAND, COMMAND COUNT and COMMAND
+/// LIST leave it out, as they walk Redis's renamed command table).
+pub fn is_present(renames: &Renames, name: &str) -> bool {
+    let mut current = name.as_bytes();
+    for (old, new) in renames {
+        if old.eq_ignore_ascii_case(current) {
+            current = new;
+        }
+    }
+    !current.is_empty()
+}
+
+/// The table's name of what a client calls `name` (a command or "container|sub") under
+/// `renames`, as COMMAND INFO and DOCS look a name up: the container under its new name,
+/// the subcommand as it is.
+pub fn own_name<'a>(renames: &Renames, name: &'a [u8]) -> Option<Cow<'a, [u8]>> {
+    if renames.is_empty() {
+        return Some(Cow::Borrowed(name));
+    }
+    let bar = name.iter().position(|&c| c == b'|').unwrap_or(name.len());
+    let cmd = lookup_renamed(renames, &name[..bar])?;
+    let mut own = cmd.name.as_bytes().to_vec();
+    own.extend_from_slice(&name[bar..]);
+    Some(Cow::Owned(own))
 }
 
 /// Which part of a request names nothing.
@@ -100,6 +128,27 @@ mod tests {
         assert_eq!(name(lookup_renamed(&r, b"badger")), None);
         add(&mut r, b"get", b"flushdb").unwrap();
         assert_eq!(name(lookup_renamed(&r, b"flushdb")), Some("get"));
+    }
+
+    #[test]
+    fn introspection_names_under_the_renames() {
+        let mut r = Renames::new();
+        assert!(is_present(&r, "get"));
+        assert_eq!(own_name(&r, b"GET").as_deref(), Some(&b"GET"[..]));
+        add(&mut r, b"set", b"foo").unwrap();
+        add(&mut r, b"get", b"").unwrap();
+        add(&mut r, b"config", b"settings").unwrap();
+        assert!(is_present(&r, "set") && is_present(&r, "config"));
+        assert!(!is_present(&r, "get"));
+        assert_eq!(own_name(&r, b"FOO").as_deref(), Some(&b"set"[..]));
+        assert_eq!(own_name(&r, b"set"), None);
+        assert_eq!(own_name(&r, b"get"), None);
+        assert_eq!(
+            own_name(&r, b"settings|GET").as_deref(),
+            Some(&b"config|GET"[..])
+        );
+        add(&mut r, b"foo", b"").unwrap();
+        assert!(!is_present(&r, "set"));
     }
 
     #[test]

@@ -267,7 +267,7 @@ pub fn functions(lua: &Lua, active: &ActiveRun, pending: &Pending) -> mlua::Resu
                 ));
             };
             let argv = run::command_args(&args).map_err(|text| p.raise_text(lua, text))?;
-            let Some(cmd) = run::resolve(&argv) else {
+            let Some(cmd) = run.resolve(&argv) else {
                 return Err(p.raise_text(lua, "Invalid command passed to redis.acl_check_cmd()"));
             };
             Ok(run.acl_allows(cmd, &argv))

@@ -13,6 +13,7 @@ use super::cache::ScriptFlags;
 use super::engine::{ActiveRun, Engine};
 use super::{convert, Running};
 use crate::clients::Client;
+use crate::commands::renamed::{find_request, Renames};
 use crate::commands::{self, Command, Ctx, Flags};
 use crate::propagate::Targets;
 use mlua::{HookTriggers, Lua, MultiValue, Value, VmState};
@@ -86,16 +87,19 @@ pub fn command_args(args: &MultiValue) -> Result<Vec<Vec<u8>>, &'static str> {
         .collect()
 }
 
-/// The command (or subcommand) `argv` names, as Redis's lookupCommand.
-pub fn resolve(argv: &[Vec<u8>]) -> Option<&'static Command> {
-    let cmd = commands::lookup(&argv[0])?;
-    if cmd.subcommands.is_empty() || argv.len() < 2 {
-        return Some(cmd);
-    }
-    cmd.subcommand(&argv[1])
+/// The command (or subcommand) `argv` names under `renames` (rename-command), as Redis's
+/// lookupCommand: a script calls a command by the name clients call it.
+pub fn resolve(renames: &Renames, argv: &[Vec<u8>]) -> Option<&'static Command> {
+    let head = [&argv[0][..], argv.get(1).map_or(&[][..], Vec::as_slice)];
+    find_request(renames, &head[..argv.len().min(2)]).ok()
 }
 
 impl Run<'_, '_> {
+    /// The command `argv` names under the server's renames (redis.acl_check_cmd's lookup).
+    pub fn resolve(&self, argv: &[Vec<u8>]) -> Option<&'static Command> {
+        resolve(&self.ctx.server.config.renamed_commands, argv)
+    }
+
     /// Whether the caller's user may run `cmd` with `argv` (redis.acl_check_cmd).
     pub fn acl_allows(&self, cmd: &Command, argv: &[Vec<u8>]) -> bool {
         let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
@@ -192,7 +196,9 @@ impl Run<'_, '_> {
         &mut self,
         argv: &[Vec<u8>],
     ) -> Result<&'static Command, (Option<&'static Command>, Cow<'static, str>)> {
-        let cmd = resolve(argv).ok_or((None, "Unknown Redis command called from script".into()))?;
+        let cmd = self
+            .resolve(argv)
+            .ok_or((None, "Unknown Redis command called from script".into()))?;
         let refuse = |text: &'static str| Err((Some(cmd), text.into()));
         if !cmd.arity_ok(argv.len()) {
             return refuse("Wrong number of args calling Redis command from script");
@@ -597,13 +603,18 @@ mod tests {
                 .map(|w| w.as_bytes().to_vec())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(resolve(&argv(&["GET", "k"])).unwrap().name, "get");
+        let mut renames = Renames::new();
+        let resolve = |r: &Renames, words: &[&str]| resolve(r, &argv(words)).map(|c| c.name);
+        assert_eq!(resolve(&renames, &["GET", "k"]), Some("get"));
         assert_eq!(
-            resolve(&argv(&["config", "get", "x"])).unwrap().name,
-            "config|get"
+            resolve(&renames, &["config", "get", "x"]),
+            Some("config|get")
         );
-        assert_eq!(resolve(&argv(&["config"])).unwrap().name, "config");
-        assert!(resolve(&argv(&["config", "nope"])).is_none());
-        assert!(resolve(&argv(&["nosuch"])).is_none());
+        assert_eq!(resolve(&renames, &["config"]), Some("config"));
+        assert_eq!(resolve(&renames, &["config", "nope"]), None);
+        assert_eq!(resolve(&renames, &["nosuch"]), None);
+        commands::renamed::add(&mut renames, b"set", b"foo").unwrap();
+        assert_eq!(resolve(&renames, &["set", "k", "v"]), None);
+        assert_eq!(resolve(&renames, &["FOO", "k", "v"]), Some("set"));
     }
 }
