@@ -188,6 +188,37 @@ def test_unlink_of_a_big_set_gives_its_memory_back(both):
         assert info(c)["lazyfreed_objects"] == 0
 
 
+@pytest.mark.parametrize("user_del, user_flush", [("no", "no"), ("yes", "yes")])
+def test_del_unlink_and_flush_free_as_the_lazyfree_directives_say(both, user_del, user_flush):
+    """DEL frees at once unless lazyfree-lazy-user-del, UNLINK off the loop; FLUSHALL and
+    FLUSHDB SYNC free at once, ASYNC off the loop, neither as lazyfree-lazy-user-flush says;
+    a database freed off the loop counts one object per key. lazyfreed_objects after each
+    step is the same on both. Before, DEL freed off the loop, FLUSHALL SYNC too, a flushed
+    database counted one, and the two directives were not parameters."""
+    results = []
+    for c in both.clients():
+        wait_lazyfree_done(c)
+        c.execute_command("CONFIG", "RESETSTAT")
+        c.config_set("lazyfree-lazy-user-del", user_del)
+        c.config_set("lazyfree-lazy-user-flush", user_flush)
+        seen = [c.config_get("lazyfree-lazy-user-*")]
+        for step in (["DEL"], ["UNLINK"]):
+            c.execute_command("SADD", "big", *range(1000))
+            c.execute_command(*step, "big")
+            wait_lazyfree_done(c)
+            seen.append(info(c)["lazyfreed_objects"])
+        for flush in (["FLUSHALL", "SYNC"], ["FLUSHALL", "ASYNC"], ["FLUSHALL"], ["FLUSHDB"],
+                      ["FLUSHDB", "SYNC"]):
+            c.mset({f"k{i}": i for i in range(300)})
+            c.execute_command(*flush)
+            wait_lazyfree_done(c)
+            seen.append(info(c)["lazyfreed_objects"])
+        c.config_set("lazyfree-lazy-user-del", "no")
+        c.config_set("lazyfree-lazy-user-flush", "no")
+        results.append(seen)
+    assert results[0] == results[1]
+
+
 def wait_lazyfree_done(c):
     deadline = time.monotonic() + 5
     while info(c)["lazyfree_pending_objects"] and time.monotonic() < deadline:

@@ -218,6 +218,12 @@ pub struct Config {
     /// lazyfree-lazy-server-del: a key the server deletes for a command's sake (RESTORE
     /// of a past TTL, SPOP of every member) propagates as UNLINK (else DEL).
     pub lazyfree_lazy_server_del: bool,
+    /// lazyfree-lazy-user-del: DEL frees a large value off the loop, as UNLINK does.
+    pub lazyfree_lazy_user_del: bool,
+    /// lazyfree-lazy-user-flush: FLUSHALL / FLUSHDB without SYNC or ASYNC free off the loop.
+    pub lazyfree_lazy_user_flush: bool,
+    /// replica-lazy-flush: a replica's full sync frees its old dataset off the loop.
+    pub replica_lazy_flush: bool,
     /// use-exit-on-panic (hidden): a crash ends with exit status 1, not the signal.
     pub use_exit_on_panic: bool,
     /// key-load-delay (hidden): microseconds slept after each key loaded from a snapshot or
@@ -312,6 +318,9 @@ impl Default for Config {
             config_file: None,
             always_show_logo: false,
             lazyfree_lazy_server_del: false,
+            lazyfree_lazy_user_del: false,
+            lazyfree_lazy_user_flush: false,
+            replica_lazy_flush: false,
             use_exit_on_panic: false,
             key_load_delay: 0,
             rdb_key_save_delay: 0,
@@ -436,6 +445,13 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("shutdown-on-sigint", None, Mutability::Runtime),
     ("always-show-logo", None, Mutability::StartOnly),
     ("lazyfree-lazy-server-del", None, Mutability::Runtime),
+    ("lazyfree-lazy-user-del", None, Mutability::Runtime),
+    ("lazyfree-lazy-user-flush", None, Mutability::Runtime),
+    (
+        "replica-lazy-flush",
+        Some("slave-lazy-flush"),
+        Mutability::Runtime,
+    ),
     ("use-exit-on-panic", None, Mutability::Runtime),
     ("key-load-delay", None, Mutability::Runtime),
     ("rdb-key-save-delay", None, Mutability::Runtime),
@@ -890,6 +906,9 @@ impl Config {
             "unixsocketperm" => self.unixsocketperm = octal_in(&text, 0o777)?,
             "always-show-logo" => self.always_show_logo = yes_no(&text)?,
             "lazyfree-lazy-server-del" => self.lazyfree_lazy_server_del = yes_no(&text)?,
+            "lazyfree-lazy-user-del" => self.lazyfree_lazy_user_del = yes_no(&text)?,
+            "lazyfree-lazy-user-flush" => self.lazyfree_lazy_user_flush = yes_no(&text)?,
+            "replica-lazy-flush" => self.replica_lazy_flush = yes_no(&text)?,
             "use-exit-on-panic" => self.use_exit_on_panic = yes_no(&text)?,
             "key-load-delay" => {
                 self.key_load_delay = int_in(&text, i32::MIN as i64, i32::MAX as i64)?
@@ -1073,6 +1092,9 @@ impl Config {
             "unixsocketperm" => format!("{:o}", self.unixsocketperm),
             "always-show-logo" => yes_no_name(self.always_show_logo),
             "lazyfree-lazy-server-del" => yes_no_name(self.lazyfree_lazy_server_del),
+            "lazyfree-lazy-user-del" => yes_no_name(self.lazyfree_lazy_user_del),
+            "lazyfree-lazy-user-flush" => yes_no_name(self.lazyfree_lazy_user_flush),
+            "replica-lazy-flush" => yes_no_name(self.replica_lazy_flush),
             "use-exit-on-panic" => yes_no_name(self.use_exit_on_panic),
             "key-load-delay" => self.key_load_delay.to_string(),
             "rdb-key-save-delay" => self.rdb_key_save_delay.to_string(),

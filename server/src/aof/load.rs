@@ -14,6 +14,7 @@ use super::stream::{Bad, FileWindow};
 use super::{dir_path, file_size};
 use crate::clients::Client;
 use crate::commands;
+use crate::keyspace::Free;
 use crate::server::Server;
 use crate::{notice, warning};
 use std::io::{Read, Seek, SeekFrom};
@@ -367,7 +368,7 @@ fn load_rdb(
             }
             server.rdb.last_load_keys = report.keys;
             server.rdb.last_load_expired = report.expired_skipped;
-            server.keyspace.replace_all(dbs);
+            server.keyspace.replace_all(dbs, Free::Now);
             Some(end)
         }
         Err(e) => {

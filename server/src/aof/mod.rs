@@ -34,6 +34,7 @@ pub mod stream;
 pub mod writer;
 
 use crate::clock::unix_ms;
+use crate::keyspace::Free;
 use crate::server::Server;
 use crate::{notice, warning};
 use manifest::Manifest;
@@ -446,7 +447,7 @@ pub fn reload(server: &mut Server) -> bool {
     }
     let propagating = server.propagation.suspend();
     let empty = (0..server.config.databases).map(|_| Default::default());
-    server.keyspace.replace_all(empty.collect());
+    server.keyspace.replace_all(empty.collect(), Free::Now);
     server.scripting.functions.flush();
     let loaded = match load::begin(server) {
         // An AOF of empty files loads; one without files is an error, as in Redis.

@@ -8,6 +8,7 @@ use crate::cluster::node::{flags, id_str, parse_id, Node, NodeId};
 use crate::cluster::slot::{key_slot, SLOTS};
 use crate::cluster::Cluster;
 use crate::cluster::{failover, nodes_conf};
+use crate::keyspace::Free;
 use std::fmt::Write as _;
 
 const DISABLED: &str = "ERR This instance has cluster support disabled";
@@ -756,7 +757,8 @@ pub fn reset(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     }
     if !master {
-        ctx.server.keyspace.flush_all();
+        // As Redis's clusterReset empties the data without EMPTYDB_ASYNC.
+        ctx.server.keyspace.flush_all(Free::Now);
     }
     let mut seed = ctx.server.keyspace.random();
     let c = ctx.server.cluster.as_deref_mut().expect("cluster mode");

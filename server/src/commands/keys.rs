@@ -6,6 +6,7 @@ use crate::errors;
 use crate::glob::glob_match;
 use crate::keyspace::lfu::idle_secs;
 use crate::keyspace::Entry;
+use crate::keyspace::Free;
 use crate::pubsub::notify;
 
 /// Whether `key` exists (not expired) in `db`, for writers.
@@ -16,9 +17,11 @@ fn alive(ctx: &mut Ctx, db: usize, key: &[u8]) -> bool {
 /// DEL / UNLINK key [key ...]
 pub fn del(ctx: &mut Ctx, args: &[&[u8]]) {
     let db = ctx.db();
+    let unlink = args[0].eq_ignore_ascii_case(b"UNLINK");
+    let free = Free::lazily_if(unlink || ctx.server.config.lazyfree_lazy_user_del);
     let mut n = 0;
     for key in &args[1..] {
-        if alive(ctx, db, key) && ctx.server.keyspace.delete(db, key) {
+        if alive(ctx, db, key) && ctx.server.keyspace.delete_freeing(db, key, free) {
             ctx.notify(notify::GENERIC, "del", key);
             n += 1;
         }
@@ -304,23 +307,24 @@ pub fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) {
         .int(ctx.server.keyspace.db(ctx.client.db).len() as i64);
 }
 
-/// Checks the optional ASYNC|SYNC argument of FLUSHDB / FLUSHALL.
-fn flush_mode_ok(ctx: &mut Ctx, args: &[&[u8]]) -> bool {
-    let ok = match args {
-        [_] => true,
-        [_, mode] => mode.eq_ignore_ascii_case(b"ASYNC") || mode.eq_ignore_ascii_case(b"SYNC"),
-        _ => false,
-    };
-    if !ok {
-        ctx.syntax_error();
+/// How FLUSHDB / FLUSHALL free the data: ASYNC lazily, SYNC now, neither as
+/// lazyfree-lazy-user-flush says; None (after a syntax error reply) for anything else.
+fn flush_mode(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Free> {
+    match args {
+        [_] => Some(Free::lazily_if(ctx.server.config.lazyfree_lazy_user_flush)),
+        [_, mode] if mode.eq_ignore_ascii_case(b"ASYNC") => Some(Free::Lazily),
+        [_, mode] if mode.eq_ignore_ascii_case(b"SYNC") => Some(Free::Now),
+        _ => {
+            ctx.syntax_error();
+            None
+        }
     }
-    ok
 }
 
 /// FLUSHDB [ASYNC|SYNC]
 pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
-    if flush_mode_ok(ctx, args) {
-        ctx.server.keyspace.flush_db(ctx.client.db);
+    if let Some(free) = flush_mode(ctx, args) {
+        ctx.server.keyspace.flush_db(ctx.client.db, free);
         ctx.force_propagation();
         ctx.out.ok();
     }
@@ -331,8 +335,8 @@ pub fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
 /// As Redis does, a running BGSAVE is killed and, when save points are set, the now empty
 /// dataset is saved at once, so a restart does not bring the flushed keys back.
 pub fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
-    if flush_mode_ok(ctx, args) {
-        ctx.server.keyspace.flush_all();
+    if let Some(free) = flush_mode(ctx, args) {
+        ctx.server.keyspace.flush_all(free);
         ctx.force_propagation();
         // A diskless sync's snapshot is of the old data too: its replicas sync again.
         crate::replication::fullsync::kill_sockets_child(ctx.server);

@@ -17,6 +17,17 @@ pub(super) enum Garbage {
     Db(Box<Db>),
 }
 
+impl Garbage {
+    /// The objects the lazy-free thread frees for it, as Redis counts them (0: small enough
+    /// to free here): a large value is one, a database is one per key.
+    fn objects(&self) -> usize {
+        match self {
+            Garbage::Value(v) => usize::from(v.len() > LAZYFREE_THRESHOLD),
+            Garbage::Db(db) => db.len(),
+        }
+    }
+}
+
 /// The lazy-free thread and its counters.
 pub(super) struct LazyFree {
     sender: mpsc::Sender<Garbage>,
@@ -37,9 +48,10 @@ impl LazyFree {
             .name("lazyfree".into())
             .spawn(move || {
                 for garbage in receiver {
+                    let objects = garbage.objects();
                     drop(garbage);
-                    p.fetch_sub(1, Ordering::Relaxed);
-                    f.fetch_add(1, Ordering::Relaxed);
+                    p.fetch_sub(objects, Ordering::Relaxed);
+                    f.fetch_add(objects, Ordering::Relaxed);
                 }
             })
             .expect("spawn the lazy-free thread");
@@ -52,14 +64,11 @@ impl LazyFree {
 
     /// Frees `garbage` here when small, on the background thread otherwise.
     pub(super) fn dispose(&self, garbage: Garbage) {
-        let big = match &garbage {
-            Garbage::Value(v) => v.len() > LAZYFREE_THRESHOLD,
-            Garbage::Db(db) => !db.is_empty(),
-        };
-        if big {
-            self.pending.fetch_add(1, Ordering::Relaxed);
+        let objects = garbage.objects();
+        if objects > 0 {
+            self.pending.fetch_add(objects, Ordering::Relaxed);
             if let Err(mpsc::SendError(g)) = self.sender.send(garbage) {
-                self.pending.fetch_sub(1, Ordering::Relaxed);
+                self.pending.fetch_sub(objects, Ordering::Relaxed);
                 drop(g);
             }
         }

@@ -51,14 +51,26 @@ pub use string::StringValue;
 pub use value::{Value, WrongType};
 pub use zset::SortedSet;
 
-/// How a deleted key's value is freed.
+/// How a deleted key's value (or a flushed database) is freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Free {
-    /// On the lazy-free thread when it is large, so the loop does not stall on it.
+pub enum Free {
+    /// On the lazy-free thread when it is large, so the loop does not stall on it (UNLINK,
+    /// FLUSHALL ASYNC, a lazyfree-lazy-* directive set).
     Lazily,
-    /// At once, whatever its size: the memory figure drops before the next reading (an
-    /// expired or evicted value while its lazyfree-lazy-* directive is no, as Redis frees it).
+    /// At once, whatever its size: the memory figure drops before the next reading (DEL,
+    /// FLUSHALL SYNC, an expired or evicted value while its lazyfree-lazy-* directive is no,
+    /// as Redis frees them).
     Now,
+}
+
+impl Free {
+    /// Lazily when `lazy`, else now.
+    pub fn lazily_if(lazy: bool) -> Free {
+        match lazy {
+            true => Free::Lazily,
+            false => Free::Now,
+        }
+    }
 }
 
 /// Why the server removed a key on its own: which lazyfree-lazy-* directive says whether
@@ -527,11 +539,7 @@ impl Keyspace {
 
     /// How a removal for `cause` frees its value.
     fn free_for(&self, cause: Cause) -> Free {
-        if self.removal_is_lazy(cause) {
-            Free::Lazily
-        } else {
-            Free::Now
-        }
+        Free::lazily_if(self.removal_is_lazy(cause))
     }
 
     /// Starts or stops logging the keys expiry and eviction remove.
@@ -552,8 +560,9 @@ impl Keyspace {
         self.delete_freeing(db, key, Free::Lazily)
     }
 
-    /// Deletes a key, its value freed as `free` says. Returns true when it existed.
-    fn delete_freeing(&mut self, db: usize, key: &[u8], free: Free) -> bool {
+    /// Deletes a key, its value freed as `free` says (DEL and UNLINK). Returns true when it
+    /// existed.
+    pub fn delete_freeing(&mut self, db: usize, key: &[u8], free: Free) -> bool {
         match self.dbs[db].discard(key) {
             Some(heap) => {
                 match (heap, free) {
@@ -684,22 +693,24 @@ impl Keyspace {
         );
     }
 
-    /// Empties database `db`, freeing its contents off the loop (FLUSHDB).
-    pub fn flush_db(&mut self, db: usize) {
+    /// Empties database `db`, its contents freed as `free` says (FLUSHDB).
+    pub fn flush_db(&mut self, db: usize, free: Free) {
         self.signal_flushed(db);
         self.flushed |= self.collect_modified;
         self.add_dirty(self.dbs[db].len() as u64);
         let old = self.dbs[db].take();
-        self.lazyfree.dispose(Garbage::Db(Box::new(old)));
+        if free == Free::Lazily {
+            self.lazyfree.dispose(Garbage::Db(Box::new(old)));
+        }
         for key in self.blocked.keys_of(db) {
             self.signal_ready(db, &key);
         }
     }
 
-    /// Empties every database (FLUSHALL).
-    pub fn flush_all(&mut self) {
+    /// Empties every database, their contents freed as `free` says (FLUSHALL).
+    pub fn flush_all(&mut self, free: Free) {
         for db in 0..self.dbs.len() {
-            self.flush_db(db);
+            self.flush_db(db, free);
         }
         self.forget_replica_expiries();
     }
@@ -727,8 +738,8 @@ impl Keyspace {
     }
 
     /// Replaces every database with `dbs` (a loaded snapshot): watchers of existing keys
-    /// are dirtied and the old contents are freed off the loop.
-    pub fn replace_all(&mut self, dbs: Vec<Db>) {
+    /// are dirtied and the old contents are freed as `free` says.
+    pub fn replace_all(&mut self, dbs: Vec<Db>, free: Free) {
         self.forget_replica_expiries();
         for db in 0..self.dbs.len() {
             self.signal_flushed(db);
@@ -738,8 +749,10 @@ impl Keyspace {
         if indexed && !self.dbs[0].slots_indexed() {
             self.dbs[0].index_slots();
         }
-        for db in old {
-            self.lazyfree.dispose(Garbage::Db(Box::new(db)));
+        if free == Free::Lazily {
+            for db in old {
+                self.lazyfree.dispose(Garbage::Db(Box::new(db)));
+            }
         }
     }
 
@@ -933,9 +946,9 @@ mod tests {
         assert!(!ks.watched_keys_changed(7, &watched, 0));
 
         watched.push((0, b"a".to_vec(), ks.watch(0, b"a", 8, 0)));
-        ks.flush_db(1);
+        ks.flush_db(1, Free::Lazily);
         assert!(!ks.watched_keys_changed(8, &watched, 0), "another database");
-        ks.flush_db(0);
+        ks.flush_db(0, Free::Lazily);
         assert!(ks.watched_keys_changed(8, &watched, 0));
         assert_eq!(ks.db(0).len(), 0);
     }
@@ -972,7 +985,7 @@ mod tests {
             "expired, then missing"
         );
         ks.store(1, b"a", Value::empty_zset());
-        ks.flush_db(0);
+        ks.flush_db(0, Free::Lazily);
         assert!(
             !ks.watched_keys_changed(1, &watched, 200),
             "nothing to flush"
@@ -1032,7 +1045,7 @@ mod tests {
         assert_eq!(ks.dirty(), 2001);
         ks.saved(2000);
         assert_eq!(ks.dirty(), 1);
-        ks.flush_all();
+        ks.flush_all(Free::Lazily);
         assert_eq!(ks.dirty(), 2, "a flush counts each key it removed");
     }
 }

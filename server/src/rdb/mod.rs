@@ -38,6 +38,7 @@ pub use goblin_zset::{lzf, packed};
 use crate::clock::unix_ms;
 use crate::config::Config;
 use crate::keyspace::stream::item_bytes;
+use crate::keyspace::Free;
 use crate::keyspace::Keyspace;
 use crate::keyspace::{Db, StreamId, Value};
 use crate::{notice, warning};
@@ -518,8 +519,8 @@ impl Snapshots<'_> {
                 // As Redis: the data is flushed before the load finds no file.
                 if options.flush {
                     let n = self.config.databases;
-                    self.keyspace
-                        .replace_all((0..n).map(|_| Db::default()).collect());
+                    let empty = (0..n).map(|_| Db::default()).collect();
+                    self.keyspace.replace_all(empty, Free::Now);
                 }
                 warning!("DEBUG RELOAD: no {} to load", path.display());
                 return Err(ReloadError::Load);
@@ -540,7 +541,7 @@ impl Snapshots<'_> {
             return Err(ReloadError::Load);
         }
         if options.flush {
-            self.keyspace.replace_all(dbs);
+            self.keyspace.replace_all(dbs, Free::Now);
         } else {
             self.merge(dbs, options.merge);
         }
@@ -622,7 +623,7 @@ impl Snapshots<'_> {
                 }
                 self.state.last_load_keys = report.keys;
                 self.state.last_load_expired = report.expired_skipped;
-                self.keyspace.replace_all(dbs);
+                self.keyspace.replace_all(dbs, Free::Now);
                 notice!(
                     "DB loaded from disk: {:.3} seconds",
                     started.elapsed().as_secs_f64()

@@ -16,6 +16,7 @@
 
 use super::payload::{self, EofScanner, Header, PsyncReply};
 use crate::clients::{Client, ReplRole};
+use crate::keyspace::Free;
 use crate::resp::parse::{Limits, Parsed, RequestParser};
 use crate::server::Server;
 use crate::{notice, warning};
@@ -542,7 +543,9 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
     let Some(mut link) = server.replication.link.take() else {
         // REPLICAOF NO ONE came during the load: the data is kept.
         if let Ok(Some((dbs, _))) = result {
-            server.keyspace.replace_all(dbs);
+            server
+                .keyspace
+                .replace_all(dbs, Free::lazily_if(server.config.replica_lazy_flush));
         }
         return;
     };
@@ -577,7 +580,9 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
         }
     };
     Link::attach_to_new_master(&mut link.cached, server);
-    server.keyspace.replace_all(dbs);
+    server
+        .keyspace
+        .replace_all(dbs, Free::lazily_if(server.config.replica_lazy_flush));
     server.rdb.last_load_keys = report.keys;
     server.rdb.last_load_expired = report.expired_skipped;
     notice!(
