@@ -157,6 +157,20 @@ pub struct Config {
     pub protected_mode: bool,
     /// rdbcompression: LZF-compress string values over 20 bytes in snapshots.
     pub rdbcompression: bool,
+    /// rdbchecksum: snapshots end with their CRC64 and loads verify it (else the checksum
+    /// written is 0 and loads do not check).
+    pub rdbchecksum: bool,
+    /// set-proc-title: the process title follows proc-title-template (else it stays as
+    /// the server was started).
+    pub set_proc_title: bool,
+    /// activerehashing: the cron moves the key tables' pending resizes along (else only
+    /// the commands' inserts and removals do).
+    pub activerehashing: bool,
+    /// active-expire-effort (1 to 10): how hard active expiry works (see
+    /// [`crate::keyspace::ExpireEffort`]).
+    pub active_expire_effort: u32,
+    /// The allocator's parameters, as Redis built with libc malloc has them.
+    pub allocator: AllocatorParams,
     /// stop-writes-on-bgsave-error: refuse writes while the last BGSAVE failed.
     pub stop_writes_on_bgsave_error: bool,
     /// maxmemory, maxmemory-policy, maxmemory-samples, lfu-log-factor, lfu-decay-time.
@@ -288,6 +302,11 @@ impl Default for Config {
             supervised: "no".into(),
             protected_mode: true,
             rdbcompression: true,
+            rdbchecksum: true,
+            set_proc_title: true,
+            activerehashing: true,
+            active_expire_effort: 1,
+            allocator: AllocatorParams::default(),
             stop_writes_on_bgsave_error: true,
             memory: Default::default(),
             aof: Default::default(),
@@ -416,6 +435,18 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("supervised", None, Mutability::StartOnly),
     ("protected-mode", None, Mutability::Runtime),
     ("rdbcompression", None, Mutability::Runtime),
+    ("rdbchecksum", None, Mutability::StartOnly),
+    ("set-proc-title", None, Mutability::StartOnly),
+    ("activerehashing", None, Mutability::Runtime),
+    ("active-expire-effort", None, Mutability::Runtime),
+    ("activedefrag", None, Mutability::Runtime),
+    ("active-defrag-cycle-min", None, Mutability::Runtime),
+    ("active-defrag-cycle-max", None, Mutability::Runtime),
+    ("active-defrag-threshold-lower", None, Mutability::Runtime),
+    ("active-defrag-threshold-upper", None, Mutability::Runtime),
+    ("active-defrag-max-scan-fields", None, Mutability::Runtime),
+    ("active-defrag-ignore-bytes", None, Mutability::Runtime),
+    ("jemalloc-bg-thread", None, Mutability::Runtime),
     ("stop-writes-on-bgsave-error", None, Mutability::Runtime),
     ("maxmemory", None, Mutability::Runtime),
     ("maxmemory-policy", None, Mutability::Runtime),
@@ -855,6 +886,30 @@ impl Config {
             "supervised" => self.supervised = one_of(&text, &["upstart", "systemd", "auto", "no"])?,
             "protected-mode" => self.protected_mode = yes_no(&text)?,
             "rdbcompression" => self.rdbcompression = yes_no(&text)?,
+            "rdbchecksum" => self.rdbchecksum = yes_no(&text)?,
+            "set-proc-title" => self.set_proc_title = yes_no(&text)?,
+            "activerehashing" => self.activerehashing = yes_no(&text)?,
+            "active-expire-effort" => self.active_expire_effort = int_in(&text, 1, 10)? as u32,
+            "activedefrag" => {
+                if yes_no(&text)? {
+                    return Err(ConfigError::BadValue(DEFRAG_UNAVAILABLE.into()));
+                }
+            }
+            "active-defrag-cycle-min" => self.allocator.defrag_cycle_min = int_in(&text, 1, 99)?,
+            "active-defrag-cycle-max" => self.allocator.defrag_cycle_max = int_in(&text, 1, 99)?,
+            "active-defrag-threshold-lower" => {
+                self.allocator.defrag_threshold_lower = int_in(&text, 0, 1000)?
+            }
+            "active-defrag-threshold-upper" => {
+                self.allocator.defrag_threshold_upper = int_in(&text, 0, 1000)?
+            }
+            "active-defrag-max-scan-fields" => {
+                self.allocator.defrag_max_scan_fields = int_in(&text, 1, i64::MAX)?
+            }
+            "active-defrag-ignore-bytes" => {
+                self.allocator.defrag_ignore_bytes = memory_in(&text, 1, i64::MAX as u64)?
+            }
+            "jemalloc-bg-thread" => self.allocator.jemalloc_bg_thread = yes_no(&text)?,
             "stop-writes-on-bgsave-error" => self.stop_writes_on_bgsave_error = yes_no(&text)?,
             "maxmemory" => self.memory.maxmemory = memory_in(&text, 0, u64::MAX)?,
             "maxmemory-policy" => {
@@ -1061,6 +1116,18 @@ impl Config {
             "supervised" => self.supervised.clone(),
             "protected-mode" => yes_no_name(self.protected_mode),
             "rdbcompression" => yes_no_name(self.rdbcompression),
+            "rdbchecksum" => yes_no_name(self.rdbchecksum),
+            "set-proc-title" => yes_no_name(self.set_proc_title),
+            "activerehashing" => yes_no_name(self.activerehashing),
+            "active-expire-effort" => self.active_expire_effort.to_string(),
+            "activedefrag" => yes_no_name(false),
+            "active-defrag-cycle-min" => self.allocator.defrag_cycle_min.to_string(),
+            "active-defrag-cycle-max" => self.allocator.defrag_cycle_max.to_string(),
+            "active-defrag-threshold-lower" => self.allocator.defrag_threshold_lower.to_string(),
+            "active-defrag-threshold-upper" => self.allocator.defrag_threshold_upper.to_string(),
+            "active-defrag-max-scan-fields" => self.allocator.defrag_max_scan_fields.to_string(),
+            "active-defrag-ignore-bytes" => self.allocator.defrag_ignore_bytes.to_string(),
+            "jemalloc-bg-thread" => yes_no_name(self.allocator.jemalloc_bg_thread),
             "stop-writes-on-bgsave-error" => yes_no_name(self.stop_writes_on_bgsave_error),
             "maxmemory" => self.memory.maxmemory.to_string(),
             "maxmemory-policy" => self.memory.policy.name().into(),
@@ -1172,6 +1239,46 @@ fn parse_save_points(text: &str) -> Result<Vec<(u64, u64)>, ConfigError> {
             ))
         })
         .collect()
+}
+
+/// Why `activedefrag yes` is refused: Redis's words when it is built without a
+/// defragmenting allocator, as Goblin is (INFO mem_allocator:libc).
+const DEFRAG_UNAVAILABLE: &str = "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution";
+
+/// The active-defrag-* parameters and jemalloc-bg-thread, which Redis built with libc
+/// malloc keeps and shows while they steer nothing there (activedefrag cannot be turned on
+/// without its Jemalloc). Goblin reports libc as its allocator and does the same; the
+/// values are Redis's defaults and ranges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocatorParams {
+    /// active-defrag-cycle-min: CPU percent at the lower threshold.
+    pub defrag_cycle_min: i64,
+    /// active-defrag-cycle-max: CPU percent at the upper threshold.
+    pub defrag_cycle_max: i64,
+    /// active-defrag-threshold-lower: fragmentation percent to start at.
+    pub defrag_threshold_lower: i64,
+    /// active-defrag-threshold-upper: fragmentation percent of the most effort.
+    pub defrag_threshold_upper: i64,
+    /// active-defrag-max-scan-fields: fields above which a key is defragmented apart.
+    pub defrag_max_scan_fields: i64,
+    /// active-defrag-ignore-bytes: fragmentation bytes under which nothing is done.
+    pub defrag_ignore_bytes: u64,
+    /// jemalloc-bg-thread: Jemalloc's background purging thread.
+    pub jemalloc_bg_thread: bool,
+}
+
+impl Default for AllocatorParams {
+    fn default() -> Self {
+        AllocatorParams {
+            defrag_cycle_min: 1,
+            defrag_cycle_max: 25,
+            defrag_threshold_lower: 10,
+            defrag_threshold_upper: 100,
+            defrag_max_scan_fields: 1000,
+            defrag_ignore_bytes: 100 << 20,
+            jemalloc_bg_thread: true,
+        }
+    }
 }
 
 pub(crate) fn yes_no(text: &str) -> Result<bool, ConfigError> {

@@ -100,7 +100,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     service::banner::starting(std::env::args().len() > 1, &argv0);
     log::set_role('M');
     service::banner::logo(&config);
-    service::process::set_title(&config);
+    service::process::set_title_at_start(&config);
     let replica = config.repl.replicaof.is_some();
     // As Redis: a score that cannot be set at start is logged, not fatal.
     service::process::apply_oom_score(&config.process, replica);

@@ -42,7 +42,7 @@ mod replica_expires;
 mod watch;
 
 pub use db::{Db, DbEntry, Entry, EntryMut, ValueCow};
-pub use expire::KeyspaceStats;
+pub use expire::{ExpireEffort, KeyspaceStats};
 pub use hash::{Hash, HashConfig, HashEncoding};
 pub use list::{End, List, ListConfig, ListEncoding};
 pub use set::{Member, Set, SetConfig, SetEncoding};

@@ -9,6 +9,7 @@ use super::requests::run_requests;
 use crate::clients::Lease;
 use crate::clock::unix_ms;
 use crate::commands::{self, WhileBlocked};
+use crate::keyspace::ExpireEffort;
 use crate::server::Server;
 use crate::{notice, warning};
 use goblin_evloop::{Ctx, Handler, Next};
@@ -658,12 +659,14 @@ impl RespLoop<'_> {
                 server.keyspace.expire_replica_keys();
             } else {
                 let cycle = Instant::now();
-                server
-                    .keyspace
-                    .active_expire(Duration::from_millis(25 * 10 / server.hz() as u64));
+                let effort = ExpireEffort::of(server.config.active_expire_effort);
+                let budget = effort.slow_cycle_budget(server.hz());
+                server.keyspace.active_expire(effort, budget);
                 crate::latency::sample("expire-cycle", cycle.elapsed());
             }
-            server.keyspace.rehash_step(Duration::from_millis(1));
+            if server.config.activerehashing {
+                server.keyspace.rehash_step(Duration::from_millis(1));
+            }
             server.propagate_removals();
             commands::publish_notifications(server, None);
             server.snapshots().cron();

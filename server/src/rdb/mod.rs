@@ -176,6 +176,7 @@ pub fn load_options(config: &Config, clock_secs: u32) -> read::LoadOptions {
         size: None,
         key_delay_us: config.key_load_delay,
         deep_sanitize: deep_sanitize(&config.sanitize_dump_payload, None),
+        verify_checksum: config.rdbchecksum,
         keep_expired_names: false,
         progress: None,
     }
@@ -303,6 +304,7 @@ impl Snapshots<'_> {
             ctime: unix_ms() / 1000,
             used_mem: crate::memory::allocator::allocated(),
             compress: self.config.rdbcompression,
+            checksum: self.config.rdbchecksum,
             aof_base: false,
             functions: self.functions.codes(),
             repl: self.repl.clone(),

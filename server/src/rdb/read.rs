@@ -151,6 +151,9 @@ pub struct LoadOptions {
     /// Where the load reports the bytes it has parsed, before each record (Redis's
     /// processed bytes: INFO loading_loaded_bytes, and when the clients are served).
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// rdbchecksum: the checksum that ends the file is verified (a zero one means the
+    /// writer computed none); without it, not looked at.
+    pub verify_checksum: bool,
 }
 
 /// How many skipped empty keys a load report names (Redis logs the first ten).
@@ -174,6 +177,7 @@ impl Default for LoadOptions {
             deep_sanitize: false,
             keep_expired_names: false,
             progress: None,
+            verify_checksum: true,
         }
     }
 }
@@ -187,6 +191,8 @@ pub enum Checksum {
     Disabled,
     /// The version predates checksums (RDB 1 to 4).
     Absent,
+    /// Not looked at: rdbchecksum no, or DEBUG SET-SKIP-CHECKSUM-VALIDATION 1.
+    Unchecked,
 }
 
 /// What a successful load found.
@@ -715,7 +721,9 @@ impl<'a, R: Read> Loader<'a, R> {
         if self.report.version >= FIRST_CHECKSUM_VERSION {
             let expected = self.input.checksum();
             let stored = u64::from_le_bytes(self.input.array()?);
-            self.report.checksum = if stored == 0 || super::skip_checksum() {
+            self.report.checksum = if !self.opts.verify_checksum || super::skip_checksum() {
+                Checksum::Unchecked
+            } else if stored == 0 {
                 Checksum::Disabled
             } else if stored == expected {
                 Checksum::Verified
@@ -1474,6 +1482,7 @@ mod tests {
             ctime: 1,
             used_mem: 2,
             compress: true,
+            checksum: true,
             aof_base: false,
             functions: Vec::new(),
             repl,
@@ -1947,6 +1956,18 @@ mod tests {
         assert_eq!(
             load_bytes(&unchecked, &opts()).unwrap().1.checksum,
             Checksum::Disabled
+        );
+        // rdbchecksum no: a wrong checksum is not looked at.
+        let mut wrong = valkey.clone();
+        wrong[n - 1] ^= 1;
+        assert!(load_bytes(&wrong, &opts()).is_err());
+        let trusting = LoadOptions {
+            verify_checksum: false,
+            ..opts()
+        };
+        assert_eq!(
+            load_bytes(&wrong, &trusting).unwrap().1.checksum,
+            Checksum::Unchecked
         );
         for bad in [
             &b"REDIS0014"[..],

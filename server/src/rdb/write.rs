@@ -42,6 +42,8 @@ pub struct AuxInfo<'a> {
     pub used_mem: u64,
     /// rdbcompression: string values over 20 bytes are LZF-compressed (not a field).
     pub compress: bool,
+    /// rdbchecksum: the file ends with its CRC64, else with zero (not a field).
+    pub checksum: bool,
     /// The snapshot is an AOF's base (`aof-base` 1, as Redis writes a preamble).
     pub aof_base: bool,
     /// The function libraries' codes, written after the AUX fields (RDB_OPCODE_FUNCTION2).
@@ -101,6 +103,8 @@ pub struct RdbWriter<W: Write> {
     written: u64,
     /// Buffered bytes at which they go to `out`.
     spill_at: usize,
+    /// The CRC64 is computed (else the checksum written is zero: rdbchecksum no).
+    checksum: bool,
 }
 
 impl<W: Write> RdbWriter<W> {
@@ -118,11 +122,14 @@ impl<W: Write> RdbWriter<W> {
             crc: 0,
             written: 0,
             spill_at: CHUNK,
+            checksum: true,
         }
     }
 
     fn spill(&mut self) -> io::Result<()> {
-        self.crc = crc64::update(self.crc, &self.buf);
+        if self.checksum {
+            self.crc = crc64::update(self.crc, &self.buf);
+        }
         self.out.write_all(&self.buf)?;
         self.written += self.buf.len() as u64;
         self.buf.clear();
@@ -551,6 +558,7 @@ pub fn write_snapshot_spilling<W: Write>(
 ) -> io::Result<(W, SaveStats)> {
     let mut w = RdbWriter::new(out);
     w.spill_at = spill_at;
+    w.checksum = aux.checksum;
     let mut stats = SaveStats::default();
     w.raw(format!("REDIS{WRITE_VERSION:04}").as_bytes())?;
     // In Redis's order (rdbSaveInfoAuxFields), Goblin's own field last.

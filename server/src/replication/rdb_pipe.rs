@@ -207,6 +207,7 @@ mod tests {
             ctime: 0,
             used_mem: 0,
             compress: false,
+            checksum: true,
             aof_base: false,
             functions: Vec::new(),
             repl: None,

@@ -97,10 +97,20 @@ pub fn title_vars(config: &Config) -> title::Vars {
     }
 }
 
-/// Sets the process title from `config` (at start and when proc-title-template changes);
-/// false when the template does not expand.
+/// Sets the process title from `config` (when proc-title-template changes); false when the
+/// template does not expand.
 pub fn set_title(config: &Config) -> bool {
-    title::set(&config.process.title_template, title_vars(config))
+    title::set(&config.process.title_template, title_vars(config), true)
+}
+
+/// At start: the process title from `config` unless set-proc-title is no, which leaves the
+/// title as the server was started (as Redis; its forked children still take theirs).
+pub fn set_title_at_start(config: &Config) {
+    title::set(
+        &config.process.title_template,
+        title_vars(config),
+        config.set_proc_title,
+    );
 }
 
 /// Applies oom-score-adj for a master or a `replica` (at start, on CONFIG SET and on a

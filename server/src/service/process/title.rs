@@ -188,16 +188,19 @@ fn find_area() -> Option<Area> {
     })
 }
 
-/// Sets the template and its variables, and the parent's title from them; false when the
-/// template does not expand.
-pub fn set(template: &str, vars: Vars) -> bool {
+/// Sets the template and its variables, and the parent's title from them when `write_now`
+/// (else only the children's titles follow them: set-proc-title no at start); false when
+/// the template does not expand.
+pub fn set(template: &str, vars: Vars, write_now: bool) -> bool {
     let mut state = STATE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(title) = expand(template, &state.arg0, &vars) else {
         return false;
     };
     state.template = template.into();
     state.vars = vars;
-    write(&mut state, &title);
+    if write_now {
+        write(&mut state, &title);
+    }
     true
 }
 

@@ -1,0 +1,94 @@
+"""Redis directives Goblin once logged as ignored at start-up and now has as parameters:
+rdbchecksum, set-proc-title, activerehashing, active-expire-effort, and the allocator's
+(activedefrag, active-defrag-*, jemalloc-bg-thread, kept as Redis built with libc malloc
+keeps them). Their defaults, values and errors beside Debian's redis-server 7.0, and what
+each does: the checksum a save writes and a load checks, the process title left alone.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from test_persistence import procs  # noqa: F401 (the fixture)
+from test_replication import start
+
+PARAMETERS = (
+    "rdbchecksum", "set-proc-title", "activerehashing", "active-expire-effort",
+    "active-defrag-cycle-min", "active-defrag-cycle-max", "active-defrag-threshold-lower",
+    "active-defrag-threshold-upper", "active-defrag-max-scan-fields",
+    "active-defrag-ignore-bytes", "jemalloc-bg-thread",
+)
+
+
+def test_the_defaults_are_redis_defaults(both):
+    for name in PARAMETERS:
+        both.pairs("CONFIG", "GET", name)
+
+
+@pytest.mark.parametrize("name,good,bad", [
+    ("activerehashing", "no", "maybe"),
+    ("active-expire-effort", "10", "11"),
+    ("active-expire-effort", "1", "0"),
+    ("active-defrag-cycle-max", "99", "100"),
+    ("active-defrag-threshold-upper", "1000", "-1"),
+    ("active-defrag-max-scan-fields", "1", "0"),
+    ("active-defrag-ignore-bytes", "1mb", "0"),
+    ("jemalloc-bg-thread", "no", "2"),
+])
+def test_set_read_back_and_errors_as_redis(both, name, good, bad):
+    both.config_set(name, good)
+    both.pairs("CONFIG", "GET", name)
+    both.err("CONFIG", "SET", name, bad)
+
+
+@pytest.mark.parametrize("name", ["rdbchecksum", "set-proc-title"])
+def test_start_only_parameters_are_refused_at_run_time(both, name):
+    both.err("CONFIG", "SET", name, "no")
+
+
+def test_activedefrag_cannot_be_enabled_without_jemalloc(both):
+    """Debian's Redis is built with Jemalloc and takes `activedefrag yes`; Goblin reports
+    libc as its allocator and answers as Redis built with libc does (config.c's
+    isValidActiveDefrag)."""
+    both("CONFIG", "SET", "activedefrag", "no")
+    both.pairs("CONFIG", "GET", "activedefrag")
+    assert b"mem_allocator:libc" in both.goblin.execute_command("INFO", "memory")
+    with pytest.raises(Exception) as refused:
+        both.goblin.execute_command("CONFIG", "SET", "activedefrag", "yes")
+    assert str(refused.value) == (
+        "CONFIG SET failed (possibly related to argument 'activedefrag') - Active "
+        "defragmentation cannot be enabled: it requires a Redis server compiled with a "
+        "modified Jemalloc like the one shipped by default with the Redis source distribution")
+    assert both.goblin.execute_command("CONFIG", "GET", "activedefrag") == [b"activedefrag", b"no"]
+
+
+@pytest.mark.parametrize("kind", ["goblin", "redis"])
+def test_rdbchecksum_no_writes_a_zero_checksum_and_loads_a_wrong_one(procs, tmp_path, kind):
+    p = start(procs, kind, tmp_path / "a", "--rdbchecksum", "no")
+    c = p.client()
+    c.set("k", "v")
+    c.save()
+    rdb = (tmp_path / "a" / "dump.rdb").read_bytes()
+    assert rdb[-8:] == bytes(8)
+    # A file whose checksum is wrong: refused when checked, loaded when not.
+    c.shutdown(nosave=True)
+    p.proc.wait(10)
+    p2 = start(procs, kind, tmp_path / "b", "--rdbchecksum", "yes")
+    p2.client().set("k", "v")
+    p2.client().save()
+    good = (tmp_path / "b" / "dump.rdb").read_bytes()
+    assert good[-8:] != bytes(8)
+    p2.client().shutdown(nosave=True)
+    p2.proc.wait(10)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "dump.rdb").write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    trusting = start(procs, kind, tmp_path / "c", "--rdbchecksum", "no")
+    assert trusting.client().get("k") == b"v"
+
+
+@pytest.mark.parametrize("kind", ["goblin", "redis"])
+def test_set_proc_title_no_leaves_the_command_line(procs, tmp_path, kind):
+    p = start(procs, kind, tmp_path, "--set-proc-title", "no")
+    cmdline = open(f"/proc/{p.proc.pid}/cmdline", "rb").read()
+    assert cmdline.split(b"\0")[0] == p.binary.encode()
+    assert b"--set-proc-title" in cmdline
