@@ -278,6 +278,27 @@ def test_start_up_lines_a_launcher_waits_for(procs, tmp_path):
             p.kill9()
 
 
+def test_crash_log_enabled_no_dies_of_the_signal_without_a_report(procs, tmp_path):
+    """crash-log-enabled no, given at start or by CONFIG SET: the fatal signal keeps its
+    default action, the process dies of it and the log has no report; turned back on,
+    the report is written again."""
+    for kind in KINDS:
+        for how in ("start", "config", "back-on"):
+            args = ["--crash-log-enabled", "no"] if how == "start" else []
+            p = start(procs, kind, tmp_path / f"{kind}-{how}", "--appendonly", "no",
+                      "--enable-debug-command", "yes", "--crash-memcheck-enabled", "no", *args)
+            c = p.client()
+            if how != "start":
+                c.config_set("crash-log-enabled", "no")
+            if how == "back-on":
+                c.config_set("crash-log-enabled", "yes")
+            with pytest.raises(redis.ConnectionError):
+                c.execute_command("DEBUG", "SEGFAULT")
+            assert p.wait() == -signal.SIGSEGV, kind
+            reported = "crashed by signal: 11" in p.output()
+            assert reported == (how == "back-on"), (kind, how, p.output()[-2000:])
+
+
 def test_segfault_writes_a_crash_report_and_dies_of_the_signal(procs, tmp_path):
     for kind in KINDS:
         for exit_on_panic in ("no", "yes"):

@@ -1,11 +1,15 @@
 """Redis directives Goblin once logged as ignored at start-up and now has as parameters:
-rdbchecksum, set-proc-title, activerehashing, active-expire-effort, and the allocator's
-(activedefrag, active-defrag-*, jemalloc-bg-thread, kept as Redis built with libc malloc
-keeps them). Their defaults, values and errors beside Debian's redis-server 7.0, and what
-each does: the checksum a save writes and a load checks, the process title left alone.
+rdbchecksum, set-proc-title, activerehashing, active-expire-effort, crash-log-enabled, the
+CPU lists (server_cpulist, bio_cpulist, aof_rewrite_cpulist, bgsave_cpulist), and the
+allocator's (activedefrag, active-defrag-*, jemalloc-bg-thread, kept as Redis built with
+libc malloc keeps them). Their defaults, values and errors beside Debian's redis-server
+7.0, and what each does: the checksum a save writes and a load checks, the process title
+left alone, the CPUs of the main thread, the lazy-free thread and a BGSAVE child.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -13,7 +17,7 @@ from test_persistence import procs  # noqa: F401 (the fixture)
 from test_replication import start
 
 PARAMETERS = (
-    "rdbchecksum", "set-proc-title", "activerehashing", "active-expire-effort",
+    "rdbchecksum", "set-proc-title", "activerehashing", "active-expire-effort", "crash-log-enabled",
     "active-defrag-cycle-min", "active-defrag-cycle-max", "active-defrag-threshold-lower",
     "active-defrag-threshold-upper", "active-defrag-max-scan-fields",
     "active-defrag-ignore-bytes", "jemalloc-bg-thread",
@@ -92,3 +96,40 @@ def test_set_proc_title_no_leaves_the_command_line(procs, tmp_path, kind):
     cmdline = open(f"/proc/{p.proc.pid}/cmdline", "rb").read()
     assert cmdline.split(b"\0")[0] == p.binary.encode()
     assert b"--set-proc-title" in cmdline
+
+
+def cpus_allowed(pid: int, tid: int | None = None) -> str:
+    path = f"/proc/{pid}/task/{tid}/status" if tid else f"/proc/{pid}/status"
+    for line in open(path):
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split()[1]
+    raise AssertionError(path)
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="needs two CPUs")
+@pytest.mark.parametrize("kind", ["goblin", "redis"])
+def test_cpulists_pin_the_main_thread_the_lazyfree_thread_and_a_bgsave_child(procs, tmp_path,
+                                                                           kind):
+    p = start(procs, kind, tmp_path, "--server_cpulist", "0", "--bio_cpulist", "1",
+              "--bgsave_cpulist", "1", "--aof_rewrite_cpulist", "0-1:2",
+              "--rdb-key-save-delay", "100000")
+    pid = p.proc.pid
+    assert cpus_allowed(pid, pid) == "0"
+    lazy = [int(t) for t in os.listdir(f"/proc/{pid}/task")
+            if "lazy" in open(f"/proc/{pid}/task/{t}/comm").read()]
+    assert lazy and all(cpus_allowed(pid, t) == "1" for t in lazy), lazy
+    c = p.client()
+    c.set("k", "v")
+    c.bgsave()
+    children = open(f"/proc/{pid}/task/{pid}/children").read().split()
+    assert len(children) == 1
+    assert cpus_allowed(int(children[0])) == "1"
+    c.config_set("rdb-key-save-delay", "0")
+    assert c.config_get("*cpulist") == {
+        "server_cpulist": "0", "bio_cpulist": "1", "bgsave_cpulist": "1",
+        "aof_rewrite_cpulist": "0-1:2"}
+
+
+def test_cpulists_are_start_only_and_empty_by_default(both):
+    both.pairs("CONFIG", "GET", "*cpulist")
+    both.err("CONFIG", "SET", "server_cpulist", "0")

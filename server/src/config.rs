@@ -169,6 +169,9 @@ pub struct Config {
     /// active-expire-effort (1 to 10): how hard active expiry works (see
     /// [`crate::keyspace::ExpireEffort`]).
     pub active_expire_effort: u32,
+    /// crash-log-enabled: a fatal signal writes the crash report to the log (else the
+    /// signal's default action, no report).
+    pub crash_log_enabled: bool,
     /// The allocator's parameters, as Redis built with libc malloc has them.
     pub allocator: AllocatorParams,
     /// stop-writes-on-bgsave-error: refuse writes while the last BGSAVE failed.
@@ -306,6 +309,7 @@ impl Default for Config {
             set_proc_title: true,
             activerehashing: true,
             active_expire_effort: 1,
+            crash_log_enabled: true,
             allocator: AllocatorParams::default(),
             stop_writes_on_bgsave_error: true,
             memory: Default::default(),
@@ -439,6 +443,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("set-proc-title", None, Mutability::StartOnly),
     ("activerehashing", None, Mutability::Runtime),
     ("active-expire-effort", None, Mutability::Runtime),
+    ("crash-log-enabled", None, Mutability::Runtime),
     ("activedefrag", None, Mutability::Runtime),
     ("active-defrag-cycle-min", None, Mutability::Runtime),
     ("active-defrag-cycle-max", None, Mutability::Runtime),
@@ -469,6 +474,10 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("oom-score-adj", None, Mutability::Runtime),
     ("oom-score-adj-values", None, Mutability::Runtime),
     ("proc-title-template", None, Mutability::Runtime),
+    ("server_cpulist", None, Mutability::StartOnly),
+    ("bio_cpulist", None, Mutability::StartOnly),
+    ("aof_rewrite_cpulist", None, Mutability::StartOnly),
+    ("bgsave_cpulist", None, Mutability::StartOnly),
     ("lazyfree-lazy-expire", None, Mutability::Runtime),
     ("lazyfree-lazy-eviction", None, Mutability::Runtime),
     ("shutdown-timeout", None, Mutability::Runtime),
@@ -890,6 +899,7 @@ impl Config {
             "set-proc-title" => self.set_proc_title = yes_no(&text)?,
             "activerehashing" => self.activerehashing = yes_no(&text)?,
             "active-expire-effort" => self.active_expire_effort = int_in(&text, 1, 10)? as u32,
+            "crash-log-enabled" => self.crash_log_enabled = yes_no(&text)?,
             "activedefrag" => {
                 if yes_no(&text)? {
                     return Err(ConfigError::BadValue(DEFRAG_UNAVAILABLE.into()));
@@ -1120,6 +1130,7 @@ impl Config {
             "set-proc-title" => yes_no_name(self.set_proc_title),
             "activerehashing" => yes_no_name(self.activerehashing),
             "active-expire-effort" => self.active_expire_effort.to_string(),
+            "crash-log-enabled" => yes_no_name(self.crash_log_enabled),
             "activedefrag" => yes_no_name(false),
             "active-defrag-cycle-min" => self.allocator.defrag_cycle_min.to_string(),
             "active-defrag-cycle-max" => self.allocator.defrag_cycle_max.to_string(),

@@ -72,7 +72,7 @@ fn store_log(level: goblin_objcache::log::Level, message: &str) {
 fn run(args: Args) -> anyhow::Result<()> {
     let (mut config, ignored) = Config::from_args(&args)?;
     log::init(config.loglevel, &config.logfile)?;
-    service::crash::install_signal_handlers();
+    service::crash::set_crash_log(config.crash_log_enabled);
     service::crash::set_exit_on_panic(config.use_exit_on_panic);
     if config.syslog_enabled {
         log::enable_syslog(&config.syslog_ident, &config.syslog_facility)?;
@@ -105,7 +105,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     // As Redis: a score that cannot be set at start is logged, not fatal.
     service::process::apply_oom_score(&config.process, replica);
     goblin_server::commands::load_metadata();
+    service::process::affinity::configure(&config.process.cpulists);
     let mut server = server::Server::new(config);
+    // As Redis, after the background threads started (they take bio_cpulist).
+    service::process::affinity::enter(service::process::affinity::Role::Server);
     goblin_server::commands::load_acl_at_start(&mut server)?;
     if server.config.cluster.enabled {
         // Node ids come from the system's random source, as Redis's getRandomHexChars.

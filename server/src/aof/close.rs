@@ -38,6 +38,8 @@ impl CloseThread {
         std::thread::Builder::new()
             .name("aof-close".into())
             .spawn(move || {
+                use crate::service::process::affinity;
+                affinity::enter(affinity::Role::Bio);
                 for Job { file, fsync } in rx {
                     if let Some(mark) = fsync {
                         match file.sync_data() {

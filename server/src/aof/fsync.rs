@@ -32,6 +32,8 @@ impl FsyncThread {
         std::thread::Builder::new()
             .name("aof-fsync".into())
             .spawn(move || {
+                use crate::service::process::affinity;
+                affinity::enter(affinity::Role::Bio);
                 for Job(file, in_flight, mark) in rx {
                     match file.sync_data() {
                         Ok(()) => {

@@ -228,7 +228,7 @@ pub fn start(server: &mut Server) -> bool {
         let pid = std::process::id() as libc::pid_t;
         base::write_base(&workdir, &temp_base(&workdir, pid), dbs, &o)
     };
-    match fork::spawn("redis-aof-rewrite", keys_total, job) {
+    match fork::spawn(fork::Purpose::AofRewrite, keys_total, job) {
         Ok((child, took)) => {
             server.rdb.latest_fork_usec = took.as_micros() as u64;
             server.rdb.total_forks += 1;

@@ -147,6 +147,9 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.server.acl.pubsub_default_all = ctx.server.config.acl_pubsub_default_all;
     crate::latency::set_threshold(ctx.server.config.latency_monitor_threshold);
     crate::service::crash::set_exit_on_panic(ctx.server.config.use_exit_on_panic);
+    if ctx.server.config.crash_log_enabled != old.crash_log_enabled {
+        crate::service::crash::set_crash_log(ctx.server.config.crash_log_enabled);
+    }
     let classes = ctx.server.config.notify_keyspace_events;
     ctx.server.keyspace.notifier.set_flags(classes);
     crate::replication::resize_backlog(ctx.server);

@@ -47,6 +47,8 @@ impl LazyFree {
         std::thread::Builder::new()
             .name("lazyfree".into())
             .spawn(move || {
+                use crate::service::process::affinity;
+                affinity::enter(affinity::Role::Bio);
                 for garbage in receiver {
                     let objects = garbage.objects();
                     drop(garbage);

@@ -23,6 +23,7 @@
 //! of resident memory).
 
 use super::write::SaveStats;
+use crate::service::process::affinity;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -92,17 +93,47 @@ pub enum ChildReport {
     Failed(String),
 }
 
-/// Forks a child that runs `job` and exits 0 when it succeeds, 1 when it fails; `name` is
-/// its process title (as Redis's: `redis-rdb-bgsave`, ...), and it takes the OOM score of
-/// a child (oom-score-adj-values); `keys_total` is the keys it is to write. Returns
-/// the child and the time the fork took, or fork's error.
+/// What a forked child is for: its process title and the CPUs it may run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// BGSAVE and the saves of the save points.
+    Bgsave,
+    /// A snapshot streamed to replicas (a diskless full sync).
+    ToReplicas,
+    /// BGREWRITEAOF.
+    AofRewrite,
+}
+
+impl Purpose {
+    /// The child's process title, as Redis names it.
+    fn title(self) -> &'static str {
+        match self {
+            Purpose::Bgsave => "redis-rdb-bgsave",
+            Purpose::ToReplicas => "redis-rdb-to-slaves",
+            Purpose::AofRewrite => "redis-aof-rewrite",
+        }
+    }
+
+    /// Which `*_cpulist` the child takes (Redis's: bgsave_cpulist for both snapshots).
+    fn cpus(self) -> affinity::Role {
+        match self {
+            Purpose::Bgsave | Purpose::ToReplicas => affinity::Role::Bgsave,
+            Purpose::AofRewrite => affinity::Role::AofRewrite,
+        }
+    }
+}
+
+/// Forks a child that runs `job` and exits 0 when it succeeds, 1 when it fails; it takes
+/// the title and CPUs of its `purpose` and the OOM score of a child
+/// (oom-score-adj-values); `keys_total` is the keys it is to write. Returns the child and
+/// the time the fork took, or fork's error.
 pub fn spawn(
-    name: &str,
+    purpose: Purpose,
     keys_total: u64,
     job: impl FnOnce() -> std::io::Result<SaveStats>,
 ) -> std::io::Result<(Child, std::time::Duration)> {
     let parent = std::process::id() as libc::pid_t;
-    let title = crate::service::process::title::for_child(name);
+    let title = crate::service::process::title::for_child(purpose.title());
     let mut fds = [-1 as libc::c_int; 2];
     // SAFETY: pipe2 writes two descriptors into the array we pass.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
@@ -114,7 +145,7 @@ pub fn spawn(
     // and leaves with _exit, never returning into the event loop.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        child_main(parent, title.as_deref(), job, fds);
+        child_main(parent, title.as_deref(), purpose.cpus(), job, fds);
     }
     close_fd(fds[1]);
     if pid < 0 {
@@ -140,6 +171,7 @@ pub fn spawn(
 fn child_main(
     parent: libc::pid_t,
     title: Option<&str>,
+    cpus: affinity::Role,
     job: impl FnOnce() -> std::io::Result<SaveStats>,
     fds: [libc::c_int; 2],
 ) -> ! {
@@ -154,6 +186,7 @@ fn child_main(
         libc::signal(libc::SIGINT, libc::SIG_DFL);
     }
     crate::service::process::enter_child(title);
+    affinity::enter(cpus);
     CHILD_INFO_FD.store(fds[1], Ordering::Relaxed);
     // The child does not log: another thread may have held the log's lock at the fork.
     let (code, report) = match job() {

@@ -371,7 +371,7 @@ impl Snapshots<'_> {
         self.state.dirty_before_bgsave = self.keyspace.dirty();
         self.state.last_bgsave_try = unix_ms() / 1000;
         let this = &*self;
-        match fork::spawn("redis-rdb-bgsave", self.keyspace.key_count(), || {
+        match fork::spawn(fork::Purpose::Bgsave, self.keyspace.key_count(), || {
             this.write_file(&aux)
         }) {
             Ok((child, took)) => {

@@ -188,7 +188,7 @@ fn start_sockets_child(
     } else {
         server.keyspace.key_count()
     };
-    match crate::rdb::fork::spawn("redis-rdb-to-slaves", keys_total, || {
+    match crate::rdb::fork::spawn(crate::rdb::fork::Purpose::ToReplicas, keys_total, || {
         rdb_pipe::write_child(tx, parent_end, mark.as_bytes(), dbs, &aux)
     }) {
         Ok((child, took)) => {

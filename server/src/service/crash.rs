@@ -37,8 +37,37 @@ pub fn set_exit_on_panic(on: bool) {
     EXIT_ON_PANIC.store(on, Ordering::Relaxed);
 }
 
-/// Installs the crash report on the fatal signals.
-pub fn install_signal_handlers() {
+/// crash-log-enabled: the crash report on the fatal signals (at start and on CONFIG SET),
+/// or, turned off, their default action, so a crash leaves no report and the kernel's core
+/// dump shows the fault where it happened (Redis's setupSigSegvAction and
+/// removeSigSegvHandlers).
+pub fn set_crash_log(enabled: bool) {
+    if !enabled {
+        for signal in FATAL {
+            // SAFETY: restoring a signal's default action has no preconditions.
+            unsafe { libc::signal(signal, libc::SIG_DFL) };
+        }
+        return;
+    }
+    static ALT_STACK: std::sync::Once = std::sync::Once::new();
+    ALT_STACK.call_once(prepare_report);
+    for signal in FATAL {
+        // SAFETY: a zeroed sigaction is valid; the handler only makes async-signal-safe
+        // calls (write, backtrace after its first use, getpid, kill, _exit).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_fatal_signal as *const () as usize;
+            action.sa_flags =
+                libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// What the report's handler needs before any signal: the unwinder loaded and the main
+/// thread's signal stack.
+fn prepare_report() {
     // glibc loads the unwinder on the first backtrace(): done here, not in a handler.
     let mut frames = [std::ptr::null_mut(); 1];
     // SAFETY: the buffer holds the one frame asked for.
@@ -53,18 +82,6 @@ pub fn install_signal_handlers() {
     };
     // SAFETY: the stack is leaked, so it outlives the thread that uses it.
     unsafe { libc::sigaltstack(&alt, std::ptr::null_mut()) };
-    for signal in FATAL {
-        // SAFETY: a zeroed sigaction is valid; the handler only makes async-signal-safe
-        // calls (write, backtrace after its first use, getpid, kill, _exit).
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_fatal_signal as *const () as usize;
-            action.sa_flags =
-                libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_RESETHAND | libc::SA_ONSTACK;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
 }
 
 extern "C" fn on_fatal_signal(

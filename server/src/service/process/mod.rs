@@ -1,7 +1,9 @@
 //! The server as an operating-system process: its out-of-memory score ([`oom_score`],
-//! `oom-score-adj`, `oom-score-adj-values`) and its title in `ps` ([`title`],
-//! `proc-title-template`), with the parameters that set them.
+//! `oom-score-adj`, `oom-score-adj-values`), its title in `ps` ([`title`],
+//! `proc-title-template`) and its threads' and children's CPUs ([`affinity`], the
+//! `*_cpulist` parameters), with the parameters that set them.
 
+pub mod affinity;
 pub mod oom_score;
 pub mod title;
 
@@ -12,6 +14,10 @@ pub const NAMES: &[&str] = &[
     "oom-score-adj",
     "oom-score-adj-values",
     "proc-title-template",
+    "server_cpulist",
+    "bio_cpulist",
+    "aof_rewrite_cpulist",
+    "bgsave_cpulist",
 ];
 
 /// The process settings.
@@ -23,6 +29,8 @@ pub struct ProcessConfig {
     pub oom_values: [i32; 3],
     /// proc-title-template.
     pub title_template: String,
+    /// server_cpulist, bio_cpulist, aof_rewrite_cpulist, bgsave_cpulist.
+    pub cpulists: affinity::CpuLists,
 }
 
 impl Default for ProcessConfig {
@@ -31,6 +39,7 @@ impl Default for ProcessConfig {
             oom_mode: oom_score::Mode::No,
             oom_values: oom_score::DEFAULT_VALUES,
             title_template: title::DEFAULT_TEMPLATE.into(),
+            cpulists: affinity::CpuLists::default(),
         }
     }
 }
@@ -53,6 +62,10 @@ impl ProcessConfig {
                 }
                 self.title_template = text.into();
             }
+            "server_cpulist" => self.cpulists.server = text.into(),
+            "bio_cpulist" => self.cpulists.bio = text.into(),
+            "aof_rewrite_cpulist" => self.cpulists.aof_rewrite = text.into(),
+            "bgsave_cpulist" => self.cpulists.bgsave = text.into(),
             _ => unreachable!("{name} is not a process parameter"),
         }
         Ok(())
@@ -69,6 +82,10 @@ impl ProcessConfig {
                 .collect::<Vec<_>>()
                 .join(" "),
             "proc-title-template" => self.title_template.clone(),
+            "server_cpulist" => self.cpulists.server.clone(),
+            "bio_cpulist" => self.cpulists.bio.clone(),
+            "aof_rewrite_cpulist" => self.cpulists.aof_rewrite.clone(),
+            "bgsave_cpulist" => self.cpulists.bgsave.clone(),
             _ => unreachable!("{name} is not a process parameter"),
         }
     }
