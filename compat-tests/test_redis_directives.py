@@ -18,6 +18,7 @@ from test_replication import start
 
 PARAMETERS = (
     "rdbchecksum", "set-proc-title", "activerehashing", "active-expire-effort", "crash-log-enabled",
+    "rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync", "disable-thp", "ignore-warnings",
     "active-defrag-cycle-min", "active-defrag-cycle-max", "active-defrag-threshold-lower",
     "active-defrag-threshold-upper", "active-defrag-max-scan-fields",
     "active-defrag-ignore-bytes", "jemalloc-bg-thread",
@@ -38,6 +39,8 @@ def test_the_defaults_are_redis_defaults(both):
     ("active-defrag-max-scan-fields", "1", "0"),
     ("active-defrag-ignore-bytes", "1mb", "0"),
     ("jemalloc-bg-thread", "no", "2"),
+    ("rdb-save-incremental-fsync", "no", "1"),
+    ("aof-rewrite-incremental-fsync", "no", "x"),
 ])
 def test_set_read_back_and_errors_as_redis(both, name, good, bad):
     both.config_set(name, good)
@@ -45,7 +48,7 @@ def test_set_read_back_and_errors_as_redis(both, name, good, bad):
     both.err("CONFIG", "SET", name, bad)
 
 
-@pytest.mark.parametrize("name", ["rdbchecksum", "set-proc-title"])
+@pytest.mark.parametrize("name", ["rdbchecksum", "set-proc-title", "disable-thp"])
 def test_start_only_parameters_are_refused_at_run_time(both, name):
     both.err("CONFIG", "SET", name, "no")
 
@@ -133,3 +136,25 @@ def test_cpulists_pin_the_main_thread_the_lazyfree_thread_and_a_bgsave_child(pro
 def test_cpulists_are_start_only_and_empty_by_default(both):
     both.pairs("CONFIG", "GET", "*cpulist")
     both.err("CONFIG", "SET", "server_cpulist", "0")
+
+
+def status_field(pid: int, name: str) -> str | None:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith(name + ":"):
+            return line.split()[1]
+    return None
+
+
+def test_start_up_memory_warnings_and_disable_thp_as_redis(procs, tmp_path):
+    """The overcommit warning (vm.overcommit_memory not 1) and the THP one (THP `always`
+    and disable-thp no) are logged alike; disable-thp leaves the process's THP flag as
+    Redis's."""
+    for disable_thp in ("yes", "no"):
+        seen = []
+        for kind in ("redis", "goblin"):
+            p = start(procs, kind, tmp_path / f"{kind}-{disable_thp}", "--disable-thp", disable_thp)
+            out = p.output()
+            seen.append(("WARNING Memory overcommit must be enabled!" in out,
+                         "WARNING You have Transparent Huge Pages" in out,
+                         status_field(p.proc.pid, "THP_enabled")))
+        assert seen[0] == seen[1], seen

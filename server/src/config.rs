@@ -160,6 +160,8 @@ pub struct Config {
     /// rdbchecksum: snapshots end with their CRC64 and loads verify it (else the checksum
     /// written is 0 and loads do not check).
     pub rdbchecksum: bool,
+    /// rdb-save-incremental-fsync: a snapshot file is synced every 4 MB written.
+    pub rdb_save_incremental_fsync: bool,
     /// set-proc-title: the process title follows proc-title-template (else it stays as
     /// the server was started).
     pub set_proc_title: bool,
@@ -169,6 +171,13 @@ pub struct Config {
     /// active-expire-effort (1 to 10): how hard active expiry works (see
     /// [`crate::keyspace::ExpireEffort`]).
     pub active_expire_effort: u32,
+    /// disable-thp: Transparent Huge Pages set to `always` are turned off for the process
+    /// at start (else warned about).
+    pub disable_thp: bool,
+    /// ignore-warnings: the start-up system warnings not to give. Redis's one such check
+    /// (ARM64-COW-BUG) is for arm64 kernels; on other machines, Redis's too, the value is
+    /// kept and shown.
+    pub ignore_warnings: String,
     /// crash-log-enabled: a fatal signal writes the crash report to the log (else the
     /// signal's default action, no report).
     pub crash_log_enabled: bool,
@@ -306,10 +315,13 @@ impl Default for Config {
             protected_mode: true,
             rdbcompression: true,
             rdbchecksum: true,
+            rdb_save_incremental_fsync: true,
             set_proc_title: true,
             activerehashing: true,
             active_expire_effort: 1,
             crash_log_enabled: true,
+            disable_thp: true,
+            ignore_warnings: String::new(),
             allocator: AllocatorParams::default(),
             stop_writes_on_bgsave_error: true,
             memory: Default::default(),
@@ -427,6 +439,8 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("aof-use-rdb-preamble", None, Mutability::Runtime),
     ("aof-load-truncated", None, Mutability::Runtime),
     ("aof-timestamp-enabled", None, Mutability::Runtime),
+    ("aof-rewrite-incremental-fsync", None, Mutability::Runtime),
+    ("rdb-save-incremental-fsync", None, Mutability::Runtime),
     ("aof-disable-auto-gc", None, Mutability::Runtime),
     ("save", None, Mutability::Runtime),
     ("dir", None, Mutability::Runtime),
@@ -444,6 +458,8 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("activerehashing", None, Mutability::Runtime),
     ("active-expire-effort", None, Mutability::Runtime),
     ("crash-log-enabled", None, Mutability::Runtime),
+    ("disable-thp", None, Mutability::StartOnly),
+    ("ignore-warnings", None, Mutability::Runtime),
     ("activedefrag", None, Mutability::Runtime),
     ("active-defrag-cycle-min", None, Mutability::Runtime),
     ("active-defrag-cycle-max", None, Mutability::Runtime),
@@ -860,6 +876,8 @@ impl Config {
             "aof-use-rdb-preamble" => self.aof.use_rdb_preamble = yes_no(&text)?,
             "aof-load-truncated" => self.aof.load_truncated = yes_no(&text)?,
             "aof-timestamp-enabled" => self.aof.timestamp_enabled = yes_no(&text)?,
+            "aof-rewrite-incremental-fsync" => self.aof.rewrite_incremental_fsync = yes_no(&text)?,
+            "rdb-save-incremental-fsync" => self.rdb_save_incremental_fsync = yes_no(&text)?,
             "aof-disable-auto-gc" => self.aof.disable_auto_gc = yes_no(&text)?,
             "save" => {
                 let points = parse_save_points(&text)?;
@@ -900,6 +918,8 @@ impl Config {
             "activerehashing" => self.activerehashing = yes_no(&text)?,
             "active-expire-effort" => self.active_expire_effort = int_in(&text, 1, 10)? as u32,
             "crash-log-enabled" => self.crash_log_enabled = yes_no(&text)?,
+            "disable-thp" => self.disable_thp = yes_no(&text)?,
+            "ignore-warnings" => self.ignore_warnings = text,
             "activedefrag" => {
                 if yes_no(&text)? {
                     return Err(ConfigError::BadValue(DEFRAG_UNAVAILABLE.into()));
@@ -1109,6 +1129,8 @@ impl Config {
             "aof-use-rdb-preamble" => yes_no_name(self.aof.use_rdb_preamble),
             "aof-load-truncated" => yes_no_name(self.aof.load_truncated),
             "aof-timestamp-enabled" => yes_no_name(self.aof.timestamp_enabled),
+            "aof-rewrite-incremental-fsync" => yes_no_name(self.aof.rewrite_incremental_fsync),
+            "rdb-save-incremental-fsync" => yes_no_name(self.rdb_save_incremental_fsync),
             "aof-disable-auto-gc" => yes_no_name(self.aof.disable_auto_gc),
             "save" => self
                 .save
@@ -1131,6 +1153,8 @@ impl Config {
             "activerehashing" => yes_no_name(self.activerehashing),
             "active-expire-effort" => self.active_expire_effort.to_string(),
             "crash-log-enabled" => yes_no_name(self.crash_log_enabled),
+            "disable-thp" => yes_no_name(self.disable_thp),
+            "ignore-warnings" => self.ignore_warnings.clone(),
             "activedefrag" => yes_no_name(false),
             "active-defrag-cycle-min" => self.allocator.defrag_cycle_min.to_string(),
             "active-defrag-cycle-max" => self.allocator.defrag_cycle_max.to_string(),

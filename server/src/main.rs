@@ -97,6 +97,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     let argv0 = std::env::args().next().unwrap_or_default();
     // As Redis: the lines before the server is set up carry the role letter C.
     log::set_role('C');
+    service::syscheck::memory_warnings(config.disable_thp);
     service::banner::starting(std::env::args().len() > 1, &argv0);
     log::set_role('M');
     service::banner::logo(&config);

@@ -13,6 +13,7 @@
 use crate::keyspace::stream::item_bytes;
 use crate::keyspace::{Db, Stream, StreamId, Value};
 use crate::propagate::encode;
+use crate::rdb::file::AutoSync;
 use crate::rdb::write::{write_snapshot, AuxInfo, SaveStats};
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -38,12 +39,13 @@ pub struct BaseOptions<'a> {
 pub fn write_base(dir: &Path, path: &Path, dbs: &[Db], o: &BaseOptions) -> io::Result<SaveStats> {
     let tmp = dir.join(format!("temp-rewriteaof-{}.aof", std::process::id()));
     let result = (|| {
-        let file = File::create(&tmp)?;
+        let file = AutoSync::new(File::create(&tmp)?, o.aux.incremental_fsync);
         let (file, stats) = if o.rdb {
             write_snapshot(file, dbs, &o.aux)?
         } else {
             write_commands(file, dbs, o)?
         };
+        let file = file.into_file();
         file.sync_all()?;
         drop(file);
         fs::rename(&tmp, path)?;
@@ -56,7 +58,11 @@ pub fn write_base(dir: &Path, path: &Path, dbs: &[Db], o: &BaseOptions) -> io::R
 }
 
 /// The commands that rebuild `dbs`.
-fn write_commands(file: File, dbs: &[Db], o: &BaseOptions) -> io::Result<(File, SaveStats)> {
+fn write_commands(
+    file: AutoSync,
+    dbs: &[Db],
+    o: &BaseOptions,
+) -> io::Result<(AutoSync, SaveStats)> {
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut stats = SaveStats::default();
     let mut cmd = Vec::new();

@@ -61,6 +61,8 @@ pub struct AofConfig {
     /// aof-disable-auto-gc (hidden): keep the history files a rewrite leaves (listed in the
     /// manifest) until it is turned off again.
     pub disable_auto_gc: bool,
+    /// aof-rewrite-incremental-fsync: a rewrite syncs its new base every 4 MB written.
+    pub rewrite_incremental_fsync: bool,
 }
 
 impl Default for AofConfig {
@@ -77,6 +79,7 @@ impl Default for AofConfig {
             load_truncated: true,
             timestamp_enabled: false,
             disable_auto_gc: false,
+            rewrite_incremental_fsync: true,
         }
     }
 }

@@ -101,6 +101,8 @@ pub fn base_options(server: &mut Server) -> base::BaseOptions<'static> {
         aux: AuxInfo {
             aof_base: true,
             repl: None,
+            incremental_fsync: (server.config.aof.rewrite_incremental_fsync)
+                .then_some(crate::rdb::file::AUTOSYNC_BYTES),
             ..server.snapshots().aux_info()
         },
         now_ms,

@@ -48,14 +48,64 @@ pub fn remove_temp_from_handler() {
     unsafe { libc::unlinkat(dir, name.as_ptr().cast(), 0) };
 }
 
+/// Bytes written between two syncs of a file written with incremental fsync (Redis's
+/// REDIS_AUTOSYNC_BYTES).
+pub const AUTOSYNC_BYTES: u64 = 4 << 20;
+
+/// A file that, when `every` is set (rdb-save-incremental-fsync,
+/// aof-rewrite-incremental-fsync), flushes its data to the disk each time that many more
+/// bytes were written, so a large save does not leave gigabytes for the final fsync to
+/// push out at once (Redis's rioSetAutoSync).
+pub struct AutoSync {
+    file: File,
+    every: Option<u64>,
+    unsynced: u64,
+    syncs: u64,
+}
+
+impl AutoSync {
+    /// `file`, synced every `every` bytes when given.
+    pub fn new(file: File, every: Option<u64>) -> AutoSync {
+        AutoSync {
+            file,
+            every,
+            unsynced: 0,
+            syncs: 0,
+        }
+    }
+
+    /// The file, for its last fsync.
+    pub fn into_file(self) -> File {
+        self.file
+    }
+}
+
+impl io::Write for AutoSync {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.unsynced += n as u64;
+        if self.every.is_some_and(|every| self.unsynced >= every) {
+            self.file.sync_data()?;
+            self.unsynced = 0;
+            self.syncs += 1;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// Writes a snapshot of `dbs` to `dir/filename`, crash-safely.
 pub fn save(dir: &Path, filename: &str, dbs: &[Db], aux: &AuxInfo) -> io::Result<SaveStats> {
     let tmp = temp_path(dir, std::process::id());
     let directory = File::open(dir)?;
     SAVING_DIR.store(directory.as_raw_fd(), Ordering::SeqCst);
     let result = (|| {
-        let file = File::create(&tmp)?;
+        let file = AutoSync::new(File::create(&tmp)?, aux.incremental_fsync);
         let (file, stats) = write_snapshot(file, dbs, aux)?;
+        let file = file.into_file();
         file.sync_all()?;
         drop(file);
         fs::rename(&tmp, dir.join(filename))?;
@@ -137,4 +187,25 @@ pub fn private_dirty_bytes() -> u64 {
         .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         .sum::<u64>()
         * 1024
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_file_is_synced_each_time_the_bytes_written_reach_the_step() {
+        let dir = std::env::temp_dir().join(format!("autosync-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        for (every, syncs) in [(Some(1000), 10), (Some(4096), 2), (None, 0)] {
+            let mut file = AutoSync::new(File::create(dir.join("f")).unwrap(), every);
+            for _ in 0..100 {
+                file.write_all(&[7u8; 100]).unwrap();
+            }
+            assert_eq!(file.syncs, syncs, "{every:?}");
+            assert_eq!(file.into_file().metadata().unwrap().len(), 10_000);
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

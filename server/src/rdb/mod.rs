@@ -305,6 +305,10 @@ impl Snapshots<'_> {
             used_mem: crate::memory::allocator::allocated(),
             compress: self.config.rdbcompression,
             checksum: self.config.rdbchecksum,
+            incremental_fsync: self
+                .config
+                .rdb_save_incremental_fsync
+                .then_some(file::AUTOSYNC_BYTES),
             aof_base: false,
             functions: self.functions.codes(),
             repl: self.repl.clone(),

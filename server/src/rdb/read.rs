@@ -1483,6 +1483,7 @@ mod tests {
             used_mem: 2,
             compress: true,
             checksum: true,
+            incremental_fsync: None,
             aof_base: false,
             functions: Vec::new(),
             repl,

@@ -44,6 +44,9 @@ pub struct AuxInfo<'a> {
     pub compress: bool,
     /// rdbchecksum: the file ends with its CRC64, else with zero (not a field).
     pub checksum: bool,
+    /// rdb-save-incremental-fsync (aof-rewrite-incremental-fsync for an AOF base): the
+    /// bytes after which a file being written is synced, or None (not a field).
+    pub incremental_fsync: Option<u64>,
     /// The snapshot is an AOF's base (`aof-base` 1, as Redis writes a preamble).
     pub aof_base: bool,
     /// The function libraries' codes, written after the AUX fields (RDB_OPCODE_FUNCTION2).

@@ -208,6 +208,7 @@ mod tests {
             used_mem: 0,
             compress: false,
             checksum: true,
+            incremental_fsync: None,
             aof_base: false,
             functions: Vec::new(),
             repl: None,

@@ -13,6 +13,7 @@
 //! - [`notify`]: telling systemd or upstart that the server is ready.
 //! - [`protected`]: refusing non-loopback clients of a server without a password.
 //! - [`shutdown`]: SHUTDOWN and SIGTERM / SIGINT waiting for lagging replicas, then exit.
+//! - [`syscheck`]: the start-up warnings of overcommit and Transparent Huge Pages.
 
 pub mod banner;
 pub mod cmdline;
@@ -24,6 +25,7 @@ pub mod pidfile;
 pub mod process;
 pub mod protected;
 pub mod shutdown;
+pub mod syscheck;
 
 pub use directives::ignored_summary;
 
