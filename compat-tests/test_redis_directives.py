@@ -14,11 +14,12 @@ import os
 import pytest
 
 from test_persistence import procs  # noqa: F401 (the fixture)
-from test_replication import start
+from test_replication import repl, replicaof, start, wait_for
 
 PARAMETERS = (
     "rdbchecksum", "set-proc-title", "activerehashing", "active-expire-effort", "crash-log-enabled",
     "rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync", "disable-thp", "ignore-warnings",
+    "rdb-del-sync-files",
     "active-defrag-cycle-min", "active-defrag-cycle-max", "active-defrag-threshold-lower",
     "active-defrag-threshold-upper", "active-defrag-max-scan-fields",
     "active-defrag-ignore-bytes", "jemalloc-bg-thread",
@@ -158,3 +159,28 @@ def test_start_up_memory_warnings_and_disable_thp_as_redis(procs, tmp_path):
                          "WARNING You have Transparent Huge Pages" in out,
                          status_field(p.proc.pid, "THP_enabled")))
         assert seen[0] == seen[1], seen
+
+
+@pytest.mark.parametrize("delete", ["yes", "no"])
+@pytest.mark.parametrize("kind", ["goblin", "redis"])
+def test_rdb_del_sync_files_removes_the_files_of_a_disk_sync(procs, tmp_path, kind, delete):
+    """A master and its replica without persistence, a disk-based sync loaded from disk:
+    with rdb-del-sync-files yes the master removes the snapshot once the replica is online
+    and the replica removes the one it received; with no, both stay."""
+    args = ("--rdb-del-sync-files", delete, "--repl-diskless-sync", "no",
+            "--repl-diskless-load", "disabled")
+    m = start(procs, kind, tmp_path / "m", *args)
+    r = start(procs, kind, tmp_path / "r", *args)
+    m.client().set("k", "v")
+    replicaof(r, m)
+    wait_for(lambda: repl(m.client()).get("slave0", {}).get("state") == "online", what="online")
+    wait_for(lambda: r.client().get("k") == b"v", what="the data")
+    files = lambda: [(d / "dump.rdb").exists() for d in (tmp_path / "m", tmp_path / "r")]  # noqa: E731
+    if delete == "yes":
+        wait_for(lambda: files() == [False, False], 5, "the files removed")
+        assert "Removing the RDB file used to feed replicas" in m.output()
+        assert "Removing the RDB file obtained from the master" in r.output()
+    else:
+        import time
+        time.sleep(1.5)
+        assert files() == [True, True]

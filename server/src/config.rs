@@ -160,6 +160,9 @@ pub struct Config {
     /// rdbchecksum: snapshots end with their CRC64 and loads verify it (else the checksum
     /// written is 0 and loads do not check).
     pub rdbchecksum: bool,
+    /// rdb-del-sync-files: without persistence, the snapshot files made or received for
+    /// replication are removed once used.
+    pub rdb_del_sync_files: bool,
     /// rdb-save-incremental-fsync: a snapshot file is synced every 4 MB written.
     pub rdb_save_incremental_fsync: bool,
     /// set-proc-title: the process title follows proc-title-template (else it stays as
@@ -316,6 +319,7 @@ impl Default for Config {
             rdbcompression: true,
             rdbchecksum: true,
             rdb_save_incremental_fsync: true,
+            rdb_del_sync_files: false,
             set_proc_title: true,
             activerehashing: true,
             active_expire_effort: 1,
@@ -441,6 +445,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("aof-timestamp-enabled", None, Mutability::Runtime),
     ("aof-rewrite-incremental-fsync", None, Mutability::Runtime),
     ("rdb-save-incremental-fsync", None, Mutability::Runtime),
+    ("rdb-del-sync-files", None, Mutability::Runtime),
     ("aof-disable-auto-gc", None, Mutability::Runtime),
     ("save", None, Mutability::Runtime),
     ("dir", None, Mutability::Runtime),
@@ -878,6 +883,7 @@ impl Config {
             "aof-timestamp-enabled" => self.aof.timestamp_enabled = yes_no(&text)?,
             "aof-rewrite-incremental-fsync" => self.aof.rewrite_incremental_fsync = yes_no(&text)?,
             "rdb-save-incremental-fsync" => self.rdb_save_incremental_fsync = yes_no(&text)?,
+            "rdb-del-sync-files" => self.rdb_del_sync_files = yes_no(&text)?,
             "aof-disable-auto-gc" => self.aof.disable_auto_gc = yes_no(&text)?,
             "save" => {
                 let points = parse_save_points(&text)?;
@@ -1131,6 +1137,7 @@ impl Config {
             "aof-timestamp-enabled" => yes_no_name(self.aof.timestamp_enabled),
             "aof-rewrite-incremental-fsync" => yes_no_name(self.aof.rewrite_incremental_fsync),
             "rdb-save-incremental-fsync" => yes_no_name(self.rdb_save_incremental_fsync),
+            "rdb-del-sync-files" => yes_no_name(self.rdb_del_sync_files),
             "aof-disable-auto-gc" => yes_no_name(self.aof.disable_auto_gc),
             "save" => self
                 .save

@@ -80,6 +80,7 @@ fn start_sync(server: &mut Server, registry: &mio::Registry, diskless: bool, fil
             Ok(()) => {
                 server.replication.master.disk_job = server.rdb.child.as_ref().map(|c| c.pid);
                 server.replication.master.disk_offset = offset;
+                super::del_sync_files::sync_snapshot_started(server);
                 true
             }
             Err(_) => false,

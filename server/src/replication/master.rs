@@ -274,6 +274,9 @@ pub struct MasterSide {
     /// The stream's offset when that BGSAVE forked (the +FULLRESYNC offset of the replicas
     /// it serves).
     pub(super) disk_offset: u64,
+    /// A disk-based sync wrote the snapshot file while rdb-del-sync-files was on (see
+    /// [`super::del_sync_files`]).
+    pub(super) snapshot_for_sync: bool,
     /// Since when replicas wait for a sync to start (the diskless delay counts from it).
     pub(super) waiting_since: Option<Instant>,
     /// When the last PING went to the replicas.

@@ -18,6 +18,8 @@
 //!   the RDB payload in both of its forms (`$<len>` and `$EOF:<mark>`).
 //! - [`persist`]: the ids and offset a snapshot keeps, so that a restart continues with
 //!   PSYNC.
+//! - [`del_sync_files`]: rdb-del-sync-files, the snapshot files of syncs removed once used
+//!   by a server that persists nothing.
 //! - [`socket_load`]: repl-diskless-load, the master's snapshot loaded as it arrives.
 //! - [`replica`]: Goblin as a replica: the link to the master on the event loop (connect,
 //!   handshake, transfer, load), the stream applied as the master client, ACKs, reconnects.
@@ -42,6 +44,7 @@
 pub mod backlog;
 pub mod backlog_ttl;
 pub mod config;
+mod del_sync_files;
 pub mod failover;
 pub mod fullsync;
 pub mod master;
@@ -248,6 +251,7 @@ pub fn cron(server: &mut Server, registry: &mio::Registry) {
         return;
     }
     master::cron(server);
+    del_sync_files::cron(server);
     if server.replication.link.is_some() {
         replica::cron(server, registry);
     }

@@ -531,6 +531,9 @@ pub fn finish_load(server: &mut Server, load: crate::rdb::loading::Loading) {
     };
     if renamed.is_err() {
         let _ = std::fs::remove_file(&temp);
+    } else if !socket {
+        let target = server.config.dir.join(&server.config.dbfilename);
+        super::del_sync_files::received_snapshot_loaded(server, &target);
     }
     // The master's function libraries replace this server's with its data (a library
     // that does not load fails the load: the old data and libraries stay).
