@@ -19,7 +19,7 @@ from test_replication import repl, replicaof, start, wait_for
 PARAMETERS = (
     "rdbchecksum", "set-proc-title", "activerehashing", "active-expire-effort", "crash-log-enabled",
     "rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync", "disable-thp", "ignore-warnings",
-    "rdb-del-sync-files",
+    "rdb-del-sync-files", "replica-ignore-disk-write-errors",
     "active-defrag-cycle-min", "active-defrag-cycle-max", "active-defrag-threshold-lower",
     "active-defrag-threshold-upper", "active-defrag-max-scan-fields",
     "active-defrag-ignore-bytes", "jemalloc-bg-thread",
@@ -184,3 +184,30 @@ def test_rdb_del_sync_files_removes_the_files_of_a_disk_sync(procs, tmp_path, ki
         import time
         time.sleep(1.5)
         assert files() == [True, True]
+
+
+@pytest.mark.parametrize("ignore", ["no", "yes"])
+@pytest.mark.parametrize("kind", ["goblin", "redis"])
+def test_a_replica_that_cannot_save_stops_on_its_masters_write(procs, tmp_path, kind, ignore):
+    """A replica whose last BGSAVE failed (its directory removed) with save points and
+    stop-writes-on-bgsave-error: its master's next write stops it (a panic) unless
+    replica-ignore-disk-write-errors, which applies it with a warning."""
+    import shutil
+    data = tmp_path / "r" / "data"
+    data.mkdir(parents=True)
+    m = start(procs, kind, tmp_path / "m")
+    r = start(procs, kind, tmp_path / "r", "--dir", str(data), "--save", "3600 1",
+              "--replica-ignore-disk-write-errors", ignore)
+    replicaof(r, m)
+    wait_for(lambda: repl(r.client())["master_link_status"] == "up", what="the link up")
+    shutil.rmtree(data)
+    rc = r.client()
+    rc.bgsave()
+    wait_for(lambda: rc.info("persistence")["rdb_last_bgsave_status"] == "err", what="a failed save")
+    m.client().set("k", "v")
+    if ignore == "no":
+        assert r.proc.wait(10) != 0
+        assert "Replica was unable to write command to disk." in r.output()
+    else:
+        wait_for(lambda: rc.get("k") == b"v", what="the write applied")
+        assert "Replica is applying a command even though it is unable to write to disk." in r.output()

@@ -548,6 +548,11 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         Mutability::Runtime,
     ),
     (
+        "replica-ignore-disk-write-errors",
+        None,
+        Mutability::Runtime,
+    ),
+    (
         "replica-serve-stale-data",
         Some("slave-serve-stale-data"),
         Mutability::Runtime,

@@ -21,10 +21,17 @@ pub fn refusal(
     cmd: &Command,
     args: &[&[u8]],
 ) -> Option<Cow<'static, str>> {
-    if client.repl_role == ReplRole::Master || client.id == crate::aof::load::AOF_CLIENT_ID {
-        // The master's stream and the AOF being loaded are applied whatever this server's
-        // state (Redis runs the AOF's commands without processCommand's checks: a read-only
-        // replica's DEBUG LOADAOF applies its writes).
+    if client.repl_role == ReplRole::Master {
+        // The master's stream is applied whatever this server's state, except a write this
+        // replica could not persist (see master_write_on_disk_error).
+        if disk_write_error(server) && cmd.name != "ping" && cmd.flags.contains(Flags::WRITE) {
+            master_write_on_disk_error(server);
+        }
+        return None;
+    }
+    if client.id == crate::aof::load::AOF_CLIENT_ID {
+        // Redis runs the AOF's commands without processCommand's checks: a read-only
+        // replica's DEBUG LOADAOF applies its writes.
         return None;
     }
     if server.config.memory.maxmemory != 0
@@ -33,9 +40,7 @@ pub fn refusal(
     {
         return Some(errors::OOM.into());
     }
-    let disk_error = server.config.stop_writes_on_bgsave_error
-        && !server.config.save.is_empty()
-        && !server.rdb.last_bgsave_ok;
+    let disk_error = snapshot_write_error(server);
     let aof_error = (!disk_error).then(|| server.aof.write_error()).flatten();
     if (disk_error || aof_error.is_some())
         && (cmd.name == "ping" || has_flag(server, client, cmd, args, Flags::WRITE))
@@ -74,6 +79,33 @@ pub fn refusal(
         return Some("ERR Replica can't interact with the keyspace".into());
     }
     None
+}
+
+/// Whether writes are refused for the last BGSAVE's failure (stop-writes-on-bgsave-error
+/// with save points).
+fn snapshot_write_error(server: &Server) -> bool {
+    server.config.stop_writes_on_bgsave_error
+        && !server.config.save.is_empty()
+        && !server.rdb.last_bgsave_ok
+}
+
+/// Whether writes are refused for a disk error: the last BGSAVE's or the AOF's.
+fn disk_write_error(server: &Server) -> bool {
+    snapshot_write_error(server) || server.aof.write_error().is_some()
+}
+
+/// A write from the master while this replica cannot write to its disk: as Redis, the
+/// replica stops (a panic) rather than hold data its disk will not, unless
+/// replica-ignore-disk-write-errors says to apply it, with a warning at most every 10 s.
+fn master_write_on_disk_error(server: &mut Server) {
+    if !server.config.repl.ignore_disk_write_errors {
+        crate::service::crash::panic("Replica was unable to write command to disk.");
+    }
+    let now = crate::clock::unix_ms();
+    if now > server.replication.disk_error_logged_ms + 10_000 {
+        server.replication.disk_error_logged_ms = now;
+        crate::warning!("Replica is applying a command even though it is unable to write to disk.");
+    }
 }
 
 /// Whether the command has `flag` (a script's by its declared flags), or is an EXEC whose

@@ -26,6 +26,7 @@ pub const NAMES: &[&str] = &[
     "replica-announced",
     "bind-source-addr",
     "propagation-error-behavior",
+    "replica-ignore-disk-write-errors",
 ];
 
 /// How a replica loads its master's snapshot (repl-diskless-load).
@@ -94,6 +95,9 @@ pub struct ReplConfig {
     pub read_only: bool,
     /// replica-serve-stale-data
     pub serve_stale_data: bool,
+    /// replica-ignore-disk-write-errors: a replica that cannot write to its disk applies
+    /// its master's writes (with a warning) instead of stopping.
+    pub ignore_disk_write_errors: bool,
     /// masterauth: the password given to the master (empty: none).
     pub masterauth: Vec<u8>,
     /// masteruser: the user AUTH names with masterauth (empty: the default user).
@@ -136,6 +140,7 @@ impl Default for ReplConfig {
             min_replicas_max_lag: 10,
             read_only: true,
             serve_stale_data: true,
+            ignore_disk_write_errors: false,
             masterauth: Vec::new(),
             masteruser: Vec::new(),
             replicaof: None,
@@ -167,6 +172,7 @@ impl ReplConfig {
             "min-replicas-to-write" => self.min_replicas_to_write = int(0)?,
             "min-replicas-max-lag" => self.min_replicas_max_lag = int(0)?,
             "replica-read-only" => self.read_only = yes_no(&text)?,
+            "replica-ignore-disk-write-errors" => self.ignore_disk_write_errors = yes_no(&text)?,
             "replica-serve-stale-data" => self.serve_stale_data = yes_no(&text)?,
             "masterauth" => self.masterauth = value.to_vec(),
             "masteruser" => self.masteruser = value.to_vec(),
@@ -212,6 +218,7 @@ impl ReplConfig {
             "min-replicas-to-write" => self.min_replicas_to_write.to_string(),
             "min-replicas-max-lag" => self.min_replicas_max_lag.to_string(),
             "replica-read-only" => yes_no_name(self.read_only),
+            "replica-ignore-disk-write-errors" => yes_no_name(self.ignore_disk_write_errors),
             "replica-serve-stale-data" => yes_no_name(self.serve_stale_data),
             "masterauth" => String::from_utf8_lossy(&self.masterauth).into_owned(),
             "masteruser" => String::from_utf8_lossy(&self.masteruser).into_owned(),

@@ -103,6 +103,9 @@ pub struct Replication {
     pub no_replicas_since: Option<std::time::Instant>,
     /// FAILOVER's state.
     pub failover: failover::Failover,
+    /// When a replica last warned that it applies its master's writes without a disk
+    /// (Unix ms; replica-ignore-disk-write-errors).
+    pub disk_error_logged_ms: u64,
 }
 
 impl Replication {
