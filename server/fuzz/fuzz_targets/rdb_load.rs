@@ -32,14 +32,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let aux = AuxInfo {
-        redis_version: "7.2.4",
-        ctime: 0,
-        used_mem: 0,
-        compress: true,
-        aof_base: false,
         functions: report.functions.clone(),
-        repl: None,
-        key_delay_us: 0,
+        ..AuxInfo::default()
     };
     let (bytes, _) = write_snapshot(Vec::new(), &dbs, &aux).expect("writing to memory");
     let (again, again_report) = match load(&bytes[..], &opts) {

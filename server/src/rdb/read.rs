@@ -1478,16 +1478,10 @@ mod tests {
 
     fn snapshot_with_repl(dbs: &[Db], repl: Option<ReplAux>) -> Vec<u8> {
         let aux = AuxInfo {
-            redis_version: "7.2.4",
             ctime: 1,
             used_mem: 2,
-            compress: true,
-            checksum: true,
-            incremental_fsync: None,
-            aof_base: false,
-            functions: Vec::new(),
             repl,
-            key_delay_us: 0,
+            ..AuxInfo::default()
         };
         write_snapshot(Vec::new(), dbs, &aux).unwrap().0
     }

@@ -59,6 +59,25 @@ pub struct AuxInfo<'a> {
     pub key_delay_us: i64,
 }
 
+impl Default for AuxInfo<'static> {
+    /// A plain snapshot at time 0: Redis's version, compressed and checksummed, no
+    /// functions, no replication state, no delay.
+    fn default() -> Self {
+        AuxInfo {
+            redis_version: crate::REDIS_VERSION,
+            ctime: 0,
+            used_mem: 0,
+            compress: true,
+            checksum: true,
+            incremental_fsync: None,
+            aof_base: false,
+            functions: Vec::new(),
+            repl: None,
+            key_delay_us: 0,
+        }
+    }
+}
+
 /// The replication state a snapshot carries, as Redis's rdbSaveInfo: the history and offset
 /// the data is at, and the database the stream continues in. A replica of the master that
 /// wrote it selects that database after a full sync's load; a server restarted from it

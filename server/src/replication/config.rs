@@ -281,6 +281,7 @@ mod tests {
             ("replica-announced", "no"),
             ("bind-source-addr", "127.0.0.2"),
             ("propagation-error-behavior", "panic"),
+            ("replica-ignore-disk-write-errors", "yes"),
         ] {
             c.apply(name, value.as_bytes()).unwrap();
             let expect = if name == "repl-backlog-size" {
@@ -290,7 +291,7 @@ mod tests {
             };
             assert_eq!(c.value_of(name), expect, "{name}");
         }
-        assert_eq!(NAMES.len(), 21);
+        assert_eq!(NAMES.len(), 22);
         assert!(c.apply("repl-diskless-load", b"sometimes").is_err());
         c.apply("repl-diskless-load", b"ON-EMPTY-DB").unwrap();
         assert_eq!(c.value_of("repl-diskless-load"), "on-empty-db");

@@ -203,16 +203,8 @@ mod tests {
     fn the_child_writes_the_snapshot_then_the_mark() {
         let (tx, rx) = mio::unix::pipe::new().unwrap();
         let aux = AuxInfo {
-            redis_version: "7.2.4",
-            ctime: 0,
-            used_mem: 0,
             compress: false,
-            checksum: true,
-            incremental_fsync: None,
-            aof_base: false,
-            functions: Vec::new(),
-            repl: None,
-            key_delay_us: 0,
+            ..AuxInfo::default()
         };
         // The parent end the child closes is a copy here (the test keeps `rx`).
         // SAFETY: dup of a descriptor this test owns.

@@ -20,14 +20,8 @@ pub fn check_rdb_round_trip(server: &Server) {
     let dbs = server.keyspace.databases();
     let before = contents(dbs);
     let aux = AuxInfo {
-        redis_version: "7.2.4",
-        ctime: 0,
-        used_mem: 0,
-        compress: true,
-        aof_base: false,
         functions: server.scripting.functions.codes(),
-        repl: None,
-        key_delay_us: 0,
+        ..AuxInfo::default()
     };
     let (bytes, _) = write_snapshot(Vec::new(), dbs, &aux).expect("writing to memory");
     let opts = LoadOptions {
