@@ -301,8 +301,9 @@ pub fn execute_with<'a>(
     // 7.2's pending push messages), whatever CLIENT REPLY says.
     ctx.out.raw(&own_pushes);
     // Keyspace notifications follow the reply (and a whole EXEC's or script's), as Redis
-    // 7.2's pending push messages; not while a busy script lets this client in.
-    if ctx.server.scripting.running.is_none() {
+    // 7.2's pending push messages; not while a busy script lets this client in. (Looked
+    // at here first: most commands fire none, or none that anyone listens to.)
+    if ctx.server.keyspace.notifier.has_pending() && ctx.server.scripting.running.is_none() {
         let Ctx {
             server,
             client,
