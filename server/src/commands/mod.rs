@@ -299,7 +299,9 @@ pub fn execute_with<'a>(
     apply_reply_mode(&mut ctx, reply_start, called, args);
     // The messages the command published to this client follow its whole reply (Redis
     // 7.2's pending push messages), whatever CLIENT REPLY says.
-    ctx.out.raw(&own_pushes);
+    if !own_pushes.is_empty() {
+        ctx.out.raw(&own_pushes);
+    }
     // Keyspace notifications follow the reply (and a whole EXEC's or script's), as Redis
     // 7.2's pending push messages; not while a busy script lets this client in. (Looked
     // at here first: most commands fire none, or none that anyone listens to.)
