@@ -54,10 +54,23 @@ impl LatencyHistogram {
         }
     }
 
-    /// Counts one duration.
+    /// Counts one duration (inlined in the command path: an index computation and two
+    /// increments once the bucket's array exists).
+    #[inline]
     pub fn record(&mut self, nanos: u64) {
-        let v = nanos.clamp(1, Self::MAX_NANOS);
-        let (m, i) = Self::index(v);
+        let (m, i) = Self::index(nanos.clamp(1, Self::MAX_NANOS));
+        match self.buckets.get_mut(m).and_then(|slot| slot.get_mut(i)) {
+            Some(count) => *count += 1,
+            None => self.record_first(m, i),
+        }
+        self.total += 1;
+    }
+
+    /// [`LatencyHistogram::record`] of the first value of its magnitude: allocates the
+    /// magnitude's array (and the list of them) and counts it.
+    #[cold]
+    #[inline(never)]
+    fn record_first(&mut self, m: usize, i: usize) {
         if self.buckets.is_empty() {
             self.buckets = vec![Vec::new(); Self::MAGNITUDES];
         }
@@ -66,7 +79,6 @@ impl LatencyHistogram {
             *slot = vec![0; if m == 0 { 256 } else { 128 }];
         }
         slot[i] += 1;
-        self.total += 1;
     }
 
     /// Whether nothing was recorded.

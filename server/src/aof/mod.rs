@@ -107,7 +107,9 @@ impl Aof {
         self.writer.as_ref().map_or(0, |w| w.buf.capacity())
     }
 
-    /// Whether writes are refused for a failed write or fsync, with the error.
+    /// Whether writes are refused for a failed write or fsync, with the error (inlined:
+    /// every command asks, and without an AOF the answer is one look).
+    #[inline]
     pub fn write_error(&self) -> Option<String> {
         let w = self.writer.as_ref()?;
         if !w.write_ok {

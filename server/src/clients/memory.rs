@@ -75,6 +75,7 @@ impl ClientsLimit {
 
     /// The limit in bytes under `maxmemory`, at least [`MIN_LIMIT`]; None when there is
     /// none.
+    #[inline]
     pub fn bytes(self, maxmemory: u64) -> Option<u64> {
         let bytes = match self {
             ClientsLimit::Off => return None,

@@ -274,7 +274,8 @@ pub fn execute_with<'a>(
                 ctx.out.simple("QUEUED");
             } else {
                 let outer = ctx.server.pushes.start(ctx.client.id, ctx.client.resp3);
-                call(&mut ctx, cmd, args);
+                let started_us = ctx.now_us;
+                call_since(&mut ctx, cmd, args, started_us);
                 own_pushes = ctx.server.pushes.finish(outer);
                 called = Some(cmd);
                 if let Some((keys, deadline)) = ctx.block.take() {
@@ -299,10 +300,13 @@ pub fn execute_with<'a>(
     apply_reply_mode(&mut ctx, reply_start, called, args);
     // The messages the command published to this client follow its whole reply (Redis
     // 7.2's pending push messages), whatever CLIENT REPLY says.
-    ctx.out.raw(&own_pushes);
+    if !own_pushes.is_empty() {
+        ctx.out.raw(&own_pushes);
+    }
     // Keyspace notifications follow the reply (and a whole EXEC's or script's), as Redis
-    // 7.2's pending push messages; not while a busy script lets this client in.
-    if ctx.server.scripting.running.is_none() {
+    // 7.2's pending push messages; not while a busy script lets this client in. (Looked
+    // at here first: most commands fire none, or none that anyone listens to.)
+    if ctx.server.keyspace.notifier.has_pending() && ctx.server.scripting.running.is_none() {
         let Ctx {
             server,
             client,
@@ -570,7 +574,14 @@ fn reject(ctx: &mut Ctx, cmd: Option<&'static Command>, message: &str) {
 
 /// Runs a resolved command and keeps its statistics and slowlog entry.
 pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
-    let started = crate::clock::monotonic_ns();
+    call_since(ctx, cmd, args, unix_us());
+}
+
+/// [`call`] of a command whose run is timed from `started_us`, the wall clock's
+/// microseconds: a client's command passes its context's time, read as the command
+/// started, so the clock is read twice a command, as Redis's call() reads ustime() (its
+/// cached time, and the start of the duration without a TSC clock) and again after it.
+fn call_since(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]], started_us: u64) {
     ctx.failed = false;
     let changes = ctx.server.keyspace.changes();
     let db = ctx.client.db;
@@ -598,8 +609,8 @@ pub fn call(ctx: &mut Ctx, cmd: &'static Command, args: &[&[u8]]) {
     if ctx.server.tracking.clients() > 0 {
         tracking::remember_reads(ctx.server, ctx.client, cmd, args);
     }
-    let elapsed = Duration::from_nanos(crate::clock::monotonic_ns().saturating_sub(started));
-    let micros = elapsed.as_micros() as u64;
+    let micros = unix_us().saturating_sub(started_us);
+    let elapsed = Duration::from_micros(micros);
     ctx.client.last_command = cmd.name;
     if ctx.server.hotkeys.active {
         crate::hotkeys::record(ctx, cmd, args, micros, reply_start);

@@ -634,16 +634,48 @@ struct NameIndex {
 const CACHED_NAME: usize = 16;
 
 thread_local! {
-    /// The command found last: its place in the name index, and its name as the client
-    /// sent it (length and bytes).
-    static LAST: Cell<(usize, usize, [u8; CACHED_NAME])> =
-        const { Cell::new((usize::MAX, 0, [0; CACHED_NAME])) };
+    /// The command found last, and its name as the client sent it (length and bytes).
+    static LAST: Cell<(Option<&'static Command>, usize, [u8; CACHED_NAME])> =
+        const { Cell::new((None, 0, [0; CACHED_NAME])) };
 }
 
 /// Finds a command by name, ignoring ASCII case. The command found last is tried first (a
 /// pipeline mostly repeats one command, spelled one way): its name as it was sent is
-/// compared byte for byte, with no case folding and no hash lookup.
+/// compared byte for byte, inline, with no case folding and no hash lookup.
+#[inline]
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
+    match LAST.get() {
+        (Some(cmd), len, sent) if len == name.len() && same_bytes(&sent[..len], name) => Some(cmd),
+        _ => lookup_by_name(name),
+    }
+}
+
+/// Whether `a` and `b`, of one length of at most 16, hold the same bytes: two overlapping
+/// loads of 8, 4 or 1 bytes from each end cover any such length (no call to memcmp).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+        s[at..at + N].try_into().expect("N bytes")
+    }
+    let n = a.len();
+    debug_assert!(n == b.len() && n <= 16);
+    match n {
+        8.. => {
+            u64::from_ne_bytes(word(a, 0)) == u64::from_ne_bytes(word(b, 0))
+                && u64::from_ne_bytes(word(a, n - 8)) == u64::from_ne_bytes(word(b, n - 8))
+        }
+        4.. => {
+            u32::from_ne_bytes(word(a, 0)) == u32::from_ne_bytes(word(b, 0))
+                && u32::from_ne_bytes(word(a, n - 4)) == u32::from_ne_bytes(word(b, n - 4))
+        }
+        1.. => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        0 => true,
+    }
+}
+
+/// [`lookup`] through the name index (lower-cased), remembering what it finds.
+#[inline(never)]
+fn lookup_by_name(name: &[u8]) -> Option<&'static Command> {
     static INDEX: OnceLock<NameIndex> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let commands: Vec<&'static Command> = all().collect();
@@ -654,12 +686,6 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
             .collect();
         NameIndex { by_name, commands }
     });
-    let (last, len, sent) = LAST.get();
-    if len == name.len() && sent[..len] == *name {
-        if let Some(&cmd) = index.commands.get(last) {
-            return Some(cmd);
-        }
-    }
     if name.len() > 32 {
         return None;
     }
@@ -668,12 +694,13 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
         *dst = src.to_ascii_lowercase();
     }
     let &i = index.by_name.get(&lower[..name.len()])?;
+    let cmd = index.commands[i];
     if name.len() <= CACHED_NAME {
         let mut sent = [0u8; CACHED_NAME];
         sent[..name.len()].copy_from_slice(name);
-        LAST.set((i, name.len(), sent));
+        LAST.set((Some(cmd), name.len(), sent));
     }
-    Some(index.commands[i])
+    Some(cmd)
 }
 
 /// Every top-level command, the sorted-set, string and set commands included.
@@ -698,7 +725,7 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
 
 #[cfg(test)]
 mod tests {
-    use super::lookup;
+    use super::{lookup, same_bytes};
 
     #[test]
     fn lookup_finds_each_name_in_any_case_whatever_came_before() {
@@ -714,5 +741,18 @@ mod tests {
             }
         }
         assert!(lookup(b"ge").is_none() && lookup(b"gett").is_none());
+    }
+
+    #[test]
+    fn same_bytes_compares_every_byte_of_every_short_length() {
+        for n in 0..=16 {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(same_bytes(&a, &a.clone()), "{n}");
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x20;
+                assert!(!same_bytes(&a, &b), "{n} {i}");
+            }
+        }
     }
 }

@@ -6,6 +6,7 @@ use crate::clients::{memory, Buffers, Client, Running};
 use crate::server::Server;
 
 /// The limit in bytes, if any.
+#[inline]
 fn limit(server: &Server) -> Option<usize> {
     let config = &server.config.memory;
     config.clients.bytes(config.maxmemory).map(|b| b as usize)
@@ -13,11 +14,19 @@ fn limit(server: &Server) -> Option<usize> {
 
 /// Before a command of `client` runs (its buffers in `client.io`): evicts clients until
 /// the limit holds. True when `client` itself is evicted: the command does not run and the
-/// connection closes without another reply.
+/// connection closes without another reply. With no limit (the usual case) this is a
+/// look at the configuration, inlined in the request loop.
+#[inline]
 pub fn before_command(server: &mut Server, client: &mut Client) -> bool {
-    let Some(limit) = limit(server) else {
-        return false;
-    };
+    match limit(server) {
+        Some(limit) => evict_before(server, client, limit),
+        None => false,
+    }
+}
+
+/// [`before_command`] under `limit`.
+#[inline(never)]
+fn evict_before(server: &mut Server, client: &mut Client, limit: usize) -> bool {
     let running = Running {
         id: client.id,
         memory: memory::usage(client, client.io),

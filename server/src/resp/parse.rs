@@ -5,7 +5,7 @@
 //! call stopped (the state lives in [`RequestParser`]), so a 500 MB bulk or a command with a
 //! million arguments is scanned once, not once per read.
 
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 
 /// Longest inline request, and longest `*N` / `$N` header line, before the client is refused.
 pub const MAX_INLINE: usize = 64 * 1024;
@@ -38,7 +38,8 @@ pub enum Parsed {
 /// Limits that depend on the server configuration and the client's state.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// proto-max-bulk-len.
+    /// proto-max-bulk-len (at least 1 MiB, as the configuration allows: a length of two
+    /// digits is never checked against it).
     pub max_bulk: i64,
     /// Whether the client has authenticated (or no password is set).
     pub authenticated: bool,
@@ -143,61 +144,74 @@ impl RequestParser {
             self.clear_args();
             self.is_inline = false;
             self.pos = start;
-            if self.pos >= buf.len() {
-                return Ok(Parsed::Incomplete);
-            }
-            if buf[self.pos] != b'*' {
-                return self.parse_inline(buf);
-            }
-            let Some((count, next)) =
-                read_header(buf, self.pos, "Protocol error: too big mbulk count string")?
-            else {
-                return Ok(Parsed::Incomplete);
+            let count = match short_header(buf, start, b'*') {
+                Some((count, next)) if limits.authenticated || count as i64 <= UNAUTH_MAX_ARGS => {
+                    self.pos = next;
+                    count
+                }
+                _ => match self.multibulk_header(buf, limits)? {
+                    ControlFlow::Continue(count) => count,
+                    ControlFlow::Break(parsed) => return Ok(parsed),
+                },
             };
-            let count = count.ok_or(ProtocolError("Protocol error: invalid multibulk length"))?;
-            if count > i32::MAX as i64 {
-                return Err(ProtocolError("Protocol error: invalid multibulk length"));
-            }
-            if !limits.authenticated && count > UNAUTH_MAX_ARGS {
-                return Err(ProtocolError(
-                    "Protocol error: unauthenticated multibulk length",
-                ));
-            }
-            self.pos = next;
-            if count <= 0 {
-                return Ok(Parsed::Request { end: next });
-            }
-            self.remaining = count as usize;
-            self.args.reserve(self.remaining.min(1024));
+            self.remaining = count;
+            self.args.reserve(count.min(1024));
         }
-        while self.remaining > 0 {
-            if self.pos >= buf.len() {
-                return Ok(Parsed::Incomplete);
-            }
-            if buf[self.pos] != b'$' {
-                return Err(ProtocolError(expected_dollar(buf[self.pos])));
-            }
-            let Some((len, next)) =
-                read_header(buf, self.pos, "Protocol error: too big bulk count string")?
-            else {
-                return Ok(Parsed::Incomplete);
+        let (mut pos, mut remaining) = (self.pos, self.remaining);
+        while remaining > 0 {
+            let header = match short_header(buf, pos, b'$') {
+                None => bulk_header(buf, pos, limits)?,
+                short => short,
             };
-            let len = len.ok_or(ProtocolError("Protocol error: invalid bulk length"))?;
-            if len < 0 || len > limits.max_bulk {
-                return Err(ProtocolError("Protocol error: invalid bulk length"));
-            }
-            if !limits.authenticated && len > UNAUTH_MAX_BULK {
-                return Err(ProtocolError("Protocol error: unauthenticated bulk length"));
-            }
-            let len = len as usize;
-            if buf.len() < next + len + 2 {
-                return Ok(Parsed::Incomplete);
-            }
-            self.args.push(next..next + len);
-            self.pos = next + len + 2;
-            self.remaining -= 1;
+            let Some((len, data)) = header.filter(|&(len, data)| data + len + 2 <= buf.len())
+            else {
+                break;
+            };
+            self.args.push(data..data + len);
+            pos = data + len + 2;
+            remaining -= 1;
         }
-        Ok(Parsed::Request { end: self.pos })
+        self.pos = pos;
+        self.remaining = remaining;
+        Ok(match remaining {
+            0 => Parsed::Request { end: pos },
+            _ => Parsed::Incomplete,
+        })
+    }
+
+    /// The `*N` header (or inline request) at `self.pos`, of any other form than
+    /// [`short_header`]'s: `Continue` with the argument count, or `Break` with what the call
+    /// found (an incomplete line, an empty request, a whole inline request).
+    fn multibulk_header(
+        &mut self,
+        buf: &[u8],
+        limits: Limits,
+    ) -> Result<ControlFlow<Parsed, usize>, ProtocolError> {
+        if self.pos >= buf.len() {
+            return Ok(ControlFlow::Break(Parsed::Incomplete));
+        }
+        if buf[self.pos] != b'*' {
+            return self.parse_inline(buf).map(ControlFlow::Break);
+        }
+        let Some((count, next)) =
+            read_header(buf, self.pos, "Protocol error: too big mbulk count string")?
+        else {
+            return Ok(ControlFlow::Break(Parsed::Incomplete));
+        };
+        let count = count.ok_or(ProtocolError("Protocol error: invalid multibulk length"))?;
+        if count > i32::MAX as i64 {
+            return Err(ProtocolError("Protocol error: invalid multibulk length"));
+        }
+        if !limits.authenticated && count > UNAUTH_MAX_ARGS {
+            return Err(ProtocolError(
+                "Protocol error: unauthenticated multibulk length",
+            ));
+        }
+        self.pos = next;
+        if count <= 0 {
+            return Ok(ControlFlow::Break(Parsed::Request { end: next }));
+        }
+        Ok(ControlFlow::Continue(count as usize))
     }
 
     fn parse_inline(&mut self, buf: &[u8]) -> Result<Parsed, ProtocolError> {
@@ -233,6 +247,56 @@ fn expected_dollar(got: u8) -> &'static str {
             })
             .collect()
     })[got as usize]
+}
+
+/// The number of a whole header `<kind>N\r\n` at `at` of one or two digits and no leading
+/// zero (the usual `*3`, `$5`, `$20`) and where the line ends: read without a digit loop,
+/// and never past a bulk length limit (proto-max-bulk-len is at least 1 MiB, a client
+/// may send 16 KiB before AUTH). None for any other line, or when the line (and for two
+/// digits the byte after it) has not all arrived.
+#[inline(always)]
+fn short_header(buf: &[u8], at: usize, kind: u8) -> Option<(usize, usize)> {
+    let line = buf.get(at..at + 4)?;
+    let first = line[1].wrapping_sub(b'0');
+    if line[0] != kind || first > 9 {
+        return None;
+    }
+    if line[2] == b'\r' {
+        return Some((usize::from(first), at + 4));
+    }
+    let second = line[2].wrapping_sub(b'0');
+    if first == 0 || second > 9 || line[3] != b'\r' || buf.len() <= at + 4 {
+        return None;
+    }
+    Some((usize::from(first * 10 + second), at + 5))
+}
+
+/// The `$N` header at `at` of any other form than [`short_header`]'s, checked against the
+/// limits: its length and where its data starts, None while the line is incomplete.
+#[inline(always)]
+fn bulk_header(
+    buf: &[u8],
+    at: usize,
+    limits: Limits,
+) -> Result<Option<(usize, usize)>, ProtocolError> {
+    let Some(&first) = buf.get(at) else {
+        return Ok(None);
+    };
+    if first != b'$' {
+        return Err(ProtocolError(expected_dollar(first)));
+    }
+    let Some((len, next)) = read_header(buf, at, "Protocol error: too big bulk count string")?
+    else {
+        return Ok(None);
+    };
+    let len = len.ok_or(ProtocolError("Protocol error: invalid bulk length"))?;
+    if len < 0 || len > limits.max_bulk {
+        return Err(ProtocolError("Protocol error: invalid bulk length"));
+    }
+    if !limits.authenticated && len > UNAUTH_MAX_BULK {
+        return Err(ProtocolError("Protocol error: unauthenticated bulk length"));
+    }
+    Ok(Some((len as usize, next)))
 }
 
 /// Digits (and the `\r`) a header's one-pass read looks at: past it the number could
@@ -523,6 +587,65 @@ mod tests {
         }
         assert_eq!(read_header(b"$12\r", 0, "too big"), Ok(None), "no \\n yet");
         assert_eq!(read_header(b"$12", 0, "too big"), Ok(None));
+    }
+
+    #[test]
+    fn short_headers_match_the_general_reading() {
+        for kind in [b'*', b'$'] {
+            for n in 0..=99 {
+                let line = format!("{}{n}\r\n", kind as char).into_bytes();
+                let general = read_header(&line, 0, "too big").unwrap().unwrap();
+                let short = short_header(&line, 0, kind).expect("short");
+                assert_eq!((Some(short.0 as i64), short.1), general);
+            }
+        }
+        let others: [&[u8]; 9] = [
+            b"$123\r\n",
+            b"$07\r\n",
+            b"$1\n\r\n",
+            b"$12\r",
+            b"$12\n\r\n",
+            b"*1\r\n",
+            b"$x\r\n",
+            b"$+1\r\n",
+            b"$",
+        ];
+        for line in others {
+            assert_eq!(short_header(line, 0, b'$'), None, "{line:?}");
+        }
+        // Every short length, before AUTH too, and requests of up to 10 arguments before
+        // AUTH (11 are refused), 99 after.
+        let closed = Limits {
+            authenticated: false,
+            ..OPEN
+        };
+        let request = |count: usize, n: usize| {
+            let mut buf = format!("*{count}\r\n").into_bytes();
+            for _ in 0..count {
+                buf.extend_from_slice(format!("${n}\r\n").as_bytes());
+                buf.extend_from_slice(&vec![b'a'; n]);
+                buf.extend_from_slice(b"\r\n");
+            }
+            buf
+        };
+        for (count, limits) in [(10, closed), (99, OPEN)] {
+            for n in 0..=99 {
+                let buf = request(count, n);
+                let mut p = RequestParser::default();
+                assert_eq!(
+                    p.parse(&buf, 0, limits).unwrap(),
+                    Parsed::Request { end: buf.len() }
+                );
+                assert_eq!(args_of(&p, &buf), vec![vec![b'a'; n]; count]);
+            }
+        }
+        let mut p = RequestParser::default();
+        assert_eq!(
+            p.parse(&request(11, 1), 0, closed),
+            Err(ProtocolError(
+                "Protocol error: unauthenticated multibulk length"
+            ))
+        );
     }
 
     #[test]

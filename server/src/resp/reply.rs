@@ -4,7 +4,7 @@
 //! lowers them to RESP2 when the client has not said HELLO 3, as Redis does: maps become
 //! flat arrays, sets arrays, doubles bulk strings, nulls `$-1` or `*-1`.
 
-use crate::numbers::{format_double, write_i64};
+use crate::numbers::format_double;
 
 /// Writes replies for one client into a byte buffer.
 pub struct ReplyWriter<'a> {
@@ -189,12 +189,57 @@ impl<'a> ReplyWriter<'a> {
         self.header(if self.resp3 { b'~' } else { b'*' }, n as i64);
     }
 
+    /// The line `<tag><n>\r\n` (an integer reply, a length or count header): four bytes
+    /// stored at once for one digit, else made on the stack and appended in one copy.
     #[inline]
     fn header(&mut self, tag: u8, n: i64) {
-        self.out.push(tag);
-        write_i64(n, self.out);
-        self.out.extend_from_slice(b"\r\n");
+        if (0..10).contains(&n) {
+            self.out
+                .extend_from_slice(&[tag, b'0' + n as u8, b'\r', b'\n']);
+        } else {
+            let (line, start) = integer_line(tag, n);
+            self.out.extend_from_slice(&line[start..]);
+        }
     }
+}
+
+/// Two decimal digits for each value below 100, "00" to "99".
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// `<tag><n>\r\n` at the end of a buffer (a tag, a sign, 19 digits and CRLF at most), and
+/// where it starts: the digits are written from the last, two at a time.
+#[inline(always)]
+fn integer_line(tag: u8, n: i64) -> ([u8; 24], usize) {
+    let mut line = [0u8; 24];
+    let mut at = line.len() - 2;
+    line[at..].copy_from_slice(b"\r\n");
+    let mut v = n.unsigned_abs();
+    while v >= 100 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        at -= 2;
+        line[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if v >= 10 {
+        at -= 2;
+        let pair = v as usize * 2;
+        line[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        at -= 1;
+        line[at] = b'0' + v as u8;
+    }
+    if n < 0 {
+        at -= 1;
+        line[at] = b'-';
+    }
+    at -= 1;
+    line[at] = tag;
+    (line, at)
 }
 
 #[cfg(test)]
@@ -207,6 +252,19 @@ mod tests {
         f(&mut ReplyWriter::new(&mut a, false));
         f(&mut ReplyWriter::new(&mut b, true));
         (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn integer_lines_match_the_decimal_text() {
+        let mut values = vec![i64::MIN, i64::MIN + 1, i64::MAX, -1, 0];
+        for p in 0..19 {
+            let power = 10i64.pow(p);
+            values.extend([power - 1, power, power + 1, -power, 1 - power, -power - 1]);
+        }
+        for v in values {
+            let (line, start) = integer_line(b':', v);
+            assert_eq!(line[start..], *format!(":{v}\r\n").as_bytes(), "{v}");
+        }
     }
 
     #[test]

@@ -48,6 +48,10 @@ const MIN_COMPRESS_BYTES: usize = 48;
 const MIN_COMPRESS_IMPROVE: usize = 8;
 /// Bytes in front of a compressed node's LZF data (the header and the raw length).
 const LZF_HEADER: usize = HEADER + 4;
+/// Spare bytes of a node made from a small list's entries kept elsewhere (the key's
+/// record): the command that unpacks it mostly adds an element or two, which then need
+/// no reallocation (a copy for the command's time only: its entries go back to the record).
+const UNPACKED_ROOM: usize = 64;
 
 /// An element ready to be stored: the integer it reads as, or its bytes.
 #[derive(Clone, Copy)]
@@ -474,9 +478,10 @@ impl Node {
         (!self.plain() && !self.compressed()).then(|| &self.buf[HEADER..])
     }
 
-    /// The packed node whose [`Node::entry_bytes`] are `entries` (the header is theirs).
+    /// The packed node whose [`Node::entry_bytes`] are `entries` (the header is theirs),
+    /// with [`UNPACKED_ROOM`] bytes to spare.
     pub(super) fn from_entry_bytes(entries: &[u8]) -> Node {
-        let mut buf = Vec::with_capacity(HEADER + entries.len());
+        let mut buf = Vec::with_capacity(HEADER + entries.len() + UNPACKED_ROOM);
         buf.extend_from_slice(&[0; HEADER]);
         buf.extend_from_slice(entries);
         let mut node = Node { buf };

@@ -253,3 +253,19 @@ fn interior_nodes_compress_and_read_back() {
     assert!(list.memory_bytes() * 4 < plain.memory_bytes() * 3);
     assert_eq!(list.to_vecs(), plain.to_vecs());
 }
+
+#[test]
+fn a_list_made_from_its_packed_form_takes_a_push_without_growing() {
+    let cfg = ListConfig {
+        max_listpack_size: -2,
+        compress_depth: 0,
+    };
+    let mut list = List::new();
+    list.push(End::Back, &[b"a", b"bb", b"123"], &cfg);
+    let mut back = List::from_packed(list.packed().expect("a listpack"));
+    let room = back.memory_bytes();
+    back.push(End::Front, &[b"e:000000012345"], &cfg);
+    back.validate();
+    assert_eq!(back.memory_bytes(), room);
+    assert_eq!(contents(&back).len(), 4);
+}
