@@ -229,7 +229,11 @@ def test_config_rewrite_force_all(procs, tmp_path):
             "hz": "10"}
     shared = ["hz", "tcp-backlog", "maxmemory", "latency-tracking", "oom-score-adj",
               "oom-score-adj-values", "latency-tracking-info-percentiles", "timeout",
-              "proc-title-template", "appendfsync", "maxmemory-policy", "databases"]
+              "proc-title-template", "appendfsync", "maxmemory-policy", "databases",
+              "ignore-warnings", "activedefrag", "active-defrag-ignore-bytes",
+              "active-expire-effort", "crash-log-enabled", "rdbchecksum", "rdb-del-sync-files",
+              "lazyfree-lazy-user-del", "replica-lazy-flush", "jemalloc-bg-thread",
+              "server_cpulist", "bgsave_cpulist", "rdb-save-incremental-fsync"]
     for name in shared:
         assert lines["goblin"].get(name) == lines["redis"].get(name), name
     # Goblin's own parameters, and 7.2's that Redis 7.0 lacks.

@@ -36,6 +36,7 @@ const MEMORY: &[&str] = &[
     "client-query-buffer-limit",
     "auto-aof-rewrite-min-size",
     "stream-node-max-bytes",
+    "active-defrag-ignore-bytes",
 ];
 
 /// String parameters Redis writes quoted, with their default (None: an empty value means
@@ -59,6 +60,11 @@ const STRINGS: &[(&str, Option<&str>)] = &[
     ("cluster-config-file", Some("nodes.conf")),
     ("syslog-ident", Some("redis")),
     ("notify-keyspace-events", Some("")),
+    ("ignore-warnings", Some("")),
+    ("server_cpulist", None),
+    ("bio_cpulist", None),
+    ("aof_rewrite_cpulist", None),
+    ("bgsave_cpulist", None),
     (
         "proc-title-template",
         Some(crate::service::process::title::DEFAULT_TEMPLATE),
