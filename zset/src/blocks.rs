@@ -23,12 +23,10 @@ use std::sync::OnceLock;
 use crate::arena::Arena;
 use crate::fenwick::Fenwick;
 use crate::id::Id;
-use crate::order::{cmp_key, cmp_score};
+use crate::order::cmp_key;
 
 /// Most ids in one block.
 pub(crate) const BLOCK_MAX: usize = 512;
-/// Ids compared at a time by the scan that finds an id in its block.
-const SCAN: usize = 32;
 /// Blocks shorter than this merge into a neighbour.
 const BLOCK_MIN: usize = BLOCK_MAX / 8;
 
@@ -76,6 +74,20 @@ fn search_block<I: Id>(arena: &Arena, block: &[I], pred: impl Fn(u32) -> bool) -
     }
 }
 
+/// Whether the entry `id`, whose score is `s`, sorts before `(score, member)`: the member
+/// is read only on a score tie, out of line, so the searches inline the rest.
+#[inline(always)]
+fn key_lt(arena: &Arena, s: f64, id: u32, score: f64, member: &[u8]) -> bool {
+    // Numeric order, so -0 and 0 tie (and NaN is never stored).
+    s < score || (s == score && member_lt(arena, id, member))
+}
+
+/// Whether the member of entry `id` sorts before `member` (a score tie).
+#[inline(never)]
+fn member_lt(arena: &Arena, id: u32, member: &[u8]) -> bool {
+    arena.member(id) < member
+}
+
 /// Grows a block's capacity by a quarter (not double) when it is full.
 fn reserve_one<I>(block: &mut Vec<I>) {
     if block.len() == block.capacity() {
@@ -109,19 +121,29 @@ impl<I: Id> Blocks<I> {
     }
 
     /// The first block whose last entry fails `pred` (or `blocks` if none
-    /// does), searching the block maxima.
-    fn block_where(&self, pred: &impl Fn(f64, u32) -> bool) -> usize {
-        let (mut lo, mut hi) = (0, self.blocks.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let max = self.maxes[mid];
-            if pred(max.score, max.id.get()) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+    /// does), searching the block maxima: a fixed number of halvings whose
+    /// step is a conditional move, not a branch.
+    #[inline]
+    fn block_where(&self, pred: impl Fn(f64, u32) -> bool) -> usize {
+        let maxes = self.maxes.as_slice();
+        if maxes.is_empty() {
+            return 0;
         }
-        lo
+        // The answer lies in lo..=lo + size.
+        let (mut lo, mut size) = (0, maxes.len());
+        while size > 1 {
+            let half = size / 2;
+            let mid = lo + half;
+            let max = maxes[mid];
+            lo = if pred(max.score, max.id.get()) {
+                mid
+            } else {
+                lo
+            };
+            size -= half;
+        }
+        let max = maxes[lo];
+        lo + usize::from(pred(max.score, max.id.get()))
     }
 
     /// The first position (block, offset) at which `pred` fails. `pred`
@@ -143,32 +165,15 @@ impl<I: Id> Blocks<I> {
 
     /// The position of `id`, which must be present with key `(score, member)` (the
     /// caller's copy, so the entry is not decoded again). The block comes from
-    /// the maxima; inside it the id is found by comparing ids, `SCAN` at a time,
+    /// the maxima; inside it the id is found by comparing ids, a vector at a time (see `Id::position`),
     /// which reads one contiguous block instead of the arena entries a
     /// binary search by key would.
     fn position_of(&self, arena: &Arena, id: u32, score: f64, member: &[u8]) -> (usize, usize) {
         // Scores first; a block maximum's member is read (an arena miss) only on a tie.
-        let b = self.block_where(&|s, x| {
-            cmp_score(s, score)
-                .then_with(|| arena.member(x).cmp(member))
-                .is_lt()
-        });
-        let id = I::new(id);
-        let block = &self.blocks[b];
-        let mut chunks = block.chunks_exact(SCAN);
-        let mut base = 0;
-        for chunk in &mut chunks {
-            // A fixed-size chunk compiles to vector compares ORed together and one test;
-            // only the chunk that holds the id is looked into.
-            let chunk: &[I; SCAN] = chunk.try_into().expect("chunks of SCAN");
-            if chunk.iter().fold(false, |hit, &x| hit | (x == id)) {
-                break;
-            }
-            base += SCAN;
-        }
-        match block[base..].iter().position(|&x| x == id) {
-            Some(i) => (b, base + i),
-            None => unreachable!("id {id:?} is not in the block its key selects"),
+        let b = self.block_where(|s, x| key_lt(arena, s, x, score, member));
+        match I::position(&self.blocks[b], I::new(id)) {
+            Some(p) => (b, p),
+            None => unreachable!("id {id} is not in the block its key selects"),
         }
     }
 
@@ -189,20 +194,17 @@ impl<I: Id> Blocks<I> {
     /// Position of the first entry not less than `(score, member)`.
     fn locate(&self, arena: &Arena, score: f64, member: &[u8]) -> (usize, usize) {
         // Block maxima compare scores first and read a member only on a tie.
-        let b = self.block_where(&|s, id| {
-            cmp_score(s, score)
-                .then_with(|| arena.member(id).cmp(member))
-                .is_lt()
-        });
+        let b = self.block_where(|s, id| key_lt(arena, s, id, score, member));
         if b == self.blocks.len() {
             return (b, 0);
         }
         // Inside the block, each probe reads the entry's score, and its member only on a tie.
-        let p = search_block(arena, &self.blocks[b], |id| {
-            cmp_score(arena.score(id), score)
-                .then_with(|| arena.member(id).cmp(member))
-                .is_lt()
-        });
+        let p = search_block(
+            arena,
+            &self.blocks[b],
+            #[inline(always)]
+            |id| key_lt(arena, arena.score(id), id, score, member),
+        );
         (b, p)
     }
 
