@@ -324,8 +324,12 @@ impl<I: Id> Blocks<I> {
                 self.reindex();
                 return;
             }
+            // Both halves get room for a quarter more, so the insert that follows (and
+            // the next few) grow neither.
             let left = self.block_mut(b);
-            let right = left.split_off(BLOCK_MAX / 2);
+            let mut right = Vec::with_capacity(BLOCK_MAX / 2 + BLOCK_MAX / 8);
+            right.extend_from_slice(&left[BLOCK_MAX / 2..]);
+            left.truncate(BLOCK_MAX / 2);
             left.shrink_to(BLOCK_MAX / 2 + BLOCK_MAX / 8);
             // The right half ends where the whole block did.
             self.insert_block(b + 1, right, self.maxes[b].score);

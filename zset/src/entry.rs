@@ -157,7 +157,14 @@ pub(crate) fn rewrite_score(buf: &mut [u8], pos: usize, score: f64) -> bool {
     } else {
         score as i64 as u64
     };
-    buf[at..at + width].copy_from_slice(&bits.to_le_bytes()[..width]);
+    if let Some(word) = buf.get_mut(at..at + 8) {
+        // One 8-byte read-modify-write keeps the member bytes after a narrower score.
+        let mask = MASK[kind as usize];
+        let old = u64::from_le_bytes((&*word).try_into().expect("8 bytes"));
+        word.copy_from_slice(&((old & !mask) | (bits & mask)).to_le_bytes());
+    } else {
+        buf[at..at + width].copy_from_slice(&bits.to_le_bytes()[..width]);
+    }
     true
 }
 

@@ -47,10 +47,8 @@ impl<I: Id> LargeSet<I> {
     /// The slot and id of `member`.
     fn find(&self, member: &[u8]) -> Option<(usize, u32)> {
         let arena = &self.arena;
-        let slot = self
-            .index
-            .find(hash(member), |id| arena.member(id) == member)?;
-        Some((slot, self.index.id(slot)))
+        self.index
+            .find_entry(hash(member), |id| arena.member(id) == member)
     }
 
     /// The score of `member`.
