@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use crate::arena::Arena;
 use crate::fenwick::Fenwick;
 use crate::id::Id;
-use crate::order::cmp_key;
+use crate::order::{cmp_key, cmp_members};
 
 /// Most ids in one block.
 pub(crate) const BLOCK_MAX: usize = 512;
@@ -91,7 +91,7 @@ fn key_lt(arena: &Arena, s: f64, id: u32, score: f64, member: &[u8]) -> bool {
 /// Whether the member of entry `id` sorts before `member` (a score tie).
 #[inline(never)]
 fn member_lt(arena: &Arena, id: u32, member: &[u8]) -> bool {
-    arena.member(id) < member
+    cmp_members(arena.member(id), member).is_lt()
 }
 
 /// Grows a block's capacity by a quarter (not double) when it is full.
