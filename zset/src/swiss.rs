@@ -338,13 +338,17 @@ impl<I: Id> SwissIndex<I> {
         self.table.len()
     }
 
-    /// The table and slot within it that slot number `slot` names.
+    /// The table and slot within it that slot number `slot` names. A slot of the new
+    /// table (every slot, but while a resize drains) takes one compare.
     #[inline]
     fn locate(&self, slot: usize) -> (&[Group<I>], usize) {
         let here = self.table.len() * GROUP;
+        if slot < here {
+            return (&self.table, slot);
+        }
         match &self.old {
-            Some(old) if slot >= here => (&old.table, slot - here),
-            _ => (&self.table, slot),
+            Some(old) => (&old.table, slot - here),
+            None => (&self.table, slot),
         }
     }
 
