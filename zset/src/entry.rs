@@ -157,7 +157,14 @@ pub(crate) fn rewrite_score(buf: &mut [u8], pos: usize, score: f64) -> bool {
     } else {
         score as i64 as u64
     };
-    buf[at..at + width].copy_from_slice(&bits.to_le_bytes()[..width]);
+    if let Some(word) = buf.get_mut(at..at + 8) {
+        // One 8-byte read-modify-write keeps the member bytes after a narrower score.
+        let mask = MASK[kind as usize];
+        let old = u64::from_le_bytes((&*word).try_into().expect("8 bytes"));
+        word.copy_from_slice(&((old & !mask) | (bits & mask)).to_le_bytes());
+    } else {
+        buf[at..at + width].copy_from_slice(&bits.to_le_bytes()[..width]);
+    }
     true
 }
 
@@ -236,9 +243,26 @@ fn decode_scored(buf: &[u8], pos: usize) -> Entry<'_> {
 }
 
 /// The score of the entry at `pos`, its member not sliced: what a search by score reads
-/// of each entry it probes.
-#[inline]
+/// of each entry it probes. With a header of one or two bytes (members under 2 KiB) and
+/// 10 bytes of buffer from `pos`, one bounds check covers the header and the 8-byte load
+/// of the score.
+#[inline(always)]
 pub(crate) fn score_at(buf: &[u8], pos: usize) -> f64 {
+    if let Some(window) = buf.get(pos..pos + 10) {
+        let first = window[0];
+        if first < 0x80 || window[1] < 0x80 {
+            let at = 1 + usize::from(first >> 7);
+            let word = u64::from_le_bytes(window[at..at + 8].try_into().expect("8 bytes"));
+            let kind = usize::from(first & 7);
+            return score_from(word & MASK[kind], kind);
+        }
+    }
+    score_at_slow(buf, pos)
+}
+
+/// [`score_at`] of an entry with a longer header or near the end of the buffer.
+#[inline(never)]
+fn score_at_slow(buf: &[u8], pos: usize) -> f64 {
     let (header, pos) = get_varint(buf, pos);
     score_of(buf, pos, (header & 7) as usize)
 }
@@ -257,6 +281,12 @@ fn score_of(buf: &[u8], at: usize, kind: usize) -> f64 {
             u64::from_le_bytes(bytes)
         }
     };
+    score_from(raw, kind)
+}
+
+/// The score of `kind` whose stored bytes (masked to its width) are `raw`.
+#[inline]
+fn score_from(raw: u64, kind: usize) -> f64 {
     if kind as u64 == KIND_F64 {
         f64::from_bits(raw)
     } else {
@@ -288,6 +318,14 @@ mod tests {
             score_at(&buf, 1).to_bits(),
             score.to_bits(),
             "score_at {score}"
+        );
+        // Followed by other bytes: the one-load path (headers of one or two bytes).
+        let mut padded = buf.clone();
+        padded.extend_from_slice(&[0xAA; 16]);
+        assert_eq!(
+            score_at(&padded, 1).to_bits(),
+            score.to_bits(),
+            "padded {score}"
         );
         // Alone in an exact buffer: no 8-byte load fits past a short entry's score.
         let exact = &buf[1..n + 1];
@@ -346,6 +384,9 @@ mod tests {
         assert_eq!(round_trip(&[7u8; 15], 1.0), 1 + 1 + 15);
         assert_eq!(round_trip(&[7u8; 16], 1.0), 2 + 1 + 16);
         assert_eq!(round_trip(b"", 1.0), 2);
+        // Headers of two and three bytes.
+        assert_eq!(round_trip(&[7u8; 300], -5.0), 2 + 1 + 300);
+        assert_eq!(round_trip(&[7u8; 3000], 0.5), 3 + 8 + 3000);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::arena::Arena;
 use crate::blocks::{BlockIter, Blocks};
 use crate::hash::hash;
 use crate::id::Id;
-use crate::order::{cmp_score, rank_range};
+use crate::order::{cmp_score, members_eq, rank_range};
 use crate::swiss::{groups_for, SwissIndex};
 use crate::{LexRange, ScoreRange};
 
@@ -47,10 +47,8 @@ impl<I: Id> LargeSet<I> {
     /// The slot and id of `member`.
     fn find(&self, member: &[u8]) -> Option<(usize, u32)> {
         let arena = &self.arena;
-        let slot = self
-            .index
-            .find(hash(member), |id| arena.member(id) == member)?;
-        Some((slot, self.index.id(slot)))
+        self.index
+            .find_entry(hash(member), |id| members_eq(arena.member(id), member))
     }
 
     /// The score of `member`.

@@ -14,10 +14,59 @@ pub(crate) fn cmp_score(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
+/// The big-endian word of the 8 bytes of `s` at `at` (which must fit).
+#[inline(always)]
+fn word_at(s: &[u8], at: usize) -> u64 {
+    u64::from_be_bytes(s[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Byte order of two members, as `a.cmp(b)`, compared 8 bytes at a time inline: members
+/// are short, and a call to `memcmp` costs about as much as comparing them. Words compare
+/// big-endian, so the first differing byte decides, as in `memcmp`; the last word
+/// overlaps the one before it (its leading bytes are known equal).
+#[inline]
+pub(crate) fn cmp_members(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    if n < 8 {
+        return a.cmp(b);
+    }
+    let mut at = 0;
+    while at + 8 < n {
+        let (x, y) = (word_at(a, at), word_at(b, at));
+        if x != y {
+            return x.cmp(&y);
+        }
+        at += 8;
+    }
+    word_at(a, n - 8)
+        .cmp(&word_at(b, n - 8))
+        .then(a.len().cmp(&b.len()))
+}
+
+/// Whether two members are equal, compared as in [`cmp_members`].
+#[inline]
+pub(crate) fn members_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n < 8 {
+        return a == b;
+    }
+    let mut at = 0;
+    while at + 8 < n {
+        if word_at(a, at) != word_at(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    word_at(a, n - 8) == word_at(b, n - 8)
+}
+
 /// Order of `(score, member)` keys.
 #[inline]
 pub(crate) fn cmp_key(a_score: f64, a_member: &[u8], b_score: f64, b_member: &[u8]) -> Ordering {
-    cmp_score(a_score, b_score).then_with(|| a_member.cmp(b_member))
+    cmp_score(a_score, b_score).then_with(|| cmp_members(a_member, b_member))
 }
 
 impl ScoreRange {
@@ -77,6 +126,33 @@ pub(crate) fn rank_range(start: usize, end: usize) -> std::ops::Range<usize> {
 mod tests {
     use super::*;
     use crate::ScoreBound;
+
+    #[test]
+    fn member_compares_match_the_slices() {
+        let mut samples: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in [1, 7, 8, 9, 15, 16, 17, 20, 24, 33] {
+            for fill in [0u8, 0x7f, 0x80, 0xff] {
+                let base: Vec<u8> = (0..len).map(|i| fill.wrapping_add(i as u8 * 3)).collect();
+                samples.push(base.clone());
+                for at in [0, len / 2, len - 1] {
+                    let mut other = base.clone();
+                    other[at] = other[at].wrapping_add(1);
+                    samples.push(other);
+                }
+            }
+        }
+        for a in &samples {
+            for b in &samples {
+                assert_eq!(cmp_members(a, b), a.cmp(b), "{a:?} {b:?}");
+                assert_eq!(members_eq(a, b), a == b, "{a:?} {b:?}");
+            }
+            // Every proper prefix sorts first.
+            for cut in 0..a.len() {
+                assert_eq!(cmp_members(&a[..cut], a), Ordering::Less);
+                assert!(!members_eq(&a[..cut], a));
+            }
+        }
+    }
 
     #[test]
     fn zeros_tie_and_fall_back_to_member() {

@@ -212,7 +212,7 @@ fn probe<I: Id>(
     max_disp: u32,
     hash: u64,
     eq: impl Fn(u32) -> bool,
-) -> Option<usize> {
+) -> Option<(usize, u32)> {
     if table.is_empty() {
         return None;
     }
@@ -226,8 +226,9 @@ fn probe<I: Id>(
         let mut m = group.matching(t);
         while m != 0 {
             let i = m.trailing_zeros() as usize;
-            if eq(group.ids[i].get()) {
-                return Some(g * GROUP + i);
+            let id = group.ids[i].get();
+            if eq(id) {
+                return Some((g * GROUP + i, id));
             }
             m &= m - 1;
         }
@@ -337,13 +338,17 @@ impl<I: Id> SwissIndex<I> {
         self.table.len()
     }
 
-    /// The table and slot within it that slot number `slot` names.
+    /// The table and slot within it that slot number `slot` names. A slot of the new
+    /// table (every slot, but while a resize drains) takes one compare.
     #[inline]
     fn locate(&self, slot: usize) -> (&[Group<I>], usize) {
         let here = self.table.len() * GROUP;
+        if slot < here {
+            return (&self.table, slot);
+        }
         match &self.old {
-            Some(old) if slot >= here => (&old.table, slot - here),
-            _ => (&self.table, slot),
+            Some(old) => (&old.table, slot - here),
+            None => (&self.table, slot),
         }
     }
 
@@ -455,12 +460,20 @@ impl<I: Id> SwissIndex<I> {
     /// The slot of the id with hash `hash` for which `eq` holds.
     #[inline]
     pub(crate) fn find(&self, hash: u64, eq: impl Fn(u32) -> bool) -> Option<usize> {
+        self.find_entry(hash, eq).map(|(slot, _)| slot)
+    }
+
+    /// The slot and the id with hash `hash` for which `eq` holds: [`SwissIndex::find`]
+    /// with the id the probe has in hand, not read again through the slot.
+    #[inline]
+    pub(crate) fn find_entry(&self, hash: u64, eq: impl Fn(u32) -> bool) -> Option<(usize, u32)> {
         let hash = spread(self.seed, hash);
-        if let Some(slot) = probe(&self.table, self.max_disp, hash, &eq) {
-            return Some(slot);
+        if let Some(found) = probe(&self.table, self.max_disp, hash, &eq) {
+            return Some(found);
         }
         let old = self.old.as_ref()?;
-        probe(&old.table, old.max_disp, hash, eq).map(|slot| self.table.len() * GROUP + slot)
+        probe(&old.table, old.max_disp, hash, eq)
+            .map(|(slot, id)| (self.table.len() * GROUP + slot, id))
     }
 
     /// Inserts `id` (which must not be present) under `hash` and returns its slot; `rehash`
