@@ -51,7 +51,7 @@ use goblin_zset::hash::{shape_id, FieldShapes};
 use goblin_zset::keytable::STR_MAX;
 use goblin_zset::keytable::{self as kt, KeyTable};
 use goblin_zset::set::PackedSet;
-use goblin_zset::ZSet;
+use goblin_zset::{Config, RecordInsert, RecordSet, ZSet};
 use std::ops::Deref;
 
 pub use goblin_zset::keytable::{Slot, CLOCK_MAX};
@@ -315,6 +315,16 @@ impl Packer {
     }
 }
 
+/// The small sorted set the record in `slot` holds, in either of its forms.
+#[inline]
+fn held_zset(table: &KeyTable<Value>, slot: Slot) -> Option<RecordSet<'_>> {
+    match table.entry(slot).value() {
+        kt::ValueRef::Packed(tag::ZSET, b) => Some(RecordSet::plain(b)),
+        kt::ValueRef::Packed(tag::ZSET_PREFIXED, b) => Some(RecordSet::prefixed(b)),
+        _ => None,
+    }
+}
+
 /// The record form of `value` without field shapes: an `int` or inline string, or a small
 /// collection's packed form of up to [`STR_MAX`] bytes.
 #[inline]
@@ -539,6 +549,55 @@ impl Db {
             return None;
         }
         self.table.add_to_int(slot, by)
+    }
+
+    /// The small sorted set the record in `slot` holds, read where it lies: None when the
+    /// record holds anything else, or its value is checked out (the copy is the truth then).
+    #[inline]
+    pub(super) fn record_zset(&self, slot: Slot) -> Option<RecordSet<'_>> {
+        if self.out == Some(slot) {
+            return None;
+        }
+        held_zset(&self.table, slot)
+    }
+
+    /// Inserts `member` with `score` into the small sorted set the record in `slot` holds
+    /// (see [`Db::record_zset`]) as [`RecordSet::insert_into`] does, writing the record's
+    /// new form; a set grown past what a record holds moves beside the table, still small.
+    pub(super) fn insert_in_record_zset(
+        &mut self,
+        slot: Slot,
+        member: &[u8],
+        score: f64,
+        cfg: &Config,
+    ) -> RecordInsert {
+        if self.out == Some(slot) {
+            return RecordInsert::Declined;
+        }
+        let Some(set) = held_zset(&self.table, slot) else {
+            return RecordInsert::Declined;
+        };
+        let prefixed = set.is_prefixed();
+        let done = set.insert_into(member, score, cfg, &mut self.packer.buf);
+        if matches!(done, RecordInsert::Added | RecordInsert::Updated(_)) {
+            let form = &self.packer.buf;
+            if form.len() <= STR_MAX {
+                let t = if prefixed {
+                    tag::ZSET_PREFIXED
+                } else {
+                    tag::ZSET
+                };
+                drop(self.table.set_packed(slot, t, form));
+            } else {
+                let set = if prefixed {
+                    ZSet::from_prefixed(form)
+                } else {
+                    ZSet::from_packed(form)
+                };
+                self.put(slot, Value::ZSet(SortedSet::from(set)));
+            }
+        }
+        done
     }
 
     /// The key in `slot` for writing (from [`Db::find`], with no removal since).

@@ -49,7 +49,7 @@ pub use set::{Member, Set, SetConfig, SetEncoding};
 pub use stream::{Stream, StreamConfig, StreamId};
 pub use string::StringValue;
 pub use value::{Value, WrongType};
-pub use zset::SortedSet;
+pub use zset::{RecordZSet, SortedSet, ZSetMut, ZSetRef};
 
 /// How a deleted key's value is freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,6 +328,20 @@ impl Keyspace {
         now_ms: u64,
         touch: bool,
     ) -> Option<Entry<'_>> {
+        let id = self.slot_for_read(db, key, now_ms, touch)?;
+        Some(self.dbs[db].read(id))
+    }
+
+    /// The slot of the live entry for `key` looked up for reading, as
+    /// [`Keyspace::lookup_read`] does (expiry, statistics, access time, "keymiss").
+    #[inline]
+    fn slot_for_read(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        touch: bool,
+    ) -> Option<db::Slot> {
         let clock = self.clock_secs_at(now_ms);
         match self.live_entry(db, key, now_ms, false) {
             Some((id, accessed)) => {
@@ -335,7 +349,7 @@ impl Keyspace {
                 if touch {
                     self.touch(db, id, accessed, clock, now_ms);
                 }
-                Some(self.dbs[db].read(id))
+                Some(id)
             }
             None => {
                 self.stats.keyspace_misses += 1;

@@ -9,7 +9,9 @@
 //! Reads go straight to the engine through `Deref`; writes go through the methods here, so
 //! a command can neither skip the rule nor test a threshold.
 
-use goblin_zset::{stored_bytes, Config, ZSet};
+use super::db::{Db, EntryMut, Slot};
+use super::{Keyspace, Value, WrongType};
+use goblin_zset::{stored_bytes, Config, RecordInsert, RecordSet, ZSet};
 use std::ops::{Deref, Range};
 
 /// A sorted set as the keyspace stores it.
@@ -87,6 +89,111 @@ impl SortedSet {
     /// Repacks for memory at load factor `density` (GOBLIN.OPTIMIZE).
     pub fn optimize(&mut self, density: f64) {
         self.0.optimize(density);
+    }
+}
+
+/// A small sorted set written where its key's record holds it, with no copy checked out
+/// and put back (see `Db::record_zset`).
+pub struct RecordZSet<'a> {
+    db: &'a mut Db,
+    slot: Slot,
+}
+
+impl<'a> RecordZSet<'a> {
+    /// The score of `member`.
+    #[inline]
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        self.db.record_zset(self.slot)?.score(member)
+    }
+
+    /// Inserts or updates a member as [`SortedSet::insert`] does (a -0 is stored as 0: a
+    /// write here leaves the set small), unless the record declines the write
+    /// ([`RecordInsert::Declined`], nothing changed): then [`RecordZSet::into_entry`] gives
+    /// the set for the general path.
+    #[inline]
+    pub fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> RecordInsert {
+        let score = if is_negative_zero(score) { 0.0 } else { score };
+        self.db.insert_in_record_zset(self.slot, member, score, cfg)
+    }
+
+    /// The key's entry for writing its value (checked out of the record).
+    pub fn into_entry(self) -> EntryMut<'a> {
+        self.db.write(self.slot)
+    }
+}
+
+/// A key looked up for a sorted-set write: a small set its record holds, or its entry.
+pub enum ZSetMut<'a> {
+    /// A small sorted set in the key's record.
+    Record(RecordZSet<'a>),
+    /// The key's value (of any type).
+    Entry(EntryMut<'a>),
+}
+
+/// A sorted set looked up for reading its scores: a small one read where its key's record
+/// holds it, or the value.
+pub enum ZSetRef<'a> {
+    /// A small sorted set in the key's record.
+    Record(RecordSet<'a>),
+    /// The set as a value.
+    Set(&'a SortedSet),
+}
+
+impl ZSetRef<'_> {
+    /// The score of `member`.
+    #[inline]
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        match self {
+            ZSetRef::Record(set) => set.score(member),
+            ZSetRef::Set(set) => set.score(member),
+        }
+    }
+}
+
+impl Keyspace {
+    /// [`Keyspace::lookup_write_or_create`] for a sorted-set write: a key found (not
+    /// created) holding a small sorted set in its record is handed out as that, to be
+    /// written in place.
+    #[inline]
+    pub fn lookup_zset_for_write(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        make: impl FnOnce() -> Value,
+    ) -> (ZSetMut<'_>, bool) {
+        let (slot, created) = self.slot_for_write(db, key, now_ms, make);
+        let db = &mut self.dbs[db];
+        // A created key holds an empty set, whose first writes the record declines.
+        let found = if !created && db.record_zset(slot).is_some() {
+            ZSetMut::Record(RecordZSet { db, slot })
+        } else {
+            ZSetMut::Entry(db.write(slot))
+        };
+        (found, created)
+    }
+
+    /// [`Keyspace::lookup_read`] of a sorted set whose scores are read: a small one its
+    /// key's record holds is read there. `Err` when the key holds another type.
+    #[inline]
+    pub fn lookup_zset_scores(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        touch: bool,
+    ) -> Result<Option<ZSetRef<'_>>, WrongType> {
+        let Some(slot) = self.slot_for_read(db, key, now_ms, touch) else {
+            return Ok(None);
+        };
+        let db = &mut self.dbs[db];
+        if db.record_zset(slot).is_some() {
+            return Ok(db.record_zset(slot).map(ZSetRef::Record));
+        }
+        db.read(slot)
+            .value
+            .as_zset()
+            .map(|set| Some(ZSetRef::Set(set)))
     }
 }
 

@@ -376,6 +376,36 @@ impl<T> KeyTable<T> {
         self.assign(slot, value, None, None)
     }
 
+    /// [`KeyTable::set_value`] of `Value::Packed(tag, bytes)`: over a value the record
+    /// holds, its header and key are kept as they are (copied when the record moves to
+    /// another size class) and the bytes written after them, with no re-encoding.
+    pub fn set_packed(&mut self, slot: Slot, tag: u8, bytes: &[u8]) -> Option<T> {
+        let handle = self.handle(slot);
+        let old = Record(self.store.get(handle));
+        if old.holds_heap() {
+            return self.set_value(slot, Value::Packed(tag, bytes));
+        }
+        let (tag, bytes) = (check_tag(tag), check_str(bytes));
+        let at = old.value_at();
+        let len = at + 1 + bytes.len();
+        if self.store.fits(handle, len) {
+            record::put_packed(self.store.get_mut(handle), at, tag, bytes);
+            return None;
+        }
+        let volatile = old.expiry().map(|(_, pos)| pos);
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&old.0[..at]);
+        self.scratch.resize(len, 0);
+        record::put_packed(&mut self.scratch, at, tag, bytes);
+        self.store.free(handle);
+        let new = self.store.alloc(&self.scratch);
+        self.index.set_id(slot.0, new);
+        if let Some(pos) = volatile {
+            self.volatile[pos as usize] = new;
+        }
+        None
+    }
+
     /// Replaces the value in `slot`, and its expiry (`Some(expire_at)`) and clock when
     /// given; returns the old heap value when there was one.
     fn assign(
