@@ -47,15 +47,25 @@ pub(crate) fn strip(entries: &[u8], out: &mut Vec<u8>) -> bool {
     out.reserve(entries.len() + 1 - (n - 1) * shared);
     out.push(shared as u8);
     out.extend_from_slice(&first[..shared]);
+    put_cut(out, entries, shared);
+    true
+}
+
+/// Appends `entries` (of the `entry` encoding, members whole) with each member's first
+/// `cut` bytes left out (all of them share those bytes).
+#[inline]
+fn put_cut(out: &mut Vec<u8>, entries: &[u8], cut: usize) {
+    if cut == 0 {
+        return out.extend_from_slice(entries);
+    }
     let (mut from, mut at) = (0, 0);
     while at < entries.len() {
         let (start, end) = member_span(entries, at);
         out.extend_from_slice(&entries[from..start]);
-        from = start + shared;
+        from = start + cut;
         at = end;
     }
     out.extend_from_slice(&entries[from..]);
-    true
 }
 
 /// Length of the longest common prefix of `a` and `b`, eight bytes a step.
@@ -103,12 +113,13 @@ pub(crate) fn expand(bytes: &[u8]) -> (Vec<u8>, usize) {
 /// rebuilding a [`crate::ZSet`]: its plain entries ([`crate::ZSet::packed`]) or its
 /// prefixed form ([`crate::ZSet::prefixed_into`]), whichever the record keeps.
 ///
-/// A write keeps the form the record would choose: a member added to a prefixed set with
-/// the prefix leaves the prefix as it is (a set's shared prefix cannot grow with a member),
-/// and a plain set of three or more entries shares nothing (else it would be prefixed), so
-/// it stays plain. The writes that may change the form (a member without the prefix, a
-/// third member) are declined, as are those that convert the set: the caller takes the
-/// general path for them.
+/// A write gives the form the record would choose for the result. A member added to a
+/// prefixed set with its prefix leaves the prefix as it is (a set's shared prefix cannot
+/// grow with a member); a plain set of three or more entries shares nothing (else it would
+/// be prefixed), so it stays plain; a plain set of fewer may become prefixed with the new
+/// member, which the write works out from those few. The writes declined, for the caller's
+/// general path, are a member without a prefixed set's prefix (the prefix would shrink)
+/// and those that convert the set.
 #[derive(Clone, Copy, Debug)]
 pub struct RecordSet<'a> {
     /// The prefix every member shares (empty in the plain form).
@@ -122,13 +133,22 @@ pub struct RecordSet<'a> {
 /// What [`RecordSet::insert_into`] did.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RecordInsert {
-    /// The member is new: the form with it is written.
-    Added,
-    /// The member had this other score: the form with the new one is written.
-    Updated(f64),
+    /// The member is new: the form with it is written, prefixed or not.
+    Added {
+        /// Whether the form written is the prefixed one.
+        prefixed: bool,
+    },
+    /// The member had the score `old`: the form with the new one is written, prefixed or
+    /// not (as the set was).
+    Updated {
+        /// The member's previous score.
+        old: f64,
+        /// Whether the form written is the prefixed one.
+        prefixed: bool,
+    },
     /// The member already had this score (numerically): nothing is written.
     Unchanged(f64),
-    /// Not written here (the form would change, or the set would convert): nothing is
+    /// Not written here (the prefix would shrink, or the set would convert): nothing is
     /// written.
     Declined,
 }
@@ -161,11 +181,6 @@ impl<'a> RecordSet<'a> {
             body,
             prefixed: true,
         }
-    }
-
-    /// Whether the form is the prefixed one.
-    pub fn is_prefixed(&self) -> bool {
-        self.prefixed
     }
 
     /// Where the entry of `member` (without the prefix: `rest`) is, walking until it is
@@ -208,10 +223,14 @@ impl<'a> RecordSet<'a> {
         Some(score_at(self.body, at))
     }
 
+    /// Whether the set has no members.
+    pub fn is_empty(&self) -> bool {
+        self.body.is_empty()
+    }
+
     /// Inserts `member` or updates its score (`score` not NaN), as [`crate::ZSet::insert`]
-    /// does while the set stays small:
-    /// the record's form with the change is written into `out` (cleared first), in the
-    /// same form as this one, unless nothing changes or the write is declined.
+    /// does while the set stays small: the record's form of the result is written into
+    /// `out` (cleared first), unless nothing changes or the write is declined.
     pub fn insert_into(
         &self,
         member: &[u8],
@@ -226,19 +245,31 @@ impl<'a> RecordSet<'a> {
         let probe = self.probe(rest, Some(score));
         let body = self.body;
         let at = probe.after.unwrap_or(body.len());
+        // Bytes of each member newly shared as a prefix (a plain set of a few becoming
+        // prefixed).
+        let mut cut = 0;
         let outcome = match probe.found {
             Some((from, _)) => {
                 let old = score_at(body, from);
                 if cmp_score(old, score).is_eq() {
                     return RecordInsert::Unchanged(old);
                 }
-                RecordInsert::Updated(old)
+                RecordInsert::Updated {
+                    old,
+                    prefixed: self.prefixed,
+                }
             }
             None if !cfg.fits_small(probe.count + 1, member.len()) => {
                 return RecordInsert::Declined
             }
-            None if !self.prefixed && probe.count < 3 => return RecordInsert::Declined,
-            None => RecordInsert::Added,
+            None => {
+                if !self.prefixed && probe.count < 3 {
+                    cut = self.shared_with(member, probe.count);
+                }
+                RecordInsert::Added {
+                    prefixed: self.prefixed || cut > 0,
+                }
+            }
         };
         // The body without the old entry, cut around the new one's place.
         let (old_from, old_end) = probe.found.unwrap_or((at, at));
@@ -248,23 +279,41 @@ impl<'a> RecordSet<'a> {
             (&body[..old_from], &body[old_end..at], &body[at..])
         };
         let n = entry::encoded_len(member, score);
+        let shared = self.prefix.len() + cut;
         out.clear();
-        out.reserve(1 + self.prefix.len() + body.len() + n);
-        if self.prefixed {
-            out.push(self.prefix.len() as u8);
-            out.extend_from_slice(self.prefix);
+        out.reserve(1 + shared + body.len() + n);
+        if shared > 0 {
+            out.push(shared as u8);
+            out.extend_from_slice(&member[..shared]);
         }
+        put_cut(out, head, cut);
         if at <= old_from {
-            out.extend_from_slice(head);
-            put_stripped(out, member, score, n, self.prefix.len());
-            out.extend_from_slice(middle);
+            put_stripped(out, member, score, n, shared);
+            put_cut(out, middle, cut);
         } else {
-            out.extend_from_slice(head);
-            out.extend_from_slice(middle);
-            put_stripped(out, member, score, n, self.prefix.len());
+            put_cut(out, middle, cut);
+            put_stripped(out, member, score, n, shared);
         }
-        out.extend_from_slice(tail);
+        put_cut(out, tail, cut);
         outcome
+    }
+
+    /// The prefix [`strip`] would store once for this plain set of `count` entries with
+    /// `member` added (0 when it stores none).
+    fn shared_with(&self, member: &[u8], count: usize) -> usize {
+        let mut shared = member.len().min(PREFIX_MAX);
+        let mut at = 0;
+        while at < self.body.len() && shared > 0 {
+            let (start, end) = member_span(self.body, at);
+            shared = common_len(&member[..shared], &self.body[start..end]);
+            at = end;
+        }
+        // The prefix saves `count * shared` bytes and costs `shared + 1`.
+        if count * shared < 2 {
+            0
+        } else {
+            shared
+        }
     }
 }
 
@@ -405,7 +454,7 @@ mod tests {
     }
 
     #[test]
-    fn record_writes_decline_what_changes_the_form() {
+    fn record_writes_give_the_records_form_or_decline() {
         let cfg = Config::default();
         let mut set = crate::ZSet::new();
         for (m, s) in [(&b"m:01"[..], 1.0), (b"m:02", 2.0)] {
@@ -440,14 +489,32 @@ mod tests {
         );
         assert_eq!(
             rs.insert_into(b"m:02", 5.0, &small, &mut out),
-            RecordInsert::Updated(2.0)
+            RecordInsert::Updated {
+                old: 2.0,
+                prefixed: true
+            }
         );
         assert_eq!(
             rs.insert_into(b"m:00", 1.5, &cfg, &mut out),
-            RecordInsert::Added
+            RecordInsert::Added { prefixed: true }
         );
         set.insert(b"m:00", 1.5, &cfg);
-        assert_eq!((out, true), record_form(&set));
+        assert_eq!((out.clone(), true), record_form(&set));
+        // One member is plain; a second sharing its first bytes makes the set prefixed.
+        let mut one = crate::ZSet::new();
+        one.insert(b"m:01", 1.0, &cfg);
+        let form = record_form(&one);
+        assert!(!form.1);
+        assert_eq!(
+            record_set(&form).insert_into(b"m:02", 0.5, &cfg, &mut out),
+            RecordInsert::Added { prefixed: true }
+        );
+        one.insert(b"m:02", 0.5, &cfg);
+        assert_eq!((out.clone(), true), record_form(&one));
+        assert_eq!(
+            record_set(&form).insert_into(b"x", 0.5, &cfg, &mut out),
+            RecordInsert::Added { prefixed: false }
+        );
     }
 
     proptest! {
@@ -483,15 +550,21 @@ mod tests {
                 RecordInsert::Declined => {
                     prop_assert_eq!(out, vec![7]);
                     prop_assert!(old.is_none());
+                    prop_assert!(!set.insert_stays_small(&member, &cfg) || form.1);
                 }
                 RecordInsert::Unchanged(s) => {
                     prop_assert_eq!(out, vec![7]);
                     prop_assert_eq!(old, Some(s));
                     prop_assert_eq!(record_form(&want), form.clone());
                 }
-                RecordInsert::Added | RecordInsert::Updated(_) => {
-                    prop_assert_eq!(old, match got { RecordInsert::Updated(s) => Some(s), _ => None });
-                    prop_assert_eq!((out, form.1), record_form(&want));
+                RecordInsert::Added { prefixed } => {
+                    prop_assert_eq!(old, None);
+                    prop_assert_eq!((out, prefixed), record_form(&want));
+                }
+                RecordInsert::Updated { old: s, prefixed } => {
+                    prop_assert_eq!(old, Some(s));
+                    prop_assert_eq!(prefixed, form.1);
+                    prop_assert_eq!((out, prefixed), record_form(&want));
                 }
             }
         }

@@ -510,6 +510,15 @@ impl Db {
         }
     }
 
+    /// Puts the value of `slot` back into its record when it is checked out (a written
+    /// copy is settled, a read one dropped), so the record is the truth.
+    #[inline]
+    pub(super) fn check_in(&mut self, slot: Slot) {
+        if self.out == Some(slot) {
+            self.settle();
+        }
+    }
+
     /// Replaces the value in `slot` (keeping its clock and expiry).
     fn put(&mut self, slot: Slot, value: Value) {
         let old = match self.packer.record_value(&value, true) {
@@ -577,25 +586,28 @@ impl Db {
         let Some(set) = held_zset(&self.table, slot) else {
             return RecordInsert::Declined;
         };
-        let prefixed = set.is_prefixed();
         let done = set.insert_into(member, score, cfg, &mut self.packer.buf);
-        if matches!(done, RecordInsert::Added | RecordInsert::Updated(_)) {
-            let form = &self.packer.buf;
-            if form.len() <= STR_MAX {
-                let t = if prefixed {
-                    tag::ZSET_PREFIXED
-                } else {
-                    tag::ZSET
-                };
-                drop(self.table.set_packed(slot, t, form));
+        let (RecordInsert::Added { prefixed } | RecordInsert::Updated { prefixed, .. }) = done
+        else {
+            return done;
+        };
+        let form = &self.packer.buf;
+        if form.len() <= STR_MAX {
+            let t = if prefixed {
+                tag::ZSET_PREFIXED
             } else {
-                let set = if prefixed {
-                    ZSet::from_prefixed(form)
-                } else {
-                    ZSet::from_packed(form)
-                };
-                self.put(slot, Value::ZSet(SortedSet::from(set)));
-            }
+                tag::ZSET
+            };
+            drop(self.table.set_packed(slot, t, form));
+        } else {
+            let mut set = if prefixed {
+                ZSet::from_prefixed(form)
+            } else {
+                ZSet::from_packed(form)
+            };
+            // No room kept for more: a small set's buffer grows by an eighth when it must.
+            set.optimize(1.0);
+            self.put(slot, Value::ZSet(SortedSet::from(set)));
         }
         done
     }

@@ -100,10 +100,11 @@ pub struct RecordZSet<'a> {
 }
 
 impl<'a> RecordZSet<'a> {
-    /// The score of `member`.
+    /// The score of `member`; None when the set is no longer in the record (a write moved
+    /// it beside the table: [`RecordZSet::into_entry`] gives it).
     #[inline]
-    pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.db.record_zset(self.slot)?.score(member)
+    pub fn score(&self, member: &[u8]) -> Option<Option<f64>> {
+        Some(self.db.record_zset(self.slot)?.score(member))
     }
 
     /// Inserts or updates a member as [`SortedSet::insert`] does (a -0 is stored as 0: a
@@ -114,6 +115,15 @@ impl<'a> RecordZSet<'a> {
     pub fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> RecordInsert {
         let score = if is_negative_zero(score) { 0.0 } else { score };
         self.db.insert_in_record_zset(self.slot, member, score, cfg)
+    }
+
+    /// Whether the set has no members (created for a write that added none; a set written
+    /// past what a record holds, moved beside the table, has some).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.db
+            .record_zset(self.slot)
+            .is_some_and(|set| set.is_empty())
     }
 
     /// The key's entry for writing its value (checked out of the record).
@@ -151,8 +161,8 @@ impl ZSetRef<'_> {
 }
 
 impl Keyspace {
-    /// [`Keyspace::lookup_write_or_create`] for a sorted-set write: a key found (not
-    /// created) holding a small sorted set in its record is handed out as that, to be
+    /// [`Keyspace::lookup_write_or_create`] for a sorted-set write: a key holding a small
+    /// sorted set in its record (found, or created empty) is handed out as that, to be
     /// written in place.
     #[inline]
     pub fn lookup_zset_for_write(
@@ -164,8 +174,8 @@ impl Keyspace {
     ) -> (ZSetMut<'_>, bool) {
         let (slot, created) = self.slot_for_write(db, key, now_ms, make);
         let db = &mut self.dbs[db];
-        // A created key holds an empty set, whose first writes the record declines.
-        let found = if !created && db.record_zset(slot).is_some() {
+        db.check_in(slot);
+        let found = if db.record_zset(slot).is_some() {
             ZSetMut::Record(RecordZSet { db, slot })
         } else {
             ZSetMut::Entry(db.write(slot))
@@ -206,6 +216,7 @@ fn is_negative_zero(score: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keyspace::ValueCow;
     use goblin_zset::Encoding;
 
     fn sign_of(set: &SortedSet, member: &[u8]) -> bool {
@@ -265,5 +276,68 @@ mod tests {
         let small = SortedSet::from_members(&members[..1], &cfg);
         assert_eq!(small.encoding(), Encoding::Listpack);
         assert!(!sign_of(&small, b"a"));
+    }
+
+    use proptest::prelude::*;
+
+    /// A small set's members and scores (their bits: -0 is not 0) and its encoding.
+    fn shown(set: &ZSet) -> (Vec<(Vec<u8>, u64)>, Encoding) {
+        let members = set.iter().map(|(m, s)| (m.to_vec(), s.to_bits()));
+        (members.collect(), set.encoding())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        #[test]
+        fn record_writes_agree_with_the_set(
+            writes in proptest::collection::vec(
+                (
+                    prop_oneof![
+                        (0u32..30).prop_map(|i| format!("member:{i}").into_bytes()),
+                        (0u32..30).prop_map(|i| format!("{i}").into_bytes()),
+                    ],
+                    prop_oneof![
+                        (-3i32..1000).prop_map(f64::from),
+                        Just(-0.0),
+                        Just(0.25),
+                    ],
+                ),
+                1..60,
+            ),
+            max in 4usize..40,
+        ) {
+            let cfg = Config { max_listpack_entries: max, max_listpack_value: 64 };
+            let mut db = Db::default();
+            let mut want = SortedSet::default();
+            db.insert(b"z", Value::ZSet(want.clone()), 0);
+            for (member, score) in writes {
+                let slot = db.find(b"z").unwrap();
+                db.check_in(slot);
+                let member: &[u8] = &member;
+                let old = want.insert(member, score, &cfg);
+                let mut set = RecordZSet { db: &mut db, slot };
+                let got = match set.insert(member, score, &cfg) {
+                    RecordInsert::Added { .. } => None,
+                    RecordInsert::Updated { old, .. } | RecordInsert::Unchanged(old) => Some(old),
+                    RecordInsert::Declined => {
+                        let entry = set.into_entry();
+                        entry.value.as_zset_mut().unwrap().insert(member, score, &cfg)
+                    }
+                };
+                prop_assert_eq!(got.map(f64::to_bits), old.map(f64::to_bits));
+                // A set a record holds is in the form a fresh key of it gets (a value
+                // beside the table stays there when it shrinks).
+                let slot = db.find(b"z").unwrap();
+                db.check_in(slot);
+                let mut fresh = Db::default();
+                fresh.insert(b"z", Value::ZSet(want.clone()), 0);
+                let held = |d: &Db| matches!(d.get(b"z").unwrap().value, ValueCow::Owned(_));
+                if held(&db) && held(&fresh) {
+                    prop_assert_eq!(db.memory_usage(b"z"), fresh.memory_usage(b"z"));
+                }
+                let read = db.read(slot).value.as_zset().unwrap();
+                prop_assert_eq!(shown(read), shown(&want));
+            }
+        }
     }
 }

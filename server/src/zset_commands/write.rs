@@ -34,7 +34,8 @@ enum Outcome {
 enum Stop {
     /// The result is NaN (nothing changed).
     Nan,
-    /// A key's record declined the write (nothing changed): the set's value takes it.
+    /// A key's record declined the write, or no longer holds the set (nothing changed):
+    /// the set's value takes it.
     Declined,
 }
 
@@ -42,15 +43,15 @@ enum Stop {
 /// record holds it.
 trait Members {
     /// The score of `member`.
-    fn score(&self, member: &[u8]) -> Option<f64>;
+    fn score(&self, member: &[u8]) -> Result<Option<f64>, Stop>;
     /// Inserts or updates `member`, returning its previous score.
     fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> Result<Option<f64>, Stop>;
 }
 
 impl Members for SortedSet {
     #[inline]
-    fn score(&self, member: &[u8]) -> Option<f64> {
-        goblin_zset::ZSet::score(self, member)
+    fn score(&self, member: &[u8]) -> Result<Option<f64>, Stop> {
+        Ok(goblin_zset::ZSet::score(self, member))
     }
 
     #[inline]
@@ -61,15 +62,15 @@ impl Members for SortedSet {
 
 impl Members for RecordZSet<'_> {
     #[inline]
-    fn score(&self, member: &[u8]) -> Option<f64> {
-        RecordZSet::score(self, member)
+    fn score(&self, member: &[u8]) -> Result<Option<f64>, Stop> {
+        RecordZSet::score(self, member).ok_or(Stop::Declined)
     }
 
     #[inline]
     fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> Result<Option<f64>, Stop> {
         match RecordZSet::insert(self, member, score, cfg) {
-            RecordInsert::Added => Ok(None),
-            RecordInsert::Updated(old) | RecordInsert::Unchanged(old) => Ok(Some(old)),
+            RecordInsert::Added { .. } => Ok(None),
+            RecordInsert::Updated { old, .. } | RecordInsert::Unchanged(old) => Ok(Some(old)),
             RecordInsert::Declined => Err(Stop::Declined),
         }
     }
@@ -92,7 +93,7 @@ fn add_one(
             Some(_) => Outcome::Updated(score),
         });
     }
-    match set.score(member) {
+    match set.score(member)? {
         Some(current) => {
             if f.nx {
                 return Ok(Outcome::Refused);
@@ -189,17 +190,20 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
             Value::ZSet(SortedSet::for_zadd(pairs, &cfg))
         });
     let mut tally = Tally::default();
+    let mut empty = false;
     let left = match found {
         ZSetMut::Record(mut set) if pairs.len() <= cfg.max_listpack_entries => {
             match tally.add_all(&mut set, pairs, f, &cfg) {
-                Ok(()) => None,
+                Ok(()) => {
+                    empty = set.is_empty();
+                    None
+                }
                 Err(rest) => Some((set.into_entry(), rest)),
             }
         }
         ZSetMut::Record(set) => Some((set.into_entry(), pairs)),
         ZSetMut::Entry(entry) => Some((entry, pairs)),
     };
-    let mut empty = false;
     if let Some((entry, rest)) = left {
         let Ok(set) = entry.value.as_zset_mut() else {
             // Another type: found, so nothing was created.
