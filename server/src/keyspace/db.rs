@@ -44,7 +44,8 @@
 use super::field_expiry::FieldExpiry;
 use super::slots::SlotIndex;
 use super::string::{Compact, StringValue};
-use super::value::Value;
+use super::value::{Value, WrongType};
+use super::zset::{RecordZSet, ZSetMut, ZSetRef};
 use super::{Hash, List, Set, SortedSet};
 use crate::cluster::slot::key_slot;
 use goblin_zset::hash::{shape_id, FieldShapes};
@@ -217,6 +218,17 @@ impl Default for Db {
             field_expiry: FieldExpiry::default(),
         }
     }
+}
+
+/// What a sorted-set lookup finds in a record (see `Db::zset_kind`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// A small sorted set, read and written where the record holds it.
+    ZSet,
+    /// A heap value.
+    Heap,
+    /// Another value the record holds (a string or another small collection).
+    Other,
 }
 
 /// The value `scratch` holds when nothing is checked out (no allocation).
@@ -512,7 +524,7 @@ impl Db {
 
     /// Puts the value of `slot` back into its record when it is checked out (a written
     /// copy is settled, a read one dropped), so the record is the truth.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn check_in(&mut self, slot: Slot) {
         if self.out == Some(slot) {
             self.settle();
@@ -615,13 +627,64 @@ impl Db {
     /// The key in `slot` for writing (from [`Db::find`], with no removal since).
     #[inline]
     pub(super) fn write(&mut self, slot: Slot) -> EntryMut<'_> {
-        let expire_at = self.table.entry(slot).expire_at();
-        let value = if self.check_out(slot, true) {
-            &mut self.scratch
-        } else {
-            self.table.heap_mut(slot).expect("a heap value")
-        };
+        if self.check_out(slot, true) {
+            let expire_at = self.table.entry(slot).expire_at();
+            return EntryMut {
+                value: &mut self.scratch,
+                expire_at,
+            };
+        }
+        self.heap_for_write(slot)
+    }
+
+    /// The heap value of `slot` for writing, found with its expiry by one reading of the
+    /// record.
+    #[inline]
+    fn heap_for_write(&mut self, slot: Slot) -> EntryMut<'_> {
+        let (value, expire_at) = self.table.heap_mut_with_expiry(slot).expect("a heap value");
         EntryMut { value, expire_at }
+    }
+
+    /// What the record in `slot` holds, told from its header alone (the sorted-set paths'
+    /// first step): a small sorted set (its value checked in first when checked out, so
+    /// the record is the truth), a heap value, or another value the record holds.
+    #[inline]
+    fn zset_kind(&mut self, slot: Slot) -> Held {
+        if self.out == Some(slot) {
+            self.settle();
+        }
+        match self.table.kind(slot) {
+            kt::Kind::Heap => Held::Heap,
+            kt::Kind::Packed(tag::ZSET | tag::ZSET_PREFIXED) => Held::ZSet,
+            _ => Held::Other,
+        }
+    }
+
+    /// The key in `slot` for a sorted-set write (from [`Db::find`], with no removal since):
+    /// a small sorted set its record holds, to be written there, or its entry.
+    #[inline]
+    pub(super) fn zset_for_write(&mut self, slot: Slot) -> ZSetMut<'_> {
+        match self.zset_kind(slot) {
+            Held::ZSet => ZSetMut::Record(RecordZSet::new(self, slot)),
+            Held::Heap => ZSetMut::Entry(self.heap_for_write(slot)),
+            Held::Other => ZSetMut::Entry(self.write(slot)),
+        }
+    }
+
+    /// The sorted set in `slot` for reading its scores (from [`Db::find`], with no removal
+    /// since): a small one read where its record holds it. `Err` for another type.
+    #[inline]
+    pub(super) fn zset_for_scores(&mut self, slot: Slot) -> Result<ZSetRef<'_>, WrongType> {
+        match self.zset_kind(slot) {
+            Held::ZSet => Ok(ZSetRef::Record(
+                held_zset(&self.table, slot).expect("a small sorted set"),
+            )),
+            Held::Heap => match self.table.entry(slot).value() {
+                kt::ValueRef::Heap(v) => v.as_zset().map(ZSetRef::Set),
+                _ => unreachable!("a heap value"),
+            },
+            Held::Other => Err(WrongType),
+        }
     }
 
     /// A shared view of an entry of the table.

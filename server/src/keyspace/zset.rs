@@ -100,6 +100,11 @@ pub struct RecordZSet<'a> {
 }
 
 impl<'a> RecordZSet<'a> {
+    /// The small sorted set the record in `slot` of `db` holds (see `Db::zset_for_write`).
+    pub(super) fn new(db: &'a mut Db, slot: Slot) -> RecordZSet<'a> {
+        RecordZSet { db, slot }
+    }
+
     /// The score of `member`; None when the set is no longer in the record (a write moved
     /// it beside the table: [`RecordZSet::into_entry`] gives it).
     #[inline]
@@ -173,14 +178,7 @@ impl Keyspace {
         make: impl FnOnce() -> Value,
     ) -> (ZSetMut<'_>, bool) {
         let (slot, created) = self.slot_for_write(db, key, now_ms, make);
-        let db = &mut self.dbs[db];
-        db.check_in(slot);
-        let found = if db.record_zset(slot).is_some() {
-            ZSetMut::Record(RecordZSet { db, slot })
-        } else {
-            ZSetMut::Entry(db.write(slot))
-        };
-        (found, created)
+        (self.dbs[db].zset_for_write(slot), created)
     }
 
     /// [`Keyspace::lookup_read`] of a sorted set whose scores are read: a small one its
@@ -196,14 +194,7 @@ impl Keyspace {
         let Some(slot) = self.slot_for_read(db, key, now_ms, touch) else {
             return Ok(None);
         };
-        let db = &mut self.dbs[db];
-        if db.record_zset(slot).is_some() {
-            return Ok(db.record_zset(slot).map(ZSetRef::Record));
-        }
-        db.read(slot)
-            .value
-            .as_zset()
-            .map(|set| Some(ZSetRef::Set(set)))
+        self.dbs[db].zset_for_scores(slot).map(Some)
     }
 }
 
@@ -312,15 +303,18 @@ mod tests {
             db.insert(b"z", Value::ZSet(want.clone()), 0);
             for (member, score) in writes {
                 let slot = db.find(b"z").unwrap();
-                db.check_in(slot);
                 let member: &[u8] = &member;
                 let old = want.insert(member, score, &cfg);
-                let mut set = RecordZSet { db: &mut db, slot };
-                let got = match set.insert(member, score, &cfg) {
+                let got = match db.zset_for_write(slot) {
+                    ZSetMut::Record(mut set) => match set.insert(member, score, &cfg) {
                     RecordInsert::Added { .. } => None,
                     RecordInsert::Updated { old, .. } | RecordInsert::Unchanged(old) => Some(old),
-                    RecordInsert::Declined => {
-                        let entry = set.into_entry();
+                        RecordInsert::Declined => {
+                            let entry = set.into_entry();
+                            entry.value.as_zset_mut().unwrap().insert(member, score, &cfg)
+                        }
+                    },
+                    ZSetMut::Entry(entry) => {
                         entry.value.as_zset_mut().unwrap().insert(member, score, &cfg)
                     }
                 };

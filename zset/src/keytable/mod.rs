@@ -91,6 +91,19 @@ pub enum Value<'a, T> {
     Packed(u8, &'a [u8]),
 }
 
+/// The kind of a stored value, told from its record's header alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer.
+    Int,
+    /// Bytes with the caller's flag.
+    Str,
+    /// A heap value.
+    Heap,
+    /// Bytes of the caller's own format, with its tag.
+    Packed(u8),
+}
+
 /// A stored value, borrowed.
 #[derive(Debug, PartialEq)]
 pub enum ValueRef<'a, T> {
@@ -259,13 +272,22 @@ impl<T> KeyTable<T> {
         self.find(key).map(|slot| self.entry(slot))
     }
 
-    /// The heap value in `slot`, for writing (None for an integer or a string).
+    /// The kind of value in `slot`, read from the record's header alone.
     #[inline]
-    pub fn heap_mut(&mut self, slot: Slot) -> Option<&mut T> {
-        match self.record(self.handle(slot)).value() {
-            Stored::Heap(i) => self.values[i as usize].as_mut(),
-            _ => None,
-        }
+    pub fn kind(&self, slot: Slot) -> Kind {
+        self.record(self.handle(slot)).kind()
+    }
+
+    /// The heap value in `slot`, for writing, and the key's expire time, from one reading
+    /// of its record (None for a value the record holds).
+    #[inline]
+    pub fn heap_mut_with_expiry(&mut self, slot: Slot) -> Option<(&mut T, Option<u64>)> {
+        let record = self.record(self.handle(slot));
+        let Stored::Heap(i) = record.value() else {
+            return None;
+        };
+        let expire_at = record.expiry().map(|(at, _)| at);
+        Some((self.values[i as usize].as_mut()?, expire_at))
     }
 
     /// Sets the access clock of `slot` (its low 24 bits).

@@ -186,6 +186,17 @@ impl<'a> Record<'a> {
         self.hdr() & KIND_MASK == HEAP
     }
 
+    /// The kind of the value, from the header.
+    #[inline]
+    pub(super) fn kind(&self) -> super::Kind {
+        match self.hdr() & KIND_MASK {
+            STR => super::Kind::Str,
+            HEAP => super::Kind::Heap,
+            PACKED => super::Kind::Packed(self.hdr() >> TAG_SHIFT),
+            _ => super::Kind::Int,
+        }
+    }
+
     /// Where the value starts (just past the key).
     #[inline]
     pub(super) fn value_at(&self) -> usize {

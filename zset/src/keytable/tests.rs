@@ -178,13 +178,21 @@ fn apply(t: &mut KeyTable<u64>, m: &mut Model, op: &Op) {
             let k = key(*k);
             if let Some(slot) = t.find(&k) {
                 let e = m.get_mut(&k).expect("model has it");
-                match (t.heap_mut(slot), &mut e.0) {
-                    (Some(h), MV::Heap(mh)) => {
+                let kind = match &e.0 {
+                    MV::Int(_) => Kind::Int,
+                    MV::Str(..) => Kind::Str,
+                    MV::Heap(_) => Kind::Heap,
+                    MV::Packed(tag, _) => Kind::Packed(*tag),
+                };
+                assert_eq!(t.kind(slot), kind);
+                match (t.heap_mut_with_expiry(slot), &mut e.0) {
+                    (Some((h, at)), MV::Heap(mh)) => {
+                        assert_eq!(at, e.1);
                         *h = h.wrapping_add(*n);
                         *mh = mh.wrapping_add(*n);
                     }
                     (None, MV::Int(_) | MV::Str(..) | MV::Packed(..)) => {}
-                    (got, want) => panic!("heap_mut {got:?} for {want:?}"),
+                    (got, want) => panic!("heap_mut_with_expiry {got:?} for {want:?}"),
                 }
             }
         }
