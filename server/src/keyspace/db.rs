@@ -42,6 +42,7 @@
 //! scan may or may not be returned, as Redis promises.
 
 use super::field_expiry::FieldExpiry;
+use super::set::{RecordListpack, SetMut};
 use super::slots::SlotIndex;
 use super::string::{Compact, StringValue};
 use super::value::{Value, WrongType};
@@ -51,7 +52,7 @@ use crate::cluster::slot::key_slot;
 use goblin_zset::hash::{shape_id, FieldShapes};
 use goblin_zset::keytable::STR_MAX;
 use goblin_zset::keytable::{self as kt, KeyTable};
-use goblin_zset::set::PackedSet;
+use goblin_zset::set::{add_to_listpack_entries, PackedSet, RecordAdd, SetConfig};
 use goblin_zset::{Config, RecordInsert, RecordSet, ZSet};
 use std::ops::Deref;
 
@@ -650,13 +651,74 @@ impl Db {
     /// the record is the truth), a heap value, or another value the record holds.
     #[inline]
     fn zset_kind(&mut self, slot: Slot) -> Held {
-        if self.out == Some(slot) {
-            self.settle();
-        }
-        match self.table.kind(slot) {
+        match self.checked_in_kind(slot) {
             kt::Kind::Heap => Held::Heap,
             kt::Kind::Packed(tag::ZSET | tag::ZSET_PREFIXED) => Held::ZSet,
             _ => Held::Other,
+        }
+    }
+
+    /// The kind of value the record in `slot` holds, told from its header alone, its value
+    /// checked in first when checked out (so the record is the truth).
+    #[inline]
+    fn checked_in_kind(&mut self, slot: Slot) -> kt::Kind {
+        if self.out == Some(slot) {
+            self.settle();
+        }
+        self.table.kind(slot)
+    }
+
+    /// The key in `slot` for SADD (from [`Db::find`], with no removal since): a listpack
+    /// set its record holds, to be added to there, or its entry (a checked-out copy's
+    /// record is not the truth: the copy is written).
+    #[inline]
+    pub(super) fn set_for_write(&mut self, slot: Slot) -> SetMut<'_> {
+        let held = match self.out {
+            Some(out) if out == slot => None,
+            _ => match self.table.entry(slot).value() {
+                kt::ValueRef::Packed(tag::SET_LISTPACK, _) => Some(true),
+                kt::ValueRef::Heap(_) => Some(false),
+                _ => None,
+            },
+        };
+        match held {
+            Some(true) => SetMut::Record(RecordListpack::new(self, slot)),
+            Some(false) => SetMut::Entry(self.heap_for_write(slot)),
+            None => SetMut::Entry(self.write(slot)),
+        }
+    }
+
+    /// Adds `member` to the listpack set the record in `slot` holds, writing the record's
+    /// new entries (see [`add_to_listpack_entries`]; a set grown past what a record holds
+    /// moves beside the table, still a listpack): Some(whether it was new); None, nothing
+    /// done, when the record holds no listpack set, its value is checked out, or the set
+    /// would convert.
+    pub(super) fn add_to_record_set(
+        &mut self,
+        slot: Slot,
+        member: &[u8],
+        cfg: &SetConfig,
+    ) -> Option<bool> {
+        if self.out == Some(slot) {
+            return None;
+        }
+        let kt::ValueRef::Packed(tag::SET_LISTPACK, entries) = self.table.entry(slot).value()
+        else {
+            return None;
+        };
+        match add_to_listpack_entries(entries, member, cfg, &mut self.packer.buf) {
+            RecordAdd::Held => Some(false),
+            RecordAdd::Declined => None,
+            RecordAdd::Added => {
+                let form = &self.packer.buf;
+                if form.len() <= STR_MAX {
+                    drop(self.table.set_packed(slot, tag::SET_LISTPACK, form));
+                } else {
+                    let set = Set::from_packed(PackedSet::Listpack, form);
+                    self.put(slot, Value::Set(set));
+                }
+                Some(true)
+            }
         }
     }
 

@@ -45,7 +45,7 @@ pub use db::{Db, DbEntry, Entry, EntryMut, ValueCow};
 pub use expire::KeyspaceStats;
 pub use hash::{Hash, HashConfig, HashEncoding};
 pub use list::{End, List, ListConfig, ListEncoding};
-pub use set::{Member, Set, SetConfig, SetEncoding};
+pub use set::{Member, RecordListpack, Set, SetConfig, SetEncoding, SetMut};
 pub use stream::{Stream, StreamConfig, StreamId};
 pub use string::StringValue;
 pub use value::{Value, WrongType};
