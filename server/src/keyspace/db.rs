@@ -663,9 +663,16 @@ impl Db {
     #[inline]
     fn checked_in_kind(&mut self, slot: Slot) -> kt::Kind {
         if self.out == Some(slot) {
-            self.settle();
+            self.settle_cold();
         }
         self.table.kind(slot)
+    }
+
+    /// [`Db::settle`] off the hot paths (a read or write that finds its key checked out).
+    #[cold]
+    #[inline(never)]
+    fn settle_cold(&mut self) {
+        self.settle();
     }
 
     /// The key in `slot` for SADD (from [`Db::find`], with no removal since): a listpack

@@ -334,7 +334,7 @@ impl Keyspace {
 
     /// The slot of the live entry for `key` looked up for reading, as
     /// [`Keyspace::lookup_read`] does (expiry, statistics, access time, "keymiss").
-    #[inline]
+    #[inline(always)]
     fn slot_for_read(
         &mut self,
         db: usize,
