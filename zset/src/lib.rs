@@ -95,6 +95,8 @@ mod swiss;
 use std::fmt;
 use std::ops::Range;
 
+pub use prefixed::{RecordInsert, RecordSet};
+
 use large::{LargeIter, LargeSet};
 use small::{SmallIter, SmallSet};
 

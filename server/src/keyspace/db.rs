@@ -42,16 +42,18 @@
 //! scan may or may not be returned, as Redis promises.
 
 use super::field_expiry::FieldExpiry;
+use super::set::{RecordListpack, SetMut};
 use super::slots::SlotIndex;
 use super::string::{Compact, StringValue};
-use super::value::Value;
+use super::value::{Value, WrongType};
+use super::zset::{RecordZSet, ZSetMut, ZSetRef};
 use super::{Hash, List, Set, SortedSet};
 use crate::cluster::slot::key_slot;
 use goblin_zset::hash::{shape_id, FieldShapes};
 use goblin_zset::keytable::STR_MAX;
 use goblin_zset::keytable::{self as kt, KeyTable};
-use goblin_zset::set::PackedSet;
-use goblin_zset::ZSet;
+use goblin_zset::set::{add_to_listpack_entries, PackedSet, RecordAdd, SetConfig};
+use goblin_zset::{Config, RecordInsert, RecordSet, ZSet};
 use std::ops::Deref;
 
 pub use goblin_zset::keytable::{Slot, CLOCK_MAX};
@@ -219,6 +221,17 @@ impl Default for Db {
     }
 }
 
+/// What a sorted-set lookup finds in a record (see `Db::zset_kind`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// A small sorted set, read and written where the record holds it.
+    ZSet,
+    /// A heap value.
+    Heap,
+    /// Another value the record holds (a string or another small collection).
+    Other,
+}
+
 /// The value `scratch` holds when nothing is checked out (no allocation).
 #[inline]
 fn placeholder() -> Value {
@@ -312,6 +325,16 @@ impl Packer {
             kt::ValueRef::Packed(tag, b) => Some(self.unpacked(tag, b)),
             kt::ValueRef::Heap(_) => None,
         }
+    }
+}
+
+/// The small sorted set the record in `slot` holds, in either of its forms.
+#[inline]
+fn held_zset(table: &KeyTable<Value>, slot: Slot) -> Option<RecordSet<'_>> {
+    match table.entry(slot).value() {
+        kt::ValueRef::Packed(tag::ZSET, b) => Some(RecordSet::plain(b)),
+        kt::ValueRef::Packed(tag::ZSET_PREFIXED, b) => Some(RecordSet::prefixed(b)),
+        _ => None,
     }
 }
 
@@ -500,6 +523,15 @@ impl Db {
         }
     }
 
+    /// Puts the value of `slot` back into its record when it is checked out (a written
+    /// copy is settled, a read one dropped), so the record is the truth.
+    #[cfg(test)]
+    pub(super) fn check_in(&mut self, slot: Slot) {
+        if self.out == Some(slot) {
+            self.settle();
+        }
+    }
+
     /// Replaces the value in `slot` (keeping its clock and expiry).
     fn put(&mut self, slot: Slot, value: Value) {
         let old = match self.packer.record_value(&value, true) {
@@ -541,16 +573,187 @@ impl Db {
         self.table.add_to_int(slot, by)
     }
 
+    /// The small sorted set the record in `slot` holds, read where it lies: None when the
+    /// record holds anything else, or its value is checked out (the copy is the truth then).
+    #[inline]
+    pub(super) fn record_zset(&self, slot: Slot) -> Option<RecordSet<'_>> {
+        if self.out == Some(slot) {
+            return None;
+        }
+        held_zset(&self.table, slot)
+    }
+
+    /// Inserts `member` with `score` into the small sorted set the record in `slot` holds
+    /// (see [`Db::record_zset`]) as [`RecordSet::insert_into`] does, writing the record's
+    /// new form; a set grown past what a record holds moves beside the table, still small.
+    pub(super) fn insert_in_record_zset(
+        &mut self,
+        slot: Slot,
+        member: &[u8],
+        score: f64,
+        cfg: &Config,
+    ) -> RecordInsert {
+        if self.out == Some(slot) {
+            return RecordInsert::Declined;
+        }
+        let Some(set) = held_zset(&self.table, slot) else {
+            return RecordInsert::Declined;
+        };
+        let done = set.insert_into(member, score, cfg, &mut self.packer.buf);
+        let (RecordInsert::Added { prefixed } | RecordInsert::Updated { prefixed, .. }) = done
+        else {
+            return done;
+        };
+        let form = &self.packer.buf;
+        if form.len() <= STR_MAX {
+            let t = if prefixed {
+                tag::ZSET_PREFIXED
+            } else {
+                tag::ZSET
+            };
+            drop(self.table.set_packed(slot, t, form));
+        } else {
+            let mut set = if prefixed {
+                ZSet::from_prefixed(form)
+            } else {
+                ZSet::from_packed(form)
+            };
+            // No room kept for more: a small set's buffer grows by an eighth when it must.
+            set.optimize(1.0);
+            self.put(slot, Value::ZSet(SortedSet::from(set)));
+        }
+        done
+    }
+
     /// The key in `slot` for writing (from [`Db::find`], with no removal since).
     #[inline]
     pub(super) fn write(&mut self, slot: Slot) -> EntryMut<'_> {
-        let expire_at = self.table.entry(slot).expire_at();
-        let value = if self.check_out(slot, true) {
-            &mut self.scratch
-        } else {
-            self.table.heap_mut(slot).expect("a heap value")
-        };
+        if self.check_out(slot, true) {
+            let expire_at = self.table.entry(slot).expire_at();
+            return EntryMut {
+                value: &mut self.scratch,
+                expire_at,
+            };
+        }
+        self.heap_for_write(slot)
+    }
+
+    /// The heap value of `slot` for writing, found with its expiry by one reading of the
+    /// record.
+    #[inline]
+    fn heap_for_write(&mut self, slot: Slot) -> EntryMut<'_> {
+        let (value, expire_at) = self.table.heap_mut_with_expiry(slot).expect("a heap value");
         EntryMut { value, expire_at }
+    }
+
+    /// What the record in `slot` holds, told from its header alone (the sorted-set paths'
+    /// first step): a small sorted set (its value checked in first when checked out, so
+    /// the record is the truth), a heap value, or another value the record holds.
+    #[inline]
+    fn zset_kind(&mut self, slot: Slot) -> Held {
+        match self.checked_in_kind(slot) {
+            kt::Kind::Heap => Held::Heap,
+            kt::Kind::Packed(tag::ZSET | tag::ZSET_PREFIXED) => Held::ZSet,
+            _ => Held::Other,
+        }
+    }
+
+    /// The kind of value the record in `slot` holds, told from its header alone, its value
+    /// checked in first when checked out (so the record is the truth).
+    #[inline]
+    fn checked_in_kind(&mut self, slot: Slot) -> kt::Kind {
+        if self.out == Some(slot) {
+            self.settle_cold();
+        }
+        self.table.kind(slot)
+    }
+
+    /// [`Db::settle`] off the hot paths (a read or write that finds its key checked out).
+    #[cold]
+    #[inline(never)]
+    fn settle_cold(&mut self) {
+        self.settle();
+    }
+
+    /// The key in `slot` for SADD (from [`Db::find`], with no removal since): a listpack
+    /// set its record holds, to be added to there, or its entry (a checked-out copy's
+    /// record is not the truth: the copy is written).
+    #[inline]
+    pub(super) fn set_for_write(&mut self, slot: Slot) -> SetMut<'_> {
+        let held = match self.out {
+            Some(out) if out == slot => None,
+            _ => match self.table.entry(slot).value() {
+                kt::ValueRef::Packed(tag::SET_LISTPACK, _) => Some(true),
+                kt::ValueRef::Heap(_) => Some(false),
+                _ => None,
+            },
+        };
+        match held {
+            Some(true) => SetMut::Record(RecordListpack::new(self, slot)),
+            Some(false) => SetMut::Entry(self.heap_for_write(slot)),
+            None => SetMut::Entry(self.write(slot)),
+        }
+    }
+
+    /// Adds `member` to the listpack set the record in `slot` holds, writing the record's
+    /// new entries (see [`add_to_listpack_entries`]; a set grown past what a record holds
+    /// moves beside the table, still a listpack): Some(whether it was new); None, nothing
+    /// done, when the record holds no listpack set, its value is checked out, or the set
+    /// would convert.
+    pub(super) fn add_to_record_set(
+        &mut self,
+        slot: Slot,
+        member: &[u8],
+        cfg: &SetConfig,
+    ) -> Option<bool> {
+        if self.out == Some(slot) {
+            return None;
+        }
+        let kt::ValueRef::Packed(tag::SET_LISTPACK, entries) = self.table.entry(slot).value()
+        else {
+            return None;
+        };
+        match add_to_listpack_entries(entries, member, cfg, &mut self.packer.buf) {
+            RecordAdd::Held => Some(false),
+            RecordAdd::Declined => None,
+            RecordAdd::Added => {
+                let form = &self.packer.buf;
+                if form.len() <= STR_MAX {
+                    drop(self.table.set_packed(slot, tag::SET_LISTPACK, form));
+                } else {
+                    let set = Set::from_packed(PackedSet::Listpack, form);
+                    self.put(slot, Value::Set(set));
+                }
+                Some(true)
+            }
+        }
+    }
+
+    /// The key in `slot` for a sorted-set write (from [`Db::find`], with no removal since):
+    /// a small sorted set its record holds, to be written there, or its entry.
+    #[inline]
+    pub(super) fn zset_for_write(&mut self, slot: Slot) -> ZSetMut<'_> {
+        match self.zset_kind(slot) {
+            Held::ZSet => ZSetMut::Record(RecordZSet::new(self, slot)),
+            Held::Heap => ZSetMut::Entry(self.heap_for_write(slot)),
+            Held::Other => ZSetMut::Entry(self.write(slot)),
+        }
+    }
+
+    /// The sorted set in `slot` for reading its scores (from [`Db::find`], with no removal
+    /// since): a small one read where its record holds it. `Err` for another type.
+    #[inline]
+    pub(super) fn zset_for_scores(&mut self, slot: Slot) -> Result<ZSetRef<'_>, WrongType> {
+        match self.zset_kind(slot) {
+            Held::ZSet => Ok(ZSetRef::Record(
+                held_zset(&self.table, slot).expect("a small sorted set"),
+            )),
+            Held::Heap => match self.table.entry(slot).value() {
+                kt::ValueRef::Heap(v) => v.as_zset().map(ZSetRef::Set),
+                _ => unreachable!("a heap value"),
+            },
+            Held::Other => Err(WrongType),
+        }
     }
 
     /// A shared view of an entry of the table.

@@ -45,11 +45,11 @@ pub use db::{Db, DbEntry, Entry, EntryMut, ValueCow};
 pub use expire::{ExpireEffort, KeyspaceStats};
 pub use hash::{Hash, HashConfig, HashEncoding};
 pub use list::{End, List, ListConfig, ListEncoding};
-pub use set::{Member, Set, SetConfig, SetEncoding};
+pub use set::{Member, RecordListpack, Set, SetConfig, SetEncoding, SetMut};
 pub use stream::{Stream, StreamConfig, StreamId};
 pub use string::StringValue;
 pub use value::{Value, WrongType};
-pub use zset::SortedSet;
+pub use zset::{RecordZSet, SortedSet, ZSetMut, ZSetRef};
 
 /// How a deleted key's value (or a flushed database) is freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,6 +340,20 @@ impl Keyspace {
         now_ms: u64,
         touch: bool,
     ) -> Option<Entry<'_>> {
+        let id = self.slot_for_read(db, key, now_ms, touch)?;
+        Some(self.dbs[db].read(id))
+    }
+
+    /// The slot of the live entry for `key` looked up for reading, as
+    /// [`Keyspace::lookup_read`] does (expiry, statistics, access time, "keymiss").
+    #[inline(always)]
+    fn slot_for_read(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        touch: bool,
+    ) -> Option<db::Slot> {
         let clock = self.clock_secs_at(now_ms);
         match self.live_entry(db, key, now_ms, false) {
             Some((id, accessed)) => {
@@ -347,7 +361,7 @@ impl Keyspace {
                 if touch {
                     self.touch(db, id, accessed, clock, now_ms);
                 }
-                Some(self.dbs[db].read(id))
+                Some(id)
             }
             None => {
                 self.stats.keyspace_misses += 1;

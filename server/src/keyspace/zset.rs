@@ -9,7 +9,9 @@
 //! Reads go straight to the engine through `Deref`; writes go through the methods here, so
 //! a command can neither skip the rule nor test a threshold.
 
-use goblin_zset::{stored_bytes, Config, ZSet};
+use super::db::{Db, EntryMut, Slot};
+use super::{Keyspace, Value, WrongType};
+use goblin_zset::{stored_bytes, Config, RecordInsert, RecordSet, ZSet};
 use std::ops::{Deref, Range};
 
 /// A sorted set as the keyspace stores it.
@@ -90,6 +92,112 @@ impl SortedSet {
     }
 }
 
+/// A small sorted set written where its key's record holds it, with no copy checked out
+/// and put back (see `Db::record_zset`).
+pub struct RecordZSet<'a> {
+    db: &'a mut Db,
+    slot: Slot,
+}
+
+impl<'a> RecordZSet<'a> {
+    /// The small sorted set the record in `slot` of `db` holds (see `Db::zset_for_write`).
+    pub(super) fn new(db: &'a mut Db, slot: Slot) -> RecordZSet<'a> {
+        RecordZSet { db, slot }
+    }
+
+    /// The score of `member`; None when the set is no longer in the record (a write moved
+    /// it beside the table: [`RecordZSet::into_entry`] gives it).
+    #[inline]
+    pub fn score(&self, member: &[u8]) -> Option<Option<f64>> {
+        Some(self.db.record_zset(self.slot)?.score(member))
+    }
+
+    /// Inserts or updates a member as [`SortedSet::insert`] does (a -0 is stored as 0: a
+    /// write here leaves the set small), unless the record declines the write
+    /// ([`RecordInsert::Declined`], nothing changed): then [`RecordZSet::into_entry`] gives
+    /// the set for the general path.
+    #[inline]
+    pub fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> RecordInsert {
+        let score = if is_negative_zero(score) { 0.0 } else { score };
+        self.db.insert_in_record_zset(self.slot, member, score, cfg)
+    }
+
+    /// Whether the set has no members (created for a write that added none; a set written
+    /// past what a record holds, moved beside the table, has some).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.db
+            .record_zset(self.slot)
+            .is_some_and(|set| set.is_empty())
+    }
+
+    /// The key's entry for writing its value (checked out of the record).
+    pub fn into_entry(self) -> EntryMut<'a> {
+        self.db.write(self.slot)
+    }
+}
+
+/// A key looked up for a sorted-set write: a small set its record holds, or its entry.
+pub enum ZSetMut<'a> {
+    /// A small sorted set in the key's record.
+    Record(RecordZSet<'a>),
+    /// The key's value (of any type).
+    Entry(EntryMut<'a>),
+}
+
+/// A sorted set looked up for reading its scores: a small one read where its key's record
+/// holds it, or the value.
+pub enum ZSetRef<'a> {
+    /// A small sorted set in the key's record.
+    Record(RecordSet<'a>),
+    /// The set as a value.
+    Set(&'a SortedSet),
+}
+
+impl ZSetRef<'_> {
+    /// The score of `member`.
+    #[inline]
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        match self {
+            ZSetRef::Record(set) => set.score(member),
+            ZSetRef::Set(set) => set.score(member),
+        }
+    }
+}
+
+impl Keyspace {
+    /// [`Keyspace::lookup_write_or_create`] for a sorted-set write: a key holding a small
+    /// sorted set in its record (found, or created empty) is handed out as that, to be
+    /// written in place.
+    #[inline]
+    pub fn lookup_zset_for_write(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        make: impl FnOnce() -> Value,
+    ) -> (ZSetMut<'_>, bool) {
+        let (slot, created) = self.slot_for_write(db, key, now_ms, make);
+        (self.dbs[db].zset_for_write(slot), created)
+    }
+
+    /// [`Keyspace::lookup_read`] of a sorted set whose scores are read: a small one its
+    /// key's record holds is read there. `Err` when the key holds another type.
+    #[inline]
+    pub fn lookup_zset_scores(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now_ms: u64,
+        touch: bool,
+    ) -> Result<Option<ZSetRef<'_>>, WrongType> {
+        let Some(slot) = self.slot_for_read(db, key, now_ms, touch) else {
+            return Ok(None);
+        };
+        self.dbs[db].zset_for_scores(slot).map(Some)
+    }
+}
+
 /// Whether `score` is -0 (equal to 0 with the sign bit set).
 #[inline]
 fn is_negative_zero(score: f64) -> bool {
@@ -99,6 +207,7 @@ fn is_negative_zero(score: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keyspace::ValueCow;
     use goblin_zset::Encoding;
 
     fn sign_of(set: &SortedSet, member: &[u8]) -> bool {
@@ -158,5 +267,71 @@ mod tests {
         let small = SortedSet::from_members(&members[..1], &cfg);
         assert_eq!(small.encoding(), Encoding::Listpack);
         assert!(!sign_of(&small, b"a"));
+    }
+
+    use proptest::prelude::*;
+
+    /// A small set's members and scores (their bits: -0 is not 0) and its encoding.
+    fn shown(set: &ZSet) -> (Vec<(Vec<u8>, u64)>, Encoding) {
+        let members = set.iter().map(|(m, s)| (m.to_vec(), s.to_bits()));
+        (members.collect(), set.encoding())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        #[test]
+        fn record_writes_agree_with_the_set(
+            writes in proptest::collection::vec(
+                (
+                    prop_oneof![
+                        (0u32..30).prop_map(|i| format!("member:{i}").into_bytes()),
+                        (0u32..30).prop_map(|i| format!("{i}").into_bytes()),
+                    ],
+                    prop_oneof![
+                        (-3i32..1000).prop_map(f64::from),
+                        Just(-0.0),
+                        Just(0.25),
+                    ],
+                ),
+                1..60,
+            ),
+            max in 4usize..40,
+        ) {
+            let cfg = Config { max_listpack_entries: max, max_listpack_value: 64 };
+            let mut db = Db::default();
+            let mut want = SortedSet::default();
+            db.insert(b"z", Value::ZSet(want.clone()), 0);
+            for (member, score) in writes {
+                let slot = db.find(b"z").unwrap();
+                let member: &[u8] = &member;
+                let old = want.insert(member, score, &cfg);
+                let got = match db.zset_for_write(slot) {
+                    ZSetMut::Record(mut set) => match set.insert(member, score, &cfg) {
+                    RecordInsert::Added { .. } => None,
+                    RecordInsert::Updated { old, .. } | RecordInsert::Unchanged(old) => Some(old),
+                        RecordInsert::Declined => {
+                            let entry = set.into_entry();
+                            entry.value.as_zset_mut().unwrap().insert(member, score, &cfg)
+                        }
+                    },
+                    ZSetMut::Entry(entry) => {
+                        entry.value.as_zset_mut().unwrap().insert(member, score, &cfg)
+                    }
+                };
+                prop_assert_eq!(got.map(f64::to_bits), old.map(f64::to_bits));
+                // A set a record holds is in the form a fresh key of it gets (a value
+                // beside the table stays there when it shrinks).
+                let slot = db.find(b"z").unwrap();
+                db.check_in(slot);
+                let mut fresh = Db::default();
+                fresh.insert(b"z", Value::ZSet(want.clone()), 0);
+                let held = |d: &Db| matches!(d.get(b"z").unwrap().value, ValueCow::Owned(_));
+                if held(&db) && held(&fresh) {
+                    prop_assert_eq!(db.memory_usage(b"z"), fresh.memory_usage(b"z"));
+                }
+                let read = db.read(slot).value.as_zset().unwrap();
+                prop_assert_eq!(shown(read), shown(&want));
+            }
+        }
     }
 }

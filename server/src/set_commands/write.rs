@@ -3,7 +3,7 @@
 use super::{write_set, write_set_reply};
 use crate::commands::Ctx;
 use crate::errors;
-use crate::keyspace::{Set, SetEncoding, Value};
+use crate::keyspace::{Set, SetEncoding, SetMut, Value};
 use crate::pubsub::notify;
 use crate::zset_commands::after_write;
 use crate::zset_commands::parse;
@@ -15,20 +15,38 @@ pub fn sadd(ctx: &mut Ctx, args: &[&[u8]]) {
     let members = &args[2..];
     // A new set's form comes from the first member and the count (setTypeCreate); an
     // existing one converts up front when the count is past its form (setTypeMaybeConvert).
-    let (entry, created) =
+    // A listpack set its key's record holds takes the members there while it can.
+    let (found, created) =
         ctx.server
             .keyspace
-            .lookup_write_or_create(db, args[1], ctx.now_ms, || {
+            .lookup_set_for_write(db, args[1], ctx.now_ms, || {
                 Value::Set(Set::create(members[0], members.len(), &cfg))
             });
-    let Ok(set) = entry.value.as_set_mut() else {
-        // One lookup finds or creates the set; another type is replied here.
-        return ctx.error(errors::WRONGTYPE);
+    let (mut added, mut rest) = (0, members);
+    let left = match found {
+        SetMut::Record(mut set) if !created && members.len() <= cfg.max_listpack_entries => {
+            while let Some((member, tail)) = rest.split_first() {
+                let Some(new) = set.add(member, &cfg) else {
+                    break;
+                };
+                added += usize::from(new);
+                rest = tail;
+            }
+            (!rest.is_empty()).then(|| set.into_entry())
+        }
+        SetMut::Record(set) => Some(set.into_entry()),
+        SetMut::Entry(entry) => Some(entry),
     };
-    if !created {
-        set.maybe_convert(members.len(), &cfg);
+    if let Some(entry) = left {
+        let Ok(set) = entry.value.as_set_mut() else {
+            // One lookup finds or creates the set; another type is replied here.
+            return ctx.error(errors::WRONGTYPE);
+        };
+        if !created {
+            set.maybe_convert(members.len(), &cfg);
+        }
+        added += rest.iter().filter(|m| set.add(m, &cfg)).count();
     }
-    let added = members.iter().filter(|m| set.add(m, &cfg)).count();
     ctx.server.keyspace.add_dirty(added as u64);
     if added > 0 && !created {
         ctx.server.keyspace.signal_modified(db, args[1]);

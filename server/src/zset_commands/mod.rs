@@ -18,7 +18,7 @@ mod setops;
 mod write;
 
 use crate::commands::{Command, Ctx, Flags};
-use crate::keyspace::{SortedSet, Value, WrongType};
+use crate::keyspace::{SortedSet, Value, WrongType, ZSetRef};
 use crate::pubsub::notify;
 use crate::resp::reply::ReplyWriter;
 
@@ -76,6 +76,25 @@ pub static COMMANDS: [Command; 37] = [
 /// absent, `Err` after the WRONGTYPE reply.
 fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c SortedSet>, WrongType> {
     ctx.read_typed(key, Value::as_zset)
+}
+
+/// `read(the sorted set at key)` for reading its scores, a small one where its key's
+/// record holds it (None when absent): `Err` after the WRONGTYPE reply.
+fn read_scores<R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    read: impl FnOnce(Option<ZSetRef<'_>>) -> R,
+) -> Result<R, WrongType> {
+    let touch = !ctx.client.no_touch;
+    let found = ctx
+        .server
+        .keyspace
+        .lookup_zset_scores(ctx.client.db, key, ctx.now_ms, touch)
+        .map(read);
+    if found.is_err() {
+        ctx.error(crate::errors::WRONGTYPE);
+    }
+    found
 }
 
 /// The sorted set at `key` for reading beside the reply writer (split borrows), so a reply

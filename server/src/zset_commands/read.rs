@@ -1,6 +1,6 @@
 //! ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZRANDMEMBER, ZSCAN.
 
-use super::{parse, read_zset, read_zset_and_out, write_members};
+use super::{parse, read_scores, read_zset, read_zset_and_out, write_members};
 use crate::commands::Ctx;
 use crate::errors;
 use crate::glob::glob_match;
@@ -16,10 +16,10 @@ pub fn zcard(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// ZSCORE key member
 pub fn zscore(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Ok(set) = read_zset(ctx, args[1]) else {
+    let Ok(score) = read_scores(ctx, args[1], |set| set?.score(args[2])) else {
         return;
     };
-    match set.and_then(|s| s.score(args[2])) {
+    match score {
         Some(score) => ctx.out.double(score),
         None => ctx.out.null(),
     }
@@ -27,12 +27,14 @@ pub fn zscore(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// ZMSCORE key member [member ...]
 pub fn zmscore(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Ok(set) = read_zset(ctx, args[1]) else {
+    let members = &args[2..];
+    let Ok(scores) = read_scores(ctx, args[1], |set| -> Vec<Option<f64>> {
+        match set {
+            Some(set) => members.iter().map(|m| set.score(m)).collect(),
+            None => vec![None; members.len()],
+        }
+    }) else {
         return;
-    };
-    let scores: Vec<Option<f64>> = match set {
-        Some(set) => args[2..].iter().map(|m| set.score(m)).collect(),
-        None => vec![None; args.len() - 2],
     };
     ctx.out.array(scores.len());
     for score in scores {

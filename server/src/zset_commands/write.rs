@@ -3,8 +3,9 @@
 use super::{after_write, parse, write_zset};
 use crate::commands::Ctx;
 use crate::errors;
-use crate::keyspace::{SortedSet, Value};
+use crate::keyspace::{RecordZSet, SortedSet, Value, ZSetMut};
 use crate::pubsub::notify;
+use goblin_zset::{Config, RecordInsert};
 
 /// ZADD's options.
 #[derive(Default)]
@@ -15,6 +16,30 @@ struct AddFlags {
     lt: bool,
     ch: bool,
     incr: bool,
+}
+
+impl AddFlags {
+    /// The flag option `arg` names (any case), if it names one: told by its length and
+    /// its letters upper-cased at once, not by six comparisons (a score is no option).
+    #[inline]
+    fn named(&mut self, arg: &[u8]) -> Option<&mut bool> {
+        if !(2..=4).contains(&arg.len()) {
+            return None;
+        }
+        let mut name = [0u8; 4];
+        for (n, c) in name.iter_mut().zip(arg) {
+            *n = c.to_ascii_uppercase();
+        }
+        Some(match &name[..arg.len()] {
+            b"NX" => &mut self.nx,
+            b"XX" => &mut self.xx,
+            b"GT" => &mut self.gt,
+            b"LT" => &mut self.lt,
+            b"CH" => &mut self.ch,
+            b"INCR" => &mut self.incr,
+            _ => return None,
+        })
+    }
 }
 
 /// What adding one member did.
@@ -29,31 +54,77 @@ enum Outcome {
     Refused,
 }
 
-/// Adds or updates one member under ZADD's rules (Redis's zsetAdd). Err on a NaN result.
+/// Why adding one member stopped.
+enum Stop {
+    /// The result is NaN (nothing changed).
+    Nan,
+    /// A key's record declined the write, or no longer holds the set (nothing changed):
+    /// the set's value takes it.
+    Declined,
+}
+
+/// What ZADD's rules read and write of a set: a value, or a small set where its key's
+/// record holds it.
+trait Members {
+    /// The score of `member`.
+    fn score(&self, member: &[u8]) -> Result<Option<f64>, Stop>;
+    /// Inserts or updates `member`, returning its previous score.
+    fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> Result<Option<f64>, Stop>;
+}
+
+impl Members for SortedSet {
+    #[inline]
+    fn score(&self, member: &[u8]) -> Result<Option<f64>, Stop> {
+        Ok(goblin_zset::ZSet::score(self, member))
+    }
+
+    #[inline]
+    fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> Result<Option<f64>, Stop> {
+        Ok(SortedSet::insert(self, member, score, cfg))
+    }
+}
+
+impl Members for RecordZSet<'_> {
+    #[inline]
+    fn score(&self, member: &[u8]) -> Result<Option<f64>, Stop> {
+        RecordZSet::score(self, member).ok_or(Stop::Declined)
+    }
+
+    #[inline]
+    fn insert(&mut self, member: &[u8], score: f64, cfg: &Config) -> Result<Option<f64>, Stop> {
+        match RecordZSet::insert(self, member, score, cfg) {
+            RecordInsert::Added { .. } => Ok(None),
+            RecordInsert::Updated { old, .. } | RecordInsert::Unchanged(old) => Ok(Some(old)),
+            RecordInsert::Declined => Err(Stop::Declined),
+        }
+    }
+}
+
+/// Adds or updates one member under ZADD's rules (Redis's zsetAdd).
 fn add_one(
-    set: &mut SortedSet,
+    set: &mut impl Members,
     member: &[u8],
     score: f64,
     f: &AddFlags,
-    cfg: &goblin_zset::Config,
-) -> Result<Outcome, ()> {
+    cfg: &Config,
+) -> Result<Outcome, Stop> {
     if !(f.nx || f.xx || f.gt || f.lt || f.incr) {
         // Plain ZADD: one lookup inserts or updates and tells which it was (an equal score
         // leaves the member as it is).
-        return Ok(match set.insert(member, score, cfg) {
+        return Ok(match set.insert(member, score, cfg)? {
             None => Outcome::Added(score),
             Some(old) if old == score => Outcome::Same(score),
             Some(_) => Outcome::Updated(score),
         });
     }
-    match set.score(member) {
+    match set.score(member)? {
         Some(current) => {
             if f.nx {
                 return Ok(Outcome::Refused);
             }
             let new = if f.incr { current + score } else { score };
             if new.is_nan() {
-                return Err(());
+                return Err(Stop::Nan);
             }
             if (f.lt && new >= current) || (f.gt && new <= current) {
                 return Ok(Outcome::Refused);
@@ -61,14 +132,58 @@ fn add_one(
             if new == current {
                 return Ok(Outcome::Same(new));
             }
-            set.insert(member, new, cfg);
+            set.insert(member, new, cfg)?;
             Ok(Outcome::Updated(new))
         }
         None if f.xx => Ok(Outcome::Refused),
         None => {
-            set.insert(member, score, cfg);
+            set.insert(member, score, cfg)?;
             Ok(Outcome::Added(score))
         }
+    }
+}
+
+/// What ZADD's members did, counted as they are added.
+#[derive(Default)]
+struct Tally {
+    added: i64,
+    updated: i64,
+    /// The score of the last member added or kept (ZADD INCR's reply).
+    last: Option<f64>,
+    /// A result was NaN: the members from it on were left.
+    nan: bool,
+}
+
+impl Tally {
+    /// Adds `pairs` in order, up to a NaN result; Err(the pairs left) when a key's record
+    /// declines one (nothing of it done).
+    fn add_all<'p, 'm>(
+        &mut self,
+        set: &mut impl Members,
+        pairs: &'p [(f64, &'m [u8])],
+        f: &AddFlags,
+        cfg: &Config,
+    ) -> Result<(), &'p [(f64, &'m [u8])]> {
+        for (i, &(score, member)) in pairs.iter().enumerate() {
+            match add_one(set, member, score, f, cfg) {
+                Ok(Outcome::Added(s)) => {
+                    self.added += 1;
+                    self.last = Some(s);
+                }
+                Ok(Outcome::Updated(s)) => {
+                    self.updated += 1;
+                    self.last = Some(s);
+                }
+                Ok(Outcome::Same(s)) => self.last = Some(s),
+                Ok(Outcome::Refused) => self.last = None,
+                Err(Stop::Nan) => {
+                    self.nan = true;
+                    break;
+                }
+                Err(Stop::Declined) => return Err(&pairs[i..]),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -90,40 +205,46 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
         }
     }
     // One keyspace lookup finds the set or creates it, its encoding chosen from the member
-    // count and the first member, as Redis 7.2 does, and its room from all the members.
-    let (entry, created) = ctx
+    // count and the first member, as Redis 7.2 does, and its room from all the members. A
+    // small set its key's record holds is written there while it can be.
+    let (found, created) = ctx
         .server
         .keyspace
-        .lookup_write_or_create(db, key, ctx.now_ms, || {
+        .lookup_zset_for_write(db, key, ctx.now_ms, || {
             Value::ZSet(SortedSet::for_zadd(pairs, &cfg))
         });
-    let Ok(set) = entry.value.as_zset_mut() else {
-        // Another type: found, so nothing was created.
-        return ctx.error(errors::WRONGTYPE);
-    };
-    set.maybe_convert(pairs.len(), &cfg);
-    let (mut added, mut updated) = (0i64, 0i64);
-    let mut last = None;
-    let mut nan = false;
-    for &(score, member) in pairs {
-        match add_one(set, member, score, f, &cfg) {
-            Ok(Outcome::Added(s)) => {
-                added += 1;
-                last = Some(s);
-            }
-            Ok(Outcome::Updated(s)) => {
-                updated += 1;
-                last = Some(s);
-            }
-            Ok(Outcome::Same(s)) => last = Some(s),
-            Ok(Outcome::Refused) => last = None,
-            Err(()) => {
-                nan = true;
-                break;
+    let mut tally = Tally::default();
+    let mut empty = false;
+    let left = match found {
+        ZSetMut::Record(mut set) if pairs.len() <= cfg.max_listpack_entries => {
+            match tally.add_all(&mut set, pairs, f, &cfg) {
+                Ok(()) => {
+                    empty = set.is_empty();
+                    None
+                }
+                Err(rest) => Some((set.into_entry(), rest)),
             }
         }
+        ZSetMut::Record(set) => Some((set.into_entry(), pairs)),
+        ZSetMut::Entry(entry) => Some((entry, pairs)),
+    };
+    if let Some((entry, rest)) = left {
+        let Ok(set) = entry.value.as_zset_mut() else {
+            // Another type: found, so nothing was created.
+            return ctx.error(errors::WRONGTYPE);
+        };
+        set.maybe_convert(rest.len(), &cfg);
+        if tally.add_all(set, rest, f, &cfg).is_err() {
+            unreachable!("a value takes every write");
+        }
+        empty = set.is_empty();
     }
-    let empty = set.is_empty();
+    let Tally {
+        added,
+        updated,
+        last,
+        nan,
+    } = tally;
     if added + updated > 0 {
         let event = if f.incr { "zincr" } else { "zadd" };
         after_write(ctx, key, empty, notify::ZSET, event);
@@ -152,23 +273,7 @@ fn add_generic(ctx: &mut Ctx, key: &[u8], pairs: &[(f64, &[u8])], f: &AddFlags) 
 pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut f = AddFlags::default();
     let mut i = 2;
-    while i < args.len() {
-        let a = args[i];
-        let flag = if a.eq_ignore_ascii_case(b"NX") {
-            &mut f.nx
-        } else if a.eq_ignore_ascii_case(b"XX") {
-            &mut f.xx
-        } else if a.eq_ignore_ascii_case(b"GT") {
-            &mut f.gt
-        } else if a.eq_ignore_ascii_case(b"LT") {
-            &mut f.lt
-        } else if a.eq_ignore_ascii_case(b"CH") {
-            &mut f.ch
-        } else if a.eq_ignore_ascii_case(b"INCR") {
-            &mut f.incr
-        } else {
-            break;
-        };
+    while let Some(flag) = args.get(i).and_then(|a| f.named(a)) {
         *flag = true;
         i += 1;
     }

@@ -91,6 +91,19 @@ pub enum Value<'a, T> {
     Packed(u8, &'a [u8]),
 }
 
+/// The kind of a stored value, told from its record's header alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer.
+    Int,
+    /// Bytes with the caller's flag.
+    Str,
+    /// A heap value.
+    Heap,
+    /// Bytes of the caller's own format, with its tag.
+    Packed(u8),
+}
+
 /// A stored value, borrowed.
 #[derive(Debug, PartialEq)]
 pub enum ValueRef<'a, T> {
@@ -259,13 +272,22 @@ impl<T> KeyTable<T> {
         self.find(key).map(|slot| self.entry(slot))
     }
 
-    /// The heap value in `slot`, for writing (None for an integer or a string).
+    /// The kind of value in `slot`, read from the record's header alone.
     #[inline]
-    pub fn heap_mut(&mut self, slot: Slot) -> Option<&mut T> {
-        match self.record(self.handle(slot)).value() {
-            Stored::Heap(i) => self.values[i as usize].as_mut(),
-            _ => None,
-        }
+    pub fn kind(&self, slot: Slot) -> Kind {
+        self.record(self.handle(slot)).kind()
+    }
+
+    /// The heap value in `slot`, for writing, and the key's expire time, from one reading
+    /// of its record (None for a value the record holds).
+    #[inline]
+    pub fn heap_mut_with_expiry(&mut self, slot: Slot) -> Option<(&mut T, Option<u64>)> {
+        let record = self.record(self.handle(slot));
+        let Stored::Heap(i) = record.value() else {
+            return None;
+        };
+        let expire_at = record.expiry().map(|(at, _)| at);
+        Some((self.values[i as usize].as_mut()?, expire_at))
     }
 
     /// Sets the access clock of `slot` (its low 24 bits).
@@ -374,6 +396,36 @@ impl<T> KeyTable<T> {
     /// value when there was one.
     pub fn set_value(&mut self, slot: Slot, value: Value<'_, T>) -> Option<T> {
         self.assign(slot, value, None, None)
+    }
+
+    /// [`KeyTable::set_value`] of `Value::Packed(tag, bytes)`: over a value the record
+    /// holds, its header and key are kept as they are (copied when the record moves to
+    /// another size class) and the bytes written after them, with no re-encoding.
+    pub fn set_packed(&mut self, slot: Slot, tag: u8, bytes: &[u8]) -> Option<T> {
+        let handle = self.handle(slot);
+        let old = Record(self.store.get(handle));
+        if old.holds_heap() {
+            return self.set_value(slot, Value::Packed(tag, bytes));
+        }
+        let (tag, bytes) = (check_tag(tag), check_str(bytes));
+        let at = old.value_at();
+        let len = at + 1 + bytes.len();
+        if self.store.fits(handle, len) {
+            record::put_packed(self.store.get_mut(handle), at, tag, bytes);
+            return None;
+        }
+        let volatile = old.expiry().map(|(_, pos)| pos);
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&old.0[..at]);
+        self.scratch.resize(len, 0);
+        record::put_packed(&mut self.scratch, at, tag, bytes);
+        self.store.free(handle);
+        let new = self.store.alloc(&self.scratch);
+        self.index.set_id(slot.0, new);
+        if let Some(pos) = volatile {
+            self.volatile[pos as usize] = new;
+        }
+        None
     }
 
     /// Replaces the value in `slot`, and its expiry (`Some(expire_at)`) and clock when

@@ -180,6 +180,30 @@ impl<'a> Record<'a> {
         }
     }
 
+    /// Whether the value is an index into the table's value slab.
+    #[inline]
+    pub(super) fn holds_heap(&self) -> bool {
+        self.hdr() & KIND_MASK == HEAP
+    }
+
+    /// The kind of the value, from the header.
+    #[inline]
+    pub(super) fn kind(&self) -> super::Kind {
+        match self.hdr() & KIND_MASK {
+            STR => super::Kind::Str,
+            HEAP => super::Kind::Heap,
+            PACKED => super::Kind::Packed(self.hdr() >> TAG_SHIFT),
+            _ => super::Kind::Int,
+        }
+    }
+
+    /// Where the value starts (just past the key).
+    #[inline]
+    pub(super) fn value_at(&self) -> usize {
+        let (at, len) = self.key_span();
+        at + len
+    }
+
     /// The key bytes.
     #[inline]
     pub(super) fn key(&self) -> &'a [u8] {
@@ -249,6 +273,15 @@ pub(super) fn overwrite_value(bytes: &mut [u8], value: &Stored<'_>) -> bool {
         Stored::Heap(_) => unreachable!("checked above"),
     }
     true
+}
+
+/// Writes `b` as the packed value of tag `tag` of the record in `bytes`, whose value starts
+/// at `at` (the header's other bits and the fields before `at` stay as they are).
+#[inline]
+pub(super) fn put_packed(bytes: &mut [u8], at: usize, tag: u8, b: &[u8]) {
+    bytes[0] = (bytes[0] & !(KIND_MASK | FLAG | TAG_MASK)) | PACKED | tag << TAG_SHIFT;
+    bytes[at] = b.len() as u8;
+    bytes[at + 1..at + 1 + b.len()].copy_from_slice(b);
 }
 
 /// Writes the 24-bit clock of the record in `bytes`.

@@ -111,6 +111,8 @@ fn value_strategy() -> impl Strategy<Value = MV> {
 enum Op {
     Insert(u16, MV, u32),
     SetValue(u16, MV),
+    /// A packed value written with `set_packed`.
+    SetPacked(u16, u8, Vec<u8>),
     AddToHeap(u16, u64),
     /// INCRBY on the record's int.
     AddToInt(u16, i64),
@@ -131,6 +133,8 @@ fn op_strategy(keys: u16) -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0..keys, value_strategy(), any::<u32>()).prop_map(|(k, v, c)| Op::Insert(k, v, c)),
         2 => (0..keys, value_strategy()).prop_map(|(k, v)| Op::SetValue(k, v)),
+        2 => (0..keys, 0..PACKED_TAGS, prop::collection::vec(any::<u8>(), 0..=STR_MAX))
+            .prop_map(|(k, t, b)| Op::SetPacked(k, t, b)),
         1 => (0..keys, any::<u64>()).prop_map(|(k, n)| Op::AddToHeap(k, n)),
         2 => (0..keys, prop_oneof![-300i64..300, any::<i64>()]).prop_map(|(k, n)| Op::AddToInt(k, n)),
         2 => (0..keys).prop_map(Op::Remove),
@@ -161,17 +165,34 @@ fn apply(t: &mut KeyTable<u64>, m: &mut Model, op: &Op) {
                 assert_eq!(old, std::mem::replace(&mut e.0, v.clone()).heap());
             }
         }
+        Op::SetPacked(k, tag, b) => {
+            let k = key(*k);
+            if let Some(slot) = t.find(&k) {
+                let old = t.set_packed(slot, *tag, b);
+                let e = m.get_mut(&k).expect("model has it");
+                let v = MV::Packed(*tag, b.clone());
+                assert_eq!(old, std::mem::replace(&mut e.0, v).heap());
+            }
+        }
         Op::AddToHeap(k, n) => {
             let k = key(*k);
             if let Some(slot) = t.find(&k) {
                 let e = m.get_mut(&k).expect("model has it");
-                match (t.heap_mut(slot), &mut e.0) {
-                    (Some(h), MV::Heap(mh)) => {
+                let kind = match &e.0 {
+                    MV::Int(_) => Kind::Int,
+                    MV::Str(..) => Kind::Str,
+                    MV::Heap(_) => Kind::Heap,
+                    MV::Packed(tag, _) => Kind::Packed(*tag),
+                };
+                assert_eq!(t.kind(slot), kind);
+                match (t.heap_mut_with_expiry(slot), &mut e.0) {
+                    (Some((h, at)), MV::Heap(mh)) => {
+                        assert_eq!(at, e.1);
                         *h = h.wrapping_add(*n);
                         *mh = mh.wrapping_add(*n);
                     }
                     (None, MV::Int(_) | MV::Str(..) | MV::Packed(..)) => {}
-                    (got, want) => panic!("heap_mut {got:?} for {want:?}"),
+                    (got, want) => panic!("heap_mut_with_expiry {got:?} for {want:?}"),
                 }
             }
         }

@@ -39,6 +39,21 @@ pub(crate) fn edit(buf: &mut Box<[u8]>, len: usize, f: impl FnOnce(&mut Vec<u8>)
     *buf = v.into_boxed_slice();
 }
 
+/// Whether `entries` (a listpack set's, without the count) hold `member`, and how many
+/// entries the walk passed (all of them when it does not).
+pub(crate) fn find_in_entries(entries: &[u8], member: &[u8]) -> (bool, usize) {
+    let (mut at, mut n) = (0, 0);
+    while at < entries.len() {
+        let (start, end) = entry::member_span(entries, at);
+        if &entries[start..end] == member {
+            return (true, n);
+        }
+        at = end;
+        n += 1;
+    }
+    (false, n)
+}
+
 impl PackSet {
     /// Number of members.
     pub(crate) fn len(&self) -> usize {

@@ -134,6 +134,41 @@ pub enum PackedSet {
     Listpack,
 }
 
+/// What [`add_to_listpack_entries`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordAdd {
+    /// The member was held: nothing is written.
+    Held,
+    /// The member is new: the entries with it are written.
+    Added,
+    /// The set would convert (nothing is written): the caller's general path adds it.
+    Declined,
+}
+
+/// SADD of `member` to a listpack set where a key's record holds its entries
+/// ([`Set::packed`]'s [`PackedSet::Listpack`] bytes), without rebuilding the set: the
+/// entries with `member` appended are written into `out` (cleared first) when it is new
+/// and the set stays a listpack, by [`Set::add`]'s rule.
+pub fn add_to_listpack_entries(
+    entries: &[u8],
+    member: &[u8],
+    cfg: &SetConfig,
+    out: &mut Vec<u8>,
+) -> RecordAdd {
+    let (held, count) = listpack::find_in_entries(entries, member);
+    if held {
+        return RecordAdd::Held;
+    }
+    if count >= cfg.max_listpack_entries || member.len() > cfg.max_listpack_value {
+        return RecordAdd::Declined;
+    }
+    out.clear();
+    out.reserve(entries.len() + 10 + member.len());
+    out.extend_from_slice(entries);
+    crate::entry::put_unscored(out, member);
+    RecordAdd::Added
+}
+
 /// A set of unique byte strings.
 #[derive(Clone, Debug)]
 pub struct Set {

@@ -231,3 +231,42 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn listpack_entries_take_adds_as_the_set_does(
+        members in proptest::collection::vec(proptest::collection::vec(b'a'..b'e', 1..4), 1..8),
+        member in proptest::collection::vec(b'a'..b'g', 1..7),
+        max in 1usize..8,
+    ) {
+        let cfg = SetConfig { max_intset_entries: 4, max_listpack_entries: max, max_listpack_value: 5 };
+        let mut set = Set::create(b"x", 1, &cfg);
+        set.remove(b"x");
+        for m in &members {
+            set.add(m, &cfg);
+        }
+        let Some((PackedSet::Listpack, entries)) = set.packed() else {
+            return Ok(());
+        };
+        let entries = entries.to_vec();
+        let mut out = vec![7];
+        let got = add_to_listpack_entries(&entries, &member, &cfg, &mut out);
+        let added = set.add(&member, &cfg);
+        match got {
+            RecordAdd::Held => {
+                prop_assert!(!added);
+                prop_assert_eq!(out, vec![7]);
+            }
+            RecordAdd::Added => {
+                prop_assert!(added);
+                prop_assert_eq!(set.packed(), Some((PackedSet::Listpack, &out[..])));
+            }
+            RecordAdd::Declined => {
+                prop_assert!(added);
+                prop_assert_eq!(out, vec![7]);
+                prop_assert_ne!(set.encoding(), SetEncoding::Listpack);
+            }
+        }
+    }
+}
