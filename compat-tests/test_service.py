@@ -401,14 +401,14 @@ def test_protected_mode_denies_non_loopback_clients(netns, tmp_path, started):
 
 def test_ignored_directives_get_one_summary_line(tmp_path, started):
     conf = tmp_path / "goblin.conf"
-    conf.write_text("maxmemory 100mb\nactivedefrag no\nprotected-mode no\njemalloc-bg-thread yes\n"
-                    "maxmemory 200mb\nhz 20\n")
+    conf.write_text("maxmemory 100mb\nio-threads 1\nprotected-mode no\n"
+                    "crash-memcheck-enabled yes\nmaxmemory 200mb\nhz 20\n")
     log = tmp_path / "g.log"
     _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log), conf=conf)
     lines = [line for line in log.read_text().splitlines() if "ignored" in line]
     assert len(lines) == 1, lines
     assert lines[0].endswith(" # Configuration directives not supported by Goblin were ignored "
-                             "(2): activedefrag, jemalloc-bg-thread")
+                             "(2): io-threads, crash-memcheck-enabled")
     assert client(port).config_get("protected-mode") == {"protected-mode": "no"}
     assert client(port).config_get("maxmemory") == {"maxmemory": str(200 << 20)}, "the last one wins"
     shutdown(port)
@@ -426,8 +426,9 @@ def test_debian_redis_conf_starts_with_one_summary_line(tmp_path, started):
     m = re.search(r"were ignored \((\d+)\): (.*)$", warnings[0])
     names = m.group(2).split(", ")
     assert int(m.group(1)) == len(names) == len(set(names))
-    assert "jemalloc-bg-thread" in names
-    for supported in ("daemonize", "pidfile", "protected-mode", "supervised", "bind", "port"):
+    assert "repl-disable-tcp-nodelay" in names
+    for supported in ("daemonize", "pidfile", "protected-mode", "supervised", "bind", "port",
+                      "jemalloc-bg-thread", "lazyfree-lazy-user-del", "rdb-del-sync-files"):
         assert supported not in names
     shutdown(port)
 
@@ -500,8 +501,8 @@ def test_unknown_flag_is_fatal_and_a_redis_only_flag_is_ignored(tmp_path, starte
     assert fatal_start("goblin", tmp_path, None, *flags) == fatal_start("redis", tmp_path, None, *flags)
     log = tmp_path / "g.log"
     _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log),
-                         "--activedefrag", "no")
-    assert "were ignored (1): activedefrag" in log.read_text()
+                         "--io-threads", "1")
+    assert "were ignored (1): io-threads" in log.read_text()
     shutdown(port)
 
 

@@ -24,11 +24,13 @@ as_root() {
 # --- System packages: redis-server and redis-tools (the reference and its tools), memcached,
 # nginx (the origin of the HTTP mirror benchmark's smoke run), nutcracker (twemproxy, the
 # proxy test_twemproxy.py puts in front of Goblins), redis-sentinel (test_sentinel.py's
-# sentinels), logrotate (test_packaging.py rotates a live log with packaging/'s snippet) ---
+# sentinels), logrotate (test_packaging.py rotates a live log with packaging/'s snippet),
+# libmemcached-tools (memccp, memcdump, memcstat: the memcache tests' real clients) ---
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v memcached >/dev/null || missing+=(memcached)
+command -v memccp >/dev/null || missing+=(libmemcached-tools)
 command -v nginx >/dev/null || missing+=(nginx)
 command -v nutcracker >/dev/null || [ -x /usr/sbin/nutcracker ] || missing+=(nutcracker)
 command -v redis-sentinel >/dev/null || missing+=(redis-sentinel)
