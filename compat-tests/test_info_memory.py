@@ -201,7 +201,8 @@ def test_del_unlink_and_flush_free_as_the_lazyfree_directives_say(both, user_del
         c.execute_command("CONFIG", "RESETSTAT")
         c.config_set("lazyfree-lazy-user-del", user_del)
         c.config_set("lazyfree-lazy-user-flush", user_flush)
-        seen = [sorted(c.config_get("lazyfree-lazy-user-*").items())]
+        pairs = c.execute_command("CONFIG", "GET", "lazyfree-lazy-user-*")
+        seen = [sorted(zip(pairs[::2], pairs[1::2]))]
         for step in (["DEL"], ["UNLINK"]):
             c.execute_command("SADD", "big", *range(1000))
             c.execute_command(*step, "big")

@@ -127,7 +127,8 @@ def test_cpulists_pin_the_main_thread_the_lazyfree_thread_and_a_bgsave_child(pro
     c.bgsave()
     children = open(f"/proc/{pid}/task/{pid}/children").read().split()
     assert len(children) == 1
-    assert cpus_allowed(int(children[0])) == "1"
+    # The child pins itself just after the fork.
+    wait_for(lambda: cpus_allowed(int(children[0])) == "1", 5, "the child on CPU 1")
     c.config_set("rdb-key-save-delay", "0")
     assert c.config_get("*cpulist") == {
         "server_cpulist": "0", "bio_cpulist": "1", "bgsave_cpulist": "1",
