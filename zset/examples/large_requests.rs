@@ -14,13 +14,8 @@ use std::hint::black_box;
 
 use goblin_zset::{Config, ZSet};
 
-/// splitmix64: the benchmark's `__rand_int__`, repeatably.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+mod common;
+use common::mix;
 
 fn member(i: u64) -> Vec<u8> {
     format!("element:{i:012}").into_bytes()

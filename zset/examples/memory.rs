@@ -12,15 +12,15 @@ use std::time::Instant;
 use goblin_zset::{Config, ZSet};
 
 /// A small deterministic generator (splitmix64), so runs are repeatable.
+mod common;
+
 struct SplitMix(u64);
 
 impl SplitMix {
     fn next(&mut self) -> u64 {
+        let z = common::mix(self.0);
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        z
     }
 }
 

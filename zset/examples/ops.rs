@@ -7,13 +7,8 @@ use std::time::Instant;
 
 use goblin_zset::{Config, ScoreBound, ScoreRange, ZSet};
 
-/// splitmix64, for repeatable members.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+mod common;
+use common::mix;
 
 fn member(i: u64) -> Vec<u8> {
     format!("m:{:012x}", mix(i) >> 16).into_bytes()
