@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from aof_stream import incr_stream
+from aof_stream import incr_stream, manifest_files
 from harness import GOBLIN_BIN, REDIS_BIN, free_port, make_client
+from resp import RawConnection, encode
 from test_aof import start
 from test_aof_deletions import KINDS
 from test_persistence import Proc, procs  # noqa: F401 (the fixture)
@@ -150,6 +151,34 @@ def test_loadaof(procs, tmp_path):
     with pytest.raises(redis.ResponseError, match="^Error trying to load the AOF files, check "
                        "server logs.$"):
         p.start().client().execute_command("DEBUG", "LOADAOF")
+
+
+def test_loadaof_answers_loading_during_a_slow_script(procs, tmp_path):
+    """A script in the AOF that runs past busy-reply-threshold serves the other clients while
+    DEBUG LOADAOF replays it, and they get -LOADING (Redis's suite, integration/aof, "EVAL
+    timeout with slow verbatim Lua script from AOF"). Goblin had answered nobody until the
+    load was over, and then PING got its PONG."""
+    script = "redis.call('set',KEYS[1],'y'); for i=1,1500000 do redis.call('ping') end return 'ok'"
+    got = {}
+    for kind in KINDS:
+        workdir = tmp_path / kind
+        p = start(procs, kind, workdir, *DEBUG, "--busy-reply-threshold", "1",
+                  "--aof-use-rdb-preamble", "no")
+        aof_dir = workdir / "appendonlydir"
+        incr = next(name for name, type_ in manifest_files(aof_dir) if type_ == "i")
+        with open(aof_dir / incr, "ab") as f:
+            f.write(encode("SELECT", 9) + encode("EVAL", script, 1, "x"))
+        loader, other = RawConnection(p.port, 60), RawConnection(p.port, 60)
+        loader.send(encode("DEBUG", "LOADAOF"))
+        deadline, answer = time.monotonic() + 30, b"+PONG\r\n"
+        while answer == b"+PONG\r\n" and time.monotonic() < deadline:
+            answer = other.request(encode("PING"))
+        got[kind] = (answer, loader.read_replies(1), other.request(encode("SELECT", 9)),
+                     other.request(encode("GET", "x")))
+        for c in (loader, other):
+            c.close()
+    assert got["goblin"] == got["redis"]
+    assert got["goblin"][0] == b"-LOADING Redis is loading the dataset in memory\r\n"
 
 
 def test_debug_propagates_nothing(procs, tmp_path):

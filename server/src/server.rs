@@ -133,7 +133,7 @@ impl Server {
     /// Whether a start-up load runs (the snapshot's on its thread, or the AOF's replay):
     /// commands without the `loading` flag are refused with -LOADING.
     pub fn is_loading(&self) -> bool {
-        self.loading.is_some() || self.aof.loading.is_some()
+        self.loading.is_some() || self.aof.progress.is_some()
     }
 
     /// The cron's frequency: hz, doubled while more than 200 clients a round would be
@@ -201,13 +201,14 @@ impl Server {
     /// The snapshot machinery on this server's keyspace (SAVE, BGSAVE, cron, shutdown).
     pub fn snapshots(&mut self) -> crate::rdb::Snapshots<'_> {
         let repl = crate::replication::persist::save_info(self);
+        let loading = self.is_loading();
         crate::rdb::Snapshots {
             repl,
             replica: self.replication.is_replica(),
             state: &mut self.rdb,
             config: &self.config,
             keyspace: &mut self.keyspace,
-            loading: self.loading.is_some() || self.aof.loading.is_some(),
+            loading,
             functions: &mut self.scripting.functions,
             other_child: self.aof.rewriting() || self.replication.has_child(),
         }

@@ -13,7 +13,7 @@ use super::manifest::{manifest_name, Manifest};
 use super::stream::{Bad, FileWindow};
 use super::{dir_path, file_size};
 use crate::clients::Client;
-use crate::commands;
+use crate::commands::{self, WhileBlocked};
 use crate::keyspace::Free;
 use crate::server::Server;
 use crate::{notice, warning};
@@ -90,10 +90,11 @@ fn upgrade(server: &Server, dir: &Path, m: &mut Manifest) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// A start-up load of the AOF in progress: the event loop replays it a slice at a time
-/// ([`step`]) and serves clients meanwhile, commands without the `loading` flag answered
-/// `-LOADING` and INFO showing the loading_* fields, as Redis's loadAppendOnlyFiles does
-/// with processEventsWhileBlocked.
+/// A load of the AOF in progress (at start-up, or for DEBUG LOADAOF): it is replayed a
+/// slice at a time ([`step`]) and the clients are served meanwhile, commands without the
+/// `loading` flag answered `-LOADING` and INFO showing the loading_* fields, as Redis's
+/// loadAppendOnlyFiles does with processEventsWhileBlocked. A script in it that runs past
+/// busy-reply-threshold serves them too, as Redis's scriptInterrupt does.
 pub struct AofLoad {
     dir: PathBuf,
     manifest: Manifest,
@@ -103,16 +104,36 @@ pub struct AofLoad {
     replay: Option<Replay>,
     /// The outcome so far.
     result: Outcome,
+    /// Where the load stood when it last published it (loaded_bytes: the files done).
+    progress: Progress,
+}
+
+/// How far an AOF load is: INFO's loading_* fields, kept in [`super::Aof::progress`] while a
+/// load runs, which is how the server knows it is loading.
+#[derive(Clone, Copy)]
+pub struct Progress {
     started: Instant,
     started_unix: u64,
     total_bytes: u64,
-    /// Bytes of the files done.
-    done_bytes: u64,
+    loaded_bytes: u64,
 }
 
-/// Starts loading the AOF at start-up (the manifest read, an old single file upgraded).
-/// None when there is nothing to load (the manifest becomes the AOF's at once); Err (after
-/// Redis's log lines) when the server must not start.
+impl Progress {
+    /// The loading_* fields of INFO persistence.
+    pub fn info_fields(&self, w: &mut String) {
+        crate::rdb::loading::write_info_fields(
+            w,
+            self.started,
+            self.started_unix,
+            self.total_bytes,
+            self.loaded_bytes,
+        );
+    }
+}
+
+/// Starts loading the AOF (the manifest read, an old single file upgraded); the server is
+/// loading from then until [`finish`]. None when there is nothing to load (the manifest
+/// becomes the AOF's at once); Err (after Redis's log lines) when the server must not start.
 pub fn begin(server: &mut Server) -> anyhow::Result<Option<AofLoad>> {
     let dir = dir_path(server);
     let filename = server.config.aof.filename.clone();
@@ -140,30 +161,42 @@ pub fn begin(server: &mut Server) -> anyhow::Result<Option<AofLoad>> {
         server.aof.manifest = m;
         return Ok(None);
     }
-    Ok(Some(AofLoad {
+    let load = AofLoad {
         dir,
         manifest: m,
         next: 0,
         replay: None,
         result: Outcome::Ok,
-        started: Instant::now(),
-        started_unix: crate::clock::unix_ms() / 1000,
-        total_bytes,
-        done_bytes: 0,
-    }))
+        progress: Progress {
+            started: Instant::now(),
+            started_unix: crate::clock::unix_ms() / 1000,
+            total_bytes,
+            loaded_bytes: 0,
+        },
+    };
+    load.publish(server);
+    Ok(Some(load))
 }
 
 /// Commands replayed between two looks at the clock.
 const STEP_COMMANDS: usize = 1024;
 
 /// Replays the AOF for about `budget`: None while there is more, else the outcome.
-pub fn step(server: &mut Server, load: &mut AofLoad, budget: Duration) -> Option<Outcome> {
+/// `while_blocked` serves the other clients if a script in it runs long.
+pub fn step(
+    server: &mut Server,
+    load: &mut AofLoad,
+    budget: Duration,
+    mut while_blocked: Option<&mut dyn WhileBlocked>,
+) -> Option<Outcome> {
     let until = Instant::now() + budget;
     loop {
+        load.publish(server);
         if let Some(replay) = load.replay.as_mut() {
-            let outcome = replay.step(server, STEP_COMMANDS)?;
+            let events = commands::lend(&mut while_blocked);
+            let outcome = replay.step(server, STEP_COMMANDS, events)?;
             let replay = load.replay.take().expect("running");
-            load.done_bytes += replay.len;
+            load.progress.loaded_bytes += replay.len;
             if let Some(end) = file_done(load, &replay.name, replay.started, outcome) {
                 return Some(end);
             }
@@ -302,6 +335,7 @@ fn file_done(
 
 /// Ends the load: the manifest becomes the AOF's. Err when the server must not start.
 pub fn finish(server: &mut Server, load: AofLoad, outcome: Outcome) -> anyhow::Result<()> {
+    server.aof.progress = None;
     server.aof.rewrite.base_size = load
         .manifest
         .base
@@ -312,7 +346,7 @@ pub fn finish(server: &mut Server, load: AofLoad, outcome: Outcome) -> anyhow::R
         Outcome::Failed => anyhow::bail!("can't load the append only file"),
         Outcome::Ok | Outcome::Truncated => notice!(
             "DB loaded from append only file: {:.3} seconds",
-            load.started.elapsed().as_secs_f64()
+            load.progress.started.elapsed().as_secs_f64()
         ),
         Outcome::Empty | Outcome::NotExist => {}
     }
@@ -320,16 +354,14 @@ pub fn finish(server: &mut Server, load: AofLoad, outcome: Outcome) -> anyhow::R
 }
 
 impl AofLoad {
-    /// The loading_* fields of INFO persistence.
-    pub fn info_fields(&self, w: &mut String) {
-        let loaded = self.done_bytes + self.replay.as_ref().map_or(0, |r| r.pos);
-        crate::rdb::loading::write_info_fields(
-            w,
-            self.started,
-            self.started_unix,
-            self.total_bytes,
-            loaded,
-        );
+    /// Tells the server how far the load is (the file being replayed counted to its next
+    /// command).
+    fn publish(&self, server: &mut Server) {
+        let replaying = self.replay.as_ref().map_or(0, |r| r.pos);
+        server.aof.progress = Some(Progress {
+            loaded_bytes: self.progress.loaded_bytes + replaying,
+            ..self.progress
+        });
     }
 }
 
@@ -410,7 +442,12 @@ struct Replay {
 
 impl Replay {
     /// Replays up to `max` commands: None while the file has more, else its outcome.
-    fn step(&mut self, server: &mut Server, max: usize) -> Option<Outcome> {
+    fn step(
+        &mut self,
+        server: &mut Server,
+        max: usize,
+        mut while_blocked: Option<&mut dyn WhileBlocked>,
+    ) -> Option<Outcome> {
         let mut replies = Vec::new();
         let mut done = 0;
         let bad = loop {
@@ -445,7 +482,9 @@ impl Replay {
                     // As Redis while loading: nothing expires (an EXPIRE in the past sets
                     // the time, a later write keeps the key); expiry comes after the load.
                     server.keyspace.pause_expiry(true);
-                    commands::unreplied::execute(server, &mut self.client, &mut replies, &args);
+                    let events = commands::lend(&mut while_blocked);
+                    let client = &mut self.client;
+                    commands::unreplied::execute(server, client, &mut replies, &args, events);
                     server.keyspace.pause_expiry(false);
                     replies.clear();
                     if server.config.key_load_delay != 0 {

@@ -34,6 +34,7 @@ pub mod stream;
 pub mod writer;
 
 use crate::clock::unix_ms;
+use crate::commands::WhileBlocked;
 use crate::keyspace::Free;
 use crate::server::Server;
 use crate::{notice, warning};
@@ -70,6 +71,8 @@ pub struct Aof {
     pub rewrite: rewrite::RewriteState,
     /// The start-up load, while the event loop replays it.
     pub loading: Option<Box<load::AofLoad>>,
+    /// How far the load running is (at start-up or for DEBUG LOADAOF); None when none runs.
+    pub progress: Option<load::Progress>,
     /// Unix seconds of the last `#TS:` annotation.
     cur_timestamp: u64,
     /// Microseconds to sleep before each write of the buffer (DEBUG AOF-FLUSH-SLEEP).
@@ -91,6 +94,7 @@ impl Aof {
             closer: close::CloseThread::start(),
             rewrite: rewrite::RewriteState::default(),
             loading: None,
+            progress: None,
             cur_timestamp: 0,
             flush_sleep_us: 0,
             fsynced_reploff: -1,
@@ -413,13 +417,17 @@ pub fn shutdown(server: &mut Server) {
     }
 }
 
-/// Replays a slice of the start-up load (about `budget`); at its end the files are opened
-/// for appending. Exits the process when the AOF cannot load, as Redis does.
-pub fn poll_loading(server: &mut Server, budget: std::time::Duration) {
+/// How long an AOF load replays before the clients are served again.
+const LOAD_SLICE: Duration = Duration::from_millis(10);
+
+/// Replays a slice of the start-up load; at its end the files are opened for appending.
+/// Exits the process when the AOF cannot load, as Redis does. `while_blocked` serves the
+/// clients if a script in the AOF runs long.
+pub fn poll_loading(server: &mut Server, while_blocked: Option<&mut dyn WhileBlocked>) {
     let Some(mut load) = server.aof.loading.take() else {
         return;
     };
-    let Some(outcome) = load::step(server, &mut load, budget) else {
+    let Some(outcome) = load::step(server, &mut load, LOAD_SLICE, while_blocked) else {
         server.aof.loading = Some(load);
         return;
     };
@@ -439,11 +447,12 @@ pub fn collect_history(server: &mut Server) {
 }
 
 /// DEBUG LOADAOF (Redis's order): the buffer written, the data and functions emptied, the
-/// files named by the manifest on disk replayed at once (nothing replayed is propagated),
-/// the history files deleted, and the changes not counted as dirty. False when the files
-/// did not load (logged; Redis exits on a manifest that does not parse, Goblin replies
-/// the error).
-pub fn reload(server: &mut Server) -> bool {
+/// files named by the manifest on disk replayed (nothing replayed is propagated; the
+/// other clients, served by `while_blocked` between slices and during a long script, get
+/// -LOADING meanwhile), the history files deleted, and the changes not counted as dirty.
+/// False when the files did not load (logged; Redis exits on a manifest that does not
+/// parse, Goblin replies the error).
+pub fn reload(server: &mut Server, mut while_blocked: Option<&mut dyn WhileBlocked>) -> bool {
     if server.aof.state != State::Off {
         flush(server, true);
     }
@@ -455,8 +464,12 @@ pub fn reload(server: &mut Server) -> bool {
         // An AOF of empty files loads; one without files is an error, as in Redis.
         Ok(None) => server.aof.manifest.files().next().is_some(),
         Ok(Some(mut load)) => loop {
-            if let Some(outcome) = load::step(server, &mut load, Duration::from_secs(60)) {
+            let events = crate::commands::lend(&mut while_blocked);
+            if let Some(outcome) = load::step(server, &mut load, LOAD_SLICE, events) {
                 break load::finish(server, load, outcome).is_ok();
+            }
+            if let Some(events) = while_blocked.as_deref_mut() {
+                events.process_events(server);
             }
         },
         Err(_) => false,

@@ -155,7 +155,7 @@ pub fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         (b"segfault", _) => crate::service::crash::segfault(),
         (b"loadaof", _) => {
-            if crate::aof::reload(ctx.server) {
+            if crate::aof::reload(ctx.server, super::lend(&mut ctx.while_blocked)) {
                 ctx.out.ok();
             } else {
                 ctx.error("ERR Error trying to load the AOF files, check server logs.");

@@ -105,6 +105,16 @@ pub trait WhileBlocked {
     fn process_events(&mut self, server: &mut Server);
 }
 
+/// `while_blocked` lent for one call: an `Option::as_deref_mut` that also shortens the trait
+/// object's lifetime, which a `&mut dyn` passed on down needs.
+pub fn lend<'s>(
+    while_blocked: &'s mut Option<&mut dyn WhileBlocked>,
+) -> Option<&'s mut dyn WhileBlocked> {
+    while_blocked
+        .as_mut()
+        .map(|w| &mut **w as &mut dyn WhileBlocked)
+}
+
 impl<'a> Ctx<'a> {
     /// A context for one command of `client`, replying into `wbuf` in the client's protocol.
     pub fn new(server: &'a mut Server, client: &'a mut Client, wbuf: &'a mut Vec<u8>) -> Self {

@@ -98,8 +98,8 @@ pub fn info_section(server: &Server, w: &mut String) {
     );
     if let Some(load) = &server.loading {
         load.info_fields(w);
-    } else if let Some(load) = &server.aof.loading {
-        load.info_fields(w);
+    } else if let Some(progress) = &server.aof.progress {
+        progress.info_fields(w);
     }
     let (progress, keys_total, cow_age) = server.child().map_or(Default::default(), |c| {
         (c.progress, c.keys_total, c.cow_age_secs())

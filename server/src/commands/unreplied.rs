@@ -4,7 +4,7 @@
 //! line (a replica adds the latest bytes of its stream), counted in INFO's
 //! unexpected_error_replies, and panics the server when propagation-error-behavior asks.
 
-use super::Ctx;
+use super::{Ctx, WhileBlocked};
 use crate::clients::{Client, ReplRole};
 use crate::replication::config::PropagationError;
 use crate::server::Server;
@@ -24,15 +24,23 @@ pub enum Source {
 }
 
 /// Runs `args` for `client` (the master's client or the AOF's), its replies into `out`,
-/// then reports every error among them.
-pub fn execute(server: &mut Server, client: &mut Client, out: &mut Vec<u8>, args: &[&[u8]]) {
+/// then reports every error among them. `while_blocked` serves the other clients if the
+/// command runs long (a busy script).
+pub fn execute(
+    server: &mut Server,
+    client: &mut Client,
+    out: &mut Vec<u8>,
+    args: &[&[u8]],
+    while_blocked: Option<&mut dyn WhileBlocked>,
+) {
     let source = if client.repl_role == ReplRole::Master {
         Source::Master
     } else {
         Source::Aof
     };
     let start = out.len();
-    super::execute(server, client, out, args);
+    let events = while_blocked.map(|w| w as &mut dyn WhileBlocked);
+    super::execute_with(server, client, out, args, events);
     let errors = errors_in(&out[start..]);
     if errors.is_empty() {
         return;

@@ -20,9 +20,6 @@ use std::time::{Duration, Instant};
 /// How often the loop looks whether the start-up load is done.
 const LOADING_POLL: Duration = Duration::from_millis(5);
 
-/// How long the loop replays the start-up AOF between two looks at the connections.
-const AOF_LOAD_SLICE: Duration = Duration::from_millis(10);
-
 /// The loop's view of the server.
 pub struct RespLoop<'s> {
     server: &'s mut Server,
@@ -120,7 +117,12 @@ impl RespLoop<'_> {
         }
         self.serve_waiting_load(cx);
         if self.server.aof.loading.is_some() {
-            crate::aof::poll_loading(self.server, AOF_LOAD_SLICE);
+            // No connection runs a command now: a long script in the AOF serves them all.
+            let mut clients = OtherConnections {
+                cx,
+                running: usize::MAX,
+            };
+            crate::aof::poll_loading(self.server, Some(&mut clients));
         }
         if !self.server.is_loading() {
             if let Some(ready) = self.ready.take() {

@@ -75,10 +75,7 @@ pub fn run_requests(
                         &heap_store
                     }
                 };
-                // A reborrow for this request only.
-                let events = while_blocked
-                    .as_mut()
-                    .map(|w| &mut **w as &mut dyn WhileBlocked);
+                let events = commands::lend(&mut while_blocked);
                 commands::execute_with(server, client, wbuf, args, events);
                 // Clients blocked on keys this command made ready are served before the
                 // next pipelined command runs, as Redis does after each command (not while

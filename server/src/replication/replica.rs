@@ -1154,6 +1154,7 @@ impl Link {
                             &mut client,
                             &mut scratch,
                             &args,
+                            None,
                         );
                         server.keyspace.pause_expiry(false);
                         scratch.clear();
