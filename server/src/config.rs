@@ -648,11 +648,13 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// Which of the server's own removals are lazy (lazyfree-lazy-expire and -eviction).
+    /// Which of the server's own removals are lazy (lazyfree-lazy-expire, -eviction and
+    /// -server-del).
     pub fn lazy_removals(&self) -> crate::keyspace::LazyRemovals {
         crate::keyspace::LazyRemovals {
             expired: self.lazyfree_lazy_expire,
             evicted: self.lazyfree_lazy_eviction,
+            server_del: self.lazyfree_lazy_server_del,
         }
     }
 

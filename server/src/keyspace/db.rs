@@ -789,15 +789,24 @@ impl Db {
             self.insert_absent(key, value, clock);
             return None;
         };
-        if self.out == Some(slot) {
-            // The copy is replaced with the key's value.
-            self.out = None;
-            self.dirty = false;
-        }
-        Some(match self.packer.record_value(&value, true) {
+        let copy = self.take_copy(slot);
+        let old = match self.packer.record_value(&value, true) {
             Some(r) => self.table.replace(slot, r, clock),
             None => self.table.replace(slot, kt::Value::Heap(value), clock),
-        })
+        };
+        Some(old.or(copy))
+    }
+
+    /// The copy of `slot`'s value checked out, if it is, taken away unsettled: its key is
+    /// being removed or replaced, and the copy (which may have grown past anything a
+    /// record holds) is the value to free.
+    fn take_copy(&mut self, slot: Slot) -> Option<Value> {
+        if self.out != Some(slot) {
+            return None;
+        }
+        self.out = None;
+        self.dirty = false;
+        Some(std::mem::replace(&mut self.scratch, placeholder()))
     }
 
     /// Moves the keys of up to `groups` groups of a key-table resize in progress (see
@@ -880,21 +889,18 @@ impl Db {
         })
     }
 
-    /// Removes `key` without copying a record-held string out: None when absent, else the
-    /// value when it was kept beside the table (to be freed).
+    /// Removes `key` without copying a record-held value out: None when absent, else the
+    /// value to be freed when there is one beside the table (kept there, or checked out).
     pub fn discard(&mut self, key: &[u8]) -> Option<Option<Value>> {
         let slot = self.table.find(key)?;
-        if self.out == Some(slot) {
-            // The copy goes with the key.
-            self.out = None;
-            self.dirty = false;
-        } else {
+        let copy = self.take_copy(slot);
+        if copy.is_none() {
             self.settle();
         }
         if let Some(index) = &mut self.slot_index {
             index.remove(key_slot(key), key);
         }
-        Some(self.table.discard_slot(slot))
+        Some(self.table.discard_slot(slot).or(copy))
     }
 
     /// Sets or replaces the expiry of an existing key. Returns false when the key is absent.
@@ -1091,10 +1097,11 @@ mod tests {
         assert!(matches!(e.value, ValueCow::Borrowed(_)));
         assert_eq!(text(&e.value).len(), 42);
         assert_eq!(e.value.encoding_name(), "raw");
-        // A checked-out key that is deleted takes its copy with it.
+        // A checked-out key that is deleted hands its copy over, to be freed.
         let n = db.find(b"n").unwrap();
         *db.write(n).value = int(7);
-        assert!(db.discard(b"n").is_some_and(|heap| heap.is_none()));
+        let copy = db.discard(b"n").expect("present").expect("the copy");
+        assert_eq!(text(&copy), b"7");
         assert!(db.get(b"n").is_none());
         db.insert(b"n2", int(9), 0);
         assert_eq!(text(&db.get(b"n2").unwrap().value), b"9");

@@ -3,11 +3,33 @@
 
 use super::db::Db;
 use super::value::Value;
+use goblin_zset::hash::HashEncoding;
+use goblin_zset::set::SetEncoding;
+use goblin_zset::Encoding as ZSetEncoding;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 
-/// Values with more elements than this are freed on the lazy-free thread.
+/// Values whose [`free_effort`] is above this are freed on the lazy-free thread.
 const LAZYFREE_THRESHOLD: usize = 64;
+
+/// What freeing `value` costs, as Redis's lazyfreeGetFreeEffort weighs it by encoding: a
+/// quicklist's nodes, a hashtable's entries, a skiplist's members; for a stream its nodes
+/// (Redis counts its radix tree's nodes, a few more) and, per group, one plus the first
+/// group's pending entries; 1 for a string and every listpack or intset.
+fn free_effort(value: &Value) -> usize {
+    match value {
+        Value::List(l) => l.quicklist_nodes().unwrap_or(1),
+        Value::Set(s) if s.encoding() == SetEncoding::Hashtable => s.len(),
+        Value::Hash(h) if h.encoding() == HashEncoding::Hashtable => h.len(),
+        Value::ZSet(z) if z.encoding() == ZSetEncoding::Skiplist => z.len(),
+        Value::Stream(s) => {
+            let groups = s.groups();
+            let pending = groups.values().next().map_or(0, |g| g.pending_len());
+            s.node_count() + groups.len() * (1 + pending)
+        }
+        _ => 1,
+    }
+}
 
 /// Something big to drop off the event loop.
 pub(super) enum Garbage {
@@ -22,7 +44,7 @@ impl Garbage {
     /// to free here): a large value is one, a database is one per key.
     fn objects(&self) -> usize {
         match self {
-            Garbage::Value(v) => usize::from(v.len() > LAZYFREE_THRESHOLD),
+            Garbage::Value(v) => usize::from(free_effort(v) > LAZYFREE_THRESHOLD),
             Garbage::Db(db) => db.len(),
         }
     }

@@ -81,17 +81,23 @@ pub enum Cause {
     Expired,
     /// maxmemory evicted it (lazyfree-lazy-eviction).
     Evicted,
+    /// A command deleted or replaced it as part of its work: RENAME's or a STORE's
+    /// destination, GETDEL, RESTORE REPLACE, a value overwritten (lazyfree-lazy-server-del).
+    Server,
 }
 
 /// Which of the server's own removals are lazy: their value goes to the lazy-free thread
 /// and they propagate as UNLINK rather than DEL (lazyfree-lazy-expire,
-/// lazyfree-lazy-eviction; Redis's dbGenericDelete and propagateDeletion read the same flag).
+/// lazyfree-lazy-eviction, lazyfree-lazy-server-del; Redis's dbGenericDelete and
+/// propagateDeletion read the same flag).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct LazyRemovals {
     /// lazyfree-lazy-expire.
     pub expired: bool,
     /// lazyfree-lazy-eviction.
     pub evicted: bool,
+    /// lazyfree-lazy-server-del.
+    pub server_del: bool,
 }
 
 impl LazyRemovals {
@@ -100,6 +106,7 @@ impl LazyRemovals {
         match cause {
             Cause::Expired => self.expired,
             Cause::Evicted => self.evicted,
+            Cause::Server => self.server_del,
         }
     }
 }
@@ -569,9 +576,10 @@ impl Keyspace {
             .unwrap_or_default()
     }
 
-    /// Deletes a key (freeing a large value off the loop). Returns true when it existed.
+    /// Deletes a key as part of a command's work (its value freed as
+    /// lazyfree-lazy-server-del says). Returns true when it existed.
     pub fn delete(&mut self, db: usize, key: &[u8]) -> bool {
-        self.delete_freeing(db, key, Free::Lazily)
+        self.delete_freeing(db, key, self.free_for(Cause::Server))
     }
 
     /// Deletes a key, its value freed as `free` says (DEL and UNLINK). Returns true when it
@@ -579,9 +587,8 @@ impl Keyspace {
     pub fn delete_freeing(&mut self, db: usize, key: &[u8], free: Free) -> bool {
         match self.dbs[db].discard(key) {
             Some(heap) => {
-                match (heap, free) {
-                    (Some(value), Free::Lazily) => self.lazyfree.dispose(Garbage::Value(value)),
-                    (value, _) => drop(value),
+                if let Some(value) = heap {
+                    self.free_value(value, free);
                 }
                 self.signal_modified(db, key);
                 // Clients that wait for the key's deletion too (XREADGROUP) run again.
@@ -592,11 +599,19 @@ impl Keyspace {
         }
     }
 
-    /// Frees a value a command took out of its key (SPOP's old set once the members that
-    /// stay moved to a new one): on the lazy-free thread when large, as the values of
-    /// deleted keys.
-    pub fn free_later(&self, value: Value) {
-        self.lazyfree.dispose(Garbage::Value(value));
+    /// Frees a value a command replaced in its key (SPOP's old set once the members that
+    /// stay moved to a new one), as lazyfree-lazy-server-del says.
+    pub fn free_replaced(&self, value: Value) {
+        self.free_value(value, self.free_for(Cause::Server));
+    }
+
+    /// Frees `value` now, or on the lazy-free thread when `free` is lazy and freeing it is
+    /// worth it.
+    fn free_value(&self, value: Value, free: Free) {
+        match free {
+            Free::Lazily => self.lazyfree.dispose(Garbage::Value(value)),
+            Free::Now => drop(value),
+        }
     }
 
     /// Stores `value` under `key` (dropping any expiry), signalling watchers and waiters.
@@ -604,7 +619,7 @@ impl Keyspace {
         let now_ms = unix_ms();
         let initial = self.access.initial(self.clock_secs_at(now_ms), now_ms);
         match self.dbs[db].insert(key, value, initial) {
-            Some(Some(old)) => self.lazyfree.dispose(Garbage::Value(old)),
+            Some(Some(old)) => self.free_replaced(old),
             Some(None) => {}
             None => self.notifier.fire(notify::NEW, "new", db, key),
         }

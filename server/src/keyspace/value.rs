@@ -94,7 +94,7 @@ impl Value {
         }
     }
 
-    /// Elements in the value (how expensive it is to free; a string is one).
+    /// Elements in the value (a string is one).
     pub fn len(&self) -> usize {
         match self {
             Value::ZSet(z) => z.len(),

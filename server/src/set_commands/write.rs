@@ -225,9 +225,8 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
             let popped: Vec<Vec<u8>> = old.iter().map(|m| m.to_vec()).collect();
             propagate_srem(ctx, key, &popped);
         }
-        // The popped members' table is freed off the event loop, as Redis's
-        // dbReplaceValue does under lazy free.
-        ctx.server.keyspace.free_later(Value::Set(old));
+        // The popped members' table is freed as Redis's dbReplaceValue frees it.
+        ctx.server.keyspace.free_replaced(Value::Set(old));
     }
     ctx.server.keyspace.signal_modified(ctx.client.db, key);
     ctx.notify(notify::SET, "spop", key);

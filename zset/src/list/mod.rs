@@ -414,6 +414,14 @@ impl List {
         }
     }
 
+    /// The nodes of a quicklist (None for a listpack).
+    pub fn quicklist_nodes(&self) -> Option<usize> {
+        match &self.repr {
+            Repr::Quick(q) => Some(q.nodes().count()),
+            Repr::Pack(_) => None,
+        }
+    }
+
     /// The `ql_*` figures of a quicklist (None for a listpack).
     pub fn quicklist_stats(&self) -> Option<QuicklistStats> {
         let Repr::Quick(q) = &self.repr else {
