@@ -559,22 +559,24 @@ pub fn send_getack(server: &mut Server) {
 pub fn cron(server: &mut Server) {
     let now = Instant::now();
     let period = Duration::from_secs(server.config.repl.ping_period);
-    let m = &mut server.replication.master;
-    if m.replicas.is_empty() {
-        // The PINGs keep their cadence with nobody to send them to, as Redis's (every
-        // period of its cron's count): a replica that attaches gets its first PING up to a
-        // period later, not at once.
-        if m.last_ping.is_none_or(|t| now.duration_since(t) >= period) {
-            m.last_ping = Some(now);
-        }
-        return;
-    }
     // As Redis: no PING while the replicas' offsets are meant to stay (a pause for a
     // shutdown or a failover), so that they can match the master's.
     let no_ping = server.replication.is_replica()
         || crate::commands::pause::paused(server, crate::commands::pause::REPLICA);
     let m = &mut server.replication.master;
-    if !no_ping && m.last_ping.is_none_or(|t| now.duration_since(t) >= period) {
+    let due = m.last_ping.is_none_or(|t| now.duration_since(t) >= period);
+    if m.replicas.is_empty() || m.last_ping.is_none() {
+        // The PINGs keep their cadence with nobody to send them to, as Redis's (every
+        // period of its cron's count, from its first round, whose PING goes to nobody): a
+        // replica that attaches gets its first PING up to a period later, not at once,
+        // even one that attached before the first round.
+        if due {
+            m.last_ping = Some(now);
+        }
+        if m.replicas.is_empty() {
+            return;
+        }
+    } else if due && !no_ping {
         m.last_ping = Some(now);
         server.drain_propagation();
         super::feed(server, b"*1\r\n$4\r\nPING\r\n");
