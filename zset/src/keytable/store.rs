@@ -216,7 +216,7 @@ impl Store {
     }
 
     /// Heap bytes held: pages (their capacity), boxed records and their table. Walks
-    /// the pages (1,024 records each), never the records.
+    /// the pages (1,023 records each), never the records.
     pub(super) fn memory_bytes(&self) -> usize {
         let pages: usize = self
             .classes
