@@ -2,11 +2,15 @@
 DESC, LIMIT windows, BY patterns over string keys (missing keys, `nosort`), GET patterns
 (`#`, string keys, missing keys, several GETs), the "can't be converted into double" error,
 hash fields (`key->field`) in BY and GET, lists as input, STORE, syntax and WRONGTYPE
-errors, RESP3."""
+errors, RESP3; ALPHA under a collation locale (locale-collate)."""
 
 import random
 
 import pytest
+import redis
+
+from harness import GOBLIN_BIN, REDIS_BIN
+from test_persistence import Proc, procs  # noqa: F401 (the fixture)
 
 
 @pytest.fixture
@@ -162,3 +166,66 @@ def test_random_sorts_match_redis(both):
         if "ALPHA" in args and "by_*" in args:
             continue  # equal BY values leave the order to qsort
         both(*args)
+
+
+WORDS = ["b", "A", "a", "B", "élan", "eclair", "Zebra", "zoo", "10", "9", "a-b", "ab", "a b"]
+
+
+def test_alpha_sorts_by_the_environments_collation(procs, tmp_path, monkeypatch):
+    """SORT ALPHA compares with strcoll under LC_COLLATE, which Redis takes from the
+    environment at start (7.2's locale-collate is empty by default: the same), and so do
+    Lua's string comparisons; SORT ... STORE compares bytes. Both servers run under
+    LC_ALL=en_US.UTF-8 (scripts/test.sh compiles that locale). Before, Goblin never set
+    the locale and compared bytes everywhere."""
+    monkeypatch.setenv("LC_ALL", "en_US.UTF-8")
+    got = {}
+    for kind, binary in (("redis", REDIS_BIN), ("goblin", GOBLIN_BIN)):
+        workdir = tmp_path / kind
+        workdir.mkdir()
+        p = Proc(binary, workdir, "--save", "", name=kind)
+        procs.append(p)
+        c = p.start().client()
+        c.rpush("l", *WORDS)
+        for i, word in enumerate(WORDS):
+            c.set(f"w_{word}", WORDS[-1 - i])
+        got[kind] = (
+            c.sort("l", alpha=True),
+            c.sort("l", alpha=True, desc=True, start=2, num=5),
+            c.sort("l", by="w_*", alpha=True),
+            c.sort("l", by="nokey_*", alpha=True),
+            c.sort("l", alpha=True, store="dst"),
+            c.lrange("dst", 0, -1),
+            c.eval("return {tostring('a' < 'B'), tostring('é' < 'f')}", 0),
+        )
+    assert got["goblin"] == got["redis"]
+    in_bytes = sorted(w.encode() for w in WORDS)
+    assert got["goblin"][0] != in_bytes, "the locale orders them otherwise"
+    assert got["goblin"][5] == in_bytes, "STORE orders by bytes"
+
+
+def test_locale_collate_directive(procs, tmp_path):
+    """locale-collate (Redis 7.2, which Debian's 7.0 lacks): CONFIG SET changes the
+    collation at once, an unknown locale is refused in Redis 7.2's words and changes
+    nothing, CONFIG GET shows it, and one given at start that does not exist stops the
+    server with Redis's line."""
+    p = Proc(GOBLIN_BIN, tmp_path, "--save", "", "--locale-collate", "en_US.UTF-8",
+             name="goblin")
+    procs.append(p)
+    c = p.start().client()
+    c.rpush("l", *WORDS)
+    assert c.config_get("locale-collate") == {"locale-collate": "en_US.UTF-8"}
+    localized = c.sort("l", alpha=True)
+    c.config_set("locale-collate", "C")
+    assert c.sort("l", alpha=True) == sorted(w.encode() for w in WORDS)
+    with pytest.raises(redis.ResponseError) as refused:
+        c.config_set("locale-collate", "xx_NOWHERE.UTF-8")
+    assert str(refused.value) == ("CONFIG SET failed (possibly related to argument "
+                                  "'locale-collate') - Invalid locale name")
+    assert c.config_get("locale-collate") == {"locale-collate": "C"}
+    c.config_set("locale-collate", "en_US.UTF-8")
+    assert c.sort("l", alpha=True) == localized != sorted(w.encode() for w in WORDS)
+    bad = Proc(GOBLIN_BIN, tmp_path, "--locale-collate", "xx_NOWHERE.UTF-8", name="bad")
+    procs.append(bad)
+    bad.start(expect_up=False)
+    assert bad.proc.wait(10) == 1
+    assert "Failed to configure LOCALE for invalid locale name." in bad.output()

@@ -25,7 +25,8 @@ as_root() {
 # nginx (the origin of the HTTP mirror benchmark's smoke run), nutcracker (twemproxy, the
 # proxy test_twemproxy.py puts in front of Goblins), redis-sentinel (test_sentinel.py's
 # sentinels), logrotate (test_packaging.py rotates a live log with packaging/'s snippet),
-# libmemcached-tools (memccp, memcdump, memcstat: the memcache tests' real clients) ---
+# libmemcached-tools (memccp, memcdump, memcstat: the memcache tests' real clients),
+# locales (localedef, for the en_US.UTF-8 collation test_sort.py sorts under) ---
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-cli >/dev/null && command -v redis-benchmark >/dev/null || missing+=(redis-tools)
@@ -36,6 +37,7 @@ command -v nutcracker >/dev/null || [ -x /usr/sbin/nutcracker ] || missing+=(nut
 command -v redis-sentinel >/dev/null || missing+=(redis-sentinel)
 command -v logrotate >/dev/null || [ -x /usr/sbin/logrotate ] || missing+=(logrotate)
 command -v python3 >/dev/null || missing+=(python3 python3-pip)
+command -v localedef >/dev/null && [ -d /usr/share/i18n/locales ] || missing+=(locales)
 if [ "${#missing[@]}" -gt 0 ]; then
     step "apt-get install ${missing[*]}"
     # Keep Debian's packages from starting their own services (redis on 6379, memcached on
@@ -48,6 +50,12 @@ if [ "${#missing[@]}" -gt 0 ]; then
     as_root apt-get update -q
     DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q "${missing[@]}"
     if [ "$created_policy" -eq 1 ]; then as_root rm -f /usr/sbin/policy-rc.d; fi
+fi
+
+# --- The en_US.UTF-8 locale, compiled when the system lacks it ---
+if ! locale -a 2>/dev/null | grep -qix 'en_US.utf8'; then
+    step "localedef en_US.UTF-8"
+    as_root localedef -i en_US -f UTF-8 en_US.UTF-8
 fi
 
 # --- Python packages for compat-tests ---

@@ -177,6 +177,9 @@ pub struct Config {
     /// disable-thp: Transparent Huge Pages set to `always` are turned off for the process
     /// at start (else warned about).
     pub disable_thp: bool,
+    /// locale-collate: the LC_COLLATE locale SORT ALPHA and Lua compare strings by (see
+    /// [`crate::service::locale`]); empty for the environment's.
+    pub locale_collate: String,
     /// ignore-warnings: the start-up system warnings not to give. Redis's one such check
     /// (ARM64-COW-BUG) is for arm64 kernels; on other machines, Redis's too, the value is
     /// kept and shown.
@@ -325,6 +328,7 @@ impl Default for Config {
             active_expire_effort: 1,
             crash_log_enabled: true,
             disable_thp: true,
+            locale_collate: String::new(),
             ignore_warnings: String::new(),
             allocator: AllocatorParams::default(),
             stop_writes_on_bgsave_error: true,
@@ -465,6 +469,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("crash-log-enabled", None, Mutability::Runtime),
     ("disable-thp", None, Mutability::StartOnly),
     ("ignore-warnings", None, Mutability::Runtime),
+    ("locale-collate", None, Mutability::Runtime),
     ("activedefrag", None, Mutability::Runtime),
     ("active-defrag-cycle-min", None, Mutability::Runtime),
     ("active-defrag-cycle-max", None, Mutability::Runtime),
@@ -933,6 +938,7 @@ impl Config {
             "crash-log-enabled" => self.crash_log_enabled = yes_no(&text)?,
             "disable-thp" => self.disable_thp = yes_no(&text)?,
             "ignore-warnings" => self.ignore_warnings = text,
+            "locale-collate" => self.locale_collate = text,
             "activedefrag" => {
                 if yes_no(&text)? {
                     return Err(ConfigError::BadValue(DEFRAG_UNAVAILABLE.into()));
@@ -1169,6 +1175,7 @@ impl Config {
             "crash-log-enabled" => yes_no_name(self.crash_log_enabled),
             "disable-thp" => yes_no_name(self.disable_thp),
             "ignore-warnings" => self.ignore_warnings.clone(),
+            "locale-collate" => self.locale_collate.clone(),
             "activedefrag" => yes_no_name(false),
             "active-defrag-cycle-min" => self.allocator.defrag_cycle_min.to_string(),
             "active-defrag-cycle-max" => self.allocator.defrag_cycle_max.to_string(),

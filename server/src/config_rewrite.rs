@@ -61,6 +61,7 @@ const STRINGS: &[(&str, Option<&str>)] = &[
     ("syslog-ident", Some("redis")),
     ("notify-keyspace-events", Some("")),
     ("ignore-warnings", Some("")),
+    ("locale-collate", Some("")),
     ("server_cpulist", None),
     ("bio_cpulist", None),
     ("aof_rewrite_cpulist", None),

@@ -74,6 +74,10 @@ fn run(args: Args) -> anyhow::Result<()> {
     log::init(config.loglevel, &config.logfile)?;
     service::crash::set_crash_log(config.crash_log_enabled);
     service::crash::set_exit_on_panic(config.use_exit_on_panic);
+    if !service::locale::set_collate(&config.locale_collate) {
+        warning!("Failed to configure LOCALE for invalid locale name.");
+        std::process::exit(1);
+    }
     if config.syslog_enabled {
         log::enable_syslog(&config.syslog_ident, &config.syslog_facility)?;
     }

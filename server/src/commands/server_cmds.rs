@@ -120,6 +120,12 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
             return ctx.error(&format!("ERR CONFIG SET failed (possibly related to argument '{name}') - Failed to set current oom_score_adj. Check server logs."));
         }
     }
+    if ctx.server.config.locale_collate != old.locale_collate
+        && !crate::service::locale::set_collate(&ctx.server.config.locale_collate)
+    {
+        ctx.server.config = old;
+        return ctx.error("ERR CONFIG SET failed (possibly related to argument 'locale-collate') - Invalid locale name");
+    }
     if ctx.server.config.process.title_template != old.process.title_template {
         crate::service::process::set_title(&ctx.server.config);
     }

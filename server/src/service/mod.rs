@@ -8,6 +8,7 @@
 //! - [`daemon`]: fork and detach, the parent waiting until the server is ready.
 //! - [`directives`]: the directives Redis knows, the summary of ignored ones, Redis's
 //!   fatal error for the others.
+//! - [`locale`]: the collation locale of SORT ALPHA and Lua (locale-collate).
 //! - [`pidfile`]: the pid file, removed at a clean shutdown.
 //! - [`process`]: the out-of-memory score and the process title.
 //! - [`notify`]: telling systemd or upstart that the server is ready.
@@ -20,6 +21,7 @@ pub mod cmdline;
 pub mod crash;
 pub mod daemon;
 pub mod directives;
+pub mod locale;
 pub mod notify;
 pub mod pidfile;
 pub mod process;

@@ -15,7 +15,9 @@ use crate::keyspace::{List, Value, WrongType};
 use crate::numbers::parse_f64;
 use crate::pubsub::notify;
 use crate::scripting::run::SCRIPT_CLIENT_ID;
+use crate::service::locale;
 use std::cmp::Ordering;
+use std::ffi::CString;
 
 /// SORT and SORT_RO.
 pub static COMMANDS: [Command; 2] = [
@@ -146,6 +148,8 @@ struct Item {
     score: f64,
     /// The ALPHA key of a BY pattern (None when it finds nothing, which sorts first).
     by: Option<Vec<u8>>,
+    /// The ALPHA key (the element or `by`) as strcoll reads it, when SORT collates.
+    collation: Option<CString>,
 }
 
 /// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC] [ALPHA], and
@@ -186,6 +190,7 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]]) {
             element,
             score: 0.0,
             by: None,
+            collation: None,
         })
         .collect();
     if !o.dontsort {
@@ -211,12 +216,30 @@ pub fn sort(ctx: &mut Ctx, args: &[&[u8]]) {
             return ctx.error("ERR One or more scores can't be converted into double");
         }
         let by_pattern = o.by.is_some();
+        // As Redis: ALPHA compares by the collation locale (strcoll), but by bytes for
+        // STORE, so that what is stored does not depend on the locale.
+        let collated = o.alpha && o.store.is_none();
+        if collated {
+            for item in &mut items {
+                let key = if by_pattern {
+                    item.by.as_deref()
+                } else {
+                    Some(&item.element[..])
+                };
+                item.collation = key.map(locale::collation_key);
+            }
+        }
         items.sort_by(|a, b| {
             let cmp = if !o.alpha {
                 a.score
                     .partial_cmp(&b.score)
                     .unwrap_or(Ordering::Equal)
                     .then_with(|| a.element.cmp(&b.element))
+            } else if collated {
+                match (&a.collation, &b.collation) {
+                    (Some(x), Some(y)) => locale::collate(x, y),
+                    (x, y) => x.is_some().cmp(&y.is_some()),
+                }
             } else if by_pattern {
                 a.by.cmp(&b.by)
             } else {
