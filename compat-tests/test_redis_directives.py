@@ -4,12 +4,14 @@ CPU lists (server_cpulist, bio_cpulist, aof_rewrite_cpulist, bgsave_cpulist), an
 allocator's (activedefrag, active-defrag-*, jemalloc-bg-thread, kept as Redis built with
 libc malloc keeps them). Their defaults, values and errors beside Debian's redis-server
 7.0, and what each does: the checksum a save writes and a load checks, the process title
-left alone, the CPUs of the main thread, the lazy-free thread and a BGSAVE child.
+left alone, the CPUs of the main thread, the lazy-free thread and a BGSAVE child, a full
+sync's socket without TCP_NODELAY (repl-disable-tcp-nodelay).
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -19,7 +21,7 @@ from test_replication import repl, replicaof, start, wait_for
 PARAMETERS = (
     "rdbchecksum", "set-proc-title", "activerehashing", "active-expire-effort", "crash-log-enabled",
     "rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync", "disable-thp", "ignore-warnings",
-    "rdb-del-sync-files", "replica-ignore-disk-write-errors",
+    "rdb-del-sync-files", "replica-ignore-disk-write-errors", "repl-disable-tcp-nodelay",
     "active-defrag-cycle-min", "active-defrag-cycle-max", "active-defrag-threshold-lower",
     "active-defrag-threshold-upper", "active-defrag-max-scan-fields",
     "active-defrag-ignore-bytes", "jemalloc-bg-thread",
@@ -42,6 +44,7 @@ def test_the_defaults_are_redis_defaults(both):
     ("jemalloc-bg-thread", "no", "2"),
     ("rdb-save-incremental-fsync", "no", "1"),
     ("aof-rewrite-incremental-fsync", "no", "x"),
+    ("repl-disable-tcp-nodelay", "yes", "1"),
 ])
 def test_set_read_back_and_errors_as_redis(both, name, good, bad):
     both.config_set(name, good)
@@ -212,3 +215,52 @@ def test_a_replica_that_cannot_save_stops_on_its_masters_write(procs, tmp_path, 
     else:
         wait_for(lambda: rc.get("k") == b"v", what="the write applied")
         assert "Replica is applying a command even though it is unable to write to disk." in r.output()
+
+
+def socket_option(pid: int, local_port: int, peer_port: int, level: int, option: int) -> int:
+    """An option of process `pid`'s TCP socket from `local_port` to `peer_port`, read on a
+    copy of the socket taken with pidfd_getfd (ss names its descriptor)."""
+    import ctypes
+    import socket
+    import subprocess
+    listed = subprocess.check_output(["ss", "-tnpH", "state", "established"]).decode()
+    line = next(l for l in listed.splitlines()
+                if f"127.0.0.1:{local_port} " in l and f"127.0.0.1:{peer_port} " in l + " "
+                and f"pid={pid}," in l)
+    fd = int(re.search(rf"pid={pid},fd=(\d+)", line).group(1))
+    pidfd = os.pidfd_open(pid)
+    try:
+        copy = ctypes.CDLL(None, use_errno=True).syscall(438, pidfd, fd, 0)  # pidfd_getfd
+        assert copy >= 0, os.strerror(ctypes.get_errno())
+        s = socket.socket(fileno=copy)
+        try:
+            return s.getsockopt(level, option)
+        finally:
+            s.close()
+    finally:
+        os.close(pidfd)
+
+
+@pytest.mark.parametrize("disable", ["yes", "no"])
+def test_repl_disable_tcp_nodelay_turns_nodelay_off_for_a_full_sync(procs, tmp_path, disable):
+    """repl-disable-tcp-nodelay yes: the master turns TCP_NODELAY off on the socket of a
+    replica that asks for a full sync (every client socket has it on). Read on the
+    master's own socket, the same on both; replication works either way. Before, Goblin
+    ignored the directive."""
+    import socket
+    seen = []
+    for kind in ("redis", "goblin"):
+        m = start(procs, kind, tmp_path / kind / "m", "--repl-disable-tcp-nodelay", disable)
+        r = start(procs, kind, tmp_path / kind / "r")
+        m.client().set("k", "v")
+        replicaof(r, m)
+        wait_for(lambda: repl(m.client()).get("slave0", {}).get("state") == "online",
+                 what="online")
+        wait_for(lambda: r.client().get("k") == b"v", what="the data")
+        listed = m.client().execute_command("CLIENT", "LIST", "TYPE", "replica").decode()
+        peer = int(re.search(r"addr=127\.0\.0\.1:(\d+)", listed).group(1))
+        nodelay = socket_option(m.proc.pid, m.port, peer, socket.IPPROTO_TCP,
+                                socket.TCP_NODELAY)
+        seen.append((m.client().config_get("repl-disable-tcp-nodelay"), nodelay))
+    assert seen[0] == seen[1]
+    assert seen[1][1] == (0 if disable == "yes" else 1)

@@ -557,6 +557,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
         None,
         Mutability::Runtime,
     ),
+    ("repl-disable-tcp-nodelay", None, Mutability::Runtime),
     (
         "replica-serve-stale-data",
         Some("slave-serve-stale-data"),

@@ -27,6 +27,7 @@ pub const NAMES: &[&str] = &[
     "bind-source-addr",
     "propagation-error-behavior",
     "replica-ignore-disk-write-errors",
+    "repl-disable-tcp-nodelay",
 ];
 
 /// How a replica loads its master's snapshot (repl-diskless-load).
@@ -98,6 +99,10 @@ pub struct ReplConfig {
     /// replica-ignore-disk-write-errors: a replica that cannot write to its disk applies
     /// its master's writes (with a warning) instead of stopping.
     pub ignore_disk_write_errors: bool,
+    /// repl-disable-tcp-nodelay: a replica's socket gets TCP_NODELAY off when it asks for
+    /// a full sync, so the stream goes in fewer, larger packets (more delay, less
+    /// bandwidth).
+    pub disable_tcp_nodelay: bool,
     /// masterauth: the password given to the master (empty: none).
     pub masterauth: Vec<u8>,
     /// masteruser: the user AUTH names with masterauth (empty: the default user).
@@ -141,6 +146,7 @@ impl Default for ReplConfig {
             read_only: true,
             serve_stale_data: true,
             ignore_disk_write_errors: false,
+            disable_tcp_nodelay: false,
             masterauth: Vec::new(),
             masteruser: Vec::new(),
             replicaof: None,
@@ -173,6 +179,7 @@ impl ReplConfig {
             "min-replicas-max-lag" => self.min_replicas_max_lag = int(0)?,
             "replica-read-only" => self.read_only = yes_no(&text)?,
             "replica-ignore-disk-write-errors" => self.ignore_disk_write_errors = yes_no(&text)?,
+            "repl-disable-tcp-nodelay" => self.disable_tcp_nodelay = yes_no(&text)?,
             "replica-serve-stale-data" => self.serve_stale_data = yes_no(&text)?,
             "masterauth" => self.masterauth = value.to_vec(),
             "masteruser" => self.masteruser = value.to_vec(),
@@ -219,6 +226,7 @@ impl ReplConfig {
             "min-replicas-max-lag" => self.min_replicas_max_lag.to_string(),
             "replica-read-only" => yes_no_name(self.read_only),
             "replica-ignore-disk-write-errors" => yes_no_name(self.ignore_disk_write_errors),
+            "repl-disable-tcp-nodelay" => yes_no_name(self.disable_tcp_nodelay),
             "replica-serve-stale-data" => yes_no_name(self.serve_stale_data),
             "masterauth" => String::from_utf8_lossy(&self.masterauth).into_owned(),
             "masteruser" => String::from_utf8_lossy(&self.masteruser).into_owned(),
@@ -282,6 +290,7 @@ mod tests {
             ("bind-source-addr", "127.0.0.2"),
             ("propagation-error-behavior", "panic"),
             ("replica-ignore-disk-write-errors", "yes"),
+            ("repl-disable-tcp-nodelay", "yes"),
         ] {
             c.apply(name, value.as_bytes()).unwrap();
             let expect = if name == "repl-backlog-size" {
@@ -291,7 +300,7 @@ mod tests {
             };
             assert_eq!(c.value_of(name), expect, "{name}");
         }
-        assert_eq!(NAMES.len(), 22);
+        assert_eq!(NAMES.len(), 23);
         assert!(c.apply("repl-diskless-load", b"sometimes").is_err());
         c.apply("repl-diskless-load", b"ON-EMPTY-DB").unwrap();
         assert_eq!(c.value_of("repl-diskless-load"), "on-empty-db");

@@ -448,6 +448,9 @@ pub fn sync(
     }
     server.replication.sync_full += 1;
     client.repl_role = ReplRole::Replica;
+    if server.config.repl.disable_tcp_nodelay {
+        disable_tcp_nodelay(client.fd);
+    }
     if server.replication.backlog.is_none() {
         super::create_backlog(server);
     }
@@ -458,6 +461,22 @@ pub fn sync(
     }
     m.replicas.push(replica);
     Ok(reply)
+}
+
+/// Turns TCP_NODELAY off on socket `fd` (repl-disable-tcp-nodelay). As in Redis, a failure
+/// does not matter (a unix socket has no such option).
+fn disable_tcp_nodelay(fd: i32) {
+    let off: libc::c_int = 0;
+    // SAFETY: a plain setsockopt on the client's descriptor, with an int option value.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&off as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
 
 /// The +CONTINUE reply and the position to stream from, when the backlog holds the
