@@ -262,11 +262,12 @@ def test_config_rewrite_force_all(procs, tmp_path):
               "ignore-warnings", "activedefrag", "active-defrag-ignore-bytes",
               "active-expire-effort", "crash-log-enabled", "rdbchecksum", "rdb-del-sync-files",
               "lazyfree-lazy-user-del", "replica-lazy-flush", "jemalloc-bg-thread",
-              "server_cpulist", "bgsave_cpulist", "rdb-save-incremental-fsync"]
+              "server_cpulist", "bgsave_cpulist", "rdb-save-incremental-fsync",
+              "repl-disable-tcp-nodelay"]
     for name in shared:
         assert lines["goblin"].get(name) == lines["redis"].get(name), name
     # Goblin's own parameters, and 7.2's that Redis 7.0 lacks.
     extra = {"busy-poll-us", "rdb-skip-unsupported-types", "set-max-listpack-entries",
-             "set-max-listpack-value", "cluster-ping-interval"}
+             "set-max-listpack-value", "cluster-ping-interval", "locale-collate"}
     assert set(lines["goblin"]) - set(lines["redis"]) <= extra
     assert lines["goblin"]["stream-node-max-bytes"] == "stream-node-max-bytes 4kb"
