@@ -5,7 +5,8 @@ allocator's (activedefrag, active-defrag-*, jemalloc-bg-thread, kept as Redis bu
 libc malloc keeps them). Their defaults, values and errors beside Debian's redis-server
 7.0, and what each does: the checksum a save writes and a load checks, the process title
 left alone, the CPUs of the main thread, the lazy-free thread and a BGSAVE child, a full
-sync's socket without TCP_NODELAY (repl-disable-tcp-nodelay).
+sync's socket without TCP_NODELAY (repl-disable-tcp-nodelay), the listener's SO_MARK
+(socket-mark-id).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import re
 
 import pytest
+import redis
 
 from test_persistence import procs  # noqa: F401 (the fixture)
 from test_replication import repl, replicaof, start, wait_for
@@ -264,3 +266,32 @@ def test_repl_disable_tcp_nodelay_turns_nodelay_off_for_a_full_sync(procs, tmp_p
         seen.append((m.client().config_get("repl-disable-tcp-nodelay"), nodelay))
     assert seen[0] == seen[1]
     assert seen[1][1] == (0 if disable == "yes" else 1)
+
+
+def test_socket_mark_id_marks_the_listener_and_its_connections(procs, tmp_path):
+    """socket-mark-id: SO_MARK on the listening socket, which the connections it accepts
+    inherit (ss shows it as fwmark); start-only. The same on both. Before, Goblin ignored
+    the directive."""
+    import socket
+    import subprocess
+    seen = []
+    for kind in ("redis", "goblin"):
+        p = start(procs, kind, tmp_path / kind, "--socket-mark-id", "1234")
+        held = socket.create_connection(("127.0.0.1", p.port))
+        held.sendall(b"PING\r\n")
+        assert held.recv(64) == b"+PONG\r\n"
+        marks = []
+        for state in ("listening", "established"):
+            listed = subprocess.check_output(["ss", "-tnpeH", "state", state]).decode()
+            marks += sorted(re.findall(r"fwmark:(0x[0-9a-f]+)", line)[0] if "fwmark" in line
+                            else "none" for line in listed.splitlines()
+                            if f"127.0.0.1:{p.port} " in line and f"pid={p.proc.pid}," in line)
+        held.close()
+        c = p.client()
+        try:
+            c.config_set("socket-mark-id", "5")
+        except redis.ResponseError as e:
+            refused = str(e)
+        seen.append((marks, c.config_get("socket-mark-id"), refused))
+    assert seen[0] == seen[1]
+    assert seen[1][0] == ["0x4d2", "0x4d2"], "the listener and the accepted connection"

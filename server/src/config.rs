@@ -233,6 +233,8 @@ pub struct Config {
     pub tcp_keepalive: u64,
     /// tcp-backlog: the listen(2) backlog of the listening sockets.
     pub tcp_backlog: i32,
+    /// socket-mark-id: SO_MARK of the listening sockets (0: none).
+    pub socket_mark_id: u32,
     /// unixsocket: the path of the Unix socket to listen on too (empty: none).
     pub unixsocket: String,
     /// unixsocketperm: the mode of the Unix socket's file (0: as the umask leaves it).
@@ -353,6 +355,7 @@ impl Default for Config {
             shutdown_on_sigint: 0,
             tcp_keepalive: 300,
             tcp_backlog: 511,
+            socket_mark_id: 0,
             unixsocket: String::new(),
             unixsocketperm: 0,
             syslog_enabled: false,
@@ -592,6 +595,7 @@ const PARAMS: &[(&str, Option<&str>, Mutability)] = &[
     ("bind-source-addr", None, Mutability::Runtime),
     ("tcp-keepalive", None, Mutability::Runtime),
     ("tcp-backlog", None, Mutability::StartOnly),
+    ("socket-mark-id", None, Mutability::StartOnly),
     ("unixsocket", None, Mutability::StartOnly),
     ("unixsocketperm", None, Mutability::StartOnly),
     ("syslog-enabled", None, Mutability::StartOnly),
@@ -654,6 +658,14 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// How the listening sockets are set up (tcp-backlog, socket-mark-id).
+    pub fn sockets(&self) -> crate::net::listen::Sockets {
+        crate::net::listen::Sockets {
+            backlog: self.tcp_backlog,
+            mark: self.socket_mark_id,
+        }
+    }
+
     /// Which of the server's own removals are lazy (lazyfree-lazy-expire, -eviction and
     /// -server-del).
     pub fn lazy_removals(&self) -> crate::keyspace::LazyRemovals {
@@ -1007,6 +1019,7 @@ impl Config {
             }
             "tcp-keepalive" => self.tcp_keepalive = int_in(&text, 0, i32::MAX as i64)? as u64,
             "tcp-backlog" => self.tcp_backlog = int_in(&text, 0, i32::MAX as i64)? as i32,
+            "socket-mark-id" => self.socket_mark_id = int_in(&text, 0, u32::MAX as i64)? as u32,
             "unixsocket" => self.unixsocket = text,
             "unixsocketperm" => self.unixsocketperm = octal_in(&text, 0o777)?,
             "always-show-logo" => self.always_show_logo = yes_no(&text)?,
@@ -1212,6 +1225,7 @@ impl Config {
             "shutdown-on-sigint" => crate::service::shutdown::flags_name(self.shutdown_on_sigint),
             "tcp-keepalive" => self.tcp_keepalive.to_string(),
             "tcp-backlog" => self.tcp_backlog.to_string(),
+            "socket-mark-id" => self.socket_mark_id.to_string(),
             "unixsocket" => self.unixsocket.clone(),
             "unixsocketperm" => format!("{:o}", self.unixsocketperm),
             "always-show-logo" => yes_no_name(self.always_show_logo),

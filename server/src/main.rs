@@ -90,7 +90,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::signal(libc::SIGHUP, libc::SIG_IGN);
     }
-    let listeners = net::bind(&config.bind, config.port, config.tcp_backlog)?;
+    let listeners = net::bind(&config.bind, config.port, config.sockets())?;
     let (unix, _socket_file) = net::unix::bind(
         &config.unixsocket,
         config.unixsocketperm,

@@ -93,8 +93,12 @@ fn ip_text(addr: Option<SocketAddr>) -> String {
 
 impl Bus {
     /// Listens on the bus port at each bind address (listen backlog `backlog`).
-    pub fn bind(addresses: &[String], port: u16, backlog: i32) -> anyhow::Result<Bus> {
-        let listeners = crate::net::bind(addresses, port, backlog)?;
+    pub fn bind(
+        addresses: &[String],
+        port: u16,
+        sockets: crate::net::listen::Sockets,
+    ) -> anyhow::Result<Bus> {
+        let listeners = crate::net::bind(addresses, port, sockets)?;
         if listeners.is_empty() {
             anyhow::bail!("Failed listening on the cluster bus port {port}");
         }

@@ -129,7 +129,7 @@ impl Cluster {
             Err(e) => anyhow::bail!("Can't open the cluster config file {}: {e}", path.display()),
         };
         let bus_port = config.cluster.bus_port(config.port);
-        let bus = bus::Bus::bind(&config.bind, bus_port, config.tcp_backlog)?;
+        let bus = bus::Bus::bind(&config.bind, bus_port, config.sockets())?;
         let mut cluster = Cluster {
             state,
             path,

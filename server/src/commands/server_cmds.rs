@@ -80,7 +80,7 @@ pub fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         match crate::net::listen::plan(
             &updated.bind,
             updated.port,
-            updated.tcp_backlog,
+            updated.sockets(),
             &ctx.server.listening,
         ) {
             Ok(plan) => ctx.server.relisten = Some(plan),

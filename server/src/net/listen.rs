@@ -10,11 +10,21 @@ use goblin_evloop::listener::{self, ListenOptions};
 use goblin_evloop::Listen;
 use mio::net::TcpListener;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::os::fd::AsRawFd;
 
-/// Binds a listener on each address with listen(2) backlog `backlog` (tcp-backlog); the
-/// error is the line Redis logs before aborting.
-pub fn bind(addresses: &[String], port: u16, backlog: i32) -> anyhow::Result<Vec<TcpListener>> {
-    listen_each(addresses, port, |addr| bind_addr(addr, backlog))
+/// How each listening socket is set up.
+#[derive(Debug, Clone, Copy)]
+pub struct Sockets {
+    /// The listen(2) backlog (tcp-backlog).
+    pub backlog: i32,
+    /// SO_MARK for the listeners, which the connections they accept inherit
+    /// (socket-mark-id; 0: none).
+    pub mark: u32,
+}
+
+/// Binds a listener on each address; the error is the line Redis logs before aborting.
+pub fn bind(addresses: &[String], port: u16, sockets: Sockets) -> anyhow::Result<Vec<TcpListener>> {
+    listen_each(addresses, port, |addr| bind_addr(addr, sockets))
 }
 
 /// The listeners for a new `bind` and `port` at run time: the ones on an address the loop
@@ -23,13 +33,13 @@ pub fn bind(addresses: &[String], port: u16, backlog: i32) -> anyhow::Result<Vec
 pub fn plan(
     addresses: &[String],
     port: u16,
-    backlog: i32,
+    sockets: Sockets,
     current: &[SocketAddr],
 ) -> anyhow::Result<Vec<Listen>> {
     listen_each(addresses, port, |addr| {
         match current.iter().position(|c| *c == addr) {
             Some(i) => Ok(Listen::Keep(i)),
-            None => bind_addr(addr, backlog).map(Listen::New),
+            None => bind_addr(addr, sockets).map(Listen::New),
         }
     })
 }
@@ -62,13 +72,32 @@ fn listen_each<T>(
 }
 
 /// One listener on `addr`.
-fn bind_addr(addr: SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
+fn bind_addr(addr: SocketAddr, sockets: Sockets) -> std::io::Result<TcpListener> {
     let options = ListenOptions {
         reuse_port: false,
         v6_only: true,
-        backlog,
+        backlog: sockets.backlog,
     };
-    Ok(TcpListener::from_std(listener::bind(addr, options)?))
+    let listener = listener::bind(addr, options)?;
+    if sockets.mark > 0 {
+        set_mark(listener.as_raw_fd(), sockets.mark);
+    }
+    Ok(TcpListener::from_std(listener))
+}
+
+/// Sets SO_MARK on socket `fd`. As in Redis, a failure (without CAP_NET_ADMIN) is passed
+/// over.
+fn set_mark(fd: i32, mark: u32) {
+    // SAFETY: a plain setsockopt with a u32 option value on a socket this process owns.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_MARK,
+            (&mark as *const u32).cast(),
+            std::mem::size_of::<u32>() as libc::socklen_t,
+        );
+    }
 }
 
 /// The address a `bind` word names; a word with a `:` is IPv6, as Redis decides.
@@ -109,6 +138,11 @@ fn skippable(e: &std::io::Error) -> bool {
 mod tests {
     use super::*;
 
+    const SOCKETS: Sockets = Sockets {
+        backlog: 511,
+        mark: 0,
+    };
+
     fn free_port() -> u16 {
         std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -127,7 +161,7 @@ mod tests {
     fn an_ipv6_listener_shares_the_port_with_an_ipv4_one() {
         let port = free_port();
         let words = ["127.0.0.1", "-::1"].map(String::from);
-        let listeners = bind(&words, port, 511).unwrap();
+        let listeners = bind(&words, port, SOCKETS).unwrap();
         assert_eq!(
             listeners[0].local_addr().unwrap(),
             SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
@@ -139,9 +173,9 @@ mod tests {
         let port = free_port();
         // 192.0.2.1 (TEST-NET-1) is on no interface here.
         let words = ["127.0.0.1", "-192.0.2.1"].map(String::from);
-        let held = bind(&words, port, 511).unwrap();
+        let held = bind(&words, port, SOCKETS).unwrap();
         assert_eq!(held.len(), 1);
-        let again = bind(&["127.0.0.1".to_string()], port, 511).unwrap_err();
+        let again = bind(&["127.0.0.1".to_string()], port, SOCKETS).unwrap_err();
         assert_eq!(
             again.to_string(),
             format!("Failed listening on port {port} (tcp), aborting.")
@@ -153,14 +187,16 @@ mod tests {
         let port = free_port();
         let current = [SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)];
         let words = ["127.0.0.1", "-::1"].map(String::from);
-        let planned = plan(&words, port, 511, &current).unwrap();
+        let planned = plan(&words, port, SOCKETS, &current).unwrap();
         assert!(matches!(planned[0], Listen::Keep(0)));
         assert!(planned[1..].iter().all(|l| matches!(l, Listen::New(_))));
     }
 
     #[test]
     fn port_zero_listens_on_nothing() {
-        assert!(bind(&["127.0.0.1".to_string()], 0, 511).unwrap().is_empty());
+        assert!(bind(&["127.0.0.1".to_string()], 0, SOCKETS)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
