@@ -5,6 +5,7 @@ answer and the counters, and a PURGE that reaches an object still waiting for ad
 
 from __future__ import annotations
 
+import pytest
 from httpkit import fetch, wait_until
 
 
@@ -81,13 +82,17 @@ def test_soft_purge_without_grace_drops(front, origin, path):
     assert fetch(front, path).cache == "MISS"
 
 
-def test_purge_reaches_a_pending_admission(front, origin, path):
-    """PURGE right after a miss may come before the object is admitted: it must still go."""
+@pytest.mark.parametrize("soft", [False, True])
+def test_purge_reaches_a_pending_admission(front, origin, path, soft):
+    """PURGE right after a miss may come before the object is admitted: it must still go.
+    A soft purge without grace too: before, the fetch it marked stayed joinable until its
+    admission, and a GET in between got the purged object as a HIT."""
+    headers = {"Goblin-Purge": "soft"} if soft else None
     for i in range(20):
         p = f"{path}/{i}"
         origin.route(p, body=b"q" * 5000)
         assert fetch(front, p).cache == "MISS"
-        status, _ = purge(front, p)
+        status, _ = purge(front, p, headers)
         assert status == 200, i
         assert fetch(front, p).cache == "MISS", i
 

@@ -505,9 +505,10 @@ impl Fills {
         self.forget(fill);
     }
 
-    /// Marks the fetches `hits` picks with purge `level`; a hard purge also drops them
-    /// from the table, so later requests fetch anew instead of joining them. Returns how
-    /// many of them hold a complete object waiting for admission.
+    /// Marks the fetches `hits` picks with purge `level` and drops them from the table, so
+    /// later requests fetch anew instead of joining them: a joiner is served as a hit, and
+    /// what either purge reached is no longer fresh. Returns how many of them hold a
+    /// complete object waiting for admission.
     pub fn mark_purged(&self, hits: impl Fn(&Fill) -> bool, level: u8) -> u64 {
         let mut table = self.inflight();
         let mut pending = 0;
@@ -518,7 +519,7 @@ impl Fills {
             f.purge.fetch_max(level, Ordering::SeqCst);
             let st = f.lock();
             pending += u64::from(st.phase == Phase::Done && st.ttl.is_some());
-            level != PURGE_HARD
+            false
         });
         pending
     }
