@@ -752,7 +752,7 @@ impl Db {
         cfg: &ListConfig,
     ) -> Result<usize, WrongType> {
         if self.out != Some(slot) {
-            if let Some((value, _)) = self.table.heap_mut_with_expiry(slot) {
+            if let Some(value) = self.table.heap_mut(slot) {
                 return push_onto(value, end, items, cfg);
             }
             if let Some(len) = self.push_to_record_list(slot, end, items, cfg) {
