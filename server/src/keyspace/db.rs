@@ -52,6 +52,7 @@ use crate::cluster::slot::key_slot;
 use goblin_zset::hash::{shape_id, FieldShapes};
 use goblin_zset::keytable::STR_MAX;
 use goblin_zset::keytable::{self as kt, KeyTable};
+use goblin_zset::list::{push_to_listpack_entries, End, ListConfig};
 use goblin_zset::set::{add_to_listpack_entries, PackedSet, RecordAdd, SetConfig};
 use goblin_zset::{Config, RecordInsert, RecordSet, ZSet};
 use std::ops::Deref;
@@ -230,6 +231,20 @@ enum Held {
     Heap,
     /// Another value the record holds (a string or another small collection).
     Other,
+}
+
+/// Pushes `items` at `end` of the list `value` is: its new length, or `Err` for another
+/// type.
+#[inline]
+fn push_onto(
+    value: &mut Value,
+    end: End,
+    items: &[&[u8]],
+    cfg: &ListConfig,
+) -> Result<usize, WrongType> {
+    let list = value.as_list_mut()?;
+    list.push(end, items, cfg);
+    Ok(list.len())
 }
 
 /// The value `scratch` holds when nothing is checked out (no allocation).
@@ -717,15 +732,64 @@ impl Db {
             RecordAdd::Held => Some(false),
             RecordAdd::Declined => None,
             RecordAdd::Added => {
-                let form = &self.packer.buf;
-                if form.len() <= STR_MAX {
-                    drop(self.table.set_packed(slot, tag::SET_LISTPACK, form));
-                } else {
-                    let set = Set::from_packed(PackedSet::Listpack, form);
-                    self.put(slot, Value::Set(set));
-                }
+                self.store_packed(slot, tag::SET_LISTPACK);
                 Some(true)
             }
+        }
+    }
+
+    /// LPUSH / RPUSH of `items` at `end` of the list in `slot` (from [`Db::find`], with no
+    /// removal since): a heap list is pushed to where it lies, a listpack list its record
+    /// holds in place while it stays one and is not checked out (see
+    /// [`push_to_listpack_entries`]; one grown past what a record holds moves beside the
+    /// table), any other through a checked-out copy.
+    /// The list's new length, or `Err` when the key holds another type.
+    pub(super) fn push_to_list(
+        &mut self,
+        slot: Slot,
+        end: End,
+        items: &[&[u8]],
+        cfg: &ListConfig,
+    ) -> Result<usize, WrongType> {
+        if self.out != Some(slot) {
+            if let Some(value) = self.table.heap_mut(slot) {
+                return push_onto(value, end, items, cfg);
+            }
+            if let Some(len) = self.push_to_record_list(slot, end, items, cfg) {
+                return Ok(len);
+            }
+        }
+        push_onto(self.write(slot).value, end, items, cfg)
+    }
+
+    /// Pushes `items` at `end` of the listpack list the record in `slot` holds (its value
+    /// not checked out), writing the record's new entries: Some(the new length); None, nothing
+    /// done, when the record holds no list or the list would convert to a quicklist.
+    fn push_to_record_list(
+        &mut self,
+        slot: Slot,
+        end: End,
+        items: &[&[u8]],
+        cfg: &ListConfig,
+    ) -> Option<usize> {
+        let kt::ValueRef::Packed(tag::LIST, entries) = self.table.entry(slot).value() else {
+            return None;
+        };
+        let len = push_to_listpack_entries(entries, end, items, cfg, &mut self.packer.buf)?;
+        self.store_packed(slot, tag::LIST);
+        Some(len)
+    }
+
+    /// Makes the packed form of tag `t` that `packer.buf` holds the value of `slot`: written
+    /// into its record as it is, or, when longer than a record holds, as the value it stands
+    /// for beside the table.
+    fn store_packed(&mut self, slot: Slot, t: u8) {
+        let form = &self.packer.buf;
+        if form.len() <= STR_MAX {
+            drop(self.table.set_packed(slot, t, form));
+        } else {
+            let value = self.packer.unpacked(t, form);
+            self.put(slot, value);
         }
     }
 
@@ -1493,6 +1557,72 @@ mod model_tests {
             db.insert(b"settle", Value::empty_zset(), 0);
             m.insert(b"settle".to_vec(), (Value::empty_zset(), None));
             same(&db, &m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod list_record_tests {
+    use super::*;
+    use kt::ValueRef;
+    use proptest::prelude::*;
+
+    fn element() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            3 => (-200i64..70_000).prop_map(|v| v.to_string().into_bytes()),
+            3 => (0u32..1000).prop_map(|i| format!("e:{i:014}").into_bytes()),
+            1 => prop::collection::vec(any::<u8>(), 0..4),
+            1 => prop::collection::vec(b'x'..=b'z', 60..130),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        /// Pushes in place (or by the general path where the record declines or the list is
+        /// checked out) leave the list the engine's pushes give, and the record a freshly
+        /// stored key of that list has, byte for byte.
+        #[test]
+        fn record_pushes_agree_with_the_list(
+            fill in prop_oneof![1i64..12, Just(-1i64), Just(-2i64)],
+            pushes in prop::collection::vec(
+                (any::<bool>(), any::<bool>(), prop::collection::vec(element(), 1..4)),
+                1..30,
+            ),
+        ) {
+            let cfg = ListConfig { max_listpack_size: fill, compress_depth: 0 };
+            let mut db = Db::default();
+            let mut want = List::new();
+            db.insert(b"l", Value::List(want.clone()), 0);
+            for (front, read_first, items) in pushes {
+                let refs: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+                let end = if front { End::Front } else { End::Back };
+                want.push(end, &refs, &cfg);
+                let slot = db.find(b"l").unwrap();
+                if read_first {
+                    // A read checks a record-held list out: the push writes the copy.
+                    db.read(slot);
+                }
+                let len = db.push_to_list(slot, end, &refs, &cfg).unwrap();
+                prop_assert_eq!(len, want.len());
+                let slot = db.find(b"l").unwrap();
+                db.check_in(slot);
+                let mut fresh = Db::default();
+                fresh.insert(b"l", Value::List(want.clone()), 0);
+                let fresh_slot = fresh.find(b"l").unwrap();
+                let (got, stored) = (db.table.entry(slot), fresh.table.entry(fresh_slot));
+                match (got.value(), stored.value()) {
+                    (ValueRef::Packed(a, x), ValueRef::Packed(b, y)) => {
+                        prop_assert_eq!((a, x), (b, y));
+                        prop_assert_eq!(db.table.entry_bytes(slot), fresh.table.entry_bytes(fresh_slot));
+                    }
+                    (ValueRef::Heap(_), ValueRef::Heap(_)) => {}
+                    _ => prop_assert!(false, "the record and a fresh key's hold different forms"),
+                }
+                prop_assert_eq!((got.key(), got.clock(), got.expire_at()), (stored.key(), stored.clock(), stored.expire_at()));
+                let read = db.read(slot).value.as_list().unwrap();
+                prop_assert_eq!(read.encoding(), want.encoding());
+                prop_assert_eq!(read.to_vecs(), want.to_vecs());
+            }
         }
     }
 }

@@ -44,7 +44,7 @@ mod watch;
 pub use db::{Db, DbEntry, Entry, EntryMut, ValueCow};
 pub use expire::{ExpireEffort, KeyspaceStats};
 pub use hash::{Hash, HashConfig, HashEncoding};
-pub use list::{End, List, ListConfig, ListEncoding};
+pub use list::{End, List, ListConfig, ListEncoding, ListPush};
 pub use set::{Member, RecordListpack, Set, SetConfig, SetEncoding, SetMut};
 pub use stream::{Stream, StreamConfig, StreamId};
 pub use string::StringValue;
@@ -383,24 +383,25 @@ impl Keyspace {
     /// left the value empty).
     #[inline]
     pub fn lookup_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<EntryMut<'_>> {
+        let id = self.live_slot_for_write(db, key, now_ms)?;
+        Some(self.dbs[db].write(id))
+    }
+
+    /// The slot of the live entry for `key` looked up for writing, as
+    /// [`Keyspace::lookup_write`] does (expired first if due, access recorded).
+    #[inline]
+    fn live_slot_for_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> Option<db::Slot> {
         let clock = self.clock_secs_at(now_ms);
         let (id, accessed) = self.live_entry(db, key, now_ms, true)?;
         self.touch(db, id, accessed, clock, now_ms);
-        Some(self.dbs[db].write(id))
+        Some(id)
     }
 
     /// Whether `key` exists, looked up for writing as [`Keyspace::lookup_write`] does (expired
     /// first if due, access recorded) without handing out its value (SET NX/XX, DEL).
     #[inline]
     pub fn exists_for_write(&mut self, db: usize, key: &[u8], now_ms: u64) -> bool {
-        let clock = self.clock_secs_at(now_ms);
-        match self.live_entry(db, key, now_ms, true) {
-            Some((id, accessed)) => {
-                self.touch(db, id, accessed, clock, now_ms);
-                true
-            }
-            None => false,
-        }
+        self.live_slot_for_write(db, key, now_ms).is_some()
     }
 
     /// Records an access to the key in `slot` of `db`, whose access field is `accessed`

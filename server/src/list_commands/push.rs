@@ -5,33 +5,26 @@ use std::ops::ControlFlow;
 use super::write_list;
 use crate::commands::Ctx;
 use crate::errors;
-use crate::keyspace::{End, List, Value};
+use crate::keyspace::{End, List};
 use crate::pubsub::notify;
 
 /// Pushes `args[2..]` onto the list at `args[1]` (created unless `only_existing`) and
-/// replies its length; each element counts one change, as in Redis.
+/// replies its length; each element counts one change, as in Redis. A listpack list its
+/// key's record holds takes the elements there while it stays one.
 fn push_generic(ctx: &mut Ctx, args: &[&[u8]], end: End, only_existing: bool) {
     let (db, key, items) = (ctx.client.db, args[1], &args[2..]);
     let cfg = ctx.server.config.list;
-    let (list, created) = if only_existing {
-        match write_list(ctx, key) {
-            Err(_) => return,
-            Ok(None) => return ctx.out.int(0),
-            Ok(Some(list)) => (list, false),
-        }
-    } else {
-        let (entry, created) =
-            ctx.server
-                .keyspace
-                .lookup_write_or_create(db, key, ctx.now_ms, || Value::List(List::new()));
-        match entry.value.as_list_mut() {
-            Ok(list) => (list, created),
-            // One lookup finds or creates the list; another type is replied here.
-            Err(_) => return ctx.error(errors::WRONGTYPE),
-        }
+    let Some((found, created)) =
+        ctx.server
+            .keyspace
+            .lookup_list_for_push(db, key, ctx.now_ms, !only_existing)
+    else {
+        return ctx.out.int(0);
     };
-    list.push(end, items, &cfg);
-    let len = list.len();
+    // One lookup finds or creates the list; another type is replied here.
+    let Ok(len) = found.push(end, items, &cfg) else {
+        return ctx.error(errors::WRONGTYPE);
+    };
     if !created {
         ctx.server.keyspace.signal_modified(db, key);
         // A longer list may be enough for a BLMOVEM EXACTLY waiting on it.

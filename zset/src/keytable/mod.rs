@@ -290,6 +290,14 @@ impl<T> KeyTable<T> {
         Some((self.values[i as usize].as_mut()?, expire_at))
     }
 
+    /// The heap value in `slot`, for writing, read from the record's header and slab index
+    /// alone (None for a value the record holds).
+    #[inline]
+    pub fn heap_mut(&mut self, slot: Slot) -> Option<&mut T> {
+        let i = self.record(self.handle(slot)).heap_index()?;
+        self.values[i as usize].as_mut()
+    }
+
     /// Sets the access clock of `slot` (its low 24 bits).
     #[inline]
     pub fn set_clock(&mut self, slot: Slot, clock: u32) {

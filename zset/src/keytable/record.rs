@@ -186,6 +186,13 @@ impl<'a> Record<'a> {
         self.hdr() & KIND_MASK == HEAP
     }
 
+    /// The slab index of a heap value; None for a value the record holds.
+    #[inline]
+    pub(super) fn heap_index(&self) -> Option<u32> {
+        self.holds_heap()
+            .then(|| u32::from_le_bytes(le(self.0, self.value_at())))
+    }
+
     /// The kind of the value, from the header.
     #[inline]
     pub(super) fn kind(&self) -> super::Kind {

@@ -185,6 +185,15 @@ fn apply(t: &mut KeyTable<u64>, m: &mut Model, op: &Op) {
                     MV::Packed(tag, _) => Kind::Packed(*tag),
                 };
                 assert_eq!(t.kind(slot), kind);
+                let heap = t.heap_mut(slot).map(|h| *h);
+                assert_eq!(
+                    heap,
+                    if let MV::Heap(h) = &e.0 {
+                        Some(*h)
+                    } else {
+                        None
+                    }
+                );
                 match (t.heap_mut_with_expiry(slot), &mut e.0) {
                     (Some((h, at)), MV::Heap(mh)) => {
                         assert_eq!(at, e.1);

@@ -190,6 +190,40 @@ impl End {
     }
 }
 
+/// LPUSH / RPUSH of `items` at `end` of a listpack list where a key's record holds its
+/// entries ([`List::packed`]'s bytes), without rebuilding the list: when the push leaves it
+/// a listpack, by [`List::push`]'s rule, the entries with `items` pushed are written into
+/// `out` (cleared first) and the list's new length is returned; None, `out` untouched,
+/// when the push would convert it to a quicklist (the caller's general path pushes then).
+pub fn push_to_listpack_entries(
+    entries: &[u8],
+    end: End,
+    items: &[&[u8]],
+    cfg: &ListConfig,
+    out: &mut Vec<u8>,
+) -> Option<usize> {
+    let (count, lp_bytes, _) = node::walk_entries(entries, 0);
+    let add: usize = items.iter().map(|s| s.len()).sum();
+    let len = count + items.len();
+    if exceeds_limit(cfg.max_listpack_size, lp_bytes + add, len) {
+        return None;
+    }
+    out.clear();
+    out.reserve(entries.len() + add + 5 * items.len());
+    match end {
+        // LPUSH's order: the last item ends up at the front.
+        End::Front => {
+            items.iter().rev().for_each(|s| node::put_entry(out, s));
+            out.extend_from_slice(entries);
+        }
+        End::Back => {
+            out.extend_from_slice(entries);
+            items.iter().for_each(|s| node::put_entry(out, s));
+        }
+    }
+    Some(len)
+}
+
 /// A list of byte strings.
 #[derive(Clone, Debug)]
 pub struct List {

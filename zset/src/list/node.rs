@@ -492,15 +492,7 @@ impl Node {
 
     /// The element count, Redis's listpack size and the end offset the entries give.
     fn walk(&self) -> (usize, usize, usize) {
-        let mut pos = HEADER;
-        let (mut n, mut lp) = (0, LP_OVERHEAD);
-        while pos < self.buf.len() {
-            let (m, next) = decode(&self.buf, pos);
-            lp += member_lp_len(m);
-            n += 1;
-            pos = next;
-        }
-        (n, lp, pos)
+        walk_entries(&self.buf, HEADER)
     }
 
     /// Checks the header against the entries; for tests.
@@ -517,6 +509,25 @@ impl Node {
         assert_eq!(n, self.count(), "count");
         assert_eq!(lp, self.lp_bytes(), "listpack size");
     }
+}
+
+/// The element count, Redis's listpack size and the end offset of the entries in `buf`
+/// from offset `from` to its end.
+pub(super) fn walk_entries(buf: &[u8], from: usize) -> (usize, usize, usize) {
+    let mut pos = from;
+    let (mut n, mut lp) = (0, LP_OVERHEAD);
+    while pos < buf.len() {
+        let (m, next) = decode(buf, pos);
+        lp += member_lp_len(m);
+        n += 1;
+        pos = next;
+    }
+    (n, lp, pos)
+}
+
+/// Appends the entry of element `s` to `out`, as a node stores it.
+pub(super) fn put_entry(out: &mut Vec<u8>, s: &[u8]) {
+    Encoded::of(s).write(out);
 }
 
 /// Listpack entry bytes of an element read out of a node.

@@ -269,3 +269,48 @@ fn a_list_made_from_its_packed_form_takes_a_push_without_growing() {
     assert_eq!(back.memory_bytes(), room);
     assert_eq!(contents(&back).len(), 4);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Pushes written into a listpack's entries (as a key's record holds them) give the
+    /// entries [`List::push`] leaves, the model's elements and length, until a push that
+    /// converts the list, which they decline.
+    #[test]
+    fn listpack_entries_take_pushes_as_the_list_does(
+        fill in prop_oneof![1i64..8, Just(-1i64), Just(-2i64)],
+        pushes in prop::collection::vec(
+            (any::<bool>(), prop::collection::vec(element(), 1..4)),
+            1..40,
+        ),
+    ) {
+        let cfg = ListConfig { max_listpack_size: fill, compress_depth: 0 };
+        let mut list = List::new();
+        let mut model: VecDeque<Vec<u8>> = VecDeque::new();
+        let mut entries = Vec::new();
+        for (front, items) in pushes {
+            let refs: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+            let end = if front { End::Front } else { End::Back };
+            let mut out = vec![7];
+            let got = push_to_listpack_entries(&entries, end, &refs, &cfg, &mut out);
+            list.push(end, &refs, &cfg);
+            for s in items {
+                if front {
+                    model.push_front(s);
+                } else {
+                    model.push_back(s);
+                }
+            }
+            let Some(len) = got else {
+                prop_assert_eq!(out, vec![7]);
+                prop_assert_eq!(list.encoding(), ListEncoding::Quicklist);
+                break;
+            };
+            prop_assert_eq!(len, model.len());
+            prop_assert_eq!(list.packed(), Some(&out[..]));
+            let read = List::from_packed(&out);
+            read.validate();
+            prop_assert_eq!(read.to_vecs(), Vec::from(model.clone()));
+            entries = out;
+        }
+    }
+}
