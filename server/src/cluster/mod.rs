@@ -289,7 +289,9 @@ pub fn delete_keys_in_slot(server: &mut Server, slot: u16) -> usize {
         .into_iter()
         .map(|k| k.to_vec())
         .collect();
-    let lazy = server.config.lazyfree_lazy_server_del;
+    let lazy = server
+        .keyspace
+        .removal_is_lazy(crate::keyspace::Cause::Server);
     for key in &keys {
         server.keyspace.delete(0, key);
         // Each deletion reaches the replicas and the AOF on its own, as Redis's delKeysInSlot

@@ -111,7 +111,11 @@ pub fn restore(ctx: &mut Ctx, args: &[&[u8]]) {
     if at.is_some_and(|at| at <= now as i64) {
         // Already expired: nothing is stored; a replaced key is gone.
         if deleted {
-            let verb = crate::propagate::deletion_verb(ctx.server.config.lazyfree_lazy_server_del);
+            let verb = crate::propagate::deletion_verb(
+                ctx.server
+                    .keyspace
+                    .removal_is_lazy(crate::keyspace::Cause::Server),
+            );
             ctx.propagate_instead(&[verb, key]);
             ctx.notify(notify::GENERIC, "del", key);
             ctx.server.keyspace.add_dirty(1);

@@ -3,7 +3,7 @@
 use super::{write_set, write_set_reply};
 use crate::commands::Ctx;
 use crate::errors;
-use crate::keyspace::{Set, SetEncoding, SetMut, Value};
+use crate::keyspace::{Cause, Set, SetEncoding, SetMut, Value};
 use crate::pubsub::notify;
 use crate::zset_commands::after_write;
 use crate::zset_commands::parse;
@@ -198,7 +198,8 @@ fn spop_count(ctx: &mut Ctx, args: &[&[u8]]) {
         ctx.server.keyspace.delete(ctx.client.db, key);
         ctx.notify(notify::GENERIC, "del", key);
         ctx.server.keyspace.add_dirty(size as u64);
-        let verb = crate::propagate::deletion_verb(ctx.server.config.lazyfree_lazy_server_del);
+        let verb =
+            crate::propagate::deletion_verb(ctx.server.keyspace.removal_is_lazy(Cause::Server));
         ctx.propagate_instead(&[verb, key]);
         return;
     }

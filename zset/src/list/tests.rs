@@ -8,6 +8,17 @@ use proptest::prelude::*;
 
 use super::*;
 
+/// What LPUSH (`front`) or RPUSH of `items` does to the model: one element at a time.
+fn model_push(model: &mut VecDeque<Vec<u8>>, front: bool, items: Vec<Vec<u8>>) {
+    for s in items {
+        if front {
+            model.push_front(s);
+        } else {
+            model.push_back(s);
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Push(bool, Vec<Vec<u8>>),
@@ -63,13 +74,7 @@ fn run_with(fill: i64, depth: i64, ops: Vec<Op>) {
                 let refs: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
                 let end = if front { End::Front } else { End::Back };
                 list.push(end, &refs, &cfg);
-                for s in items {
-                    if front {
-                        model.push_front(s);
-                    } else {
-                        model.push_back(s);
-                    }
-                }
+                model_push(&mut model, front, items);
             }
             Op::Pop(front, n) => {
                 let end = if front { End::Front } else { End::Back };
@@ -293,13 +298,7 @@ proptest! {
             let mut out = vec![7];
             let got = push_to_listpack_entries(&entries, end, &refs, &cfg, &mut out);
             list.push(end, &refs, &cfg);
-            for s in items {
-                if front {
-                    model.push_front(s);
-                } else {
-                    model.push_back(s);
-                }
-            }
+            model_push(&mut model, front, items);
             let Some(len) = got else {
                 prop_assert_eq!(out, vec![7]);
                 prop_assert_eq!(list.encoding(), ListEncoding::Quicklist);
