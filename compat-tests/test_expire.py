@@ -296,6 +296,7 @@ def test_a_long_active_expiry_cycle_is_a_latency_event(both):
         for c in both.clients():
             c.execute_command("CONFIG", "SET", "latency-monitor-threshold", 0)
             c.execute_command("FLUSHALL")
+            c.execute_command("LATENCY", "RESET")
 
 
 def test_info_keyspace_expires(both, keys):
