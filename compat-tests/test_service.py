@@ -513,6 +513,25 @@ def test_unknown_flag_is_fatal_and_a_redis_only_flag_is_ignored(tmp_path, starte
     shutdown(port)
 
 
+@pytest.mark.parametrize("line", ["tls-port 6380", "tls-replication yes", "tls-cluster yes"])
+def test_a_tls_switch_turned_on_is_fatal(line, tmp_path):
+    """Goblin has no TLS: a directive that turns it on stops start-up, as in a Redis built
+    without TLS, instead of serving in clear; left off, the TLS directives are ignored."""
+    conf = f"port {free_port()}\n{line}\n"
+    got = fatal_start("goblin", tmp_path, conf)
+    assert got[:2] == ["Reading the configuration file, at line 2", f">>> '{line}'"], got
+    assert got[2].startswith("Goblin has no TLS"), got
+
+
+def test_tls_switches_left_off_are_ignored(tmp_path, started):
+    conf = tmp_path / "goblin.conf"
+    conf.write_text("tls-port 0\ntls-replication no\ntls-cert-file /nonexistent.pem\n")
+    log = tmp_path / "g.log"
+    _, port = run_server(started, "goblin", tmp_path, "--logfile", str(log), conf=conf)
+    assert "were ignored (3): tls-port, tls-replication, tls-cert-file" in log.read_text()
+    shutdown(port)
+
+
 def refused(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()

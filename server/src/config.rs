@@ -747,6 +747,9 @@ impl Config {
         match self.apply(&name, value, true) {
             Ok(()) => Ok(()),
             Err(ConfigError::Unknown) if directives::is_redis_directive(&name) => {
+                if let Some(why) = directives::tls_refusal(&name, value) {
+                    return Err(fatal(&why));
+                }
                 ignored.push(name);
                 Ok(())
             }

@@ -217,6 +217,32 @@ pub fn is_redis_directive(name: &str) -> bool {
     REDIS_DIRECTIVES.binary_search(&name).is_ok()
 }
 
+/// The TLS directives that turn TLS on, each with the value that leaves it off. Goblin has
+/// no TLS, so any other value stops start-up, as in a Redis built without TLS, rather than
+/// serve or replicate in clear what the configuration meant to encrypt.
+const TLS_SWITCHES: &[(&str, &str)] = &[
+    ("tls-cluster", "no"),
+    ("tls-port", "0"),
+    ("tls-replication", "no"),
+];
+
+/// The reason start-up stops on directive `name` (lowercase) with `value` when it asks for
+/// TLS; None for every other directive and value.
+pub fn tls_refusal(name: &str, value: &[u8]) -> Option<String> {
+    let (_, off) = TLS_SWITCHES.iter().find(|(switch, _)| *switch == name)?;
+    let text = String::from_utf8_lossy(value);
+    let is_off = match name {
+        "tls-port" => text.trim().parse::<i64>() == Ok(0),
+        _ => text.eq_ignore_ascii_case(off),
+    };
+    (!is_off).then(|| {
+        format!(
+            "Goblin has no TLS ({name} {off} is the only value it takes): serve it in clear \
+             on a trusted network, or put a TLS proxy such as stunnel in front of it"
+        )
+    })
+}
+
 /// Redis's reason for a directive it does not know.
 pub const BAD_DIRECTIVE: &str = "Bad directive or wrong number of arguments";
 
@@ -297,6 +323,28 @@ mod tests {
                 crate::REDIS_VERSION
             )
         );
+    }
+
+    #[test]
+    fn only_the_tls_switches_left_off_are_taken() {
+        for (name, value) in [
+            ("tls-port", "0"),
+            ("tls-port", " 0"),
+            ("tls-replication", "NO"),
+            ("tls-cluster", "no"),
+            ("tls-cert-file", "/etc/redis/cert.pem"),
+        ] {
+            assert_eq!(tls_refusal(name, value.as_bytes()), None, "{name} {value}");
+        }
+        for (name, value) in [
+            ("tls-port", "6380"),
+            ("tls-port", "x"),
+            ("tls-replication", "yes"),
+            ("tls-cluster", "maybe"),
+        ] {
+            let why = tls_refusal(name, value.as_bytes()).expect(name);
+            assert!(why.starts_with("Goblin has no TLS"), "{why}");
+        }
     }
 
     #[test]
