@@ -195,14 +195,9 @@ fn script_flush(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// SCRIPT KILL
 fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) {
-    match ctx.server.scripting.running.as_mut() {
-        None => ctx.error("NOTBUSY No scripts in execution right now."),
-        Some(r) if r.wrote => ctx.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."),
-        Some(r) if r.function.is_some() => ctx.error(super::BUSY_FUNCTION),
-        Some(r) => {
-            r.kill = true;
-            ctx.out.ok();
-        }
+    match ctx.server.scripting.kill(false) {
+        Ok(()) => ctx.out.ok(),
+        Err(e) => ctx.error(e),
     }
 }
 

@@ -7,10 +7,6 @@ use crate::commands::{
     container, help_reply, subcommand_syntax_error, Command, Ctx, Flags, StatSlot,
 };
 
-/// BUSY to FUNCTION KILL / FUNCTION STATS while an EVAL script runs.
-const BUSY_EVAL: &str =
-    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
-
 /// FCALL and FCALL_RO: `ro` refuses functions that may write.
 fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) {
     // As Redis 7: a function replicates its effects, never itself.
@@ -189,7 +185,7 @@ fn function_stats(ctx: &mut Ctx, _args: &[&[u8]]) {
         .as_ref()
         .is_some_and(|r| r.function.is_none())
     {
-        return ctx.error(BUSY_EVAL);
+        return ctx.error(super::BUSY);
     }
     let out = &mut ctx.out;
     out.map(2);
@@ -279,14 +275,9 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// FUNCTION KILL
 fn function_kill(ctx: &mut Ctx, _args: &[&[u8]]) {
-    match ctx.server.scripting.running.as_mut() {
-        None => ctx.error("NOTBUSY No scripts in execution right now."),
-        Some(r) if r.wrote => ctx.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."),
-        Some(r) if r.function.is_none() => ctx.error(BUSY_EVAL),
-        Some(r) => {
-            r.kill = true;
-            ctx.out.ok();
-        }
+    match ctx.server.scripting.kill(true) {
+        Ok(()) => ctx.out.ok(),
+        Err(e) => ctx.error(e),
     }
 }
 

@@ -116,6 +116,21 @@ impl Scripting {
         }
     }
 
+    /// SCRIPT KILL (`function` false) or FUNCTION KILL (true): asks the running script to
+    /// stop, or gives the error Redis gives (none runs, it wrote, or the other command
+    /// kills what runs).
+    pub fn kill(&mut self, function: bool) -> Result<(), &'static str> {
+        match self.running.as_mut() {
+            None => Err("NOTBUSY No scripts in execution right now."),
+            Some(r) if r.wrote => Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."),
+            Some(r) if r.function.is_some() != function => Err(self.busy_error()),
+            Some(r) => {
+                r.kill = true;
+                Ok(())
+            }
+        }
+    }
+
     /// The script client, for a run (`None` while one runs).
     fn take_client(&mut self) -> Option<Box<Client>> {
         self.client.take()
