@@ -440,21 +440,15 @@ impl Keyspace {
         now_ms: u64,
         make: impl FnOnce() -> Value,
     ) -> (db::Slot, bool) {
-        let clock = self.clock_secs_at(now_ms);
-        match self.live_entry(db, key, now_ms, true) {
-            Some((id, accessed)) => {
-                self.touch(db, id, accessed, clock, now_ms);
-                (id, false)
-            }
-            None => {
-                let initial = self.access.initial(clock, now_ms);
-                let id = self.dbs[db].insert_absent(key, make(), initial);
-                self.notifier.fire(notify::NEW, "new", db, key);
-                self.signal_modified(db, key);
-                self.signal_ready(db, key);
-                (id, true)
-            }
+        if let Some(id) = self.live_slot_for_write(db, key, now_ms) {
+            return (id, false);
         }
+        let initial = self.access.initial(self.clock_secs_at(now_ms), now_ms);
+        let id = self.dbs[db].insert_absent(key, make(), initial);
+        self.notifier.fire(notify::NEW, "new", db, key);
+        self.signal_modified(db, key);
+        self.signal_ready(db, key);
+        (id, true)
     }
 
     /// INCRBY's lookup: adds `by` to the `int` string `key` holds, inside its record (no
